@@ -1,0 +1,133 @@
+// `fp8lab bench emulator`: bulk quantisation throughput against CUDA's host loop.
+#include <CLI/CLI.hpp>
+
+#include <algorithm>
+#include <chrono>
+#include <cmath>
+#include <cstdio>
+#include <memory>
+#include <numeric>
+#include <vector>
+
+#include "app/bench/cuda_host_reference.hpp"
+#include "app/cli/commands.hpp"
+#include "app/cli/usage_error.hpp"
+#include "emulator/bulk.hpp"
+#include "emulator/parallel.hpp"
+#include "emulator/stochastic_bits.hpp"
+
+namespace fp8lab::cli {
+namespace {
+
+using Clock = std::chrono::steady_clock;
+
+// Normal(0, 1) data from the counter-based generator (Box-Muller), filled in parallel.
+std::vector<float> normal_data(std::size_t n, std::uint64_t seed) {
+    std::vector<float> x(n);
+    emu::parallel_for_chunks(n, 1 << 16, [&](std::size_t, std::size_t b, std::size_t e) {
+        for (std::size_t i = b; i < e; ++i) {
+            const double u1 = (emu::stochastic_bits(seed, 2 * i, 32) + 1.0) * 0x1p-32;
+            const double u2 = emu::stochastic_bits(seed, 2 * i + 1, 32) * 0x1p-32;
+            x[i] = float(std::sqrt(-2.0 * std::log(u1)) * std::cos(6.283185307179586 * u2));
+        }
+    });
+    return x;
+}
+
+// Median seconds of `reps` runs of f.
+template <class F>
+double median_seconds(int reps, F&& f) {
+    std::vector<double> t;
+    for (int r = 0; r < reps; ++r) {
+        const auto start = Clock::now();
+        f();
+        t.push_back(std::chrono::duration<double>(Clock::now() - start).count());
+    }
+    std::sort(t.begin(), t.end());
+    return t[t.size() / 2];
+}
+
+void bench_emulator(std::size_t elements, int reps) {
+    const int all_threads = emu::max_threads();
+    std::printf("fp8lab bench emulator: %zu float32 values (N(0,1) times a per-tensor scale), "
+                "E4M3, nearest-even, saturate finite; median of %d runs; %d hardware threads\n",
+                elements, reps, all_threads);
+    const std::vector<float> x = normal_data(elements, 2026);
+    const float scale = float(emu::e4m3().max_finite) / emu::amax(x);
+    std::vector<std::uint8_t> ours(elements), theirs(elements);
+
+    struct Row {
+        const char* what;
+        int threads;
+        double seconds;
+    };
+    std::vector<Row> rows;
+    for (int threads : {1, all_threads}) {
+        emu::set_max_threads(threads);
+        rows.push_back({"fp8lab bulk quantize", threads, median_seconds(reps, [&] {
+                            emu::quantize_span(emu::e4m3(), x, scale, ours);
+                        })});
+        if (threads == all_threads && all_threads == 1) break;
+    }
+    emu::set_max_threads(all_threads);
+    const bool have_cuda = bench::cuda_host_reference_available();
+    if (have_cuda) {
+        for (int threads : {1, all_threads}) {
+            rows.push_back({"CUDA __nv_cvt_float_to_fp8 loop", threads, median_seconds(reps, [&] {
+                                bench::cuda_host_quantize_e4m3(x, scale, theirs, threads);
+                            })});
+            if (all_threads == 1) break;
+        }
+    }
+    for (const Row& r : rows)
+        std::printf("  %-34s %2d thread(s): %8.3f ms  %7.3f G elements/s\n", r.what, r.threads,
+                    r.seconds * 1e3, double(elements) / r.seconds * 1e-9);
+
+    // The exhaustive sweep of one format: every float32 bit pattern through the bulk path.
+    std::vector<float> block(1 << 24);
+    std::vector<std::uint8_t> codes(block.size());
+    const auto sweep_start = Clock::now();
+    for (std::uint64_t base = 0; base < (1ull << 32); base += block.size()) {
+        for (std::size_t i = 0; i < block.size(); ++i)
+            block[i] = std::bit_cast<float>(static_cast<std::uint32_t>(base + i));
+        emu::quantize_span(emu::e4m3(), block, 1.0f, codes);
+    }
+    const double sweep = std::chrono::duration<double>(Clock::now() - sweep_start).count();
+    std::printf("  all 2^32 float32 inputs to E4M3 (bulk path, %d threads, incl. generating "
+                "inputs): %.2f s\n", all_threads, sweep);
+
+    if (have_cuda) {
+        const bool same = ours == theirs;
+        std::printf("  codes identical to CUDA's: %s\n", same ? "yes" : "NO");
+        std::printf("ratio, fp8lab bulk / CUDA host loop: single thread %.1fx, %d threads %.1fx\n",
+                    rows[2].seconds / rows[0].seconds, all_threads,
+                    rows.back().seconds / rows[1].seconds);
+        if (!same) throw std::runtime_error("bulk codes differ from CUDA's host conversion");
+    } else {
+        std::printf("ratio: not measured, this build has no cuda_fp8.h to compare with\n");
+    }
+}
+
+}  // namespace
+
+void add_bench_command(CLI::App& app, CommandStatus& status) {
+    CLI::App* bench = app.add_subcommand("bench", "Benchmarks (reported, never asserted)");
+    bench->require_subcommand(1);
+    struct Args {
+        std::size_t elements = 64ull << 20;
+        int reps = 5;
+    };
+    auto args = std::make_shared<Args>();
+    CLI::App* emulator = bench->add_subcommand(
+        "emulator", "Bulk E4M3 quantisation: elements/s, 1 and all threads, against CUDA's host loop");
+    emulator->add_option("--elements", args->elements, "Number of float32 values")
+        ->capture_default_str()->check(CLI::Range(std::size_t(1) << 10, std::size_t(1) << 31));
+    emulator->add_option("--repeat", args->reps, "Runs per measurement (median)")
+        ->capture_default_str()->check(CLI::Range(1, 100));
+    emulator->callback([args, &status] {
+        bench_emulator(args->elements, args->reps);
+        status.exit_code = 0;
+    });
+}
+
+}  // namespace fp8lab::cli

@@ -1,0 +1,20 @@
+// The subcommands of `fp8lab`; each adds itself to the CLI11 app and records its status.
+#pragma once
+
+namespace CLI {
+class App;
+}
+
+namespace fp8lab::cli {
+
+// Every command's callback stores its exit status here (0 ok, 1 some input failed).
+struct CommandStatus {
+    int exit_code = 0;
+};
+
+void add_convert_command(CLI::App& app, CommandStatus& status);
+void add_formats_command(CLI::App& app, CommandStatus& status);
+void add_decode_command(CLI::App& app, CommandStatus& status);
+void add_bench_command(CLI::App& app, CommandStatus& status);
+
+}  // namespace fp8lab::cli

@@ -1,0 +1,167 @@
+// `fp8lab convert`: values (arguments or one per stdin line) to codes of a format.
+#include <CLI/CLI.hpp>
+
+#include <cstdio>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "app/cli/command_options.hpp"
+#include "app/cli/commands.hpp"
+#include "app/cli/number_text.hpp"
+#include "app/cli/usage_error.hpp"
+#include "emulator/convert.hpp"
+
+namespace fp8lab::cli {
+namespace {
+
+struct ConvertArgs {
+    std::string to, round = "nearest-even", saturate = "finite", from = "f64";
+    std::uint64_t seed = 0;
+    int random_bits = 32;
+    std::vector<std::string> values;
+};
+
+// Buffered output; everything after the input text of a line is cached per code, since
+// a format has few codes and printf-style formatting would dominate a long stream.
+class ConvertWriter {
+public:
+    explicit ConvertWriter(const emu::Format& format) : format_(format) {
+        if (format.total_bits <= 16) suffix_.resize(format.code_count());
+    }
+    ~ConvertWriter() { flush(); }
+
+    void write(std::string_view input, std::uint32_t code) {
+        out_.append(input);
+        if (!suffix_.empty()) {
+            std::string& s = suffix_[code];
+            if (s.empty()) s = make_suffix(code);
+            out_.append(s);
+        } else {
+            out_.append(make_suffix(code));
+        }
+        if (out_.size() > (1u << 20)) flush();
+    }
+    void flush() {
+        std::fwrite(out_.data(), 1, out_.size(), stdout);
+        out_.clear();
+        std::fflush(stdout);
+    }
+
+private:
+    std::string make_suffix(std::uint32_t code) const {
+        const double v = emu::decode(format_, code);
+        return "\t" + hex_code(format_, code) + "\t" + hex_float(v) + "\t" + decimal_float(v) + "\n";
+    }
+    const emu::Format& format_;
+    std::vector<std::string> suffix_;
+    std::string out_;
+};
+
+class Converter {
+public:
+    Converter(const ConvertArgs& a)
+        : format_(format_option("--to", a.to)), writer_(format_) {
+        options_.rounding = rounding_option("--round", a.round);
+        options_.saturation = saturation_option("--saturate", a.saturate);
+        options_.seed = a.seed;
+        options_.random_bits = a.random_bits;
+        if (a.random_bits < 1 || a.random_bits > emu::kMaxRandomBits)
+            throw UsageError("--random-bits: must be 1 to 32, got " + std::to_string(a.random_bits));
+        if (a.from == "f32") precision_ = InputPrecision::Float32;
+        else if (a.from == "f64") precision_ = InputPrecision::Float64;
+        else throw UsageError("--from: unknown input precision '" + a.from + "' (f32 or f64)");
+    }
+
+    // One value; `where` names it in an error message ("line 3", "argument 2").
+    void convert(std::string_view text, const std::string& where) {
+        const std::string_view token = trim(text);
+        const auto value = parse_number(token, precision_);
+        if (!value) {
+            writer_.flush();  // keep stdout and stderr in order for a reader of both
+            std::fprintf(stderr, "fp8lab convert: %s: cannot parse '%.*s' as a number\n",
+                         where.c_str(), int(token.size()), token.data());
+            ++failures_;
+            return;
+        }
+        writer_.write(token, emu::encode(format_, *value, options_, index_++));
+    }
+
+    void convert_stream(std::FILE* in) {
+        std::vector<char> buffer(1 << 20);
+        std::string pending;
+        std::uint64_t line = 0;
+        std::size_t got;
+        while ((got = std::fread(buffer.data(), 1, buffer.size(), in)) > 0) {
+            std::string_view chunk(buffer.data(), got);
+            std::size_t start = 0, nl;
+            while ((nl = chunk.find('\n', start)) != std::string_view::npos) {
+                std::string_view text = chunk.substr(start, nl - start);
+                if (!pending.empty()) {
+                    pending.append(text);
+                    text = pending;
+                }
+                convert(text, "line " + std::to_string(++line));
+                pending.clear();
+                start = nl + 1;
+            }
+            pending.append(chunk.substr(start));
+        }
+        if (!pending.empty()) convert(pending, "line " + std::to_string(++line));
+    }
+
+    int finish() {
+        writer_.flush();
+        if (failures_)
+            std::fprintf(stderr, "fp8lab convert: %llu value(s) could not be parsed\n",
+                         static_cast<unsigned long long>(failures_));
+        return failures_ ? 1 : 0;
+    }
+
+private:
+    const emu::Format& format_;
+    emu::ConvertOptions options_;
+    InputPrecision precision_ = InputPrecision::Float64;
+    ConvertWriter writer_;
+    std::uint64_t index_ = 0;  // the element index that picks stochastic bits
+    std::uint64_t failures_ = 0;
+};
+
+}  // namespace
+
+void add_convert_command(CLI::App& app, CommandStatus& status) {
+    auto args = std::make_shared<ConvertArgs>();
+    CLI::App* cmd = app.add_subcommand(
+        "convert", "Convert values to a format; print code, hex float and decimal per value");
+    cmd->add_option("--to", args->to, "Target format: " + emu::format_names_list())->required();
+    cmd->add_option("--round", args->round,
+                    "Rounding mode: " + emu::rounding_mode_names_list())->capture_default_str();
+    cmd->add_option("--saturate", args->saturate, "Overflow handling: finite or none")->capture_default_str();
+    cmd->add_option("--from", args->from,
+                    "Parse values to the nearest f64 (default) or f32, then convert once")->capture_default_str();
+    cmd->add_option("--seed", args->seed, "Seed of the stochastic rounding bits")->capture_default_str();
+    cmd->add_option("--random-bits", args->random_bits,
+                    "Random bits compared with the discarded fraction (stochastic, 1-32)")->capture_default_str();
+    // Values are collected as extras: "-inf" or "-0x1p3" look like options to CLI11.
+    cmd->allow_extras();
+    cmd->footer("VALUES: decimal, hex float (0x1.8p+3), inf, -inf, nan, as arguments after the "
+                "options, or one per line on standard input when there are none.");
+    cmd->callback([args, cmd, &status] {
+        for (std::string& text : cmd->remaining()) {
+            if (text == "--") continue;
+            if (!text.empty() && text[0] == '-' && !parse_number(text, InputPrecision::Float64))
+                throw UsageError("convert: unknown option '" + text + "'");
+            args->values.push_back(std::move(text));
+        }
+        Converter converter(*args);
+        if (args->values.empty()) {
+            converter.convert_stream(stdin);
+        } else {
+            for (std::size_t i = 0; i < args->values.size(); ++i)
+                converter.convert(args->values[i], "argument " + std::to_string(i + 1));
+        }
+        status.exit_code = converter.finish();
+    });
+}
+
+}  // namespace fp8lab::cli

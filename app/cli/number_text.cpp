@@ -1,0 +1,78 @@
+// Number parsing (strtod/strtof, correctly rounded) and C99 formatting for the CLI.
+#include "app/cli/number_text.hpp"
+
+#include <cerrno>
+#include <cmath>
+#include <cstdio>
+#include <cstdlib>
+#include <cstring>
+
+namespace fp8lab::cli {
+
+std::string_view trim(std::string_view s) {
+    const char* blanks = " \t\r\n\v\f";
+    const auto first = s.find_first_not_of(blanks);
+    if (first == std::string_view::npos) return {};
+    const auto last = s.find_last_not_of(blanks);
+    return s.substr(first, last - first + 1);
+}
+
+std::optional<double> parse_number(std::string_view text, InputPrecision precision) {
+    text = trim(text);
+    if (text.empty() || text.size() > 1000) return std::nullopt;
+    char buffer[1024];
+    std::memcpy(buffer, text.data(), text.size());
+    buffer[text.size()] = '\0';
+    char* end = nullptr;
+    // The program never calls setlocale, so the decimal point is always '.'.
+    const double value = precision == InputPrecision::Float32
+                             ? static_cast<double>(std::strtof(buffer, &end))
+                             : std::strtod(buffer, &end);
+    if (end != buffer + text.size()) return std::nullopt;
+    return value;  // out-of-range text rounds to Inf or zero, as IEEE nearest rounding does
+}
+
+std::optional<std::uint64_t> parse_code(std::string_view text) {
+    text = trim(text);
+    if (text.empty() || text.size() > 40 || text[0] == '-' || text[0] == '+') return std::nullopt;
+    char buffer[48];
+    std::memcpy(buffer, text.data(), text.size());
+    buffer[text.size()] = '\0';
+    const bool hex = text.size() > 2 && text[0] == '0' && (text[1] == 'x' || text[1] == 'X');
+    char* end = nullptr;
+    errno = 0;
+    const unsigned long long value = std::strtoull(buffer, &end, hex ? 16 : 10);
+    if (end != buffer + text.size() || errno == ERANGE) return std::nullopt;
+    return value;
+}
+
+namespace {
+
+std::string special_name(double v) {
+    if (std::isnan(v)) return "nan";
+    return v < 0 ? "-inf" : "inf";
+}
+
+}  // namespace
+
+std::string hex_float(double v) {
+    if (!std::isfinite(v)) return special_name(v);
+    char buffer[64];
+    std::snprintf(buffer, sizeof buffer, "%a", v);
+    return buffer;
+}
+
+std::string decimal_float(double v) {
+    if (!std::isfinite(v)) return special_name(v);
+    char buffer[64];
+    std::snprintf(buffer, sizeof buffer, "%.17g", v);
+    return buffer;
+}
+
+std::string hex_code(const emu::Format& format, std::uint32_t code) {
+    char buffer[16];
+    std::snprintf(buffer, sizeof buffer, "0x%0*x", (format.total_bits + 3) / 4, code);
+    return buffer;
+}
+
+}  // namespace fp8lab::cli

@@ -1,0 +1,12 @@
+// An error in how the program was called: main() prints it and exits with status 2.
+#pragma once
+
+#include <stdexcept>
+
+namespace fp8lab::cli {
+
+struct UsageError : std::runtime_error {
+    using std::runtime_error::runtime_error;
+};
+
+}  // namespace fp8lab::cli

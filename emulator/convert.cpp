@@ -1,0 +1,129 @@
+// The reference scalar encoder: exact integer rounding of a float64 significand.
+#include "emulator/convert.hpp"
+
+#include <algorithm>
+#include <bit>
+#include <cmath>
+#include <limits>
+
+#include "emulator/stochastic_bits.hpp"
+
+namespace fp8lab::emu {
+namespace {
+
+using u128 = unsigned __int128;
+
+// True when the magnitude must move one step away from zero. `n` is the kept integer,
+// `rem` the discarded bits, `shift` their count (>= 1).
+bool rounds_away(RoundingMode mode, bool negative, std::uint64_t n, u128 rem, int shift,
+                 const ConvertOptions& options, std::uint64_t index) {
+    const u128 half = u128(1) << (shift - 1);
+    switch (mode) {
+    case RoundingMode::NearestEven: return rem > half || (rem == half && (n & 1));
+    case RoundingMode::NearestAway: return rem >= half;
+    case RoundingMode::TowardZero: return false;
+    case RoundingMode::Up: return rem != 0 && !negative;
+    case RoundingMode::Down: return rem != 0 && negative;
+    case RoundingMode::Odd: return false;  // handled by the caller: sets the last bit
+    case RoundingMode::Stochastic: {
+        // Away iff floor(f * 2^n) + r >= 2^n, f = rem / 2^shift (DESIGN.md section 3).
+        const int bits = options.random_bits;
+        const u128 scaled = bits >= shift ? rem << (bits - shift) : rem >> (shift - bits);
+        const u128 r = stochastic_bits(options.seed, index, bits);
+        return scaled + r >= (u128(1) << bits);
+    }
+    }
+    return false;
+}
+
+// Overflow past max goes to max for the directions that move toward zero (IEEE 754 7.4).
+bool overflow_goes_to_max(RoundingMode mode, bool negative) {
+    return mode == RoundingMode::TowardZero || (mode == RoundingMode::Up && negative) ||
+           (mode == RoundingMode::Down && !negative);
+}
+
+// Magnitude code of an overflow (or of an infinite input, with to_max false).
+std::uint32_t overflow_magnitude(const Format& f, Saturation saturation, bool to_max) {
+    if (saturation == Saturation::Finite || to_max) return f.max_magnitude_code;
+    if (f.has_inf) return f.inf_code;
+    if (f.has_nan) return f.nan_code;
+    return f.max_magnitude_code;
+}
+
+}  // namespace
+
+std::uint32_t encode(const Format& f, double x, const ConvertOptions& options,
+                     std::uint64_t index) {
+    const std::uint64_t bits = std::bit_cast<std::uint64_t>(x);
+    const bool is_scale = f.encoding == Encoding::ScaleE8M0;
+    const bool negative = !is_scale && (bits >> 63);  // E8M0 encodes |x|
+    const std::uint32_t sign = negative ? f.sign_mask() : 0u;
+    const std::uint64_t magnitude = bits & 0x7FFFFFFFFFFFFFFFull;
+
+    if (magnitude > 0x7FF0000000000000ull) return f.nan_code;
+    if (magnitude == 0x7FF0000000000000ull)
+        return sign | overflow_magnitude(f, options.saturation, false);
+    if (magnitude == 0) return sign;  // signed zero; E8M0 code 0 is its floor, 2^-127
+
+    // x = significand * 2^exponent2 exactly.
+    const int field = static_cast<int>(magnitude >> 52);
+    const std::uint64_t significand =
+        (magnitude & 0xFFFFFFFFFFFFFull) | (field ? 1ull << 52 : 0ull);
+    const int exponent2 = (field ? field : 1) - 1075;
+    const int floor_log2 = exponent2 + static_cast<int>(std::bit_width(significand)) - 1;
+
+    // Quantum of the target grid at x: subnormals share the smallest normal exponent.
+    const int m = f.mantissa_bits;
+    const int q = std::max(floor_log2, f.min_exponent);
+    const int shift = std::min(q - m - exponent2, 120);  // >= 29: doubles have more bits
+    const u128 wide = significand;
+    std::uint64_t n = static_cast<std::uint64_t>(shift >= 64 ? 0 : wide >> shift);
+    const u128 rem = wide & ((u128(1) << shift) - 1);
+
+    if (options.rounding == RoundingMode::Odd)
+        n |= rem != 0 ? 1u : 0u;
+    else if (rounds_away(options.rounding, negative, n, rem, shift, options, index))
+        ++n;
+
+    // Codes are monotone in value: one binade is 2^m codes, and a carry out of the
+    // mantissa moves into the exponent. E8M0 has no code for zero, hence the -1.
+    std::int64_t code = (std::int64_t(q - f.min_exponent) << m) + std::int64_t(n);
+    if (is_scale) code = std::max<std::int64_t>(code - 1, 0);
+    if (code > std::int64_t(f.max_magnitude_code))
+        return sign | overflow_magnitude(f, options.saturation,
+                                         overflow_goes_to_max(options.rounding, negative));
+    return sign | static_cast<std::uint32_t>(code);
+}
+
+std::uint32_t encode(const Format& format, float x, const ConvertOptions& options,
+                     std::uint64_t index) {
+    return encode(format, static_cast<double>(x), options, index);  // exact widening
+}
+
+double decode(const Format& f, std::uint32_t code) {
+    code &= f.code_count() - 1;
+    if (f.is_nan_code(code)) return std::numeric_limits<double>::quiet_NaN();
+    const bool negative = (code & f.sign_mask()) != 0;
+    const std::uint32_t magnitude = code & ~f.sign_mask();
+    double value;
+    if (f.is_inf_code(code)) {
+        value = std::numeric_limits<double>::infinity();
+    } else if (f.encoding == Encoding::ScaleE8M0) {
+        value = std::ldexp(1.0, static_cast<int>(magnitude) - f.bias);
+    } else {
+        const int field = static_cast<int>(magnitude >> f.mantissa_bits);
+        const std::uint32_t mantissa = magnitude & ((1u << f.mantissa_bits) - 1);
+        value = field == 0
+                    ? std::ldexp(double(mantissa), f.min_exponent - f.mantissa_bits)
+                    : std::ldexp(double(mantissa | (1u << f.mantissa_bits)),
+                                 field - f.bias - f.mantissa_bits);
+    }
+    return negative ? -value : value;
+}
+
+double round_to_format(const Format& format, double x, const ConvertOptions& options,
+                       std::uint64_t index) {
+    return decode(format, encode(format, x, options, index));
+}
+
+}  // namespace fp8lab::emu
