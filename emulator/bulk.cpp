@@ -99,10 +99,6 @@ void round_span(const Format& f, std::span<const float> x, std::span<float> out,
                 const ConvertOptions& options, std::uint64_t first_index) {
     check_sizes(x.size(), out.size(), "round");
     check_options(options);
-    if (&f == &fp32()) {  // every float32 is already a float32
-        std::copy(x.begin(), x.end(), out.begin());
-        return;
-    }
     if (!detail::float32_kernel_supports(f)) {
         parallel_for_chunks(x.size(), kChunk, [&](std::size_t, std::size_t b, std::size_t e) {
             for (std::size_t i = b; i < e; ++i)

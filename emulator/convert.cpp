@@ -13,18 +13,21 @@ namespace {
 
 using u128 = unsigned __int128;
 
-// True when the magnitude must move one step away from zero. `n` is the kept integer,
-// `rem` the discarded bits, `shift` their count (>= 1).
-bool rounds_away(RoundingMode mode, bool negative, std::uint64_t n, u128 rem, int shift,
+// True when the magnitude must move one step away from zero. `truncated` is the code
+// with the discarded bits dropped: "even" and "odd" are about its last bit, which for
+// E8M0 (no mantissa) is the exponent's, not the significand's. `rem` holds the discarded
+// bits, `shift` their count (>= 1).
+bool rounds_away(RoundingMode mode, bool negative, std::int64_t truncated, u128 rem, int shift,
                  const ConvertOptions& options, std::uint64_t index) {
     const u128 half = u128(1) << (shift - 1);
+    const bool odd = (truncated & 1) != 0;
     switch (mode) {
-    case RoundingMode::NearestEven: return rem > half || (rem == half && (n & 1));
+    case RoundingMode::NearestEven: return rem > half || (rem == half && odd);
     case RoundingMode::NearestAway: return rem >= half;
     case RoundingMode::TowardZero: return false;
     case RoundingMode::Up: return rem != 0 && !negative;
     case RoundingMode::Down: return rem != 0 && negative;
-    case RoundingMode::Odd: return false;  // handled by the caller: sets the last bit
+    case RoundingMode::Odd: return rem != 0 && !odd;  // an inexact result lands on odd
     case RoundingMode::Stochastic: {
         // Away iff floor(f * 2^n) + r >= 2^n, f = rem / 2^shift (DESIGN.md section 3).
         const int bits = options.random_bits;
@@ -77,18 +80,16 @@ std::uint32_t encode(const Format& f, double x, const ConvertOptions& options,
     const int q = std::max(floor_log2, f.min_exponent);
     const int shift = std::min(q - m - exponent2, 120);  // >= 29: doubles have more bits
     const u128 wide = significand;
-    std::uint64_t n = static_cast<std::uint64_t>(shift >= 64 ? 0 : wide >> shift);
+    const auto n = static_cast<std::int64_t>(shift >= 64 ? 0 : wide >> shift);
     const u128 rem = wide & ((u128(1) << shift) - 1);
-
-    if (options.rounding == RoundingMode::Odd)
-        n |= rem != 0 ? 1u : 0u;
-    else if (rounds_away(options.rounding, negative, n, rem, shift, options, index))
-        ++n;
 
     // Codes are monotone in value: one binade is 2^m codes, and a carry out of the
     // mantissa moves into the exponent. E8M0 has no code for zero, hence the -1.
-    std::int64_t code = (std::int64_t(q - f.min_exponent) << m) + std::int64_t(n);
-    if (is_scale) code = std::max<std::int64_t>(code - 1, 0);
+    const std::int64_t truncated =
+        (std::int64_t(q - f.min_exponent) << m) + n - (is_scale ? 1 : 0);
+    std::int64_t code =
+        truncated + (rounds_away(options.rounding, negative, truncated, rem, shift, options, index) ? 1 : 0);
+    if (is_scale) code = std::max<std::int64_t>(code, 0);  // below 2^-127: clipped to it
     if (code > std::int64_t(f.max_magnitude_code))
         return sign | overflow_magnitude(f, options.saturation,
                                          overflow_goes_to_max(options.rounding, negative));
@@ -101,7 +102,7 @@ std::uint32_t encode(const Format& format, float x, const ConvertOptions& option
 }
 
 double decode(const Format& f, std::uint32_t code) {
-    code &= f.code_count() - 1;
+    code = static_cast<std::uint32_t>(code & (f.code_count() - 1));
     if (f.is_nan_code(code)) return std::numeric_limits<double>::quiet_NaN();
     const bool negative = (code & f.sign_mask()) != 0;
     const std::uint32_t magnitude = code & ~f.sign_mask();

@@ -41,7 +41,7 @@ struct Format {
     double min_normal = 0;
     double min_subnormal = 0;       // 0 when the format has no subnormals
 
-    std::uint32_t code_count() const { return 1u << total_bits; }
+    std::uint64_t code_count() const { return std::uint64_t(1) << total_bits; }
     std::uint32_t sign_mask() const { return has_sign ? 1u << (total_bits - 1) : 0u; }
     bool is_nan_code(std::uint32_t code) const;
     bool is_inf_code(std::uint32_t code) const;

@@ -77,6 +77,12 @@ public:
     void convert(std::string_view text, const std::string& where) {
         const std::string_view token = trim(text);
         const auto value = parse_number(token, precision_);
+        if (token.empty()) {
+            writer_.flush();
+            std::fprintf(stderr, "fp8lab convert: %s: empty line\n", where.c_str());
+            ++failures_;
+            return;
+        }
         if (!value) {
             writer_.flush();  // keep stdout and stderr in order for a reader of both
             std::fprintf(stderr, "fp8lab convert: %s: cannot parse '%.*s' as a number\n",

@@ -1,0 +1,49 @@
+#!/usr/bin/env bash
+# fp8lab set-up and run: installs the Debian packages it needs, builds, then opens the lab
+# (`./run.sh lab`) or runs the whole test suite (`./run.sh test`).
+set -euo pipefail
+cd "$(dirname "$0")"
+
+packages=(build-essential cmake ninja-build pkg-config libcli11-dev doctest-dev)
+
+install_packages() {
+  local missing=()
+  for p in "${packages[@]}"; do
+    dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing+=("$p")
+  done
+  [ ${#missing[@]} -eq 0 ] && return
+  echo "fp8lab: installing Debian packages: ${missing[*]}"
+  local sudo=""
+  [ "$(id -u)" -ne 0 ] && sudo="sudo"
+  $sudo apt-get update -qq
+  DEBIAN_FRONTEND=noninteractive $sudo apt-get install -y -qq --no-install-recommends "${missing[@]}"
+}
+
+build() {
+  # CUDA is used where the toolkit sits in its usual place; AUTO otherwise decides alone.
+  local cuda=()
+  [ -x /usr/local/cuda/bin/nvcc ] && cuda=(-DCMAKE_CUDA_COMPILER=/usr/local/cuda/bin/nvcc)
+  cmake --preset default "${cuda[@]}"
+  cmake --build --preset default
+}
+
+case "${1:-lab}" in
+  lab)
+    install_packages
+    build
+    # The desktop app is not written yet (issue 6): show what the lab computes so far.
+    ./build/app/fp8lab formats
+    echo
+    echo "Try: ./build/app/fp8lab convert --to e4m3 464 464.0001 -431.99999999999994"
+    ./build/app/fp8lab convert --to e4m3 464 464.0001 -431.99999999999994
+    ;;
+  test)
+    install_packages
+    build
+    ctest --preset default
+    ;;
+  *)
+    echo "usage: $0 [lab|test]" >&2
+    exit 2
+    ;;
+esac

@@ -1,0 +1,110 @@
+// The `fp8lab` program as a user runs it: output format, parse errors, exit codes.
+#include <doctest/doctest.h>
+
+#include <string>
+
+#include "tests/cli/run_command.hpp"
+
+using fp8lab::test::run_command;
+
+namespace {
+const std::string exe = FP8LAB_EXE;
+}
+
+TEST_CASE("convert prints input, code, hex float and decimal, tab-separated") {
+    const auto r = run_command(exe + " convert --to e4m3 464 0x1.8p+3 -431.99999999999994 nan inf -inf");
+    CHECK(r.exit_code == 0);
+    CHECK(r.out ==
+          "464\t0x7e\t0x1.cp+8\t448\n"
+          "0x1.8p+3\t0x54\t0x1.8p+3\t12\n"
+          "-431.99999999999994\t0xfd\t-0x1.ap+8\t-416\n"
+          "nan\t0x7f\tnan\tnan\n"
+          "inf\t0x7e\t0x1.cp+8\t448\n"
+          "-inf\t0xfe\t-0x1.cp+8\t-448\n");
+}
+
+TEST_CASE("convert options: case, rounding, saturation, f32 parsing") {
+    CHECK(run_command(exe + " convert --to E5M2 --saturate none 1e6").out == "1e6\t0x7c\tinf\tinf\n");
+    CHECK(run_command(exe + " convert --to e4m3 --round toward-zero 479").out ==
+          "479\t0x7e\t0x1.cp+8\t448\n");
+    CHECK(run_command(exe + " convert --to e4m3 --round UP 1.01").out ==
+          "1.01\t0x39\t0x1.2p+0\t1.125\n");
+    // Parsed to float first, -431.99999999999994 is -432: a tie that goes to -448.
+    CHECK(run_command(exe + " convert --to e4m3 --from f32 -431.99999999999994").out ==
+          "-431.99999999999994\t0xfe\t-0x1.cp+8\t-448\n");
+    CHECK(run_command(exe + " convert --to e2m1 5").out == "5\t0x6\t0x1p+2\t4\n");
+    CHECK(run_command(exe + " convert --to bf16 1.00390625").out ==
+          "1.00390625\t0x3f80\t0x1p+0\t1\n");
+}
+
+TEST_CASE("stochastic rounding is reproducible with a seed") {
+    const std::string cmd = exe + " convert --to e4m3 --round stochastic --seed 9";
+    std::string input;
+    for (int i = 0; i < 200; ++i) input += "1.0625\n";
+    const auto a = run_command(cmd, input), b = run_command(cmd, input);
+    CHECK(a.exit_code == 0);
+    CHECK(a.out == b.out);
+    CHECK(a.out.find("0x38\t") != std::string::npos);  // 1
+    CHECK(a.out.find("0x39\t") != std::string::npos);  // 1.125
+    CHECK(run_command(exe + " convert --to e4m3 --round stochastic --seed 10", input).out != a.out);
+}
+
+TEST_CASE("standard input: one value per line; bad lines are reported and skipped") {
+    const auto r = run_command(exe + " convert --to e4m3", "1\n  2.5 \r\nabc\n\n-0x1p-2\n448");
+    CHECK(r.exit_code == 1);
+    CHECK(r.out == "1\t0x38\t0x1p+0\t1\n2.5\t0x42\t0x1.4p+1\t2.5\n"
+                   "-0x1p-2\t0xa8\t-0x1p-2\t-0.25\n448\t0x7e\t0x1.cp+8\t448\n");
+    CHECK(r.err.find("line 3: cannot parse 'abc'") != std::string::npos);
+    CHECK(r.err.find("line 4: empty line") != std::string::npos);
+}
+
+TEST_CASE("bad usage exits with status 2 and says what was wrong") {
+    struct Case {
+        const char* args;
+        const char* message;
+    } cases[] = {
+        {" convert --to e9m9 1", "unknown format 'e9m9'"},
+        {" convert --to e4m3 --round sideways 1", "unknown rounding mode 'sideways'"},
+        {" convert --to e4m3 --saturate maybe 1", "unknown saturation 'maybe'"},
+        {" convert --to e4m3 --from f16 1", "--from"},
+        {" convert --to e4m3 --random-bits 40 1", "--random-bits"},
+        {" convert --to e4m3 --bogus 1", "unknown option '--bogus'"},
+        {" convert 1", "--to is required"},
+        {" decode --format e4m3", "codes is required"},
+        {" frobnicate", ""},
+        {"", ""},
+    };
+    for (const Case& c : cases) {
+        CAPTURE(c.args);
+        const auto r = run_command(exe + c.args);
+        CHECK(r.exit_code == 2);
+        CHECK(r.err.find(c.message) != std::string::npos);
+    }
+}
+
+TEST_CASE("--help works on every level") {
+    for (const char* args : {" --help", " convert --help", " formats --help", " decode --help",
+                             " bench --help", " bench emulator --help"}) {
+        CAPTURE(args);
+        const auto r = run_command(exe + args);
+        CHECK(r.exit_code == 0);
+        CHECK(r.out.find("Usage") != std::string::npos);
+    }
+}
+
+TEST_CASE("formats and decode") {
+    const auto f = run_command(exe + " formats");
+    CHECK(f.exit_code == 0);
+    CHECK(f.out.find("e4m3 ") != std::string::npos);
+    CHECK(f.out.find("448") != std::string::npos);
+    CHECK(f.out.find("57344") != std::string::npos);
+    const auto j = run_command(exe + " formats --json");
+    CHECK(j.out.find("\"name\": \"e2m1\"") != std::string::npos);
+    CHECK(j.out.find("\"max_finite\": 6,") != std::string::npos);
+    const auto d = run_command(exe + " decode --format e4m3 0x7e 0x7f 1 0x100");
+    CHECK(d.exit_code == 1);
+    CHECK(d.out == "0x7e\t0.1111.110\tnormal\t0x1.cp+8\t448\n"
+                   "0x7f\t0.1111.111\tnan\tnan\tnan\n"
+                   "0x01\t0.0000.001\tsubnormal\t0x1p-9\t0.001953125\n");
+    CHECK(d.err.find("'0x100' is not a code of e4m3") != std::string::npos);
+}

@@ -1,0 +1,175 @@
+// All 2^32 float32 inputs, and 10^8 float64 inputs, against CUDA 13's host conversions.
+// This file (a test) is the one place outside gpu/src that includes CUDA headers.
+#include <doctest/doctest.h>
+
+#include <algorithm>
+#include <atomic>
+#include <bit>
+#include <cmath>
+#include <cstdio>
+#include <functional>
+#include <random>
+#include <thread>
+#include <vector>
+
+#include <cuda_fp4.h>
+#include <cuda_fp6.h>
+#include <cuda_fp8.h>
+
+#include "emulator/bulk.hpp"
+#include "emulator/convert.hpp"
+#include "emulator/parallel.hpp"
+#include "tests/emulator/midpoint_oracle.hpp"
+
+using namespace fp8lab::emu;
+
+namespace {
+
+// One (format, mode, saturation) that CUDA defines, with its float and double functions.
+struct CudaCase {
+    const char* label;
+    const Format* format;
+    RoundingMode mode;
+    Saturation saturation;
+    std::function<std::uint32_t(float)> from_float;
+    std::function<std::uint32_t(double)> from_double;
+};
+
+std::vector<CudaCase> cuda_cases() {
+    std::vector<CudaCase> cases;
+    for (auto [sat, cuda_sat] : {std::pair{Saturation::Finite, __NV_SATFINITE},
+                                 std::pair{Saturation::None, __NV_NOSAT}}) {
+        for (auto [f, interp] : {std::pair{&e4m3(), __NV_E4M3}, std::pair{&e5m2(), __NV_E5M2}}) {
+            cases.push_back({"fp8", f, RoundingMode::NearestEven, sat,
+                             [=](float x) { return std::uint32_t(__nv_cvt_float_to_fp8(x, cuda_sat, interp)); },
+                             [=](double x) { return std::uint32_t(__nv_cvt_double_to_fp8(x, cuda_sat, interp)); }});
+        }
+        for (auto [mode, cuda_mode] : {std::pair{RoundingMode::TowardZero, cudaRoundZero},
+                                       std::pair{RoundingMode::Up, cudaRoundPosInf}}) {
+            cases.push_back({"e8m0", &e8m0(), mode, sat,
+                             [=](float x) { return std::uint32_t(__nv_cvt_float_to_e8m0(x, cuda_sat, cuda_mode)); },
+                             [=](double x) { return std::uint32_t(__nv_cvt_double_to_e8m0(x, cuda_sat, cuda_mode)); }});
+        }
+    }
+    // FP6 and FP4 always saturate: CUDA takes no saturation argument.
+    for (auto [mode, cuda_mode] : {std::pair{RoundingMode::NearestEven, cudaRoundNearest},
+                                   std::pair{RoundingMode::TowardZero, cudaRoundZero}}) {
+        for (auto [f, interp] : {std::pair{&e2m3(), __NV_E2M3}, std::pair{&e3m2(), __NV_E3M2}}) {
+            cases.push_back({"fp6", f, mode, Saturation::Finite,
+                             [=](float x) { return std::uint32_t(__nv_cvt_float_to_fp6(x, interp, cuda_mode)); },
+                             [=](double x) { return std::uint32_t(__nv_cvt_double_to_fp6(x, interp, cuda_mode)); }});
+        }
+        cases.push_back({"fp4", &e2m1(), mode, Saturation::Finite,
+                         [=](float x) { return std::uint32_t(__nv_cvt_float_to_fp4(x, __NV_E2M1, cuda_mode)); },
+                         [=](double x) { return std::uint32_t(__nv_cvt_double_to_fp4(x, __NV_E2M1, cuda_mode)); }});
+    }
+    return cases;
+}
+
+std::string describe(const CudaCase& c) {
+    return std::string(c.format->name) + " " + std::string(rounding_mode_name(c.mode)) + " " +
+           std::string(saturation_name(c.saturation));
+}
+
+// Runs body(begin, end) over [0, n) on both cores, in blocks.
+void on_all_cores(std::uint64_t n, std::uint64_t block,
+                  const std::function<void(std::uint64_t, std::uint64_t)>& body) {
+    std::atomic<std::uint64_t> next{0};
+    auto worker = [&] {
+        for (std::uint64_t b = next.fetch_add(block); b < n; b = next.fetch_add(block))
+            body(b, std::min(n, b + block));
+    };
+    std::vector<std::jthread> pool;
+    const unsigned cores = std::max(1u, std::thread::hardware_concurrency());
+    for (unsigned t = 1; t < cores; ++t) pool.emplace_back(worker);
+    worker();
+}
+
+}  // namespace
+
+TEST_CASE("all 2^32 float32 inputs match CUDA's host conversions (bulk and scalar paths)") {
+    set_max_threads(1);  // the sweep parallelises itself; keep each bulk call serial
+    for (const CudaCase& c : cuda_cases()) {
+        const ConvertOptions o{c.mode, c.saturation};
+        std::atomic<std::uint64_t> mismatches{0}, scalar_mismatches{0};
+        std::atomic<std::uint64_t> first_bad{~0ull};
+        on_all_cores(1ull << 32, 1 << 20, [&](std::uint64_t b, std::uint64_t e) {
+            std::vector<float> x(e - b);
+            std::vector<std::uint8_t> codes(x.size());
+            for (std::size_t i = 0; i < x.size(); ++i)
+                x[i] = std::bit_cast<float>(static_cast<std::uint32_t>(b + i));
+            quantize_span(*c.format, x, 1.0f, codes, o);
+            std::uint64_t bad = 0, scalar_bad = 0;
+            for (std::size_t i = 0; i < x.size(); ++i) {
+                const std::uint32_t want = c.from_float(x[i]);
+                if (codes[i] != want) {
+                    ++bad;
+                    std::uint64_t expected = ~0ull;
+                    first_bad.compare_exchange_strong(expected, b + i);
+                }
+                if (i % 61 == 0) scalar_bad += encode(*c.format, x[i], o) != want;
+            }
+            mismatches += bad;
+            scalar_mismatches += scalar_bad;
+        });
+        MESSAGE(describe(c) << ": " << mismatches << " mismatches of 2^32");
+        CAPTURE(describe(c));
+        CAPTURE(first_bad.load());
+        CHECK(mismatches == 0);
+        CHECK(scalar_mismatches == 0);
+    }
+    set_max_threads(0);
+}
+
+TEST_CASE("float64 inputs match CUDA's host conversions and the midpoint oracle") {
+    std::uint64_t total = 0;
+    for (const CudaCase& c : cuda_cases()) {
+        const ConvertOptions o{c.mode, c.saturation};
+        const fp8lab::test::MidpointOracle oracle(*c.format);
+        // Boundary exponents crossed with significand patterns, then random significands.
+        std::vector<double> inputs;
+        const std::uint64_t patterns[] = {0, 1, 0xFFFFFFFFFFFFFull, 0xFFFFFFFFFFFFEull};
+        for (int e = c.format->min_exponent - c.format->mantissa_bits - 3;
+             e <= c.format->max_exponent + 3; ++e)
+            for (std::uint64_t p : patterns)
+                for (double s : {1.0, -1.0})
+                    inputs.push_back(s * std::bit_cast<double>((std::uint64_t(e + 1023) << 52) | p));
+        for (double v : oracle.values_and_midpoints())
+            for (double s : {1.0, -1.0}) {
+                double up = s * v, down = s * v;
+                for (int k = 0; k < 3; ++k) {
+                    inputs.insert(inputs.end(), {up, down});
+                    up = std::nextafter(up, INFINITY);
+                    down = std::nextafter(down, -INFINITY);
+                }
+            }
+        for (double special : {0.0, -0.0, 0x1p-1074, 0x1p-1022, 0x1.fffffffffffffp1023, 1e300})
+            inputs.insert(inputs.end(), {special, -special});
+        std::mt19937_64 rng(c.format->total_bits * 131 + int(c.mode));
+        std::uniform_int_distribution<int> exponent(c.format->min_exponent - c.format->mantissa_bits - 6,
+                                                    c.format->max_exponent + 3);
+        const std::size_t target = 7'500'000;
+        while (inputs.size() < target) {
+            const std::uint64_t mantissa = rng() >> 12;
+            const std::uint64_t e = std::uint64_t(exponent(rng) + 1023);
+            inputs.push_back(std::bit_cast<double>(((rng() & 1) << 63) | (e << 52) | mantissa));
+        }
+        std::atomic<std::uint64_t> cuda_bad{0}, oracle_bad{0};
+        on_all_cores(inputs.size(), 1 << 16, [&](std::uint64_t b, std::uint64_t e) {
+            std::uint64_t bad = 0, obad = 0;
+            for (std::uint64_t i = b; i < e; ++i) {
+                const std::uint32_t got = encode(*c.format, inputs[i], o);
+                bad += got != c.from_double(inputs[i]);
+                obad += got != oracle.encode(inputs[i], o);
+            }
+            cuda_bad += bad;
+            oracle_bad += obad;
+        });
+        total += inputs.size();
+        CAPTURE(describe(c));
+        CHECK(cuda_bad == 0);
+        CHECK(oracle_bad == 0);
+    }
+    MESSAGE("float64 inputs checked: " << total);
+    CHECK(total >= 100'000'000);
+}
