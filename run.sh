@@ -4,7 +4,7 @@
 set -euo pipefail
 cd "$(dirname "$0")"
 
-packages=(build-essential cmake ninja-build pkg-config libcli11-dev doctest-dev)
+packages=(build-essential cmake ninja-build pkg-config libcli11-dev doctest-dev libeigen3-dev)
 
 install_packages() {
   local missing=()

@@ -112,7 +112,7 @@ TEST_CASE("all 2^32 float32 inputs match CUDA's host conversions (bulk and scala
             mismatches += bad;
             scalar_mismatches += scalar_bad;
         });
-        MESSAGE(describe(c) << ": " << mismatches << " mismatches of 2^32");
+        MESSAGE(describe(c) << ": " << mismatches.load() << " mismatches of 2^32");
         CAPTURE(describe(c));
         CAPTURE(first_bad.load());
         CHECK(mismatches == 0);

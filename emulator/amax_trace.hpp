@@ -1,0 +1,63 @@
+// amax traces: per step and tensor, the amax and the scale used, with a log2 histogram.
+//
+// File format (text, one record per line):
+//   # fp8lab amax trace v1
+//   # key: value               header lines: source, device, configuration
+//   step,tensor,amax,scale,histogram
+//   0,fc1.input,0x1.8p+1,0x1p+0,-3:12;-2:40;zero:5
+// amax and scale are C99 hex floats (exact). The histogram counts the tensor's finite
+// non-zero elements by floor(log2 |x|) ("e:count", ';'-separated) and its zeros
+// ("zero:count"); it may be empty. Tensor names end in .input, .weight or .grad_output.
+#pragma once
+
+#include <cstdint>
+#include <iosfwd>
+#include <map>
+#include <span>
+#include <string>
+#include <vector>
+
+#include "emulator/delayed_scaling.hpp"
+
+namespace fp8lab::emu {
+
+struct AmaxTraceRecord {
+    std::uint64_t step = 0;
+    std::string tensor;
+    float amax = 0;
+    float scale = 1;
+    std::map<int, std::uint64_t> log2_histogram;  // floor(log2|x|) -> count
+    std::uint64_t zeros = 0;
+    bool has_histogram = false;
+};
+
+struct AmaxTrace {
+    std::vector<std::pair<std::string, std::string>> header;  // key, value
+    std::vector<AmaxTraceRecord> records;
+};
+
+// The histogram of x for a record.
+void fill_histogram(AmaxTraceRecord& record, std::span<const float> x);
+
+void write_amax_trace(std::ostream& out, const AmaxTrace& trace);
+// Throws std::runtime_error naming the line and what is wrong with it.
+AmaxTrace read_amax_trace(std::istream& in, const std::string& source_name);
+
+TensorRole role_of_tensor(const std::string& name);  // by its suffix
+
+// What a delayed-scaling configuration would have done with a recorded trace.
+struct ReplayRow {
+    std::uint64_t step = 0;
+    std::string tensor;
+    float amax = 0;
+    float scale = 1;             // the scale this configuration would have used
+    bool amax_overflows = false; // amax * scale past the format's max
+    // From the histogram (binade resolution, so counts are lower bounds: elements whose
+    // whole binade lies past max, or rounds to zero); -1 without a histogram.
+    std::int64_t overflowed_at_least = -1;
+    std::int64_t flushed_at_least = -1;
+};
+std::vector<ReplayRow> replay_delayed_scaling(const AmaxTrace& trace, FormatRecipe formats,
+                                              const DelayedScalingConfig& config);
+
+}  // namespace fp8lab::emu

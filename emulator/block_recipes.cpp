@@ -1,0 +1,122 @@
+// Scale selection of each block recipe, in the float32 operation order of DESIGN.md 4.
+#include "emulator/block_recipes.hpp"
+
+#include <cfloat>
+#include <cmath>
+#include <limits>
+#include <stdexcept>
+
+#include "emulator/convert.hpp"
+#include "emulator/current_scaling.hpp"
+#include "emulator/stochastic_bits.hpp"
+
+namespace fp8lab::emu {
+namespace {
+
+constexpr std::uint8_t kE8m0Nan = 0xFF;
+
+BlockScale e8m0_scale(int code) {
+    // X = 2^(code - 127); elements are multiplied by 1/X = 2^(127 - code), exact in float.
+    return {std::ldexp(1.0f, 127 - code), std::ldexp(1.0f, code - 127),
+            static_cast<std::uint8_t>(code)};
+}
+
+BlockScale nan_scale() {
+    return {1.0f, std::numeric_limits<float>::quiet_NaN(), kE8m0Nan};
+}
+
+}  // namespace
+
+std::string_view mx_scale_rule_name(MxScaleRule rule) {
+    return rule == MxScaleRule::OcpFloor ? "ocp-floor" : "rceil";
+}
+
+QuantizedTensor quantize_per_tensor(std::span<const float> x, std::size_t rows, std::size_t cols,
+                                    const Format& format, bool power_of_two_scale,
+                                    const ConvertOptions& options) {
+    return quantize_blocks(x, rows, cols, {std::max<std::size_t>(rows, 1), std::max<std::size_t>(cols, 1)},
+                           format, options, [&](float a) {
+        const ScalePair s = current_scale(a, format, power_of_two_scale);
+        return BlockScale{s.scale, s.scale_inv};
+    });
+}
+
+QuantizedTensor quantize_mx(std::span<const float> x, std::size_t rows, std::size_t cols,
+                            const Format& element, MxScaleRule rule, std::size_t block_size,
+                            const ConvertOptions& options) {
+    if (element.total_bits > 8 || element.encoding == Encoding::ScaleE8M0)
+        throw std::invalid_argument("MX elements are FP8, FP6 or FP4, not " + std::string(element.name));
+    const int emax = element.max_exponent;
+    const float inv_max = 1.0f / static_cast<float>(element.max_finite);
+    QuantizedTensor q = quantize_blocks(x, rows, cols, {1, block_size}, element, options, [&](float a) {
+        if (std::isinf(a)) return nan_scale();
+        if (rule == MxScaleRule::OcpFloor) {
+            // floor(log2(amax)) from the bits (ilogb), never from log2f.
+            const int unbiased = a == 0.0f ? -127 : std::ilogb(a) - emax;
+            return e8m0_scale(std::clamp(unbiased + 127, 0, 254));
+        }
+        const ConvertOptions up{RoundingMode::Up, Saturation::Finite};
+        return e8m0_scale(static_cast<int>(encode(e8m0(), a * inv_max, up)));
+    });
+    q.scale_format = &e8m0();
+    return q;
+}
+
+QuantizedTensor quantize_blockwise(std::span<const float> x, std::size_t rows, std::size_t cols,
+                                   BlockShape block) {
+    return quantize_blocks(x, rows, cols, block, e4m3(), {}, [](float a) {
+        const ScalePair s = current_scale(a, e4m3(), true);
+        return BlockScale{s.scale, s.scale_inv};
+    });
+}
+
+QuantizedTensor quantize_nvfp4(std::span<const float> x, std::size_t rows, std::size_t cols,
+                               const Nvfp4Options& o) {
+    const float tensor_amax = amax(x);
+    const float s_enc = tensor_amax == 0.0f || !std::isfinite(tensor_amax)
+                            ? 1.0f
+                            : 448.0f * 6.0f / tensor_amax;
+    const float s_enc_inv = 1.0f / s_enc;
+    const float sixth = 1.0f / 6.0f;
+    const BlockShape block = o.weight_tiles ? BlockShape{16, 16} : BlockShape{1, 16};
+    ConvertOptions element_options;
+    if (o.stochastic) {
+        element_options.rounding = RoundingMode::Stochastic;
+        element_options.seed = o.seed;
+        element_options.random_bits = o.random_bits;
+    }
+    QuantizedTensor q = quantize_blocks(x, rows, cols, block, e2m1(), element_options, [&](float a) {
+        // d = cvt_e4m3(amax_block * (S_enc * (1/6))); multiplier = min(1/(d * (1/S_enc)), FLT_MAX)
+        const std::uint32_t d_code = encode(e4m3(), a * (s_enc * sixth));
+        const float d = static_cast<float>(decode(e4m3(), d_code));
+        const float scale_inv = d * s_enc_inv;
+        const float multiplier = std::fmin(1.0f / scale_inv, FLT_MAX);
+        return BlockScale{multiplier, scale_inv, static_cast<std::uint8_t>(d_code)};
+    });
+    q.scale_format = &e4m3();
+    q.tensor_scale_inv = s_enc_inv;
+    return q;
+}
+
+void random_hadamard_transform_16(std::span<float> x, std::size_t rows, std::size_t cols,
+                                  std::uint64_t seed) {
+    if (rows * cols != x.size() || cols % 16 != 0)
+        throw std::invalid_argument("the Hadamard transform needs columns in groups of 16");
+    float sign[16];
+    for (int i = 0; i < 16; ++i) sign[i] = stochastic_bits(seed, i, 1) ? -1.0f : 1.0f;
+    for (std::size_t start = 0; start < x.size(); start += 16) {
+        float* v = x.data() + start;
+        for (int i = 0; i < 16; ++i) v[i] *= sign[i];
+        // In-place fast Walsh-Hadamard transform, then 1/sqrt(16) to stay orthogonal.
+        for (int h = 1; h < 16; h *= 2)
+            for (int i = 0; i < 16; i += 2 * h)
+                for (int j = i; j < i + h; ++j) {
+                    const float a = v[j], b = v[j + h];
+                    v[j] = a + b;
+                    v[j + h] = a - b;
+                }
+        for (int i = 0; i < 16; ++i) v[i] *= 0.25f;
+    }
+}
+
+}  // namespace fp8lab::emu

@@ -1,0 +1,48 @@
+// Delayed scaling update, float32 operation for operation as DESIGN.md section 4.
+#include "emulator/delayed_scaling.hpp"
+
+#include <algorithm>
+#include <cfloat>
+#include <cmath>
+#include <stdexcept>
+
+namespace fp8lab::emu {
+
+std::string_view amax_algorithm_name(AmaxAlgorithm a) {
+    return a == AmaxAlgorithm::Max ? "max" : "most_recent";
+}
+
+const Format& format_for(FormatRecipe recipe, TensorRole role) {
+    return recipe == FormatRecipe::Hybrid && role == TensorRole::GradOutput ? e5m2() : e4m3();
+}
+
+void validate(const DelayedScalingConfig& c) {
+    if (c.history_length < 1)
+        throw std::invalid_argument("history length must be at least 1, got " +
+                                    std::to_string(c.history_length));
+    if (c.margin < 0 || c.margin > 126)
+        throw std::invalid_argument("margin must be 0 to 126, got " + std::to_string(c.margin));
+}
+
+DelayedScaling::DelayedScaling(const Format& format, DelayedScalingConfig config)
+    : format_(&format), config_(config) {
+    validate(config);
+    history_.assign(static_cast<std::size_t>(config.history_length), 0.0f);
+}
+
+void DelayedScaling::update() {
+    if (history_[0] == 0.0f) return;  // the tensor saw no data: keep scale and history
+    float a = history_[0];
+    if (config_.algorithm == AmaxAlgorithm::Max)
+        for (float h : history_) a = std::fmax(a, h);  // fmax skips NaN; Inf wins
+    // Roll: new[i] = old[i+1], new[L-1] = old[0], then new[0] = 0 (also when L = 1).
+    std::rotate(history_.begin(), history_.begin() + 1, history_.end());
+    history_[0] = 0.0f;
+    if (!std::isfinite(a) || !(a > 0.0f)) return;  // keep the old scale
+    const float numerator = std::ldexp(static_cast<float>(format_->max_finite), -config_.margin);
+    float scale = numerator / a;
+    if (std::isinf(scale)) scale = FLT_MAX;
+    scale_ = with_inverse(scale);
+}
+
+}  // namespace fp8lab::emu

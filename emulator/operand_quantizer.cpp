@@ -1,0 +1,85 @@
+// Operand quantisation for the CPU trainer: one place that maps a recipe to its function.
+#include "emulator/operand_quantizer.hpp"
+
+#include <stdexcept>
+
+#include "emulator/bulk.hpp"
+#include "emulator/current_scaling.hpp"
+
+namespace fp8lab::emu {
+
+std::string_view fp8_recipe_name(Fp8Recipe recipe) {
+    switch (recipe) {
+    case Fp8Recipe::Delayed: return "delayed";
+    case Fp8Recipe::Current: return "current";
+    case Fp8Recipe::MxFloor: return "mx-floor";
+    case Fp8Recipe::MxRceil: return "mx-rceil";
+    case Fp8Recipe::Blockwise: return "blockwise";
+    case Fp8Recipe::Nvfp4: return "nvfp4";
+    }
+    return "?";
+}
+
+std::vector<float> OperandQuantizer::quantize(const std::string& tensor, TensorRole role,
+                                              std::span<const float> x, std::size_t rows,
+                                              std::size_t cols, std::uint64_t step,
+                                              AmaxTrace* trace) {
+    const Format& format = format_for(settings_.formats, role);
+    const float tensor_amax = amax(x);
+    QuantizedTensor q;
+    float scale_used = 1.0f;
+    if (settings_.scaling_disabled) {
+        q = quantize_blocks(x, rows, cols, {rows, cols}, format, {},
+                            [](float) { return BlockScale{1.0f, 1.0f}; });
+    } else {
+        switch (settings_.recipe) {
+        case Fp8Recipe::Delayed: {
+            DelayedScaling& state = delayed_.try_emplace(tensor, format, settings_.delayed).first->second;
+            const ScalePair s = state.scale();
+            scale_used = s.scale;
+            q = quantize_blocks(x, rows, cols, {rows, cols}, format, {},
+                                [&](float) { return BlockScale{s.scale, s.scale_inv}; });
+            state.record_amax(tensor_amax);
+            break;
+        }
+        case Fp8Recipe::Current:
+            q = quantize_per_tensor(x, rows, cols, format);
+            scale_used = 1.0f / q.block_scale_inv[0];
+            break;
+        case Fp8Recipe::MxFloor:
+            q = quantize_mx(x, rows, cols, format, MxScaleRule::OcpFloor);
+            break;
+        case Fp8Recipe::MxRceil:
+            q = quantize_mx(x, rows, cols, format, MxScaleRule::Rceil);
+            break;
+        case Fp8Recipe::Blockwise:
+            q = quantize_blockwise(x, rows, cols, role == TensorRole::Weight ? BlockShape{128, 128}
+                                                                             : BlockShape{1, 128});
+            break;
+        case Fp8Recipe::Nvfp4:
+            q = quantize_nvfp4(x, rows, cols, {role == TensorRole::Weight, role == TensorRole::GradOutput,
+                                               step * 7919 + tensor.size(), 32});
+            break;
+        }
+    }
+    if (role == TensorRole::GradOutput) {
+        gradient_elements_ += x.size();
+        gradients_flushed_ += q.counts.flushed_to_zero;
+    }
+    if (trace) {
+        AmaxTraceRecord r;
+        r.step = step;
+        r.tensor = tensor;
+        r.amax = tensor_amax;
+        r.scale = scale_used;  // block recipes: 1, their scales live in the blocks
+        fill_histogram(r, x);
+        trace->records.push_back(std::move(r));
+    }
+    return q.dequantize();
+}
+
+void OperandQuantizer::end_step() {
+    for (auto& [name, state] : delayed_) state.update();
+}
+
+}  // namespace fp8lab::emu

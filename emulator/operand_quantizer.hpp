@@ -1,0 +1,53 @@
+// Quantises GEMM operands of the CPU trainer with any recipe and keeps per-tensor state.
+#pragma once
+
+#include <cstdint>
+#include <map>
+#include <span>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "emulator/amax_trace.hpp"
+#include "emulator/block_recipes.hpp"
+#include "emulator/delayed_scaling.hpp"
+
+namespace fp8lab::emu {
+
+enum class Fp8Recipe { Delayed, Current, MxFloor, MxRceil, Blockwise, Nvfp4 };
+std::string_view fp8_recipe_name(Fp8Recipe recipe);  // "delayed", "current", "mx-floor", ...
+
+struct Fp8Settings {
+    Fp8Recipe recipe = Fp8Recipe::Delayed;
+    FormatRecipe formats = FormatRecipe::Hybrid;
+    DelayedScalingConfig delayed;
+    bool scaling_disabled = false;  // scale 1 everywhere: shows underflow
+};
+
+class OperandQuantizer {
+public:
+    explicit OperandQuantizer(Fp8Settings settings) : settings_(settings) {}
+
+    // The values the GEMM sees for a rows x cols operand (contraction along the columns).
+    // Delayed scaling quantises with the tensor's current scale and records its amax.
+    // `trace` receives the tensor's amax and scale (nullptr: not traced).
+    std::vector<float> quantize(const std::string& tensor, TensorRole role, std::span<const float> x,
+                                std::size_t rows, std::size_t cols, std::uint64_t step,
+                                AmaxTrace* trace);
+
+    // Ends a training step: delayed scaling computes the scales of the next one.
+    void end_step();
+
+    // Gradient elements that were non-zero but became zero, over the whole run.
+    std::uint64_t gradient_elements() const { return gradient_elements_; }
+    std::uint64_t gradients_flushed() const { return gradients_flushed_; }
+
+    const std::map<std::string, DelayedScaling>& delayed_states() const { return delayed_; }
+
+private:
+    Fp8Settings settings_;
+    std::map<std::string, DelayedScaling> delayed_;
+    std::uint64_t gradient_elements_ = 0, gradients_flushed_ = 0;
+};
+
+}  // namespace fp8lab::emu
