@@ -15,6 +15,10 @@ int main(int argc, char** argv) {
     fp8lab::cli::add_convert_command(app, status);
     fp8lab::cli::add_formats_command(app, status);
     fp8lab::cli::add_decode_command(app, status);
+    fp8lab::cli::add_scaling_command(app, status);
+    fp8lab::cli::add_quantize_command(app, status);
+    fp8lab::cli::add_train_command(app, status);
+    fp8lab::cli::add_trace_command(app, status);
     fp8lab::cli::add_bench_command(app, status);
     try {
         app.parse(argc, argv);

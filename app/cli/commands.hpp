@@ -16,5 +16,9 @@ void add_convert_command(CLI::App& app, CommandStatus& status);
 void add_formats_command(CLI::App& app, CommandStatus& status);
 void add_decode_command(CLI::App& app, CommandStatus& status);
 void add_bench_command(CLI::App& app, CommandStatus& status);
+void add_scaling_command(CLI::App& app, CommandStatus& status);
+void add_quantize_command(CLI::App& app, CommandStatus& status);
+void add_train_command(CLI::App& app, CommandStatus& status);
+void add_trace_command(CLI::App& app, CommandStatus& status);
 
 }  // namespace fp8lab::cli

@@ -1,6 +1,7 @@
 // The `fp8lab` program as a user runs it: output format, parse errors, exit codes.
 #include <doctest/doctest.h>
 
+#include <cstdio>
 #include <string>
 
 #include "tests/cli/run_command.hpp"
@@ -107,4 +108,59 @@ TEST_CASE("formats and decode") {
                    "0x7f\t0.1111.111\tnan\tnan\tnan\n"
                    "0x01\t0.0000.001\tsubnormal\t0x1p-9\t0.001953125\n");
     CHECK(d.err.find("'0x100' is not a code of e4m3") != std::string::npos);
+}
+
+TEST_CASE("scaling delayed prints step, amax, scale used and scale_inv") {
+    const auto r = run_command(exe + " scaling delayed --format e4m3 --history 2", "2\n4\n");
+    CHECK(r.exit_code == 0);
+    CHECK(r.out == "0\t0x1p+1\t0x1p+0\t0x1p+0\n1\t0x1p+2\t0x1.cp+7\t0x1.24924ap-8\n");
+    const auto current = run_command(exe + " scaling current --format e5m2", "0\n");
+    CHECK(current.out == "0\t0x0p+0\t0x1p+0\t0x1p+0\n");
+}
+
+TEST_CASE("recipe commands refuse bad input before printing anything") {
+    struct Case {
+        const char* args;
+        const char* input;
+        const char* message;
+    } cases[] = {
+        {" scaling delayed", "1\nabc\n", "line 2: 'abc' is not a number"},
+        {" scaling delayed --history -1", "1\n", "--history"},
+        {" scaling delayed --format e2m1", "1\n", "--format"},
+        {" scaling delayed --algo mean", "1\n", "--algo"},
+        {" quantize --recipe magic --to e4m3", "1\n", "unknown recipe 'magic'"},
+        {" quantize --recipe nvfp4 --to e4m3", "1\n", "e2m1 elements"},
+        {" quantize --recipe mx-floor --to e4m3", "", "no values"},
+        {" train --steps 0", "", "--steps"},
+        {" train --recipe magic", "", "--recipe"},
+        {" trace replay /nonexistent/trace.csv", "", "cannot read"},
+    };
+    for (const Case& c : cases) {
+        CAPTURE(c.args);
+        const auto r = run_command(exe + c.args, c.input);
+        CHECK(r.exit_code == 2);
+        CHECK(r.out.empty());
+        CHECK(r.err.find(c.message) != std::string::npos);
+    }
+}
+
+TEST_CASE("quantize prints codes and the scale of each block") {
+    std::string input;
+    for (int i = 0; i < 31; ++i) input += "1\n";
+    input += "957\n";
+    const auto r = run_command(exe + " quantize --recipe mx-floor --to e4m3", input);
+    CHECK(r.exit_code == 0);
+    CHECK(r.out.find("element\t31\t957\t0x7e\t896\t0\n") != std::string::npos);
+    CHECK(r.out.find("block\t0\t957\t0x80\t0x1p+1\t2\n") != std::string::npos);
+}
+
+TEST_CASE("train writes a trace that trace replay reads") {
+    const std::string trace = "/tmp/fp8lab-cli-test-trace.csv";
+    const auto t = run_command(exe + " train --steps 5 --hidden 16 --tokens 16 --trace " + trace);
+    CHECK(t.exit_code == 0);
+    CHECK(t.out.rfind("step\tloss\n0\t", 0) == 0);
+    const auto r = run_command(exe + " trace replay " + trace + " --history 4");
+    CHECK(r.exit_code == 0);
+    CHECK(r.out.find("0\tfc1.input\t") != std::string::npos);
+    std::remove(trace.c_str());
 }

@@ -1,0 +1,150 @@
+// `fp8lab scaling delayed|current` and `fp8lab quantize --recipe ...` on stdin values.
+#include <CLI/CLI.hpp>
+
+#include <cstdio>
+#include <memory>
+#include <string>
+
+#include "app/cli/command_options.hpp"
+#include "app/cli/commands.hpp"
+#include "app/cli/number_text.hpp"
+#include "app/cli/stdin_values.hpp"
+#include "app/cli/usage_error.hpp"
+#include "emulator/block_recipes.hpp"
+#include "emulator/convert.hpp"
+#include "emulator/delayed_scaling.hpp"
+
+namespace fp8lab::cli {
+namespace {
+
+const emu::Format& fp8_format_option(const std::string& text) {
+    const emu::Format& f = format_option("--format", text);
+    if (&f != &emu::e4m3() && &f != &emu::e5m2())
+        throw UsageError("--format: scaling recipes use e4m3 or e5m2, not '" + text + "'");
+    return f;
+}
+
+void print_scale_row(std::size_t step, float amax, emu::ScalePair s) {
+    std::printf("%zu\t%s\t%s\t%s\n", step, hex_float(amax).c_str(), hex_float(s.scale).c_str(),
+                hex_float(s.scale_inv).c_str());
+}
+
+}  // namespace
+
+void add_scaling_command(CLI::App& app, CommandStatus& status) {
+    CLI::App* cmd = app.add_subcommand(
+        "scaling", "Per-step scales of a recipe for amax values read from stdin (one per line)");
+    cmd->require_subcommand(1);
+    struct Args {
+        std::string format = "e4m3", algo = "max";
+        int history = 1024, margin = 0;
+        bool power_of_two = false;
+    };
+    auto args = std::make_shared<Args>();
+    CLI::App* delayed = cmd->add_subcommand(
+        "delayed", "Transformer Engine's delayed scaling; prints step, amax, scale used, scale_inv");
+    delayed->add_option("--format", args->format, "e4m3 or e5m2")->capture_default_str();
+    delayed->add_option("--history", args->history, "amax history length (>= 1)")->capture_default_str();
+    delayed->add_option("--algo", args->algo, "max or most_recent")->capture_default_str();
+    delayed->add_option("--margin", args->margin, "scale = (max * 2^-margin) / amax")->capture_default_str();
+    delayed->callback([args, &status] {
+        const emu::Format& f = fp8_format_option(args->format);
+        emu::DelayedScalingConfig config{args->history, emu::AmaxAlgorithm::Max, args->margin};
+        if (args->algo == "most_recent") config.algorithm = emu::AmaxAlgorithm::MostRecent;
+        else if (args->algo != "max") throw UsageError("--algo: '" + args->algo + "' is not max or most_recent");
+        if (args->history < 1) throw UsageError("--history: must be at least 1, got " + std::to_string(args->history));
+        if (args->margin < 0 || args->margin > 126)
+            throw UsageError("--margin: must be 0 to 126, got " + std::to_string(args->margin));
+        const auto values = read_stdin_values("scaling delayed");
+        emu::DelayedScaling state(f, config);
+        for (std::size_t step = 0; step < values.size(); ++step) {
+            const float amax = static_cast<float>(values[step].value);
+            print_scale_row(step, amax, state.scale());
+            state.record_amax(amax);
+            state.update();
+        }
+        status.exit_code = 0;
+    });
+    CLI::App* current = cmd->add_subcommand(
+        "current", "Current scaling: each step's scale from its own amax; prints step, amax, scale, scale_inv");
+    current->add_option("--format", args->format, "e4m3 or e5m2")->capture_default_str();
+    current->add_flag("--power-of-two", args->power_of_two, "Keep only the scale's sign and exponent bits");
+    current->callback([args, &status] {
+        const emu::Format& f = fp8_format_option(args->format);
+        const auto values = read_stdin_values("scaling current");
+        for (std::size_t step = 0; step < values.size(); ++step) {
+            const float amax = static_cast<float>(values[step].value);
+            print_scale_row(step, amax, emu::current_scale(amax, f, args->power_of_two));
+        }
+        status.exit_code = 0;
+    });
+}
+
+void add_quantize_command(CLI::App& app, CommandStatus& status) {
+    struct Args {
+        std::string recipe, to;
+        std::size_t block = 0;
+    };
+    auto args = std::make_shared<Args>();
+    CLI::App* cmd = app.add_subcommand(
+        "quantize", "Quantize values from stdin (one per line, one row) with a scaling recipe; "
+                    "prints each element's code and value, then each block's scale");
+    cmd->add_option("--recipe", args->recipe, "current, mx-floor, mx-rceil, blockwise or nvfp4")->required();
+    cmd->add_option("--to", args->to, "Element format (mx: e4m3 e5m2 e3m2 e2m3 e2m1; blockwise: e4m3; "
+                                      "nvfp4: e2m1)")->required();
+    cmd->add_option("--block", args->block, "Block size (mx: 32, blockwise: 128, nvfp4: 16)");
+    cmd->callback([args, &status] {
+        const emu::Format& f = format_option("--to", args->to);
+        auto need = [&](const emu::Format& wanted) {
+            if (&f != &wanted)
+                throw UsageError("--to: the " + args->recipe + " recipe uses " + std::string(wanted.name) +
+                                 " elements, not " + std::string(f.name));
+        };
+        auto check_block = [&](std::size_t fixed) {
+            if (args->block != 0 && args->block != fixed)
+                throw UsageError("--block: the " + args->recipe + " recipe uses blocks of " + std::to_string(fixed));
+        };
+        if (f.total_bits > 8 || &f == &emu::e8m0())
+            throw UsageError("--to: recipes quantize to FP8, FP6 or FP4 elements, not " + args->to);
+        const auto values = read_stdin_values("quantize");
+        std::vector<float> x;
+        for (const auto& v : values) x.push_back(static_cast<float>(v.value));
+        const std::size_t n = x.size();
+        emu::QuantizedTensor q;
+        if (args->recipe == "current") {
+            check_block(0);
+            q = emu::quantize_per_tensor(x, 1, n, f);
+        } else if (args->recipe == "mx-floor" || args->recipe == "mx-rceil") {
+            check_block(32);
+            q = emu::quantize_mx(x, 1, n, f, args->recipe == "mx-floor" ? emu::MxScaleRule::OcpFloor
+                                                                         : emu::MxScaleRule::Rceil);
+        } else if (args->recipe == "blockwise") {
+            need(emu::e4m3());
+            check_block(128);
+            q = emu::quantize_blockwise(x, 1, n, {1, 128});
+        } else if (args->recipe == "nvfp4") {
+            need(emu::e2m1());
+            check_block(16);
+            q = emu::quantize_nvfp4(x, 1, n);
+        } else {
+            throw UsageError("--recipe: unknown recipe '" + args->recipe +
+                             "' (current, mx-floor, mx-rceil, blockwise, nvfp4)");
+        }
+        const std::vector<float> back = q.dequantize();
+        std::printf("# element\tindex\tinput\tcode\tvalue\tblock\n");
+        for (std::size_t i = 0; i < n; ++i)
+            std::printf("element\t%zu\t%s\t%s\t%s\t%zu\n", i, values[i].text.c_str(),
+                        hex_code(f, q.codes[i]).c_str(), decimal_float(back[i]).c_str(), q.block_of(0, i));
+        std::printf("# block\tindex\tamax\tscale code\tscale_inv (hex)\tscale_inv\n");
+        for (std::size_t b = 0; b < q.block_count(); ++b)
+            std::printf("block\t%zu\t%s\t%s\t%s\t%s\n", b, decimal_float(q.block_amax[b]).c_str(),
+                        q.scale_format ? hex_code(*q.scale_format, q.scale_codes[b]).c_str() : "-",
+                        hex_float(q.block_scale_inv[b]).c_str(), decimal_float(q.block_scale_inv[b]).c_str());
+        if (args->recipe == "nvfp4")
+            std::printf("tensor\tscale_inv\t%s\t%s\n", hex_float(q.tensor_scale_inv).c_str(),
+                        decimal_float(q.tensor_scale_inv).c_str());
+        status.exit_code = 0;
+    });
+}
+
+}  // namespace fp8lab::cli
