@@ -163,14 +163,8 @@ RangeCounts count_range(const Format& f, std::span<const float> x, float scale,
         });
     }
     RangeCounts total;
+    for (const RangeCounts& r : partial) total += r;
     total.elements = x.size();
-    for (const RangeCounts& r : partial) {
-        total.nan_inputs += r.nan_inputs;
-        total.inf_inputs += r.inf_inputs;
-        total.overflowed += r.overflowed;
-        total.flushed_to_zero += r.flushed_to_zero;
-        total.subnormal += r.subnormal;
-    }
     return total;
 }
 

@@ -36,6 +36,16 @@ struct RangeCounts {
     std::size_t overflowed = 0;       // finite, but rounds past the largest finite value
     std::size_t flushed_to_zero = 0;  // non-zero, but rounds to zero
     std::size_t subnormal = 0;        // rounds to a non-zero subnormal
+
+    RangeCounts& operator+=(const RangeCounts& o) {
+        elements += o.elements;
+        nan_inputs += o.nan_inputs;
+        inf_inputs += o.inf_inputs;
+        overflowed += o.overflowed;
+        flushed_to_zero += o.flushed_to_zero;
+        subnormal += o.subnormal;
+        return *this;
+    }
 };
 RangeCounts count_range(const Format& format, std::span<const float> x, float scale,
                         const ConvertOptions& options = {}, std::uint64_t first_index = 0);

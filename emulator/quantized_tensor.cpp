@@ -69,22 +69,11 @@ QuantizedTensor quantize_blocks(std::span<const float> x, std::size_t rows, std:
                 detail::quantize_loop(options.rounding, x.data() + first, q.codes.data() + first, n, p);
                 const detail::RangeTally t =
                     detail::range_loop(options.rounding, x.data() + first, n, first_normal, p);
-                counts.nan_inputs += t.nan;
-                counts.inf_inputs += t.inf;
-                counts.overflowed += t.overflowed;
-                counts.flushed_to_zero += t.flushed;
-                counts.subnormal += t.subnormal;
+                counts += RangeCounts{n, t.nan, t.inf, t.overflowed, t.flushed, t.subnormal};
             }
         }
     });
-    q.counts.elements = x.size();
-    for (const RangeCounts& c : partial) {
-        q.counts.nan_inputs += c.nan_inputs;
-        q.counts.inf_inputs += c.inf_inputs;
-        q.counts.overflowed += c.overflowed;
-        q.counts.flushed_to_zero += c.flushed_to_zero;
-        q.counts.subnormal += c.subnormal;
-    }
+    for (const RangeCounts& c : partial) q.counts += c;
     return q;
 }
 
