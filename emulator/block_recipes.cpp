@@ -5,6 +5,7 @@
 #include <cmath>
 #include <limits>
 #include <stdexcept>
+#include <vector>
 
 #include "emulator/convert.hpp"
 #include "emulator/current_scaling.hpp"
@@ -70,8 +71,15 @@ QuantizedTensor quantize_blockwise(std::span<const float> x, std::size_t rows, s
     });
 }
 
-QuantizedTensor quantize_nvfp4(std::span<const float> x, std::size_t rows, std::size_t cols,
+QuantizedTensor quantize_nvfp4(std::span<const float> input, std::size_t rows, std::size_t cols,
                                const Nvfp4Options& o) {
+    std::vector<float> transformed;
+    std::span<const float> x = input;
+    if (o.hadamard) {
+        transformed.assign(input.begin(), input.end());
+        random_hadamard_transform_16(transformed, rows, cols, o.hadamard_seed);
+        x = transformed;
+    }
     const float tensor_amax = amax(x);
     const float s_enc = tensor_amax == 0.0f || !std::isfinite(tensor_amax)
                             ? 1.0f

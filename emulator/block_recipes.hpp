@@ -36,6 +36,11 @@ struct Nvfp4Options {
     bool stochastic = false;       // stochastic rounding of the elements (gradients)
     std::uint64_t seed = 0;
     int random_bits = 32;
+    // Apply random_hadamard_transform_16 (with hadamard_seed) before quantising: the
+    // tensor then holds transformed values, for GEMMs whose both operands get the same
+    // transform along the contraction dimension (NVFP4's wgrad). Columns in groups of 16.
+    bool hadamard = false;
+    std::uint64_t hadamard_seed = 0;
 };
 // NVFP4: E2M1 elements, one E4M3 scale per block, a float32 tensor scale S_enc.
 QuantizedTensor quantize_nvfp4(std::span<const float> x, std::size_t rows, std::size_t cols,

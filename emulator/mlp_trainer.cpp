@@ -110,7 +110,7 @@ private:
 
     // What a GEMM sees of a rows x cols operand whose contraction runs along the columns.
     Matrix operand(const std::string& name, TensorRole role, const Matrix& x, std::size_t layer,
-                   std::uint64_t step, AmaxTrace* trace) {
+                   std::uint64_t step, AmaxTrace* trace, bool wgrad_operand = false) {
         const std::span<const float> in(x.data(), std::size_t(x.size()));
         Matrix out(x.rows(), x.cols());
         std::span<float> dst(out.data(), std::size_t(out.size()));
@@ -122,7 +122,8 @@ private:
         case Precision::Bf16: round_span(bf16(), in, dst); return out;
         case Precision::Fp8: {
             const std::vector<float> q = quantizer_.quantize(name, role, in, std::size_t(x.rows()),
-                                                             std::size_t(x.cols()), step, trace);
+                                                             std::size_t(x.cols()), step, trace,
+                                                             wgrad_operand);
             std::copy(q.begin(), q.end(), out.data());
             return out;
         }
@@ -182,10 +183,12 @@ private:
             // wgrad contracts over tokens, dgrad over outputs: block recipes need their
             // blocks along those dimensions, so they quantise the transposes anew.
             if (block_recipe() && c_.precision == Precision::Fp8) {
+                // NVFP4 rotates both wgrad operands with the same Hadamard transform
+                // along the tokens (when they come in groups of 16).
                 const Matrix g_t = operand(prefix + ".grad_output", TensorRole::GradOutput,
-                                           grad.transpose(), l, step, nullptr);
+                                           grad.transpose(), l, step, nullptr, true);
                 const Matrix x_t = operand(prefix + ".input", TensorRole::Input,
-                                           inputs[l].transpose(), l, step, nullptr);
+                                           inputs[l].transpose(), l, step, nullptr, true);
                 layer.weight_grad = g_t * x_t.transpose();
                 if (l > 0) {
                     const Matrix w_t = operand(prefix + ".weight", TensorRole::Weight,

@@ -23,7 +23,7 @@ std::string_view fp8_recipe_name(Fp8Recipe recipe) {
 std::vector<float> OperandQuantizer::quantize(const std::string& tensor, TensorRole role,
                                               std::span<const float> x, std::size_t rows,
                                               std::size_t cols, std::uint64_t step,
-                                              AmaxTrace* trace) {
+                                              AmaxTrace* trace, bool wgrad_operand) {
     const Format& format = format_for(settings_.formats, role);
     const float tensor_amax = amax(x);
     QuantizedTensor q;
@@ -58,7 +58,8 @@ std::vector<float> OperandQuantizer::quantize(const std::string& tensor, TensorR
             break;
         case Fp8Recipe::Nvfp4:
             q = quantize_nvfp4(x, rows, cols, {role == TensorRole::Weight, role == TensorRole::GradOutput,
-                                               step * 7919 + tensor.size(), 32});
+                                               step * 7919 + tensor.size(), 32,
+                                               wgrad_operand && cols % 16 == 0, step});
             break;
         }
     }

@@ -30,10 +30,12 @@ public:
 
     // The values the GEMM sees for a rows x cols operand (contraction along the columns).
     // Delayed scaling quantises with the tensor's current scale and records its amax.
+    // `wgrad_operand`: NVFP4 applies its random Hadamard transform (same seed for both
+    // operands of a step, so their product is unchanged); other recipes ignore it.
     // `trace` receives the tensor's amax and scale (nullptr: not traced).
     std::vector<float> quantize(const std::string& tensor, TensorRole role, std::span<const float> x,
                                 std::size_t rows, std::size_t cols, std::uint64_t step,
-                                AmaxTrace* trace);
+                                AmaxTrace* trace, bool wgrad_operand = false);
 
     // Ends a training step: delayed scaling computes the scales of the next one.
     void end_step();

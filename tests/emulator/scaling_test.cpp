@@ -204,6 +204,23 @@ TEST_CASE("NVFP4 options: 16x16 tiles, stochastic rounding, Hadamard transform")
     double dot_t = 0;
     for (int i = 0; i < 32; ++i) dot_t += double(a[i]) * b[i];
     CHECK(dot_t == doctest::Approx(dot).epsilon(1e-5));
+    // As a quantiser option: the tensor holds the transformed values.
+    std::vector<float> row(x.begin(), x.begin() + 32);
+    const QuantizedTensor plain = quantize_nvfp4(row, 1, 32);
+    Nvfp4Options with_rht;
+    with_rht.hadamard = true;
+    with_rht.hadamard_seed = 5;
+    const QuantizedTensor rotated = quantize_nvfp4(row, 1, 32, with_rht);
+    std::vector<float> expected = row;
+    random_hadamard_transform_16(expected, 1, 32, 5);
+    const std::vector<float> back = rotated.dequantize();
+    double err = 0, norm = 0;
+    for (int i = 0; i < 32; ++i) {
+        err += (back[i] - expected[i]) * (back[i] - expected[i]);
+        norm += expected[i] * expected[i];
+    }
+    CHECK(std::sqrt(err / norm) < 0.2);  // FP4 error, around the transformed values
+    CHECK(rotated.codes != plain.codes);
 }
 
 TEST_CASE("blockwise FP8: power-of-two scale per 1x128 block and 128x128 tile") {
