@@ -199,16 +199,16 @@ private:
                 layer.weight_grad = g_q.transpose() * inputs_q[l];
                 if (l > 0) grad = g_q * weights_q[l];
             }
-            layer.bias_grad = layers_[l].bias.Zero(layer.bias.size());
+            layer.bias_grad = Eigen::RowVectorXf::Zero(layer.bias.size());
             for (int t = 0; t < m; ++t) layer.bias_grad += g_q.row(t);  // fixed order
             if (l > 0) grad = grad.cwiseProduct(Matrix(pre[l - 1].unaryExpr(&gelu_grad)));
         }
         quantizer_.end_step();
-        apply_update(step, loss_scale);
+        apply_update(loss_scale);
         return loss;
     }
 
-    void apply_update(int step, float loss_scale) {
+    void apply_update(float loss_scale) {
         double norm_sq = 0;
         bool finite = true;
         for (Layer& layer : layers_) {
@@ -249,7 +249,6 @@ private:
             adamw(layer.bias.data(), layer.bias_m.data(), layer.bias_v.data(), layer.bias_grad.data(),
                   layer.bias.size(), false);
         }
-        (void)step;
     }
 
     const TrainerConfig& c_;
