@@ -31,6 +31,8 @@ DelayedScaling::DelayedScaling(const Format& format, DelayedScalingConfig config
 }
 
 void DelayedScaling::update() {
+    amax_per_step_.push_back(history_[0]);
+    scale_per_step_.push_back(scale_.scale);
     if (history_[0] == 0.0f) return;  // the tensor saw no data: keep scale and history
     float a = history_[0];
     if (config_.algorithm == AmaxAlgorithm::Max)

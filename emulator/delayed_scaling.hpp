@@ -24,6 +24,14 @@ enum class TensorRole { Input, Weight, GradOutput };
 enum class FormatRecipe { E4M3, Hybrid };  // HYBRID: E4M3 forward, E5M2 gradients
 const Format& format_for(FormatRecipe recipe, TensorRole role);
 
+// What a view plots of one tensor's delayed scaling.
+struct DelayedScalingState {
+    std::vector<float> amax_history;   // the window, [0] the newest (0 after the roll)
+    std::vector<float> amax_per_step;  // the amax recorded at each completed step
+    std::vector<float> scale_per_step; // the scale each completed step quantised with
+    ScalePair next_scale;              // what the next step uses
+};
+
 // One tensor's state. Per step: quantise with scale(), then record_amax(amax of that
 // step), then update(): the new scale takes effect at the next step.
 class DelayedScaling {
@@ -35,6 +43,7 @@ public:
     void update();
 
     const std::vector<float>& history() const { return history_; }  // [0] is the newest
+    DelayedScalingState state() const { return {history_, amax_per_step_, scale_per_step_, scale_}; }
     const Format& format() const { return *format_; }
     const DelayedScalingConfig& config() const { return config_; }
 
@@ -43,6 +52,7 @@ private:
     DelayedScalingConfig config_;
     std::vector<float> history_;
     ScalePair scale_;
+    std::vector<float> amax_per_step_, scale_per_step_;
 };
 
 // Throws std::invalid_argument naming the field when a configuration is unusable.

@@ -13,6 +13,14 @@ struct LossScalerConfig {
     int growth_interval = 2000;
 };
 
+// What a view plots of a loss scaler.
+struct LossScalerState {
+    float scale;                             // the scale of the next step
+    int clean_steps;                         // steps since the last growth or backoff
+    std::vector<float> scale_per_step;       // the scale each completed step used
+    std::vector<std::size_t> skipped_steps;  // steps whose gradients overflowed
+};
+
 class DynamicLossScaler {
 public:
     explicit DynamicLossScaler(LossScalerConfig config = {});
@@ -26,6 +34,7 @@ public:
     // History for plots: the scale used at each step, and the steps that were skipped.
     const std::vector<float>& scale_per_step() const { return scale_per_step_; }
     const std::vector<std::size_t>& skipped_steps() const { return skipped_steps_; }
+    LossScalerState state() const { return {scale_, clean_steps_, scale_per_step_, skipped_steps_}; }
 
 private:
     LossScalerConfig config_;

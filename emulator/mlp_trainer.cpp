@@ -83,6 +83,7 @@ public:
         }
         result.gradient_elements = quantizer_.gradient_elements();
         result.gradients_flushed = quantizer_.gradients_flushed();
+        result.scaling = quantizer_.state();
         if (scaler_) {
             result.loss_scale = scaler_->scale_per_step();
             result.skipped_steps = scaler_->skipped_steps();
@@ -90,7 +91,6 @@ public:
         return result;
     }
 
-private:
     std::string describe() const {
         return "task=" + std::string(task_kind_name(c_.task.kind)) + " d=" + std::to_string(c_.task.input_dim) +
                " h=" + std::to_string(c_.hidden_dim) + " out=" + std::to_string(c_.task.output_dim) +
@@ -132,6 +132,34 @@ private:
     }
 
     float train_step(int step, TrainerResult& result) {
+        const float loss = forward_backward(step, result);
+        quantizer_.end_step();
+        apply_update(scaler_ ? scaler_->scale() : 1.0f);
+        return loss;
+    }
+
+    GradientSnapshot snapshot_first_step() {
+        TrainerResult scratch;
+        GradientSnapshot snapshot;
+        snapshot.loss = forward_backward(0, scratch);
+        const float loss_scale = scaler_ ? scaler_->scale() : 1.0f;
+        for (const Layer& layer : layers_) {
+            auto copy = [](const auto& m, float divisor) {
+                std::vector<float> v(m.data(), m.data() + m.size());
+                for (float& x : v) x /= divisor;
+                return v;
+            };
+            snapshot.layers.push_back({int(layer.weight.cols()), int(layer.weight.rows()),
+                                       copy(layer.weight, 1.0f), copy(layer.bias, 1.0f),
+                                       copy(layer.weight_grad, loss_scale),
+                                       copy(layer.bias_grad, loss_scale)});
+        }
+        return snapshot;
+    }
+
+private:
+    // Forward, loss and backward of one step: leaves the gradients in the layers.
+    float forward_backward(int step, TrainerResult& result) {
         const Batch batch = task_.batch(std::uint64_t(step), c_.tokens);
         const int m = c_.tokens;
         AmaxTrace* trace = c_.record_trace ? &result.trace : nullptr;
@@ -203,8 +231,6 @@ private:
             for (int t = 0; t < m; ++t) layer.bias_grad += g_q.row(t);  // fixed order
             if (l > 0) grad = grad.cwiseProduct(Matrix(pre[l - 1].unaryExpr(&gelu_grad)));
         }
-        quantizer_.end_step();
-        apply_update(loss_scale);
         return loss;
     }
 
@@ -274,6 +300,12 @@ TrainerResult train_mlp(const TrainerConfig& config, const TrainStepCallback& on
     validate(config);
     Run run(config);
     return run.run(on_step);
+}
+
+GradientSnapshot first_step_gradients(const TrainerConfig& config) {
+    validate(config);
+    Run run(config);
+    return run.snapshot_first_step();
 }
 
 }  // namespace fp8lab::emu

@@ -4,6 +4,8 @@
 
 #include <cstdint>
 #include <functional>
+#include <map>
+#include <string>
 #include <string_view>
 #include <vector>
 
@@ -43,6 +45,7 @@ struct TrainerResult {
     std::uint64_t gradient_elements = 0, gradients_flushed = 0;  // FP8 gradient operands
     std::vector<float> loss_scale;            // per step, with loss scaling
     std::vector<std::size_t> skipped_steps;   // overflowed steps, with loss scaling
+    std::map<std::string, DelayedScalingState> scaling;  // per tensor, delayed scaling only
     bool cancelled = false;
     double flushed_fraction() const {
         return gradient_elements ? double(gradients_flushed) / double(gradient_elements) : 0.0;
@@ -54,6 +57,21 @@ struct TrainerResult {
 using TrainStepCallback = std::function<bool(int step, float loss)>;
 
 // Throws std::invalid_argument naming the setting when the configuration is unusable.
+// The hidden activation is GELU's tanh approximation; the loss is the mean squared error
+// (regression) or the mean softmax cross-entropy (classification).
 TrainerResult train_mlp(const TrainerConfig& config, const TrainStepCallback& on_step = {});
+
+// One linear layer's parameters (weight row-major, outputs x inputs) and their gradients.
+struct LayerGradients {
+    int inputs = 0, outputs = 0;
+    std::vector<float> weight, bias, weight_grad, bias_grad;
+};
+struct GradientSnapshot {
+    float loss = 0;
+    std::vector<LayerGradients> layers;
+};
+// The initial parameters and the gradients the backward pass computes for step 0's
+// batch, without updating: what a finite-difference check compares against.
+GradientSnapshot first_step_gradients(const TrainerConfig& config);
 
 }  // namespace fp8lab::emu

@@ -83,4 +83,10 @@ void OperandQuantizer::end_step() {
     for (auto& [name, state] : delayed_) state.update();
 }
 
+std::map<std::string, DelayedScalingState> OperandQuantizer::state() const {
+    std::map<std::string, DelayedScalingState> states;
+    for (const auto& [name, scaling] : delayed_) states.emplace(name, scaling.state());
+    return states;
+}
+
 }  // namespace fp8lab::emu

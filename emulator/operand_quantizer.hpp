@@ -44,7 +44,8 @@ public:
     std::uint64_t gradient_elements() const { return gradient_elements_; }
     std::uint64_t gradients_flushed() const { return gradients_flushed_; }
 
-    const std::map<std::string, DelayedScaling>& delayed_states() const { return delayed_; }
+    // Per tensor, what a view plots of its delayed scaling (empty for other recipes).
+    std::map<std::string, DelayedScalingState> state() const;
 
 private:
     Fp8Settings settings_;

@@ -1,6 +1,7 @@
 // The CPU reference trainer: gradients, learning, FP8 vs BF16, underflow, determinism.
 #include <doctest/doctest.h>
 
+#include <algorithm>
 #include <cmath>
 #include <sstream>
 
@@ -23,7 +24,112 @@ TrainerConfig small(Precision p, int steps = 40) {
     return c;
 }
 
+// The network's loss in float64, written independently of the trainer: GELU (tanh
+// approximation) between layers, MSE or softmax cross-entropy at the end.
+double loss_in_float64(const std::vector<LayerGradients>& layers, const Batch& batch, const TaskConfig& task) {
+    std::vector<double> x(batch.inputs.begin(), batch.inputs.end());
+    int width = task.input_dim;
+    for (std::size_t l = 0; l < layers.size(); ++l) {
+        const LayerGradients& layer = layers[l];
+        std::vector<double> y(std::size_t(batch.tokens) * layer.outputs);
+        for (int t = 0; t < batch.tokens; ++t)
+            for (int o = 0; o < layer.outputs; ++o) {
+                double z = layer.bias[o];
+                for (int i = 0; i < width; ++i)
+                    z += double(layer.weight[std::size_t(o) * layer.inputs + i]) * x[std::size_t(t) * width + i];
+                if (l + 1 < layers.size())
+                    z = 0.5 * z * (1 + std::tanh(std::sqrt(2 / M_PI) * (z + 0.044715 * z * z * z)));
+                y[std::size_t(t) * layer.outputs + o] = z;
+            }
+        x = std::move(y);
+        width = layer.outputs;
+    }
+    double loss = 0;
+    for (int t = 0; t < batch.tokens; ++t) {
+        const double* out = &x[std::size_t(t) * width];
+        if (task.kind == TaskKind::TeacherRegression) {
+            for (int o = 0; o < width; ++o) {
+                const double d = out[o] - batch.targets[std::size_t(t) * width + o];
+                loss += d * d / (double(batch.tokens) * width);
+            }
+        } else {
+            const double top = *std::max_element(out, out + width);
+            double sum = 0;
+            for (int o = 0; o < width; ++o) sum += std::exp(out[o] - top);
+            loss += (std::log(sum) + top - out[batch.labels[t]]) / batch.tokens;
+        }
+    }
+    return loss;
+}
+
 }  // namespace
+
+TEST_CASE("the backward pass matches float64 central differences") {
+    for (TaskKind kind : {TaskKind::TeacherRegression, TaskKind::GaussianClusters}) {
+        CAPTURE(task_kind_name(kind));
+        TrainerConfig c = small(Precision::Fp32);
+        c.task.kind = kind;
+        c.hidden_dim = 24;
+        c.tokens = 16;
+        const GradientSnapshot snap = first_step_gradients(c);
+        const Batch batch = TrainingTask(c.task).batch(0, c.tokens);
+        std::vector<LayerGradients> layers = snap.layers;
+        CHECK(loss_in_float64(layers, batch, c.task) == doctest::Approx(snap.loss).epsilon(1e-5));
+        // Every bias and a spread of weights in every layer; h = 1e-4 keeps the float64
+        // truncation error (h^2) far below the float32 gradient's own rounding.
+        const double h = 1e-4;
+        int checked = 0;
+        double worst = 0;
+        for (std::size_t l = 0; l < layers.size(); ++l) {
+            auto check = [&](std::vector<float>& param, const std::vector<float>& grad, std::size_t i) {
+                const float saved = param[i];
+                param[i] = float(saved + h);
+                const double up = loss_in_float64(layers, batch, c.task);
+                const double step_up = double(param[i]) - saved;  // the step float32 could take
+                param[i] = float(saved - h);
+                const double down = loss_in_float64(layers, batch, c.task);
+                const double step_down = saved - double(param[i]);
+                param[i] = saved;
+                const double numeric = (up - down) / (step_up + step_down);
+                const double error = std::abs(numeric - grad[i]) / (std::abs(numeric) + 1e-4);
+                worst = std::max(worst, error);
+                ++checked;
+            };
+            for (std::size_t i = 0; i < layers[l].bias.size(); ++i) check(layers[l].bias, snap.layers[l].bias_grad, i);
+            for (std::size_t i = 0; i < layers[l].weight.size(); i += 7)
+                check(layers[l].weight, snap.layers[l].weight_grad, i);
+        }
+        MESSAGE(checked << " gradients checked, worst relative error " << worst);
+        CHECK(checked > 100);
+        CHECK(worst < 1e-3);
+    }
+}
+
+TEST_CASE("recipe objects expose what a view plots") {
+    DelayedScaling d(e4m3(), {.history_length = 3});
+    for (float amax : {2.0f, 8.0f, 4.0f}) {
+        d.record_amax(amax);
+        d.update();
+    }
+    const DelayedScalingState s = d.state();
+    CHECK(s.amax_per_step == std::vector<float>{2, 8, 4});
+    CHECK(s.scale_per_step == std::vector<float>{1, 224, 56});  // 448/2 after step 0, 448/8 after step 1
+    CHECK(s.next_scale.scale == 56.0f);                          // max of the window {2, 8, 4}
+    CHECK(s.amax_history.size() == 3);
+
+    DynamicLossScaler scaler({.initial_scale = 8, .growth_interval = 2});
+    for (bool inf : {false, true, false, false}) scaler.update(inf);
+    const LossScalerState ls = scaler.state();
+    CHECK(ls.scale_per_step == std::vector<float>{8, 8, 4, 4});
+    CHECK(ls.skipped_steps == std::vector<std::size_t>{1});
+    CHECK(ls.scale == 8.0f);
+
+    TrainerConfig c = small(Precision::Fp8, 5);
+    const TrainerResult r = train_mlp(c);
+    REQUIRE(r.scaling.count("fc1.input") == 1);
+    CHECK(r.scaling.at("fc1.input").scale_per_step.size() == 5);
+    CHECK(r.scaling.at("fc2.grad_output").amax_per_step.size() == 5);
+}
 
 TEST_CASE("an update moves downhill, first-order in the learning rate") {
     // loss(step 1) of a run minus that of a frozen run on the same batches is
