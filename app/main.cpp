@@ -19,6 +19,8 @@ int main(int argc, char** argv) {
     fp8lab::cli::add_quantize_command(app, status);
     fp8lab::cli::add_train_command(app, status);
     fp8lab::cli::add_trace_command(app, status);
+    fp8lab::cli::add_labs_command(app, status);
+    fp8lab::cli::add_run_command(app, status);
     fp8lab::cli::add_bench_command(app, status);
     try {
         app.parse(argc, argv);

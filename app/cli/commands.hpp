@@ -20,5 +20,8 @@ void add_scaling_command(CLI::App& app, CommandStatus& status);
 void add_quantize_command(CLI::App& app, CommandStatus& status);
 void add_train_command(CLI::App& app, CommandStatus& status);
 void add_trace_command(CLI::App& app, CommandStatus& status);
+void add_labs_command(CLI::App& app, CommandStatus& status);
+void add_run_command(CLI::App& app, CommandStatus& status);
+void add_figures_command(CLI::App& app, CommandStatus& status);
 
 }  // namespace fp8lab::cli

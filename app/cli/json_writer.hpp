@@ -1,0 +1,36 @@
+// A small streaming JSON writer: objects, arrays, escaped strings, exact numbers.
+#pragma once
+
+#include <cstdint>
+#include <string>
+#include <string_view>
+#include <vector>
+
+namespace fp8lab::cli {
+
+class JsonWriter {
+public:
+    JsonWriter& begin_object();
+    JsonWriter& end_object();
+    JsonWriter& begin_array();
+    JsonWriter& end_array();
+    JsonWriter& key(std::string_view k);
+    JsonWriter& value(std::string_view s);
+    JsonWriter& value(const char* s) { return value(std::string_view(s)); }
+    JsonWriter& value(double v);  // shortest round-trip; NaN and Inf as strings
+    JsonWriter& value(std::int64_t v);
+    JsonWriter& value(int v) { return value(std::int64_t(v)); }
+    JsonWriter& value(bool v);
+    JsonWriter& null();
+    const std::string& text() const { return out_; }
+
+private:
+    void separate();
+    std::string out_;
+    std::vector<bool> first_;  // per open container: no element written yet
+    bool after_key_ = false;
+};
+
+std::string json_escape(std::string_view s);  // with the quotes
+
+}  // namespace fp8lab::cli

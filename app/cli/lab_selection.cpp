@@ -1,0 +1,57 @@
+// Lab and step selection with messages that list what exists.
+#include "app/cli/lab_selection.hpp"
+
+#include <cstdio>
+
+#include "app/cli/usage_error.hpp"
+#include "gpu/probe.hpp"
+
+namespace fp8lab::cli {
+
+const labs::Catalog& lab_catalog() {
+    static const labs::Catalog catalog = [] {
+        labs::Catalog c = labs::load_catalog();
+        for (const labs::TextError& e : c.errors) std::fprintf(stderr, "fp8lab: lab text: %s\n", e.describe().c_str());
+        return c;
+    }();
+    return catalog;
+}
+
+std::vector<SelectedStep> select_steps(const labs::Catalog& catalog, const std::string& selector) {
+    std::vector<SelectedStep> selected;
+    const auto slash = selector.find('/');
+    const std::string lab_id = selector.substr(0, slash);
+    const std::string step_id = slash == std::string::npos ? "" : selector.substr(slash + 1);
+    for (const labs::Lab& lab : catalog.labs) {
+        if (!lab_id.empty() && lab.id != lab_id) continue;
+        for (const labs::Step& step : lab.steps)
+            if (step_id.empty() || step.logic.id == step_id) selected.push_back({&lab, &step});
+        if (!step_id.empty() && selected.empty()) {
+            std::string known;
+            for (const labs::Step& s : lab.steps) known += (known.empty() ? "" : ", ") + s.logic.id;
+            throw UsageError("lab '" + lab_id + "' has no step '" + step_id + "' (its steps: " + known + ")");
+        }
+    }
+    if (selected.empty()) {
+        std::string known;
+        for (const labs::Lab& l : catalog.labs) known += (known.empty() ? "" : ", ") + l.id;
+        throw UsageError("no lab '" + lab_id + "' (labs: " + (known.empty() ? "none loaded" : known) + ")");
+    }
+    return selected;
+}
+
+labs::Backend backend_option(const std::string& text) {
+    if (text == "cpu") return labs::Backend::Cpu;
+    if (text != "gpu") throw UsageError("--backend: '" + text + "' is not a backend; use cpu or gpu");
+    const gpu::ProbeResult probe = gpu::probe();
+    if (!probe.ready) throw UsageError("--backend gpu: no usable GPU: " + probe.reason);
+    return labs::Backend::Gpu;
+}
+
+void require_backend(const SelectedStep& s, labs::Backend backend) {
+    if (!s.step->supports(backend))
+        throw UsageError("step " + s.lab->id + "/" + s.step->logic.id + " does not run on the " +
+                         std::string(labs::backend_name(backend)) + " backend");
+}
+
+}  // namespace fp8lab::cli

@@ -1,0 +1,29 @@
+// Picking labs and steps from the command line: "LAB", "LAB/STEP", backends.
+#pragma once
+
+#include <string>
+#include <vector>
+
+#include "labs/catalog.hpp"
+
+namespace fp8lab::cli {
+
+struct SelectedStep {
+    const labs::Lab* lab;
+    const labs::Step* step;
+};
+
+// The catalog; its errors are printed to stderr (the labs that loaded stay usable).
+const labs::Catalog& lab_catalog();
+
+// "" -> every step of every lab; "LAB" -> its steps; "LAB/STEP" -> that step. Throws
+// UsageError naming the unknown lab or step and listing the known ones.
+std::vector<SelectedStep> select_steps(const labs::Catalog& catalog, const std::string& selector);
+
+// "cpu" or "gpu"; for gpu, throws UsageError with the probe's reason when no GPU is usable.
+labs::Backend backend_option(const std::string& text);
+
+// Throws UsageError when the step does not run on the backend.
+void require_backend(const SelectedStep& s, labs::Backend backend);
+
+}  // namespace fp8lab::cli

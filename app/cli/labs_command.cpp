@@ -1,0 +1,172 @@
+// `fp8lab labs` lists the labs; `fp8lab run LAB[/STEP]` runs steps headless.
+#include <CLI/CLI.hpp>
+
+#include <cstdio>
+#include <memory>
+
+#include "app/cli/commands.hpp"
+#include "app/cli/json_writer.hpp"
+#include "app/cli/lab_selection.hpp"
+#include "app/cli/step_output_text.hpp"
+#include "app/cli/usage_error.hpp"
+
+namespace fp8lab::cli {
+namespace {
+
+const char* kind_name(labs::ParameterKind k) {
+    switch (k) {
+    case labs::ParameterKind::Choice: return "choice";
+    case labs::ParameterKind::Integer: return "integer";
+    case labs::ParameterKind::Float: return "float";
+    case labs::ParameterKind::Toggle: return "toggle";
+    }
+    return "?";
+}
+
+void write_parameter_spec(JsonWriter& json, const labs::ParameterSpec& p) {
+    json.begin_object().key("name").value(p.name).key("label").value(p.label).key("kind").value(kind_name(p.kind))
+        .key("help").value(p.help).key("default").value(labs::value_text(p.default_value))
+        .key("accepts").value(labs::accepted_values(p));
+    if (p.kind == labs::ParameterKind::Choice) {
+        json.key("choices").begin_array();
+        for (const std::string& c : p.choices) json.value(c);
+        json.end_array();
+    } else if (p.kind == labs::ParameterKind::Integer) {
+        json.key("min").value(p.int_min).key("max").value(p.int_max);
+    } else if (p.kind == labs::ParameterKind::Float) {
+        json.key("min").value(p.float_min).key("max").value(p.float_max).key("log_slider").value(p.log_slider);
+    }
+    json.end_object();
+}
+
+void print_labs(const labs::Catalog& catalog, bool as_json) {
+    if (as_json) {
+        JsonWriter json;
+        json.begin_object().key("labs").begin_array();
+        for (const labs::Lab& lab : catalog.labs) {
+            json.begin_object().key("id").value(lab.id).key("title").value(lab.title).key("file").value(lab.file)
+                .key("steps").begin_array();
+            for (const labs::Step& s : lab.steps) {
+                json.begin_object().key("id").value(s.logic.id).key("title").value(s.title).key("backends").begin_array();
+                for (labs::Backend b : s.logic.backends) json.value(labs::backend_name(b));
+                json.end_array().key("parameters").begin_array();
+                for (const labs::ParameterSpec& p : s.logic.parameters) write_parameter_spec(json, p);
+                json.end_array().key("exercise");
+                if (s.logic.exercise) json.value(s.logic.exercise->prompt);
+                else json.null();
+                json.end_object();
+            }
+            json.end_array().end_object();
+        }
+        json.end_array().key("errors").begin_array();
+        for (const labs::TextError& e : catalog.errors) json.value(e.describe());
+        json.end_array().end_object();
+        std::printf("%s\n", json.text().c_str());
+        return;
+    }
+    for (const labs::Lab& lab : catalog.labs) {
+        std::printf("%s: %s\n", lab.id.c_str(), lab.title.c_str());
+        for (const labs::Step& s : lab.steps) {
+            std::string backends;
+            for (labs::Backend b : s.logic.backends) backends += (backends.empty() ? "" : ",") + std::string(labs::backend_name(b));
+            std::printf("  %s/%s: %s [%s]%s\n", lab.id.c_str(), s.logic.id.c_str(), s.title.c_str(), backends.c_str(),
+                        s.logic.exercise ? " (exercise)" : "");
+            for (const labs::ParameterSpec& p : s.logic.parameters)
+                std::printf("      --set %s=VALUE  %s; %s (default %s)\n", p.name.c_str(), p.help.c_str(),
+                            labs::accepted_values(p).c_str(), labs::value_text(p.default_value).c_str());
+        }
+    }
+}
+
+struct RunOptions {
+    std::string selector;
+    std::vector<std::string> sets;
+    std::string backend = "cpu";
+    std::uint64_t seed = 1;
+    bool json = false;
+};
+
+// Applies NAME=VALUE to every selected step that has NAME; a name no step has is refused.
+std::vector<labs::Parameters> parameters_for(const std::vector<SelectedStep>& steps, const std::vector<std::string>& sets) {
+    std::vector<labs::Parameters> params;
+    for (const SelectedStep& s : steps) params.emplace_back(s.step->logic.parameters);
+    for (const std::string& set : sets) {
+        const auto eq = set.find('=');
+        if (eq == std::string::npos || eq == 0) throw UsageError("--set '" + set + "': write NAME=VALUE");
+        const std::string name = set.substr(0, eq), value = set.substr(eq + 1);
+        bool used = false;
+        for (labs::Parameters& p : params) {
+            const bool has = std::any_of(p.schema().begin(), p.schema().end(),
+                                         [&](const labs::ParameterSpec& spec) { return spec.name == name; });
+            if (!has && steps.size() > 1) continue;
+            try {
+                p.set_text(name, value);
+            } catch (const labs::ParameterError& e) {
+                throw UsageError(std::string("--set ") + set + ": " + e.what());
+            }
+            used = true;
+        }
+        if (!used) throw UsageError("--set " + set + ": no selected step has a parameter '" + name + "'");
+    }
+    return params;
+}
+
+void run_steps(const RunOptions& o) {
+    const labs::Catalog& catalog = lab_catalog();
+    const std::vector<SelectedStep> steps = select_steps(catalog, o.selector);
+    const labs::Backend backend = backend_option(o.backend);
+    for (const SelectedStep& s : steps) require_backend(s, backend);
+    const std::vector<labs::Parameters> params = parameters_for(steps, o.sets);
+    JsonWriter json;
+    if (o.json) json.begin_object().key("backend").value(labs::backend_name(backend)).key("seed")
+                    .value(std::int64_t(o.seed)).key("steps").begin_array();
+    for (std::size_t i = 0; i < steps.size(); ++i) {
+        const SelectedStep& s = steps[i];
+        labs::RunContext context(backend, o.seed);
+        const labs::StepOutput output = s.step->logic.run(params[i], context);
+        if (o.json) {
+            json.begin_object().key("lab").value(s.lab->id).key("step").value(s.step->logic.id)
+                .key("title").value(s.step->title).key("parameters");
+            write_parameters_json(json, params[i]);
+            write_step_output_json(json, output);
+            json.end_object();
+            continue;
+        }
+        std::string values;
+        for (const auto& [name, value] : params[i].values()) values += " " + name + "=" + labs::value_text(value);
+        std::printf("== %s/%s: %s [%s]%s\n\n%s\n", s.lab->id.c_str(), s.step->logic.id.c_str(), s.step->title.c_str(),
+                    std::string(labs::backend_name(backend)).c_str(), values.c_str(),
+                    step_output_text(output).c_str());
+        std::fflush(stdout);
+    }
+    if (o.json) {
+        json.end_array().end_object();
+        std::printf("%s\n", json.text().c_str());
+    }
+}
+
+}  // namespace
+
+void add_labs_command(CLI::App& app, CommandStatus& status) {
+    CLI::App* cmd = app.add_subcommand("labs", "List the labs, their steps, parameters and backends");
+    auto json = std::make_shared<bool>(false);
+    cmd->add_flag("--json", *json, "Print JSON");
+    cmd->callback([json, &status] {
+        const labs::Catalog& catalog = lab_catalog();
+        print_labs(catalog, *json);
+        if (!catalog.errors.empty()) status.exit_code = 1;
+    });
+}
+
+void add_run_command(CLI::App& app, CommandStatus&) {
+    CLI::App* cmd = app.add_subcommand("run", "Run lab steps headless and print their tables and metrics");
+    auto o = std::make_shared<RunOptions>();
+    cmd->add_option("step", o->selector, "LAB or LAB/STEP (see 'fp8lab labs')")->required();
+    cmd->add_option("--set", o->sets, "NAME=VALUE: a step parameter (repeatable)");
+    cmd->add_option("--backend", o->backend, "cpu or gpu")->capture_default_str();
+    cmd->add_option("--seed", o->seed, "Seed of every random choice")->capture_default_str();
+    cmd->add_flag("--json", o->json, "Print JSON");
+    cmd->callback([o] { run_steps(*o); });
+}
+
+}  // namespace fp8lab::cli

@@ -1,0 +1,16 @@
+// A step's output for the terminal (aligned tables, metrics) and as JSON.
+#pragma once
+
+#include <string>
+
+#include "app/cli/json_writer.hpp"
+#include "labs/lab.hpp"
+
+namespace fp8lab::cli {
+
+std::string table_text(const labs::Table& table);
+std::string step_output_text(const labs::StepOutput& output);
+void write_step_output_json(JsonWriter& json, const labs::StepOutput& output);
+void write_parameters_json(JsonWriter& json, const labs::Parameters& parameters);
+
+}  // namespace fp8lab::cli

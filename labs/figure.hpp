@@ -1,0 +1,84 @@
+// The figure model: plain data that the screen renderer and the Cairo exporter both draw.
+#pragma once
+
+#include <array>
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <vector>
+
+namespace fp8lab::labs {
+
+enum class AxisScale {
+    Linear,
+    Log10,
+    Log2,    // ticks at powers of two
+    SymLog,  // linear within +-linear_threshold, log10 outside: signed data over decades
+};
+
+struct Axis {
+    std::string label;
+    AxisScale scale = AxisScale::Linear;
+    std::optional<double> min, max;  // unset: fitted to the data
+    double linear_threshold = 1.0;   // SymLog only
+    // Category axis (bar charts, one row per format): tick i at value i reads categories[i].
+    std::vector<std::string> categories;
+};
+
+enum class SeriesKind {
+    Line,
+    Scatter,
+    Stairs,         // steps: y[i] holds from x[i] to x[i+1]
+    VerticalLines,  // one line at each x (e.g. every representable value), full height
+    Band,           // filled between y (lower) and y_upper
+    Bars,           // a bar from 0 to y centred on x, width bar_width
+    Histogram,      // bins: edges in x (one more than y), counts in y
+    Heatmap,        // cells row-major in values, rows x columns, over the x/y extents
+};
+
+// Okabe-Ito, safe for the common colour-vision deficiencies; colour indices refer to it.
+struct Rgb {
+    std::uint8_t r, g, b;
+};
+inline constexpr std::array<Rgb, 8> kOkabeIto = {{{0, 114, 178},    // blue
+                                                   {230, 159, 0},    // orange
+                                                   {0, 158, 115},    // bluish green
+                                                   {204, 121, 167},  // reddish purple
+                                                   {86, 180, 233},   // sky blue
+                                                   {213, 94, 0},     // vermillion
+                                                   {240, 228, 66},   // yellow
+                                                   {0, 0, 0}}};      // black
+Rgb palette_colour(int index);  // wraps around the palette
+
+struct Series {
+    SeriesKind kind = SeriesKind::Line;
+    std::string name;  // legend entry; empty: not in the legend
+    int colour = 0;    // index into kOkabeIto
+    std::vector<double> x, y, y_upper;
+    double bar_width = 0.8;   // Bars, in x units
+    bool dashed = false;      // Line / Stairs / VerticalLines
+    // Heatmap
+    int rows = 0, columns = 0;
+    std::vector<double> values;
+    std::string value_label;  // colour-bar label
+};
+
+struct Annotation {
+    double x = 0, y = 0;
+    std::string text;
+};
+
+struct Figure {
+    std::string id;  // file-name safe, unique within a step
+    std::string title;
+    Axis x_axis, y_axis;
+    std::vector<Series> series;
+    std::vector<Annotation> annotations;
+    bool legend = true;
+};
+
+// Convenience builders used by the labs.
+Series line(std::string name, std::vector<double> x, std::vector<double> y, int colour);
+Series scatter(std::string name, std::vector<double> x, std::vector<double> y, int colour);
+
+}  // namespace fp8lab::labs

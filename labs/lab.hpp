@@ -1,0 +1,49 @@
+// Labs and steps: the logic written in code, joined with the text in labs/content.
+#pragma once
+
+#include <functional>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "labs/exercise.hpp"
+#include "labs/parameters.hpp"
+#include "labs/run_context.hpp"
+#include "labs/step_output.hpp"
+
+namespace fp8lab::labs {
+
+struct StepLogic {
+    std::string id;  // matches the step's heading in the lab text
+    std::vector<ParameterSpec> parameters;
+    std::vector<Backend> backends = {Backend::Cpu};
+    std::function<StepOutput(const Parameters&, RunContext&)> run;
+    std::optional<Exercise> exercise;
+    // Steps with FP8 settings: which parameters feed the training panel, and how.
+    std::string training_mapping;
+};
+
+struct LabLogic {
+    std::string id;
+    std::vector<StepLogic> steps;
+};
+
+// A step as the app shows it: logic plus its title and Markdown text.
+struct Step {
+    StepLogic logic;
+    std::string title;
+    std::string markdown;  // placeholders still in it: render_placeholders fills them
+    int text_line = 0;     // where its heading is in the lab's file
+    bool supports(Backend b) const;
+};
+
+struct Lab {
+    std::string id;
+    std::string title;
+    std::string file;         // the lab's text file
+    std::string introduction; // Markdown before the first step
+    std::vector<Step> steps;
+    const Step* find_step(const std::string& id) const;
+};
+
+}  // namespace fp8lab::labs

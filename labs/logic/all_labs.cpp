@@ -1,0 +1,9 @@
+// The list of labs in code, in curriculum order.
+#include "labs/catalog.hpp"
+#include "labs/logic/lab_logic.hpp"
+
+namespace fp8lab::labs {
+
+std::vector<LabLogic> all_lab_logic() { return {formats_lab(), values_lab()}; }
+
+}  // namespace fp8lab::labs

@@ -1,0 +1,242 @@
+// Lab 1, FP8 formats: bits to value, special values, OCP E4M3 versus the IEEE-style layout.
+#include <cmath>
+
+#include "emulator/convert.hpp"
+#include "emulator/value_grid.hpp"
+#include "labs/logic/format_text.hpp"
+#include "labs/logic/lab_logic.hpp"
+
+namespace fp8lab::labs {
+namespace {
+
+using emu::Format;
+
+Table bits_table(const Format& source, std::uint32_t code) {
+    Table t{"fields", "The same value in every format", {}, {}};
+    t.columns = {{"format"}, {"code", ColumnType::Code}, {"sign"}, {"exponent"}, {"mantissa"},
+                 {"value", ColumnType::Number}, {"formula"}};
+    const double value = emu::decode(source, code);
+    for (const Format* f : {&source, &emu::fp16(), &emu::bf16(), &emu::fp32()}) {
+        if (f != &source && f->name == source.name) continue;
+        // The others hold the source's value exactly: FP8 values fit in FP16, BF16 and FP32.
+        const std::uint32_t c = f == &source ? code : emu::encode(*f, value);
+        const CodeFields fields = code_fields(*f, c);
+        t.rows.push_back({std::string(f->display_name), std::int64_t(c), fields.sign_bits, fields.exponent_bits,
+                          fields.mantissa_bits, emu::decode(*f, c), value_formula(*f, c)});
+    }
+    return t;
+}
+
+Figure value_of_every_code(std::uint32_t selected, const Format& selected_format) {
+    Figure fig;
+    fig.id = "value-by-code";
+    fig.title = "The value of every 8-bit code";
+    fig.x_axis = {"code", AxisScale::Linear, 0.0, 255.0};
+    fig.y_axis = {"value", AxisScale::SymLog};
+    fig.y_axis.linear_threshold = 0.01;
+    int colour = 0;
+    for (const Format* f : {&emu::e4m3(), &emu::e5m2()}) {
+        Series s = scatter(std::string(f->display_name), {}, {}, colour++);
+        for (std::uint32_t c = 0; c < 256; ++c) {
+            const double v = emu::decode(*f, c);
+            if (!std::isfinite(v)) continue;  // NaN and Inf have no place on a value axis
+            s.x.push_back(c);
+            s.y.push_back(v);
+        }
+        fig.series.push_back(std::move(s));
+    }
+    const double v = emu::decode(selected_format, selected);
+    if (std::isfinite(v))
+        fig.annotations.push_back({double(selected), v, "code " + cell_text({"", ColumnType::Code},
+                                                                            std::int64_t(selected))});
+    return fig;
+}
+
+StepLogic bits_to_value() {
+    StepLogic s;
+    s.id = "bits-to-value";
+    s.parameters = {choice("format", "Format", {"e4m3", "e5m2"}, "e4m3", "The 8-bit format to decode"),
+                    integer("code", "Code", 0, 255, 0x5A, "The 8-bit code (0x00 to 0xff)")};
+    s.run = [](const Parameters& p, RunContext&) {
+        const Format& f = emu::format_by_name(p.choice("format"));
+        const auto code = std::uint32_t(p.integer("code"));
+        StepOutput out;
+        out.tables.push_back(bits_table(f, code));
+        out.figures.push_back(value_of_every_code(code, f));
+        out.metrics.push_back({"value", emu::decode(f, code), ""});
+        return out;
+    };
+    // 0x5A in E4M3 is 0.1011.010: 2^(11-7) x 1.25 = 20.
+    const Format& f = emu::e4m3();
+    const double right = emu::decode(f, 0x5A);
+    s.exercise = numeric_exercise(
+        "Decode the E4M3 code 0x5A (binary 0 1011 010) by hand. What value is it?", right,
+        {{std::ldexp(1.25, 11 - (f.bias + 1)), "That uses a bias one too large: E4M3's bias is 7."},
+         {std::ldexp(1.25, 11 - (f.bias - 1)), "That uses a bias one too small: E4M3's bias is 7."},
+         {std::ldexp(0.25, 11 - f.bias), "Normal numbers have an implicit leading 1: the significand is 1.010 in binary."},
+         {std::ldexp(1.0 + 2.0 / 8.0, 0), "The exponent field 1011 is 11; subtract the bias 7 and scale by 2^4."}},
+        "Split the code into sign (1 bit), exponent (4 bits) and mantissa (3 bits), then use "
+        "(-1)^s x 2^(e-7) x 1.m.");
+    return s;
+}
+
+std::string overflow_result(const Format& f) {
+    emu::ConvertOptions o;
+    o.saturation = emu::Saturation::None;
+    const double v = emu::decode(f, emu::encode(f, 1e300, o));
+    return std::isnan(v) ? "NaN" : std::isinf(v) ? "Inf" : number_text(v);
+}
+
+StepLogic special_values() {
+    StepLogic s;
+    s.id = "special-values";
+    s.run = [](const Parameters&, RunContext&) {
+        StepOutput out;
+        Table t{"specials", "Special values by format", {}, {}};
+        t.columns = {{"format"}, {"zeros", ColumnType::Integer}, {"infinity codes", ColumnType::Integer},
+                     {"NaN codes", ColumnType::Integer}, {"largest finite", ColumnType::Number},
+                     {"overflow, saturating"}, {"overflow, not saturating"}};
+        Figure fig;
+        fig.id = "codes-on-specials";
+        fig.title = "Share of the codes that are not finite numbers";
+        fig.y_axis = {"codes spent on NaN and Inf", AxisScale::Linear, 0.0};
+        fig.y_axis.label = "% of all codes";
+        Series nan_bars, inf_bars;
+        nan_bars.kind = inf_bars.kind = SeriesKind::Bars;
+        nan_bars.name = "NaN";
+        inf_bars.name = "Inf";
+        nan_bars.colour = 0;
+        inf_bars.colour = 1;
+        nan_bars.bar_width = inf_bars.bar_width = 0.4;
+        for (const Format* f : {&emu::e4m3(), &emu::e4m3_ieee(), &emu::e5m2(), &emu::fp16(), &emu::bf16()}) {
+            std::int64_t zeros = 0, infs = 0, nans = 0;
+            for (std::uint32_t c = 0; c < f->code_count(); ++c) {
+                const double v = emu::decode(*f, c);
+                zeros += v == 0;
+                infs += std::isinf(v);
+                nans += std::isnan(v);
+            }
+            emu::ConvertOptions sat;
+            t.rows.push_back({std::string(f->display_name), zeros, infs, nans, f->max_finite,
+                              number_text(emu::round_to_format(*f, 1e300, sat)), overflow_result(*f)});
+            const double i = double(fig.x_axis.categories.size());
+            fig.x_axis.categories.push_back(std::string(f->display_name));
+            nan_bars.x.push_back(i - 0.2);
+            nan_bars.y.push_back(100.0 * double(nans) / double(f->code_count()));
+            inf_bars.x.push_back(i + 0.2);
+            inf_bars.y.push_back(100.0 * double(infs) / double(f->code_count()));
+        }
+        fig.series = {nan_bars, inf_bars};
+        out.tables.push_back(std::move(t));
+        out.figures.push_back(std::move(fig));
+        return out;
+    };
+    s.exercise = choice_exercise(
+        "An E4M3 (OCP) conversion without saturation receives 1000. What comes out?",
+        {"+Inf", "NaN", "448", "1000 wraps around to a small number"}, 1,
+        {"E4M3 (OCP) has no infinities: it gave those codes to finite values. Overflow gives NaN.", "",
+         "That is the saturating conversion (satfinite). Without saturation E4M3 has only NaN left.",
+         "Floating-point conversion never wraps around: it rounds, saturates or overflows."});
+    return s;
+}
+
+Table top_binade(const Format& f) {
+    Table t{"top-" + std::string(f.name), std::string(f.display_name) + ": the codes of the top exponent", {}, {}};
+    t.columns = {{"code", ColumnType::Code}, {"exponent"}, {"mantissa"}, {"value", ColumnType::Number}};
+    for (std::uint32_t c = 0x70; c <= 0x7F; ++c) {
+        const CodeFields fields = code_fields(f, c);
+        t.rows.push_back({std::int64_t(c), fields.exponent_bits, fields.mantissa_bits, emu::decode(f, c)});
+    }
+    return t;
+}
+
+StepLogic ocp_versus_ieee() {
+    StepLogic s;
+    s.id = "ocp-vs-ieee";
+    s.run = [](const Parameters&, RunContext&) {
+        StepOutput out;
+        out.tables.push_back(top_binade(emu::e4m3()));
+        out.tables.push_back(top_binade(emu::e4m3_ieee()));
+        Figure fig;
+        fig.id = "top-values";
+        fig.title = "The largest E4M3 values in both layouts";
+        fig.x_axis = {"value", AxisScale::Linear, 60.0, 470.0};
+        fig.y_axis = {"", AxisScale::Linear, 0.0, 1.0};
+        int colour = 0;
+        for (const Format* f : {&emu::e4m3(), &emu::e4m3_ieee()}) {
+            Series v;
+            v.kind = SeriesKind::VerticalLines;
+            v.name = std::string(f->display_name);
+            v.colour = colour;
+            v.dashed = colour == 1;
+            for (const emu::RepresentableValue& r : emu::representable_values(*f))
+                if (r.value >= 64) v.x.push_back(r.value);
+            fig.series.push_back(std::move(v));
+            fig.annotations.push_back({f->max_finite, 0.9 - 0.15 * colour, "max " + number_text(f->max_finite)});
+            out.metrics.push_back({std::string(f->display_name) + " max", f->max_finite, ""});
+            ++colour;
+        }
+        out.figures.push_back(std::move(fig));
+        return out;
+    };
+    const Format& ocp = emu::e4m3();
+    const Format& ieee = emu::e4m3_ieee();
+    s.exercise = numeric_exercise(
+        "What is the largest finite value of E4M3 as the OCP specification defines it?", ocp.max_finite,
+        {{ieee.max_finite, "That is the IEEE-style layout, which reserves the whole top exponent for Inf and NaN. "
+                           "OCP E4M3 keeps only S.1111.111 for NaN."},
+         {std::ldexp(1.875, 15 - ocp.bias), "S.1111.111 is NaN in OCP E4M3, so the largest mantissa there is 110."},
+         {std::ldexp(1.75, 15 - (ocp.bias + 1)), "The bias is 7, not 8."},
+         {INFINITY, "E4M3 (OCP) has no infinities."}},
+        "The top exponent field 1111 holds finite values in OCP E4M3; only mantissa 111 is NaN.");
+    return s;
+}
+
+StepLogic range_and_precision() {
+    StepLogic s;
+    s.id = "range-and-precision";
+    s.run = [](const Parameters&, RunContext&) {
+        StepOutput out;
+        Table t{"range", "Range and precision", {}, {}};
+        t.columns = {{"format"}, {"bits", ColumnType::Integer}, {"exponent bits", ColumnType::Integer},
+                     {"mantissa bits", ColumnType::Integer}, {"bias", ColumnType::Integer},
+                     {"max", ColumnType::Number}, {"min normal", ColumnType::Number},
+                     {"min subnormal", ColumnType::Number}, {"epsilon", ColumnType::Number},
+                     {"decimal digits", ColumnType::Number}, {"binades", ColumnType::Number}};
+        Figure fig;
+        fig.id = "dynamic-range";
+        fig.title = "Dynamic range: subnormals (dashed) and normals (solid)";
+        fig.x_axis = {"magnitude", AxisScale::Log2};
+        fig.y_axis = {"", AxisScale::Linear, -0.5};
+        fig.legend = false;
+        const std::vector<const Format*> formats = {&emu::e4m3(), &emu::e5m2(), &emu::fp16(), &emu::bf16(),
+                                                    &emu::fp32()};
+        fig.y_axis.max = double(formats.size()) - 0.5;
+        for (std::size_t i = 0; i < formats.size(); ++i) {
+            const Format& f = *formats[i];
+            const double epsilon = std::ldexp(1.0, -f.mantissa_bits);
+            t.rows.push_back({std::string(f.display_name), std::int64_t(f.total_bits), std::int64_t(f.exponent_bits),
+                              std::int64_t(f.mantissa_bits), std::int64_t(f.bias), f.max_finite, f.min_normal,
+                              f.min_subnormal, epsilon, (f.mantissa_bits + 1) * std::log10(2.0),
+                              std::log2(f.max_finite / f.min_subnormal)});
+            const double y = double(i);
+            Series sub = line("", {f.min_subnormal, f.min_normal}, {y, y}, int(i));
+            sub.dashed = true;
+            fig.series.push_back(std::move(sub));
+            fig.series.push_back(line(std::string(f.display_name), {f.min_normal, f.max_finite}, {y, y}, int(i)));
+            fig.y_axis.categories.push_back(std::string(f.display_name));
+        }
+        out.tables.push_back(std::move(t));
+        out.figures.push_back(std::move(fig));
+        return out;
+    };
+    return s;
+}
+
+}  // namespace
+
+LabLogic formats_lab() {
+    return {"formats", {bits_to_value(), special_values(), ocp_versus_ieee(), range_and_precision()}};
+}
+
+}  // namespace fp8lab::labs

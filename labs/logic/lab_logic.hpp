@@ -1,0 +1,11 @@
+// The labs written in code; each function builds one lab's steps.
+#pragma once
+
+#include "labs/lab.hpp"
+
+namespace fp8lab::labs {
+
+LabLogic formats_lab();  // 01: FP8 formats
+LabLogic values_lab();   // 02: representable values and error by magnitude
+
+}  // namespace fp8lab::labs

@@ -1,0 +1,213 @@
+// Lab 2, representable values: the number line per binade, error by magnitude, and the
+// fixed-grid "simulation" of FP8 next to the real thing.
+#include <algorithm>
+#include <cmath>
+
+#include "emulator/convert.hpp"
+#include "emulator/value_grid.hpp"
+#include "labs/logic/format_text.hpp"
+#include "labs/logic/lab_logic.hpp"
+
+namespace fp8lab::labs {
+namespace {
+
+using emu::Format;
+
+const std::vector<std::string> kSmallFormats = {"e4m3", "e5m2", "e3m2", "e2m3", "e2m1"};
+
+StepLogic number_line() {
+    StepLogic s;
+    s.id = "number-line";
+    s.parameters = {choice("format", "Format", kSmallFormats, "e4m3", "The format whose values are drawn")};
+    s.run = [](const Parameters& p, RunContext&) {
+        const Format& f = emu::format_by_name(p.choice("format"));
+        std::vector<emu::RepresentableValue> values = emu::representable_values(f);
+        std::erase_if(values, [](const emu::RepresentableValue& v) { return v.value <= 0; });
+        StepOutput out;
+
+        Figure all;
+        all.id = "positive-values";
+        all.title = "Every positive " + std::string(f.display_name) + " value";
+        all.x_axis = {"value", AxisScale::Log2};
+        all.y_axis = {"", AxisScale::Linear, 0.0, 1.0};
+        Series lines;
+        lines.kind = SeriesKind::VerticalLines;
+        lines.name = std::string(f.display_name);
+        for (const auto& v : values) lines.x.push_back(v.value);
+        all.series.push_back(std::move(lines));
+        all.annotations.push_back({f.min_normal, 0.92, "smallest normal"});
+        out.figures.push_back(std::move(all));
+
+        // One row per binade [2^e, 2^(e+1)); subnormals share the row of the lowest one.
+        Figure rows;
+        rows.id = "binades";
+        rows.title = "The same pattern in every binade, the gaps doubling";
+        rows.x_axis = {"value / 2^e (position inside its binade)", AxisScale::Linear, 0.0, 2.0};
+        rows.y_axis = {"binade exponent e", AxisScale::Linear};
+        Table t{"binades", "Values per binade", {}, {}};
+        t.columns = {{"binade"}, {"values", ColumnType::Integer}, {"gap between neighbours", ColumnType::Number}};
+        Series normal = scatter("normal", {}, {}, 0), subnormal = scatter("subnormal", {}, {}, 1);
+        for (int e = f.min_exponent; e <= f.max_exponent; ++e) {
+            std::int64_t count = 0;
+            for (const auto& v : values) {
+                const bool in_binade = v.value >= std::ldexp(1.0, e) && v.value < std::ldexp(1.0, e + 1);
+                if (!in_binade) continue;
+                normal.x.push_back(std::ldexp(v.value, -e));
+                normal.y.push_back(e);
+                ++count;
+            }
+            t.rows.push_back({"[2^" + std::to_string(e) + ", 2^" + std::to_string(e + 1) + ")", count,
+                              emu::ulp(f, std::ldexp(1.0, e))});
+        }
+        std::int64_t sub_count = 0;
+        for (const auto& v : values) {
+            if (v.value >= f.min_normal) break;
+            subnormal.x.push_back(std::ldexp(v.value, -f.min_exponent));
+            subnormal.y.push_back(f.min_exponent - 1);
+            ++sub_count;
+        }
+        if (sub_count)
+            t.rows.insert(t.rows.begin(), std::vector<Cell>{"subnormal, below 2^" + std::to_string(f.min_exponent),
+                                                            sub_count, f.min_subnormal});
+        rows.series = {normal, subnormal};
+        out.figures.push_back(std::move(rows));
+        out.tables.push_back(std::move(t));
+        out.metrics.push_back({"positive values", double(values.size()), ""});
+        return out;
+    };
+    s.exercise = numeric_exercise(
+        "How many E4M3 values lie in [1, 2)? (1 counts, 2 does not.)", std::ldexp(1.0, emu::e4m3().mantissa_bits),
+        {{std::ldexp(1.0, emu::e4m3().mantissa_bits) - 1, "1 itself is in [1, 2): count it."},
+         {std::ldexp(1.0, emu::e4m3().exponent_bits), "That is 2^(exponent bits). Inside one binade only the "
+                                                        "mantissa changes."}},
+        "Inside one binade the exponent is fixed and the mantissa takes every value: 2^(mantissa bits).");
+    return s;
+}
+
+// Relative rounding error (nearest-even) at each x; exact hits are dropped for log axes.
+Series relative_error(const Format& f, const std::vector<double>& x, int colour, double& worst_normal,
+                      double& worst_subnormal) {
+    Series s = line(std::string(f.display_name), {}, {}, colour);
+    worst_normal = worst_subnormal = 0;
+    for (double v : x) {
+        const double e = emu::rounding_error(f, v).rel_error;
+        double& worst = v >= f.min_normal ? worst_normal : worst_subnormal;
+        worst = std::max(worst, e);
+        if (e <= 0) continue;
+        s.x.push_back(v);
+        s.y.push_back(e);
+    }
+    return s;
+}
+
+StepLogic error_by_magnitude() {
+    StepLogic s;
+    s.id = "error-by-magnitude";
+    std::vector<std::string> choices = {"all"};
+    choices.insert(choices.end(), kSmallFormats.begin(), kSmallFormats.end());
+    s.parameters = {choice("format", "Formats", choices, "all", "One format, or all of them on one plot"),
+                    integer("points", "Points per format", 200, 20000, 3000, "Magnitudes sampled per format")};
+    s.run = [](const Parameters& p, RunContext& context) {
+        std::vector<const Format*> formats;
+        for (const std::string& name : kSmallFormats)
+            if (p.choice("format") == "all" || p.choice("format") == name) formats.push_back(&emu::format_by_name(name));
+        StepOutput out;
+        Figure fig;
+        fig.id = "relative-error";
+        fig.title = "Relative rounding error against magnitude (round to nearest even)";
+        fig.x_axis = {"|x|", AxisScale::Log2};
+        fig.y_axis = {"relative error |q(x) - x| / |x|", AxisScale::Log10};
+        Table t{"worst-error", "Worst relative error measured", {}, {}};
+        t.columns = {{"format"}, {"normal range", ColumnType::Number}, {"bound 2^-(m+1)", ColumnType::Number},
+                     {"subnormal range", ColumnType::Number}};
+        int colour = 0;
+        for (const Format* f : formats) {
+            context.report_progress(double(colour) / double(formats.size()), std::string(f->display_name));
+            const std::vector<double> x =
+                log_spaced(f->min_subnormal / 2, f->max_finite, int(p.integer("points")));
+            double worst_normal, worst_subnormal;
+            fig.series.push_back(relative_error(*f, x, colour, worst_normal, worst_subnormal));
+            const double bound = std::ldexp(1.0, -(f->mantissa_bits + 1));
+            t.rows.push_back({std::string(f->display_name), worst_normal, bound, worst_subnormal});
+            if (formats.size() == 1) {
+                Series b = line("bound 2^-(m+1)", {f->min_normal, f->max_finite}, {bound, bound}, 7);
+                b.dashed = true;
+                fig.series.push_back(std::move(b));
+                fig.annotations.push_back({f->min_normal, bound * 2, "smallest normal"});
+            }
+            ++colour;
+        }
+        out.figures.push_back(std::move(fig));
+        out.tables.push_back(std::move(t));
+        return out;
+    };
+    const double gap = emu::ulp(emu::e4m3(), 16.0);
+    s.exercise = numeric_exercise(
+        "What is the gap between neighbouring E4M3 values in [16, 32)?", gap,
+        {{0.125, "That is a fixed grid of 1/8. The gap is 2^-3 times the start of the binade, so it grows with it."},
+         {gap / 2, "That is the gap of the binade below, [8, 16)."},
+         {gap * 2, "That is the gap of the binade above, [32, 64)."}},
+        "Inside [2^e, 2^(e+1)) the gap is 2^(e - mantissa bits); E4M3 has 3 mantissa bits.");
+    return s;
+}
+
+StepLogic fixed_grid() {
+    StepLogic s;
+    s.id = "fixed-grid";
+    s.parameters = {integer("grid", "Grid steps per unit", 2, 64, 8, "The fixed grid is multiples of 1/grid")};
+    s.run = [](const Parameters& p, RunContext&) {
+        const Format& f = emu::e4m3();
+        const double step = 1.0 / double(p.integer("grid"));
+        auto grid_round = [&](double x) { return std::clamp(std::nearbyint(x / step) * step, -f.max_finite, f.max_finite); };
+        StepOutput out;
+        Figure fig;
+        fig.id = "fixed-grid-error";
+        fig.title = "Rounding to a fixed grid is not FP8";
+        fig.x_axis = {"|x|", AxisScale::Log2};
+        fig.y_axis = {"relative error", AxisScale::Log10};
+        const std::vector<double> x = log_spaced(f.min_subnormal / 2, f.max_finite, 3000);
+        double worst_normal, worst_subnormal;
+        fig.series.push_back(relative_error(f, x, 0, worst_normal, worst_subnormal));
+        Series grid = line("fixed grid of 1/" + std::to_string(p.integer("grid")), {}, {}, 5);
+        grid.dashed = true;
+        std::int64_t flushed = 0;
+        for (double v : x) {
+            const double q = grid_round(v);
+            flushed += q == 0;
+            // A value the grid flushes to zero has relative error 1: draw it, it is the point.
+            const double e = std::abs(q - v) / v;
+            if (e > 0) {
+                grid.x.push_back(v);
+                grid.y.push_back(e);
+            }
+        }
+        fig.series.push_back(std::move(grid));
+        out.figures.push_back(std::move(fig));
+
+        Table t{"examples", "What each method makes of a few values", {}, {}};
+        t.columns = {{"x", ColumnType::Number}, {"fixed grid", ColumnType::Number}, {"E4M3", ColumnType::Number},
+                     {"E4M3 relative error", ColumnType::Number}};
+        for (double v : {0.001, 0.01, 0.05, 0.3, 3.3, 100.3, 300.0, 1000.0})
+            t.rows.push_back({v, grid_round(v), emu::round_to_format(f, v), emu::rounding_error(f, v).rel_error});
+        out.tables.push_back(std::move(t));
+        std::int64_t e4m3_flushed = 0;
+        for (double v : x) e4m3_flushed += emu::round_to_format(f, v) == 0;
+        out.metrics.push_back({"samples the grid flushes to zero", 100.0 * double(flushed) / double(x.size()), "%"});
+        out.metrics.push_back({"samples E4M3 flushes to zero", 100.0 * double(e4m3_flushed) / double(x.size()), "%"});
+        return out;
+    };
+    const double right = emu::round_to_format(emu::e4m3(), 0.3);
+    s.exercise = numeric_exercise(
+        "What does 0.3 become in E4M3 (round to nearest even)?", right,
+        {{0.25, "That is the fixed 1/8 grid (or truncation). Near 0.3 the E4M3 gap is 2^-5 = 0.03125."},
+         {0.375, "That is the fixed 1/8 grid rounded up. Near 0.3 the E4M3 gap is 2^-5 = 0.03125."},
+         {0.3, "0.3 is not representable in any binary format; find its nearest E4M3 neighbour."}},
+        "0.3 lies in [0.25, 0.5), where E4M3 values are 0.25 + k x 0.03125.");
+    return s;
+}
+
+}  // namespace
+
+LabLogic values_lab() { return {"values", {number_line(), error_by_magnitude(), fixed_grid()}}; }
+
+}  // namespace fp8lab::labs

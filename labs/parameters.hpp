@@ -1,0 +1,76 @@
+// A step's parameter schema (choice, integer range, float range, toggle) and values.
+#pragma once
+
+#include <cstdint>
+#include <map>
+#include <stdexcept>
+#include <string>
+#include <variant>
+#include <vector>
+
+namespace fp8lab::labs {
+
+enum class ParameterKind { Choice, Integer, Float, Toggle };
+
+using ParameterValue = std::variant<std::string, std::int64_t, double, bool>;
+
+struct ParameterSpec {
+    std::string name;  // identifier used by --set and saved settings
+    std::string label; // what the GUI shows
+    std::string help;
+    ParameterKind kind = ParameterKind::Choice;
+    std::vector<std::string> choices;        // Choice
+    std::int64_t int_min = 0, int_max = 0;   // Integer
+    double float_min = 0, float_max = 0;     // Float
+    bool log_slider = false;                 // Float: a slider on a log scale
+    ParameterValue default_value;
+};
+
+ParameterSpec choice(std::string name, std::string label, std::vector<std::string> choices,
+                     std::string default_choice, std::string help);
+ParameterSpec integer(std::string name, std::string label, std::int64_t min, std::int64_t max,
+                      std::int64_t default_value, std::string help);
+ParameterSpec real(std::string name, std::string label, double min, double max, double default_value,
+                   bool log_slider, std::string help);
+ParameterSpec toggle(std::string name, std::string label, bool default_value, std::string help);
+
+// A value that a parameter refused: the message names the parameter and what it accepts.
+struct ParameterError : std::invalid_argument {
+    using std::invalid_argument::invalid_argument;
+};
+
+std::string accepted_values(const ParameterSpec& spec);  // "one of e4m3, e5m2", "an integer 1 to 64"
+std::string value_text(const ParameterValue& value);
+
+// Parses text for one parameter (hex 0x.. accepted for integers; true/false/on/off/1/0
+// for toggles); throws ParameterError.
+ParameterValue parse_value(const ParameterSpec& spec, const std::string& text);
+// Throws ParameterError when the value has the wrong type or is out of range.
+void check_value(const ParameterSpec& spec, const ParameterValue& value);
+
+// The values a step runs with: every parameter of its schema, defaults unless set.
+class Parameters {
+public:
+    Parameters() = default;
+    explicit Parameters(const std::vector<ParameterSpec>& schema);
+
+    // Throws ParameterError for an unknown name or a refused value.
+    void set(const std::string& name, const ParameterValue& value);
+    void set_text(const std::string& name, const std::string& text);
+
+    const std::string& choice(const std::string& name) const;
+    std::int64_t integer(const std::string& name) const;
+    double real(const std::string& name) const;
+    bool toggle(const std::string& name) const;
+
+    const std::map<std::string, ParameterValue>& values() const { return values_; }
+    const std::vector<ParameterSpec>& schema() const { return schema_; }
+
+private:
+    const ParameterSpec& spec(const std::string& name) const;
+    const ParameterValue& get(const std::string& name) const;
+    std::vector<ParameterSpec> schema_;
+    std::map<std::string, ParameterValue> values_;
+};
+
+}  // namespace fp8lab::labs

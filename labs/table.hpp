@@ -1,0 +1,39 @@
+// Tables and metrics of a step's output: typed cells with units.
+#pragma once
+
+#include <cstdint>
+#include <string>
+#include <variant>
+#include <vector>
+
+namespace fp8lab::labs {
+
+enum class ColumnType { Text, Integer, Number, Code };  // Code: an integer shown in hex
+
+struct Column {
+    std::string name;
+    ColumnType type = ColumnType::Text;
+    std::string unit;  // e.g. "ms", "%", empty when unitless
+};
+
+using Cell = std::variant<std::string, std::int64_t, double>;
+
+struct Table {
+    std::string id;  // file-name safe, unique within a step
+    std::string title;
+    std::vector<Column> columns;
+    std::vector<std::vector<Cell>> rows;  // each row has one cell per column
+};
+
+struct Metric {
+    std::string name;
+    double value = 0;
+    std::string unit;
+};
+
+// How a cell reads in text (tables on the terminal, CSV, the GUI): numbers with up to
+// 6 significant digits unless exact, codes as 0x.. with the column's width.
+std::string cell_text(const Column& column, const Cell& cell);
+std::string number_text(double value);  // the same rule for a bare number
+
+}  // namespace fp8lab::labs
