@@ -21,6 +21,7 @@ int main(int argc, char** argv) {
     fp8lab::cli::add_trace_command(app, status);
     fp8lab::cli::add_labs_command(app, status);
     fp8lab::cli::add_run_command(app, status);
+    fp8lab::cli::add_figures_command(app, status);
     fp8lab::cli::add_bench_command(app, status);
     try {
         app.parse(argc, argv);

@@ -57,6 +57,7 @@ struct Series {
     std::vector<double> x, y, y_upper;
     double bar_width = 0.8;   // Bars, in x units
     bool dashed = false;      // Line / Stairs / VerticalLines
+    double line_width = 1.0;  // relative to the renderer's default
     // Heatmap
     int rows = 0, columns = 0;
     std::vector<double> values;

@@ -40,8 +40,7 @@ double property(const emu::Format& f, const std::string& name) {
     if (name == "inf_codes") return double(count_codes(f, &emu::Format::is_inf_code));
     if (name == "finite_values") {
         if (f.total_bits > 16) throw std::invalid_argument("finite_values is only listed for formats up to 16 bits");
-        const double positive = double(emu::representable_values(f).size());  // +0 included
-        return f.has_sign ? 2 * positive - 1 : positive;
+        return double(emu::representable_values(f).size());  // -0 and +0 are one value
     }
     if (name == "binades") {
         const double smallest = f.has_subnormals ? f.min_subnormal : f.min_normal;

@@ -222,8 +222,11 @@ StepLogic range_and_precision() {
             const double y = double(i);
             Series sub = line("", {f.min_subnormal, f.min_normal}, {y, y}, int(i));
             sub.dashed = true;
+            sub.line_width = 3;
+            Series normal = line(std::string(f.display_name), {f.min_normal, f.max_finite}, {y, y}, int(i));
+            normal.line_width = 3;
             fig.series.push_back(std::move(sub));
-            fig.series.push_back(line(std::string(f.display_name), {f.min_normal, f.max_finite}, {y, y}, int(i)));
+            fig.series.push_back(std::move(normal));
             fig.y_axis.categories.push_back(std::string(f.display_name));
         }
         out.tables.push_back(std::move(t));

@@ -84,20 +84,39 @@ StepLogic number_line() {
     return s;
 }
 
-// Relative rounding error (nearest-even) at each x; exact hits are dropped for log axes.
-Series relative_error(const Format& f, const std::vector<double>& x, int colour, double& worst_normal,
-                      double& worst_subnormal) {
-    Series s = line(std::string(f.display_name), {}, {}, colour);
-    worst_normal = worst_subnormal = 0;
-    for (double v : x) {
-        const double e = emu::rounding_error(f, v).rel_error;
-        double& worst = v >= f.min_normal ? worst_normal : worst_subnormal;
-        worst = std::max(worst, e);
-        if (e <= 0) continue;
-        s.x.push_back(v);
-        s.y.push_back(e);
+// The worst relative error of round-to-nearest at every magnitude: for each pair of
+// neighbours the worst case is their midpoint, off by half the gap. Below half the
+// smallest value everything rounds to zero: relative error 1. Exact, not sampled.
+Series error_envelope(std::string name, const std::vector<double>& positive_values, int colour) {
+    Series s = line(std::move(name), {}, {}, colour);
+    s.x.push_back(positive_values.front() / 4);
+    s.y.push_back(1.0);
+    s.x.push_back(positive_values.front() / 2);
+    s.y.push_back(1.0);
+    for (std::size_t i = 0; i + 1 < positive_values.size(); ++i) {
+        const double lo = positive_values[i], hi = positive_values[i + 1];
+        const double mid = (lo + hi) / 2;
+        s.x.push_back(mid);
+        s.y.push_back((hi - lo) / 2 / mid);
     }
     return s;
+}
+
+std::vector<double> positive_values(const Format& f) {
+    std::vector<double> v;
+    for (const emu::RepresentableValue& r : emu::representable_values(f))
+        if (r.value > 0) v.push_back(r.value);
+    return v;
+}
+
+// Largest midpoint error over the neighbours inside [lo, hi).
+double worst_between(const std::vector<double>& values, double lo, double hi) {
+    double worst = 0;
+    for (std::size_t i = 0; i + 1 < values.size(); ++i) {
+        const double mid = (values[i] + values[i + 1]) / 2;
+        if (values[i] >= lo && values[i + 1] <= hi) worst = std::max(worst, (values[i + 1] - values[i]) / 2 / mid);
+    }
+    return worst;
 }
 
 StepLogic error_by_magnitude() {
@@ -105,8 +124,7 @@ StepLogic error_by_magnitude() {
     s.id = "error-by-magnitude";
     std::vector<std::string> choices = {"all"};
     choices.insert(choices.end(), kSmallFormats.begin(), kSmallFormats.end());
-    s.parameters = {choice("format", "Formats", choices, "all", "One format, or all of them on one plot"),
-                    integer("points", "Points per format", 200, 20000, 3000, "Magnitudes sampled per format")};
+    s.parameters = {choice("format", "Formats", choices, "all", "One format, or all of them on one plot")};
     s.run = [](const Parameters& p, RunContext& context) {
         std::vector<const Format*> formats;
         for (const std::string& name : kSmallFormats)
@@ -114,21 +132,20 @@ StepLogic error_by_magnitude() {
         StepOutput out;
         Figure fig;
         fig.id = "relative-error";
-        fig.title = "Relative rounding error against magnitude (round to nearest even)";
+        fig.title = "Worst relative error of round to nearest, by magnitude";
         fig.x_axis = {"|x|", AxisScale::Log2};
         fig.y_axis = {"relative error |q(x) - x| / |x|", AxisScale::Log10};
-        Table t{"worst-error", "Worst relative error measured", {}, {}};
+        Table t{"worst-error", "Worst relative error (at the midpoints between neighbours)", {}, {}};
         t.columns = {{"format"}, {"normal range", ColumnType::Number}, {"bound 2^-(m+1)", ColumnType::Number},
                      {"subnormal range", ColumnType::Number}};
         int colour = 0;
         for (const Format* f : formats) {
             context.report_progress(double(colour) / double(formats.size()), std::string(f->display_name));
-            const std::vector<double> x =
-                log_spaced(f->min_subnormal / 2, f->max_finite, int(p.integer("points")));
-            double worst_normal, worst_subnormal;
-            fig.series.push_back(relative_error(*f, x, colour, worst_normal, worst_subnormal));
+            const std::vector<double> values = positive_values(*f);
+            fig.series.push_back(error_envelope(std::string(f->display_name), values, colour));
             const double bound = std::ldexp(1.0, -(f->mantissa_bits + 1));
-            t.rows.push_back({std::string(f->display_name), worst_normal, bound, worst_subnormal});
+            t.rows.push_back({std::string(f->display_name), worst_between(values, f->min_normal, f->max_finite), bound,
+                              worst_between(values, 0, f->min_normal)});
             if (formats.size() == 1) {
                 Series b = line("bound 2^-(m+1)", {f->min_normal, f->max_finite}, {bound, bound}, 7);
                 b.dashed = true;
@@ -164,25 +181,18 @@ StepLogic fixed_grid() {
         fig.id = "fixed-grid-error";
         fig.title = "Rounding to a fixed grid is not FP8";
         fig.x_axis = {"|x|", AxisScale::Log2};
-        fig.y_axis = {"relative error", AxisScale::Log10};
-        const std::vector<double> x = log_spaced(f.min_subnormal / 2, f.max_finite, 3000);
-        double worst_normal, worst_subnormal;
-        fig.series.push_back(relative_error(f, x, 0, worst_normal, worst_subnormal));
-        Series grid = line("fixed grid of 1/" + std::to_string(p.integer("grid")), {}, {}, 5);
+        fig.y_axis = {"worst relative error", AxisScale::Log10};
+        fig.series.push_back(error_envelope(std::string(f.display_name), positive_values(f), 0));
+        std::vector<double> grid_values;
+        for (double v = step; v <= f.max_finite; v += step) grid_values.push_back(v);
+        Series grid = error_envelope("fixed grid of 1/" + std::to_string(p.integer("grid")), grid_values, 5);
         grid.dashed = true;
-        std::int64_t flushed = 0;
-        for (double v : x) {
-            const double q = grid_round(v);
-            flushed += q == 0;
-            // A value the grid flushes to zero has relative error 1: draw it, it is the point.
-            const double e = std::abs(q - v) / v;
-            if (e > 0) {
-                grid.x.push_back(v);
-                grid.y.push_back(e);
-            }
-        }
         fig.series.push_back(std::move(grid));
         out.figures.push_back(std::move(fig));
+        // How much of E4M3's range each keeps: sampled evenly in log2 across it.
+        const std::vector<double> x = log_spaced(f.min_subnormal / 2, f.max_finite, 4096);
+        std::int64_t flushed = 0;
+        for (double v : x) flushed += grid_round(v) == 0;
 
         Table t{"examples", "What each method makes of a few values", {}, {}};
         t.columns = {{"x", ColumnType::Number}, {"fixed grid", ColumnType::Number}, {"E4M3", ColumnType::Number},
@@ -192,8 +202,9 @@ StepLogic fixed_grid() {
         out.tables.push_back(std::move(t));
         std::int64_t e4m3_flushed = 0;
         for (double v : x) e4m3_flushed += emu::round_to_format(f, v) == 0;
-        out.metrics.push_back({"samples the grid flushes to zero", 100.0 * double(flushed) / double(x.size()), "%"});
-        out.metrics.push_back({"samples E4M3 flushes to zero", 100.0 * double(e4m3_flushed) / double(x.size()), "%"});
+        out.metrics.push_back({"of E4M3's range (log-uniform) the grid flushes to zero",
+                               100.0 * double(flushed) / double(x.size()), "%"});
+        out.metrics.push_back({"of the same samples E4M3 flushes to zero", 100.0 * double(e4m3_flushed) / double(x.size()), "%"});
         return out;
     };
     const double right = emu::round_to_format(emu::e4m3(), 0.3);

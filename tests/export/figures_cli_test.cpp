@@ -1,0 +1,119 @@
+// `fp8lab figures`, `labs` and `run` as a user runs them: files, validity, determinism, errors.
+#include <doctest/doctest.h>
+
+#include <filesystem>
+
+#include "tests/cli/run_command.hpp"
+
+using fp8lab::test::read_file;
+using fp8lab::test::run_command;
+namespace fs = std::filesystem;
+
+namespace {
+
+const std::string kExe = FP8LAB_EXE;
+
+std::string temp_dir() {
+    char tmpl[] = "/tmp/fp8lab-figures-XXXXXX";
+    return mkdtemp(tmpl);
+}
+
+// PNG: the IHDR chunk holds width and height big-endian at bytes 16..23.
+std::pair<unsigned, unsigned> png_size(const std::string& data) {
+    auto be = [&](std::size_t at) {
+        return (unsigned(std::uint8_t(data[at])) << 24) | (unsigned(std::uint8_t(data[at + 1])) << 16) |
+               (unsigned(std::uint8_t(data[at + 2])) << 8) | unsigned(std::uint8_t(data[at + 3]));
+    };
+    return {be(16), be(20)};
+}
+
+}  // namespace
+
+TEST_CASE("figures writes well-formed SVG, PNG of the requested size, PDF, CSV, manifest and gallery") {
+    const std::string out = temp_dir();
+    const auto r = run_command(kExe + " figures --out " + out + " --format svg,png,pdf --size 900x600");
+    REQUIRE_MESSAGE(r.exit_code == 0, r.err);
+    CHECK(r.err.find("[1/") != std::string::npos);  // progress on the terminal
+    CHECK(fs::exists(out + "/index.html"));
+    const std::string manifest = read_file(out + "/manifest.json");
+    CHECK(manifest.find("\"backend\":\"cpu\"") != std::string::npos);
+    CHECK(manifest.find("\"seed\":1") != std::string::npos);
+    int svgs = 0, pngs = 0;
+    for (const auto& entry : fs::recursive_directory_iterator(out)) {
+        const std::string path = entry.path().string();
+        if (entry.path().extension() == ".svg") {
+            ++svgs;
+            if (fs::exists("/usr/bin/xmllint")) {
+                const auto lint = run_command("xmllint --noout " + path);
+                CHECK_MESSAGE(lint.exit_code == 0, (path + ": " + lint.err));
+            }
+            CHECK(fs::exists(entry.path().parent_path() / (entry.path().stem().string() + ".csv")));
+            CHECK(fs::exists(entry.path().parent_path() / (entry.path().stem().string() + ".pdf")));
+            CHECK(manifest.find(entry.path().filename().string()) != std::string::npos);
+        }
+        if (entry.path().extension() == ".png") {
+            ++pngs;
+            const std::string data = read_file(path);
+            REQUIRE(data.size() > 24);
+            CHECK(data.substr(1, 3) == "PNG");
+            CHECK(png_size(data) == std::pair<unsigned, unsigned>{900, 600});
+            CHECK(data.size() > 5000);  // a blank PNG of this size compresses to about 2 KB
+        }
+    }
+    CHECK(svgs >= 7);
+    CHECK(pngs == svgs);
+    if (!fs::exists("/usr/bin/xmllint")) MESSAGE("xmllint not installed (libxml2-utils): SVGs not validated");
+    fs::remove_all(out);
+}
+
+TEST_CASE("two runs write byte-identical SVG and CSV") {
+    const std::string a = temp_dir(), b = temp_dir();
+    REQUIRE(run_command(kExe + " figures --out " + a + " --format svg").exit_code == 0);
+    REQUIRE(run_command(kExe + " figures --out " + b + " --format svg").exit_code == 0);
+    int compared = 0;
+    for (const auto& entry : fs::recursive_directory_iterator(a)) {
+        if (!entry.is_regular_file()) continue;
+        const fs::path rel = fs::relative(entry.path(), a);
+        CHECK_MESSAGE(read_file(entry.path().string()) == read_file((fs::path(b) / rel).string()), rel.string());
+        ++compared;
+    }
+    CHECK(compared > 10);
+    fs::remove_all(a);
+    fs::remove_all(b);
+}
+
+TEST_CASE("figures and run refuse bad input with exit code 2") {
+    CHECK(run_command(kExe + " figures --out /tmp/x --format gif").exit_code == 2);
+    CHECK(run_command(kExe + " figures --out /tmp/x --size 10x10").exit_code == 2);
+    CHECK(run_command(kExe + " figures --out /tmp/x --lab nope").err.find("no lab 'nope'") != std::string::npos);
+    const auto set = run_command(kExe + " run values/number-line --set format=e9m9");
+    CHECK(set.exit_code == 2);
+    CHECK(set.err.find("parameter 'format'") != std::string::npos);
+    CHECK(set.err.find("one of e4m3") != std::string::npos);
+    const auto unknown = run_command(kExe + " run formats/bits-to-value --set size=3");
+    CHECK(unknown.exit_code == 2);
+    CHECK(unknown.err.find("unknown parameter 'size'") != std::string::npos);
+    const auto range = run_command(kExe + " run formats/bits-to-value --set code=300");
+    CHECK(range.exit_code == 2);
+    CHECK(range.err.find("from 0 to 255") != std::string::npos);
+    const auto step = run_command(kExe + " run formats/nope");
+    CHECK(step.exit_code == 2);
+    CHECK(step.err.find("its steps: bits-to-value") != std::string::npos);
+    const auto gpu = run_command(kExe + " run formats --backend gpu");
+    CHECK(gpu.exit_code == 2);
+    CHECK(gpu.err.find("--backend gpu") != std::string::npos);
+}
+
+TEST_CASE("run prints tables and metrics; labs lists steps with parameters") {
+    const auto r = run_command(kExe + " run formats/bits-to-value --set code=0x7e");
+    REQUIRE(r.exit_code == 0);
+    CHECK(r.out.find("value: 448") != std::string::npos);
+    CHECK(r.out.find("0x7e") != std::string::npos);
+    const auto j = run_command(kExe + " run formats/bits-to-value --json");
+    REQUIRE(j.exit_code == 0);
+    CHECK(j.out.find("\"metrics\":[{\"name\":\"value\",\"value\":20") != std::string::npos);
+    const auto l = run_command(kExe + " labs --json");
+    REQUIRE(l.exit_code == 0);
+    CHECK(l.out.find("\"id\":\"bits-to-value\"") != std::string::npos);
+    CHECK(l.out.find("\"errors\":[]") != std::string::npos);
+}

@@ -1,0 +1,196 @@
+// The lab framework: text parsing and its file:line errors, placeholders, parameters, exercises.
+#include <doctest/doctest.h>
+
+#include <algorithm>
+
+#include "labs/catalog.hpp"
+#include "labs/placeholders.hpp"
+
+using namespace fp8lab::labs;
+
+namespace {
+
+LabLogic two_step_logic() {
+    StepLogic a;
+    a.id = "first";
+    a.parameters = {integer("n", "N", 1, 10, 3, "a number")};
+    a.run = [](const Parameters& p, RunContext&) {
+        StepOutput out;
+        out.metrics.push_back({"n", double(p.integer("n")), ""});
+        return out;
+    };
+    StepLogic b = a;
+    b.id = "second";
+    return {"demo", {a, b}};
+}
+
+const char* kGoodText = "---\nid: demo\ntitle: Demo\n---\nIntro.\n\n## First step {#first}\nE4M3 max is {{E4M3.max}}.\n"
+                        "\n## Second step {#second}\n```\n## not a step\n```\nText.\n";
+
+bool has_error(const Catalog& c, const std::string& file_line, const std::string& words) {
+    return std::any_of(c.errors.begin(), c.errors.end(), [&](const TextError& e) {
+        const std::string d = e.describe();
+        return d.find(file_line) == 0 && d.find(words) != std::string::npos;
+    });
+}
+
+}  // namespace
+
+TEST_CASE("a well-formed lab loads with its steps in order, headings in code fences are text") {
+    const Catalog c = build_catalog({{"demo.md", kGoodText}}, {two_step_logic()});
+    REQUIRE(c.errors.empty());
+    REQUIRE(c.labs.size() == 1);
+    const Lab& lab = c.labs[0];
+    CHECK(lab.title == "Demo");
+    REQUIRE(lab.steps.size() == 2);
+    CHECK(lab.steps[0].title == "First step");
+    CHECK(lab.steps[0].text_line == 7);
+    CHECK(render_placeholders(lab.steps[0].markdown) == "E4M3 max is 448.\n");
+    CHECK(lab.steps[1].markdown.find("## not a step") != std::string::npos);
+}
+
+TEST_CASE("validation errors name the file and the line") {
+    SUBCASE("a step in the text without logic") {
+        const std::string text = std::string(kGoodText) + "\n## Third {#third}\nMore.\n";
+        const Catalog c = build_catalog({{"demo.md", text}}, {two_step_logic()});
+        CHECK(has_error(c, "demo.md:16:", "step 'third' is in the text but lab 'demo' has no logic"));
+        CHECK(c.labs.empty());
+    }
+    SUBCASE("logic without text") {
+        const Catalog c = build_catalog({{"demo.md", "---\nid: demo\ntitle: Demo\n---\n## First {#first}\nx\n"}},
+                                        {two_step_logic()});
+        CHECK(has_error(c, "demo.md:2:", "step 'second' of lab 'demo' has logic but no text"));
+    }
+    SUBCASE("an unknown placeholder") {
+        const Catalog c = build_catalog(
+            {{"demo.md", "---\nid: demo\ntitle: Demo\n---\n## First {#first}\nok\n{{E4M3.maxx}}\n## Second {#second}\n"}},
+            {two_step_logic()});
+        CHECK(has_error(c, "demo.md:7:", "unknown property 'maxx'"));
+    }
+    SUBCASE("a heading without an id, and no front matter") {
+        const Catalog c = build_catalog({{"a.md", "---\nid: demo\ntitle: Demo\n---\n## First\n"}, {"b.md", "# Hello\n"}},
+                                        {two_step_logic()});
+        CHECK(has_error(c, "a.md:5:", "needs its id"));
+        CHECK(has_error(c, "b.md:1:", "front matter"));
+    }
+    SUBCASE("a malformed file does not stop the others from loading") {
+        LabLogic other = two_step_logic();
+        other.id = "other";
+        const std::string other_text = std::string(kGoodText).replace(std::string(kGoodText).find("demo"), 4, "other");
+        const Catalog c = build_catalog({{"bad.md", "---\nid: demo\n"}, {"good.md", other_text}},
+                                        {two_step_logic(), other});
+        CHECK(has_error(c, "bad.md:1:", "not closed"));
+        REQUIRE(c.labs.size() == 1);
+        CHECK(c.labs[0].id == "other");
+    }
+}
+
+TEST_CASE("placeholders come from the emulator; unknown ones are errors with their line") {
+    CHECK(placeholder_value("E4M3.max") == "448");
+    CHECK(placeholder_value("e5m2.max") == "57344");
+    CHECK(placeholder_value("E4M3.min_subnormal") == "0.001953125");
+    CHECK(placeholder_value("E4M3.min_subnormal:pow2") == "2^-9");
+    CHECK(placeholder_value("E4M3-IEEE.max") == "240");
+    CHECK(placeholder_value("E4M3.nan_codes") == "2");
+    CHECK(placeholder_value("E5M2.nan_codes") == "6");
+    CHECK(placeholder_value("E5M2.inf_codes") == "2");
+    CHECK(placeholder_value("E2M1.finite_values") == "15");
+    CHECK(placeholder_value("FP32.nan_codes") == std::to_string(2 * ((1 << 23) - 1)));
+    CHECK_THROWS_WITH_AS(placeholder_value("E9M9.max"), doctest::Contains("unknown format 'E9M9'"), PlaceholderError);
+    CHECK_THROWS_AS(placeholder_value("E4M3.max:pow2"), PlaceholderError);  // 448 is not a power of two
+    try {
+        render_placeholders("line one\nline {{E4M3.nope}} two\n");
+        FAIL("expected an error");
+    } catch (const PlaceholderError& e) {
+        CHECK(e.line == 2);
+    }
+    CHECK_THROWS_AS(render_placeholders("{{E4M3.max\n}}"), PlaceholderError);
+}
+
+TEST_CASE("parameters refuse bad values naming the parameter and what it accepts") {
+    Parameters p({choice("format", "Format", {"e4m3", "e5m2"}, "e4m3", ""), integer("code", "Code", 0, 255, 90, ""),
+                  real("lr", "LR", 1e-5, 1.0, 1e-3, true, ""), toggle("on", "On", false, "")});
+    CHECK(p.choice("format") == "e4m3");
+    p.set_text("code", "0x7e");
+    CHECK(p.integer("code") == 126);
+    p.set_text("on", "true");
+    CHECK(p.toggle("on"));
+    CHECK_THROWS_WITH_AS(p.set_text("code", "256"), doctest::Contains("'code': 256 is out of range; it accepts an integer from 0 to 255"), ParameterError);
+    CHECK_THROWS_WITH_AS(p.set_text("code", "1.5"), doctest::Contains("not an integer"), ParameterError);
+    CHECK_THROWS_WITH_AS(p.set_text("format", "e4m4"), doctest::Contains("one of e4m3, e5m2"), ParameterError);
+    CHECK_THROWS_WITH_AS(p.set_text("lr", "2"), doctest::Contains("a number from"), ParameterError);
+    CHECK_THROWS_WITH_AS(p.set_text("on", "maybe"), doctest::Contains("true or false"), ParameterError);
+    CHECK_THROWS_WITH_AS(p.set_text("size", "1"), doctest::Contains("unknown parameter 'size'; this step has format, code, lr, on"), ParameterError);
+    CHECK_THROWS_AS(p.set("code", ParameterValue(std::string("x"))), ParameterError);
+}
+
+TEST_CASE("exercises recognise the mistake behind a wrong answer") {
+    const Catalog c = load_catalog();
+    const Lab* formats = c.find("formats");
+    REQUIRE(formats);
+    const Exercise& max = *formats->find_step("ocp-vs-ieee")->logic.exercise;
+    CHECK(max.check("448").correct);
+    CHECK(max.check(" 4.48e2 ").correct);
+    CHECK(max.check("0x1.cp+8").correct);
+    CHECK(max.check("240").hint.find("IEEE-style") != std::string::npos);
+    CHECK(max.check("480").hint.find("NaN") != std::string::npos);
+    CHECK(max.check("inf").hint.find("no infinities") != std::string::npos);
+    CHECK(max.check("banana").hint.find("Type a number") != std::string::npos);
+    const Exercise& decode = *formats->find_step("bits-to-value")->logic.exercise;
+    CHECK(decode.check("20").correct);
+    CHECK(decode.check("10").hint.find("bias one too large") != std::string::npos);
+    CHECK(decode.check("40").hint.find("bias one too small") != std::string::npos);
+    const Exercise& overflow = *formats->find_step("special-values")->logic.exercise;
+    CHECK(overflow.check("NaN").correct);
+    CHECK(overflow.check("2").correct);
+    CHECK(overflow.check("+Inf").hint.find("no infinities") != std::string::npos);
+    const Lab* values = c.find("values");
+    REQUIRE(values);
+    const Exercise& gap = *values->find_step("error-by-magnitude")->logic.exercise;
+    CHECK(gap.check("2").correct);
+    CHECK(gap.check("0.125").hint.find("fixed grid") != std::string::npos);
+    const Exercise& point_three = *values->find_step("fixed-grid")->logic.exercise;
+    CHECK(point_three.check("0.3125").correct);
+    CHECK(point_three.check("0.25").hint.find("fixed 1/8 grid") != std::string::npos);
+}
+
+TEST_CASE("every lab in labs/content loads, and every step runs with its defaults") {
+    const Catalog c = load_catalog();
+    for (const TextError& e : c.errors) FAIL_CHECK(e.describe());
+    CHECK(c.labs.size() == all_lab_logic().size());
+    for (const Lab& lab : c.labs) {
+        CHECK(!render_placeholders(lab.introduction).empty());
+        for (const Step& s : lab.steps) {
+            CAPTURE(lab.id + "/" + s.logic.id);
+            CHECK(render_placeholders(s.markdown).find("{{") == std::string::npos);
+            RunContext context;
+            const StepOutput out = s.logic.run(Parameters(s.logic.parameters), context);
+            CHECK(out.figures.size() + out.tables.size() > 0);
+            for (const Figure& f : out.figures) {
+                CHECK(!f.id.empty());
+                for (const Series& series : f.series)
+                    CHECK((series.kind == SeriesKind::VerticalLines || series.x.size() == series.y.size() ||
+                           series.kind == SeriesKind::Heatmap || series.kind == SeriesKind::Histogram));
+            }
+            for (const Table& t : out.tables)
+                for (const auto& row : t.rows) CHECK(row.size() == t.columns.size());
+        }
+        // Every lab ends with at least one exercise.
+        CHECK(std::any_of(lab.steps.begin(), lab.steps.end(), [](const Step& s) { return s.logic.exercise.has_value(); }));
+    }
+}
+
+TEST_CASE("a run context publishes partial results and takes a cancel request") {
+    RunContext context;
+    CHECK(context.partial() == nullptr);
+    StepOutput partial;
+    partial.metrics.push_back({"loss", 1.5, ""});
+    context.publish(partial);
+    context.report_progress(0.5, "half");
+    CHECK(context.partial()->metrics[0].value == 1.5);
+    CHECK(context.progress() == 0.5);
+    CHECK(context.progress_text() == "half");
+    CHECK(!context.cancel_requested());
+    context.request_cancel();
+    CHECK(context.cancel_requested());
+}
