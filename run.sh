@@ -4,7 +4,10 @@
 set -euo pipefail
 cd "$(dirname "$0")"
 
-packages=(build-essential cmake ninja-build pkg-config libcli11-dev doctest-dev libeigen3-dev)
+# Compiler and build tools; header-only libraries; Cairo and a font for figure export;
+# xmllint, with which the tests check every SVG.
+packages=(build-essential cmake ninja-build pkg-config libcli11-dev doctest-dev libeigen3-dev
+          libcairo2-dev fonts-dejavu-core libxml2-utils)
 
 install_packages() {
   local missing=()
@@ -31,11 +34,13 @@ case "${1:-lab}" in
   lab)
     install_packages
     build
-    # The desktop app is not written yet (issue 6): show what the lab computes so far.
-    ./build/app/fp8lab formats
+    # The desktop app is not written yet (issue 6): list the labs, run the first step
+    # and draw every figure, so what the lab computes can be seen now.
+    ./build/app/fp8lab labs
     echo
-    echo "Try: ./build/app/fp8lab convert --to e4m3 464 464.0001 -431.99999999999994"
-    ./build/app/fp8lab convert --to e4m3 464 464.0001 -431.99999999999994
+    ./build/app/fp8lab run formats/bits-to-value
+    ./build/app/fp8lab figures --out out/figures --format svg,png
+    echo "Open out/figures/index.html to see every figure; ./build/app/fp8lab --help lists the rest."
     ;;
   test)
     install_packages
