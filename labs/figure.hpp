@@ -23,6 +23,7 @@ struct Axis {
     double linear_threshold = 1.0;   // SymLog only
     // Category axis (bar charts, one row per format): tick i at value i reads categories[i].
     std::vector<std::string> categories;
+    bool show_ticks = true;  // false: an axis whose values mean nothing (a number line's height)
 };
 
 enum class SeriesKind {

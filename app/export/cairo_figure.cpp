@@ -230,6 +230,10 @@ void draw_legend(cairo_t* cr, const Figure& f, const Frame& fr, double unit) {
                 const double px = fr.px(s.x[i]), py = fr.py(s.y[i]);
                 hidden += px >= cx && px <= cx + bw && py >= cy && py <= cy + bh;
             }
+        for (const labs::Annotation& a : f.annotations) {  // a hidden label costs more than a point
+            const double px = fr.px(a.x), py = fr.py(a.y);
+            hidden += 100 * (px >= cx - bw && px <= cx + bw && py >= cy && py <= cy + bh);
+        }
         if (hidden < best) {
             best = hidden;
             x = cx;
@@ -319,8 +323,8 @@ void draw_figure(cairo_t* cr, const Figure& f, double width, double height) {
 
     const AxisRange xr = plot::fit_range(f.x_axis, all_x(f));
     const AxisRange yr = plot::fit_range(f.y_axis, all_y(f));
-    const std::vector<Tick> xt = plot::make_ticks(f.x_axis, xr, 7);
-    const std::vector<Tick> yt = plot::make_ticks(f.y_axis, yr, 6);
+    const std::vector<Tick> xt = f.x_axis.show_ticks ? plot::make_ticks(f.x_axis, xr, 7) : std::vector<Tick>{};
+    const std::vector<Tick> yt = f.y_axis.show_ticks ? plot::make_ticks(f.y_axis, yr, 6) : std::vector<Tick>{};
 
     double y_label_width = 0;
     for (const Tick& t : yt) y_label_width = std::max(y_label_width, tick_width(cr, t, tick_size));

@@ -1,4 +1,6 @@
 // Lab 1, FP8 formats: bits to value, special values, OCP E4M3 versus the IEEE-style layout.
+#include <algorithm>
+#include <cctype>
 #include <cmath>
 
 #include "emulator/convert.hpp"
@@ -120,7 +122,9 @@ StepLogic special_values() {
             t.rows.push_back({std::string(f->display_name), zeros, infs, nans, f->max_finite,
                               number_text(emu::round_to_format(*f, 1e300, sat)), overflow_result(*f)});
             const double i = double(fig.x_axis.categories.size());
-            fig.x_axis.categories.push_back(std::string(f->display_name));
+            std::string short_name(f->name);
+            std::transform(short_name.begin(), short_name.end(), short_name.begin(), ::toupper);
+            fig.x_axis.categories.push_back(short_name);
             nan_bars.x.push_back(i - 0.2);
             nan_bars.y.push_back(100.0 * double(nans) / double(f->code_count()));
             inf_bars.x.push_back(i + 0.2);
@@ -162,6 +166,7 @@ StepLogic ocp_versus_ieee() {
         fig.title = "The largest E4M3 values in both layouts";
         fig.x_axis = {"value", AxisScale::Linear, 60.0, 470.0};
         fig.y_axis = {"", AxisScale::Linear, 0.0, 1.0};
+        fig.y_axis.show_ticks = false;
         int colour = 0;
         for (const Format* f : {&emu::e4m3(), &emu::e4m3_ieee()}) {
             Series v;
@@ -172,7 +177,7 @@ StepLogic ocp_versus_ieee() {
             for (const emu::RepresentableValue& r : emu::representable_values(*f))
                 if (r.value >= 64) v.x.push_back(r.value);
             fig.series.push_back(std::move(v));
-            fig.annotations.push_back({f->max_finite, 0.9 - 0.15 * colour, "max " + number_text(f->max_finite)});
+            fig.annotations.push_back({f->max_finite, 0.5 - 0.15 * colour, "max " + number_text(f->max_finite)});
             out.metrics.push_back({std::string(f->display_name) + " max", f->max_finite, ""});
             ++colour;
         }

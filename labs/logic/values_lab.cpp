@@ -30,12 +30,13 @@ StepLogic number_line() {
         all.title = "Every positive " + std::string(f.display_name) + " value";
         all.x_axis = {"value", AxisScale::Log2};
         all.y_axis = {"", AxisScale::Linear, 0.0, 1.0};
+        all.y_axis.show_ticks = false;
         Series lines;
         lines.kind = SeriesKind::VerticalLines;
         lines.name = std::string(f.display_name);
         for (const auto& v : values) lines.x.push_back(v.value);
         all.series.push_back(std::move(lines));
-        all.annotations.push_back({f.min_normal, 0.92, "smallest normal"});
+        all.annotations.push_back({f.min_normal, 0.5, "smallest normal"});
         out.figures.push_back(std::move(all));
 
         // One row per binade [2^e, 2^(e+1)); subnormals share the row of the lowest one.
