@@ -177,6 +177,7 @@ void add_bench_command(CLI::App& app, CommandStatus& status) {
         bench_trainer(*steps);
         status.exit_code = 0;
     });
+    add_bench_gemm_command(*bench);
 }
 
 }  // namespace fp8lab::cli

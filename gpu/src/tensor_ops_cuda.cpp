@@ -1,0 +1,77 @@
+// Per-tensor quantisation and delayed scaling on the GPU: host side of the kernels.
+#include <cmath>
+#include <cstring>
+
+#include "gpu/src/cuda_check.hpp"
+#include "gpu/src/kernels.hpp"
+
+namespace fp8lab::gpu {
+namespace {
+
+using detail::DeviceBuffer;
+
+bool is_e4m3(const emu::Format& format) {
+    if (&format != &emu::e4m3() && &format != &emu::e5m2())
+        throw std::invalid_argument("the GPU quantises to e4m3 or e5m2, not " + std::string(format.name));
+    return &format == &emu::e4m3();
+}
+
+template <class T, class Launch>
+QuantizedOnGpu quantize(const emu::Format& format, std::span<const T> x, float scale, Launch launch) {
+    detail::require_gpu();
+    const bool e4m3 = is_e4m3(format);
+    QuantizedOnGpu result;
+    result.codes.resize(x.size());
+    DeviceBuffer<T> in(x.size());
+    DeviceBuffer<std::uint8_t> out(x.size());
+    DeviceBuffer<unsigned> amax(1);
+    if (!x.empty()) FP8LAB_CUDA_CHECK(cudaMemcpy(in.ptr, x.data(), x.size_bytes(), cudaMemcpyHostToDevice));
+    FP8LAB_CUDA_CHECK(cudaMemset(amax.ptr, 0, sizeof(unsigned)));
+    launch(in.ptr, x.size(), scale, e4m3, out.ptr, amax.ptr, cudaStream_t{});
+    FP8LAB_CUDA_CHECK(cudaGetLastError());
+    unsigned bits = 0;
+    if (!x.empty()) FP8LAB_CUDA_CHECK(cudaMemcpy(result.codes.data(), out.ptr, x.size(), cudaMemcpyDeviceToHost));
+    FP8LAB_CUDA_CHECK(cudaMemcpy(&bits, amax.ptr, sizeof bits, cudaMemcpyDeviceToHost));
+    std::memcpy(&result.amax, &bits, sizeof bits);
+    return result;
+}
+
+}  // namespace
+
+QuantizedOnGpu quantize_per_tensor(const emu::Format& format, std::span<const float> x, float scale) {
+    return quantize(format, x, scale, kernels::quantize_f32);
+}
+
+QuantizedOnGpu quantize_per_tensor_bf16(const emu::Format& format, std::span<const std::uint16_t> x, float scale) {
+    return quantize(format, x, scale, kernels::quantize_bf16);
+}
+
+std::vector<emu::ScalePair> delayed_scaling_on_gpu(const emu::Format& format, emu::DelayedScalingConfig config,
+                                                   std::span<const float> amax_per_step) {
+    detail::require_gpu();
+    emu::validate(config);
+    const int steps = int(amax_per_step.size());
+    DeviceBuffer<float> amaxes(amax_per_step.size()), history(std::size_t(config.history_length));
+    DeviceBuffer<kernels::DeviceScaling> state(1), used(amax_per_step.size());
+    if (steps)
+        FP8LAB_CUDA_CHECK(cudaMemcpy(amaxes.ptr, amax_per_step.data(), amax_per_step.size_bytes(), cudaMemcpyHostToDevice));
+    FP8LAB_CUDA_CHECK(cudaMemset(history.ptr, 0, history.count * sizeof(float)));
+    const kernels::DeviceScaling initial{1.0f, 1.0f};
+    FP8LAB_CUDA_CHECK(cudaMemcpy(state.ptr, &initial, sizeof initial, cudaMemcpyHostToDevice));
+    // The numerator is formed first, in float32, exactly as the emulator does.
+    const float numerator = std::ldexp(static_cast<float>(format.max_finite), -config.margin);
+    for (int t = 0; t < steps; ++t) {  // no host synchronisation between steps
+        kernels::record_amax(amaxes.ptr, t, history.ptr, state.ptr, used.ptr, cudaStream_t{});
+        kernels::delayed_update(history.ptr, config.history_length, config.algorithm == emu::AmaxAlgorithm::Max,
+                                numerator, state.ptr, cudaStream_t{});
+    }
+    FP8LAB_CUDA_CHECK(cudaGetLastError());
+    std::vector<kernels::DeviceScaling> host(amax_per_step.size());
+    if (steps)
+        FP8LAB_CUDA_CHECK(cudaMemcpy(host.data(), used.ptr, host.size() * sizeof(host[0]), cudaMemcpyDeviceToHost));
+    std::vector<emu::ScalePair> scales;
+    for (const kernels::DeviceScaling& s : host) scales.push_back({s.scale, s.scale_inv});
+    return scales;
+}
+
+}  // namespace fp8lab::gpu

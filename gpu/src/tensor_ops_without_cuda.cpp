@@ -1,0 +1,29 @@
+// The GPU building blocks in a build without CUDA: every call says so.
+#include "gpu/probe.hpp"
+#include "gpu/tensor_ops.hpp"
+
+namespace fp8lab::gpu {
+namespace {
+
+[[noreturn]] void unavailable() { throw GpuUnavailable(probe().reason); }
+
+
+}  // namespace
+
+QuantizedOnGpu quantize_per_tensor(const emu::Format&, std::span<const float>, float) { unavailable(); }
+QuantizedOnGpu quantize_per_tensor_bf16(const emu::Format&, std::span<const std::uint16_t>, float) { unavailable(); }
+std::vector<emu::ScalePair> delayed_scaling_on_gpu(const emu::Format&, emu::DelayedScalingConfig,
+                                                   std::span<const float>) {
+    unavailable();
+}
+std::vector<float> fp8_gemm(int m, int n, int k, const emu::Format&, std::span<const std::uint8_t>, float,
+                            const emu::Format&, std::span<const std::uint8_t>, float, bool) {
+    check_gemm_shape(m, n, k);
+    unavailable();
+}
+GemmTiming time_forward_gemms(int m, int n, int k, int) {
+    check_gemm_shape(m, n, k);
+    unavailable();
+}
+
+}  // namespace fp8lab::gpu

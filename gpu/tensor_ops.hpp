@@ -1,0 +1,63 @@
+// GPU building blocks behind plain C++ types: per-tensor FP8 quantisation (fused cast +
+// amax), the delayed-scaling update on the device, and cuBLASLt FP8 / BF16 GEMMs.
+// Every call throws GpuUnavailable (with probe()'s reason) when no GPU can run it, and
+// GpuError when CUDA or cuBLASLt fails.
+#pragma once
+
+#include <cstdint>
+#include <span>
+#include <stdexcept>
+#include <vector>
+
+#include "emulator/current_scaling.hpp"
+#include "emulator/delayed_scaling.hpp"
+#include "emulator/format.hpp"
+
+namespace fp8lab::gpu {
+
+struct GpuUnavailable : std::runtime_error {
+    using std::runtime_error::runtime_error;
+};
+struct GpuError : std::runtime_error {
+    using std::runtime_error::runtime_error;
+};
+
+struct QuantizedOnGpu {
+    std::vector<std::uint8_t> codes;
+    float amax = 0;  // max |x| (NaN skipped, Inf kept), from the same pass
+};
+
+// codes[i] = cvt(x[i] * scale) to E4M3 or E5M2, nearest-even, saturating to finite
+// (DESIGN.md section 4); one kernel reads x once and also reduces the amax.
+QuantizedOnGpu quantize_per_tensor(const emu::Format& format, std::span<const float> x, float scale);
+
+// The same from BF16 input (raw bits), as the training step stores activations.
+QuantizedOnGpu quantize_per_tensor_bf16(const emu::Format& format, std::span<const std::uint16_t> x, float scale);
+
+// Runs the delayed-scaling update kernel once per amax, entirely on the device, and
+// returns the scale each step would quantise with (entry t is the scale of step t).
+std::vector<emu::ScalePair> delayed_scaling_on_gpu(const emu::Format& format, emu::DelayedScalingConfig config,
+                                                   std::span<const float> amax_per_step);
+
+// Y (m x n, row-major, returned as float from the BF16 output) = dequant(A) (m x k) *
+// dequant(B)^T (n x k), both row-major codes: one cuBLASLt FP8 GEMM with the scale_inv
+// of each operand passed as its scale pointer, FP32 accumulation.
+// A may be E4M3 or E5M2 (a gradient), B must be E4M3 (E5M2 x E5M2 has no kernel).
+// m, n and k must be multiples of 16; anything else is refused naming the dimension.
+std::vector<float> fp8_gemm(int m, int n, int k, const emu::Format& a_format, std::span<const std::uint8_t> a,
+                            float a_scale_inv, const emu::Format& b_format, std::span<const std::uint8_t> b,
+                            float b_scale_inv, bool fast_accumulation);
+
+// Throws std::invalid_argument naming the first dimension that is not a positive
+// multiple of 16 (cuBLASLt's FP8 rule); the same with or without a GPU.
+void check_gemm_shape(int m, int n, int k);
+
+// Timing of the forward GEMM of a linear layer, BF16 against FP8, in one run.
+struct GemmTiming {
+    int m = 0, n = 0, k = 0;
+    double bf16_ms = 0, fp8_ms = 0;  // median over the timed repetitions (CUDA events)
+    double bf16_tflops = 0, fp8_tflops = 0;
+};
+GemmTiming time_forward_gemms(int m, int n, int k, int repetitions);
+
+}  // namespace fp8lab::gpu
