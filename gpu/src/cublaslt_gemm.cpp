@@ -49,10 +49,11 @@ public:
         FP8LAB_CUDA_CHECK(cublasLtMatmulPreferenceSetAttribute(pref, CUBLASLT_MATMUL_PREF_MAX_WORKSPACE_BYTES,
                                                               &kWorkspaceBytes, sizeof kWorkspaceBytes));
         int found = 0;
-        const cublasStatus_t s =
-            cublasLtMatmulAlgoGetHeuristic(handle_, desc_, lt_a_, lt_b_, lt_d_, lt_d_, pref, 1, &heuristic_, &found);
+        const cublasStatus_t s = cublasLtMatmulAlgoGetHeuristic(handle_, desc_, lt_a_, lt_b_, lt_d_, lt_d_, pref,
+                                                                 kCandidates, candidates_, &found);
         cublasLtMatmulPreferenceDestroy(pref);
-        if (s != CUBLAS_STATUS_SUCCESS || found == 0)
+        candidate_count_ = s == CUBLAS_STATUS_SUCCESS ? found : 0;
+        if (candidate_count_ == 0)
             throw GpuError("cuBLASLt has no kernel for this GEMM (m=" + std::to_string(m) + " n=" + std::to_string(n) +
                            " k=" + std::to_string(k) + ")");
     }
@@ -62,17 +63,26 @@ public:
         cublasLtMatrixLayoutDestroy(lt_d_);
         cublasLtMatmulDescDestroy(desc_);
     }
+    // The first run tries the heuristic's candidates in order and keeps the first that
+    // runs: a candidate can be refused at run time (CUBLAS_STATUS_NOT_SUPPORTED).
     void run(const void* a, const void* b, void* y, void* workspace, cudaStream_t stream) {
         const float alpha = 1.0f, beta = 0.0f;
-        FP8LAB_CUDA_CHECK(cublasLtMatmul(handle_, desc_, &alpha, b, lt_a_, a, lt_b_, &beta, y, lt_d_, y, lt_d_,
-                                         &heuristic_.algo, workspace, kWorkspaceBytes, stream));
+        cublasStatus_t status = CUBLAS_STATUS_NOT_SUPPORTED;
+        for (; chosen_ < candidate_count_; ++chosen_) {
+            status = cublasLtMatmul(handle_, desc_, &alpha, b, lt_a_, a, lt_b_, &beta, y, lt_d_, y, lt_d_,
+                                    &candidates_[chosen_].algo, workspace, kWorkspaceBytes, stream);
+            if (status != CUBLAS_STATUS_NOT_SUPPORTED) break;
+        }
+        FP8LAB_CUDA_CHECK(status);
     }
 
 private:
     cublasLtHandle_t handle_;
     cublasLtMatmulDesc_t desc_ = nullptr;
     cublasLtMatrixLayout_t lt_a_ = nullptr, lt_b_ = nullptr, lt_d_ = nullptr;
-    cublasLtMatmulHeuristicResult_t heuristic_{};
+    static constexpr int kCandidates = 8;
+    cublasLtMatmulHeuristicResult_t candidates_[kCandidates]{};
+    int candidate_count_ = 0, chosen_ = 0;
 };
 
 struct Handle {
