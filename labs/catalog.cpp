@@ -80,7 +80,7 @@ Catalog build_catalog(const std::vector<SourceText>& texts, const std::vector<La
             if (text_order != code_order)
                 errors.push_back({source.file, text.id_line, "the steps are in a different order than in the code"});
         }
-        check_placeholders(text.introduction, 1);  // line numbers approximate: after the front matter
+        check_placeholders(text.introduction, text.introduction_line);
         if (errors.empty()) catalog.labs.push_back(std::move(lab));
         catalog.errors.insert(catalog.errors.end(), errors.begin(), errors.end());
     }

@@ -99,6 +99,8 @@ LabText parse_lab_text(const std::string& file, std::string_view content, std::v
             body = &lab.steps.back().markdown;
             continue;
         }
+        if (body == &lab.introduction && lab.introduction_line == 0 && !line.empty())
+            lab.introduction_line = int(i + 1);
         if (body) {
             body->append(raw);
             body->push_back('\n');

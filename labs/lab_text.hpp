@@ -25,6 +25,7 @@ struct LabText {
     std::string id, title;
     int id_line = 0;
     std::string introduction;
+    int introduction_line = 0;  // the line of its first non-blank line
     std::vector<StepText> steps;
 };
 

@@ -8,14 +8,22 @@
 #include <cstdlib>
 
 namespace fp8lab::labs {
+namespace {
 
-ParameterSpec choice(std::string name, std::string label, std::vector<std::string> choices,
-                     std::string default_choice, std::string help) {
+ParameterSpec base(std::string name, std::string label, std::string help, ParameterKind kind) {
     ParameterSpec s;
     s.name = std::move(name);
     s.label = std::move(label);
     s.help = std::move(help);
-    s.kind = ParameterKind::Choice;
+    s.kind = kind;
+    return s;
+}
+
+}  // namespace
+
+ParameterSpec choice(std::string name, std::string label, std::vector<std::string> choices,
+                     std::string default_choice, std::string help) {
+    ParameterSpec s = base(std::move(name), std::move(label), std::move(help), ParameterKind::Choice);
     s.choices = std::move(choices);
     s.default_value = std::move(default_choice);
     return s;
@@ -23,11 +31,7 @@ ParameterSpec choice(std::string name, std::string label, std::vector<std::strin
 
 ParameterSpec integer(std::string name, std::string label, std::int64_t min, std::int64_t max,
                       std::int64_t default_value, std::string help) {
-    ParameterSpec s;
-    s.name = std::move(name);
-    s.label = std::move(label);
-    s.help = std::move(help);
-    s.kind = ParameterKind::Integer;
+    ParameterSpec s = base(std::move(name), std::move(label), std::move(help), ParameterKind::Integer);
     s.int_min = min;
     s.int_max = max;
     s.default_value = default_value;
@@ -36,11 +40,7 @@ ParameterSpec integer(std::string name, std::string label, std::int64_t min, std
 
 ParameterSpec real(std::string name, std::string label, double min, double max, double default_value,
                    bool log_slider, std::string help) {
-    ParameterSpec s;
-    s.name = std::move(name);
-    s.label = std::move(label);
-    s.help = std::move(help);
-    s.kind = ParameterKind::Float;
+    ParameterSpec s = base(std::move(name), std::move(label), std::move(help), ParameterKind::Float);
     s.float_min = min;
     s.float_max = max;
     s.log_slider = log_slider;
@@ -49,11 +49,7 @@ ParameterSpec real(std::string name, std::string label, double min, double max, 
 }
 
 ParameterSpec toggle(std::string name, std::string label, bool default_value, std::string help) {
-    ParameterSpec s;
-    s.name = std::move(name);
-    s.label = std::move(label);
-    s.help = std::move(help);
-    s.kind = ParameterKind::Toggle;
+    ParameterSpec s = base(std::move(name), std::move(label), std::move(help), ParameterKind::Toggle);
     s.default_value = default_value;
     return s;
 }

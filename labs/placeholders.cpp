@@ -1,20 +1,14 @@
 // Placeholder filling: every number comes from the emulator's format descriptors.
 #include "labs/placeholders.hpp"
 
-#include <charconv>
 #include <cmath>
 
 #include "emulator/format.hpp"
 #include "emulator/value_grid.hpp"
+#include "labs/table.hpp"
 
 namespace fp8lab::labs {
 namespace {
-
-std::string shortest(double v) {
-    char buf[64];
-    const auto r = std::to_chars(buf, buf + sizeof buf, v);
-    return std::string(buf, r.ptr);
-}
 
 std::uint64_t count_codes(const emu::Format& f, bool (emu::Format::*test)(std::uint32_t) const) {
     if (f.total_bits > 16) {  // FP32: from the layout (all-ones exponent, both signs)
@@ -109,15 +103,15 @@ std::string placeholder_value(std::string_view inside) {
     } catch (const std::invalid_argument& e) {
         throw PlaceholderError(0, "placeholder {{" + std::string(inside) + "}}: " + e.what());
     }
-    if (modifier.empty()) return shortest(value);
+    if (modifier.empty()) return shortest_text(value);
     if (modifier == "pow2") {
         int exponent;
         if (value <= 0 || std::frexp(value, &exponent) != 0.5)
-            throw PlaceholderError(0, "placeholder {{" + std::string(inside) + "}}: " + shortest(value) +
+            throw PlaceholderError(0, "placeholder {{" + std::string(inside) + "}}: " + shortest_text(value) +
                                           " is not a power of two");
         return "2^" + std::to_string(exponent - 1);
     }
-    if (modifier == "round") return shortest(std::round(value));
+    if (modifier == "round") return shortest_text(std::round(value));
     throw PlaceholderError(0, "placeholder {{" + std::string(inside) + "}}: unknown modifier ':" + modifier +
                                   "' (known: :pow2, :round)");
 }

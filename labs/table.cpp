@@ -7,13 +7,18 @@
 
 namespace fp8lab::labs {
 
+std::string shortest_text(double v) {
+    char buf[64];
+    const auto r = std::to_chars(buf, buf + sizeof buf, v);
+    return std::string(buf, r.ptr);
+}
+
 std::string number_text(double v) {
     if (std::isnan(v)) return "NaN";
     if (std::isinf(v)) return v > 0 ? "Inf" : "-Inf";
-    char buf[64];
-    const auto r = std::to_chars(buf, buf + sizeof buf, v);
-    std::string shortest(buf, r.ptr);
+    std::string shortest = shortest_text(v);
     if (shortest.size() <= 12) return shortest;
+    char buf[64];
     std::snprintf(buf, sizeof buf, "%.6g", v);
     return buf;
 }

@@ -35,5 +35,7 @@ struct Metric {
 // 6 significant digits unless exact, codes as 0x.. with the column's width.
 std::string cell_text(const Column& column, const Cell& cell);
 std::string number_text(double value);  // the same rule for a bare number
+// The shortest decimal that reads back as exactly `value` (finite values): CSV, JSON, text.
+std::string shortest_text(double value);
 
 }  // namespace fp8lab::labs

@@ -1,7 +1,8 @@
 // JSON writer: commas by nesting state; numbers via to_chars so they read back exactly.
 #include "app/cli/json_writer.hpp"
 
-#include <charconv>
+#include "labs/table.hpp"
+
 #include <cmath>
 #include <cstdio>
 
@@ -40,28 +41,21 @@ void JsonWriter::separate() {
     }
 }
 
-JsonWriter& JsonWriter::begin_object() {
+JsonWriter& JsonWriter::open(char bracket) {
     separate();
-    out_ += '{';
+    out_ += bracket;
     first_.push_back(true);
     return *this;
 }
-JsonWriter& JsonWriter::end_object() {
-    out_ += '}';
+JsonWriter& JsonWriter::close(char bracket) {
+    out_ += bracket;
     first_.pop_back();
     return *this;
 }
-JsonWriter& JsonWriter::begin_array() {
-    separate();
-    out_ += '[';
-    first_.push_back(true);
-    return *this;
-}
-JsonWriter& JsonWriter::end_array() {
-    out_ += ']';
-    first_.pop_back();
-    return *this;
-}
+JsonWriter& JsonWriter::begin_object() { return open('{'); }
+JsonWriter& JsonWriter::end_object() { return close('}'); }
+JsonWriter& JsonWriter::begin_array() { return open('['); }
+JsonWriter& JsonWriter::end_array() { return close(']'); }
 JsonWriter& JsonWriter::key(std::string_view k) {
     separate();
     out_ += json_escape(k) + ':';
@@ -77,11 +71,7 @@ JsonWriter& JsonWriter::value(double v) {
     separate();
     if (std::isnan(v)) out_ += "\"NaN\"";
     else if (std::isinf(v)) out_ += v > 0 ? "\"Infinity\"" : "\"-Infinity\"";
-    else {
-        char buf[64];
-        const auto r = std::to_chars(buf, buf + sizeof buf, v);
-        out_.append(buf, r.ptr);
-    }
+    else out_ += labs::shortest_text(v);
     return *this;
 }
 JsonWriter& JsonWriter::value(std::int64_t v) {

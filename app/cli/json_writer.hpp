@@ -26,6 +26,8 @@ public:
 
 private:
     void separate();
+    JsonWriter& open(char bracket);
+    JsonWriter& close(char bracket);
     std::string out_;
     std::vector<bool> first_;  // per open container: no element written yet
     bool after_key_ = false;

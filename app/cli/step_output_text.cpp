@@ -24,7 +24,7 @@ std::string table_text(const labs::Table& table) {
         for (std::size_t i = 0; i < r.size(); ++i) {
             const bool numeric = table.columns[i].type != labs::ColumnType::Text;
             const std::string pad(width[i] - r[i].size(), ' ');
-            line += (i ? "  " : "  ") + (numeric ? pad + r[i] : r[i] + pad);
+            line += "  " + (numeric ? pad + r[i] : r[i] + pad);
         }
         while (!line.empty() && line.back() == ' ') line.pop_back();
         out += line + "\n";

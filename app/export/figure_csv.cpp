@@ -1,7 +1,6 @@
 // CSV writing for figures and tables.
 #include "app/export/figure_csv.hpp"
 
-#include <charconv>
 #include <cmath>
 
 namespace fp8lab::exporter {
@@ -10,9 +9,7 @@ namespace {
 std::string num(double v) {
     if (std::isnan(v)) return "nan";
     if (std::isinf(v)) return v > 0 ? "inf" : "-inf";
-    char buf[64];
-    const auto r = std::to_chars(buf, buf + sizeof buf, v);
-    return std::string(buf, r.ptr);
+    return labs::shortest_text(v);
 }
 
 const char* kind_name(labs::SeriesKind k) {

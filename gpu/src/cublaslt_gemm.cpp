@@ -29,40 +29,43 @@ public:
     LtGemm(cublasLtHandle_t handle, int m, int n, int k, cudaDataType_t a_type, cudaDataType_t b_type,
            const float* a_scale_inv, const float* b_scale_inv, bool fast_accumulation)
         : handle_(handle) {
-        FP8LAB_CUDA_CHECK(cublasLtMatmulDescCreate(&desc_, CUBLAS_COMPUTE_32F, CUDA_R_32F));
-        const cublasOperation_t t = CUBLAS_OP_T, nop = CUBLAS_OP_N;
-        FP8LAB_CUDA_CHECK(cublasLtMatmulDescSetAttribute(desc_, CUBLASLT_MATMUL_DESC_TRANSA, &t, sizeof t));
-        FP8LAB_CUDA_CHECK(cublasLtMatmulDescSetAttribute(desc_, CUBLASLT_MATMUL_DESC_TRANSB, &nop, sizeof nop));
-        if (a_scale_inv) {
-            FP8LAB_CUDA_CHECK(cublasLtMatmulDescSetAttribute(desc_, CUBLASLT_MATMUL_DESC_A_SCALE_POINTER, &b_scale_inv,
-                                                            sizeof b_scale_inv));
-            FP8LAB_CUDA_CHECK(cublasLtMatmulDescSetAttribute(desc_, CUBLASLT_MATMUL_DESC_B_SCALE_POINTER, &a_scale_inv,
-                                                            sizeof a_scale_inv));
-            const std::int8_t fast = fast_accumulation ? 1 : 0;
-            FP8LAB_CUDA_CHECK(cublasLtMatmulDescSetAttribute(desc_, CUBLASLT_MATMUL_DESC_FAST_ACCUM, &fast, sizeof fast));
+        // A throw leaves no destructor to run: release what was created so far.
+        try {
+            FP8LAB_CUDA_CHECK(cublasLtMatmulDescCreate(&desc_, CUBLAS_COMPUTE_32F, CUDA_R_32F));
+            const cublasOperation_t t = CUBLAS_OP_T, nop = CUBLAS_OP_N;
+            FP8LAB_CUDA_CHECK(cublasLtMatmulDescSetAttribute(desc_, CUBLASLT_MATMUL_DESC_TRANSA, &t, sizeof t));
+            FP8LAB_CUDA_CHECK(cublasLtMatmulDescSetAttribute(desc_, CUBLASLT_MATMUL_DESC_TRANSB, &nop, sizeof nop));
+            if (a_scale_inv) {
+                FP8LAB_CUDA_CHECK(cublasLtMatmulDescSetAttribute(desc_, CUBLASLT_MATMUL_DESC_A_SCALE_POINTER, &b_scale_inv,
+                                                                sizeof b_scale_inv));
+                FP8LAB_CUDA_CHECK(cublasLtMatmulDescSetAttribute(desc_, CUBLASLT_MATMUL_DESC_B_SCALE_POINTER, &a_scale_inv,
+                                                                sizeof a_scale_inv));
+                const std::int8_t fast = fast_accumulation ? 1 : 0;
+                FP8LAB_CUDA_CHECK(cublasLtMatmulDescSetAttribute(desc_, CUBLASLT_MATMUL_DESC_FAST_ACCUM, &fast, sizeof fast));
+            }
+            FP8LAB_CUDA_CHECK(cublasLtMatrixLayoutCreate(&lt_a_, b_type, k, n, k));
+            FP8LAB_CUDA_CHECK(cublasLtMatrixLayoutCreate(&lt_b_, a_type, k, m, k));
+            FP8LAB_CUDA_CHECK(cublasLtMatrixLayoutCreate(&lt_d_, CUDA_R_16BF, n, m, n));
+            cublasLtMatmulPreference_t pref;
+            FP8LAB_CUDA_CHECK(cublasLtMatmulPreferenceCreate(&pref));
+            FP8LAB_CUDA_CHECK(cublasLtMatmulPreferenceSetAttribute(pref, CUBLASLT_MATMUL_PREF_MAX_WORKSPACE_BYTES,
+                                                                  &kWorkspaceBytes, sizeof kWorkspaceBytes));
+            int found = 0;
+            const cublasStatus_t s = cublasLtMatmulAlgoGetHeuristic(handle_, desc_, lt_a_, lt_b_, lt_d_, lt_d_, pref,
+                                                                     kCandidates, candidates_, &found);
+            cublasLtMatmulPreferenceDestroy(pref);
+            candidate_count_ = s == CUBLAS_STATUS_SUCCESS ? found : 0;
+            if (candidate_count_ == 0)
+                throw GpuError("cuBLASLt has no kernel for this GEMM (m=" + std::to_string(m) + " n=" + std::to_string(n) +
+                               " k=" + std::to_string(k) + ")");
+        } catch (...) {
+            release();
+            throw;
         }
-        FP8LAB_CUDA_CHECK(cublasLtMatrixLayoutCreate(&lt_a_, b_type, k, n, k));
-        FP8LAB_CUDA_CHECK(cublasLtMatrixLayoutCreate(&lt_b_, a_type, k, m, k));
-        FP8LAB_CUDA_CHECK(cublasLtMatrixLayoutCreate(&lt_d_, CUDA_R_16BF, n, m, n));
-        cublasLtMatmulPreference_t pref;
-        FP8LAB_CUDA_CHECK(cublasLtMatmulPreferenceCreate(&pref));
-        FP8LAB_CUDA_CHECK(cublasLtMatmulPreferenceSetAttribute(pref, CUBLASLT_MATMUL_PREF_MAX_WORKSPACE_BYTES,
-                                                              &kWorkspaceBytes, sizeof kWorkspaceBytes));
-        int found = 0;
-        const cublasStatus_t s = cublasLtMatmulAlgoGetHeuristic(handle_, desc_, lt_a_, lt_b_, lt_d_, lt_d_, pref,
-                                                                 kCandidates, candidates_, &found);
-        cublasLtMatmulPreferenceDestroy(pref);
-        candidate_count_ = s == CUBLAS_STATUS_SUCCESS ? found : 0;
-        if (candidate_count_ == 0)
-            throw GpuError("cuBLASLt has no kernel for this GEMM (m=" + std::to_string(m) + " n=" + std::to_string(n) +
-                           " k=" + std::to_string(k) + ")");
     }
-    ~LtGemm() {
-        cublasLtMatrixLayoutDestroy(lt_a_);
-        cublasLtMatrixLayoutDestroy(lt_b_);
-        cublasLtMatrixLayoutDestroy(lt_d_);
-        cublasLtMatmulDescDestroy(desc_);
-    }
+    ~LtGemm() { release(); }
+    LtGemm(const LtGemm&) = delete;
+    LtGemm& operator=(const LtGemm&) = delete;
     // The first run tries the heuristic's candidates in order and keeps the first that
     // runs: a candidate can be refused at run time (CUBLAS_STATUS_NOT_SUPPORTED).
     void run(const void* a, const void* b, void* y, void* workspace, cudaStream_t stream) {
@@ -77,6 +80,13 @@ public:
     }
 
 private:
+    void release() {
+        if (lt_a_) cublasLtMatrixLayoutDestroy(lt_a_);
+        if (lt_b_) cublasLtMatrixLayoutDestroy(lt_b_);
+        if (lt_d_) cublasLtMatrixLayoutDestroy(lt_d_);
+        if (desc_) cublasLtMatmulDescDestroy(desc_);
+    }
+
     cublasLtHandle_t handle_;
     cublasLtMatmulDesc_t desc_ = nullptr;
     cublasLtMatrixLayout_t lt_a_ = nullptr, lt_b_ = nullptr, lt_d_ = nullptr;

@@ -21,7 +21,7 @@ inline void check(cublasStatus_t s, const char* what, int line) {
 
 // Throws GpuUnavailable with the probe's reason when no FP8-capable GPU is usable.
 inline void require_gpu() {
-    const ProbeResult p = probe();
+    static const ProbeResult p = probe();  // the machine does not change while we run
     if (!p.ready) throw GpuUnavailable(p.reason);
 }
 

@@ -185,7 +185,7 @@ StepLogic fixed_grid() {
         fig.y_axis = {"worst relative error", AxisScale::Log10};
         fig.series.push_back(error_envelope(std::string(f.display_name), positive_values(f), 0));
         std::vector<double> grid_values;
-        for (double v = step; v <= f.max_finite; v += step) grid_values.push_back(v);
+        for (std::int64_t k = 1; double(k) * step <= f.max_finite; ++k) grid_values.push_back(double(k) * step);
         Series grid = error_envelope("fixed grid of 1/" + std::to_string(p.integer("grid")), grid_values, 5);
         grid.dashed = true;
         fig.series.push_back(std::move(grid));

@@ -67,6 +67,12 @@ TEST_CASE("validation errors name the file and the line") {
             {two_step_logic()});
         CHECK(has_error(c, "demo.md:7:", "unknown property 'maxx'"));
     }
+    SUBCASE("an unknown placeholder in the introduction") {
+        const Catalog c = build_catalog(
+            {{"demo.md", "---\nid: demo\ntitle: Demo\n---\n\nIntro line.\n{{FP8.max}}\n## First {#first}\n## Second {#second}\n"}},
+            {two_step_logic()});
+        CHECK(has_error(c, "demo.md:7:", "unknown format 'FP8'"));
+    }
     SUBCASE("a heading without an id, and no front matter") {
         const Catalog c = build_catalog({{"a.md", "---\nid: demo\ntitle: Demo\n---\n## First\n"}, {"b.md", "# Hello\n"}},
                                         {two_step_logic()});
