@@ -34,6 +34,16 @@ QuantizedOnGpu quantize_per_tensor(const emu::Format& format, std::span<const fl
 // The same from BF16 input (raw bits), as the training step stores activations.
 QuantizedOnGpu quantize_per_tensor_bf16(const emu::Format& format, std::span<const std::uint16_t> x, float scale);
 
+// The training step's fused cast + transpose + amax kernel on a rows x cols float32
+// tensor (the scale read from device memory, as in the step): codes row-major, their
+// transpose (cols x rows), and the amax.
+struct CastTransposedOnGpu {
+    std::vector<std::uint8_t> codes, codes_t;
+    float amax = 0;
+};
+CastTransposedOnGpu cast_transpose_per_tensor(const emu::Format& format, std::span<const float> x, int rows, int cols,
+                                              float scale);
+
 // Runs the delayed-scaling update kernel once per amax, entirely on the device, and
 // returns the scale each step would quantise with (entry t is the scale of step t).
 std::vector<emu::ScalePair> delayed_scaling_on_gpu(const emu::Format& format, emu::DelayedScalingConfig config,

@@ -178,6 +178,7 @@ void add_bench_command(CLI::App& app, CommandStatus& status) {
         status.exit_code = 0;
     });
     add_bench_gemm_command(*bench);
+    add_bench_gpu_command(*bench);
 }
 
 }  // namespace fp8lab::cli

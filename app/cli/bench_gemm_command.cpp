@@ -10,27 +10,19 @@
 #include "app/cli/usage_error.hpp"
 #include "gpu/probe.hpp"
 #include "gpu/tensor_ops.hpp"
+#include "gpu/trainer.hpp"
 
 namespace fp8lab::cli {
 namespace {
 
-struct Preset {
-    const char* name;
-    int d, h, tokens;
-};
-// The sizes of issue 4: a course notebook's layer up to a large model's.
-constexpr Preset kPresets[] = {{"tiny", 768, 3072, 32},
-                               {"small", 768, 3072, 8192},
-                               {"medium", 1024, 4096, 16384},
-                               {"large", 4096, 16384, 16384}};
-
 void bench_gemm(int repetitions, bool as_json) {
     const gpu::ProbeResult probe = gpu::probe();
     if (!probe.ready) throw UsageError("bench gemm needs an FP8-capable GPU: " + probe.reason);
-    std::vector<std::pair<const Preset*, gpu::GemmTiming>> rows;
-    for (const Preset& p : kPresets) {
-        if (!as_json) std::fprintf(stderr, "timing %s (M=%d, N=%d, K=%d)...\n", p.name, p.tokens, p.h, p.d);
-        rows.push_back({&p, gpu::time_forward_gemms(p.tokens, p.h, p.d, repetitions)});
+    std::vector<std::pair<const gpu::GpuPreset*, gpu::GemmTiming>> rows;
+    for (const gpu::GpuPreset& p : gpu::gpu_presets()) {
+        if (!as_json)
+            std::fprintf(stderr, "timing %s (M=%d, N=%d, K=%d)...\n", p.name.c_str(), p.tokens, p.hidden_dim, p.input_dim);
+        rows.push_back({&p, gpu::time_forward_gemms(p.tokens, p.hidden_dim, p.input_dim, repetitions)});
     }
     if (as_json) {
         JsonWriter json;
@@ -49,7 +41,7 @@ void bench_gemm(int repetitions, bool as_json) {
     std::printf("%-7s %6s %6s %6s %10s %10s %11s %11s %8s\n", "preset", "M", "N", "K", "BF16 ms", "FP8 ms",
                 "BF16 TFLOP/s", "FP8 TFLOP/s", "speedup");
     for (const auto& [p, t] : rows)
-        std::printf("%-7s %6d %6d %6d %10.4f %10.4f %11.1f %11.1f %7.2fx\n", p->name, t.m, t.n, t.k, t.bf16_ms,
+        std::printf("%-7s %6d %6d %6d %10.4f %10.4f %11.1f %11.1f %7.2fx\n", p->name.c_str(), t.m, t.n, t.k, t.bf16_ms,
                     t.fp8_ms, t.bf16_tflops, t.fp8_tflops, t.bf16_ms / t.fp8_ms);
 }
 

@@ -6,6 +6,7 @@
 #include <algorithm>
 #include <cfloat>
 
+#include "gpu/src/delayed_update.cuh"
 #include "gpu/src/kernels.hpp"
 
 namespace fp8lab::gpu::kernels {
@@ -45,23 +46,9 @@ __global__ void record_amax_kernel(const float* amaxes, int step, float* history
     history[0] = amaxes[step];
 }
 
-// One thread: the fmaxf reduction must run in the emulator's order (NaN skipping
-// depends on it), and a history of at most a few thousand floats costs microseconds.
 __global__ void delayed_update_kernel(float* history, int length, bool algorithm_max, float numerator,
                                       DeviceScaling* state) {
-    if (history[0] == 0.0f) return;
-    float a = history[0];
-    if (algorithm_max)
-        for (int i = 0; i < length; ++i) a = fmaxf(a, history[i]);
-    const float oldest = history[0];
-    for (int i = 0; i + 1 < length; ++i) history[i] = history[i + 1];
-    history[length - 1] = oldest;
-    history[0] = 0.0f;
-    if (!isfinite(a) || !(a > 0.0f)) return;
-    float scale = __fdiv_rn(numerator, a);
-    if (isinf(scale)) scale = FLT_MAX;
-    state->scale = scale;
-    state->scale_inv = __fdiv_rn(1.0f, scale);
+    delayed_update_one(history, length, algorithm_max, numerator, state);
 }
 
 __global__ void bf16_to_float_kernel(const __nv_bfloat16* in, float* out, std::size_t n) {

@@ -9,8 +9,11 @@
 
 namespace fp8lab::gpu::kernels {
 
-struct DeviceScaling {
-    float scale, scale_inv;
+// scale_inv first and the struct 16-byte aligned: &scaling.scale_inv is what cuBLASLt
+// takes as a scale pointer, and it refuses pointers that are not 16-byte aligned.
+struct alignas(16) DeviceScaling {
+    float scale_inv = 1.0f;
+    float scale = 1.0f;
 };
 
 // out[i] = cvt(x[i] * scale) (nearest-even, satfinite); *amax_bits = max(bits of max |x|).

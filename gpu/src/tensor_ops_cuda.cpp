@@ -4,6 +4,7 @@
 
 #include "gpu/src/cuda_check.hpp"
 #include "gpu/src/kernels.hpp"
+#include "gpu/src/train_kernels.hpp"
 
 namespace fp8lab::gpu {
 namespace {
@@ -46,6 +47,35 @@ QuantizedOnGpu quantize_per_tensor_bf16(const emu::Format& format, std::span<con
     return quantize(format, x, scale, kernels::quantize_bf16);
 }
 
+CastTransposedOnGpu cast_transpose_per_tensor(const emu::Format& format, std::span<const float> x, int rows, int cols,
+                                              float scale) {
+    detail::require_gpu();
+    const bool e4m3 = is_e4m3(format);
+    if (rows <= 0 || cols <= 0 || x.size() != std::size_t(rows) * cols)
+        throw std::invalid_argument("cast_transpose_per_tensor: x must hold rows x cols values");
+    DeviceBuffer<float> in(x.size());
+    DeviceBuffer<std::uint8_t> out(x.size()), out_t(x.size());
+    DeviceBuffer<unsigned> amax(1);
+    DeviceBuffer<kernels::DeviceScaling> scaling(1);
+    kernels::DeviceScaling host_scaling;
+    host_scaling.scale = scale;
+    FP8LAB_CUDA_CHECK(cudaMemcpy(in.ptr, x.data(), x.size_bytes(), cudaMemcpyHostToDevice));
+    FP8LAB_CUDA_CHECK(cudaMemcpy(scaling.ptr, &host_scaling, sizeof host_scaling, cudaMemcpyHostToDevice));
+    FP8LAB_CUDA_CHECK(cudaMemset(amax.ptr, 0, sizeof(unsigned)));
+    train::cast_transpose({train::Source::F32, in.ptr, nullptr, cols}, rows, cols,
+                          {scaling.ptr, e4m3, out.ptr, out_t.ptr, rows, amax.ptr}, cudaStream_t{});
+    FP8LAB_CUDA_CHECK(cudaGetLastError());
+    CastTransposedOnGpu result;
+    result.codes.resize(x.size());
+    result.codes_t.resize(x.size());
+    unsigned bits = 0;
+    FP8LAB_CUDA_CHECK(cudaMemcpy(result.codes.data(), out.ptr, x.size(), cudaMemcpyDeviceToHost));
+    FP8LAB_CUDA_CHECK(cudaMemcpy(result.codes_t.data(), out_t.ptr, x.size(), cudaMemcpyDeviceToHost));
+    FP8LAB_CUDA_CHECK(cudaMemcpy(&bits, amax.ptr, sizeof bits, cudaMemcpyDeviceToHost));
+    std::memcpy(&result.amax, &bits, sizeof bits);
+    return result;
+}
+
 std::vector<emu::ScalePair> delayed_scaling_on_gpu(const emu::Format& format, emu::DelayedScalingConfig config,
                                                    std::span<const float> amax_per_step) {
     detail::require_gpu();
@@ -56,7 +86,7 @@ std::vector<emu::ScalePair> delayed_scaling_on_gpu(const emu::Format& format, em
     if (steps)
         FP8LAB_CUDA_CHECK(cudaMemcpy(amaxes.ptr, amax_per_step.data(), amax_per_step.size_bytes(), cudaMemcpyHostToDevice));
     FP8LAB_CUDA_CHECK(cudaMemset(history.ptr, 0, history.count * sizeof(float)));
-    const kernels::DeviceScaling initial{1.0f, 1.0f};
+    const kernels::DeviceScaling initial{};
     FP8LAB_CUDA_CHECK(cudaMemcpy(state.ptr, &initial, sizeof initial, cudaMemcpyHostToDevice));
     // The numerator is formed first, in float32, exactly as the emulator does.
     const float numerator = std::ldexp(static_cast<float>(format.max_finite), -config.margin);

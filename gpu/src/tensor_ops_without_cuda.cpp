@@ -7,11 +7,13 @@ namespace {
 
 [[noreturn]] void unavailable() { throw GpuUnavailable(probe().reason); }
 
-
 }  // namespace
 
 QuantizedOnGpu quantize_per_tensor(const emu::Format&, std::span<const float>, float) { unavailable(); }
 QuantizedOnGpu quantize_per_tensor_bf16(const emu::Format&, std::span<const std::uint16_t>, float) { unavailable(); }
+CastTransposedOnGpu cast_transpose_per_tensor(const emu::Format&, std::span<const float>, int, int, float) {
+    unavailable();
+}
 std::vector<emu::ScalePair> delayed_scaling_on_gpu(const emu::Format&, emu::DelayedScalingConfig,
                                                    std::span<const float>) {
     unavailable();

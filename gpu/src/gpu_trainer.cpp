@@ -1,0 +1,488 @@
+// The MLP training step on the GPU (host side): buffers, cuBLASLt GEMMs, the kernel
+// sequence of one step, CUDA-graph capture and replay, timing, loss and amax trace.
+#include <cuda_bf16.h>
+
+#include <algorithm>
+#include <cmath>
+#include <deque>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "gpu/src/cuda_check.hpp"
+#include "gpu/src/lt_matmul.hpp"
+#include "gpu/src/train_kernels.hpp"
+#include "gpu/trainer.hpp"
+
+namespace fp8lab::gpu {
+namespace {
+
+using detail::DeviceBuffer;
+using detail::LtMatmul;
+using detail::MatmulOperand;
+using detail::Stored;
+using train::CastSource;
+using train::CastTarget;
+using train::DeviceScaling;
+using train::Source;
+
+using Bf16Buffer = DeviceBuffer<__nv_bfloat16>;
+using Fp8Buffer = DeviceBuffer<std::uint8_t>;
+
+struct LayerShape {
+    int in, out;
+};
+
+std::vector<LayerShape> layer_shapes(const GpuTrainConfig& c) {
+    std::vector<LayerShape> shapes{{c.input_dim, c.hidden_dim}};
+    for (int l = 1; l < c.hidden_layers; ++l) shapes.push_back({c.hidden_dim, c.hidden_dim});
+    shapes.push_back({c.hidden_dim, c.input_dim});
+    return shapes;
+}
+
+// The dgrad of a hidden layer runs in row chunks in FP8 with delayed scaling, so that its
+// BF16 output (cast at once to FP8 with GELU's backward) needs a chunk, not the whole
+// tensor: this is what keeps FP8's peak memory under BF16's. Current scaling needs the
+// amax of the whole gradient before the cast, so it takes the whole tensor at once.
+constexpr int kDgradChunkRows = 4096;
+
+// Batches in the pool: about 256 MiB of inputs and targets, 1 to 16 batches.
+int pool_batches(const GpuTrainConfig& c) {
+    const double bytes = 2.0 * c.tokens * double(c.input_dim) * sizeof(__nv_bfloat16);
+    return int(std::clamp(std::floor(double(256u << 20) / bytes), 1.0, 16.0));
+}
+
+std::size_t used_device_bytes(std::size_t free_at_start) {
+    std::size_t free = 0, total = 0;
+    FP8LAB_CUDA_CHECK(cudaMemGetInfo(&free, &total));
+    return free_at_start > free ? free_at_start - free : 0;
+}
+
+class GpuMlp {
+public:
+    explicit GpuMlp(const GpuTrainConfig& c)
+        : c_(c),
+          shapes_(layer_shapes(c)),
+          fp8_(c.precision == GpuPrecision::Fp8),
+          delayed_(c.recipe == GpuRecipe::Delayed),
+          batches_(pool_batches(c)),
+          rows_(c.tokens),
+          max_dim_(std::max(c.input_dim, c.hidden_dim)),
+          chunk_rows_(fp8_ && delayed_ ? std::min(rows_, kDgradChunkRows) : rows_),
+          tensors_(3 * int(shapes_.size())),
+          workspace_(detail::kMatmulWorkspaceBytes),
+          x_pool_(std::size_t(batches_) * rows_ * c.input_dim),
+          t_pool_(x_pool_.count),
+          loss_partials_(train::kLossPartials),
+          losses_(std::size_t(c.steps)),
+          step_(1),
+          dy16_(std::size_t(rows_) * c.input_dim) {
+        const cudaStream_t s = nullptr;
+        FP8LAB_CUDA_CHECK(cudaMemset(step_.ptr, 0, sizeof(int)));
+        FP8LAB_CUDA_CHECK(cudaMemset(losses_.ptr, 0xff, losses_.count * sizeof(float)));  // NaN until written
+        make_data(s);
+        for (std::size_t l = 0; l < shapes_.size(); ++l) add_layer(int(l), s);
+        if (fp8_) make_scaling(s);
+        else make_bf16_buffers();
+        FP8LAB_CUDA_CHECK(cudaStreamSynchronize(s));
+        FP8LAB_CUDA_CHECK(cudaGetLastError());
+    }
+
+    int batches() const { return batches_; }
+
+    // One whole training step on `stream`: forward, loss, backward, AdamW, scaling update.
+    void enqueue_step(int batch, cudaStream_t stream) {
+        if (fp8_) forward_fp8(batch, stream);
+        else forward_bf16(batch, stream);
+        const std::size_t outputs = std::size_t(rows_) * c_.input_dim;
+        train::mse_loss(y_out(), t_pool_.ptr + std::size_t(batch) * outputs, outputs, dy16_.ptr, loss_partials_.ptr,
+                        stream);
+        train::reduce_loss(loss_partials_.ptr, outputs, step_.ptr, c_.steps, losses_.ptr, stream);
+        if (fp8_) backward_fp8(stream);
+        else backward_bf16(batch, stream);
+        const train::AdamParams adam{c_.learning_rate, c_.beta1, c_.beta2, c_.epsilon, c_.weight_decay};
+        for (Layer& layer : layers_)
+            train::adamw(layer.w.ptr, layer.m.ptr, layer.v.ptr, layer.dw.ptr, layer.w.count, adam, step_.ptr,
+                         fp8_ ? nullptr : layer.w16->ptr, stream);
+        if (fp8_) {
+            const train::ScalingStateArrays arrays{scaling_->ptr, amax_bits_->ptr, history_->ptr, numerators_->ptr,
+                                                   trace_amax_ ? trace_amax_->ptr : nullptr,
+                                                   trace_scale_ ? trace_scale_->ptr : nullptr};
+            train::end_step(arrays, tensors_, c_.delayed.history_length,
+                            c_.delayed.algorithm == emu::AmaxAlgorithm::Max, delayed_, step_.ptr, c_.steps, stream);
+        }
+        train::advance_step(step_.ptr, stream);
+    }
+
+    std::vector<float> losses(int steps_done) const {
+        std::vector<float> host(static_cast<std::size_t>(steps_done));
+        if (steps_done)
+            FP8LAB_CUDA_CHECK(cudaMemcpy(host.data(), losses_.ptr, host.size() * sizeof(float), cudaMemcpyDeviceToHost));
+        return host;
+    }
+
+    emu::AmaxTrace trace(int steps_done, const std::string& device) const {
+        emu::AmaxTrace trace;
+        trace.header = {{"source", "fp8lab GPU training step (train_mlp_on_gpu)"},
+                        {"device", device},
+                        {"configuration", describe_config()}};
+        if (!trace_amax_) return trace;
+        const std::size_t n = std::size_t(steps_done) * tensors_;
+        std::vector<float> amax(n), scale(n);
+        if (n) {
+            FP8LAB_CUDA_CHECK(cudaMemcpy(amax.data(), trace_amax_->ptr, n * sizeof(float), cudaMemcpyDeviceToHost));
+            FP8LAB_CUDA_CHECK(cudaMemcpy(scale.data(), trace_scale_->ptr, n * sizeof(float), cudaMemcpyDeviceToHost));
+        }
+        static const char* const kRoles[3] = {".input", ".weight", ".grad_output"};
+        for (int t = 0; t < steps_done; ++t)
+            for (int j = 0; j < tensors_; ++j) {
+                emu::AmaxTraceRecord r;
+                r.step = std::uint64_t(t);
+                r.tensor = "fc" + std::to_string(j / 3 + 1) + kRoles[j % 3];
+                r.amax = amax[std::size_t(t) * tensors_ + j];
+                r.scale = scale[std::size_t(t) * tensors_ + j];
+                trace.records.push_back(std::move(r));
+            }
+        return trace;
+    }
+
+private:
+    struct Layer {
+        LayerShape shape;
+        DeviceBuffer<float> w, m, v, dw;
+        std::unique_ptr<Bf16Buffer> w16, h16;     // h16: the output (pre-activation) of this layer
+        std::unique_ptr<Bf16Buffer> a16;          // BF16: this layer's input when it is a hidden activation
+        std::unique_ptr<Fp8Buffer> w8, w8t, at8;  // FP8: weight, its transpose, the input transposed
+        std::unique_ptr<LtMatmul> forward, wgrad;
+        std::vector<std::unique_ptr<LtMatmul>> dgrad;  // one per distinct chunk row count
+        Layer(LayerShape s, std::size_t n) : shape(s), w(n), m(n), v(n), dw(n) {}
+    };
+
+    std::string describe_config() const {
+        std::string text = "d=" + std::to_string(c_.input_dim) + " h=" + std::to_string(c_.hidden_dim) +
+                           " tokens=" + std::to_string(c_.tokens) + " hidden_layers=" + std::to_string(c_.hidden_layers) +
+                           " precision=" + std::string(gpu_precision_name(c_.precision));
+        if (fp8_)
+            text += " recipe=" + std::string(gpu_recipe_name(c_.recipe)) +
+                    " formats=" + (c_.formats == emu::FormatRecipe::Hybrid ? "hybrid" : "e4m3") +
+                    " history=" + std::to_string(c_.delayed.history_length) +
+                    " algo=" + std::string(emu::amax_algorithm_name(c_.delayed.algorithm)) +
+                    " margin=" + std::to_string(c_.delayed.margin) +
+                    " fast_accum=" + (c_.fast_accumulation ? "1" : "0");
+        return text + " lr=" + std::to_string(c_.learning_rate) + " seed=" + std::to_string(c_.seed);
+    }
+
+    void make_data(cudaStream_t s) {
+        const int d = c_.input_dim;
+        train::fill_normal_bf16(x_pool_.ptr, x_pool_.count, c_.seed, 1, 1.0f, s);
+        DeviceBuffer<float> teacher(std::size_t(d) * d);
+        Bf16Buffer teacher16(teacher.count);
+        train::fill_normal_f32(teacher.ptr, teacher.count, c_.seed, 2, 1.0f / std::sqrt(float(d)), s);
+        train::f32_to_bf16(teacher.ptr, teacher16.ptr, teacher.count, s);
+        LtMatmul gemm(lt_.h, batches_ * rows_, d, d, {CUDA_R_16BF, Stored::AsIs}, {CUDA_R_16BF, Stored::Transposed},
+                      CUDA_R_16BF, false);
+        gemm.run(x_pool_.ptr, teacher16.ptr, t_pool_.ptr, workspace_.ptr, s);
+        train::tanh_bf16_inplace(t_pool_.ptr, t_pool_.count, s);
+        FP8LAB_CUDA_CHECK(cudaStreamSynchronize(s));  // the temporaries go out of scope
+    }
+
+    void add_layer(int l, cudaStream_t s) {
+        const LayerShape sh = shapes_[std::size_t(l)];
+        const std::size_t n = std::size_t(sh.in) * sh.out;
+        Layer& layer = layers_.emplace_back(sh, n);
+        train::fill_normal_f32(layer.w.ptr, n, c_.seed, 10 + std::uint64_t(l), 1.0f / std::sqrt(float(sh.in)), s);
+        FP8LAB_CUDA_CHECK(cudaMemsetAsync(layer.m.ptr, 0, n * sizeof(float), s));
+        FP8LAB_CUDA_CHECK(cudaMemsetAsync(layer.v.ptr, 0, n * sizeof(float), s));
+        layer.h16 = std::make_unique<Bf16Buffer>(std::size_t(rows_) * sh.out);
+        if (fp8_) {
+            layer.w8 = std::make_unique<Fp8Buffer>(n);
+            layer.w8t = std::make_unique<Fp8Buffer>(n);
+            layer.at8 = std::make_unique<Fp8Buffer>(std::size_t(rows_) * sh.in);
+            const cudaDataType_t grad = fp8_type(emu::TensorRole::GradOutput);
+            layer.forward = std::make_unique<LtMatmul>(
+                lt_.h, rows_, sh.out, sh.in, MatmulOperand{CUDA_R_8F_E4M3, Stored::AsIs, scale_inv_slot(3 * l)},
+                MatmulOperand{CUDA_R_8F_E4M3, Stored::Transposed, scale_inv_slot(3 * l + 1)}, CUDA_R_16BF,
+                c_.fast_accumulation);
+            // wgrad: dW (out x in) = G^T (stored out x M) * X (stored transposed, in x M).
+            layer.wgrad = std::make_unique<LtMatmul>(
+                lt_.h, sh.out, sh.in, rows_, MatmulOperand{grad, Stored::AsIs, scale_inv_slot(3 * l + 2)},
+                MatmulOperand{CUDA_R_8F_E4M3, Stored::Transposed, scale_inv_slot(3 * l)}, CUDA_R_32F, false);
+            // dgrad: dX (rows x in) = G (rows x out) * W (stored transposed, in x out).
+            if (l > 0)
+                for (int rows : chunk_row_counts())
+                    layer.dgrad.push_back(std::make_unique<LtMatmul>(
+                        lt_.h, rows, sh.in, sh.out, MatmulOperand{grad, Stored::AsIs, scale_inv_slot(3 * l + 2)},
+                        MatmulOperand{CUDA_R_8F_E4M3, Stored::Transposed, scale_inv_slot(3 * l + 1)}, CUDA_R_16BF,
+                        false));
+        } else {
+            layer.w16 = std::make_unique<Bf16Buffer>(n);
+            train::f32_to_bf16(layer.w.ptr, layer.w16->ptr, n, s);
+            if (l > 0) layer.a16 = std::make_unique<Bf16Buffer>(std::size_t(rows_) * sh.in);
+            layer.forward = std::make_unique<LtMatmul>(lt_.h, rows_, sh.out, sh.in, MatmulOperand{CUDA_R_16BF, Stored::AsIs},
+                                                       MatmulOperand{CUDA_R_16BF, Stored::Transposed}, CUDA_R_16BF, false);
+            layer.wgrad = std::make_unique<LtMatmul>(lt_.h, sh.out, sh.in, rows_,
+                                                     MatmulOperand{CUDA_R_16BF, Stored::Transposed},
+                                                     MatmulOperand{CUDA_R_16BF, Stored::AsIs}, CUDA_R_32F, false);
+            if (l > 0)
+                layer.dgrad.push_back(std::make_unique<LtMatmul>(lt_.h, rows_, sh.in, sh.out,
+                                                                 MatmulOperand{CUDA_R_16BF, Stored::AsIs},
+                                                                 MatmulOperand{CUDA_R_16BF, Stored::AsIs}, CUDA_R_16BF,
+                                                                 false));
+        }
+    }
+
+    std::vector<int> chunk_row_counts() const {
+        std::vector<int> counts{chunk_rows_};
+        if (rows_ % chunk_rows_) counts.push_back(rows_ % chunk_rows_);
+        return counts;
+    }
+
+    cudaDataType_t fp8_type(emu::TensorRole role) const {
+        return &emu::format_for(c_.formats, role) == &emu::e4m3() ? CUDA_R_8F_E4M3 : CUDA_R_8F_E5M2;
+    }
+    bool role_is_e4m3(emu::TensorRole role) const { return fp8_type(role) == CUDA_R_8F_E4M3; }
+
+    // The GEMMs take pointers into the scaling array, so it exists before the layers.
+    const float* scale_inv_slot(int tensor) { return &scaling_storage()[tensor].scale_inv; }
+    DeviceScaling* scaling_storage() {
+        if (!scaling_) scaling_ = std::make_unique<DeviceBuffer<DeviceScaling>>(std::size_t(tensors_));
+        return scaling_->ptr;
+    }
+
+    void make_scaling(cudaStream_t s) {
+        const std::vector<DeviceScaling> initial(static_cast<std::size_t>(tensors_));
+        FP8LAB_CUDA_CHECK(cudaMemcpyAsync(scaling_storage(), initial.data(), initial.size() * sizeof(DeviceScaling),
+                                          cudaMemcpyHostToDevice, s));
+        amax_bits_ = std::make_unique<DeviceBuffer<unsigned>>(std::size_t(tensors_));
+        FP8LAB_CUDA_CHECK(cudaMemsetAsync(amax_bits_->ptr, 0, tensors_ * sizeof(unsigned), s));
+        const int length = c_.delayed.history_length;
+        history_ = std::make_unique<DeviceBuffer<float>>(std::size_t(tensors_) * length);
+        FP8LAB_CUDA_CHECK(cudaMemsetAsync(history_->ptr, 0, history_->count * sizeof(float), s));
+        std::vector<float> numerators;
+        static const emu::TensorRole kRoles[3] = {emu::TensorRole::Input, emu::TensorRole::Weight,
+                                                  emu::TensorRole::GradOutput};
+        for (int j = 0; j < tensors_; ++j) {
+            const emu::Format& f = emu::format_for(c_.formats, kRoles[j % 3]);
+            max_finite_.push_back(static_cast<float>(f.max_finite));
+            // Formed in float32 first, exactly as the emulator does.
+            numerators.push_back(std::ldexp(static_cast<float>(f.max_finite), -c_.delayed.margin));
+        }
+        numerators_ = std::make_unique<DeviceBuffer<float>>(numerators.size());
+        FP8LAB_CUDA_CHECK(cudaMemcpyAsync(numerators_->ptr, numerators.data(), numerators.size() * sizeof(float),
+                                          cudaMemcpyHostToDevice, s));
+        if (c_.record_trace) {
+            trace_amax_ = std::make_unique<DeviceBuffer<float>>(std::size_t(c_.steps) * tensors_);
+            trace_scale_ = std::make_unique<DeviceBuffer<float>>(trace_amax_->count);
+        }
+        act8_ = std::make_unique<Fp8Buffer>(std::size_t(rows_) * max_dim_);
+        g8_[0] = std::make_unique<Fp8Buffer>(std::size_t(rows_) * c_.input_dim);
+        if (c_.hidden_layers >= 2) {
+            g8_[0] = std::make_unique<Fp8Buffer>(std::size_t(rows_) * max_dim_);
+            g8_[1] = std::make_unique<Fp8Buffer>(std::size_t(rows_) * max_dim_);
+        }
+        da16_ = std::make_unique<Bf16Buffer>(std::size_t(chunk_rows_) * c_.hidden_dim);
+    }
+
+    void make_bf16_buffers() {
+        g16_[0] = std::make_unique<Bf16Buffer>(std::size_t(rows_) * c_.hidden_dim);
+        if (c_.hidden_layers >= 2) g16_[1] = std::make_unique<Bf16Buffer>(std::size_t(rows_) * c_.hidden_dim);
+    }
+
+    const __nv_bfloat16* x_batch(int batch) const { return x_pool_.ptr + std::size_t(batch) * rows_ * c_.input_dim; }
+    __nv_bfloat16* y_out() { return layers_.back().h16->ptr; }
+
+    // Casts `source` (rows x cols) to FP8 for scaled tensor j; current scaling first
+    // measures the amax and sets the scale, delayed scaling uses the scale it has.
+    void cast(const CastSource& source, int rows, int cols, int j, std::uint8_t* out, std::uint8_t* out_t, int ld_t,
+              cudaStream_t s) {
+        if (!delayed_) {
+            train::amax_only(source, rows, cols, amax_bits_->ptr + j, s);
+            train::current_scale(amax_bits_->ptr + j, max_finite_[std::size_t(j)], scaling_->ptr + j, s);
+        }
+        static const emu::TensorRole kRoles[3] = {emu::TensorRole::Input, emu::TensorRole::Weight,
+                                                  emu::TensorRole::GradOutput};
+        const CastTarget target{scaling_->ptr + j, role_is_e4m3(kRoles[j % 3]), out, out_t, ld_t, amax_bits_->ptr + j};
+        train::cast_transpose(source, rows, cols, target, s);
+    }
+
+    void forward_fp8(int batch, cudaStream_t s) {
+        cast({Source::Bf16, x_batch(batch), nullptr, c_.input_dim}, rows_, c_.input_dim, 0, act8_->ptr,
+             layers_[0].at8->ptr, rows_, s);
+        for (std::size_t l = 0; l < layers_.size(); ++l) {
+            Layer& layer = layers_[l];
+            const int j = 3 * int(l);
+            cast({Source::F32, layer.w.ptr, nullptr, layer.shape.in}, layer.shape.out, layer.shape.in, j + 1,
+                 layer.w8->ptr, layer.w8t->ptr, layer.shape.out, s);
+            layer.forward->run(act8_->ptr, layer.w8->ptr, layer.h16->ptr, workspace_.ptr, s);
+            if (l + 1 < layers_.size())  // GELU, cast for the next GEMM and its transpose for wgrad
+                cast({Source::GeluOfBf16, layer.h16->ptr, nullptr, layer.shape.out}, rows_, layer.shape.out, j + 3,
+                     act8_->ptr, layers_[l + 1].at8->ptr, rows_, s);
+        }
+    }
+
+    void backward_fp8(cudaStream_t s) {
+        const int last = int(layers_.size()) - 1;
+        // The transposed gradient lives where the forward's FP8 input was: that is dead now.
+        std::uint8_t* gt8 = act8_->ptr;
+        int g = 0;  // g8_[g] holds the current layer's gradient, not transposed
+        cast({Source::Bf16, dy16_.ptr, nullptr, c_.input_dim}, rows_, c_.input_dim, 3 * last + 2, g8_[g]->ptr, gt8,
+             rows_, s);
+        for (int l = last; l >= 0; --l) {
+            Layer& layer = layers_[std::size_t(l)];
+            layer.wgrad->run(gt8, layer.at8->ptr, layer.dw.ptr, workspace_.ptr, s);
+            if (l == 0) break;
+            const LayerShape sh = layer.shape;
+            const bool need_plain = l - 1 > 0;  // the first layer has no dgrad, so no plain copy
+            if (need_plain && !g8_[1 - g]) throw GpuError("internal: no buffer for the hidden gradient");
+            const __nv_bfloat16* h_prev = layers_[std::size_t(l - 1)].h16->ptr;
+            for (int row0 = 0; row0 < rows_; row0 += chunk_rows_) {
+                const int rows = std::min(chunk_rows_, rows_ - row0);
+                LtMatmul& gemm = *layer.dgrad[rows == chunk_rows_ ? 0 : 1];
+                gemm.run(g8_[g]->ptr + std::size_t(row0) * sh.out, layer.w8t->ptr, da16_->ptr, workspace_.ptr, s);
+                cast({Source::GeluGradBf16, da16_->ptr, h_prev + std::size_t(row0) * sh.in, sh.in}, rows, sh.in,
+                     3 * (l - 1) + 2, need_plain ? g8_[1 - g]->ptr + std::size_t(row0) * sh.in : nullptr, gt8 + row0,
+                     rows_, s);
+            }
+            g = 1 - g;
+        }
+    }
+
+    void forward_bf16(int batch, cudaStream_t s) {
+        for (std::size_t l = 0; l < layers_.size(); ++l) {
+            Layer& layer = layers_[l];
+            const __nv_bfloat16* input = l == 0 ? x_batch(batch) : layer.a16->ptr;
+            layer.forward->run(input, layer.w16->ptr, layer.h16->ptr, workspace_.ptr, s);
+            if (l + 1 < layers_.size())
+                train::gelu_forward_bf16(layer.h16->ptr, layers_[l + 1].a16->ptr, layer.h16->count, s);
+        }
+    }
+
+    void backward_bf16(int batch, cudaStream_t s) {
+        __nv_bfloat16* grad = dy16_.ptr;
+        int next = 0;
+        for (int l = int(layers_.size()) - 1; l >= 0; --l) {
+            Layer& layer = layers_[std::size_t(l)];
+            const __nv_bfloat16* input = l == 0 ? x_batch(batch) : layer.a16->ptr;
+            layer.wgrad->run(grad, input, layer.dw.ptr, workspace_.ptr, s);
+            if (l == 0) break;
+            __nv_bfloat16* da = g16_[next]->ptr;
+            layer.dgrad[0]->run(grad, layer.w16->ptr, da, workspace_.ptr, s);
+            const Bf16Buffer& h_prev = *layers_[std::size_t(l - 1)].h16;
+            train::gelu_backward_bf16(da, h_prev.ptr, h_prev.count, s);
+            grad = da;
+            next = 1 - next;
+        }
+    }
+
+    GpuTrainConfig c_;
+    std::vector<LayerShape> shapes_;
+    bool fp8_, delayed_;
+    int batches_, rows_, max_dim_, chunk_rows_, tensors_;
+    detail::LtHandle lt_;
+    DeviceBuffer<char> workspace_;
+    Bf16Buffer x_pool_, t_pool_;
+    DeviceBuffer<float> loss_partials_, losses_;
+    DeviceBuffer<int> step_;
+    Bf16Buffer dy16_;
+    std::deque<Layer> layers_;  // a deque: layers hold buffers that never move
+    // FP8 scaling state: per tensor (3 per layer: input, weight, grad_output).
+    std::unique_ptr<DeviceBuffer<DeviceScaling>> scaling_;
+    std::unique_ptr<DeviceBuffer<unsigned>> amax_bits_;
+    std::unique_ptr<DeviceBuffer<float>> history_, numerators_, trace_amax_, trace_scale_;
+    std::vector<float> max_finite_;
+    std::unique_ptr<Fp8Buffer> act8_, g8_[2];
+    std::unique_ptr<Bf16Buffer> da16_, g16_[2];
+};
+
+}  // namespace
+
+GpuTrainResult train_mlp_on_gpu(const GpuTrainConfig& config, const GpuProgress& progress) {
+    validate(config);
+    detail::require_gpu();
+    std::size_t free_at_start = 0, total = 0;
+    FP8LAB_CUDA_CHECK(cudaDeviceSynchronize());
+    FP8LAB_CUDA_CHECK(cudaMemGetInfo(&free_at_start, &total));
+    GpuTrainResult result;
+    result.device = describe(probe());
+    std::size_t peak = 0;
+    {
+        GpuMlp mlp(config);
+        cudaStream_t stream;
+        FP8LAB_CUDA_CHECK(cudaStreamCreateWithFlags(&stream, cudaStreamNonBlocking));
+        std::vector<cudaGraphExec_t> graphs;
+        std::vector<cudaEvent_t> events;
+        // Everything CUDA made here is released on every way out, a throw included.
+        struct Release {
+            cudaStream_t& stream;
+            std::vector<cudaGraphExec_t>& graphs;
+            std::vector<cudaEvent_t>& events;
+            ~Release() {
+                cudaStreamSynchronize(stream);
+                for (cudaGraphExec_t g : graphs) cudaGraphExecDestroy(g);
+                for (cudaEvent_t e : events) cudaEventDestroy(e);
+                cudaStreamDestroy(stream);
+            }
+        } release{stream, graphs, events};
+
+        int done = 0;
+        const auto report = [&]() {
+            FP8LAB_CUDA_CHECK(cudaStreamSynchronize(stream));
+            peak = std::max(peak, used_device_bytes(free_at_start));
+            result.loss = mlp.losses(done);
+            if (progress && !progress(done, result.loss)) result.cancelled = true;
+            return !result.cancelled;
+        };
+        // Warm-up, launched kernel by kernel: it also lets each GEMM pick a kernel that runs.
+        const int warmup = std::min(config.warmup_steps, config.steps);
+        for (; done < warmup; ++done) mlp.enqueue_step(done % mlp.batches(), stream);
+        FP8LAB_CUDA_CHECK(cudaGetLastError());
+        bool go_on = report();
+        if (go_on && config.use_graph)
+            for (int b = 0; b < mlp.batches(); ++b) {  // one graph per batch of the pool
+                cudaGraph_t graph;
+                FP8LAB_CUDA_CHECK(cudaStreamBeginCapture(stream, cudaStreamCaptureModeThreadLocal));
+                mlp.enqueue_step(b, stream);
+                FP8LAB_CUDA_CHECK(cudaStreamEndCapture(stream, &graph));
+                cudaGraphExec_t exec;
+                const cudaError_t made = cudaGraphInstantiate(&exec, graph, 0);
+                cudaGraphDestroy(graph);
+                FP8LAB_CUDA_CHECK(made);
+                graphs.push_back(exec);
+            }
+        const int timed = config.steps - done;
+        events.resize(std::size_t(2 * std::max(timed, 0)));
+        for (cudaEvent_t& e : events) FP8LAB_CUDA_CHECK(cudaEventCreate(&e));
+        // Steps are queued without waiting; every kReportEvery steps the host catches up to
+        // report progress (its pause falls between two timed steps, outside both events).
+        constexpr int kReportEvery = 25;
+        for (int i = 0; go_on && i < timed; ++i, ++done) {
+            const int batch = done % mlp.batches();
+            FP8LAB_CUDA_CHECK(cudaEventRecord(events[std::size_t(2 * i)], stream));
+            if (config.use_graph) FP8LAB_CUDA_CHECK(cudaGraphLaunch(graphs[std::size_t(batch)], stream));
+            else mlp.enqueue_step(batch, stream);
+            FP8LAB_CUDA_CHECK(cudaEventRecord(events[std::size_t(2 * i + 1)], stream));
+            if ((i + 1) % kReportEvery == 0 && i + 1 < timed) go_on = report();
+        }
+        if (go_on) report();
+        FP8LAB_CUDA_CHECK(cudaGetLastError());
+        std::vector<float> ms;
+        for (int i = 0; i < done - warmup; ++i) {
+            float t = 0;
+            FP8LAB_CUDA_CHECK(cudaEventElapsedTime(&t, events[std::size_t(2 * i)], events[std::size_t(2 * i + 1)]));
+            ms.push_back(t);
+        }
+        result.timed_steps = int(ms.size());
+        if (!ms.empty()) {
+            std::nth_element(ms.begin(), ms.begin() + ms.size() / 2, ms.end());
+            result.median_step_ms = ms[ms.size() / 2];
+            result.tokens_per_second = config.tokens / (result.median_step_ms * 1e-3);
+            result.model_tflops = model_flops_per_step(config) / (result.median_step_ms * 1e-3) / 1e12;
+        }
+        result.loss = mlp.losses(done);
+        if (config.precision == GpuPrecision::Fp8 && config.record_trace) result.trace = mlp.trace(done, result.device);
+    }
+    result.peak_memory_bytes = peak;
+    return result;
+}
+
+}  // namespace fp8lab::gpu

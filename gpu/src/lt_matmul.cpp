@@ -1,0 +1,90 @@
+// cuBLASLt matmuls on row-major matrices, mapped onto cuBLASLt's column-major view.
+#include "gpu/src/lt_matmul.hpp"
+
+#include <stdexcept>
+#include <string>
+
+#include "gpu/src/cuda_check.hpp"
+
+namespace fp8lab::gpu::detail {
+namespace {
+
+bool is_fp8(cudaDataType_t t) { return t == CUDA_R_8F_E4M3 || t == CUDA_R_8F_E5M2; }
+
+}  // namespace
+
+// A row-major r x c array is cuBLASLt's column-major c x r matrix. So C (m x n row-major)
+// is computed as C^T = B^T A^T: cuBLASLt's first operand is our B, its second our A.
+LtMatmul::LtMatmul(cublasLtHandle_t handle, int m, int n, int k, MatmulOperand a, MatmulOperand b,
+                   cudaDataType_t out_type, bool fast_accumulation)
+    : handle_(handle) {
+    if ((is_fp8(a.type) || is_fp8(b.type)) && (a.stored != Stored::AsIs || b.stored != Stored::Transposed))
+        throw std::invalid_argument("FP8 GEMMs need A as is and B transposed (both contiguous along k)");
+    try {  // a throw runs no destructor: release what was created so far
+        FP8LAB_CUDA_CHECK(cublasLtMatmulDescCreate(&desc_, CUBLAS_COMPUTE_32F, CUDA_R_32F));
+        // First operand (our B): stored n x k is column-major k x n = B, to be transposed.
+        const cublasOperation_t op_first = b.stored == Stored::Transposed ? CUBLAS_OP_T : CUBLAS_OP_N;
+        // Second operand (our A): stored m x k is column-major k x m = A^T, taken as is.
+        const cublasOperation_t op_second = a.stored == Stored::AsIs ? CUBLAS_OP_N : CUBLAS_OP_T;
+        FP8LAB_CUDA_CHECK(cublasLtMatmulDescSetAttribute(desc_, CUBLASLT_MATMUL_DESC_TRANSA, &op_first, sizeof op_first));
+        FP8LAB_CUDA_CHECK(cublasLtMatmulDescSetAttribute(desc_, CUBLASLT_MATMUL_DESC_TRANSB, &op_second, sizeof op_second));
+        if (b.scale_inv)
+            FP8LAB_CUDA_CHECK(cublasLtMatmulDescSetAttribute(desc_, CUBLASLT_MATMUL_DESC_A_SCALE_POINTER, &b.scale_inv,
+                                                            sizeof b.scale_inv));
+        if (a.scale_inv)
+            FP8LAB_CUDA_CHECK(cublasLtMatmulDescSetAttribute(desc_, CUBLASLT_MATMUL_DESC_B_SCALE_POINTER, &a.scale_inv,
+                                                            sizeof a.scale_inv));
+        if (is_fp8(a.type)) {
+            const std::int8_t fast = fast_accumulation ? 1 : 0;
+            FP8LAB_CUDA_CHECK(cublasLtMatmulDescSetAttribute(desc_, CUBLASLT_MATMUL_DESC_FAST_ACCUM, &fast, sizeof fast));
+        }
+        if (b.stored == Stored::Transposed) FP8LAB_CUDA_CHECK(cublasLtMatrixLayoutCreate(&lt_first_, b.type, k, n, k));
+        else FP8LAB_CUDA_CHECK(cublasLtMatrixLayoutCreate(&lt_first_, b.type, n, k, n));
+        if (a.stored == Stored::AsIs) FP8LAB_CUDA_CHECK(cublasLtMatrixLayoutCreate(&lt_second_, a.type, k, m, k));
+        else FP8LAB_CUDA_CHECK(cublasLtMatrixLayoutCreate(&lt_second_, a.type, m, k, m));
+        FP8LAB_CUDA_CHECK(cublasLtMatrixLayoutCreate(&lt_out_, out_type, n, m, n));
+        cublasLtMatmulPreference_t pref;
+        FP8LAB_CUDA_CHECK(cublasLtMatmulPreferenceCreate(&pref));
+        const std::size_t workspace = kMatmulWorkspaceBytes;
+        const cublasStatus_t set = cublasLtMatmulPreferenceSetAttribute(pref, CUBLASLT_MATMUL_PREF_MAX_WORKSPACE_BYTES,
+                                                                        &workspace, sizeof workspace);
+        int found = 0;
+        const cublasStatus_t s = set == CUBLAS_STATUS_SUCCESS
+                                     ? cublasLtMatmulAlgoGetHeuristic(handle_, desc_, lt_first_, lt_second_, lt_out_,
+                                                                      lt_out_, pref, kCandidates, candidates_, &found)
+                                     : set;
+        cublasLtMatmulPreferenceDestroy(pref);
+        candidate_count_ = s == CUBLAS_STATUS_SUCCESS ? found : 0;
+        if (candidate_count_ == 0)
+            throw GpuError("cuBLASLt has no kernel for this GEMM (m=" + std::to_string(m) + " n=" + std::to_string(n) +
+                           " k=" + std::to_string(k) + ")");
+    } catch (...) {
+        release();
+        throw;
+    }
+}
+
+LtMatmul::~LtMatmul() { release(); }
+
+void LtMatmul::release() {
+    if (lt_first_) cublasLtMatrixLayoutDestroy(lt_first_);
+    if (lt_second_) cublasLtMatrixLayoutDestroy(lt_second_);
+    if (lt_out_) cublasLtMatrixLayoutDestroy(lt_out_);
+    if (desc_) cublasLtMatmulDescDestroy(desc_);
+}
+
+void LtMatmul::run(const void* a, const void* b, void* c, void* workspace, cudaStream_t stream) {
+    const float alpha = 1.0f, beta = 0.0f;
+    cublasStatus_t status = CUBLAS_STATUS_NOT_SUPPORTED;
+    for (; chosen_ < candidate_count_; ++chosen_) {
+        status = cublasLtMatmul(handle_, desc_, &alpha, b, lt_first_, a, lt_second_, &beta, c, lt_out_, c, lt_out_,
+                                &candidates_[chosen_].algo, workspace, kMatmulWorkspaceBytes, stream);
+        if (status != CUBLAS_STATUS_NOT_SUPPORTED) break;
+    }
+    FP8LAB_CUDA_CHECK(status);
+}
+
+LtHandle::LtHandle() { FP8LAB_CUDA_CHECK(cublasLtCreate(&h)); }
+LtHandle::~LtHandle() { cublasLtDestroy(h); }
+
+}  // namespace fp8lab::gpu::detail

@@ -1,0 +1,59 @@
+// One cuBLASLt matmul on row-major matrices: C (m x n) = A (m x k) * B (k x n), either
+// operand stored as is or transposed, BF16 or FP8 (with scale_inv pointers), BF16 or
+// float32 output.
+#pragma once
+
+#include <cublasLt.h>
+#include <cuda_runtime.h>
+
+#include <cstddef>
+
+namespace fp8lab::gpu::detail {
+
+enum class Stored { AsIs, Transposed };  // A: m x k or k x m; B: k x n or n x k
+
+struct MatmulOperand {
+    cudaDataType_t type = CUDA_R_16BF;
+    Stored stored = Stored::AsIs;
+    // FP8 only: the dequantisation factor on the device. cuBLASLt answers
+    // CUBLAS_STATUS_NOT_SUPPORTED for scale pointers that are not 16-byte aligned
+    // (measured: H100, cuBLASLt 13.1), hence DeviceScaling's alignment.
+    const float* scale_inv = nullptr;
+};
+
+inline constexpr std::size_t kMatmulWorkspaceBytes = 32u << 20;
+
+class LtMatmul {
+public:
+    // FP8 operands must be A as is and B transposed (cuBLASLt's TN rule for FP8); anything
+    // else throws std::invalid_argument. Throws GpuError when cuBLASLt has no kernel.
+    LtMatmul(cublasLtHandle_t handle, int m, int n, int k, MatmulOperand a, MatmulOperand b, cudaDataType_t out_type,
+             bool fast_accumulation);
+    ~LtMatmul();
+    LtMatmul(const LtMatmul&) = delete;
+    LtMatmul& operator=(const LtMatmul&) = delete;
+
+    // The first call tries the heuristic's candidates in order and keeps the first that
+    // runs (a candidate can be refused at run time); run it once before graph capture.
+    void run(const void* a, const void* b, void* c, void* workspace, cudaStream_t stream);
+
+private:
+    void release();
+    cublasLtHandle_t handle_;
+    cublasLtMatmulDesc_t desc_ = nullptr;
+    cublasLtMatrixLayout_t lt_first_ = nullptr, lt_second_ = nullptr, lt_out_ = nullptr;
+    static constexpr int kCandidates = 8;
+    cublasLtMatmulHeuristicResult_t candidates_[kCandidates]{};
+    int candidate_count_ = 0, chosen_ = 0;
+};
+
+// A cuBLASLt handle released on scope exit.
+struct LtHandle {
+    cublasLtHandle_t h = nullptr;
+    LtHandle();
+    ~LtHandle();
+    LtHandle(const LtHandle&) = delete;
+    LtHandle& operator=(const LtHandle&) = delete;
+};
+
+}  // namespace fp8lab::gpu::detail

@@ -1,0 +1,13 @@
+// The GPU trainer in a build without CUDA: it checks the configuration, then says why not.
+#include "gpu/probe.hpp"
+#include "gpu/tensor_ops.hpp"
+#include "gpu/trainer.hpp"
+
+namespace fp8lab::gpu {
+
+GpuTrainResult train_mlp_on_gpu(const GpuTrainConfig& config, const GpuProgress&) {
+    validate(config);
+    throw GpuUnavailable(probe().reason);
+}
+
+}  // namespace fp8lab::gpu

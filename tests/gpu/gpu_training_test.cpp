@@ -1,0 +1,160 @@
+// The GPU training step: its fused cast + transpose against the emulator bit for bit, its
+// delayed scaling against the emulator's replay of the recorded amaxes, FP8 against BF16
+// loss, bit-for-bit repeatability, graph against kernel-by-kernel launches.
+#include <doctest/doctest.h>
+
+#include <cmath>
+#include <cstdio>
+#include <cstring>
+#include <limits>
+#include <map>
+
+#include "emulator/bulk.hpp"
+#include "emulator/current_scaling.hpp"
+#include "emulator/delayed_scaling.hpp"
+#include "emulator/training_task.hpp"
+#include "gpu/probe.hpp"
+#include "gpu/tensor_ops.hpp"
+#include "gpu/trainer.hpp"
+
+using namespace fp8lab;
+
+namespace {
+
+bool gpu_ready() {
+    static const gpu::ProbeResult p = gpu::probe();
+    if (!p.ready) {
+        std::printf("gpu test skipped: %s\n", p.reason.c_str());
+        MESSAGE("skipped: " << p.reason);
+    }
+    return p.ready;
+}
+
+// The test's default task: small enough for seconds, large enough to use tensor cores.
+gpu::GpuTrainConfig test_config(gpu::GpuPrecision precision) {
+    gpu::GpuTrainConfig c;
+    c.input_dim = 256;
+    c.hidden_dim = 1024;
+    c.tokens = 512;
+    c.steps = 300;
+    c.warmup_steps = 5;
+    c.precision = precision;
+    return c;
+}
+
+bool same_bits(const std::vector<float>& a, const std::vector<float>& b) {
+    return a.size() == b.size() && std::memcmp(a.data(), b.data(), a.size() * sizeof(float)) == 0;
+}
+
+}  // namespace
+
+TEST_CASE("a GPU training configuration is checked before any GPU work, naming what is wrong") {
+    gpu::GpuTrainConfig c;
+    c.input_dim = 100;
+    CHECK_THROWS_WITH_AS(gpu::train_mlp_on_gpu(c), doctest::Contains("input size d must be a positive multiple of 16"),
+                         std::invalid_argument);
+    c = {};
+    c.tokens = 40;
+    CHECK_THROWS_WITH_AS(gpu::validate(c), doctest::Contains("tokens per step M"), std::invalid_argument);
+    c = {};
+    c.warmup_steps = 0;
+    CHECK_THROWS_WITH_AS(gpu::validate(c), doctest::Contains("warm-up"), std::invalid_argument);
+    c = {};
+    c.delayed.history_length = 0;
+    CHECK_THROWS_WITH_AS(gpu::validate(c), doctest::Contains("history length"), std::invalid_argument);
+    // Model FLOPs of d -> h -> d: forward + wgrad of the first layer, three GEMMs of the last.
+    c = {};
+    CHECK(gpu::model_flops_per_step(c) == doctest::Approx(2.0 * 32 * 768 * 3072 * 5));
+}
+
+TEST_CASE("the step's fused cast + transpose equals the emulator bit for bit, transpose and amax included") {
+    if (!gpu_ready()) return;
+    const int rows = 80, cols = 48;  // not multiples of the 32 x 32 tile
+    std::vector<float> x(std::size_t(rows) * cols);
+    for (std::size_t i = 0; i < x.size(); ++i) {
+        float v = emu::normal_sample(21, i);
+        if (i % 53 == 0) v *= 3000.0f;
+        if (i % 59 == 1) v = 0.0f;
+        if (i % 61 == 2) v *= 1e-6f;
+        x[i] = v;
+    }
+    x[7] = std::numeric_limits<float>::quiet_NaN();
+    x[8] = -std::numeric_limits<float>::infinity();
+    for (const emu::Format* f : {&emu::e4m3(), &emu::e5m2()})
+        for (float scale : {1.0f, 0.0625f, 0.75f, 448.0f / 3000.0f}) {
+            const gpu::CastTransposedOnGpu got = gpu::cast_transpose_per_tensor(*f, x, rows, cols, scale);
+            std::vector<std::uint8_t> want(x.size());
+            emu::quantize_span(*f, x, scale, want);
+            int mismatches = 0, transposed_mismatches = 0;
+            for (int r = 0; r < rows; ++r)
+                for (int c = 0; c < cols; ++c) {
+                    const std::uint8_t w = want[std::size_t(r) * cols + c];
+                    mismatches += got.codes[std::size_t(r) * cols + c] != w;
+                    transposed_mismatches += got.codes_t[std::size_t(c) * rows + r] != w;
+                }
+            CHECK(mismatches == 0);
+            CHECK(transposed_mismatches == 0);
+            CHECK(got.amax == emu::amax(x));
+        }
+}
+
+TEST_CASE("FP8 training on the GPU reaches BF16's loss, repeatably, with the emulator's delayed scaling") {
+    if (!gpu_ready()) return;
+    const gpu::GpuTrainResult bf16 = gpu::train_mlp_on_gpu(test_config(gpu::GpuPrecision::Bf16));
+    const gpu::GpuTrainResult fp8 = gpu::train_mlp_on_gpu(test_config(gpu::GpuPrecision::Fp8));
+    REQUIRE(bf16.loss.size() == 300);
+    REQUIRE(fp8.loss.size() == 300);
+    std::printf("GPU training d=256 h=1024 M=512, 300 steps: loss %.5f -> %.5f (BF16), %.5f -> %.5f (FP8 delayed); "
+                "%.4f vs %.4f ms/step\n",
+                bf16.loss.front(), bf16.final_loss(), fp8.loss.front(), fp8.final_loss(), bf16.median_step_ms,
+                fp8.median_step_ms);
+    CHECK(bf16.final_loss() < 0.5 * bf16.loss.front());  // it trains
+    CHECK(std::abs(fp8.final_loss() - bf16.final_loss()) < 0.01 * bf16.final_loss());
+
+    SUBCASE("the same seed gives the same losses and trace bit for bit, graph or not") {
+        gpu::GpuTrainConfig again = test_config(gpu::GpuPrecision::Fp8);
+        const gpu::GpuTrainResult repeat = gpu::train_mlp_on_gpu(again);
+        CHECK(same_bits(repeat.loss, fp8.loss));
+        again.use_graph = false;
+        const gpu::GpuTrainResult eager = gpu::train_mlp_on_gpu(again);
+        CHECK(same_bits(eager.loss, fp8.loss));
+        CHECK(same_bits(gpu::train_mlp_on_gpu(test_config(gpu::GpuPrecision::Bf16)).loss, bf16.loss));
+    }
+
+    SUBCASE("the scales used on the device are the emulator's for the recorded amaxes") {
+        // 2 layers x (input, weight, grad_output) per step.
+        REQUIRE(fp8.trace.records.size() == 300 * 6);
+        std::map<std::string, emu::DelayedScaling> replay;
+        int checked = 0, mismatched = 0;
+        for (const emu::AmaxTraceRecord& r : fp8.trace.records) {
+            const emu::Format& f = emu::format_for(emu::FormatRecipe::Hybrid, emu::role_of_tensor(r.tensor));
+            auto it = replay.try_emplace(r.tensor, f, test_config(gpu::GpuPrecision::Fp8).delayed).first;
+            mismatched += it->second.scale().scale != r.scale;
+            ++checked;
+            it->second.record_amax(r.amax);
+            it->second.update();
+        }
+        CHECK(checked == 1800);
+        CHECK(mismatched == 0);
+        CHECK(fp8.trace.records[0].tensor == "fc1.input");
+        CHECK(fp8.trace.records[5].tensor == "fc2.grad_output");
+    }
+}
+
+TEST_CASE("current scaling on the GPU uses the emulator's current scale of each tensor's own amax") {
+    if (!gpu_ready()) return;
+    gpu::GpuTrainConfig c = test_config(gpu::GpuPrecision::Fp8);
+    c.recipe = gpu::GpuRecipe::Current;
+    c.steps = 60;
+    c.hidden_layers = 2;  // a hidden-to-hidden layer: the dgrad path with two FP8 gradient buffers
+    const gpu::GpuTrainResult r = gpu::train_mlp_on_gpu(c);
+    REQUIRE(r.trace.records.size() == 60 * 9);
+    int mismatched = 0;
+    for (const emu::AmaxTraceRecord& rec : r.trace.records) {
+        const emu::Format& f = emu::format_for(emu::FormatRecipe::Hybrid, emu::role_of_tensor(rec.tensor));
+        mismatched += emu::current_scale(rec.amax, f).scale != rec.scale;
+    }
+    CHECK(mismatched == 0);
+    CHECK(std::isfinite(r.final_loss()));
+    CHECK(r.final_loss() < r.loss.front());
+}
