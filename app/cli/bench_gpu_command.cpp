@@ -23,6 +23,8 @@ struct BenchGpuArgs {
     std::vector<std::string> presets;
     int steps = 200;
     int warmup = 20;
+    std::vector<int> shape;  // d, h, M of a custom size, run instead of the presets
+    float learning_rate = gpu::GpuTrainConfig{}.learning_rate;
     std::string recipe = "delayed";
     bool no_graph = false;
     bool json = false;
@@ -43,6 +45,7 @@ gpu::GpuTrainResult run_one(const gpu::GpuPreset& p, gpu::GpuPrecision precision
     c.tokens = p.tokens;
     c.precision = precision;
     c.recipe = a.recipe == "current" ? gpu::GpuRecipe::Current : gpu::GpuRecipe::Delayed;
+    c.learning_rate = a.learning_rate;
     c.steps = a.steps;
     c.warmup_steps = a.warmup;
     c.use_graph = !a.no_graph;
@@ -96,7 +99,12 @@ void bench_gpu(const BenchGpuArgs& a) {
     if (!probe.ready) throw UsageError("bench gpu needs an FP8-capable GPU: " + probe.reason);
     if (a.warmup >= a.steps) throw UsageError("--warmup must be smaller than --steps");
     std::vector<gpu::GpuPreset> chosen;
-    for (const gpu::GpuPreset& p : gpu::gpu_presets())
+    if (!a.shape.empty()) {
+        if (a.shape.size() != 3) throw UsageError("--shape takes three numbers: d,h,M");
+        chosen.push_back({"custom", a.shape[0], a.shape[1], a.shape[2]});
+    }
+    if (chosen.empty())
+        for (const gpu::GpuPreset& p : gpu::gpu_presets())
         if (a.presets.empty() || std::find(a.presets.begin(), a.presets.end(), p.name) != a.presets.end())
             chosen.push_back(p);
     std::vector<Row> rows;
@@ -127,6 +135,10 @@ void add_bench_gpu_command(CLI::App& bench) {
     std::vector<std::string> names;
     for (const gpu::GpuPreset& p : gpu::gpu_presets()) names.push_back(p.name);
     cmd->add_option("--preset", a->presets, "Presets to run (default: all)")->check(CLI::IsMember(names));
+    cmd->add_option("--shape", a->shape, "A custom size d,h,M instead of the presets")->delimiter(',')
+        ->excludes("--preset");
+    cmd->add_option("--lr", a->learning_rate, "AdamW learning rate")->capture_default_str()
+        ->check(CLI::Range(1e-7, 1.0));
     cmd->add_option("--steps", a->steps, "Steps per run, warm-up included")->capture_default_str()
         ->check(CLI::Range(2, 100000));
     cmd->add_option("--warmup", a->warmup, "Untimed steps before the timed ones")->capture_default_str()

@@ -70,6 +70,7 @@ public:
           max_dim_(std::max(c.input_dim, c.hidden_dim)),
           chunk_rows_(fp8_ && delayed_ ? std::min(rows_, kDgradChunkRows) : rows_),
           tensors_(3 * int(shapes_.size())),
+          side_(shapes_.size()),
           workspace_(detail::kMatmulWorkspaceBytes),
           x_pool_(std::size_t(batches_) * rows_ * c.input_dim),
           t_pool_(x_pool_.count),
@@ -90,28 +91,31 @@ public:
 
     int batches() const { return batches_; }
 
-    // One whole training step on `stream`: forward, loss, backward, AdamW, scaling update.
-    void enqueue_step(int batch, cudaStream_t stream) {
-        if (fp8_) forward_fp8(batch, stream);
-        else forward_bf16(batch, stream);
+    // One whole training step on `main`: forward, loss, backward, AdamW, scaling update.
+    // A side stream runs the memory-bound work that GEMMs need not wait for: the FP8
+    // weight casts during the forward, each layer's AdamW during the rest of the backward.
+    void enqueue_step(int batch, cudaStream_t main) {
+        const cudaStream_t side = side_.stream;
+        FP8LAB_CUDA_CHECK(cudaEventRecord(side_.fork, main));
+        FP8LAB_CUDA_CHECK(cudaStreamWaitEvent(side, side_.fork, 0));
+        if (fp8_) forward_fp8(batch, main);
+        else forward_bf16(batch, main);
         const std::size_t outputs = std::size_t(rows_) * c_.input_dim;
         train::mse_loss(y_out(), t_pool_.ptr + std::size_t(batch) * outputs, outputs, dy16_.ptr, loss_partials_.ptr,
-                        stream);
-        train::reduce_loss(loss_partials_.ptr, outputs, step_.ptr, c_.steps, losses_.ptr, stream);
-        if (fp8_) backward_fp8(stream);
-        else backward_bf16(batch, stream);
-        const train::AdamParams adam{c_.learning_rate, c_.beta1, c_.beta2, c_.epsilon, c_.weight_decay};
-        for (Layer& layer : layers_)
-            train::adamw(layer.w.ptr, layer.m.ptr, layer.v.ptr, layer.dw.ptr, layer.w.count, adam, step_.ptr,
-                         fp8_ ? nullptr : layer.w16->ptr, stream);
+                        main);
+        train::reduce_loss(loss_partials_.ptr, outputs, step_.ptr, c_.steps, losses_.ptr, main);
+        if (fp8_) backward_fp8(main);
+        else backward_bf16(batch, main);
+        FP8LAB_CUDA_CHECK(cudaEventRecord(side_.join, side));
+        FP8LAB_CUDA_CHECK(cudaStreamWaitEvent(main, side_.join, 0));
         if (fp8_) {
             const train::ScalingStateArrays arrays{scaling_->ptr, amax_bits_->ptr, history_->ptr, numerators_->ptr,
                                                    trace_amax_ ? trace_amax_->ptr : nullptr,
                                                    trace_scale_ ? trace_scale_->ptr : nullptr};
             train::end_step(arrays, tensors_, c_.delayed.history_length,
-                            c_.delayed.algorithm == emu::AmaxAlgorithm::Max, delayed_, step_.ptr, c_.steps, stream);
+                            c_.delayed.algorithm == emu::AmaxAlgorithm::Max, delayed_, step_.ptr, c_.steps, main);
         }
-        train::advance_step(step_.ptr, stream);
+        train::advance_step(step_.ptr, main);  // after every AdamW: they read the step
     }
 
     std::vector<float> losses(int steps_done) const {
@@ -231,6 +235,17 @@ private:
         }
     }
 
+    // Layer l's gradient is complete and its weights are no longer read this step: its
+    // AdamW runs on the side stream while the main stream goes on with the layers below.
+    void release_layer(int l, cudaStream_t main) {
+        Layer& layer = layers_[std::size_t(l)];
+        FP8LAB_CUDA_CHECK(cudaEventRecord(side_.layer_done[std::size_t(l)], main));
+        FP8LAB_CUDA_CHECK(cudaStreamWaitEvent(side_.stream, side_.layer_done[std::size_t(l)], 0));
+        const train::AdamParams adam{c_.learning_rate, c_.beta1, c_.beta2, c_.epsilon, c_.weight_decay};
+        train::adamw(layer.w.ptr, layer.m.ptr, layer.v.ptr, layer.dw.ptr, layer.w.count, adam, step_.ptr,
+                     fp8_ ? nullptr : layer.w16->ptr, side_.stream);
+    }
+
     std::vector<int> chunk_row_counts() const {
         std::vector<int> counts{chunk_rows_};
         if (rows_ % chunk_rows_) counts.push_back(rows_ % chunk_rows_);
@@ -306,13 +321,18 @@ private:
     }
 
     void forward_fp8(int batch, cudaStream_t s) {
+        for (std::size_t l = 0; l < layers_.size(); ++l) {  // the weights, on the side stream
+            Layer& layer = layers_[l];
+            cast({Source::F32, layer.w.ptr, nullptr, layer.shape.in}, layer.shape.out, layer.shape.in, 3 * int(l) + 1,
+                 layer.w8->ptr, layer.w8t->ptr, layer.shape.out, side_.stream);
+            FP8LAB_CUDA_CHECK(cudaEventRecord(side_.weight_ready[l], side_.stream));
+        }
         cast({Source::Bf16, x_batch(batch), nullptr, c_.input_dim}, rows_, c_.input_dim, 0, act8_->ptr,
              layers_[0].at8->ptr, rows_, s);
         for (std::size_t l = 0; l < layers_.size(); ++l) {
             Layer& layer = layers_[l];
             const int j = 3 * int(l);
-            cast({Source::F32, layer.w.ptr, nullptr, layer.shape.in}, layer.shape.out, layer.shape.in, j + 1,
-                 layer.w8->ptr, layer.w8t->ptr, layer.shape.out, s);
+            FP8LAB_CUDA_CHECK(cudaStreamWaitEvent(s, side_.weight_ready[l], 0));
             layer.forward->run(act8_->ptr, layer.w8->ptr, layer.h16->ptr, workspace_.ptr, s);
             if (l + 1 < layers_.size())  // GELU, cast for the next GEMM and its transpose for wgrad
                 cast({Source::GeluOfBf16, layer.h16->ptr, nullptr, layer.shape.out}, rows_, layer.shape.out, j + 3,
@@ -330,7 +350,10 @@ private:
         for (int l = last; l >= 0; --l) {
             Layer& layer = layers_[std::size_t(l)];
             layer.wgrad->run(gt8, layer.at8->ptr, layer.dw.ptr, workspace_.ptr, s);
-            if (l == 0) break;
+            if (l == 0) {
+                release_layer(0, s);
+                break;
+            }
             const LayerShape sh = layer.shape;
             const bool need_plain = l - 1 > 0;  // the first layer has no dgrad, so no plain copy
             if (need_plain && !g8_[1 - g]) throw GpuError("internal: no buffer for the hidden gradient");
@@ -343,6 +366,7 @@ private:
                      3 * (l - 1) + 2, need_plain ? g8_[1 - g]->ptr + std::size_t(row0) * sh.in : nullptr, gt8 + row0,
                      rows_, s);
             }
+            release_layer(l, s);
             g = 1 - g;
         }
     }
@@ -364,9 +388,13 @@ private:
             Layer& layer = layers_[std::size_t(l)];
             const __nv_bfloat16* input = l == 0 ? x_batch(batch) : layer.a16->ptr;
             layer.wgrad->run(grad, input, layer.dw.ptr, workspace_.ptr, s);
-            if (l == 0) break;
+            if (l == 0) {
+                release_layer(0, s);
+                break;
+            }
             __nv_bfloat16* da = g16_[next]->ptr;
             layer.dgrad[0]->run(grad, layer.w16->ptr, da, workspace_.ptr, s);
+            release_layer(l, s);  // after the dgrad: it reads this layer's BF16 weights
             const Bf16Buffer& h_prev = *layers_[std::size_t(l - 1)].h16;
             train::gelu_backward_bf16(da, h_prev.ptr, h_prev.count, s);
             grad = da;
@@ -374,11 +402,37 @@ private:
         }
     }
 
+    // The second stream of a step and the events that order it against the main one.
+    struct SideStream {
+        cudaStream_t stream = nullptr;
+        cudaEvent_t fork = nullptr, join = nullptr;
+        std::vector<cudaEvent_t> weight_ready, layer_done;
+        explicit SideStream(std::size_t layers) : weight_ready(layers), layer_done(layers) {
+            FP8LAB_CUDA_CHECK(cudaStreamCreateWithFlags(&stream, cudaStreamNonBlocking));
+            for (cudaEvent_t* e : all()) FP8LAB_CUDA_CHECK(cudaEventCreateWithFlags(e, cudaEventDisableTiming));
+        }
+        ~SideStream() {
+            if (stream) cudaStreamSynchronize(stream);
+            for (cudaEvent_t* e : all())
+                if (*e) cudaEventDestroy(*e);
+            if (stream) cudaStreamDestroy(stream);
+        }
+        std::vector<cudaEvent_t*> all() {
+            std::vector<cudaEvent_t*> events{&fork, &join};
+            for (cudaEvent_t& e : weight_ready) events.push_back(&e);
+            for (cudaEvent_t& e : layer_done) events.push_back(&e);
+            return events;
+        }
+        SideStream(const SideStream&) = delete;
+        SideStream& operator=(const SideStream&) = delete;
+    };
+
     GpuTrainConfig c_;
     std::vector<LayerShape> shapes_;
     bool fp8_, delayed_;
     int batches_, rows_, max_dim_, chunk_rows_, tensors_;
     detail::LtHandle lt_;
+    SideStream side_;
     DeviceBuffer<char> workspace_;
     Bf16Buffer x_pool_, t_pool_;
     DeviceBuffer<float> loss_partials_, losses_;

@@ -81,42 +81,75 @@ __device__ float load(const CastSource& s, int r, int c) {
     return x * gelu_grad(h);
 }
 
-// fmaxf skips NaN and keeps Inf (as the emulator's amax); non-negative floats order like
-// their bits, so the warps meet in one atomicMax.
-__device__ void publish_amax(float local, unsigned* amax_bits) {
-    for (int offset = 16; offset > 0; offset /= 2) local = fmaxf(local, __shfl_xor_sync(0xffffffffu, local, offset));
-    if ((threadIdx.x & 31) == 0) atomicMax(amax_bits, __float_as_uint(local));
+// Two neighbours along a row in one load (cols are even: multiples of 16).
+template <Source K>
+__device__ float2 load_pair(const CastSource& s, int r, int c) {
+    const std::size_t i = std::size_t(r) * s.ld + c;
+    if constexpr (K == Source::F32) return *reinterpret_cast<const float2*>(static_cast<const float*>(s.x) + i);
+    const float2 x = __bfloat1622float2(*reinterpret_cast<const __nv_bfloat162*>(static_cast<const __nv_bfloat16*>(s.x) + i));
+    if constexpr (K == Source::Bf16) return x;
+    if constexpr (K == Source::GeluOfBf16) return make_float2(gelu(x.x), gelu(x.y));
+    const float2 h = __bfloat1622float2(*reinterpret_cast<const __nv_bfloat162*>(static_cast<const __nv_bfloat16*>(s.h) + i));
+    return make_float2(x.x * gelu_grad(h.x), x.y * gelu_grad(h.y));
 }
 
-// A 32 x 32 tile per block of 32 x 8 threads: the codes go to `out` row by row and,
-// through shared memory, to `out_t` column by column, both with coalesced stores.
-constexpr int kTile = 32, kTileRows = 8;
+// fmaxf skips NaN and keeps Inf (as the emulator's amax); non-negative floats order like
+// their bits. One atomicMax per block: per warp, it serialised millions of atomics on
+// one address and made the casts ten times slower than memory allows.
+template <int kWarps>
+__device__ void publish_amax(float local, unsigned* amax_bits) {
+    __shared__ float warp_max[kWarps];
+    for (int offset = 16; offset > 0; offset /= 2) local = fmaxf(local, __shfl_xor_sync(0xffffffffu, local, offset));
+    const int lane = int(threadIdx.x + threadIdx.y * blockDim.x) & 31, warp = int(threadIdx.x + threadIdx.y * blockDim.x) >> 5;
+    if (lane == 0) warp_max[warp] = local;
+    __syncthreads();
+    if (warp == 0) {
+        local = lane < kWarps ? warp_max[lane] : 0.0f;
+        for (int offset = 16; offset > 0; offset /= 2) local = fmaxf(local, __shfl_xor_sync(0xffffffffu, local, offset));
+        if (lane == 0) atomicMax(amax_bits, __float_as_uint(local));
+    }
+}
+
+__device__ std::uint8_t to_fp8(float v, float scale, __nv_fp8_interpretation_t format) {
+    return __nv_cvt_float_to_fp8(__fmul_rn(v, scale), __NV_SATFINITE, format);
+}
+
+// A 64 x 64 tile per block of 32 x 8 threads, each thread two neighbouring columns of
+// eight rows: the codes go to `out` as byte pairs along rows and, through shared
+// memory, to `out_t` as byte pairs along columns; both stores are coalesced.
+constexpr int kTile = 64, kBlockX = 32, kBlockY = 8;
 template <Source K>
-__global__ void cast_transpose_kernel(CastSource s, int rows, int cols, CastTarget t) {
+__global__ void __launch_bounds__(kBlockX * kBlockY) cast_transpose_kernel(CastSource s, int rows, int cols, CastTarget t) {
     __shared__ std::uint8_t tile[kTile][kTile + 4];
     const __nv_fp8_interpretation_t format = t.e4m3 ? __NV_E4M3 : __NV_E5M2;
     const float scale = t.scaling->scale;
-    const int c = blockIdx.x * kTile + threadIdx.x;
+    const int row0 = blockIdx.y * kTile, col0 = blockIdx.x * kTile;
+    const int c = col0 + 2 * threadIdx.x;
     float local = 0.0f;
-    for (int i = threadIdx.y; i < kTile; i += kTileRows) {
-        const int r = blockIdx.y * kTile + i;
+    for (int i = threadIdx.y; i < kTile; i += kBlockY) {
+        const int r = row0 + i;
         if (r < rows && c < cols) {
-            const float v = load<K>(s, r, c);
-            local = fmaxf(local, fabsf(v));
-            const std::uint8_t q = __nv_cvt_float_to_fp8(__fmul_rn(v, scale), __NV_SATFINITE, format);
-            if (t.out) t.out[std::size_t(r) * cols + c] = q;
-            tile[i][threadIdx.x] = q;
+            const float2 v = load_pair<K>(s, r, c);
+            local = fmaxf(local, fmaxf(fabsf(v.x), fabsf(v.y)));
+            const std::uint8_t q0 = to_fp8(v.x, scale, format), q1 = to_fp8(v.y, scale, format);
+            if (t.out)
+                *reinterpret_cast<std::uint16_t*>(t.out + std::size_t(r) * cols + c) = std::uint16_t(q0 | (q1 << 8));
+            tile[i][2 * threadIdx.x] = q0;
+            tile[i][2 * threadIdx.x + 1] = q1;
         }
     }
     if (t.out_t) {
         __syncthreads();
-        const int r = blockIdx.y * kTile + threadIdx.x;
-        for (int i = threadIdx.y; i < kTile; i += kTileRows) {
-            const int tc = blockIdx.x * kTile + i;
-            if (tc < cols && r < rows) t.out_t[std::size_t(tc) * t.ld_t + r] = tile[threadIdx.x][i];
+        const int r = row0 + 2 * threadIdx.x;  // rows are even too
+        for (int i = threadIdx.y; i < kTile; i += kBlockY) {
+            const int tc = col0 + i;
+            if (tc < cols && r < rows) {
+                const std::uint16_t pair = std::uint16_t(tile[2 * threadIdx.x][i] | (tile[2 * threadIdx.x + 1][i] << 8));
+                *reinterpret_cast<std::uint16_t*>(t.out_t + std::size_t(tc) * t.ld_t + r) = pair;
+            }
         }
     }
-    publish_amax(local, t.amax_bits);
+    publish_amax<kBlockX * kBlockY / 32>(local, t.amax_bits);
 }
 
 template <Source K>
@@ -125,7 +158,7 @@ __global__ void amax_kernel(CastSource s, int rows, int cols, unsigned* amax_bit
     const std::size_t n = std::size_t(rows) * cols;
     for (std::size_t i = blockIdx.x * std::size_t(blockDim.x) + threadIdx.x; i < n; i += std::size_t(gridDim.x) * blockDim.x)
         local = fmaxf(local, fabsf(load<K>(s, int(i / cols), int(i % cols))));
-    publish_amax(local, amax_bits);
+    publish_amax<kThreads / 32>(local, amax_bits);
 }
 
 // emu::current_scale: amax 0, Inf or NaN gives scale 1; else max / amax, Inf -> FLT_MAX.
@@ -224,7 +257,7 @@ __global__ void advance_step_kernel(int* step) { ++*step; }
 
 template <Source K>
 void launch_cast(const CastSource& s, int rows, int cols, const CastTarget& t, cudaStream_t stream) {
-    const dim3 block(kTile, kTileRows), grid((cols + kTile - 1) / kTile, (rows + kTile - 1) / kTile);
+    const dim3 block(kBlockX, kBlockY), grid((cols + kTile - 1) / kTile, (rows + kTile - 1) / kTile);
     cast_transpose_kernel<K><<<grid, block, 0, stream>>>(s, rows, cols, t);
 }
 

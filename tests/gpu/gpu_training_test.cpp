@@ -30,12 +30,10 @@ bool gpu_ready() {
     return p.ready;
 }
 
-// The test's default task: small enough for seconds, large enough to use tensor cores.
+// The default task (GpuTrainConfig's defaults: the tiny preset, d=768, h=3072, M=32) for
+// 300 steps.
 gpu::GpuTrainConfig test_config(gpu::GpuPrecision precision) {
     gpu::GpuTrainConfig c;
-    c.input_dim = 256;
-    c.hidden_dim = 1024;
-    c.tokens = 512;
     c.steps = 300;
     c.warmup_steps = 5;
     c.precision = precision;
@@ -104,7 +102,7 @@ TEST_CASE("FP8 training on the GPU reaches BF16's loss, repeatably, with the emu
     const gpu::GpuTrainResult fp8 = gpu::train_mlp_on_gpu(test_config(gpu::GpuPrecision::Fp8));
     REQUIRE(bf16.loss.size() == 300);
     REQUIRE(fp8.loss.size() == 300);
-    std::printf("GPU training d=256 h=1024 M=512, 300 steps: loss %.5f -> %.5f (BF16), %.5f -> %.5f (FP8 delayed); "
+    std::printf("GPU training d=768 h=3072 M=32, 300 steps: loss %.5f -> %.5f (BF16), %.5f -> %.5f (FP8 delayed); "
                 "%.4f vs %.4f ms/step\n",
                 bf16.loss.front(), bf16.final_loss(), fp8.loss.front(), fp8.final_loss(), bf16.median_step_ms,
                 fp8.median_step_ms);
