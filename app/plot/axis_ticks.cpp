@@ -26,8 +26,14 @@ std::string plain(double v, double step) {
         std::snprintf(buf, sizeof buf, "%.3g", v);
         return buf;
     }
-    const int decimals = std::max(0, int(std::ceil(-std::log10(step) - 1e-9)));
-    std::snprintf(buf, sizeof buf, "%.*f", std::min(decimals, 10), v);
+    // Enough decimals for every multiple of the step: 0.025 needs three, not two.
+    int decimals = 0;
+    while (decimals < 10) {
+        const double scaled = step * std::pow(10.0, decimals);
+        if (std::abs(scaled - std::round(scaled)) < 1e-6 * scaled) break;
+        ++decimals;
+    }
+    std::snprintf(buf, sizeof buf, "%.*f", decimals, v);
     return buf;
 }
 

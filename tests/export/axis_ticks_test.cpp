@@ -30,6 +30,11 @@ TEST_CASE("linear axes get 1/2/5 steps with labels as precise as the step") {
     REQUIRE(!f.empty());
     CHECK(f.front().label == "0.10");
     CHECK(f[1].label == "0.15");
+    // A step of 2.5 x 10^k needs one more decimal than 10^k: 1.025, not 1.03.
+    const auto q = plot::make_ticks(axis(labs::AxisScale::Linear), {1.0, 1.125}, 6);
+    REQUIRE(q.size() >= 3);
+    CHECK(q[1].value == doctest::Approx(1.025));
+    CHECK(q[1].label == "1.025");
 }
 
 TEST_CASE("log axes: powers of ten or two, with 2 and 5 added near one decade") {

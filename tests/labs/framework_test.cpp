@@ -158,6 +158,23 @@ TEST_CASE("exercises recognise the mistake behind a wrong answer") {
     const Exercise& point_three = *values->find_step("fixed-grid")->logic.exercise;
     CHECK(point_three.check("0.3125").correct);
     CHECK(point_three.check("0.25").hint.find("fixed 1/8 grid") != std::string::npos);
+    const Lab* rounding = c.find("rounding");
+    REQUIRE(rounding);
+    const Exercise& tie = *rounding->find_step("modes")->logic.exercise;
+    CHECK(tie.check("1").correct);
+    CHECK(tie.check("1.125").hint.find("ties away") != std::string::npos);
+    CHECK(tie.check("1.0625").hint.find("four mantissa bits") != std::string::npos);
+    const Exercise& lost = *rounding->find_step("stochastic")->logic.exercise;
+    CHECK(lost.check("1").correct);
+    CHECK(lost.check("2").hint.find("exact sum") != std::string::npos);
+    CHECK(lost.check("1.0078125").hint.find("next BF16 value") != std::string::npos);
+    const Exercise& clamp = *rounding->find_step("saturation")->logic.exercise;
+    CHECK(clamp.check("448").correct);
+    CHECK(clamp.check("512").hint.find("no 512") != std::string::npos);
+    CHECK(clamp.check("240").hint.find("IEEE-style") != std::string::npos);
+    const Exercise& once = *rounding->find_step("double-rounding")->logic.exercise;
+    CHECK(once.check("1.125").correct);
+    CHECK(once.check("1").hint.find("through float32") != std::string::npos);
 }
 
 TEST_CASE("every lab in labs/content loads, and every step runs with its defaults") {

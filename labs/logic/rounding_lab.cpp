@@ -1,0 +1,277 @@
+// Lab 3, rounding and saturation: the rounding modes side by side, the bias of summing
+// small updates and stochastic rounding removing it, saturation against overflow, and
+// converting from float64 in one rounding instead of two.
+#include <cmath>
+#include <limits>
+
+#include "emulator/convert.hpp"
+#include "emulator/value_grid.hpp"
+#include "labs/logic/format_text.hpp"
+#include "labs/logic/lab_logic.hpp"
+
+namespace fp8lab::labs {
+namespace {
+
+using emu::ConvertOptions;
+using emu::Format;
+using emu::RoundingMode;
+using emu::Saturation;
+
+double rounded(const Format& f, double x, RoundingMode mode, Saturation saturation = Saturation::Finite,
+               std::uint64_t seed = 0, std::uint64_t index = 0) {
+    ConvertOptions o;
+    o.rounding = mode;
+    o.saturation = saturation;
+    o.seed = seed;
+    return emu::round_to_format(f, x, o, index);
+}
+
+
+constexpr RoundingMode kDeterministicModes[] = {RoundingMode::NearestEven, RoundingMode::NearestAway,
+                                                RoundingMode::TowardZero, RoundingMode::Up, RoundingMode::Down};
+
+StepLogic modes() {
+    StepLogic s;
+    s.id = "modes";
+    s.parameters = {choice("format", "Format", {"e4m3", "e5m2", "e3m2", "e2m3", "e2m1"}, "e4m3", "The target format"),
+                    real("x", "Value x", -400.0, 400.0, 1.0625, false, "The value to convert")};
+    s.run = [](const Parameters& p, RunContext&) {
+        const Format& f = emu::format_by_name(p.choice("format"));
+        const double x = p.real("x");
+        StepOutput out;
+        // The staircases over two gaps of [1, 2): every mode maps an interval to one value.
+        const double gap = emu::ulp(f, 1.0);
+        Figure fig;
+        fig.id = "staircases";
+        fig.title = "Where each rounding mode sends the values between 1 and 1 + 2 gaps of " +
+                    std::string(f.display_name);
+        fig.x_axis = {"x", AxisScale::Linear, 1.0 - gap / 2, 1.0 + 2.5 * gap};
+        fig.y_axis = {"converted value", AxisScale::Linear};
+        int colour = 0;
+        for (RoundingMode mode : kDeterministicModes) {
+            Series st = line(std::string(emu::rounding_mode_name(mode)), {}, {}, colour++);
+            const int samples = 400;
+            for (int i = 0; i <= samples; ++i) {
+                const double v = 1.0 - gap / 2 + 3.0 * gap * i / samples;
+                st.x.push_back(v);
+                st.y.push_back(rounded(f, v, mode));
+            }
+            if (mode != RoundingMode::NearestEven) st.dashed = true;
+            fig.series.push_back(std::move(st));
+        }
+        fig.annotations.push_back({1.0 + gap / 2, 1.0 + gap / 2, "a tie"});
+        out.figures.push_back(std::move(fig));
+
+        Table t{"x-in-every-mode", "x in every rounding mode", {}, {}};
+        t.columns = {{"mode"}, {"result", ColumnType::Number}, {"error", ColumnType::Number},
+                     {"code", ColumnType::Code}};
+        for (RoundingMode mode : kDeterministicModes) {
+            ConvertOptions o;
+            o.rounding = mode;
+            const std::uint32_t code = emu::encode(f, x, o);
+            const double value = emu::decode(f, code);
+            t.rows.push_back({std::string(emu::rounding_mode_name(mode)), value, value - x, std::int64_t(code)});
+        }
+        out.tables.push_back(std::move(t));
+        return out;
+    };
+    const Format& f = emu::e4m3();
+    const double tie = 1.0 + emu::ulp(f, 1.0) / 2;
+    const double even = rounded(f, tie, RoundingMode::NearestEven);
+    s.exercise = numeric_exercise(
+        "1.0625 lies exactly halfway between the E4M3 values 1 and 1.125. What does round to nearest, ties to even, "
+        "give?",
+        even,
+        {{rounded(f, tie, RoundingMode::NearestAway), "That is ties away from zero. Ties to even picks the neighbour "
+                                                      "whose last mantissa bit is 0."},
+         {tie, "1.0625 needs four mantissa bits; E4M3 has three."}},
+        "Write both neighbours' mantissas in binary: 1.000 and 1.001. The even one ends in 0.");
+    return s;
+}
+
+// The running sum w <- round(w + delta), from `start`, in format f.
+std::vector<double> running_sum(const Format& f, double start, double delta, int steps, RoundingMode mode,
+                                std::uint64_t seed) {
+    std::vector<double> w{start};
+    for (int i = 0; i < steps; ++i) w.push_back(rounded(f, w.back() + delta, mode, Saturation::Finite, seed, i));
+    return w;
+}
+
+StepLogic stochastic() {
+    StepLogic s;
+    s.id = "stochastic";
+    s.parameters = {choice("format", "Accumulator format", {"bf16", "fp16", "e4m3", "e5m2"}, "bf16",
+                           "The format the running value is stored in after every addition"),
+                    real("delta", "Update size", 1e-5, 0.5, 1e-3, true, "What every step adds"),
+                    integer("steps", "Steps", 10, 20000, 1000, "How many updates are added")};
+    s.run = [](const Parameters& p, RunContext& context) {
+        const Format& f = emu::format_by_name(p.choice("format"));
+        const double delta = p.real("delta");
+        const int steps = int(p.integer("steps"));
+        StepOutput out;
+        Figure fig;
+        fig.id = "running-sum";
+        fig.title = "Adding " + number_text(delta) + " " + std::to_string(steps) + " times to 1 in " +
+                    std::string(f.display_name);
+        fig.x_axis = {"step", AxisScale::Linear};
+        fig.y_axis = {"value", AxisScale::Linear};
+        std::vector<double> x(std::size_t(steps) + 1), exact(x.size());
+        for (std::size_t i = 0; i < x.size(); ++i) {
+            x[i] = double(i);
+            exact[i] = 1.0 + delta * double(i);
+        }
+        fig.series.push_back(line("exact", x, exact, 7));
+        fig.series.back().dashed = true;
+        Table t{"final-values", "After the last step", {}, {}};
+        t.columns = {{"rounding"}, {"final value", ColumnType::Number}, {"relative to the exact sum", ColumnType::Number}};
+        t.rows.push_back({std::string("exact"), exact.back(), 0.0});
+        const std::vector<double> nearest = running_sum(f, 1.0, delta, steps, RoundingMode::NearestEven, 0);
+        fig.series.push_back(line("nearest-even", x, nearest, 0));
+        t.rows.push_back({std::string("nearest-even"), nearest.back(), nearest.back() / exact.back() - 1});
+        context.report_progress(0.25, "stochastic rounding");
+        double mean = 0;
+        const int seeds = 3;
+        for (int seed = 1; seed <= seeds; ++seed) {
+            const std::vector<double> sr = running_sum(f, 1.0, delta, steps, RoundingMode::Stochastic, seed);
+            fig.series.push_back(line("stochastic, seed " + std::to_string(seed), x, sr, 1 + seed));
+            t.rows.push_back({"stochastic, seed " + std::to_string(seed), sr.back(), sr.back() / exact.back() - 1});
+            mean += sr.back() / seeds;
+        }
+        out.figures.push_back(std::move(fig));
+        out.tables.push_back(std::move(t));
+        out.metrics.push_back({"gap of " + std::string(f.display_name) + " at 1", emu::ulp(f, 1.0), ""});
+        out.metrics.push_back({"mean of the stochastic runs, relative to exact", mean / exact.back() - 1, ""});
+        return out;
+    };
+    const double lost = running_sum(emu::bf16(), 1.0, 1e-3, 1000, RoundingMode::NearestEven, 0).back();
+    s.exercise = numeric_exercise(
+        "A weight of 1.0 stored in BF16 receives +0.001 a thousand times, rounding to nearest even after each "
+        "addition. What is it at the end?",
+        lost,
+        {{2.0, "That is the exact sum. Each addition is rounded: 1.001 is closer to 1 than to the next BF16 value, "
+               "1 + 2^-7."},
+         {1.0078125, "That is the next BF16 value after 1. The sum never gets there: every step rounds back."}},
+        "The BF16 gap at 1 is 2^-7 = 0.0078125; an update smaller than half of it is lost entirely.");
+    return s;
+}
+
+StepLogic saturation() {
+    StepLogic s;
+    s.id = "saturation";
+    s.parameters = {choice("format", "Format", {"e4m3", "e5m2"}, "e4m3", "The target format")};
+    s.run = [](const Parameters& p, RunContext&) {
+        const Format& f = emu::format_by_name(p.choice("format"));
+        const double max = f.max_finite;
+        StepOutput out;
+        // The smallest overflowing input under nearest-even: bisect between max and 2 max.
+        double lo = max, hi = 2 * max;
+        for (int i = 0; i < 200; ++i) {
+            const double mid = (lo + hi) / 2;
+            if (std::isfinite(rounded(f, mid, RoundingMode::NearestEven, Saturation::None))) lo = mid;
+            else hi = mid;
+        }
+        Figure fig;
+        fig.id = "past-max";
+        fig.title = "Near the maximum of " + std::string(f.display_name) + ": saturate or overflow";
+        fig.x_axis = {"x", AxisScale::Linear, 0.5 * max, 1.5 * max};
+        fig.y_axis = {"converted value", AxisScale::Linear, 0.0, 1.2 * max};
+        Series sat = line("saturating (satfinite)", {}, {}, 0), none = line("not saturating", {}, {}, 1);
+        none.dashed = true;
+        for (int i = 0; i <= 600; ++i) {
+            const double x = 0.5 * max + max * i / 600.0;
+            sat.x.push_back(x);
+            sat.y.push_back(rounded(f, x, RoundingMode::NearestEven, Saturation::Finite));
+            const double n = rounded(f, x, RoundingMode::NearestEven, Saturation::None);
+            if (std::isfinite(n)) {
+                none.x.push_back(x);
+                none.y.push_back(n);
+            }
+        }
+        fig.series = {sat, none};
+        const bool has_inf = std::isinf(rounded(f, 2 * max, RoundingMode::NearestEven, Saturation::None));
+        fig.annotations.push_back({hi, 0.25 * max, has_inf ? "past here: Inf" : "past here: NaN"});
+        out.figures.push_back(std::move(fig));
+
+        Table t{"near-max", "Values near and past the maximum", {}, {}};
+        t.columns = {{"x (shortest float64)"}, {"saturating", ColumnType::Number}, {"not saturating"}};
+        for (double x : {0.9 * max, max, lo, hi, 1.1 * max, 2 * max, std::numeric_limits<double>::infinity()}) {
+            const double n = rounded(f, x, RoundingMode::NearestEven, Saturation::None);
+            t.rows.push_back({shortest_text(x), rounded(f, x, RoundingMode::NearestEven, Saturation::Finite),
+                              std::isnan(n) ? std::string("NaN") : shortest_text(n)});
+        }
+        out.tables.push_back(std::move(t));
+        out.metrics.push_back({"largest input that still rounds to max", lo, ""});
+        return out;
+    };
+    const double saturated = rounded(emu::e4m3(), 500.0, RoundingMode::NearestEven, Saturation::Finite);
+    s.exercise = numeric_exercise(
+        "What does 500 become in E4M3 when the conversion saturates (satfinite)?", saturated,
+        {{512.0, "E4M3 has no 512: OCP E4M3 stops at 448 (the top code is NaN)."},
+         {480.0, "480 would be the next value, but OCP E4M3 uses that code's binade top for NaN."},
+         {240.0, "240 is the maximum of the IEEE-style E4M3 layout, not of OCP E4M3."}},
+        "Saturation clamps anything past the maximum to the maximum.");
+    return s;
+}
+
+StepLogic double_rounding() {
+    StepLogic s;
+    s.id = "double-rounding";
+    s.parameters = {choice("format", "Format", {"e4m3", "e5m2", "e3m2", "e2m3", "e2m1"}, "e4m3", "The target format")};
+    s.run = [](const Parameters& p, RunContext&) {
+        const Format& f = emu::format_by_name(p.choice("format"));
+        const double mid = 1.0 + emu::ulp(f, 1.0) / 2;  // the tie between 1 and the next value
+        const double half_f32_ulp = std::ldexp(1.0, -24);
+        StepOutput out;
+        Figure fig;
+        fig.id = "just-above-the-tie";
+        fig.title = "Just above the tie " + number_text(mid) + ": one rounding against two";
+        fig.x_axis = {"x - tie (float64)", AxisScale::SymLog, -4 * half_f32_ulp, 4 * half_f32_ulp};
+        fig.x_axis.linear_threshold = half_f32_ulp / 8;
+        fig.y_axis = {"converted value", AxisScale::Linear};
+        Series direct = line("float64 -> " + std::string(f.display_name) + " (one rounding)", {}, {}, 0);
+        Series twice = line("float64 -> float32 -> " + std::string(f.display_name), {}, {}, 1);
+        twice.dashed = true;
+        for (int i = -400; i <= 400; ++i) {
+            const double offset = 4 * half_f32_ulp * i / 400.0;
+            const double x = mid + offset;
+            direct.x.push_back(offset);
+            direct.y.push_back(rounded(f, x, RoundingMode::NearestEven));
+            twice.x.push_back(offset);
+            twice.y.push_back(emu::round_to_format(f, double(float(x))));
+        }
+        fig.series = {direct, twice};
+        out.figures.push_back(std::move(fig));
+
+        Table t{"examples", "Values just above the tie", {}, {}};
+        t.columns = {{"x (float64)"}, {"float32(x)"}, {"one rounding", ColumnType::Number},
+                     {"two roundings", ColumnType::Number}};
+        const auto above_tie = [&](double v) {
+            return v == mid ? std::string("the tie") : "tie + 2^" + std::to_string(std::ilogb(v - mid));
+        };
+        for (int k : {30, 26, 25, 24, 23}) {
+            const double x = mid + std::ldexp(1.0, -k);
+            t.rows.push_back({above_tie(x), above_tie(double(float(x))), rounded(f, x, RoundingMode::NearestEven),
+                              emu::round_to_format(f, double(float(x)))});
+        }
+        out.tables.push_back(std::move(t));
+        out.metrics.push_back({"width of the window where the two disagree (float64 above the tie)", half_f32_ulp, ""});
+        return out;
+    };
+    const Format& f = emu::e4m3();
+    const double x = 1.0 + emu::ulp(f, 1.0) / 2 + std::ldexp(1.0, -30);
+    s.exercise = numeric_exercise(
+        "x = 1.0625 + 2^-30 as a float64. What does a direct conversion to E4M3 (nearest even) give?",
+        rounded(f, x, RoundingMode::NearestEven),
+        {{emu::round_to_format(f, double(float(x))),
+          "That is the result through float32: float32 rounds x onto the tie 1.0625, and the tie goes to even. x "
+          "itself is above the tie."},
+         {1.0625, "1.0625 is not an E4M3 value (it needs four mantissa bits)."}},
+        "x is above the midpoint between 1 and 1.125, however slightly.");
+    return s;
+}
+
+}  // namespace
+
+LabLogic rounding_lab() { return {"rounding", {modes(), stochastic(), saturation(), double_rounding()}}; }
+
+}  // namespace fp8lab::labs
