@@ -290,11 +290,11 @@ private:
             trace_scale_ = std::make_unique<DeviceBuffer<float>>(trace_amax_->count);
         }
         act8_ = std::make_unique<Fp8Buffer>(std::size_t(rows_) * max_dim_);
-        g8_[0] = std::make_unique<Fp8Buffer>(std::size_t(rows_) * c_.input_dim);
-        if (c_.hidden_layers >= 2) {
-            g8_[0] = std::make_unique<Fp8Buffer>(std::size_t(rows_) * max_dim_);
-            g8_[1] = std::make_unique<Fp8Buffer>(std::size_t(rows_) * max_dim_);
-        }
+        // The last layer's gradient (rows x d); with hidden-to-hidden layers, also their
+        // gradients (rows x h), in two buffers that alternate.
+        const bool deep = c_.hidden_layers >= 2;
+        g8_[0] = std::make_unique<Fp8Buffer>(std::size_t(rows_) * (deep ? max_dim_ : c_.input_dim));
+        if (deep) g8_[1] = std::make_unique<Fp8Buffer>(std::size_t(rows_) * max_dim_);
         da16_ = std::make_unique<Bf16Buffer>(std::size_t(chunk_rows_) * c_.hidden_dim);
     }
 

@@ -12,20 +12,12 @@
 #include "emulator/delayed_scaling.hpp"
 #include "emulator/training_task.hpp"
 #include "gpu/probe.hpp"
+#include "tests/gpu/gpu_ready.hpp"
 #include "gpu/tensor_ops.hpp"
 
 using namespace fp8lab;
 
 namespace {
-
-bool gpu_ready() {
-    static const gpu::ProbeResult p = gpu::probe();
-    if (!p.ready) {
-        std::printf("gpu test skipped: %s\n", p.reason.c_str());
-        MESSAGE("skipped: " << p.reason);
-    }
-    return p.ready;
-}
 
 // N(0,1) with outliers, zeros, values that land in the subnormal range after scaling,
 // and NaN / Inf of both signs.

@@ -14,21 +14,13 @@
 #include "emulator/delayed_scaling.hpp"
 #include "emulator/training_task.hpp"
 #include "gpu/probe.hpp"
+#include "tests/gpu/gpu_ready.hpp"
 #include "gpu/tensor_ops.hpp"
 #include "gpu/trainer.hpp"
 
 using namespace fp8lab;
 
 namespace {
-
-bool gpu_ready() {
-    static const gpu::ProbeResult p = gpu::probe();
-    if (!p.ready) {
-        std::printf("gpu test skipped: %s\n", p.reason.c_str());
-        MESSAGE("skipped: " << p.reason);
-    }
-    return p.ready;
-}
 
 // The default task (GpuTrainConfig's defaults: the tiny preset, d=768, h=3072, M=32) for
 // 300 steps.
