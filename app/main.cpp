@@ -23,6 +23,7 @@ int main(int argc, char** argv) {
     fp8lab::cli::add_run_command(app, status);
     fp8lab::cli::add_figures_command(app, status);
     fp8lab::cli::add_bench_command(app, status);
+    fp8lab::cli::add_gui_command(app, status);
     try {
         app.parse(argc, argv);
     } catch (const CLI::ParseError& e) {

@@ -10,6 +10,7 @@
 #include "labs/parameters.hpp"
 #include "labs/run_context.hpp"
 #include "labs/step_output.hpp"
+#include "labs/training_settings.hpp"
 
 namespace fp8lab::labs {
 
@@ -19,8 +20,10 @@ struct StepLogic {
     std::vector<Backend> backends = {Backend::Cpu};
     std::function<StepOutput(const Parameters&, RunContext&)> run;
     std::optional<Exercise> exercise;
-    // Steps with FP8 settings: which parameters feed the training panel, and how.
+    // Steps with FP8 settings: which parameters feed the training panel, and how (the
+    // text the panel shows), and the function that applies them to its settings.
     std::string training_mapping;
+    std::function<void(const Parameters&, TrainingSettings&)> training;
 };
 
 struct LabLogic {

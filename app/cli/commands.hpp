@@ -25,5 +25,6 @@ void add_trace_command(CLI::App& app, CommandStatus& status);
 void add_labs_command(CLI::App& app, CommandStatus& status);
 void add_run_command(CLI::App& app, CommandStatus& status);
 void add_figures_command(CLI::App& app, CommandStatus& status);
+void add_gui_command(CLI::App& app, CommandStatus& status);
 
 }  // namespace fp8lab::cli

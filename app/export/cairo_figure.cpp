@@ -12,6 +12,7 @@
 
 #include "app/plot/axis_ticks.hpp"
 #include "app/plot/colour_map.hpp"
+#include "app/plot/figure_extent.hpp"
 
 namespace fp8lab::exporter {
 namespace {
@@ -63,30 +64,6 @@ void draw_tick_label(cairo_t* cr, const Tick& t, double x, double y, double size
     cairo_move_to(cr, x + w, y - size * 0.45);
     cairo_show_text(cr, t.superscript.c_str());
     font(cr, size);
-}
-
-std::vector<double> all_x(const Figure& f) {
-    std::vector<double> v;
-    for (const Series& s : f.series) {
-        if (s.kind == SeriesKind::Bars)
-            for (double x : s.x) {
-                v.push_back(x - s.bar_width / 2);
-                v.push_back(x + s.bar_width / 2);
-            }
-        else v.insert(v.end(), s.x.begin(), s.x.end());
-    }
-    return v;
-}
-
-std::vector<double> all_y(const Figure& f) {
-    std::vector<double> v;
-    for (const Series& s : f.series) {
-        if (s.kind == SeriesKind::VerticalLines) continue;  // full height, no y data
-        v.insert(v.end(), s.y.begin(), s.y.end());
-        v.insert(v.end(), s.y_upper.begin(), s.y_upper.end());
-        if (s.kind == SeriesKind::Bars || s.kind == SeriesKind::Histogram) v.push_back(0);
-    }
-    return v;
 }
 
 struct Frame {
@@ -321,8 +298,8 @@ void draw_figure(cairo_t* cr, const Figure& f, double width, double height) {
     cairo_set_source_rgb(cr, 1, 1, 1);
     cairo_paint(cr);
 
-    const AxisRange xr = plot::fit_range(f.x_axis, all_x(f));
-    const AxisRange yr = plot::fit_range(f.y_axis, all_y(f));
+    const AxisRange xr = plot::fit_range(f.x_axis, plot::figure_x_values(f));
+    const AxisRange yr = plot::fit_range(f.y_axis, plot::figure_y_values(f));
     const std::vector<Tick> xt = f.x_axis.show_ticks ? plot::make_ticks(f.x_axis, xr, 7) : std::vector<Tick>{};
     const std::vector<Tick> yt = f.y_axis.show_ticks ? plot::make_ticks(f.y_axis, yr, 6) : std::vector<Tick>{};
 

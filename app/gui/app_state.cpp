@@ -1,0 +1,64 @@
+// AppState's navigation and persistence: moving between steps, saving where the user is.
+#include "app/gui/app_state.hpp"
+
+#include "labs/placeholders.hpp"
+
+namespace fp8lab::gui {
+
+StepState& AppState::state_of(const labs::Lab& l, const labs::Step& s) {
+    std::unique_ptr<StepState>& st = steps[step_key(l, s)];
+    if (!st) {
+        st = std::make_unique<StepState>();
+        st->parameters = labs::Parameters(s.logic.parameters);
+        try {
+            st->text = parse_markdown(labs::render_placeholders(s.markdown));
+        } catch (const std::exception& e) {
+            // The catalog checks placeholders when it loads, so this is a program error: show it.
+            st->text = {{MarkdownBlock::Paragraph, 0, {}, {{l.file + ": " + e.what(), Style_Bold, {}}}}};
+        }
+    }
+    return *st;
+}
+
+void AppState::go_to(int new_lab, int new_step) {
+    if (catalog.labs.empty()) return;
+    lab = std::clamp(new_lab, 0, int(catalog.labs.size()) - 1);
+    step = std::clamp(new_step, 0, int(current_lab().steps.size()) - 1);
+    inspector_open = false;
+    settings.lab = current_lab().id;
+    settings.step = current_step().logic.id;
+    save_settings_now();
+}
+
+void AppState::next() {
+    if (step + 1 < int(current_lab().steps.size())) go_to(lab, step + 1);
+    else if (lab + 1 < int(catalog.labs.size())) go_to(lab + 1, 0);
+}
+
+void AppState::previous() {
+    if (step > 0) go_to(lab, step - 1);
+    else if (lab > 0) go_to(lab - 1, int(catalog.labs[std::size_t(lab - 1)].steps.size()) - 1);
+}
+
+void AppState::save_settings_now() {
+    if (settings_path.empty()) return;
+    try {
+        gui::save_settings(settings, settings_path);
+    } catch (const std::exception& e) {
+        status = std::string("Settings not saved: ") + e.what();
+    }
+}
+
+MarkdownFonts AppState::markdown_fonts() const {
+    MarkdownFonts m;
+    m.regular = fonts.regular;
+    m.bold = fonts.bold;
+    m.italic = fonts.italic;
+    m.mono = fonts.mono;
+    for (int i = 0; i < 3; ++i) m.heading[i] = fonts.heading[i];
+    m.link_colour = colours.link;
+    m.code_background = colours.code_background;
+    return m;
+}
+
+}  // namespace fp8lab::gui

@@ -1,0 +1,38 @@
+// `fp8lab gui`: opens the desktop lab; `--tour --screenshots DIR` walks and captures every step.
+#include <CLI/CLI.hpp>
+
+#include <cstdio>
+#include <memory>
+
+#include "app/cli/commands.hpp"
+#include "app/cli/usage_error.hpp"
+#include "app/gui/lab_app.hpp"
+
+namespace fp8lab::cli {
+
+void add_gui_command(CLI::App& app, CommandStatus& status) {
+    auto options = std::make_shared<gui::GuiOptions>();
+    auto size = std::make_shared<std::string>("1600x900");
+    CLI::App* cmd = app.add_subcommand("gui", "Open the desktop lab (Dear ImGui): step-through labs, bit inspector, "
+                                              "training panel");
+    cmd->add_option("--start", options->start, "Open at LAB or LAB/STEP (default: where you left off)");
+    cmd->add_option("--theme", options->theme, "light, dark or projector (default: the saved one)");
+    cmd->add_flag("--presentation", options->presentation, "Start in presentation mode (F5 toggles it)");
+    cmd->add_option("--size", *size, "Window size WIDTHxHEIGHT")->capture_default_str();
+    cmd->add_option("--settings", options->settings_path, "Settings file (default: $XDG_CONFIG_HOME/fp8lab/settings.ini)");
+    cmd->add_flag("--tour", options->tour, "Walk every step, print frame times per step, then exit (1 on any error)");
+    cmd->add_option("--screenshots", options->screenshots, "With --tour: save a PNG of every step in this folder");
+    cmd->callback([options, size, &status] {
+        int w = 0, h = 0;
+        char x = 0, extra = 0;
+        if (std::sscanf(size->c_str(), "%d%c%d%c", &w, &x, &h, &extra) != 3 || x != 'x' || w < 640 || h < 400 ||
+            w > 8000 || h > 8000)
+            throw UsageError("--size: '" + *size + "' is not WIDTHxHEIGHT between 640x400 and 8000x8000");
+        if (!options->screenshots.empty() && !options->tour) throw UsageError("--screenshots needs --tour");
+        options->width = w;
+        options->height = h;
+        status.exit_code = gui::run_gui(*options);
+    });
+}
+
+}  // namespace fp8lab::cli

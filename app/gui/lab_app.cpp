@@ -1,0 +1,211 @@
+// The shell: window and main loop, layout (menu, navigator, step view, training panel,
+// status line), presenter keys, presentation mode, blank screen, zoom and themes.
+#include "app/gui/lab_app.hpp"
+
+#define GLFW_INCLUDE_NONE
+#include <GLFW/glfw3.h>
+#include <imgui.h>
+
+#include <cmath>
+#include <cstdio>
+#include <optional>
+
+#include "app/gui/app_state.hpp"
+#include "app/gui/tour.hpp"
+#include "app/gui/window.hpp"
+
+namespace fp8lab::gui {
+namespace {
+
+using Clock = std::chrono::steady_clock;
+
+double ms_since(Clock::time_point t) { return std::chrono::duration<double, std::milli>(Clock::now() - t).count(); }
+
+bool pressed(int key) { return ImGui::IsKeyPressed(key, false); }
+
+void set_zoom(AppState& app, float zoom) {
+    app.settings.scale = std::clamp(std::round(zoom * 10) / 10, 0.5f, 4.0f);
+    app.rebuild_fonts = true;
+    app.save_settings_now();
+}
+
+void handle_keys(AppState& app) {
+    const ImGuiIO& io = ImGui::GetIO();
+    if (io.KeyCtrl) {
+        if (pressed(GLFW_KEY_EQUAL) || pressed(GLFW_KEY_KP_ADD)) set_zoom(app, app.settings.scale + 0.1f);
+        if (pressed(GLFW_KEY_MINUS) || pressed(GLFW_KEY_KP_SUBTRACT)) set_zoom(app, app.settings.scale - 0.1f);
+        if (pressed(GLFW_KEY_0)) set_zoom(app, 1.0f);
+        return;
+    }
+    if (pressed(GLFW_KEY_F5)) {
+        app.presentation = !app.presentation;
+        app.rebuild_fonts = true;
+    }
+    if (pressed(GLFW_KEY_ESCAPE)) {
+        if (app.blank) app.blank = false;
+        else if (app.presentation) {
+            app.presentation = false;
+            app.rebuild_fonts = true;
+        }
+    }
+    if (io.WantTextInput) return;  // typing an answer: letters and arrows belong to the field
+    if (pressed(GLFW_KEY_B) || pressed(GLFW_KEY_PERIOD)) app.blank = !app.blank;
+    if (app.inspector_open) return;
+    if (pressed(GLFW_KEY_PAGE_DOWN) || pressed(GLFW_KEY_RIGHT) || pressed(GLFW_KEY_SPACE) || pressed(GLFW_KEY_N)) app.next();
+    if (pressed(GLFW_KEY_PAGE_UP) || pressed(GLFW_KEY_LEFT) || pressed(GLFW_KEY_BACKSPACE) || pressed(GLFW_KEY_P)) app.previous();
+    if (pressed(GLFW_KEY_HOME)) app.go_to(app.lab, 0);
+    if (pressed(GLFW_KEY_END)) app.go_to(app.lab, int(app.current_lab().steps.size()) - 1);
+}
+
+void draw_menu(AppState& app) {
+    if (!ImGui::BeginMenuBar()) return;
+    if (ImGui::BeginMenu("View")) {
+        for (Theme t : {Theme::Light, Theme::Dark, Theme::Projector}) {
+            const std::string label = "Theme: " + std::string(theme_name(t));
+            if (ImGui::MenuItem(label.c_str(), nullptr, app.theme == t)) {
+                app.theme = t;
+                app.settings.theme = std::string(theme_name(t));
+                app.rebuild_fonts = true;
+                app.save_settings_now();
+            }
+        }
+        ImGui::Separator();
+        if (ImGui::MenuItem("Zoom in", "Ctrl +")) set_zoom(app, app.settings.scale + 0.1f);
+        if (ImGui::MenuItem("Zoom out", "Ctrl -")) set_zoom(app, app.settings.scale - 0.1f);
+        if (ImGui::MenuItem("Actual size", "Ctrl 0")) set_zoom(app, 1.0f);
+        ImGui::Separator();
+        if (ImGui::MenuItem("Presentation mode", "F5", app.presentation)) {
+            app.presentation = !app.presentation;
+            app.rebuild_fonts = true;
+        }
+        if (ImGui::MenuItem("Blank the screen", "B")) app.blank = true;
+        ImGui::EndMenu();
+    }
+    if (ImGui::MenuItem("Bit inspector", nullptr, app.inspector_open)) app.inspector_open = !app.inspector_open;
+    if (ImGui::MenuItem("Training panel", nullptr, app.training_open)) app.training_open = !app.training_open;
+    ImGui::EndMenuBar();
+}
+
+void draw_frame(AppState& app) {
+    const ImGuiViewport* viewport = ImGui::GetMainViewport();
+    ImGui::SetNextWindowPos(viewport->Pos);
+    ImGui::SetNextWindowSize(viewport->Size);
+    if (app.blank) {
+        ImGui::PushStyleColor(ImGuiCol_WindowBg, ImVec4(0, 0, 0, 1));
+        ImGui::Begin("blank", nullptr, ImGuiWindowFlags_NoDecoration | ImGuiWindowFlags_NoMove);
+        ImGui::End();
+        ImGui::PopStyleColor();
+        return;
+    }
+    ImGuiWindowFlags flags = ImGuiWindowFlags_NoDecoration | ImGuiWindowFlags_NoMove | ImGuiWindowFlags_NoBringToFrontOnFocus;
+    if (!app.presentation) flags |= ImGuiWindowFlags_MenuBar;
+    ImGui::Begin("fp8lab", nullptr, flags);
+    if (!app.presentation) draw_menu(app);
+    const float fs = ImGui::GetFontSize();
+    const float status_h = app.presentation ? 0 : ImGui::GetTextLineHeightWithSpacing();
+    if (!app.presentation) {
+        ImGui::BeginChild("navigator", ImVec2(fs * 17, -status_h), true);
+        draw_navigator(app);
+        ImGui::EndChild();
+        ImGui::SameLine();
+    }
+    const bool training = app.training_open && !app.presentation;
+    ImGui::BeginChild("main", ImVec2(training ? -fs * 30 : 0, -status_h), false);
+    if (app.catalog.labs.empty() || app.inspector_open) draw_bit_inspector(app);
+    else draw_step_view(app);
+    ImGui::EndChild();
+    if (training) {
+        ImGui::SameLine();
+        ImGui::BeginChild("training", ImVec2(0, -status_h), true);
+        ImGui::TextUnformatted("Training panel");
+        ImGui::SameLine(ImGui::GetContentRegionAvail().x - fs * 3);
+        if (ImGui::SmallButton("close")) app.training_open = false;
+        draw_training_panel(app);
+        ImGui::EndChild();
+    }
+    if (!app.presentation) ImGui::TextDisabled("%s", app.status.c_str());
+    ImGui::End();
+}
+
+// Where to start: --start, else where the user left off, else the first step.
+void choose_start(AppState& app, const std::string& start) {
+    const std::string want = start.empty() ? app.settings.lab + "/" + app.settings.step : start;
+    const std::size_t slash = want.find('/');
+    const std::string lab_id = want.substr(0, slash), step_id = slash == std::string::npos ? "" : want.substr(slash + 1);
+    for (std::size_t l = 0; l < app.catalog.labs.size(); ++l) {
+        if (app.catalog.labs[l].id != lab_id) continue;
+        const auto& steps = app.catalog.labs[l].steps;
+        for (std::size_t s = 0; s < steps.size(); ++s)
+            if (steps[s].logic.id == step_id) return app.go_to(int(l), int(s));
+        if (!step_id.empty() && !start.empty()) throw std::runtime_error("--start: lab '" + lab_id + "' has no step '" + step_id + "'");
+        return app.go_to(int(l), 0);
+    }
+    if (!start.empty()) throw std::runtime_error("--start: no lab '" + lab_id + "' (fp8lab labs lists them)");
+    app.go_to(0, 0);
+}
+
+}  // namespace
+
+int run_gui(const GuiOptions& options) {
+    AppState app;
+    app.catalog = labs::load_catalog();
+    for (const labs::TextError& e : app.catalog.errors) std::fprintf(stderr, "fp8lab gui: %s\n", e.describe().c_str());
+    if (app.catalog.labs.empty()) throw std::runtime_error("no lab could be loaded (see the errors above)");
+    if (options.tour && !app.catalog.errors.empty()) throw std::runtime_error("the lab texts have errors");
+
+    app.settings_path = options.settings_path.empty() ? default_settings_path() : options.settings_path;
+    LoadedSettings loaded = load_settings(app.settings_path);
+    app.settings = loaded.settings;
+    if (!loaded.problem.empty()) {
+        std::fprintf(stderr, "fp8lab gui: %s\n", loaded.problem.c_str());
+        app.status = loaded.problem;
+        app.save_settings_now();  // replace the corrupt file by the defaults
+    }
+    const std::string theme = options.theme.empty() ? app.settings.theme : options.theme;
+    if (!parse_theme(theme, app.theme)) throw std::runtime_error("--theme: '" + theme + "' is not dark, light or projector");
+    app.presentation = options.presentation;
+    app.gpu = gpu::probe();
+    choose_start(app, options.start);
+
+    Window window(options.width, options.height, "fp8lab");
+    std::optional<Tour> tour;
+    if (options.tour) {
+        tour.emplace(app, options.screenshots);
+        window.set_vsync(false);  // frame times measure our work, not the display's refresh
+    }
+    double startup_ms = 0;
+    bool first = true;
+    while (!window.should_close() && !(tour && tour->finished())) {
+        if (window.content_scale() != app.monitor_scale) {
+            app.monitor_scale = window.content_scale();
+            app.rebuild_fonts = true;
+        }
+        if (app.rebuild_fonts) {
+            app.scale = app.settings.scale * app.monitor_scale * (app.presentation ? 1.5f : 1.0f);
+            app.fonts = build_fonts(app.scale);
+            app.colours = apply_theme(app.theme, app.scale);
+            app.rebuild_fonts = false;
+        }
+        if (tour) tour->before_frame(app);
+        const auto frame_start = Clock::now();
+        // Idle: wait for input, but wake often enough to show a running step's progress.
+        const bool busy = tour || app.training_runner.running() ||
+                          (!app.inspector_open && (app.current_state().runner.running() || app.current_state().needs_run));
+        window.begin_frame(busy ? 0 : 0.25);
+        const auto work_start = busy ? frame_start : Clock::now();
+        handle_keys(app);
+        draw_frame(app);
+        const ImVec4 bg = app.blank ? ImVec4(0, 0, 0, 1) : ImGui::GetStyle().Colors[ImGuiCol_WindowBg];
+        window.render(bg.x, bg.y, bg.z);
+        if (tour) tour->after_frame(app, window, ms_since(work_start));
+        window.present();
+        if (first) {
+            startup_ms = std::chrono::duration<double, std::milli>(Clock::now() - options.started).count();
+            first = false;
+        }
+    }
+    app.save_settings_now();
+    return tour ? tour->report(startup_ms) : 0;
+}
+
+}  // namespace fp8lab::gui

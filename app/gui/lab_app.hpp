@@ -1,0 +1,25 @@
+// The desktop app's entry point: opens the window and runs the lab until it is closed
+// (or, with a tour, until every step has been shown and captured).
+#pragma once
+
+#include <chrono>
+#include <string>
+
+namespace fp8lab::gui {
+
+struct GuiOptions {
+    int width = 1600, height = 900;
+    std::string theme;        // empty: from the settings
+    std::string start;        // LAB or LAB/STEP; empty: where the user left off
+    bool presentation = false;
+    bool tour = false;        // walk every step, print frame times, then exit
+    std::string screenshots;  // with tour: a PNG per step in this folder
+    std::string settings_path;  // empty: the XDG default
+    std::chrono::steady_clock::time_point started = std::chrono::steady_clock::now();
+};
+
+// Returns the process exit status: 0, or 1 when the tour met an error (printed).
+// Throws std::runtime_error when no window can be opened (with the reason).
+int run_gui(const GuiOptions& options);
+
+}  // namespace fp8lab::gui

@@ -1,0 +1,30 @@
+// The lab navigator: labs and their steps, a mark on every step whose exercise is solved.
+#include <imgui.h>
+
+#include "app/gui/app_state.hpp"
+
+namespace fp8lab::gui {
+
+void draw_navigator(AppState& app) {
+    for (std::size_t l = 0; l < app.catalog.labs.size(); ++l) {
+        const labs::Lab& lab = app.catalog.labs[l];
+        const bool current_lab = int(l) == app.lab && !app.inspector_open;
+        ImGui::SetNextItemOpen(current_lab, current_lab ? ImGuiCond_Always : ImGuiCond_Once);
+        const std::string title = std::to_string(l + 1) + ". " + lab.title;
+        if (!ImGui::TreeNodeEx(lab.id.c_str(), ImGuiTreeNodeFlags_SpanAvailWidth, "%s", title.c_str())) continue;
+        for (std::size_t s = 0; s < lab.steps.size(); ++s) {
+            const labs::Step& step = lab.steps[s];
+            const bool solved = app.settings.solved.count(app.step_key(lab, step)) > 0;
+            const bool selected = current_lab && int(s) == app.step;
+            // \u2713: a check mark for a solved exercise; steps without one get a space.
+            const std::string label = std::string(solved ? "\xE2\x9C\x93 " : "   ") + step.title + "##" + step.logic.id;
+            if (ImGui::Selectable(label.c_str(), selected)) app.go_to(int(l), int(s));
+            if (step.logic.exercise && !solved && ImGui::IsItemHovered()) ImGui::SetTooltip("exercise not solved yet");
+        }
+        ImGui::TreePop();
+    }
+    ImGui::Separator();
+    if (ImGui::Selectable("Bit inspector", app.inspector_open)) app.inspector_open = true;
+}
+
+}  // namespace fp8lab::gui

@@ -1,0 +1,82 @@
+// The step output view: each figure drawn by the plot layer, tables as ImGui tables.
+#include "app/gui/output_view.hpp"
+
+#include <algorithm>
+#include <string>
+
+#include "app/gui/plot.hpp"
+#include "app/plot/figure_extent.hpp"
+
+namespace fp8lab::gui {
+
+void draw_figure(const labs::Figure& f, const char* id, float height) {
+    ImGui::PushID(id);
+    const bool colour_bar = std::any_of(f.series.begin(), f.series.end(),
+                                        [](const labs::Series& s) { return s.kind == labs::SeriesKind::Heatmap; });
+    if (BeginPlot(f.id.c_str(), f.title, ImVec2(-1, height),
+                  (colour_bar ? PlotFlags_ColourBar : PlotFlags_None) | (f.legend ? PlotFlags_None : PlotFlags_NoLegend))) {
+        SetupAxes(f.x_axis, plot::fit_range(f.x_axis, plot::figure_x_values(f)), f.y_axis,
+                  plot::fit_range(f.y_axis, plot::figure_y_values(f)));
+        for (const labs::Series& s : f.series) PlotSeries(s);
+        for (const labs::Annotation& a : f.annotations) PlotAnnotation(a);
+        EndPlot();
+    }
+    ImGui::PopID();
+}
+
+void draw_table(const labs::Table& t) {
+    if (!t.title.empty()) ImGui::TextUnformatted(t.title.c_str());
+    if (t.columns.empty()) return;
+    const ImGuiTableFlags flags = ImGuiTableFlags_Borders | ImGuiTableFlags_RowBg | ImGuiTableFlags_SizingFixedFit |
+                                  ImGuiTableFlags_ScrollX | ImGuiTableFlags_NoHostExtendY;
+    const float rows_shown = float(std::min<std::size_t>(t.rows.size(), 16) + 1);
+    const float height = ImGui::GetTextLineHeightWithSpacing() * (rows_shown + 0.8f) + ImGui::GetStyle().ScrollbarSize;
+    if (!ImGui::BeginTable(t.id.c_str(), int(t.columns.size()), flags | ImGuiTableFlags_ScrollY, ImVec2(0, height))) return;
+    ImGui::TableSetupScrollFreeze(0, 1);
+    for (const labs::Column& c : t.columns)
+        ImGui::TableSetupColumn((c.unit.empty() ? c.name : c.name + " (" + c.unit + ")").c_str());
+    ImGui::TableHeadersRow();
+    ImGuiListClipper clipper;
+    clipper.Begin(int(t.rows.size()));
+    while (clipper.Step())
+        for (int r = clipper.DisplayStart; r < clipper.DisplayEnd; ++r) {
+            ImGui::TableNextRow();
+            const auto& row = t.rows[std::size_t(r)];
+            for (std::size_t c = 0; c < t.columns.size() && c < row.size(); ++c) {
+                ImGui::TableSetColumnIndex(int(c));
+                ImGui::TextUnformatted(labs::cell_text(t.columns[c], row[c]).c_str());
+            }
+        }
+    ImGui::EndTable();
+}
+
+void draw_metrics(const std::vector<labs::Metric>& metrics) {
+    if (metrics.empty()) return;
+    if (!ImGui::BeginTable("metrics", 2, ImGuiTableFlags_SizingFixedFit | ImGuiTableFlags_RowBg)) return;
+    for (const labs::Metric& m : metrics) {
+        ImGui::TableNextRow();
+        ImGui::TableSetColumnIndex(0);
+        ImGui::TextUnformatted(m.name.c_str());
+        ImGui::TableSetColumnIndex(1);
+        const std::string value = labs::number_text(m.value) + (m.unit.empty() ? "" : " " + m.unit);
+        ImGui::TextUnformatted(value.c_str());
+    }
+    ImGui::EndTable();
+}
+
+void draw_step_output(const labs::StepOutput& out, const char* id, float figure_height) {
+    ImGui::PushID(id);
+    for (std::size_t i = 0; i < out.figures.size(); ++i) {
+        draw_figure(out.figures[i], std::to_string(i).c_str(), figure_height);
+        ImGui::Spacing();
+    }
+    draw_metrics(out.metrics);
+    for (const labs::Table& t : out.tables) {
+        ImGui::Spacing();
+        draw_table(t);
+    }
+    for (const std::string& note : out.notes) ImGui::TextWrapped("%s", note.c_str());
+    ImGui::PopID();
+}
+
+}  // namespace fp8lab::gui

@@ -1,0 +1,17 @@
+// Draws a step's output (figures, tables, metrics, notes) from the labs' plain data.
+#pragma once
+
+#include <imgui.h>
+
+#include "labs/step_output.hpp"
+
+namespace fp8lab::gui {
+
+// One figure through the plot API; `height` in pixels.
+void draw_figure(const labs::Figure& figure, const char* id, float height);
+void draw_table(const labs::Table& table);
+void draw_metrics(const std::vector<labs::Metric>& metrics);
+// Everything, figures first; `figure_height` in pixels.
+void draw_step_output(const labs::StepOutput& output, const char* id, float figure_height);
+
+}  // namespace fp8lab::gui

@@ -1,0 +1,35 @@
+// The app's settings and exercise progress, kept in the XDG config directory. Saving is
+// atomic (written beside, then renamed); a corrupt file is reported, set aside and
+// replaced by defaults, never a crash.
+#pragma once
+
+#include <set>
+#include <string>
+
+namespace fp8lab::gui {
+
+struct Settings {
+    std::string theme = "light";
+    float scale = 1;   // the user's zoom (Ctrl +/-), applied on top of the monitor's content scale
+    std::string lab, step;           // where the user was
+    std::set<std::string> solved;    // "lab/step" of every exercise answered right
+    bool operator==(const Settings&) const = default;
+};
+
+struct LoadedSettings {
+    Settings settings;
+    std::string problem;  // empty when the file was fine or absent
+};
+
+// $XDG_CONFIG_HOME/fp8lab/settings.ini, else $HOME/.config/fp8lab/settings.ini.
+std::string default_settings_path();
+
+// A missing file gives the defaults. A corrupt one (unknown version, a malformed line, an
+// unknown key, a bad value) gives the defaults, a problem naming the line, and is renamed
+// to PATH.corrupt so that nothing is lost.
+LoadedSettings load_settings(const std::string& path);
+
+// Throws std::runtime_error naming the file when it cannot be written.
+void save_settings(const Settings& settings, const std::string& path);
+
+}  // namespace fp8lab::gui

@@ -1,0 +1,226 @@
+// The step view: the text with live numbers, parameter widgets from the schema, backend
+// switch, Run/Cancel, the step's figures, tables and metrics, and its exercise.
+#include <imgui.h>
+#include <imgui_stdlib.h>
+
+#include <cstdlib>
+#include <filesystem>
+#include <fstream>
+
+#include "app/export/cairo_figure.hpp"
+#include "app/export/figure_csv.hpp"
+#include "app/gui/app_state.hpp"
+#include "app/gui/output_view.hpp"
+#include "app/gui/widgets.hpp"
+
+namespace fp8lab::gui {
+namespace {
+
+bool draw_parameter(const labs::ParameterSpec& spec, labs::Parameters& values) {
+    bool changed = false;
+    const char* label = spec.label.c_str();
+    switch (spec.kind) {
+    case labs::ParameterKind::Choice: {
+        const std::string& current = values.choice(spec.name);
+        if (ImGui::BeginCombo(label, current.c_str())) {
+            for (const std::string& c : spec.choices)
+                if (ImGui::Selectable(c.c_str(), c == current)) {
+                    values.set(spec.name, c);
+                    changed = true;
+                }
+            ImGui::EndCombo();
+        }
+        break;
+    }
+    case labs::ParameterKind::Integer: {
+        std::int64_t v = values.integer(spec.name);
+        const ImGuiSliderFlags flags = ImGuiSliderFlags_AlwaysClamp |
+                                       (spec.int_max - spec.int_min > 4096 ? ImGuiSliderFlags_Logarithmic : 0);
+        if (ImGui::SliderScalar(label, ImGuiDataType_S64, &v, &spec.int_min, &spec.int_max, nullptr, flags)) {
+            values.set(spec.name, v);
+            changed = true;
+        }
+        break;
+    }
+    case labs::ParameterKind::Float: {
+        double v = values.real(spec.name);
+        const ImGuiSliderFlags flags = ImGuiSliderFlags_AlwaysClamp | (spec.log_slider ? ImGuiSliderFlags_Logarithmic : 0);
+        if (ImGui::SliderScalar(label, ImGuiDataType_Double, &v, &spec.float_min, &spec.float_max, "%.4g", flags)) {
+            values.set(spec.name, v);
+            changed = true;
+        }
+        break;
+    }
+    case labs::ParameterKind::Toggle: {
+        bool v = values.toggle(spec.name);
+        if (ImGui::Checkbox(label, &v)) {
+            values.set(spec.name, v);
+            changed = true;
+        }
+        break;
+    }
+    }
+    if (!spec.help.empty() && ImGui::IsItemHovered()) ImGui::SetTooltip("%s", spec.help.c_str());
+    return changed;
+}
+
+void draw_backend_switch(AppState& app, const labs::Step& step, StepState& st) {
+    if (ImGui::RadioButton("CPU emulator", st.backend == labs::Backend::Cpu) && st.backend != labs::Backend::Cpu) {
+        st.backend = labs::Backend::Cpu;
+        st.needs_run = true;
+    }
+    ImGui::SameLine();
+    const bool usable = app.gpu.ready && step.supports(labs::Backend::Gpu);
+    const std::string gpu_label = "GPU: " + (app.gpu.device_name.empty() ? std::string("none") : app.gpu.device_name);
+    ImGui::BeginDisabled(!usable);
+    if (ImGui::RadioButton(gpu_label.c_str(), st.backend == labs::Backend::Gpu) && st.backend != labs::Backend::Gpu) {
+        st.backend = labs::Backend::Gpu;
+        st.needs_run = true;
+    }
+    ImGui::EndDisabled();
+    if (!usable) {
+        const std::string why = !app.gpu.ready ? app.gpu.reason : "this step computes on the CPU emulator only";
+        ImGui::PushStyleColor(ImGuiCol_Text, ImGui::GetStyleColorVec4(ImGuiCol_TextDisabled));
+        ImGui::TextWrapped("GPU unavailable: %s", why.c_str());
+        ImGui::PopStyleColor();
+    }
+}
+
+void draw_run_controls(StepState& st) {
+    if (st.runner.running()) {
+        ImGui::ProgressBar(float(st.runner.progress()), ImVec2(ImGui::GetFontSize() * 14, 0),
+                           st.runner.progress_text().empty() ? nullptr : st.runner.progress_text().c_str());
+        ImGui::SameLine();
+        if (ImGui::Button("Cancel")) st.runner.cancel();
+        return;
+    }
+    if (ImGui::Button("Run again")) st.needs_run = true;
+    const std::string error = st.runner.error();
+    if (!error.empty()) {
+        ImGui::SameLine();
+        ImGui::TextColored(ImVec4(0.84f, 0.37f, 0.0f, 1), "%s", error == "cancelled" ? "Cancelled." : ("Failed: " + error).c_str());
+    }
+}
+
+void draw_exercise(AppState& app, const labs::Lab& lab, const labs::Step& step, StepState& st) {
+    const labs::Exercise& ex = *step.logic.exercise;
+    section("Exercise");
+    ImGui::TextWrapped("%s", ex.prompt.c_str());
+    bool check = false;
+    ImGui::PushID("exercise");
+    if (ex.type == labs::AnswerType::Choice) {
+        for (const std::string& c : ex.choices)
+            if (ImGui::RadioButton(c.c_str(), st.answer == c)) st.answer = c;
+    } else {
+        ImGui::SetNextItemWidth(ImGui::GetFontSize() * 14);
+        check = ImGui::InputText("Answer", &st.answer, ImGuiInputTextFlags_EnterReturnsTrue);
+    }
+    if (ImGui::Button("Check")) check = true;
+    ImGui::SameLine();
+    if (ImGui::Button(st.revealed ? "Hide answer" : "Reveal answer")) st.revealed = !st.revealed;
+    ImGui::PopID();
+    if (check) {
+        st.feedback = ex.check(st.answer);
+        if (st.feedback->correct && app.settings.solved.insert(app.step_key(lab, step)).second) app.save_settings_now();
+    }
+    if (st.feedback) {
+        if (st.feedback->correct) ImGui::TextColored(ImVec4(0.0f, 0.45f, 0.70f, 1), "Correct.");
+        else ImGui::TextWrapped("Not yet: %s", st.feedback->hint.c_str());
+    }
+    if (st.revealed) ImGui::TextWrapped("Answer: %s", ex.answer_text.c_str());
+}
+
+// Figures as SVG and PNG with their CSV, in ~/fp8lab-figures/LAB/STEP.
+void export_figures(AppState& app, const labs::Lab& lab, const labs::Step& step, const labs::StepOutput& out) {
+    namespace fs = std::filesystem;
+    const char* home = std::getenv("HOME");
+    const fs::path dir = fs::path(home && *home ? home : ".") / "fp8lab-figures" / lab.id / step.logic.id;
+    try {
+        fs::create_directories(dir);
+        for (const labs::Figure& f : out.figures) {
+            exporter::write_figure(f, (dir / (f.id + ".svg")).string(), exporter::ImageFormat::Svg, 960, 600);
+            exporter::write_figure(f, (dir / (f.id + ".png")).string(), exporter::ImageFormat::Png, 1600, 1000);
+            std::ofstream((dir / (f.id + ".csv")).string()) << exporter::figure_csv(f);
+        }
+        for (const labs::Table& t : out.tables) std::ofstream((dir / (t.id + ".csv")).string()) << exporter::table_csv(t);
+        app.status = "Exported " + std::to_string(out.figures.size()) + " figure(s) to " + dir.string();
+    } catch (const std::exception& e) {
+        app.status = std::string("Export failed: ") + e.what();
+    }
+}
+
+void draw_footer(AppState& app) {
+    const labs::Lab& lab = app.current_lab();
+    const float fs = ImGui::GetFontSize();
+    ImGui::BeginDisabled(app.lab == 0 && app.step == 0);
+    if (ImGui::Button("< Previous")) app.previous();
+    ImGui::EndDisabled();
+    ImGui::SameLine();
+    const std::string where = "Step " + std::to_string(app.step + 1) + " of " + std::to_string(lab.steps.size());
+    ImGui::ProgressBar(float(app.step + 1) / float(lab.steps.size()), ImVec2(ImGui::GetContentRegionAvail().x - fs * 7, 0),
+                       where.c_str());
+    ImGui::SameLine();
+    const bool last = app.lab + 1 == int(app.catalog.labs.size()) && app.step + 1 == int(lab.steps.size());
+    ImGui::BeginDisabled(last);
+    if (ImGui::Button("Next >")) app.next();
+    ImGui::EndDisabled();
+}
+
+}  // namespace
+
+void draw_step_view(AppState& app) {
+    const labs::Lab& lab = app.current_lab();
+    const labs::Step& step = app.current_step();
+    StepState& st = app.current_state();
+    if (st.needs_run) {
+        st.needs_run = false;
+        st.runner.start([run = step.logic.run, params = st.parameters](labs::RunContext& c) { return run(params, c); },
+                        st.backend);
+    }
+    const float fs = ImGui::GetFontSize();
+    const float footer = ImGui::GetFrameHeightWithSpacing() + ImGui::GetStyle().ItemSpacing.y;
+    const float text_width = std::max(fs * 24, ImGui::GetContentRegionAvail().x * 0.40f);
+
+    ImGui::BeginChild("text", ImVec2(text_width, -footer), false);
+    ImGui::PushFont(app.fonts.heading[2]);
+    ImGui::TextWrapped("%s", lab.title.c_str());
+    ImGui::PopFont();
+    ImGui::PushFont(app.fonts.heading[0]);
+    ImGui::TextWrapped("%s", step.title.c_str());
+    ImGui::PopFont();
+    draw_markdown(st.text, app.markdown_fonts());
+    if (!app.presentation || !step.logic.parameters.empty()) {
+        if (!step.logic.parameters.empty()) section("Parameters");
+        ImGui::PushItemWidth(fs * 12);
+        for (const labs::ParameterSpec& spec : step.logic.parameters)
+            if (draw_parameter(spec, st.parameters)) st.needs_run = true;
+        ImGui::PopItemWidth();
+    }
+    if (!app.presentation) {
+        section("Backend");
+        draw_backend_switch(app, step, st);
+        draw_run_controls(st);
+        if (ImGui::Button("Train the MLP with these settings")) app.training_open = true;
+        if (!step.logic.training_mapping.empty() && ImGui::IsItemHovered())
+            ImGui::SetTooltip("%s", step.logic.training_mapping.c_str());
+    }
+    if (step.logic.exercise) draw_exercise(app, lab, step, st);
+    ImGui::EndChild();
+
+    ImGui::SameLine();
+    ImGui::BeginChild("output", ImVec2(0, -footer), false);
+    const std::shared_ptr<const labs::StepOutput> out = st.runner.output();
+    if (out) {
+        if (!app.presentation && !out->figures.empty() && ImGui::Button("Export this step's figures"))
+            export_figures(app, lab, step, *out);
+        const float height = std::clamp(ImGui::GetContentRegionAvail().y * (out->figures.size() > 1 ? 0.55f : 0.75f),
+                                        fs * 14, fs * 40);
+        draw_step_output(*out, app.step_key(lab, step).c_str(), height);
+    } else if (st.runner.running()) {
+        ImGui::TextDisabled("Computing...");
+    }
+    ImGui::EndChild();
+    draw_footer(app);
+}
+
+}  // namespace fp8lab::gui

@@ -1,0 +1,118 @@
+// Tour phases per stop: enter (navigate), settle (runners idle, layout stable), measure
+// (frame times), capture (PNG). A step that fails or never settles fails the tour.
+#include "app/gui/tour.hpp"
+
+#include <algorithm>
+#include <cstdio>
+#include <filesystem>
+
+#include "labs/training_comparison.hpp"
+
+namespace fp8lab::gui {
+namespace {
+
+constexpr int kSettleFrames = 4;
+constexpr int kMeasuredFrames = 30;
+constexpr double kSettleTimeoutMs = 180000;
+
+std::string two_digits(std::size_t n) { return (n < 10 ? "0" : "") + std::to_string(n); }
+
+double percentile(std::vector<double> v, double p) {
+    if (v.empty()) return 0;
+    std::sort(v.begin(), v.end());
+    return v[std::min(v.size() - 1, std::size_t(p * double(v.size() - 1) + 0.5))];
+}
+
+}  // namespace
+
+Tour::Tour(const AppState& app, std::string dir) : dir_(std::move(dir)) {
+    std::size_t n = 0;
+    for (std::size_t l = 0; l < app.catalog.labs.size(); ++l) {
+        const labs::Lab& lab = app.catalog.labs[l];
+        for (std::size_t s = 0; s < lab.steps.size(); ++s)
+            stops_.push_back({two_digits(++n) + "-" + lab.id + "-" + lab.steps[s].logic.id, int(l), int(s)});
+    }
+    stops_.push_back({two_digits(++n) + "-bit-inspector", 0, 0, true});
+    stops_.push_back({two_digits(++n) + "-training-panel", 0, 0, false, true});
+    if (!dir_.empty()) std::filesystem::create_directories(dir_);
+}
+
+void Tour::before_frame(AppState& app) {
+    if (finished() || phase_ != Phase::Enter) return;
+    Stop& s = stops_[stop_];
+    app.go_to(s.lab, s.step);
+    app.inspector_open = s.inspector;
+    app.training_open = s.training;
+    if (s.training) {
+        labs::TrainingSettings settings;
+        settings.steps = 60;  // enough for both curves to be visible, short on 2 cores
+        app.training_settings = labs::describe(settings);
+        app.training_where = "tour, CPU emulator";
+        app.training_recorded = false;
+        app.training_runner.start([settings](labs::RunContext& c) { return labs::run_training_comparison(settings, c); },
+                                  labs::Backend::Cpu);
+    }
+    phase_ = Phase::Settle;
+    frames_in_phase_ = 0;
+    waited_ms_ = 0;
+}
+
+void Tour::after_frame(AppState& app, const Window& window, double frame_ms) {
+    if (finished() || phase_ == Phase::Enter) return;
+    Stop& s = stops_[stop_];
+    if (phase_ == Phase::Settle) {
+        waited_ms_ += frame_ms;
+        StepRunner& runner = s.training ? app.training_runner : app.current_state().runner;
+        const bool busy = runner.running() || (!s.inspector && !s.training && app.current_state().needs_run);
+        frames_in_phase_ = busy ? 0 : frames_in_phase_ + 1;
+        if (waited_ms_ > kSettleTimeoutMs) s.error = "did not settle within " + std::to_string(int(kSettleTimeoutMs / 1000)) + " s";
+        else if (!s.inspector && !busy && !runner.error().empty()) s.error = runner.error();
+        if (!s.error.empty() || frames_in_phase_ >= kSettleFrames) {
+            phase_ = Phase::Measure;
+            frames_in_phase_ = 0;
+        }
+        return;
+    }
+    s.frame_ms.push_back(frame_ms);
+    if (++frames_in_phase_ < kMeasuredFrames) return;
+    if (!dir_.empty()) {
+        try {
+            int w = 0, h = 0;
+            const std::vector<std::uint8_t> pixels = window.read_pixels(w, h);
+            write_png(dir_ + "/" + s.name + ".png", pixels, w, h);
+        } catch (const std::exception& e) {
+            if (s.error.empty()) s.error = e.what();
+        }
+    }
+    std::fprintf(stderr, "tour %zu/%zu %-48s median %6.2f ms, worst %6.2f ms%s%s\n", stop_ + 1, stops_.size(),
+                 s.name.c_str(), percentile(s.frame_ms, 0.5), percentile(s.frame_ms, 1.0), s.error.empty() ? "" : "  ERROR: ",
+                 s.error.c_str());
+    ++stop_;
+    phase_ = Phase::Enter;
+}
+
+int Tour::report(double startup_ms) const {
+    int failed = 0;
+    double worst_median = 0;
+    std::string worst_name;
+    std::vector<double> all;
+    for (const Stop& s : stops_) {
+        failed += !s.error.empty();
+        const double median = percentile(s.frame_ms, 0.5);
+        if (median > worst_median) {
+            worst_median = median;
+            worst_name = s.name;
+        }
+        all.insert(all.end(), s.frame_ms.begin(), s.frame_ms.end());
+    }
+    std::printf("tour: %zu stops, %d failed\n", stops_.size(), failed);
+    std::printf("start-up to first frame: %.0f ms\n", startup_ms);
+    std::printf("frame time over all stops: median %.2f ms, 95th percentile %.2f ms\n", percentile(all, 0.5),
+                percentile(all, 0.95));
+    std::printf("slowest stop by median: %s, %.2f ms\n", worst_name.c_str(), worst_median);
+    for (const Stop& s : stops_)
+        if (!s.error.empty()) std::printf("FAILED %s: %s\n", s.name.c_str(), s.error.c_str());
+    return failed ? 1 : 0;
+}
+
+}  // namespace fp8lab::gui

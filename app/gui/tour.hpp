@@ -1,0 +1,40 @@
+// The screenshot tour: walks every step of every lab, the bit inspector and the training
+// panel; waits for each to settle, times its frames, saves a PNG, and reports errors.
+#pragma once
+
+#include <string>
+#include <vector>
+
+#include "app/gui/app_state.hpp"
+#include "app/gui/window.hpp"
+
+namespace fp8lab::gui {
+
+class Tour {
+public:
+    Tour(const AppState& app, std::string screenshot_dir);
+    bool finished() const { return stop_ >= stops_.size(); }
+    void before_frame(AppState& app);  // moves to the current stop when it begins
+    // After rendering, before presenting: records the frame time, takes the screenshot.
+    void after_frame(AppState& app, const Window& window, double frame_ms);
+    // Prints per-stop frame statistics; returns 0, or 1 when any stop failed.
+    int report(double startup_ms) const;
+
+private:
+    struct Stop {
+        std::string name;  // file name stem and report label
+        int lab = 0, step = 0;
+        bool inspector = false, training = false;
+        std::vector<double> frame_ms;
+        std::string error;
+    };
+    enum class Phase { Enter, Settle, Measure };
+    std::vector<Stop> stops_;
+    std::size_t stop_ = 0;
+    Phase phase_ = Phase::Enter;
+    int frames_in_phase_ = 0;
+    double waited_ms_ = 0;
+    std::string dir_;
+};
+
+}  // namespace fp8lab::gui

@@ -1,0 +1,42 @@
+// The desktop window: GLFW, an OpenGL 3.3 context, and Dear ImGui's GLFW/OpenGL3 backends.
+#pragma once
+
+#include <cstdint>
+#include <string>
+#include <vector>
+
+struct GLFWwindow;
+
+namespace fp8lab::gui {
+
+class Window {
+public:
+    // Throws std::runtime_error with GLFW's reason (no display, no OpenGL 3.3).
+    Window(int width, int height, const std::string& title);
+    ~Window();
+    Window(const Window&) = delete;
+    Window& operator=(const Window&) = delete;
+
+    bool should_close() const;
+    // Polls events (`wait_seconds` > 0: sleeps until an event or the timeout) and starts
+    // an ImGui frame.
+    void begin_frame(double wait_seconds);
+    // Renders ImGui's draw data over the clear colour into the back buffer, which stays
+    // readable for a screenshot until present(). Without vsync it waits for the GPU (Mesa's
+    // llvmpipe rasterises on the CPU), so the time around it is the frame's real cost.
+    void render(float r, float g, float b);
+    void present();
+    float content_scale() const;  // the monitor's, 1 where unknown
+    // The back buffer as RGBA rows, top row first.
+    std::vector<std::uint8_t> read_pixels(int& width, int& height) const;
+    void set_vsync(bool on);
+
+private:
+    GLFWwindow* window_ = nullptr;
+    bool vsync_ = true;
+};
+
+// Writes RGBA pixels (top row first) as a PNG; throws std::runtime_error naming the file.
+void write_png(const std::string& path, const std::vector<std::uint8_t>& rgba, int width, int height);
+
+}  // namespace fp8lab::gui
