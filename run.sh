@@ -5,9 +5,12 @@ set -euo pipefail
 cd "$(dirname "$0")"
 
 # Compiler and build tools; header-only libraries; Cairo and a font for figure export;
-# xmllint, with which the tests check every SVG.
+# xmllint, with which the tests check every SVG; the desktop app (GLFW, OpenGL, Dear ImGui,
+# md4c, FreeType); Mesa's software OpenGL and Xvfb, in which the tests open a real window.
 packages=(build-essential cmake ninja-build pkg-config libcli11-dev doctest-dev libeigen3-dev
-          libcairo2-dev fonts-dejavu-core libxml2-utils)
+          libcairo2-dev fonts-dejavu-core libxml2-utils
+          libglfw3-dev libgl-dev libimgui-dev libmd4c-dev libfreetype-dev
+          libgl1-mesa-dri libglx-mesa0 xvfb xauth)
 
 install_packages() {
   local missing=()
@@ -34,13 +37,12 @@ case "${1:-lab}" in
   lab)
     install_packages
     build
-    # The desktop app is not written yet (issue 6): list the labs, run the first step
-    # and draw every figure, so what the lab computes can be seen now.
-    ./build/app/fp8lab labs
-    echo
-    ./build/app/fp8lab run formats/bits-to-value
-    ./build/app/fp8lab figures --out out/figures --format svg,png
-    echo "Open out/figures/index.html to see every figure; ./build/app/fp8lab --help lists the rest."
+    if [ -z "${DISPLAY:-}" ] && [ -z "${WAYLAND_DISPLAY:-}" ]; then
+      echo "fp8lab: no display (DISPLAY is not set), so the desktop lab cannot open here." >&2
+      echo "Run ./build/app/fp8lab figures --out out/figures for every figure, or xvfb-run ./build/app/fp8lab gui --tour --screenshots out/tour." >&2
+      exit 1
+    fi
+    exec ./build/app/fp8lab gui
     ;;
   test)
     install_packages

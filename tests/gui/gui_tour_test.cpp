@@ -1,0 +1,77 @@
+// The desktop app in a real window under Xvfb: the tour walks every step, the bit inspector
+// and the training panel, and saves a PNG of each; bad options are refused before a window.
+#include <doctest/doctest.h>
+
+#include <cstdlib>
+#include <filesystem>
+#include <fstream>
+
+#include "labs/catalog.hpp"
+#include "tests/cli/run_command.hpp"
+
+using fp8lab::test::run_command;
+namespace fs = std::filesystem;
+
+namespace {
+
+std::string exe() { return FP8LAB_EXE; }
+
+// Width and height from a PNG's IHDR chunk (big-endian at offsets 16 and 20).
+std::pair<unsigned, unsigned> png_size(const std::string& path) {
+    const std::string bytes = fp8lab::test::read_file(path);
+    if (bytes.size() < 24 || bytes.compare(1, 3, "PNG") != 0) return {0, 0};
+    auto be32 = [&](std::size_t at) {
+        return (unsigned(std::uint8_t(bytes[at])) << 24) | (unsigned(std::uint8_t(bytes[at + 1])) << 16) |
+               (unsigned(std::uint8_t(bytes[at + 2])) << 8) | unsigned(std::uint8_t(bytes[at + 3]));
+    };
+    return {be32(16), be32(20)};
+}
+
+}  // namespace
+
+TEST_CASE("the tour shows every step in a real window and saves a screenshot of each") {
+    REQUIRE_MESSAGE(std::system("command -v xvfb-run >/dev/null 2>&1") == 0,
+                    "xvfb-run is missing: apt-get install xvfb xauth (./run.sh installs it)");
+    char name[] = "/tmp/fp8lab-tour-XXXXXX";
+    const fs::path dir = mkdtemp(name);
+    // A corrupt settings file: reported, kept aside, and the tour still runs.
+    std::ofstream(dir / "settings.ini") << "version = 1\ntheme = neon\n";
+    const auto r = run_command("xvfb-run -a -s '-screen 0 1600x900x24' " + exe() + " gui --tour --screenshots " +
+                               (dir / "shots").string() + " --settings " + (dir / "settings.ini").string() +
+                               " --size 1600x900");
+    INFO(r.out);
+    INFO(r.err);
+    CHECK(r.exit_code == 0);
+    CHECK(r.out.find(" 0 failed") != std::string::npos);
+    CHECK(r.out.find("start-up to first frame") != std::string::npos);
+    CHECK(r.err.find("theme 'neon'") != std::string::npos);
+    CHECK(fs::exists(dir / "settings.ini.corrupt"));
+
+    std::size_t steps = 0;
+    for (const auto& lab : fp8lab::labs::load_catalog().labs) steps += lab.steps.size();
+    std::size_t pngs = 0;
+    for (const auto& entry : fs::directory_iterator(dir / "shots")) {
+        CAPTURE(entry.path().string());
+        ++pngs;
+        CHECK(png_size(entry.path().string()) == std::pair<unsigned, unsigned>{1600, 900});
+        CHECK(fs::file_size(entry.path()) > 20000);  // a blank 1600x900 PNG is a few kB
+    }
+    CHECK(pngs == steps + 2);  // every step, the bit inspector, the training panel
+    CHECK(fs::exists(dir / "shots" / "01-formats-bits-to-value.png"));
+    fs::remove_all(dir);
+}
+
+TEST_CASE("bad gui options are refused with the option named") {
+    auto r = run_command(exe() + " gui --size 10x10");
+    CHECK(r.exit_code == 2);
+    CHECK(r.err.find("--size") != std::string::npos);
+    r = run_command(exe() + " gui --screenshots /tmp/x");
+    CHECK(r.exit_code == 2);
+    CHECK(r.err.find("--tour") != std::string::npos);
+    r = run_command(exe() + " gui --start no-such-lab --settings /tmp/fp8lab-unused-settings.ini");
+    CHECK(r.exit_code == 1);
+    CHECK(r.err.find("no lab 'no-such-lab'") != std::string::npos);
+    r = run_command(exe() + " gui --theme neon --settings /tmp/fp8lab-unused-settings.ini");
+    CHECK(r.exit_code == 1);
+    CHECK(r.err.find("--theme") != std::string::npos);
+}

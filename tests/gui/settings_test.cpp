@@ -1,0 +1,98 @@
+// The app's settings file (round trip, corrupt files set aside) and the Markdown parser.
+#include <doctest/doctest.h>
+
+#include <cstdlib>
+#include <filesystem>
+#include <fstream>
+
+#include "app/gui/markdown_view.hpp"
+#include "app/gui/settings.hpp"
+
+using namespace fp8lab::gui;
+namespace fs = std::filesystem;
+
+namespace {
+struct TempDir {
+    fs::path path;
+    TempDir() {
+        char name[] = "/tmp/fp8lab-settings-XXXXXX";
+        path = mkdtemp(name);
+    }
+    ~TempDir() { fs::remove_all(path); }
+};
+}  // namespace
+
+TEST_CASE("settings survive a save and a load; a missing file gives the defaults") {
+    TempDir dir;
+    const std::string path = (dir.path / "sub" / "settings.ini").string();
+    const LoadedSettings fresh = load_settings(path);
+    CHECK(fresh.problem.empty());
+    CHECK(fresh.settings == Settings{});
+    Settings s;
+    s.theme = "projector";
+    s.scale = 1.5f;
+    s.lab = "rounding";
+    s.step = "stochastic";
+    s.solved = {"formats/bits-to-value", "rounding/modes"};
+    save_settings(s, path);
+    CHECK_FALSE(fs::exists(path + ".tmp"));
+    const LoadedSettings back = load_settings(path);
+    CHECK(back.problem.empty());
+    CHECK(back.settings == s);
+}
+
+TEST_CASE("a corrupt settings file is reported with its line, kept aside, and replaced by defaults") {
+    TempDir dir;
+    const std::string path = (dir.path / "settings.ini").string();
+    const char* corrupt[] = {"version = 1\ntheme = purple\n", "version = 1\nscale = 9\n", "version = 2\n",
+                             "version = 1\nwho = me\n", "\x01\x02garbage", "", "version = 1\nsolved = nolab\n"};
+    for (const char* text : corrupt) {
+        CAPTURE(text);
+        std::ofstream(path, std::ios::binary) << text;
+        const LoadedSettings loaded = load_settings(path);
+        CHECK_FALSE(loaded.problem.empty());
+        CHECK(loaded.problem.find(path) == 0);
+        CHECK(loaded.settings == Settings{});
+        CHECK(fs::exists(path + ".corrupt"));
+        CHECK_FALSE(fs::exists(path));
+    }
+    std::ofstream(path) << "version = 1\ntheme = purple\n";
+    CHECK(load_settings(path).problem.find("line 2") != std::string::npos);
+}
+
+TEST_CASE("XDG_CONFIG_HOME decides where settings live") {
+    setenv("XDG_CONFIG_HOME", "/tmp/xdg-test", 1);
+    CHECK(default_settings_path() == "/tmp/xdg-test/fp8lab/settings.ini");
+    unsetenv("XDG_CONFIG_HOME");
+    setenv("HOME", "/home/someone", 1);
+    CHECK(default_settings_path() == "/home/someone/.config/fp8lab/settings.ini");
+}
+
+TEST_CASE("Markdown becomes headings, paragraphs with styled runs, list items and code blocks") {
+    const auto blocks = parse_markdown("# Title\n\nSome *em* and **bold** and `code` and [a link](https://x.org).\n\n"
+                                       "- one\n- two\n\n1. first\n2. second\n\n```\nint x;\n```\n");
+    REQUIRE(blocks.size() == 7);
+    CHECK(blocks[0].kind == MarkdownBlock::Heading);
+    CHECK(blocks[0].level == 1);
+    CHECK(blocks[0].runs.at(0).text == "Title");
+    const MarkdownBlock& p = blocks[1];
+    CHECK(p.kind == MarkdownBlock::Paragraph);
+    bool em = false, bold = false, code = false, link = false;
+    for (const TextRun& r : p.runs) {
+        em |= r.text == "em" && r.style == Style_Italic;
+        bold |= r.text == "bold" && r.style == Style_Bold;
+        code |= r.text == "code" && r.style == Style_Code;
+        link |= r.text == "a link" && r.style == Style_Link && r.link == "https://x.org";
+    }
+    CHECK(em);
+    CHECK(bold);
+    CHECK(code);
+    CHECK(link);
+    CHECK(blocks[2].kind == MarkdownBlock::ListItem);
+    CHECK(blocks[2].bullet == "\xE2\x80\xA2");
+    CHECK(blocks[3].runs.at(0).text == "two");
+    CHECK(blocks[4].bullet == "1.");
+    CHECK(blocks[5].bullet == "2.");
+    CHECK(blocks[6].kind == MarkdownBlock::CodeBlock);
+    CHECK(blocks[6].runs.at(0).text == "int x;\n");
+}
