@@ -52,7 +52,18 @@ std::vector<Tick> linear_ticks(double lo, double hi, int target) {
 std::vector<Tick> power_ticks(double base, double lo, double hi, int target) {
     const double lb = std::log(base);
     const int klo = int(std::ceil(std::log(lo) / lb - 1e-9)), khi = int(std::floor(std::log(hi) / lb + 1e-9));
-    if (khi - klo < 1) return linear_ticks(lo, hi, target);  // inside one decade or octave
+    if (khi - klo < 1) {
+        // Less than one full power inside, yet possibly more than a decade wide (0.02 to 0.8):
+        // 1, 2 and 5 x 10^k spread over the whole log axis; linear ticks would crowd its top.
+        std::vector<Tick> spread;
+        for (int k = klo - 2; base == 10 && k <= khi + 1; ++k)
+            for (double m : {1.0, 2.0, 5.0}) {
+                const double v = m * std::pow(10.0, k);
+                if (v >= lo * (1 - 1e-9) && v <= hi * (1 + 1e-9)) spread.push_back({v, plain(v, v), ""});
+            }
+        if (spread.size() >= 3) return spread;
+        return linear_ticks(lo, hi, target);  // inside one decade or octave
+    }
     int every = 1;
     for (int candidate : {1, 2, 3, 4, 5, 10, 20, 25, 50, 100})
         if ((khi - klo) / candidate + 1 <= target + 2) {

@@ -49,6 +49,9 @@ TEST_CASE("log axes: powers of ten or two, with 2 and 5 added near one decade") 
     CHECK(two.size() >= 4);
     const auto decade = plot::make_ticks(axis(labs::AxisScale::Log10), {0.03, 1}, 6);
     CHECK(values(decade) == std::vector<double>{0.05, 0.1, 0.2, 0.5, 1});
+    // More than a decade wide with only one power of ten inside: ticks reach the bottom too.
+    const auto wide = plot::make_ticks(axis(labs::AxisScale::Log10), {0.02, 0.85}, 6);
+    CHECK(values(wide) == std::vector<double>{0.02, 0.05, 0.1, 0.2, 0.5});
     const auto inside = plot::make_ticks(axis(labs::AxisScale::Log10), {20, 80}, 6);
     CHECK(inside.size() >= 3);  // no power of ten inside: nice linear values instead
     CHECK(inside.front().value >= 20);

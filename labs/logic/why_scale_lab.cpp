@@ -1,0 +1,237 @@
+// Lab 4, why scale: realistic tensors against each format's range, the fractions that
+// overflow, flush to zero or land in subnormals before and after per-tensor scaling, and
+// E4M3 against E5M2 for gradients that span many decades.
+#include <algorithm>
+#include <cmath>
+
+#include "emulator/convert.hpp"
+#include "emulator/current_scaling.hpp"
+#include "labs/logic/lab_logic.hpp"
+#include "labs/logic/quantization_census.hpp"
+#include "labs/logic/sample_tensors.hpp"
+
+namespace fp8lab::labs {
+namespace {
+
+constexpr std::size_t kElements = 1 << 16;
+
+float amax_of(const std::vector<float>& x) {
+    float m = 0;
+    for (float v : x) m = std::max(m, std::fabs(v));
+    return m;
+}
+
+// Percent of elements per half-binade of |x * scale|; zeros are left out (log axis).
+Series magnitude_histogram(const std::vector<float>& x, float scale, std::string name, int colour, SeriesKind kind) {
+    int lo = 1 << 20, hi = -(1 << 20);
+    for (float v : x)
+        if (v != 0) {
+            const int k = int(std::floor(2 * std::log2(std::fabs(double(v) * scale))));
+            lo = std::min(lo, k);
+            hi = std::max(hi, k);
+        }
+    Series s;
+    s.kind = kind;
+    s.name = std::move(name);
+    s.colour = colour;
+    if (lo > hi) return s;
+    std::vector<double> counts(std::size_t(hi - lo + 1));
+    for (float v : x)
+        if (v != 0) counts[std::size_t(int(std::floor(2 * std::log2(std::fabs(double(v) * scale)))) - lo)] += 1;
+    for (int k = lo; k <= hi + 1; ++k) s.x.push_back(std::exp2(k / 2.0));
+    for (double c : counts) s.y.push_back(100 * c / double(x.size()));
+    if (kind == SeriesKind::Stairs) s.y.push_back(s.y.back());  // the last step ends at the last edge
+    return s;
+}
+
+// The format's landmarks as vertical lines: smallest subnormal, smallest normal, largest.
+void add_format_range(Figure& fig, const emu::Format& f) {
+    Series sub{SeriesKind::VerticalLines, "smallest subnormal of " + std::string(f.name), 3, {f.min_subnormal}};
+    Series normal{SeriesKind::VerticalLines, "smallest normal", 2, {f.min_normal}};
+    Series max{SeriesKind::VerticalLines, "largest value", 5, {f.max_finite}};
+    for (Series* s : {&sub, &normal, &max}) s->dashed = true;
+    if (f.has_subnormals) fig.series.push_back(sub);
+    fig.series.push_back(normal);
+    fig.series.push_back(max);
+}
+
+Figure histogram_figure(std::string id, std::string title) {
+    Figure fig;
+    fig.id = std::move(id);
+    fig.title = std::move(title);
+    fig.x_axis = {"|x| (after the scale)", AxisScale::Log2};
+    fig.y_axis = {"% of elements per half binade", AxisScale::Linear};
+    return fig;
+}
+
+std::vector<Column> census_columns() {
+    return {{"tensor"}, {"scale", ColumnType::Number}, {"overflow", ColumnType::Number, "%"},
+            {"flushed to zero", ColumnType::Number, "%"}, {"subnormal", ColumnType::Number, "%"},
+            {"normal", ColumnType::Number, "%"}, {"RMS relative error", ColumnType::Number}};
+}
+
+std::vector<Cell> census_row(std::string label, float scale, const QuantizationCensus& c) {
+    return {std::move(label), double(scale), 100 * c.overflow, 100 * c.flushed, 100 * c.subnormal, 100 * c.normal,
+            c.rms_relative_error};
+}
+
+const std::vector<std::string> kFp8 = {"e4m3", "e5m2"};
+
+void map_format(const std::string& format, TrainingSettings& t) {
+    t.fp8.formats = format == "e4m3" ? emu::FormatRecipe::E4M3 : emu::FormatRecipe::Hybrid;
+}
+
+StepLogic against_the_grid() {
+    StepLogic s;
+    s.id = "against-the-grid";
+    s.parameters = {choice("tensor", "Tensor", {"weights", "activations", "gradients"}, "weights", "What to sample"),
+                    choice("format", "Format", {"e4m3", "e5m2", "e3m2", "e2m3", "e2m1"}, "e4m3", "The target format")};
+    s.run = [](const Parameters& p, RunContext& ctx) {
+        const emu::Format& f = emu::format_by_name(p.choice("format"));
+        const TensorKind kind = tensor_kind(p.choice("tensor"));
+        const std::vector<float> x = sample_tensor(kind, kElements, ctx.seed());
+        StepOutput out;
+        Figure fig = histogram_figure("magnitudes", tensor_description(kind, 8) + " against " + std::string(f.display_name));
+        fig.series.push_back(magnitude_histogram(x, 1, "elements", 0, SeriesKind::Histogram));
+        add_format_range(fig, f);
+        out.figures.push_back(std::move(fig));
+        Table t{"census", "Converted without a scale (round to nearest even)", census_columns(), {}};
+        t.rows.push_back(census_row(tensor_description(kind, 8), 1, census(f, x, 1)));
+        out.tables.push_back(std::move(t));
+        out.metrics.push_back({"amax of the tensor", double(amax_of(x)), ""});
+        out.metrics.push_back({"largest value of " + std::string(f.name), f.max_finite, ""});
+        out.metrics.push_back({"smallest non-zero value of " + std::string(f.name), f.has_subnormals ? f.min_subnormal : f.min_normal, ""});
+        return out;
+    };
+    const double answer = emu::round_to_format(emu::e4m3(), 0.0009);
+    s.exercise = numeric_exercise(
+        "A weight of 0.0009 is converted to E4M3 without a scale (round to nearest even). What does it become?",
+        answer,
+        {{emu::e4m3().min_subnormal, "That is E4M3's smallest subnormal, 2^-9 = 0.00195. 0.0009 lies below half of it, "
+                                     "so the nearest value is zero."},
+         {0.0009, "E4M3 cannot hold 0.0009: near zero its grid has steps of 2^-9."}},
+        "Compare 0.0009 with the smallest subnormal, 2^-9, and with half of it.");
+    return s;
+}
+
+StepLogic per_tensor_scaling() {
+    StepLogic s;
+    s.id = "per-tensor-scaling";
+    s.parameters = {choice("tensor", "Tensor", {"weights", "activations", "gradients"}, "gradients", "What to sample"),
+                    choice("format", "Format", kFp8, "e4m3", "The target format"),
+                    toggle("scale", "Scale the tensor", true, "Multiply by max / amax before converting")};
+    s.training_mapping = "Scale off trains FP8 with scale 1 for every tensor (no scaling); on uses delayed scaling. "
+                         "Format e4m3 uses E4M3 for every operand; e5m2 the hybrid recipe (E5M2 gradients).";
+    s.training = [](const Parameters& p, TrainingSettings& t) {
+        t.fp8.scaling_disabled = !p.toggle("scale");
+        map_format(p.choice("format"), t);
+    };
+    s.run = [](const Parameters& p, RunContext& ctx) {
+        const emu::Format& f = emu::format_by_name(p.choice("format"));
+        const TensorKind kind = tensor_kind(p.choice("tensor"));
+        const std::vector<float> x = sample_tensor(kind, kElements, ctx.seed());
+        const float amax = amax_of(x);
+        const float scale = p.toggle("scale") ? emu::current_scale(amax, f).scale : 1.0f;
+        const float normalise = amax > 0 ? 1.0f / amax : 1.0f;
+        StepOutput out;
+        Figure fig = histogram_figure("before-after", tensor_description(kind, 8) + ": unscaled and scaled by " +
+                                                          number_text(scale));
+        fig.series.push_back(magnitude_histogram(x, 1, "unscaled", 0, SeriesKind::Stairs));
+        if (scale != 1) fig.series.push_back(magnitude_histogram(x, scale, "scaled (max / amax)", 1, SeriesKind::Stairs));
+        add_format_range(fig, f);
+        out.figures.push_back(std::move(fig));
+        Table t{"census", "Where the values land in " + std::string(f.display_name), census_columns(), {}};
+        t.rows.push_back(census_row("unscaled", 1, census(f, x, 1)));
+        t.rows.push_back(census_row("normalised to amax = 1 (a common shortcut)", normalise, census(f, x, normalise)));
+        t.rows.push_back(census_row("amax onto the format's max (current scaling)", emu::current_scale(amax, f).scale,
+                                    census(f, x, emu::current_scale(amax, f).scale)));
+        out.tables.push_back(std::move(t));
+        out.metrics.push_back({"amax", double(amax), ""});
+        out.metrics.push_back({"scale used in the figure", double(scale), ""});
+        return out;
+    };
+    const double answer = emu::current_scale(300.0f, emu::e4m3()).scale;
+    s.exercise = numeric_exercise(
+        "An activation tensor has amax = 300. Current scaling maps it onto E4M3's largest value. By what scale is "
+        "every element multiplied before the conversion?",
+        answer,
+        {{300.0 / 448.0, "That is the inverse scale (amax / max), stored to dequantise afterwards."},
+         {57344.0 / 300.0, "57344 is E5M2's largest value; the target here is E4M3."},
+         {240.0 / 300.0, "240 is the maximum of the IEEE-style E4M3 layout; OCP E4M3 reaches 448."},
+         {1.0 / 300.0, "That normalises amax to 1 and wastes the range above 1."}},
+        "scale = largest value of the format / amax.", 1e-6);
+    return s;
+}
+
+StepLogic gradients() {
+    StepLogic s;
+    s.id = "gradients";
+    s.parameters = {integer("decades", "Decades the gradients span", 1, 14, 8, "Width of the log-uniform magnitudes"),
+                    choice("training_format", "Gradient format for training", kFp8, "e5m2",
+                           "Feeds the training panel: e4m3 everywhere, or E5M2 for gradients (hybrid)")};
+    s.training_mapping = "The gradient format feeds training: e4m3 uses E4M3 for every operand, e5m2 the hybrid "
+                         "recipe (E4M3 forward, E5M2 gradients). Both with delayed scaling.";
+    s.training = [](const Parameters& p, TrainingSettings& t) { map_format(p.choice("training_format"), t); };
+    s.run = [](const Parameters& p, RunContext& ctx) {
+        const int chosen = int(p.integer("decades"));
+        StepOutput out;
+        Figure lost;
+        lost.id = "flushed-by-width";
+        lost.title = "Gradients flushed to zero after per-tensor scaling";
+        lost.x_axis = {"decades spanned by the gradient magnitudes", AxisScale::Linear};
+        lost.y_axis = {"flushed to zero (%)", AxisScale::Linear};
+        Figure error = lost;
+        error.id = "error-by-width";
+        error.title = "RMS relative error after per-tensor scaling";
+        error.y_axis = {"RMS relative error", AxisScale::Log10};
+        Table t{"census", "Gradients over " + std::to_string(chosen) + " decades, scaled per tensor", census_columns(), {}};
+        int colour = 0;
+        for (const emu::Format* f : {&emu::e4m3(), &emu::e5m2()}) {
+            Series flushed = line(std::string(f->display_name), {}, {}, colour);
+            Series rms = line(std::string(f->display_name), {}, {}, colour++);
+            for (int d = 1; d <= 14; ++d) {
+                if (ctx.cancel_requested()) throw RunCancelled();
+                const std::vector<float> g = sample_tensor(TensorKind::Gradients, kElements / 4, ctx.seed(), d);
+                const float scale = emu::current_scale(amax_of(g), *f).scale;
+                const QuantizationCensus c = census(*f, g, scale);
+                flushed.x.push_back(d);
+                flushed.y.push_back(100 * c.flushed);
+                rms.x.push_back(d);
+                rms.y.push_back(c.rms_relative_error);
+            }
+            lost.series.push_back(std::move(flushed));
+            error.series.push_back(std::move(rms));
+            const std::vector<float> g = sample_tensor(TensorKind::Gradients, kElements, ctx.seed(), chosen);
+            const float scale = emu::current_scale(amax_of(g), *f).scale;
+            t.rows.push_back(census_row(std::string(f->display_name), scale, census(*f, g, scale)));
+        }
+        out.figures.push_back(std::move(lost));
+        out.figures.push_back(std::move(error));
+        out.tables.push_back(std::move(t));
+        out.metrics.push_back({"E4M3 range: largest / smallest subnormal, in decades",
+                               std::log10(emu::e4m3().max_finite / emu::e4m3().min_subnormal), ""});
+        out.metrics.push_back({"E5M2 range: largest / smallest subnormal, in decades",
+                               std::log10(emu::e5m2().max_finite / emu::e5m2().min_subnormal), ""});
+        return out;
+    };
+    // The answer comes from the same census the step draws.
+    const std::vector<float> g = sample_tensor(TensorKind::Gradients, kElements, 1, 8);
+    const double e4m3 = census(emu::e4m3(), g, emu::current_scale(amax_of(g), emu::e4m3()).scale).flushed;
+    const double e5m2 = census(emu::e5m2(), g, emu::current_scale(amax_of(g), emu::e5m2()).scale).flushed;
+    const std::size_t answer = e5m2 < e4m3 ? 1 : e4m3 < e5m2 ? 0 : 2;
+    s.exercise = choice_exercise(
+        "Gradients span 8 decades. After per-tensor scaling, which format flushes fewer of them to zero?",
+        {"E4M3", "E5M2", "Both the same"}, answer,
+        {"E4M3 has the finer grid, but it covers fewer decades from its largest value down to its smallest "
+         "subnormal: the small gradients fall off the bottom.",
+         "E5M2 covers more decades, so fewer gradients fall below its smallest subnormal.",
+         "Scaling moves amax to the top of each format; what survives below depends on how many decades each "
+         "format covers."});
+    return s;
+}
+
+}  // namespace
+
+LabLogic why_scale_lab() { return {"why-scale", {against_the_grid(), per_tensor_scaling(), gradients()}}; }
+
+}  // namespace fp8lab::labs

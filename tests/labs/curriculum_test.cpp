@@ -1,0 +1,70 @@
+// Labs 4 and up: each exercise accepts its answer and names the mistake behind each
+// recognised wrong one; steps with FP8 settings map them onto the training panel.
+#include <doctest/doctest.h>
+
+#include "emulator/convert.hpp"
+#include "emulator/current_scaling.hpp"
+#include "labs/catalog.hpp"
+
+using namespace fp8lab;
+using namespace fp8lab::labs;
+
+namespace {
+const Exercise& exercise(const Catalog& c, const std::string& lab, const std::string& step) {
+    const Lab* l = c.find(lab);
+    REQUIRE(l);
+    const Step* s = l->find_step(step);
+    REQUIRE(s);
+    REQUIRE(s->logic.exercise);
+    return *s->logic.exercise;
+}
+}  // namespace
+
+TEST_CASE("every step's training mapping is stated and applied together") {
+    const Catalog c = load_catalog();
+    for (const Lab& lab : c.labs)
+        for (const Step& s : lab.steps) {
+            CAPTURE(lab.id + "/" + s.logic.id);
+            CHECK(bool(s.logic.training) == !s.logic.training_mapping.empty());
+            if (!s.logic.training) continue;
+            TrainingSettings settings;
+            s.logic.training(Parameters(s.logic.parameters), settings);  // the defaults map without throwing
+        }
+}
+
+TEST_CASE("lab 4, why scale: exercises") {
+    const Catalog c = load_catalog();
+    const Exercise& small = exercise(c, "why-scale", "against-the-grid");
+    CHECK(small.check("0").correct);
+    CHECK(small.check("0.001953125").hint.find("smallest subnormal") != std::string::npos);
+    CHECK(small.check("0.0009").hint.find("cannot hold") != std::string::npos);
+
+    const Exercise& scale = exercise(c, "why-scale", "per-tensor-scaling");
+    CHECK(scale.check(labs::shortest_text(emu::current_scale(300.0f, emu::e4m3()).scale)).correct);
+    CHECK(scale.check("1.4933333").correct);
+    CHECK(scale.check("0.6696428571").hint.find("inverse scale") != std::string::npos);
+    CHECK(scale.check("191.1466667").hint.find("E5M2") != std::string::npos);
+    CHECK(scale.check("0.8").hint.find("IEEE-style") != std::string::npos);
+
+    const Exercise& range = exercise(c, "why-scale", "gradients");
+    CHECK(range.check("E5M2").correct);
+    CHECK(range.check("E4M3").hint.find("fewer decades") != std::string::npos);
+    CHECK_FALSE(range.check("Both the same").correct);
+}
+
+TEST_CASE("lab 4 maps its scaling switch and format onto the training settings") {
+    const Catalog c = load_catalog();
+    const Step* s = c.find("why-scale")->find_step("per-tensor-scaling");
+    Parameters p(s->logic.parameters);
+    p.set("scale", false);
+    p.set("format", std::string("e4m3"));
+    TrainingSettings t;
+    s->logic.training(p, t);
+    CHECK(t.fp8.scaling_disabled);
+    CHECK(t.fp8.formats == emu::FormatRecipe::E4M3);
+    p.set("scale", true);
+    p.set("format", std::string("e5m2"));
+    s->logic.training(p, t);
+    CHECK_FALSE(t.fp8.scaling_disabled);
+    CHECK(t.fp8.formats == emu::FormatRecipe::Hybrid);
+}
