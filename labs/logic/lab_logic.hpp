@@ -9,5 +9,6 @@ LabLogic formats_lab();  // 01: FP8 formats
 LabLogic values_lab();   // 02: representable values and error by magnitude
 LabLogic rounding_lab(); // 03: rounding and saturation
 LabLogic why_scale_lab(); // 04: why scale
+LabLogic delayed_scaling_lab(); // 05: delayed scaling
 
 }  // namespace fp8lab::labs

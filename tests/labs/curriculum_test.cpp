@@ -68,3 +68,32 @@ TEST_CASE("lab 4 maps its scaling switch and format onto the training settings")
     CHECK_FALSE(t.fp8.scaling_disabled);
     CHECK(t.fp8.formats == emu::FormatRecipe::Hybrid);
 }
+
+TEST_CASE("lab 5, delayed scaling: exercises and the replay of the shipped GPU trace") {
+    const Catalog c = load_catalog();
+    const Exercise& spike = exercise(c, "delayed-scaling", "history");
+    CHECK(spike.check("16").correct);  // the window's length: the spike stays for 16 updates
+    CHECK(spike.check("17").hint.find("old scale") != std::string::npos);
+    CHECK(spike.check("15").hint.find("Count again") != std::string::npos);
+    CHECK(spike.check("1").hint.find("most_recent") != std::string::npos);
+
+    const Exercise& replay = exercise(c, "delayed-scaling", "trace-replay");
+    CHECK(replay.check("0").hint.find("saturating casts") != std::string::npos);
+    // The answer equals the step's own metric for the run's settings.
+    const Step* s = c.find("delayed-scaling")->find_step("trace-replay");
+    RunContext context;
+    const StepOutput out = s->logic.run(Parameters(s->logic.parameters), context);
+    double steps = -1;
+    for (const Metric& m : out.metrics)
+        if (m.name.find("steps where some tensor") == 0) steps = m.value;
+    REQUIRE(steps > 0);
+    CHECK(replay.check(labs::shortest_text(steps)).correct);
+    CHECK(out.notes.at(0).find("H100") != std::string::npos);  // the trace names its device
+
+    Parameters margin(s->logic.parameters);
+    margin.set("margin", std::int64_t(1));
+    TrainingSettings t;
+    s->logic.training(margin, t);
+    CHECK(t.fp8.delayed.margin == 1);
+    CHECK(t.fp8.recipe == emu::Fp8Recipe::Delayed);
+}

@@ -1,0 +1,277 @@
+// Lab 5, delayed scaling: the amax history and the scale it gives per step for a tensor
+// that drifts and spikes; history length, max against most_recent, margin; overflow
+// when a spike arrives before the history has seen it; replaying the amax trace that a
+// real FP8 training run recorded on a GPU (assets/) under other settings.
+#include <algorithm>
+#include <cmath>
+#include <fstream>
+#include <map>
+#include <set>
+
+#include "emulator/amax_trace.hpp"
+#include "emulator/delayed_scaling.hpp"
+#include "labs/asset_files.hpp"
+#include "labs/logic/lab_logic.hpp"
+
+namespace fp8lab::labs {
+namespace {
+
+constexpr int kSteps = 200;
+constexpr const char* kTrace = "h100-small-delayed.amax.csv";
+
+// A tensor whose amax drifts up by a decade over the run, with noise, one spike of
+// `spike` times for a single step at 60, and a level shift of `spike` times from 140 on.
+std::vector<float> drifting_amax(double spike) {
+    std::vector<float> a(kSteps);
+    for (int t = 0; t < kSteps; ++t) {
+        double v = 0.5 * std::pow(10.0, t / double(kSteps)) * (1 + 0.08 * std::sin(t * 1.7) * std::cos(t * 0.31));
+        if (t == 60) v *= spike;
+        if (t >= 140) v *= spike;
+        a[std::size_t(t)] = float(v);
+    }
+    return a;
+}
+
+emu::DelayedScalingConfig delayed_config(const Parameters& p) {
+    emu::DelayedScalingConfig c;
+    c.history_length = int(p.integer("history"));
+    c.algorithm = p.choice("algorithm") == "max" ? emu::AmaxAlgorithm::Max : emu::AmaxAlgorithm::MostRecent;
+    c.margin = int(p.integer("margin"));
+    return c;
+}
+
+std::vector<ParameterSpec> delayed_parameters() {
+    return {integer("history", "History length", 1, 128, 16, "How many past amaxes the scale looks at"),
+            choice("algorithm", "Amax algorithm", {"max", "most_recent"}, "max",
+                   "max: the largest amax in the history; most_recent: the last one"),
+            integer("margin", "Margin", 0, 4, 0, "Headroom: the scale is divided by 2^margin")};
+}
+
+void map_delayed(const Parameters& p, TrainingSettings& t) {
+    t.fp8.recipe = emu::Fp8Recipe::Delayed;
+    t.fp8.delayed = delayed_config(p);
+}
+
+const char* kMapping = "History length, amax algorithm and margin feed the training panel's delayed scaling "
+                       "(every tensor, hybrid formats).";
+
+// Replays one amax sequence: the scale each step uses, the largest amax it can hold.
+struct Replay {
+    std::vector<float> scale, bound;
+    std::vector<int> overflow_steps;
+    double worst = 0;  // the largest amax / bound: how far past the scale's reach
+};
+Replay replay(const std::vector<float>& amax, const emu::Format& f, const emu::DelayedScalingConfig& c) {
+    emu::DelayedScaling ds(f, c);
+    Replay r;
+    for (std::size_t t = 0; t < amax.size(); ++t) {
+        const float s = ds.scale().scale;
+        r.scale.push_back(s);
+        r.bound.push_back(float(f.max_finite / s));
+        if (double(amax[t]) * s > f.max_finite) r.overflow_steps.push_back(int(t));
+        r.worst = std::max(r.worst, double(amax[t]) * s / f.max_finite);
+        ds.record_amax(amax[t]);
+        ds.update();
+    }
+    return r;
+}
+
+std::vector<double> steps_axis(std::size_t n) {
+    std::vector<double> x(n);
+    for (std::size_t i = 0; i < n; ++i) x[i] = double(i);
+    return x;
+}
+
+Figure amax_figure(std::string id, std::string title, const std::vector<float>& amax, const Replay& r) {
+    Figure fig;
+    fig.id = std::move(id);
+    fig.title = std::move(title);
+    fig.x_axis = {"step", AxisScale::Linear};
+    fig.y_axis = {"magnitude", AxisScale::Log10};
+    // Framed around the amaxes: step 0's scale of 1 would otherwise stretch the axis
+    // over many empty decades (its bound runs off the top).
+    float lo = INFINITY, hi = 0;
+    for (float a : amax)
+        if (a > 0) {
+            lo = std::min(lo, a);
+            hi = std::max(hi, a);
+        }
+    if (hi > 0) {
+        fig.y_axis.min = lo / 2.0;
+        fig.y_axis.max = hi * 4.0;
+    }
+    const std::vector<double> x = steps_axis(amax.size());
+    fig.series.push_back(line("amax of the step", x, {amax.begin(), amax.end()}, 0));
+    Series bound{SeriesKind::Stairs, "largest amax the scale holds (max / scale)", 1, x, {r.bound.begin(), r.bound.end()}};
+    fig.series.push_back(std::move(bound));
+    Series over = scatter("overflow: amax past the bound", {}, {}, 5);
+    for (int t : r.overflow_steps) {
+        over.x.push_back(t);
+        over.y.push_back(amax[std::size_t(t)]);
+    }
+    if (!over.x.empty()) fig.series.push_back(std::move(over));
+    return fig;
+}
+
+StepLogic history_window() {
+    StepLogic s;
+    s.id = "history";
+    s.parameters = delayed_parameters();
+    s.parameters.push_back(choice("format", "Format", {"e4m3", "e5m2"}, "e4m3", "The tensor's format"));
+    s.parameters.push_back(real("spike", "Spike factor", 1.0, 64.0, 8.0, true, "How much larger the spike at step 60 is"));
+    s.training_mapping = kMapping;
+    s.training = map_delayed;
+    s.run = [](const Parameters& p, RunContext&) {
+        const emu::Format& f = emu::format_by_name(p.choice("format"));
+        const emu::DelayedScalingConfig c = delayed_config(p);
+        emu::validate(c);
+        const std::vector<float> amax = drifting_amax(p.real("spike"));
+        const Replay r = replay(amax, f, c);
+        StepOutput out;
+        out.figures.push_back(amax_figure("amax-and-bound", "Delayed scaling of a drifting tensor with a spike at 60 and a "
+                                                            "jump at 140",
+                                          amax, r));
+        Figure headroom;
+        headroom.id = "headroom";
+        headroom.title = "Headroom: binades between amax and the scale's bound (below 0: overflow)";
+        headroom.x_axis = {"step", AxisScale::Linear};
+        headroom.y_axis = {"log2(bound / amax)", AxisScale::Linear};
+        Series h = line("headroom", steps_axis(amax.size()), {}, 2);
+        for (std::size_t t = 0; t < amax.size(); ++t) h.y.push_back(std::log2(double(r.bound[t]) / amax[t]));
+        headroom.series.push_back(std::move(h));
+        headroom.series.push_back(line("no headroom", {0, double(kSteps - 1)}, {0, 0}, 7));
+        headroom.series.back().dashed = true;
+        out.figures.push_back(std::move(headroom));
+
+        // The same tensor under other settings, to compare at a glance.
+        Table t{"settings", "The same tensor under other settings (" + std::string(f.name) + ")", {}, {}};
+        t.columns = {{"history"}, {"algorithm"}, {"margin", ColumnType::Integer}, {"overflowing steps", ColumnType::Integer},
+                     {"first overflow at step"}, {"worst amax / bound", ColumnType::Number}};
+        for (int margin : {0, 1})
+            for (int history : {1, 16, 128})
+                for (auto algo : {emu::AmaxAlgorithm::Max, emu::AmaxAlgorithm::MostRecent}) {
+                    if (history == 1 && algo == emu::AmaxAlgorithm::MostRecent) continue;  // max over one is the same
+                    const Replay other = replay(amax, f, {history, algo, margin});
+                    t.rows.push_back({std::to_string(history), std::string(emu::amax_algorithm_name(algo)),
+                                      std::int64_t(margin), std::int64_t(other.overflow_steps.size()),
+                                      other.overflow_steps.empty() ? std::string("none")
+                                                                   : std::to_string(other.overflow_steps.front()),
+                                      other.worst});
+                }
+        out.tables.push_back(std::move(t));
+        out.metrics.push_back({"overflowing steps with these settings", double(r.overflow_steps.size()), ""});
+        return out;
+    };
+    // How many steps one spike keeps the scale down, from the emulator itself.
+    std::vector<float> flat(kSteps, 1.0f);
+    flat[60] = 8.0f;
+    const Replay with = replay(flat, emu::e4m3(), {16, emu::AmaxAlgorithm::Max, 0});
+    const Replay without = replay(std::vector<float>(kSteps, 1.0f), emu::e4m3(), {16, emu::AmaxAlgorithm::Max, 0});
+    int lowered = 0;
+    for (int t = 0; t < kSteps; ++t) lowered += with.scale[std::size_t(t)] != without.scale[std::size_t(t)];
+    s.exercise = numeric_exercise(
+        "History 16, algorithm max, margin 0. A tensor's amax is 1 at every step except one spike of 8 at step 60. For "
+        "how many steps does the scale stay lower because of the spike?",
+        lowered,
+        {{double(lowered - 1), "Count again: the spike enters the history after step 60 and stays for as many "
+                               "updates as the history is long."},
+         {double(lowered + 1), "Step 60 itself still used the old scale: delayed scaling sets a step's scale "
+                               "before it sees that step's amax."},
+         {1, "That would be most_recent: with max, the spike stays in the window until it rolls out."}},
+        "The spike is in the window from the update after step 60 until it rolls out.");
+    return s;
+}
+
+emu::AmaxTrace load_gpu_trace() {
+    const std::string path = asset_path(kTrace);
+    std::ifstream in(path);
+    if (!in) throw std::runtime_error("cannot read " + path);
+    return emu::read_amax_trace(in, path);
+}
+
+std::string header_value(const emu::AmaxTrace& t, const std::string& key) {
+    for (const auto& [k, v] : t.header)
+        if (k == key) return v;
+    return "unknown";
+}
+
+StepLogic trace_replay() {
+    StepLogic s;
+    s.id = "trace-replay";
+    s.parameters = delayed_parameters();
+    s.parameters.push_back(choice("formats", "Formats", {"hybrid", "e4m3"}, "hybrid",
+                                  "hybrid: E5M2 for gradients; e4m3: E4M3 for every tensor"));
+    s.parameters.push_back(choice("tensor", "Tensor to plot",
+                                  {"fc1.input", "fc1.weight", "fc1.grad_output", "fc2.input", "fc2.weight",
+                                   "fc2.grad_output"},
+                                  "fc2.grad_output", "One of the six tensors the run scaled"));
+    s.training_mapping = kMapping;
+    s.training = [](const Parameters& p, TrainingSettings& t) {
+        map_delayed(p, t);
+        t.fp8.formats = p.choice("formats") == "e4m3" ? emu::FormatRecipe::E4M3 : emu::FormatRecipe::Hybrid;
+    };
+    s.run = [](const Parameters& p, RunContext&) {
+        const emu::AmaxTrace trace = load_gpu_trace();
+        const emu::DelayedScalingConfig c = delayed_config(p);
+        emu::validate(c);
+        const emu::FormatRecipe formats = p.choice("formats") == "e4m3" ? emu::FormatRecipe::E4M3 : emu::FormatRecipe::Hybrid;
+        const std::vector<emu::ReplayRow> rows = emu::replay_delayed_scaling(trace, formats, c);
+        const std::string& tensor = p.choice("tensor");
+        std::vector<float> amax;
+        Replay chosen;
+        std::map<std::string, std::pair<int, std::int64_t>> per_tensor;  // overflows, first step
+        std::set<std::uint64_t> steps_with_overflow;
+        for (const emu::ReplayRow& r : rows) {
+            auto& [count, first] = per_tensor.try_emplace(r.tensor, 0, -1).first->second;
+            if (r.amax_overflows) {
+                ++count;
+                if (first < 0) first = std::int64_t(r.step);
+                steps_with_overflow.insert(r.step);
+            }
+            if (r.tensor != tensor) continue;
+            const emu::Format& f = emu::format_for(formats, emu::role_of_tensor(r.tensor));
+            if (r.amax_overflows) chosen.overflow_steps.push_back(int(amax.size()));
+            amax.push_back(r.amax);
+            chosen.bound.push_back(float(f.max_finite / r.scale));
+        }
+        StepOutput out;
+        out.figures.push_back(amax_figure("replayed", tensor + " recorded on " + header_value(trace, "device"), amax, chosen));
+        Table t{"per-tensor", "Every tensor of the run, replayed with these settings", {}, {}};
+        t.columns = {{"tensor"}, {"format"}, {"steps with amax past the bound", ColumnType::Integer}, {"first at step"}};
+        for (const auto& [name, v] : per_tensor)
+            t.rows.push_back({name, std::string(emu::format_for(formats, emu::role_of_tensor(name)).name),
+                              std::int64_t(v.first), v.second < 0 ? std::string("none") : std::to_string(v.second)});
+        out.tables.push_back(std::move(t));
+        out.metrics.push_back({"steps in the trace", double(rows.empty() ? 0 : rows.back().step + 1), ""});
+        out.metrics.push_back({"steps where some tensor passed its bound", double(steps_with_overflow.size()), ""});
+        out.notes.push_back("Recorded by " + header_value(trace, "source") + " on " + header_value(trace, "device") +
+                            "; the run's configuration: " + header_value(trace, "configuration"));
+        return out;
+    };
+    // The exercise's answer is the replay of the run's own settings.
+    std::int64_t answer = -1;
+    try {
+        const std::vector<emu::ReplayRow> rows =
+            emu::replay_delayed_scaling(load_gpu_trace(), emu::FormatRecipe::Hybrid, {16, emu::AmaxAlgorithm::Max, 0});
+        std::set<std::uint64_t> steps;
+        for (const emu::ReplayRow& r : rows)
+            if (r.amax_overflows) steps.insert(r.step);
+        answer = std::int64_t(steps.size());
+    } catch (const std::exception&) {
+        // Without the asset the step itself reports the missing file when it runs.
+    }
+    s.exercise = numeric_exercise(
+        "Replay the trace with the run's own settings (history 16, max, margin 0, hybrid). At how many steps did some "
+        "tensor's amax pass the largest value its scale could hold?",
+        double(answer),
+        {{0, "The run produced no NaN, but that does not mean nothing passed the bound: saturating casts clamp those "
+             "elements to the maximum without a trace. Look at the table."}},
+        "Count the steps with at least one tensor past its bound: the metric under the table gives it.");
+    return s;
+}
+
+}  // namespace
+
+LabLogic delayed_scaling_lab() { return {"delayed-scaling", {history_window(), trace_replay()}}; }
+
+}  // namespace fp8lab::labs
