@@ -10,5 +10,6 @@ LabLogic values_lab();   // 02: representable values and error by magnitude
 LabLogic rounding_lab(); // 03: rounding and saturation
 LabLogic why_scale_lab(); // 04: why scale
 LabLogic delayed_scaling_lab(); // 05: delayed scaling
+LabLogic block_scaling_lab(); // 06: block scaling and 4/6-bit formats
 
 }  // namespace fp8lab::labs

@@ -97,3 +97,18 @@ TEST_CASE("lab 5, delayed scaling: exercises and the replay of the shipped GPU t
     CHECK(t.fp8.delayed.margin == 1);
     CHECK(t.fp8.recipe == emu::Fp8Recipe::Delayed);
 }
+
+TEST_CASE("lab 6, block scaling: exercises follow the formats' bit widths and the floor rule") {
+    const Catalog c = load_catalog();
+    const Exercise& mx = exercise(c, "block-scaling", "recipes");
+    CHECK(mx.check("8.25").correct);
+    CHECK(mx.check("8").hint.find("take space") != std::string::npos);
+    CHECK(mx.check("8.5").hint.find("NVFP4") != std::string::npos);
+    const Exercise& floor = exercise(c, "block-scaling", "floor-vs-rceil");
+    CHECK(floor.check("1.75").correct);
+    CHECK(floor.check("1.9").hint.find("saturates") != std::string::npos);
+    CHECK(floor.check("486.4").hint.find("Multiply back") != std::string::npos);
+    const Exercise& nv = exercise(c, "block-scaling", "block-size");
+    CHECK(nv.check("4.5").correct);
+    CHECK(nv.check("4.25").hint.find("MXFP4") != std::string::npos);
+}

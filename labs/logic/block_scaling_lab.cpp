@@ -1,0 +1,252 @@
+// Lab 6, block scaling and 4/6-bit formats: per-tensor against MX (E8M0 scales, floor
+// and RCEIL), DeepSeek-style 1x128 blocks and NVFP4's two-level scales on a tensor with
+// outlier channels; FP6 E3M2/E2M3; error against block size; a heatmap of block scales.
+#include <cmath>
+
+#include "emulator/block_recipes.hpp"
+#include "emulator/convert.hpp"
+#include "labs/logic/lab_logic.hpp"
+#include "labs/logic/sample_tensors.hpp"
+
+namespace fp8lab::labs {
+namespace {
+
+constexpr std::size_t kRows = 128, kCols = 1024;
+
+// Activations with outlier channels: N(0, 1), every 97th column 40 times larger, as the
+// outlier features of large language models sit in a few fixed channels.
+std::vector<float> outlier_channels(std::uint64_t seed) {
+    std::vector<float> x = sample_tensor(TensorKind::Weights, kRows * kCols, seed);  // N(0, 0.02^2)
+    for (float& v : x) v *= 50.0f;
+    for (std::size_t r = 0; r < kRows; ++r)
+        for (std::size_t c = 13; c < kCols; c += 97) x[r * kCols + c] *= 40.0f;
+    return x;
+}
+
+// The error every element sees, not the norm's: a Frobenius norm is dominated by the
+// few outliers, which every recipe keeps well, and hides what happens to the rest.
+double rms_relative_error(const std::vector<float>& x, const emu::QuantizedTensor& q) {
+    const std::vector<float> back = q.dequantize();
+    double sum = 0;
+    std::size_t n = 0;
+    for (std::size_t i = 0; i < x.size(); ++i)
+        if (x[i] != 0) {
+            const double r = (double(back[i]) - x[i]) / x[i];
+            sum += r * r;
+            ++n;
+        }
+    return n ? std::sqrt(sum / double(n)) : 0;
+}
+
+struct RecipeResult {
+    std::string name, elements, blocks, scales;
+    double bits_per_element;
+    emu::QuantizationStats stats;
+    double rms_relative = 0;
+};
+
+RecipeResult run(std::string name, std::string blocks, std::string scales, double bits, const emu::QuantizedTensor& q,
+                 const std::vector<float>& x) {
+    return {std::move(name), std::string(q.format->name), std::move(blocks), std::move(scales), bits,
+            emu::quantization_stats(x, q), rms_relative_error(x, q)};
+}
+
+std::vector<RecipeResult> all_recipes(const std::vector<float>& x, const emu::Format& mx_elements) {
+    const double scale_bits = emu::e8m0().total_bits, e4m3_bits = emu::e4m3().total_bits;
+    const double mx_bits = mx_elements.total_bits + scale_bits / 32;
+    const double tensor_scale = 32.0 / double(x.size());
+    return {
+        run("per-tensor (current)", "whole tensor", "float32", mx_elements.total_bits + tensor_scale,
+            emu::quantize_per_tensor(x, kRows, kCols, mx_elements), x),
+        run("MX, OCP floor", "1x32", "E8M0", mx_bits,
+            emu::quantize_mx(x, kRows, kCols, mx_elements, emu::MxScaleRule::OcpFloor), x),
+        run("MX, RCEIL", "1x32", "E8M0", mx_bits, emu::quantize_mx(x, kRows, kCols, mx_elements, emu::MxScaleRule::Rceil), x),
+        run("DeepSeek blockwise", "1x128", "float32 power of 2", e4m3_bits + 32.0 / 128,
+            emu::quantize_blockwise(x, kRows, kCols, {1, 128}), x),
+        run("NVFP4", "1x16", "E4M3 + float32 per tensor", emu::e2m1().total_bits + e4m3_bits / 16 + tensor_scale,
+            emu::quantize_nvfp4(x, kRows, kCols), x),
+    };
+}
+
+StepLogic recipes() {
+    StepLogic s;
+    s.id = "recipes";
+    s.parameters = {choice("mx_elements", "Element format", {"e4m3", "e5m2", "e3m2", "e2m3", "e2m1"}, "e2m1",
+                           "For per-tensor and MX: MXFP8 (e4m3, e5m2), MXFP6 (e3m2, e2m3) or MXFP4 (e2m1)"),
+                    choice("training_recipe", "Recipe for training", {"delayed", "current", "mx-floor", "mx-rceil",
+                                                                      "blockwise", "nvfp4"},
+                           "mx-rceil", "Feeds the training panel")};
+    s.training_mapping = "The recipe for training feeds the training panel's FP8 recipe (the CPU emulator runs all "
+                         "six; the GPU runs delayed and current).";
+    s.training = [](const Parameters& p, TrainingSettings& t) {
+        for (emu::Fp8Recipe r : {emu::Fp8Recipe::Delayed, emu::Fp8Recipe::Current, emu::Fp8Recipe::MxFloor,
+                                 emu::Fp8Recipe::MxRceil, emu::Fp8Recipe::Blockwise, emu::Fp8Recipe::Nvfp4})
+            if (emu::fp8_recipe_name(r) == p.choice("training_recipe")) t.fp8.recipe = r;
+    };
+    s.run = [](const Parameters& p, RunContext& ctx) {
+        const emu::Format& mx = emu::format_by_name(p.choice("mx_elements"));
+        const std::vector<float> x = outlier_channels(ctx.seed());
+        const std::vector<RecipeResult> results = all_recipes(x, mx);
+        StepOutput out;
+        Figure fig;
+        fig.id = "error-by-recipe";
+        fig.title = "Relative error of each recipe on activations with outlier channels";
+        fig.x_axis = {"", AxisScale::Linear, -0.6, double(results.size()) - 0.4};
+        fig.y_axis = {"RMS relative error per element", AxisScale::Log10};
+        fig.legend = false;
+        Series bars{SeriesKind::Bars, "", 0};
+        for (std::size_t i = 0; i < results.size(); ++i) {
+            fig.x_axis.categories.push_back(results[i].name + " (" + results[i].elements + ")");
+            bars.x.push_back(double(i));
+            bars.y.push_back(results[i].rms_relative);
+        }
+        fig.series.push_back(std::move(bars));
+        out.figures.push_back(std::move(fig));
+        Table t{"recipes", std::to_string(kRows) + " x " + std::to_string(kCols) + " activations, every 97th channel 40x", {}, {}};
+        t.columns = {{"recipe"}, {"elements"}, {"blocks"}, {"scales"}, {"bits per element", ColumnType::Number},
+                     {"RMS relative error", ColumnType::Number}, {"relative Frobenius error", ColumnType::Number},
+                     {"clipped at max", ColumnType::Number, "%"},
+                     {"flushed to zero", ColumnType::Number, "%"}};
+        for (const RecipeResult& r : results) {
+            const double n = double(r.stats.elements);
+            t.rows.push_back({r.name, r.elements, r.blocks, r.scales, r.bits_per_element, r.rms_relative,
+                              r.stats.rel_frobenius_error,
+                              100 * double(r.stats.overflowed) / n, 100 * double(r.stats.flushed_to_zero) / n});
+        }
+        out.tables.push_back(std::move(t));
+        return out;
+    };
+    const double mxfp8_bits = emu::e4m3().total_bits + emu::e8m0().total_bits / 32.0;
+    s.exercise = numeric_exercise(
+        "MXFP8 stores one 8-bit E8M0 scale for every block of 32 E4M3 elements. How many bits per element does the "
+        "tensor take, scales included?",
+        mxfp8_bits,
+        {{8, "The scales take space too: 8 bits shared by 32 elements."},
+         {8.5, "That is one 8-bit scale per 16 elements, NVFP4's block size; MX blocks hold 32."},
+         {16, "The scale is shared by the block, not stored per element."}},
+        "8 bits per element plus the scale's 8 bits divided among the block.");
+    return s;
+}
+
+StepLogic floor_against_rceil() {
+    StepLogic s;
+    s.id = "floor-vs-rceil";
+    s.parameters = {choice("elements", "Element format", {"e4m3", "e5m2", "e3m2", "e2m3", "e2m1"}, "e4m3",
+                           "The MX element format")};
+    s.run = [](const Parameters& p, RunContext&) {
+        const emu::Format& f = emu::format_by_name(p.choice("elements"));
+        StepOutput out;
+        Figure fig;
+        fig.id = "block-max-error";
+        fig.title = "Error of a block's largest element as its mantissa grows (" + std::string(f.display_name) + ")";
+        fig.x_axis = {"block amax (times a power of two)", AxisScale::Linear, 1.0, 2.0};
+        fig.y_axis = {"relative error of the block's largest element", AxisScale::Linear};
+        Series floor = line("OCP floor", {}, {}, 0), rceil = line("RCEIL", {}, {}, 1);
+        rceil.dashed = true;
+        for (int i = 0; i < 400; ++i) {
+            const float amax = 1.0f + float(i) / 400.0f;
+            std::vector<float> block(32, 0.1f);
+            block[0] = amax;
+            for (auto [rule, series] : {std::pair{emu::MxScaleRule::OcpFloor, &floor}, std::pair{emu::MxScaleRule::Rceil, &rceil}}) {
+                const std::vector<float> back = emu::quantize_mx(block, 1, 32, f, rule).dequantize();
+                series->x.push_back(amax);
+                series->y.push_back(std::fabs(double(back[0]) - amax) / amax);
+            }
+        }
+        fig.series = {floor, rceil};
+        out.figures.push_back(std::move(fig));
+
+        Table t{"example", "The DESIGN example and its neighbours", {}, {}};
+        t.columns = {{"block amax", ColumnType::Number}, {"OCP floor gives", ColumnType::Number},
+                     {"RCEIL gives", ColumnType::Number}};
+        for (float amax : {448.0f, 500.0f, 957.0f, 1000.0f}) {
+            std::vector<float> block(32, 1.0f);
+            block[0] = amax;
+            t.rows.push_back({double(amax), double(emu::quantize_mx(block, 1, 32, f, emu::MxScaleRule::OcpFloor).dequantize()[0]),
+                              double(emu::quantize_mx(block, 1, 32, f, emu::MxScaleRule::Rceil).dequantize()[0])});
+        }
+        out.tables.push_back(std::move(t));
+        return out;
+    };
+    std::vector<float> block(32, 0.1f);
+    block[0] = 1.9f;
+    const double floor_value = emu::quantize_mx(block, 1, 32, emu::e4m3(), emu::MxScaleRule::OcpFloor).dequantize()[0];
+    s.exercise = numeric_exercise(
+        "OCP floor rule, E4M3 elements: a block's amax is 1.9, so X = 2^(floor(log2 1.9) - 8) = 2^-8. What does the "
+        "amax element read back as?",
+        floor_value,
+        {{1.9, "1.9 / 2^-8 = 486.4 lies past E4M3's 448: the conversion saturates, and 448 x 2^-8 comes back."},
+         {1.875, "That would be a representable value near 1.9, but the element is clamped at the format's maximum first."},
+         {486.4, "Multiply back by X: the stored element is in scaled units."}},
+        "Compute 1.9 / X, clamp it to E4M3's maximum, then multiply by X again.");
+    return s;
+}
+
+StepLogic block_size_and_nvfp4() {
+    StepLogic s;
+    s.id = "block-size";
+    s.parameters = {choice("heatmap", "Heatmap of block scales", {"nvfp4", "mxfp4", "mxfp8"}, "nvfp4",
+                           "Whose block scales the heatmap shows")};
+    s.run = [](const Parameters& p, RunContext& ctx) {
+        const std::vector<float> x = outlier_channels(ctx.seed());
+        StepOutput out;
+        Figure fig;
+        fig.id = "error-by-block-size";
+        fig.title = "Relative error against block size (E8M0 scales, RCEIL)";
+        fig.x_axis = {"block size (elements along a row)", AxisScale::Log2};
+        fig.y_axis = {"RMS relative error per element", AxisScale::Log10};
+        int colour = 0;
+        for (const emu::Format* f : {&emu::e4m3(), &emu::e3m2(), &emu::e2m3(), &emu::e2m1()}) {
+            Series l = line(std::string(f->display_name), {}, {}, colour++);
+            for (std::size_t b = 8; b <= kCols; b *= 2) {
+                if (ctx.cancel_requested()) throw RunCancelled();
+                l.x.push_back(double(b));
+                l.y.push_back(rms_relative_error(x, emu::quantize_mx(x, kRows, kCols, *f, emu::MxScaleRule::Rceil, b)));
+            }
+            fig.series.push_back(std::move(l));
+        }
+        const emu::QuantizedTensor nv = emu::quantize_nvfp4(x, kRows, kCols);
+        fig.series.push_back(scatter("NVFP4 (E2M1, E4M3 scale per 16)", {16}, {rms_relative_error(x, nv)}, 5));
+        out.figures.push_back(std::move(fig));
+
+        // The heatmap: log2 of each block's scale over the first 32 rows.
+        const std::string which = p.choice("heatmap");
+        const emu::QuantizedTensor q = which == "nvfp4"   ? nv
+                                       : which == "mxfp4" ? emu::quantize_mx(x, kRows, kCols, emu::e2m1(), emu::MxScaleRule::Rceil)
+                                                          : emu::quantize_mx(x, kRows, kCols, emu::e4m3(), emu::MxScaleRule::Rceil);
+        const int rows = 32, columns = int(q.block_grid_cols());
+        Figure heat;
+        heat.id = "block-scales";
+        heat.title = which + ": log2 of every block's scale (first 32 rows; outlier channels stand out)";
+        heat.x_axis = {"column", AxisScale::Linear, 0.0, double(kCols)};
+        heat.y_axis = {"row", AxisScale::Linear, 0.0, double(rows)};
+        heat.legend = false;
+        Series h{SeriesKind::Heatmap, which, 0, {0, double(kCols)}, {0, double(rows)}};
+        h.rows = rows;
+        h.columns = columns;
+        h.value_label = "log2(block scale_inv)";
+        for (int r = 0; r < rows; ++r)
+            for (int c = 0; c < columns; ++c)
+                h.values.push_back(std::log2(double(q.block_scale_inv[std::size_t(r) * q.block_grid_cols() + std::size_t(c)])));
+        heat.series.push_back(std::move(h));
+        out.figures.push_back(std::move(heat));
+        out.metrics.push_back({"NVFP4 tensor scale S_enc", double(1.0f / nv.tensor_scale_inv), ""});
+        return out;
+    };
+    const double nvfp4_bits = emu::e2m1().total_bits + emu::e4m3().total_bits / 16.0;
+    s.exercise = numeric_exercise(
+        "NVFP4 gives every block of 16 E2M1 elements one E4M3 scale. Ignoring the one float32 per tensor, how many bits "
+        "per element is that?",
+        nvfp4_bits,
+        {{4.25, "That is MXFP4: one 8-bit E8M0 scale per 32 elements. NVFP4's blocks hold 16."},
+         {4, "The block scales take space too."},
+         {12, "The scale is shared by the block of 16, not stored per element."}},
+        "4 bits per element plus 8 bits shared by 16 elements.");
+    return s;
+}
+
+}  // namespace
+
+LabLogic block_scaling_lab() { return {"block-scaling", {recipes(), floor_against_rceil(), block_size_and_nvfp4()}}; }
+
+}  // namespace fp8lab::labs
