@@ -11,5 +11,6 @@ LabLogic rounding_lab(); // 03: rounding and saturation
 LabLogic why_scale_lab(); // 04: why scale
 LabLogic delayed_scaling_lab(); // 05: delayed scaling
 LabLogic block_scaling_lab(); // 06: block scaling and 4/6-bit formats
+LabLogic loss_scaling_lab(); // 07: loss scaling
 
 }  // namespace fp8lab::labs

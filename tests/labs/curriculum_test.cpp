@@ -112,3 +112,15 @@ TEST_CASE("lab 6, block scaling: exercises follow the formats' bit widths and th
     CHECK(nv.check("4.5").correct);
     CHECK(nv.check("4.25").hint.find("MXFP4") != std::string::npos);
 }
+
+TEST_CASE("lab 7, loss scaling: exercises") {
+    const Catalog c = load_catalog();
+    const Exercise& smallest = exercise(c, "loss-scaling", "underflow");
+    CHECK(smallest.check("4").correct);  // 4e-8 passes half of 2^-24; 2e-8 does not
+    CHECK(smallest.check("2").hint.find("half of the smallest subnormal") != std::string::npos);
+    CHECK(smallest.check("8").hint.find("smaller scale") != std::string::npos);
+    CHECK(smallest.check("65536").hint.find("GradScaler") != std::string::npos);
+    const Exercise& halved = exercise(c, "loss-scaling", "dynamic");
+    CHECK(halved.check("8192").correct);
+    CHECK(halved.check("32768").hint.find("All three") != std::string::npos);
+}
