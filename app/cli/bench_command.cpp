@@ -179,6 +179,7 @@ void add_bench_command(CLI::App& app, CommandStatus& status) {
     });
     add_bench_gemm_command(*bench);
     add_bench_gpu_command(*bench);
+    add_bench_crossover_command(*bench);
 }
 
 }  // namespace fp8lab::cli

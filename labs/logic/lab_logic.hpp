@@ -12,5 +12,6 @@ LabLogic why_scale_lab(); // 04: why scale
 LabLogic delayed_scaling_lab(); // 05: delayed scaling
 LabLogic block_scaling_lab(); // 06: block scaling and 4/6-bit formats
 LabLogic loss_scaling_lab(); // 07: loss scaling
+LabLogic training_lab(); // 08: training an MLP, BF16 versus FP8
 
 }  // namespace fp8lab::labs

@@ -1,0 +1,201 @@
+// Lab 8, training an MLP in BF16 and FP8: loss curves side by side on the CPU emulator or
+// the GPU, what breaks (no scaling, E4M3 gradients, a one-step history) and what helps
+// (first and last layer in BF16), and the measured crossover where FP8 starts to pay off.
+#include <cmath>
+#include <fstream>
+
+#include "emulator/mlp_trainer.hpp"
+#include "labs/asset_files.hpp"
+#include "labs/crossover.hpp"
+#include "labs/logic/lab_logic.hpp"
+#include "labs/training_comparison.hpp"
+
+namespace fp8lab::labs {
+namespace {
+
+constexpr const char* kCrossoverAsset = "h100-crossover.csv";
+
+emu::Fp8Recipe recipe_named(const std::string& name) {
+    for (emu::Fp8Recipe r : {emu::Fp8Recipe::Delayed, emu::Fp8Recipe::Current, emu::Fp8Recipe::MxFloor,
+                             emu::Fp8Recipe::MxRceil, emu::Fp8Recipe::Blockwise, emu::Fp8Recipe::Nvfp4})
+        if (emu::fp8_recipe_name(r) == name) return r;
+    throw ParameterError("unknown recipe '" + name + "'");
+}
+
+TrainingSettings settings_of(const Parameters& p) {
+    TrainingSettings t;
+    t.fp8.recipe = recipe_named(p.choice("recipe"));
+    t.fp8.formats = p.choice("formats") == "e4m3" ? emu::FormatRecipe::E4M3 : emu::FormatRecipe::Hybrid;
+    t.fp8.delayed.history_length = int(p.integer("history"));
+    t.steps = int(p.integer("steps"));
+    return t;
+}
+
+StepLogic loss_curves() {
+    StepLogic s;
+    s.id = "loss-curves";
+    s.backends = {Backend::Cpu, Backend::Gpu};
+    s.parameters = {choice("recipe", "FP8 recipe", {"delayed", "current", "mx-floor", "mx-rceil", "blockwise", "nvfp4"},
+                           "delayed", "The GPU runs delayed and current; the CPU emulator all six"),
+                    choice("formats", "Formats", {"hybrid", "e4m3"}, "hybrid", "hybrid: E5M2 gradients"),
+                    integer("history", "History length", 1, 1024, 16, "Delayed scaling's amax history"),
+                    integer("steps", "Steps", 20, 1000, 200, "Training steps of each run")};
+    s.training_mapping = "Recipe, formats, history length and steps are the training panel's settings.";
+    s.training = [](const Parameters& p, TrainingSettings& t) { t = settings_of(p); };
+    s.run = [](const Parameters& p, RunContext& ctx) { return run_training_comparison(settings_of(p), ctx); };
+    const double weight_mib = 4096.0 * 16384.0 * emu::e4m3().total_bits / 8 / (1024.0 * 1024.0);
+    s.exercise = numeric_exercise(
+        "The large preset's first weight is 4096 x 16384. How many MiB does its FP8 (E4M3) copy take?", weight_mib,
+        {{2 * weight_mib, "That is the BF16 copy: two bytes per element."},
+         {4 * weight_mib, "That is the float32 master weight, which FP8 training keeps too."},
+         {12 * weight_mib, "That is the master weight and AdamW's two moments, all float32."}},
+        "One byte per element.");
+    return s;
+}
+
+struct Variant {
+    std::string name;
+    emu::TrainerConfig config;
+};
+
+StepLogic what_breaks() {
+    StepLogic s;
+    s.id = "what-breaks";
+    s.parameters = {integer("steps", "Steps", 20, 400, 100, "Training steps of each run")};
+    s.run = [](const Parameters& p, RunContext& ctx) {
+        TrainingSettings base;
+        base.steps = int(p.integer("steps"));
+        base.fp8.delayed.history_length = 16;
+        std::vector<Variant> variants;
+        variants.push_back({"BF16", cpu_training_config(base, emu::Precision::Bf16)});
+        variants.push_back({"FP8, delayed, hybrid (the recipe)", cpu_training_config(base, emu::Precision::Fp8)});
+        TrainingSettings v = base;
+        v.fp8.scaling_disabled = true;
+        variants.push_back({"FP8 without scaling", cpu_training_config(v, emu::Precision::Fp8)});
+        v = base;
+        v.fp8.formats = emu::FormatRecipe::E4M3;
+        variants.push_back({"FP8 with E4M3 gradients", cpu_training_config(v, emu::Precision::Fp8)});
+        v = base;
+        v.fp8.delayed = {1, emu::AmaxAlgorithm::MostRecent, 0};
+        variants.push_back({"FP8, history of one step", cpu_training_config(v, emu::Precision::Fp8)});
+        v = base;
+        v.first_last_in_bf16 = true;
+        variants.push_back({"FP8, first and last layer BF16", cpu_training_config(v, emu::Precision::Fp8)});
+
+        StepOutput out;
+        Figure fig;
+        fig.id = "variants";
+        fig.title = "The same MLP, the same data: what each FP8 choice does to the loss";
+        fig.x_axis = {"step", AxisScale::Linear};
+        fig.y_axis = {"loss", AxisScale::Log10};
+        Table t{"final", "Final loss (mean of the last 10 steps) and gradients lost", {}, {}};
+        t.columns = {{"run"}, {"final loss", ColumnType::Number}, {"over BF16", ColumnType::Number, "x"},
+                     {"gradient elements flushed to zero", ColumnType::Number, "%"}};
+        double bf16_final = 0;
+        int colour = 0;
+        for (std::size_t i = 0; i < variants.size(); ++i) {
+            const Variant& var = variants[i];
+            const emu::TrainerResult r = emu::train_mlp(var.config, [&](int, float) { return !ctx.cancel_requested(); });
+            if (r.cancelled) throw RunCancelled();
+            Series l = line(var.name, {}, {}, colour++);
+            for (std::size_t k = 0; k < r.loss.size(); ++k) {
+                l.x.push_back(double(k));
+                l.y.push_back(r.loss[k]);
+            }
+            if (i == 0) l.line_width = 2;
+            fig.series.push_back(std::move(l));
+            double final = 0;
+            const std::size_t n = std::min<std::size_t>(10, r.loss.size());
+            for (std::size_t k = r.loss.size() - n; k < r.loss.size(); ++k) final += r.loss[k] / double(n);
+            if (i == 0) bf16_final = final;
+            t.rows.push_back({var.name, final, final / bf16_final, 100 * r.flushed_fraction()});
+            ctx.report_progress(double(i + 1) / double(variants.size()), var.name);
+            StepOutput partial;
+            partial.figures.push_back(fig);
+            ctx.publish(std::move(partial));
+        }
+        out.figures.push_back(std::move(fig));
+        out.tables.push_back(std::move(t));
+        out.notes.push_back("Backend: CPU emulator (bit-exact FP8 arithmetic).");
+        return out;
+    };
+    return s;
+}
+
+CrossoverSweep recorded_sweep() {
+    const std::string path = asset_path(kCrossoverAsset);
+    std::ifstream in(path);
+    if (!in) throw std::runtime_error("cannot read " + path);
+    return read_crossover_csv(in, path);
+}
+
+std::string header_value(const CrossoverSweep& s, const std::string& key) {
+    for (const auto& [k, v] : s.header)
+        if (k == key) return v;
+    return "unknown";
+}
+
+StepLogic crossover() {
+    StepLogic s;
+    s.id = "crossover";
+    s.backends = {Backend::Cpu, Backend::Gpu};
+    s.run = [](const Parameters&, RunContext& ctx) {
+        const bool live = ctx.backend() == Backend::Gpu;
+        const CrossoverSweep sweep = live ? measure_crossover(40, [&](int done, int total) {
+            ctx.report_progress(double(done) / total, "run " + std::to_string(done) + " of " + std::to_string(total));
+            return !ctx.cancel_requested();
+        })
+                                          : recorded_sweep();
+        StepOutput out;
+        Figure speed;
+        speed.id = "speedup";
+        speed.title = "FP8 speedup over BF16 by model size (training step, measured)";
+        speed.x_axis = {"model GFLOP per step", AxisScale::Log10};
+        speed.y_axis = {"BF16 time / FP8 time", AxisScale::Linear};
+        Figure memory = speed;
+        memory.id = "memory";
+        memory.title = "Device memory of the run, FP8 over BF16";
+        memory.y_axis = {"FP8 memory / BF16 memory", AxisScale::Linear};
+        Table t{"sweep", "Every size measured", {}, {}};
+        t.columns = {{"d", ColumnType::Integer}, {"h", ColumnType::Integer}, {"tokens", ColumnType::Integer},
+                     {"GFLOP per step", ColumnType::Number}, {"BF16", ColumnType::Number, "ms"}, {"FP8", ColumnType::Number, "ms"},
+                     {"speedup", ColumnType::Number, "x"}, {"BF16", ColumnType::Number, "MiB"}, {"FP8", ColumnType::Number, "MiB"}};
+        int colour = 0;
+        double lo = 1e30, hi = 0;
+        for (int d : {1024, 4096}) {
+            Series sp = line("d = " + std::to_string(d) + ", h = " + std::to_string(4 * d), {}, {}, colour);
+            Series mem = line(sp.name, {}, {}, colour++);
+            for (const CrossoverPoint& p : sweep.points) {
+                if (p.d != d) continue;
+                sp.x.push_back(p.model_gflops);
+                sp.y.push_back(p.bf16_ms / p.fp8_ms);
+                mem.x.push_back(p.model_gflops);
+                mem.y.push_back(p.fp8_mib / p.bf16_mib);
+                lo = std::min(lo, p.model_gflops);
+                hi = std::max(hi, p.model_gflops);
+                t.rows.push_back({std::int64_t(p.d), std::int64_t(p.h), std::int64_t(p.tokens), p.model_gflops, p.bf16_ms,
+                                  p.fp8_ms, p.bf16_ms / p.fp8_ms, p.bf16_mib, p.fp8_mib});
+            }
+            speed.series.push_back(std::move(sp));
+            memory.series.push_back(std::move(mem));
+        }
+        for (Figure* f : {&speed, &memory}) {
+            f->series.push_back(line("break-even", {lo, hi}, {1, 1}, 7));
+            f->series.back().dashed = true;
+        }
+        out.figures.push_back(std::move(speed));
+        out.figures.push_back(std::move(memory));
+        out.tables.push_back(std::move(t));
+        out.notes.push_back(std::string(live ? "Measured now on " : "Recorded on ") + header_value(sweep, "device") +
+                            (live ? "" : " (" + header_value(sweep, "date") + ", assets/" + kCrossoverAsset + ")") +
+                            "; " + header_value(sweep, "configuration") + ".");
+        return out;
+    };
+    return s;
+}
+
+}  // namespace
+
+LabLogic training_lab() { return {"training", {loss_curves(), what_breaks(), crossover()}}; }
+
+}  // namespace fp8lab::labs

@@ -1,0 +1,52 @@
+// The labs on the GPU backend: the training panel's comparison and the crossover sweep
+// run on the real training step (skipped with the probe's reason elsewhere).
+#include <doctest/doctest.h>
+
+#include <sstream>
+
+#include "labs/crossover.hpp"
+#include "labs/training_comparison.hpp"
+#include "tests/gpu/gpu_ready.hpp"
+
+using namespace fp8lab;
+
+TEST_CASE("the training panel's comparison runs on the GPU and reports speed and memory") {
+    if (!gpu_ready()) return;
+    labs::TrainingSettings s;
+    s.steps = 40;
+    labs::RunContext context(labs::Backend::Gpu);
+    const labs::StepOutput out = labs::run_training_comparison(s, context);
+    REQUIRE(out.figures.size() == 1);
+    CHECK(out.figures[0].series.at(0).y.size() == 40);
+    CHECK(out.figures[0].series.at(1).y.size() == 40);
+    bool speed = false, memory = false;
+    for (const labs::Metric& m : out.metrics) {
+        if (m.name == "FP8 speedup over BF16") speed = m.value > 0;
+        if (m.name == "FP8 peak memory") memory = m.value > 0;
+    }
+    CHECK(speed);
+    CHECK(memory);
+    CHECK(out.notes.at(0).find("GPU") != std::string::npos);
+    // Settings the GPU cannot run are refused, not run as something else.
+    s.fp8.recipe = emu::Fp8Recipe::MxRceil;
+    labs::RunContext again(labs::Backend::Gpu);
+    CHECK_THROWS_WITH_AS(labs::run_training_comparison(s, again), doctest::Contains("mx-rceil"), std::invalid_argument);
+}
+
+TEST_CASE("a crossover sweep measures every shape and survives its CSV round trip") {
+    if (!gpu_ready()) return;
+    int calls = 0;
+    const labs::CrossoverSweep sweep = labs::measure_crossover(12, [&](int, int) { return ++calls < 1000; });
+    CHECK(sweep.points.size() == labs::crossover_shapes().size());
+    CHECK(calls == int(2 * sweep.points.size()));
+    for (const labs::CrossoverPoint& p : sweep.points) {
+        CHECK(p.bf16_ms > 0);
+        CHECK(p.fp8_ms > 0);
+    }
+    std::stringstream csv;
+    labs::write_crossover_csv(csv, sweep);
+    const labs::CrossoverSweep back = labs::read_crossover_csv(csv, "memory");
+    REQUIRE(back.points.size() == sweep.points.size());
+    CHECK(back.points[3].fp8_ms == sweep.points[3].fp8_ms);
+    CHECK(back.header == sweep.header);
+}
