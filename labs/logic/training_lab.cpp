@@ -91,6 +91,12 @@ StepLogic what_breaks() {
         Table t{"final", "Final loss (mean of the last 10 steps) and gradients lost", {}, {}};
         t.columns = {{"run"}, {"final loss", ColumnType::Number}, {"over BF16", ColumnType::Number, "x"},
                      {"gradient elements flushed to zero", ColumnType::Number, "%"}};
+        Figure ratio;
+        ratio.id = "ratio-to-bf16";
+        ratio.title = "Each FP8 run's loss over BF16's, step by step";
+        ratio.x_axis = {"step", AxisScale::Linear};
+        ratio.y_axis = {"loss / BF16 loss", AxisScale::Linear};
+        std::vector<float> bf16_loss;
         double bf16_final = 0;
         int colour = 0;
         for (std::size_t i = 0; i < variants.size(); ++i) {
@@ -102,7 +108,17 @@ StepLogic what_breaks() {
                 l.x.push_back(double(k));
                 l.y.push_back(r.loss[k]);
             }
-            if (i == 0) l.line_width = 2;
+            if (i == 0) {
+                l.line_width = 2;
+                bf16_loss = r.loss;
+            } else {
+                Series q = line(var.name, {}, {}, colour - 1);
+                for (std::size_t k = 0; k < r.loss.size() && k < bf16_loss.size(); ++k) {
+                    q.x.push_back(double(k));
+                    q.y.push_back(r.loss[k] / bf16_loss[k]);
+                }
+                ratio.series.push_back(std::move(q));
+            }
             fig.series.push_back(std::move(l));
             double final = 0;
             const std::size_t n = std::min<std::size_t>(10, r.loss.size());
@@ -115,6 +131,7 @@ StepLogic what_breaks() {
             ctx.publish(std::move(partial));
         }
         out.figures.push_back(std::move(fig));
+        out.figures.push_back(std::move(ratio));
         out.tables.push_back(std::move(t));
         out.notes.push_back("Backend: CPU emulator (bit-exact FP8 arithmetic).");
         return out;

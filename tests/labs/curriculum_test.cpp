@@ -4,7 +4,10 @@
 
 #include "emulator/convert.hpp"
 #include "emulator/current_scaling.hpp"
+#include <sstream>
+
 #include "labs/catalog.hpp"
+#include "labs/crossover.hpp"
 
 using namespace fp8lab;
 using namespace fp8lab::labs;
@@ -123,4 +126,29 @@ TEST_CASE("lab 7, loss scaling: exercises") {
     const Exercise& halved = exercise(c, "loss-scaling", "dynamic");
     CHECK(halved.check("8192").correct);
     CHECK(halved.check("32768").hint.find("All three") != std::string::npos);
+}
+
+TEST_CASE("lab 8, training: the FP8 weight copy exercise and the recorded crossover") {
+    const Catalog c = load_catalog();
+    const Exercise& copy = exercise(c, "training", "loss-curves");
+    CHECK(copy.check("64").correct);
+    CHECK(copy.check("128").hint.find("BF16") != std::string::npos);
+    CHECK(copy.check("256").hint.find("master") != std::string::npos);
+
+    const Step* s = c.find("training")->find_step("crossover");
+    RunContext context;
+    const StepOutput out = s->logic.run(Parameters(s->logic.parameters), context);
+    REQUIRE(out.tables.size() == 1);
+    CHECK(out.tables[0].rows.size() == crossover_shapes().size());
+    CHECK(out.notes.at(0).find("Recorded on NVIDIA H100") == 0);  // never presented as measured here
+}
+
+TEST_CASE("a crossover file that is not one is refused with its line") {
+    std::stringstream wrong("# something else\n");
+    CHECK_THROWS_WITH_AS(read_crossover_csv(wrong, "x.csv"), doctest::Contains("x.csv:1"), std::runtime_error);
+    std::stringstream bad_row("# fp8lab crossover v1\n# device: d\n"
+                              "d,h,tokens,model_gflops,bf16_ms,fp8_ms,bf16_mib,fp8_mib,bf16_loss,fp8_loss\n1,2,3\n");
+    CHECK_THROWS_WITH_AS(read_crossover_csv(bad_row, "x.csv"), doctest::Contains("x.csv:4: expected ten"), std::runtime_error);
+    std::stringstream empty("# fp8lab crossover v1\nd,h,tokens,model_gflops,bf16_ms,fp8_ms,bf16_mib,fp8_mib,bf16_loss,fp8_loss\n");
+    CHECK_THROWS_WITH_AS(read_crossover_csv(empty, "x.csv"), doctest::Contains("no measurements"), std::runtime_error);
 }
