@@ -54,9 +54,11 @@ std::vector<emu::ScalePair> delayed_scaling_on_gpu(const emu::Format& format, em
 // of each operand passed as its scale pointer, FP32 accumulation.
 // A may be E4M3 or E5M2 (a gradient), B must be E4M3 (E5M2 x E5M2 has no kernel).
 // m, n and k must be multiples of 16; anything else is refused naming the dimension.
+// `float32_output`: D in float32 instead of BF16, so that the accumulation's own error is
+// not hidden under BF16's rounding of the result.
 std::vector<float> fp8_gemm(int m, int n, int k, const emu::Format& a_format, std::span<const std::uint8_t> a,
                             float a_scale_inv, const emu::Format& b_format, std::span<const std::uint8_t> b,
-                            float b_scale_inv, bool fast_accumulation);
+                            float b_scale_inv, bool fast_accumulation, bool float32_output = false);
 
 // Throws std::invalid_argument naming the first dimension that is not a positive
 // multiple of 16 (cuBLASLt's FP8 rule); the same with or without a GPU.

@@ -1,18 +1,44 @@
-// `fp8lab bench crossover`: BF16 against FP8 training steps across model sizes on the GPU,
-// written as the CSV that lab 8 draws (assets/ holds one recorded on an H100).
+// `fp8lab bench crossover` and `fp8lab bench accumulation`: the GPU measurements that labs
+// 8 and 10 draw, written as CSV with the device in the header (assets/ holds ones
+// recorded on an H100 for machines without a GPU).
 #include <CLI/CLI.hpp>
 
 #include <cstdio>
-#include <fstream>
 #include <iostream>
 #include <memory>
+#include <sstream>
 
+#include "app/cli/atomic_file.hpp"
 #include "app/cli/commands.hpp"
 #include "app/cli/usage_error.hpp"
 #include "gpu/probe.hpp"
+#include "labs/accumulation.hpp"
 #include "labs/crossover.hpp"
 
 namespace fp8lab::cli {
+namespace {
+
+void require_gpu(const char* command) {
+    const gpu::ProbeResult probe = gpu::probe();
+    if (!probe.ready) throw UsageError(std::string(command) + " needs an FP8-capable GPU: " + probe.reason);
+}
+
+bool show_progress(int done, int total) {
+    std::fprintf(stderr, "\rrun %d/%d   ", done, total);
+    return true;
+}
+
+void emit(const std::string& path, const std::string& csv, std::size_t rows) {
+    std::fprintf(stderr, "\n");
+    if (path.empty()) {
+        std::cout << csv;
+        return;
+    }
+    write_file_atomically(path, csv);
+    std::fprintf(stderr, "wrote %s (%zu rows)\n", path.c_str(), rows);
+}
+
+}  // namespace
 
 void add_bench_crossover_command(CLI::App& bench) {
     struct Args {
@@ -25,24 +51,23 @@ void add_bench_crossover_command(CLI::App& bench) {
     cmd->add_option("--steps", a->steps, "Steps per run (a fifth of them warm up)")->capture_default_str()
         ->check(CLI::Range(10, 100000));
     cmd->callback([a] {
-        const gpu::ProbeResult probe = gpu::probe();
-        if (!probe.ready) throw UsageError("bench crossover needs an FP8-capable GPU: " + probe.reason);
-        const labs::CrossoverSweep sweep = labs::measure_crossover(a->steps, [](int done, int total) {
-            std::fprintf(stderr, "\rcrossover: run %d/%d   ", done, total);
-            return true;
-        });
-        std::fprintf(stderr, "\n");
-        if (a->out.empty()) {
-            labs::write_crossover_csv(std::cout, sweep);
-            return;
-        }
-        {
-            std::ofstream out(a->out + ".tmp");
-            labs::write_crossover_csv(out, sweep);
-            if (!out.flush()) throw std::runtime_error("cannot write " + a->out + ".tmp");
-        }
-        if (std::rename((a->out + ".tmp").c_str(), a->out.c_str()) != 0) throw std::runtime_error("cannot write " + a->out);
-        std::fprintf(stderr, "wrote %s (%zu sizes)\n", a->out.c_str(), sweep.points.size());
+        require_gpu("bench crossover");
+        const labs::CrossoverSweep sweep = labs::measure_crossover(a->steps, show_progress);
+        std::ostringstream csv;
+        labs::write_crossover_csv(csv, sweep);
+        emit(a->out, csv.str(), sweep.points.size());
+    });
+
+    auto acc_out = std::make_shared<std::string>();
+    CLI::App* acc = bench.add_subcommand("accumulation", "GPU: FP8 GEMM accumulation error against K, fast "
+                                                         "accumulation off and on (lab 10's measurement)");
+    acc->add_option("--out", *acc_out, "Write the CSV here (default: standard output)");
+    acc->callback([acc_out] {
+        require_gpu("bench accumulation");
+        const labs::AccumulationSweep sweep = labs::measure_tensor_core_accumulation(show_progress);
+        std::ostringstream csv;
+        labs::write_accumulation_csv(csv, sweep);
+        emit(*acc_out, csv.str(), sweep.points.size());
     });
 }
 

@@ -22,10 +22,11 @@ cudaDataType_t fp8_type(const emu::Format& f) {
 
 // Y (m x n) = A (m x k) * B^T with B stored n x k: the forward of a linear layer.
 detail::LtMatmul linear_forward(cublasLtHandle_t handle, int m, int n, int k, cudaDataType_t a_type,
-                                cudaDataType_t b_type, const kernels::DeviceScaling* scales, bool fast_accumulation) {
+                                cudaDataType_t b_type, const kernels::DeviceScaling* scales, bool fast_accumulation,
+                                cudaDataType_t out_type = CUDA_R_16BF) {
     using detail::Stored;
     return detail::LtMatmul(handle, m, n, k, {a_type, Stored::AsIs, scales ? &scales[0].scale_inv : nullptr},
-                            {b_type, Stored::Transposed, scales ? &scales[1].scale_inv : nullptr}, CUDA_R_16BF,
+                            {b_type, Stored::Transposed, scales ? &scales[1].scale_inv : nullptr}, out_type,
                             fast_accumulation);
 }
 
@@ -38,7 +39,7 @@ double median(std::vector<float> v) {
 
 std::vector<float> fp8_gemm(int m, int n, int k, const emu::Format& a_format, std::span<const std::uint8_t> a,
                             float a_scale_inv, const emu::Format& b_format, std::span<const std::uint8_t> b,
-                            float b_scale_inv, bool fast_accumulation) {
+                            float b_scale_inv, bool fast_accumulation, bool float32_output) {
     check_gemm_shape(m, n, k);  // refused the same way with or without a GPU
     detail::require_gpu();
     if (&b_format != &emu::e4m3())
@@ -57,10 +58,14 @@ std::vector<float> fp8_gemm(int m, int n, int k, const emu::Format& a_format, st
     FP8LAB_CUDA_CHECK(cudaMemcpy(da.ptr, a.data(), a.size(), cudaMemcpyHostToDevice));
     FP8LAB_CUDA_CHECK(cudaMemcpy(db.ptr, b.data(), b.size(), cudaMemcpyHostToDevice));
     FP8LAB_CUDA_CHECK(cudaMemcpy(scales.ptr, host_scales, sizeof host_scales, cudaMemcpyHostToDevice));
-    detail::LtMatmul gemm =
-        linear_forward(handle.h, m, n, k, fp8_type(a_format), fp8_type(b_format), scales.ptr, fast_accumulation);
-    gemm.run(da.ptr, db.ptr, dy.ptr, workspace.ptr, nullptr);
-    kernels::bf16_to_float(dy.ptr, out.ptr, out.count, nullptr);
+    detail::LtMatmul gemm = linear_forward(handle.h, m, n, k, fp8_type(a_format), fp8_type(b_format), scales.ptr,
+                                           fast_accumulation, float32_output ? CUDA_R_32F : CUDA_R_16BF);
+    if (float32_output) {
+        gemm.run(da.ptr, db.ptr, out.ptr, workspace.ptr, nullptr);
+    } else {
+        gemm.run(da.ptr, db.ptr, dy.ptr, workspace.ptr, nullptr);
+        kernels::bf16_to_float(dy.ptr, out.ptr, out.count, nullptr);
+    }
     FP8LAB_CUDA_CHECK(cudaGetLastError());
     std::vector<float> y(out.count);
     FP8LAB_CUDA_CHECK(cudaMemcpy(y.data(), out.ptr, out.count * sizeof(float), cudaMemcpyDeviceToHost));

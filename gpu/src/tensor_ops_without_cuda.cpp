@@ -19,7 +19,7 @@ std::vector<emu::ScalePair> delayed_scaling_on_gpu(const emu::Format&, emu::Dela
     unavailable();
 }
 std::vector<float> fp8_gemm(int m, int n, int k, const emu::Format&, std::span<const std::uint8_t>, float,
-                            const emu::Format&, std::span<const std::uint8_t>, float, bool) {
+                            const emu::Format&, std::span<const std::uint8_t>, float, bool, bool) {
     check_gemm_shape(m, n, k);
     unavailable();
 }

@@ -13,5 +13,6 @@ LabLogic delayed_scaling_lab(); // 05: delayed scaling
 LabLogic block_scaling_lab(); // 06: block scaling and 4/6-bit formats
 LabLogic loss_scaling_lab(); // 07: loss scaling
 LabLogic training_lab(); // 08: training an MLP, BF16 versus FP8
+LabLogic accumulation_lab(); // 10: inside the tensor core
 
 }  // namespace fp8lab::labs

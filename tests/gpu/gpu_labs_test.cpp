@@ -4,6 +4,7 @@
 
 #include <sstream>
 
+#include "labs/accumulation.hpp"
 #include "labs/crossover.hpp"
 #include "labs/training_comparison.hpp"
 #include "tests/gpu/gpu_ready.hpp"
@@ -49,4 +50,18 @@ TEST_CASE("a crossover sweep measures every shape and survives its CSV round tri
     REQUIRE(back.points.size() == sweep.points.size());
     CHECK(back.points[3].fp8_ms == sweep.points[3].fp8_ms);
     CHECK(back.header == sweep.header);
+}
+
+TEST_CASE("the tensor cores' accumulation error is measured with and without fast accumulation") {
+    if (!gpu_ready()) return;
+    const labs::AccumulationSweep sweep = labs::measure_tensor_core_accumulation({});
+    REQUIRE(sweep.points.size() == 2 * labs::accumulation_depths().size());
+    double off = 0, on = 0;
+    for (const labs::AccumulationPoint& p : sweep.points) {
+        CHECK(p.mean_error >= 0);
+        CHECK(p.max_error >= p.mean_error);
+        if (p.k == 4096) (p.fast_accumulation ? on : off) = p.mean_error;
+    }
+    // What lab 10 teaches: promotion (fast accumulation off) keeps long sums more accurate.
+    CHECK(off < on);
 }

@@ -4,9 +4,11 @@
 
 #include "emulator/convert.hpp"
 #include "emulator/current_scaling.hpp"
+#include <cmath>
 #include <sstream>
 
 #include "labs/catalog.hpp"
+#include "labs/accumulation.hpp"
 #include "labs/crossover.hpp"
 
 using namespace fp8lab;
@@ -151,4 +153,29 @@ TEST_CASE("a crossover file that is not one is refused with its line") {
     CHECK_THROWS_WITH_AS(read_crossover_csv(bad_row, "x.csv"), doctest::Contains("x.csv:4: expected ten"), std::runtime_error);
     std::stringstream empty("# fp8lab crossover v1\nd,h,tokens,model_gflops,bf16_ms,fp8_ms,bf16_mib,fp8_mib,bf16_loss,fp8_loss\n");
     CHECK_THROWS_WITH_AS(read_crossover_csv(empty, "x.csv"), doctest::Contains("no measurements"), std::runtime_error);
+}
+
+TEST_CASE("lab 10, tensor core: exact products, the narrow accumulator model, the recorded measurement") {
+    const Catalog c = load_catalog();
+    const Exercise& bits = exercise(c, "tensor-core", "accumulation");
+    CHECK(bits.check("8").correct);
+    CHECK(bits.check("6").hint.find("implicit leading 1") != std::string::npos);
+    CHECK(bits.check("16").hint.find("exponents") != std::string::npos);
+
+    // Products of E4M3 values are exact in float32: a 23-bit accumulator with promotion
+    // after every product is float32 itself, and short sums of small integers are exact.
+    const DotOperands ops = dot_operands(2, 256, true, 3);
+    CHECK(emulated_dot(ops, 0, 1, 23, 0) == doctest::Approx(exact_dot(ops, 0, 1).value).epsilon(1e-6));
+    // A narrow accumulator loses more as K grows; promotion keeps it near float32's.
+    const DotOperands deep = dot_operands(1, 16384, true, 3);
+    const ExactDot x = exact_dot(deep, 0, 0);
+    const double narrow = std::fabs(emulated_dot(deep, 0, 0, 13, 0) - x.value) / x.magnitude;
+    const double promoted = std::fabs(emulated_dot(deep, 0, 0, 13, 128) - x.value) / x.magnitude;
+    CHECK(narrow > 10 * promoted);
+
+    const Step* s = c.find("tensor-core")->find_step("tensor-cores");
+    RunContext context;
+    const StepOutput out = s->logic.run(Parameters(s->logic.parameters), context);
+    CHECK(out.tables.at(0).rows.size() == 2 * accumulation_depths().size());
+    CHECK(out.notes.at(0).find("Recorded on NVIDIA H100") == 0);
 }

@@ -1,0 +1,152 @@
+// Lab 10, inside the tensor core: an FP8 GEMM's products are exact in float32, its sums
+// are not. Accumulation error against K for a narrow accumulator with and without
+// periodic promotion to float32 (emulated), and the real tensor cores with and without
+// cuBLASLt's fast accumulation (measured on a GPU, or the H100 recording in assets/).
+#include <cmath>
+#include <fstream>
+
+#include "labs/accumulation.hpp"
+#include "labs/asset_files.hpp"
+#include "labs/logic/lab_logic.hpp"
+
+namespace fp8lab::labs {
+namespace {
+
+constexpr const char* kAsset = "h100-accumulation.csv";
+
+struct ErrorStats {
+    double mean = 0, max = 0;
+};
+
+// Mean and worst error over `outputs` x `outputs` dot products, relative to sum |products|.
+template <class Dot>
+ErrorStats dot_errors(const DotOperands& ops, int outputs, Dot dot) {
+    ErrorStats e;
+    for (int i = 0; i < outputs; ++i)
+        for (int j = 0; j < outputs; ++j) {
+            const ExactDot x = exact_dot(ops, i, j);
+            const double err = std::fabs(dot(i, j) - x.value) / x.magnitude;
+            e.mean += err / double(outputs * outputs);
+            e.max = std::max(e.max, err);
+        }
+    return e;
+}
+
+StepLogic emulated() {
+    StepLogic s;
+    s.id = "accumulation";
+    s.parameters = {integer("mantissa_bits", "Accumulator mantissa bits", 8, 23, 13,
+                            "Fraction bits the narrow accumulator keeps (float32 keeps 23)"),
+                    integer("promote_every", "Promote every N products", 16, 4096, 128,
+                            "How often the narrow sum is added into a float32 total"),
+                    choice("signs", "Operand signs", {"positive", "random"}, "positive",
+                           "All-positive operands make the sums, and the accumulator's weakness, grow fastest")};
+    s.run = [](const Parameters& p, RunContext& ctx) {
+        const int bits = int(p.integer("mantissa_bits")), every = int(p.integer("promote_every"));
+        const bool positive = p.choice("signs") == "positive";
+        StepOutput out;
+        Figure fig;
+        fig.id = "error-by-k";
+        fig.title = "Accumulation error of E4M3 dot products against their length K (emulated)";
+        fig.x_axis = {"K (products per dot product)", AxisScale::Log2};
+        fig.y_axis = {"mean |error| / sum |products|", AxisScale::Log10};
+        Series f32 = line("float32 accumulator", {}, {}, 0);
+        Series narrow = line(std::to_string(bits) + "-bit accumulator", {}, {}, 5);
+        Series promoted = line(std::to_string(bits) + "-bit, promoted every " + std::to_string(every), {}, {}, 2);
+        promoted.dashed = true;
+        Table t{"by-k", "Mean and worst error over 16 dot products", {}, {}};
+        t.columns = {{"K", ColumnType::Integer}, {"float32 mean", ColumnType::Number}, {"narrow mean", ColumnType::Number},
+                     {"narrow worst", ColumnType::Number}, {"promoted mean", ColumnType::Number}};
+        for (int k = 64; k <= 65536; k *= 4) {
+            if (ctx.cancel_requested()) throw RunCancelled();
+            const DotOperands ops = dot_operands(4, k, positive, ctx.seed());
+            const ErrorStats a = dot_errors(ops, 4, [&](int i, int j) { return emulated_dot(ops, i, j, 23, 0); });
+            const ErrorStats b = dot_errors(ops, 4, [&](int i, int j) { return emulated_dot(ops, i, j, bits, 0); });
+            const ErrorStats c = dot_errors(ops, 4, [&](int i, int j) { return emulated_dot(ops, i, j, bits, every); });
+            for (auto [series, e] : {std::pair{&f32, a}, std::pair{&narrow, b}, std::pair{&promoted, c}}) {
+                series->x.push_back(k);
+                series->y.push_back(std::max(e.mean, 1e-12));  // an exact sum sits at the axis' floor
+            }
+            t.rows.push_back({std::int64_t(k), a.mean, b.mean, b.max, c.mean});
+        }
+        fig.series = {f32, narrow, promoted};
+        out.figures.push_back(std::move(fig));
+        out.tables.push_back(std::move(t));
+        out.notes.push_back("The narrow accumulator is a model (truncation to a fixed number of fraction bits after "
+                            "every addition); the next step measures real tensor cores.");
+        return out;
+    };
+    const int product_bits = 2 * (emu::e4m3().mantissa_bits + 1);
+    s.exercise = numeric_exercise(
+        "Two E4M3 values are multiplied. At most how many significant bits does the exact product need?", product_bits,
+        {{2.0 * emu::e4m3().mantissa_bits, "Count the implicit leading 1 of each significand too."},
+         {16, "The exponents add; only the two 4-bit significands multiply."},
+         {24, "That is float32's precision, which the product fits into with room to spare."}},
+        "Each significand has the implicit 1 plus 3 mantissa bits; multiply two of them.");
+    return s;
+}
+
+AccumulationSweep recorded() {
+    const std::string path = asset_path(kAsset);
+    std::ifstream in(path);
+    if (!in) throw std::runtime_error("cannot read " + path);
+    return read_accumulation_csv(in, path);
+}
+
+std::string header_value(const AccumulationSweep& s, const std::string& key) {
+    for (const auto& [k, v] : s.header)
+        if (k == key) return v;
+    return "unknown";
+}
+
+StepLogic tensor_cores() {
+    StepLogic s;
+    s.id = "tensor-cores";
+    s.backends = {Backend::Cpu, Backend::Gpu};
+    s.run = [](const Parameters&, RunContext& ctx) {
+        const bool live = ctx.backend() == Backend::Gpu;
+        const AccumulationSweep sweep = live ? measure_tensor_core_accumulation([&](int done, int total) {
+            ctx.report_progress(double(done) / total, "GEMM " + std::to_string(done) + " of " + std::to_string(total));
+            return !ctx.cancel_requested();
+        })
+                                             : recorded();
+        StepOutput out;
+        Figure fig;
+        fig.id = "tensor-core-error";
+        fig.title = "FP8 GEMM accumulation error on the tensor cores (measured)";
+        fig.x_axis = {"K", AxisScale::Log2};
+        fig.y_axis = {"|error| / sum |products|", AxisScale::Log10};
+        Table t{"measured", "Measured error by K", {}, {}};
+        t.columns = {{"K", ColumnType::Integer}, {"fast accumulation"}, {"mean error", ColumnType::Number},
+                     {"worst error", ColumnType::Number}};
+        int colour = 0;
+        for (bool fast : {false, true}) {
+            Series mean = line(std::string(fast ? "fast accumulation" : "promoted (default)") + ", mean", {}, {}, colour);
+            Series worst = line(std::string(fast ? "fast accumulation" : "promoted (default)") + ", worst", {}, {}, colour++);
+            worst.dashed = true;
+            for (const AccumulationPoint& p : sweep.points) {
+                if (p.fast_accumulation != fast) continue;
+                mean.x.push_back(p.k);
+                mean.y.push_back(std::max(p.mean_error, 1e-12));
+                worst.x.push_back(p.k);
+                worst.y.push_back(std::max(p.max_error, 1e-12));
+                t.rows.push_back({std::int64_t(p.k), std::string(fast ? "on" : "off"), p.mean_error, p.max_error});
+            }
+            fig.series.push_back(std::move(mean));
+            fig.series.push_back(std::move(worst));
+        }
+        out.figures.push_back(std::move(fig));
+        out.tables.push_back(std::move(t));
+        out.notes.push_back(std::string(live ? "Measured now on " : "Recorded on ") + header_value(sweep, "device") +
+                            (live ? "" : " (" + header_value(sweep, "date") + ", assets/" + kAsset + ")") + "; " +
+                            header_value(sweep, "configuration") + ".");
+        return out;
+    };
+    return s;
+}
+
+}  // namespace
+
+LabLogic accumulation_lab() { return {"tensor-core", {emulated(), tensor_cores()}}; }
+
+}  // namespace fp8lab::labs
