@@ -84,6 +84,10 @@ public:
         result.gradient_elements = quantizer_.gradient_elements();
         result.gradients_flushed = quantizer_.gradients_flushed();
         result.scaling = quantizer_.state();
+        for (const Layer& layer : layers_)
+            result.final_layers.push_back({int(layer.weight.cols()), int(layer.weight.rows()),
+                                           {layer.weight.data(), layer.weight.data() + layer.weight.size()},
+                                           {layer.bias.data(), layer.bias.data() + layer.bias.size()}});
         if (scaler_) {
             result.loss_scale = scaler_->scale_per_step();
             result.skipped_steps = scaler_->skipped_steps();

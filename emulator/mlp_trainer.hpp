@@ -38,6 +38,12 @@ struct TrainerConfig {
     bool record_trace = true;
 };
 
+// One linear layer's trained parameters (weight row-major, outputs x inputs).
+struct LayerWeights {
+    int inputs = 0, outputs = 0;
+    std::vector<float> weight, bias;
+};
+
 struct TrainerResult {
     std::vector<float> loss;       // per step
     std::vector<float> accuracy;   // per step, classification only
@@ -46,6 +52,7 @@ struct TrainerResult {
     std::vector<float> loss_scale;            // per step, with loss scaling
     std::vector<std::size_t> skipped_steps;   // overflowed steps, with loss scaling
     std::map<std::string, DelayedScalingState> scaling;  // per tensor, delayed scaling only
+    std::vector<LayerWeights> final_layers;   // the parameters after the last step (inference labs)
     bool cancelled = false;
     double flushed_fraction() const {
         return gradient_elements ? double(gradients_flushed) / double(gradient_elements) : 0.0;

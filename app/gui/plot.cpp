@@ -105,6 +105,14 @@ float tick_width(const plot::Tick& t) {
     return w;
 }
 void draw_tick(const plot::Tick& t, ImVec2 at) {
+    if (const std::size_t nl = t.label.find('\n'); nl != std::string::npos) {  // a wrapped category: centred lines
+        const float centre = at.x + tick_width(t) / 2;
+        for (const std::string& part : {t.label.substr(0, nl), t.label.substr(nl + 1)}) {
+            g.draw->AddText(ImVec2(centre - ImGui::CalcTextSize(part.c_str()).x / 2, at.y), g_colours.text, part.c_str());
+            at.y += font_size();
+        }
+        return;
+    }
     g.draw->AddText(at, g_colours.text, t.label.c_str());
     if (t.superscript.empty()) return;
     const float w = ImGui::CalcTextSize(t.label.c_str()).x;
@@ -378,7 +386,21 @@ void SetupAxes(const labs::Axis& x, plot::AxisRange x_fit, const labs::Axis& y, 
     const float fs = font_size();
     const int x_target = std::clamp(int(g.total.GetWidth() / (fs * 7)), 2, 10);
     const int y_target = std::clamp(int(g.total.GetHeight() / (fs * 3)), 2, 8);
-    const std::vector<plot::Tick> xt = x.show_ticks ? plot::make_ticks(x, xr, x_target) : std::vector<plot::Tick>{};
+    std::vector<plot::Tick> xt = x.show_ticks ? plot::make_ticks(x, xr, x_target) : std::vector<plot::Tick>{};
+    // Category names wider than their slot go on two lines, split at the middle space.
+    bool wrapped = false;
+    if (!x.categories.empty())
+        for (plot::Tick& t : xt) {
+            const float slot = g.total.GetWidth() / float(x.categories.size());
+            if (tick_width(t) <= slot * 0.9f) continue;
+            std::size_t best = std::string::npos;
+            for (std::size_t i = t.label.find(' '); i != std::string::npos; i = t.label.find(' ', i + 1))
+                if (best == std::string::npos || std::abs(int(i) - int(t.label.size() / 2)) < std::abs(int(best) - int(t.label.size() / 2)))
+                    best = i;
+            if (best == std::string::npos) continue;
+            t.label[best] = '\n';
+            wrapped = true;
+        }
     const std::vector<plot::Tick> yt = y.show_ticks ? plot::make_ticks(y, yr, y_target) : std::vector<plot::Tick>{};
     float y_tick_w = 0;
     for (const plot::Tick& t : yt) y_tick_w = std::max(y_tick_w, tick_width(t));
@@ -386,7 +408,7 @@ void SetupAxes(const labs::Axis& x, plot::AxisRange x_fit, const labs::Axis& y, 
     const float title_h = g.title.empty() ? fs * 0.5f : fs * 1.8f;
     g.frame.Min = ImVec2(g.total.Min.x + y_tick_w + fs * (y.label.empty() ? 0.8f : 2.2f), g.total.Min.y + title_h);
     g.frame.Max = ImVec2(g.total.Max.x - fs * ((g.flags & PlotFlags_ColourBar) ? 7.0f : 0.8f),
-                         g.total.Max.y - fs * (x.label.empty() ? 1.8f : 3.0f));
+                         g.total.Max.y - fs * ((x.label.empty() ? 1.8f : 3.0f) + (wrapped ? 1.2f : 0.0f)));
     g.hovered = g.hovered && g.frame.Contains(g.mouse);
     handle_input();
 
@@ -411,7 +433,8 @@ void SetupAxes(const labs::Axis& x, plot::AxisRange x_fit, const labs::Axis& y, 
     }
     if (!x.label.empty()) {
         const float w = ImGui::CalcTextSize(x.label.c_str()).x;
-        d->AddText(ImVec2((g.frame.Min.x + g.frame.Max.x - w) / 2, g.frame.Max.y + fs * 1.5f), g_colours.text, x.label.c_str());
+        d->AddText(ImVec2((g.frame.Min.x + g.frame.Max.x - w) / 2, g.frame.Max.y + fs * (wrapped ? 2.7f : 1.5f)),
+                   g_colours.text, x.label.c_str());
     }
     if (!y.label.empty()) draw_vertical_text(y.label, ImVec2(g.total.Min.x + fs * 0.6f, (g.frame.Min.y + g.frame.Max.y) / 2));
     d->PushClipRect(g.frame.Min, g.frame.Max, true);

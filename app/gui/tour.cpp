@@ -2,6 +2,10 @@
 // (frame times), capture (PNG). A step that fails or never settles fails the tour.
 #include "app/gui/tour.hpp"
 
+#define GLFW_INCLUDE_NONE
+#include <GLFW/glfw3.h>
+#include <imgui.h>
+
 #include <algorithm>
 #include <cstdio>
 #include <filesystem>
@@ -13,7 +17,7 @@ namespace {
 
 constexpr int kSettleFrames = 4;
 constexpr int kMeasuredFrames = 30;
-constexpr double kSettleTimeoutMs = 180000;
+constexpr double kSettleTimeoutMs = 60000;
 
 std::string two_digits(std::size_t n) { return (n < 10 ? "0" : "") + std::to_string(n); }
 
@@ -33,13 +37,50 @@ Tour::Tour(const AppState& app, std::string dir) : dir_(std::move(dir)) {
             stops_.push_back({two_digits(++n) + "-" + lab.id + "-" + lab.steps[s].logic.id, int(l), int(s)});
     }
     stops_.push_back({two_digits(++n) + "-bit-inspector", 0, 0, true});
+    const int last = int(app.catalog.labs.at(0).steps.size()) - 1;
+    keys_ = {{GLFW_KEY_PAGE_DOWN, "PageDown goes to the next step", [](const AppState& a) { return a.step == 1; }},
+             {GLFW_KEY_SPACE, "Space goes to the next step", [](const AppState& a) { return a.step == 2; }},
+             {GLFW_KEY_LEFT, "Left goes back", [](const AppState& a) { return a.step == 1; }},
+             {GLFW_KEY_END, "End goes to the lab's last step", [last](const AppState& a) { return a.step == last; }},
+             {GLFW_KEY_HOME, "Home goes to the lab's first step", [](const AppState& a) { return a.step == 0; }},
+             {GLFW_KEY_N, "N goes to the next step", [](const AppState& a) { return a.step == 1; }},
+             {GLFW_KEY_P, "P goes back", [](const AppState& a) { return a.step == 0; }},
+             {GLFW_KEY_B, "B blanks the screen", [](const AppState& a) { return a.blank; }},
+             {GLFW_KEY_B, "B again brings it back", [](const AppState& a) { return !a.blank; }},
+             {GLFW_KEY_F5, "F5 enters presentation mode", [](const AppState& a) { return a.presentation; }},
+             {GLFW_KEY_F5, "F5 leaves it", [](const AppState& a) { return !a.presentation; }}};
     stops_.push_back({two_digits(++n) + "-training-panel", 0, 0, false, true});
     if (!dir_.empty()) std::filesystem::create_directories(dir_);
 }
 
+void Tour::press_keys_before(AppState& app) {
+    if (key_ == 0 && !key_down_ && (app.lab != 0 || app.step != 0)) app.go_to(0, 0);
+    ImGui::GetIO().KeysDown[keys_[key_].key] = true;
+    key_down_ = true;
+}
+
+void Tour::check_keys_after(AppState& app) {
+    ImGui::GetIO().KeysDown[keys_[key_].key] = false;
+    key_down_ = false;
+    const KeyPress& k = keys_[key_];
+    const bool ok = k.check(app);
+    std::fprintf(stderr, "tour keys: %-40s %s\n", k.what, ok ? "ok" : "FAILED");
+    if (!ok) key_errors_.push_back(k.what);
+    ++key_;
+    key_rest_ = true;
+}
+
 void Tour::before_frame(AppState& app) {
+    if (key_ < keys_.size()) {
+        // The key goes down for one frame, then stays up for one, so that ImGui sees
+        // every press as a new one (the same key may follow itself).
+        if (key_rest_) key_rest_ = false;
+        else if (!key_down_) press_keys_before(app);
+        return;
+    }
     if (finished() || phase_ != Phase::Enter) return;
     Stop& s = stops_[stop_];
+    app.blank = false;  // a blank screen draws no step, and the step would never start
     app.go_to(s.lab, s.step);
     app.inspector_open = s.inspector;
     app.training_open = s.training;
@@ -58,6 +99,10 @@ void Tour::before_frame(AppState& app) {
 }
 
 void Tour::after_frame(AppState& app, const Window& window, double frame_ms) {
+    if (key_ < keys_.size()) {
+        if (key_down_) check_keys_after(app);
+        return;
+    }
     if (finished() || phase_ == Phase::Enter) return;
     Stop& s = stops_[stop_];
     if (phase_ == Phase::Settle) {
@@ -105,6 +150,9 @@ int Tour::report(double startup_ms) const {
         }
         all.insert(all.end(), s.frame_ms.begin(), s.frame_ms.end());
     }
+    std::printf("presenter keys: %zu checked, %zu failed\n", keys_.size(), key_errors_.size());
+    for (const std::string& k : key_errors_) std::printf("FAILED key: %s\n", k.c_str());
+    failed += int(key_errors_.size());
     std::printf("tour: %zu stops, %d failed\n", stops_.size(), failed);
     std::printf("start-up to first frame: %.0f ms\n", startup_ms);
     std::printf("frame time over all stops: median %.2f ms, 95th percentile %.2f ms\n", percentile(all, 0.5),

@@ -2,6 +2,7 @@
 // panel; waits for each to settle, times its frames, saves a PNG, and reports errors.
 #pragma once
 
+#include <functional>
 #include <string>
 #include <vector>
 
@@ -13,7 +14,7 @@ namespace fp8lab::gui {
 class Tour {
 public:
     Tour(const AppState& app, std::string screenshot_dir);
-    bool finished() const { return stop_ >= stops_.size(); }
+    bool finished() const { return key_ >= keys_.size() && stop_ >= stops_.size(); }
     void before_frame(AppState& app);  // moves to the current stop when it begins
     // After rendering, before presenting: records the frame time, takes the screenshot.
     void after_frame(AppState& app, const Window& window, double frame_ms);
@@ -28,6 +29,21 @@ private:
         std::vector<double> frame_ms;
         std::string error;
     };
+    // Presenter keys, pressed through ImGui's key state before the stops: each press must
+    // move the app where the check says.
+    struct KeyPress {
+        int key;
+        const char* what;
+        std::function<bool(const AppState&)> check;
+    };
+    void press_keys_before(AppState& app);
+    void check_keys_after(AppState& app);
+    std::vector<KeyPress> keys_;
+    std::size_t key_ = 0;
+    bool key_down_ = false;
+    bool key_rest_ = false;  // one frame with the key up between two presses
+    std::vector<std::string> key_errors_;
+
     enum class Phase { Enter, Settle, Measure };
     std::vector<Stop> stops_;
     std::size_t stop_ = 0;

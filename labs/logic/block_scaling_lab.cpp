@@ -56,12 +56,12 @@ std::vector<RecipeResult> all_recipes(const std::vector<float>& x, const emu::Fo
     const double mx_bits = mx_elements.total_bits + scale_bits / 32;
     const double tensor_scale = 32.0 / double(x.size());
     return {
-        run("per-tensor (current)", "whole tensor", "float32", mx_elements.total_bits + tensor_scale,
+        run("per tensor", "whole tensor", "float32", mx_elements.total_bits + tensor_scale,
             emu::quantize_per_tensor(x, kRows, kCols, mx_elements), x),
-        run("MX, OCP floor", "1x32", "E8M0", mx_bits,
+        run("MX floor", "1x32", "E8M0", mx_bits,
             emu::quantize_mx(x, kRows, kCols, mx_elements, emu::MxScaleRule::OcpFloor), x),
-        run("MX, RCEIL", "1x32", "E8M0", mx_bits, emu::quantize_mx(x, kRows, kCols, mx_elements, emu::MxScaleRule::Rceil), x),
-        run("DeepSeek blockwise", "1x128", "float32 power of 2", e4m3_bits + 32.0 / 128,
+        run("MX RCEIL", "1x32", "E8M0", mx_bits, emu::quantize_mx(x, kRows, kCols, mx_elements, emu::MxScaleRule::Rceil), x),
+        run("DeepSeek 1x128", "1x128", "float32 power of 2", e4m3_bits + 32.0 / 128,
             emu::quantize_blockwise(x, kRows, kCols, {1, 128}), x),
         run("NVFP4", "1x16", "E4M3 + float32 per tensor", emu::e2m1().total_bits + e4m3_bits / 16 + tensor_scale,
             emu::quantize_nvfp4(x, kRows, kCols), x),
@@ -96,7 +96,7 @@ StepLogic recipes() {
         fig.legend = false;
         Series bars{SeriesKind::Bars, "", 0};
         for (std::size_t i = 0; i < results.size(); ++i) {
-            fig.x_axis.categories.push_back(results[i].name + " (" + results[i].elements + ")");
+            fig.x_axis.categories.push_back(results[i].name);
             bars.x.push_back(double(i));
             bars.y.push_back(results[i].rms_relative);
         }

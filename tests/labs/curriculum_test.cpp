@@ -179,3 +179,20 @@ TEST_CASE("lab 10, tensor core: exact products, the narrow accumulator model, th
     CHECK(out.tables.at(0).rows.size() == 2 * accumulation_depths().size());
     CHECK(out.notes.at(0).find("Recorded on NVIDIA H100") == 0);
 }
+
+TEST_CASE("lab 9, inference: the static-scale exercise and the steps' measurements") {
+    const Catalog c = load_catalog();
+    const Exercise& clip = exercise(c, "inference", "calibration");
+    CHECK(clip.check("6").correct);  // 9 is clamped at 448, which is 6 in real units
+    CHECK(clip.check("9").hint.find("clamps") != std::string::npos);
+    CHECK(clip.check("448").hint.find("divide by the scale") != std::string::npos);
+
+    const Step* s = c.find("inference")->find_step("weights-and-activations");
+    RunContext context;
+    const StepOutput out = s->logic.run(Parameters(s->logic.parameters), context);
+    const Table& t = out.tables.at(0);
+    REQUIRE(t.rows.size() == 6);
+    CHECK(std::get<double>(t.rows[0][1]) == 0);  // float32 against itself
+    for (std::size_t r = 1; r < t.rows.size(); ++r) CHECK(std::get<double>(t.rows[r][1]) > 0);
+    CHECK(std::get<double>(t.rows[0][2]) > 90);  // the trained model is worth quantising
+}

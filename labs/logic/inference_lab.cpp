@@ -1,0 +1,348 @@
+// Lab 9, FP8 for inference: a trained MLP with its weights quantised (per tensor or per
+// output channel) and its activations too (scales calibrated on sample batches, or
+// computed per batch); how calibration size matters; FP8 against FP4 for a KV-cache-like
+// tensor. Output error against float32, and accuracy.
+#include <algorithm>
+#include <cmath>
+
+#include "emulator/block_recipes.hpp"
+#include "emulator/convert.hpp"
+#include "emulator/current_scaling.hpp"
+#include "emulator/mlp_trainer.hpp"
+#include "emulator/training_task.hpp"
+#include "labs/logic/lab_logic.hpp"
+#include "labs/logic/sample_tensors.hpp"
+
+namespace fp8lab::labs {
+namespace {
+
+constexpr int kBatchRows = 256, kEvalBatches = 8;
+constexpr float kGeluC = 0.7978845608028654f;
+
+emu::TrainerConfig model_config() {
+    emu::TrainerConfig c;
+    c.task.kind = emu::TaskKind::GaussianClusters;
+    c.precision = emu::Precision::Fp32;
+    c.steps = 300;
+    c.record_trace = false;
+    return c;
+}
+
+// The model every step of this lab quantises: trained once per process (about a second).
+const std::vector<emu::LayerWeights>& trained_model() {
+    static const std::vector<emu::LayerWeights> layers = emu::train_mlp(model_config()).final_layers;
+    return layers;
+}
+
+float amax_of(std::span<const float> x) {
+    float m = 0;
+    for (float v : x) m = std::max(m, std::fabs(v));
+    return m;
+}
+
+// x -> value(cvt(x * scale)) / scale, in float32 as a cast kernel computes it.
+void fake_quantize(std::span<float> x, const emu::Format& f, float scale) {
+    for (float& v : x) v = float(emu::round_to_format(f, double(v * scale))) / scale;
+}
+
+enum class WeightScaling { None, PerTensor, PerChannel, Nvfp4 };
+enum class ActivationScaling { None, Static, Dynamic };
+
+struct Variant {
+    std::string name, short_name;  // the table's and the bar chart's
+    WeightScaling weights;
+    ActivationScaling activations;
+};
+
+std::vector<emu::LayerWeights> quantize_weights(const emu::Format& f, WeightScaling how) {
+    std::vector<emu::LayerWeights> layers = trained_model();
+    for (emu::LayerWeights& l : layers) {
+        std::span<float> w(l.weight);
+        if (how == WeightScaling::PerTensor) fake_quantize(w, f, emu::current_scale(amax_of(w), f).scale);
+        if (how == WeightScaling::PerChannel)
+            for (int r = 0; r < l.outputs; ++r) {
+                std::span<float> row = w.subspan(std::size_t(r) * l.inputs, std::size_t(l.inputs));
+                fake_quantize(row, f, emu::current_scale(amax_of(row), f).scale);
+            }
+        if (how == WeightScaling::Nvfp4) l.weight = emu::quantize_nvfp4(w, std::size_t(l.outputs), std::size_t(l.inputs)).dequantize();
+    }
+    return layers;
+}
+
+// Forward pass in float32; `input_scales[l]`, when given, quantises layer l's input.
+std::vector<float> forward(const std::vector<emu::LayerWeights>& layers, std::vector<float> x, int rows,
+                           const emu::Format& f, ActivationScaling how, const std::vector<float>& static_scales,
+                           std::vector<float>* observed_amax = nullptr) {
+    for (std::size_t l = 0; l < layers.size(); ++l) {
+        const emu::LayerWeights& L = layers[l];
+        if (observed_amax) (*observed_amax)[l] = std::max((*observed_amax)[l], amax_of(x));
+        if (how == ActivationScaling::Static) fake_quantize(x, f, static_scales[l]);
+        if (how == ActivationScaling::Dynamic) fake_quantize(x, f, emu::current_scale(amax_of(x), f).scale);
+        std::vector<float> y(std::size_t(rows) * L.outputs);
+        for (int r = 0; r < rows; ++r)
+            for (int o = 0; o < L.outputs; ++o) {
+                float acc = L.bias[std::size_t(o)];
+                for (int i = 0; i < L.inputs; ++i)
+                    acc += x[std::size_t(r) * L.inputs + i] * L.weight[std::size_t(o) * L.inputs + i];
+                if (l + 1 < layers.size()) acc = 0.5f * acc * (1.0f + std::tanh(kGeluC * (acc + 0.044715f * acc * acc * acc)));
+                y[std::size_t(r) * L.outputs + o] = acc;
+            }
+        x = std::move(y);
+    }
+    return x;
+}
+
+// Static activation scales: the amax each layer's input reached over the calibration batches.
+std::vector<float> calibrate(const emu::Format& f, int batches) {
+    const emu::TrainingTask task(model_config().task);
+    std::vector<float> amax(trained_model().size(), 0.0f);
+    for (int b = 0; b < batches; ++b)
+        forward(trained_model(), task.batch(50000 + std::uint64_t(b), kBatchRows).inputs, kBatchRows, f,
+                ActivationScaling::None, {}, &amax);
+    std::vector<float> scales;
+    for (float a : amax) scales.push_back(emu::current_scale(a, f).scale);
+    return scales;
+}
+
+struct Evaluation {
+    double output_error = 0;  // ||y - y_fp32|| / ||y_fp32|| over the evaluation batches
+    double accuracy = 0;      // argmax against the labels
+    double agreement = 0;     // argmax against float32's argmax
+};
+
+// `shifted`: the fraction of evaluation inputs made three times larger, a shift that the
+// calibration batches (always clean) never saw.
+Evaluation evaluate(const std::vector<emu::LayerWeights>& layers, const emu::Format& f, ActivationScaling how,
+                    const std::vector<float>& static_scales, double shifted = 0) {
+    const emu::TrainingTask task(model_config().task);
+    Evaluation e;
+    double diff = 0, norm = 0;
+    int correct = 0, agree = 0, total = 0;
+    const auto argmax = [](const float* p, int n) { return int(std::max_element(p, p + n) - p); };
+    for (int b = 0; b < kEvalBatches; ++b) {
+        emu::Batch batch = task.batch(100000 + std::uint64_t(b), kBatchRows);
+        const int inputs = int(batch.inputs.size()) / kBatchRows;
+        for (int r = 0; r < kBatchRows; ++r)
+            if ((b * kBatchRows + r) % 1000 < int(shifted * 1000))
+                for (int i = 0; i < inputs; ++i) batch.inputs[std::size_t(r) * inputs + i] *= 3.0f;
+        const std::vector<float> ref = forward(trained_model(), batch.inputs, kBatchRows, f, ActivationScaling::None, {});
+        const std::vector<float> y = forward(layers, batch.inputs, kBatchRows, f, how, static_scales);
+        const int classes = int(y.size()) / kBatchRows;
+        for (std::size_t i = 0; i < y.size(); ++i) {
+            diff += double(y[i] - ref[i]) * (y[i] - ref[i]);
+            norm += double(ref[i]) * ref[i];
+        }
+        for (int r = 0; r < kBatchRows; ++r) {
+            const int p = argmax(&y[std::size_t(r) * classes], classes);
+            correct += p == batch.labels[std::size_t(r)];
+            agree += p == argmax(&ref[std::size_t(r) * classes], classes);
+            ++total;
+        }
+    }
+    e.output_error = std::sqrt(diff / norm);
+    e.accuracy = 100.0 * correct / total;
+    e.agreement = 100.0 * agree / total;
+    return e;
+}
+
+std::vector<Column> evaluation_columns() {
+    return {{"model"}, {"output error vs float32", ColumnType::Number}, {"accuracy", ColumnType::Number, "%"},
+            {"same prediction as float32", ColumnType::Number, "%"}};
+}
+
+StepLogic weights_and_activations() {
+    StepLogic s;
+    s.id = "weights-and-activations";
+    s.parameters = {choice("format", "Format", {"e4m3", "e5m2", "e2m1"}, "e4m3", "For weights and activations"),
+                    integer("calibration", "Calibration batches", 1, 64, 8, "Batches that set the static scales")};
+    s.run = [](const Parameters& p, RunContext&) {
+        const emu::Format& f = emu::format_by_name(p.choice("format"));
+        const std::vector<float> scales = calibrate(f, int(p.integer("calibration")));
+        const std::vector<Variant> variants = {
+            {"float32", "float32", WeightScaling::None, ActivationScaling::None},
+            {"weights only, per tensor", "W per tensor", WeightScaling::PerTensor, ActivationScaling::None},
+            {"weights only, per channel", "W per channel", WeightScaling::PerChannel, ActivationScaling::None},
+            {"weights per channel + activations, static", "W + A static", WeightScaling::PerChannel,
+             ActivationScaling::Static},
+            {"weights per channel + activations, dynamic", "W + A dynamic", WeightScaling::PerChannel,
+             ActivationScaling::Dynamic},
+            {"weights only, NVFP4", "W NVFP4", WeightScaling::Nvfp4, ActivationScaling::None}};
+        StepOutput out;
+        Figure fig;
+        fig.id = "output-error";
+        fig.title = "Output error of the quantised MLP (" + std::string(f.display_name) + ")";
+        fig.y_axis = {"relative output error vs float32", AxisScale::Log10};
+        fig.legend = false;
+        Series bars{SeriesKind::Bars, "", 0};
+        Table t{"variants", "Evaluated on " + std::to_string(kEvalBatches * kBatchRows) + " held-out samples",
+                evaluation_columns(), {}};
+        for (std::size_t i = 0; i < variants.size(); ++i) {
+            const Variant& v = variants[i];
+            const Evaluation e = evaluate(quantize_weights(f, v.weights), f, v.activations, scales);
+            t.rows.push_back({v.name, e.output_error, e.accuracy, e.agreement});
+            if (i == 0) continue;  // float32 has no error to draw on a log axis
+            fig.x_axis.categories.push_back(v.short_name);
+            bars.x.push_back(double(bars.x.size()));
+            bars.y.push_back(e.output_error);
+        }
+        fig.x_axis.min = -0.6;
+        fig.x_axis.max = double(bars.x.size()) - 0.4;
+        fig.series.push_back(std::move(bars));
+        out.figures.push_back(std::move(fig));
+        out.tables.push_back(std::move(t));
+        out.notes.push_back("The model: " + std::to_string(trained_model().size()) +
+                            " linear layers trained in float32 on Gaussian clusters; quantisation is simulated "
+                            "(values rounded to the format, arithmetic in float32).");
+        return out;
+    };
+    return s;
+}
+
+StepLogic calibration() {
+    StepLogic s;
+    s.id = "calibration";
+    s.parameters = {choice("format", "Format", {"e4m3", "e5m2", "e2m1"}, "e4m3", "For weights and activations"),
+                    integer("shifted", "Shifted inputs at inference (%)", 0, 20, 2,
+                            "Inputs three times larger than anything the calibration saw")};
+    s.run = [](const Parameters& p, RunContext& ctx) {
+        const emu::Format& f = emu::format_by_name(p.choice("format"));
+        const double shifted = double(p.integer("shifted")) / 100;
+        const std::vector<emu::LayerWeights> weights = quantize_weights(f, WeightScaling::PerChannel);
+        const Evaluation dynamic = evaluate(weights, f, ActivationScaling::Dynamic, {}, shifted);
+        StepOutput out;
+        Figure fig;
+        fig.id = "by-calibration";
+        fig.title = "Static activation scales against the number of calibration batches";
+        fig.x_axis = {"calibration batches", AxisScale::Log2};
+        fig.y_axis = {"relative output error vs float32", AxisScale::Log10};
+        Series stat = line("static scales from the calibration batches", {}, {}, 0);
+        Table t{"by-calibration", "Static scales", evaluation_columns(), {}};
+        for (int n = 1; n <= 64; n *= 2) {
+            if (ctx.cancel_requested()) throw RunCancelled();
+            const Evaluation e = evaluate(weights, f, ActivationScaling::Static, calibrate(f, n), shifted);
+            stat.x.push_back(n);
+            stat.y.push_back(e.output_error);
+            t.rows.push_back({std::to_string(n) + " batch(es)", e.output_error, e.accuracy, e.agreement});
+        }
+        t.rows.push_back({std::string("dynamic (per batch)"), dynamic.output_error, dynamic.accuracy, dynamic.agreement});
+        Series dyn = line("dynamic: scale from each batch's own amax", {1, 64}, {dynamic.output_error, dynamic.output_error}, 1);
+        dyn.dashed = true;
+        fig.series = {stat, dyn};
+        out.figures.push_back(std::move(fig));
+        out.tables.push_back(std::move(t));
+        return out;
+    };
+    // The exercise: a static scale calibrated to amax 6 meets 9 at inference.
+    const float scale = emu::current_scale(6.0f, emu::e4m3()).scale;
+    const double back = emu::round_to_format(emu::e4m3(), double(9.0f * scale)) / scale;
+    s.exercise = numeric_exercise(
+        "Calibration saw an activation amax of 6, so the static E4M3 scale maps 6 onto 448. At inference an activation "
+        "of 9 arrives. What does it come back as after the saturating cast and dequantisation?",
+        back,
+        {{9, "A dynamic scale would keep 9; the static scale maps it past 448, and the cast clamps it."},
+         {448, "448 is the clamped FP8 value; divide by the scale to come back to real units."}},
+        "9 x (448 / 6) lies past E4M3's largest value.", 1e-6);
+    return s;
+}
+
+// A KV-cache-like tensor: keys of 256 tokens x 64 channels, a few channels much larger
+// (keys have outlier channels), attended to by 16 queries.
+StepLogic kv_cache() {
+    StepLogic s;
+    s.id = "kv-cache";
+    s.run = [](const Parameters&, RunContext& ctx) {
+        const int tokens = 256, dim = 64, queries = 16;
+        std::vector<float> keys = sample_tensor(TensorKind::Weights, std::size_t(tokens) * dim, ctx.seed() + 11);
+        std::vector<float> q = sample_tensor(TensorKind::Weights, std::size_t(queries) * dim, ctx.seed() + 12);
+        for (float& v : keys) v *= 50.0f;
+        for (float& v : q) v *= 50.0f;
+        for (int t = 0; t < tokens; ++t)
+            for (int c : {3, 17, 42}) keys[std::size_t(t) * dim + c] *= 12.0f;
+        const auto attention = [&](const std::vector<float>& k) {
+            std::vector<double> p(std::size_t(queries) * tokens);
+            for (int i = 0; i < queries; ++i) {
+                double mx = -1e300;
+                for (int t = 0; t < tokens; ++t) {
+                    double sc = 0;
+                    for (int c = 0; c < dim; ++c) sc += double(q[std::size_t(i) * dim + c]) * k[std::size_t(t) * dim + c];
+                    p[std::size_t(i) * tokens + t] = sc / std::sqrt(double(dim));
+                    mx = std::max(mx, p[std::size_t(i) * tokens + t]);
+                }
+                double sum = 0;
+                for (int t = 0; t < tokens; ++t) sum += p[std::size_t(i) * tokens + t] = std::exp(p[std::size_t(i) * tokens + t] - mx);
+                for (int t = 0; t < tokens; ++t) p[std::size_t(i) * tokens + t] /= sum;
+            }
+            return p;
+        };
+        const std::vector<double> ref = attention(keys);
+        struct Kv {
+            std::string name, short_name;
+            double bits;
+            std::vector<float> k;
+        };
+        std::vector<Kv> variants;
+        const auto per_tensor = [&](const emu::Format& f) {
+            std::vector<float> k = keys;
+            fake_quantize(k, f, emu::current_scale(amax_of(k), f).scale);
+            return k;
+        };
+        const auto per_channel = [&](const emu::Format& f) {
+            std::vector<float> k = keys;
+            for (int c = 0; c < dim; ++c) {
+                float a = 0;
+                for (int t = 0; t < tokens; ++t) a = std::max(a, std::fabs(k[std::size_t(t) * dim + c]));
+                const float sc = emu::current_scale(a, f).scale;
+                for (int t = 0; t < tokens; ++t) {
+                    float& v = k[std::size_t(t) * dim + c];
+                    v = float(emu::round_to_format(f, double(v * sc))) / sc;
+                }
+            }
+            return k;
+        };
+        variants.push_back({"E4M3, per tensor", "E4M3 tensor", 8, per_tensor(emu::e4m3())});
+        variants.push_back({"E4M3, per channel", "E4M3 channel", 8, per_channel(emu::e4m3())});
+        variants.push_back({"E2M1, per tensor", "E2M1 tensor", 4, per_tensor(emu::e2m1())});
+        variants.push_back({"E2M1, per channel", "E2M1 channel", 4, per_channel(emu::e2m1())});
+        variants.push_back({"NVFP4 (1x16 blocks per token)", "NVFP4", 4.5,
+                            emu::quantize_nvfp4(keys, std::size_t(tokens), std::size_t(dim)).dequantize()});
+        variants.push_back({"MXFP4 (1x32 blocks per token)", "MXFP4", 4.25,
+                            emu::quantize_mx(keys, std::size_t(tokens), std::size_t(dim), emu::e2m1(), emu::MxScaleRule::Rceil).dequantize()});
+        StepOutput out;
+        Figure fig;
+        fig.id = "attention-error";
+        fig.title = "Attention weights with quantised keys: total variation from float32";
+        fig.y_axis = {"mean total variation distance", AxisScale::Log10};
+        fig.legend = false;
+        Series bars{SeriesKind::Bars, "", 3};
+        Table t{"kv", "256 keys x 64 channels, three outlier channels 12x; 16 queries", {}, {}};
+        t.columns = {{"keys stored as"}, {"bits per element", ColumnType::Number}, {"mean total variation", ColumnType::Number},
+                     {"worst total variation", ColumnType::Number}};
+        for (const Kv& v : variants) {
+            const std::vector<double> p = attention(v.k);
+            double mean = 0, worst = 0;
+            for (int i = 0; i < queries; ++i) {
+                double tv = 0;
+                for (int t = 0; t < tokens; ++t) tv += 0.5 * std::fabs(p[std::size_t(i) * tokens + t] - ref[std::size_t(i) * tokens + t]);
+                mean += tv / queries;
+                worst = std::max(worst, tv);
+            }
+            fig.x_axis.categories.push_back(v.short_name);
+            bars.x.push_back(double(bars.x.size()));
+            bars.y.push_back(mean);
+            t.rows.push_back({v.name, v.bits, mean, worst});
+        }
+        fig.x_axis.min = -0.6;
+        fig.x_axis.max = double(bars.x.size()) - 0.4;
+        fig.series.push_back(std::move(bars));
+        out.figures.push_back(std::move(fig));
+        out.tables.push_back(std::move(t));
+        return out;
+    };
+    return s;
+}
+
+}  // namespace
+
+LabLogic inference_lab() { return {"inference", {weights_and_activations(), calibration(), kv_cache()}}; }
+
+}  // namespace fp8lab::labs
