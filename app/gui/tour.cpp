@@ -54,7 +54,12 @@ Tour::Tour(const AppState& app, std::string dir) : dir_(std::move(dir)) {
 }
 
 void Tour::press_keys_before(AppState& app) {
-    if (key_ == 0 && !key_down_ && (app.lab != 0 || app.step != 0)) app.go_to(0, 0);
+    if (key_ == 0) {  // the checks start from the first step, outside presentation mode
+        app.go_to(0, 0);
+        presentation_ = app.presentation;
+        app.presentation = false;
+        app.rebuild_fonts = true;
+    }
     ImGui::GetIO().KeysDown[keys_[key_].key] = true;
     key_down_ = true;
 }
@@ -68,6 +73,10 @@ void Tour::check_keys_after(AppState& app) {
     if (!ok) key_errors_.push_back(k.what);
     ++key_;
     key_rest_ = true;
+    if (key_ == keys_.size() && app.presentation != presentation_) {
+        app.presentation = presentation_;
+        app.rebuild_fonts = true;
+    }
 }
 
 void Tour::before_frame(AppState& app) {

@@ -42,6 +42,7 @@ private:
     std::size_t key_ = 0;
     bool key_down_ = false;
     bool key_rest_ = false;  // one frame with the key up between two presses
+    bool presentation_ = false;  // the mode asked for, restored after the key checks
     std::vector<std::string> key_errors_;
 
     enum class Phase { Enter, Settle, Measure };
