@@ -164,6 +164,9 @@ int Tour::report(double startup_ms) const {
     failed += int(key_errors_.size());
     std::printf("tour: %zu stops, %d failed\n", stops_.size(), failed);
     std::printf("start-up to first frame: %.0f ms\n", startup_ms);
+    // Draw lists past 65536 vertices need the renderer's vertex offsets (16-bit indices).
+    std::printf("renderer draws with vertex offsets: %s\n",
+                ImGui::GetIO().BackendFlags & ImGuiBackendFlags_RendererHasVtxOffset ? "yes" : "no");
     std::printf("frame time over all stops: median %.2f ms, 95th percentile %.2f ms\n", percentile(all, 0.5),
                 percentile(all, 0.95));
     std::printf("slowest stop by median: %s, %.2f ms\n", worst_name.c_str(), worst_median);
