@@ -3,7 +3,6 @@
 
 #include <cmath>
 #include <cstring>
-#include <ctime>
 #include <istream>
 #include <ostream>
 #include <sstream>
@@ -15,6 +14,7 @@
 #include "gpu/tensor_ops.hpp"
 #include "labs/logic/sample_tensors.hpp"
 #include "labs/run_context.hpp"
+#include "labs/recorded_csv.hpp"
 #include "labs/table.hpp"
 
 namespace fp8lab::labs {
@@ -82,12 +82,9 @@ AccumulationSweep measure_tensor_core_accumulation(const std::function<bool(int,
     const gpu::ProbeResult probe = gpu::probe();
     if (!probe.ready) throw gpu::GpuUnavailable(probe.reason);
     AccumulationSweep sweep;
-    const std::time_t now = std::time(nullptr);
-    char date[32];
-    std::strftime(date, sizeof date, "%Y-%m-%d %H:%M UTC", std::gmtime(&now));
     sweep.header = {{"source", "fp8lab tensor-core accumulation (labs/accumulation.cpp)"},
                     {"device", gpu::describe(probe)},
-                    {"date", date},
+                    {"date", utc_now_text()},
                     {"configuration", "cuBLASLt E4M3 x E4M3 GEMM, 64 x 64 outputs, float32 output, operands |N(0,1)| "
                                       "current-scaled, error relative to the sum of |products|"}};
     const int rows = 64, total = int(accumulation_depths().size()) * 2;
@@ -113,10 +110,13 @@ AccumulationSweep measure_tensor_core_accumulation(const std::function<bool(int,
     return sweep;
 }
 
+namespace {
+const char* kMagic = "# fp8lab accumulation v1";
+const char* kColumns = "k,fast_accumulation,mean_error,max_error";
+}  // namespace
+
 void write_accumulation_csv(std::ostream& out, const AccumulationSweep& s) {
-    out << "# fp8lab accumulation v1\n";
-    for (const auto& [k, v] : s.header) out << "# " << k << ": " << v << "\n";
-    out << "k,fast_accumulation,mean_error,max_error\n";
+    write_recorded_header(out, kMagic, s.header, kColumns);
     for (const AccumulationPoint& p : s.points)
         out << p.k << ',' << (p.fast_accumulation ? 1 : 0) << ',' << shortest_text(p.mean_error) << ','
             << shortest_text(p.max_error) << "\n";
@@ -124,30 +124,7 @@ void write_accumulation_csv(std::ostream& out, const AccumulationSweep& s) {
 
 AccumulationSweep read_accumulation_csv(std::istream& in, const std::string& source) {
     AccumulationSweep s;
-    std::string line;
-    int number = 0;
-    bool columns = false;
-    const auto fail = [&](const std::string& why) {
-        throw std::runtime_error(source + ":" + std::to_string(number) + ": " + why);
-    };
-    while (std::getline(in, line)) {
-        ++number;
-        if (number == 1) {
-            if (line != "# fp8lab accumulation v1") fail("not an fp8lab accumulation file");
-            continue;
-        }
-        if (line.rfind("# ", 0) == 0) {
-            const auto colon = line.find(": ");
-            if (colon == std::string::npos) fail("a header line needs 'key: value'");
-            s.header.emplace_back(line.substr(2, colon - 2), line.substr(colon + 2));
-            continue;
-        }
-        if (!columns) {
-            if (line != "k,fast_accumulation,mean_error,max_error") fail("unexpected column names");
-            columns = true;
-            continue;
-        }
-        if (line.empty()) continue;
+    s.header = read_recorded_csv(in, source, kMagic, kColumns, [&](const std::string& line, const auto& fail) {
         std::istringstream fields(line);
         AccumulationPoint p;
         int fast = 0;
@@ -156,8 +133,7 @@ AccumulationSweep read_accumulation_csv(std::istream& in, const std::string& sou
             fail("expected k,fast_accumulation,mean_error,max_error");
         p.fast_accumulation = fast != 0;
         s.points.push_back(p);
-    }
-    if (s.points.empty()) fail("no measurements");
+    });
     return s;
 }
 

@@ -10,6 +10,8 @@
 #include <utility>
 #include <vector>
 
+#include "labs/recorded_csv.hpp"
+
 namespace fp8lab::labs {
 
 // Operands of the experiment: rows x k E4M3 values from |N(0, 1)| (all positive, so
@@ -39,7 +41,7 @@ struct AccumulationPoint {
     double mean_error = 0, max_error = 0;  // |result - exact| / sum |products|, over outputs
 };
 struct AccumulationSweep {
-    std::vector<std::pair<std::string, std::string>> header;
+    RecordedHeader header;  // device, date, configuration
     std::vector<AccumulationPoint> points;
 };
 

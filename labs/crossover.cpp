@@ -1,8 +1,6 @@
 // The crossover sweep: measured on the GPU through the training step, kept as CSV.
 #include "labs/crossover.hpp"
 
-#include <chrono>
-#include <ctime>
 #include <istream>
 #include <ostream>
 #include <sstream>
@@ -12,6 +10,7 @@
 #include "gpu/tensor_ops.hpp"
 #include "gpu/trainer.hpp"
 #include "labs/run_context.hpp"
+#include "labs/recorded_csv.hpp"
 #include "labs/table.hpp"
 
 namespace fp8lab::labs {
@@ -34,12 +33,9 @@ CrossoverSweep measure_crossover(int steps, const std::function<bool(int, int)>&
     const gpu::ProbeResult probe = gpu::probe();
     if (!probe.ready) throw gpu::GpuUnavailable(probe.reason);
     CrossoverSweep sweep;
-    const std::time_t now = std::time(nullptr);
-    char date[32];
-    std::strftime(date, sizeof date, "%Y-%m-%d %H:%M UTC", std::gmtime(&now));
     sweep.header = {{"source", "fp8lab crossover sweep (labs/crossover.cpp)"},
                     {"device", gpu::describe(probe)},
-                    {"date", date},
+                    {"date", utc_now_text()},
                     {"configuration", "delayed scaling, hybrid formats, history 16, CUDA graphs, " +
                                           std::to_string(steps) + " steps per run, median of the timed steps"}};
     sweep.points = crossover_shapes();
@@ -72,10 +68,13 @@ CrossoverSweep measure_crossover(int steps, const std::function<bool(int, int)>&
     return sweep;
 }
 
+namespace {
+const char* kMagic = "# fp8lab crossover v1";
+const char* kColumns = "d,h,tokens,model_gflops,bf16_ms,fp8_ms,bf16_mib,fp8_mib,bf16_loss,fp8_loss";
+}  // namespace
+
 void write_crossover_csv(std::ostream& out, const CrossoverSweep& s) {
-    out << "# fp8lab crossover v1\n";
-    for (const auto& [k, v] : s.header) out << "# " << k << ": " << v << "\n";
-    out << "d,h,tokens,model_gflops,bf16_ms,fp8_ms,bf16_mib,fp8_mib,bf16_loss,fp8_loss\n";
+    write_recorded_header(out, kMagic, s.header, kColumns);
     for (const CrossoverPoint& p : s.points)
         out << p.d << ',' << p.h << ',' << p.tokens << ',' << shortest_text(p.model_gflops) << ','
             << shortest_text(p.bf16_ms) << ',' << shortest_text(p.fp8_ms) << ',' << shortest_text(p.bf16_mib) << ','
@@ -84,31 +83,7 @@ void write_crossover_csv(std::ostream& out, const CrossoverSweep& s) {
 
 CrossoverSweep read_crossover_csv(std::istream& in, const std::string& source) {
     CrossoverSweep s;
-    std::string line;
-    int number = 0;
-    bool columns = false;
-    const auto fail = [&](const std::string& why) {
-        throw std::runtime_error(source + ":" + std::to_string(number) + ": " + why);
-    };
-    while (std::getline(in, line)) {
-        ++number;
-        if (number == 1) {
-            if (line != "# fp8lab crossover v1") fail("not an fp8lab crossover file (expected '# fp8lab crossover v1')");
-            continue;
-        }
-        if (line.rfind("# ", 0) == 0) {
-            const auto colon = line.find(": ");
-            if (colon == std::string::npos) fail("a header line needs 'key: value'");
-            s.header.emplace_back(line.substr(2, colon - 2), line.substr(colon + 2));
-            continue;
-        }
-        if (!columns) {
-            if (line != "d,h,tokens,model_gflops,bf16_ms,fp8_ms,bf16_mib,fp8_mib,bf16_loss,fp8_loss")
-                fail("unexpected column names");
-            columns = true;
-            continue;
-        }
-        if (line.empty()) continue;
+    s.header = read_recorded_csv(in, source, kMagic, kColumns, [&](const std::string& line, const auto& fail) {
         std::istringstream fields(line);
         CrossoverPoint p;
         char c[9];
@@ -119,8 +94,7 @@ CrossoverSweep read_crossover_csv(std::istream& in, const std::string& source) {
             if (comma != ',') fail("expected ten comma-separated numbers");
         if (p.bf16_ms <= 0 || p.fp8_ms <= 0) fail("step times must be positive");
         s.points.push_back(p);
-    }
-    if (s.points.empty()) fail("no measurements");
+    });
     return s;
 }
 

@@ -8,6 +8,8 @@
 #include <utility>
 #include <vector>
 
+#include "labs/recorded_csv.hpp"
+
 namespace fp8lab::labs {
 
 struct CrossoverPoint {
@@ -19,7 +21,7 @@ struct CrossoverPoint {
 };
 
 struct CrossoverSweep {
-    std::vector<std::pair<std::string, std::string>> header;  // device, date, configuration
+    RecordedHeader header;  // device, date, configuration  // device, date, configuration
     std::vector<CrossoverPoint> points;
 };
 

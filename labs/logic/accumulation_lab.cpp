@@ -93,12 +93,6 @@ AccumulationSweep recorded() {
     return read_accumulation_csv(in, path);
 }
 
-std::string header_value(const AccumulationSweep& s, const std::string& key) {
-    for (const auto& [k, v] : s.header)
-        if (k == key) return v;
-    return "unknown";
-}
-
 StepLogic tensor_cores() {
     StepLogic s;
     s.id = "tensor-cores";
@@ -137,9 +131,7 @@ StepLogic tensor_cores() {
         }
         out.figures.push_back(std::move(fig));
         out.tables.push_back(std::move(t));
-        out.notes.push_back(std::string(live ? "Measured now on " : "Recorded on ") + header_value(sweep, "device") +
-                            (live ? "" : " (" + header_value(sweep, "date") + ", assets/" + kAsset + ")") + "; " +
-                            header_value(sweep, "configuration") + ".");
+        out.notes.push_back(measurement_note(live, sweep.header, kAsset));
         return out;
     };
     return s;

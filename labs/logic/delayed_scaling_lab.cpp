@@ -11,6 +11,7 @@
 #include "emulator/amax_trace.hpp"
 #include "emulator/delayed_scaling.hpp"
 #include "labs/asset_files.hpp"
+#include "labs/recorded_csv.hpp"
 #include "labs/logic/lab_logic.hpp"
 
 namespace fp8lab::labs {
@@ -189,12 +190,6 @@ emu::AmaxTrace load_gpu_trace() {
     return emu::read_amax_trace(in, path);
 }
 
-std::string header_value(const emu::AmaxTrace& t, const std::string& key) {
-    for (const auto& [k, v] : t.header)
-        if (k == key) return v;
-    return "unknown";
-}
-
 StepLogic trace_replay() {
     StepLogic s;
     s.id = "trace-replay";
@@ -235,7 +230,7 @@ StepLogic trace_replay() {
             chosen.bound.push_back(float(f.max_finite / r.scale));
         }
         StepOutput out;
-        out.figures.push_back(amax_figure("replayed", tensor + " recorded on " + header_value(trace, "device"), amax, chosen));
+        out.figures.push_back(amax_figure("replayed", tensor + " recorded on " + header_value(trace.header, "device"), amax, chosen));
         Table t{"per-tensor", "Every tensor of the run, replayed with these settings", {}, {}};
         t.columns = {{"tensor"}, {"format"}, {"steps with amax past the bound", ColumnType::Integer}, {"first at step"}};
         for (const auto& [name, v] : per_tensor)
@@ -244,8 +239,8 @@ StepLogic trace_replay() {
         out.tables.push_back(std::move(t));
         out.metrics.push_back({"steps in the trace", double(rows.empty() ? 0 : rows.back().step + 1), ""});
         out.metrics.push_back({"steps where some tensor passed its bound", double(steps_with_overflow.size()), ""});
-        out.notes.push_back("Recorded by " + header_value(trace, "source") + " on " + header_value(trace, "device") +
-                            "; the run's configuration: " + header_value(trace, "configuration"));
+        out.notes.push_back("Recorded by " + header_value(trace.header, "source") + " on " + header_value(trace.header, "device") +
+                            "; the run's configuration: " + header_value(trace.header, "configuration"));
         return out;
     };
     // The exercise's answer is the replay of the run's own settings.

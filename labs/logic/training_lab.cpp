@@ -146,12 +146,6 @@ CrossoverSweep recorded_sweep() {
     return read_crossover_csv(in, path);
 }
 
-std::string header_value(const CrossoverSweep& s, const std::string& key) {
-    for (const auto& [k, v] : s.header)
-        if (k == key) return v;
-    return "unknown";
-}
-
 StepLogic crossover() {
     StepLogic s;
     s.id = "crossover";
@@ -203,9 +197,7 @@ StepLogic crossover() {
         out.figures.push_back(std::move(speed));
         out.figures.push_back(std::move(memory));
         out.tables.push_back(std::move(t));
-        out.notes.push_back(std::string(live ? "Measured now on " : "Recorded on ") + header_value(sweep, "device") +
-                            (live ? "" : " (" + header_value(sweep, "date") + ", assets/" + kCrossoverAsset + ")") +
-                            "; " + header_value(sweep, "configuration") + ".");
+        out.notes.push_back(measurement_note(live, sweep.header, kCrossoverAsset));
         return out;
     };
     return s;

@@ -1,0 +1,35 @@
+// The CSV files that hold GPU measurements for machines without one: a magic first line,
+// "# key: value" header lines (device, date, configuration), a column line, then rows.
+#pragma once
+
+#include <functional>
+#include <iosfwd>
+#include <string>
+#include <utility>
+#include <vector>
+
+namespace fp8lab::labs {
+
+using RecordedHeader = std::vector<std::pair<std::string, std::string>>;
+
+// The header's value for `key`, or "unknown".
+std::string header_value(const RecordedHeader& header, const std::string& key);
+
+// What a step says under a GPU measurement: "Measured now on DEVICE; CONFIGURATION." or
+// "Recorded on DEVICE (DATE, assets/FILE); CONFIGURATION."
+std::string measurement_note(bool measured_now, const RecordedHeader& header, const std::string& asset_file);
+
+// The current time as "2026-11-22 06:13 UTC", for a recording's header.
+std::string utc_now_text();
+
+void write_recorded_header(std::ostream& out, const std::string& magic, const RecordedHeader& header,
+                           const std::string& columns);
+
+// Reads the magic line, the header and the column line, then hands every data line to
+// `row`, which reports a bad one through `fail(why)`. Errors throw std::runtime_error as
+// "source:line: why"; a file without data rows is an error too.
+using RowReader = std::function<void(const std::string& line, const std::function<void(const std::string&)>& fail)>;
+RecordedHeader read_recorded_csv(std::istream& in, const std::string& source, const std::string& magic,
+                                 const std::string& columns, const RowReader& row);
+
+}  // namespace fp8lab::labs
