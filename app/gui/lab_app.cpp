@@ -165,6 +165,7 @@ int run_gui(const GuiOptions& options) {
     if (!parse_theme(theme, app.theme)) throw std::runtime_error("--theme: '" + theme + "' is not dark, light or projector");
     app.presentation = options.presentation;
     app.gpu = gpu::probe();
+    if (app.gpu.ready) app.training_backend = labs::Backend::Gpu;
     choose_start(app, options.start);
 
     Window window(options.width, options.height, "fp8lab");
