@@ -48,7 +48,10 @@ Tour::Tour(const AppState& app, std::string dir) : dir_(std::move(dir)) {
              {GLFW_KEY_B, "B blanks the screen", [](const AppState& a) { return a.blank; }},
              {GLFW_KEY_B, "B again brings it back", [](const AppState& a) { return !a.blank; }},
              {GLFW_KEY_F5, "F5 enters presentation mode", [](const AppState& a) { return a.presentation; }},
-             {GLFW_KEY_F5, "F5 leaves it", [](const AppState& a) { return !a.presentation; }}};
+             {GLFW_KEY_F5, "F5 leaves it", [](const AppState& a) { return !a.presentation; }},
+             {GLFW_KEY_EQUAL, "Ctrl + zooms in", [](const AppState& a) { return a.settings.scale > 1.05f; }, true},
+             {GLFW_KEY_0, "Ctrl 0 returns to actual size", [](const AppState& a) { return a.settings.scale == 1.0f; },
+              true}};
     stops_.push_back({two_digits(++n) + "-training-panel", 0, 0, false, true});
     if (!dir_.empty()) std::filesystem::create_directories(dir_);
 }
@@ -60,12 +63,16 @@ void Tour::press_keys_before(AppState& app) {
         app.presentation = false;
         app.rebuild_fonts = true;
     }
-    ImGui::GetIO().KeysDown[keys_[key_].key] = true;
+    ImGuiIO& io = ImGui::GetIO();
+    io.KeysDown[keys_[key_].key] = true;
+    io.KeysDown[GLFW_KEY_LEFT_CONTROL] = io.KeyCtrl = keys_[key_].ctrl;
     key_down_ = true;
 }
 
 void Tour::check_keys_after(AppState& app) {
-    ImGui::GetIO().KeysDown[keys_[key_].key] = false;
+    ImGuiIO& io = ImGui::GetIO();
+    io.KeysDown[keys_[key_].key] = false;
+    io.KeysDown[GLFW_KEY_LEFT_CONTROL] = io.KeyCtrl = false;
     key_down_ = false;
     const KeyPress& k = keys_[key_];
     const bool ok = k.check(app);

@@ -35,6 +35,7 @@ private:
         int key;
         const char* what;
         std::function<bool(const AppState&)> check;
+        bool ctrl = false;
     };
     void press_keys_before(AppState& app);
     void check_keys_after(AppState& app);
