@@ -121,16 +121,19 @@ void draw_tick(const plot::Tick& t, ImVec2 at) {
 }
 
 // Text turned a quarter counter-clockwise about its centre (ImGui draws text upright only).
+// It is laid out around the middle of the screen, where no glyph is culled, then turned and
+// moved: laid out in place, a label near the window's edge would lose its far end.
 void draw_vertical_text(const std::string& text, ImVec2 centre) {
     const ImVec2 size = ImGui::CalcTextSize(text.c_str());
+    const ImGuiViewport* viewport = ImGui::GetMainViewport();
+    const ImVec2 anchor(viewport->Pos.x + viewport->Size.x / 2, viewport->Pos.y + viewport->Size.y / 2);
     const int first = g.draw->VtxBuffer.Size;
-    // AddText drops glyphs outside the clip rectangle before we turn them: draw unclipped.
     g.draw->PushClipRectFullScreen();
-    g.draw->AddText(ImVec2(centre.x - size.x / 2, centre.y - size.y / 2), g_colours.text, text.c_str());
+    g.draw->AddText(ImVec2(anchor.x - size.x / 2, anchor.y - size.y / 2), g_colours.text, text.c_str());
     g.draw->PopClipRect();
     for (int i = first; i < g.draw->VtxBuffer.Size; ++i) {
         ImVec2& p = g.draw->VtxBuffer[i].pos;
-        const ImVec2 d(p.x - centre.x, p.y - centre.y);
+        const ImVec2 d(p.x - anchor.x, p.y - anchor.y);
         p = ImVec2(centre.x + d.y, centre.y - d.x);
     }
 }
@@ -173,6 +176,11 @@ void plot_lines(const Series& s) {
             continue;
         }
         if (s.kind == SeriesKind::Stairs && !run.empty()) run.emplace_back(p.x, run.back().y);
+        if (!run.empty()) {  // long segments count along their length, so the legend avoids them
+            const ImVec2 a = run.back();
+            const float len = std::hypot(p.x - a.x, p.y - a.y), step = font_size();
+            for (float t = step; t < len; t += step) occupy(ImVec2(a.x + (p.x - a.x) * t / len, a.y + (p.y - a.y) * t / len));
+        }
         run.push_back(p);
         occupy(p);
         consider_hover(p, s, s.x[i], s.y[i]);
