@@ -1,6 +1,8 @@
 // MLP training step by step: quantised operands, float32 GEMMs (Eigen), AdamW.
 #include "emulator/mlp_trainer.hpp"
 
+#include <algorithm>
+
 #include <Eigen/Dense>
 
 #include <cmath>
@@ -298,6 +300,14 @@ std::string_view precision_name(Precision p) {
     case Precision::Fp8: return "fp8";
     }
     return "?";
+}
+
+double final_loss(const std::vector<float>& loss) {
+    const std::size_t n = std::min<std::size_t>(10, loss.size());
+    if (n == 0) return 0.0;
+    double sum = 0;
+    for (std::size_t i = loss.size() - n; i < loss.size(); ++i) sum += loss[i];
+    return sum / double(n);
 }
 
 TrainerResult train_mlp(const TrainerConfig& config, const TrainStepCallback& on_step) {

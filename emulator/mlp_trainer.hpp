@@ -38,6 +38,10 @@ struct TrainerConfig {
     bool record_trace = true;
 };
 
+// The mean of the last min(10, n) losses: batches differ from step to step, so one step's
+// loss depends on which batch it saw. Every "final loss" in fp8lab (CPU and GPU) is this.
+double final_loss(const std::vector<float>& loss);
+
 // One linear layer's trained parameters (weight row-major, outputs x inputs).
 struct LayerWeights {
     int inputs = 0, outputs = 0;

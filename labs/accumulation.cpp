@@ -1,6 +1,7 @@
 // Exact FP8 products, inexact sums: the emulated narrow accumulator and the GPU measurement.
 #include "labs/accumulation.hpp"
 
+#include <algorithm>
 #include <cmath>
 #include <cstring>
 #include <istream>
@@ -59,6 +60,23 @@ ExactDot exact_dot(const DotOperands& ops, int i, int j) {
     return d;
 }
 
+std::vector<ExactDot> exact_dots(const DotOperands& ops, int outputs) {
+    std::vector<ExactDot> exact;
+    for (int i = 0; i < outputs; ++i)
+        for (int j = 0; j < outputs; ++j) exact.push_back(exact_dot(ops, i, j));
+    return exact;
+}
+
+DotErrors dot_errors(const std::vector<ExactDot>& exact, const std::function<double(std::size_t)>& result) {
+    DotErrors e;
+    for (std::size_t o = 0; o < exact.size(); ++o) {
+        const double err = std::fabs(result(o) - exact[o].value) / exact[o].magnitude;
+        e.mean += err / double(exact.size());
+        e.max = std::max(e.max, err);
+    }
+    return e;
+}
+
 double emulated_dot(const DotOperands& ops, int i, int j, int mantissa_bits, int promote_every) {
     const emu::Format& f = emu::e4m3();
     float total = 0, acc = 0;
@@ -91,18 +109,12 @@ AccumulationSweep measure_tensor_core_accumulation(const std::function<bool(int,
     int done = 0;
     for (int k : accumulation_depths()) {
         const DotOperands ops = dot_operands(rows, k, true, 7);
-        std::vector<ExactDot> exact;
-        for (int i = 0; i < rows; ++i)
-            for (int j = 0; j < rows; ++j) exact.push_back(exact_dot(ops, i, j));
+        const std::vector<ExactDot> exact = exact_dots(ops, rows);
         for (bool fast : {false, true}) {
             const std::vector<float> y = gpu::fp8_gemm(rows, rows, k, emu::e4m3(), ops.a, ops.a_scale_inv, emu::e4m3(),
                                                        ops.b, ops.b_scale_inv, fast, true);
-            AccumulationPoint p{k, fast};
-            for (std::size_t o = 0; o < exact.size(); ++o) {
-                const double e = std::fabs(double(y[o]) - exact[o].value) / exact[o].magnitude;
-                p.mean_error += e / double(exact.size());
-                p.max_error = std::max(p.max_error, e);
-            }
+            const DotErrors e = dot_errors(exact, [&](std::size_t o) { return double(y[o]); });
+            const AccumulationPoint p{k, fast, e.mean, e.max};
             sweep.points.push_back(p);
             if (progress && !progress(++done, total)) throw RunCancelled();
         }

@@ -29,6 +29,15 @@ struct ExactDot {
     double value = 0, magnitude = 0;
 };
 ExactDot exact_dot(const DotOperands& ops, int i, int j);
+// exact_dot for every (i, j) of the first `outputs` rows of a and b, row-major.
+std::vector<ExactDot> exact_dots(const DotOperands& ops, int outputs);
+
+// Mean and worst |result - exact| / sum |products| over the outputs; result(o) is
+// output o in the same row-major order as exact_dots.
+struct DotErrors {
+    double mean = 0, max = 0;
+};
+DotErrors dot_errors(const std::vector<ExactDot>& exact, const std::function<double(std::size_t)>& result);
 
 // An accumulator that keeps `mantissa_bits` fraction bits, truncating after every addition
 // (a model of a narrow tensor-core accumulator), promoted into a float32 sum every

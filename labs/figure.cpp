@@ -24,4 +24,10 @@ Series scatter(std::string name, std::vector<double> x, std::vector<double> y, i
     return s;
 }
 
+std::vector<double> step_numbers(std::size_t n) {
+    std::vector<double> x(n);
+    for (std::size_t i = 0; i < n; ++i) x[i] = double(i);
+    return x;
+}
+
 }  // namespace fp8lab::labs

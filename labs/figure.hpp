@@ -82,5 +82,7 @@ struct Figure {
 // Convenience builders used by the labs.
 Series line(std::string name, std::vector<double> x, std::vector<double> y, int colour);
 Series scatter(std::string name, std::vector<double> x, std::vector<double> y, int colour);
+// 0, 1, ..., n-1: the x of a per-step curve.
+std::vector<double> step_numbers(std::size_t n);
 
 }  // namespace fp8lab::labs

@@ -16,20 +16,6 @@ struct Curves {
     std::vector<float> bf16, fp8;
 };
 
-double mean_of_last(const std::vector<float>& loss, std::size_t n) {
-    if (loss.empty()) return 0;
-    n = std::min(n, loss.size());
-    double sum = 0;
-    for (std::size_t i = loss.size() - n; i < loss.size(); ++i) sum += loss[i];
-    return sum / double(n);
-}
-
-std::vector<double> step_numbers(std::size_t n) {
-    std::vector<double> x(n);
-    for (std::size_t i = 0; i < n; ++i) x[i] = double(i);
-    return x;
-}
-
 Figure loss_figure(const Curves& c, const std::string& fp8_label) {
     Figure f;
     f.id = "training-loss";
@@ -50,7 +36,7 @@ StepOutput output_of(const Curves& c, const std::string& fp8_label, const std::s
 }
 
 void add_final_losses(StepOutput& out, const Curves& c) {
-    const double bf16 = mean_of_last(c.bf16, 10), fp8 = mean_of_last(c.fp8, 10);
+    const double bf16 = emu::final_loss(c.bf16), fp8 = emu::final_loss(c.fp8);
     out.metrics.push_back({"BF16 final loss (mean of last 10 steps)", bf16, ""});
     out.metrics.push_back({"FP8 final loss (mean of last 10 steps)", fp8, ""});
     if (bf16 > 0) out.metrics.push_back({"FP8 loss over BF16 loss", fp8 / bf16, "x"});

@@ -4,7 +4,7 @@
 
 #include <string>
 
-#include "app/gui/markdown_view.hpp"
+#include <imgui.h>
 
 namespace fp8lab::gui {
 

@@ -422,11 +422,7 @@ void SetupAxes(const labs::Axis& x, plot::AxisRange x_fit, const labs::Axis& y, 
 
     ImDrawList* d = g.draw;
     d->AddRectFilled(g.frame.Min, g.frame.Max, g_colours.background);
-    if (!g.title.empty()) {
-        ImGui::PushFont(ImGui::GetFont());
-        d->AddText(ImVec2(g.frame.Min.x, g.total.Min.y + fs * 0.2f), g_colours.text, g.title.c_str());
-        ImGui::PopFont();
-    }
+    if (!g.title.empty()) d->AddText(ImVec2(g.frame.Min.x, g.total.Min.y + fs * 0.2f), g_colours.text, g.title.c_str());
     for (const plot::Tick& t : xt) {
         const float x_px = px(t.value);
         if (!std::isfinite(x_px) || x_px < g.frame.Min.x - 1 || x_px > g.frame.Max.x + 1) continue;

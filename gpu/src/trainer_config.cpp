@@ -4,6 +4,8 @@
 
 #include "gpu/trainer.hpp"
 
+#include "emulator/mlp_trainer.hpp"
+
 namespace fp8lab::gpu {
 namespace {
 
@@ -45,13 +47,7 @@ double model_flops_per_step(const GpuTrainConfig& c) {
     return first + hidden + last;
 }
 
-double GpuTrainResult::final_loss() const {
-    const std::size_t n = std::min<std::size_t>(10, loss.size());
-    if (n == 0) return 0.0;
-    double sum = 0;
-    for (std::size_t i = loss.size() - n; i < loss.size(); ++i) sum += loss[i];
-    return sum / double(n);
-}
+double GpuTrainResult::final_loss() const { return emu::final_loss(loss); }
 
 const std::vector<GpuPreset>& gpu_presets() {
     static const std::vector<GpuPreset> presets = {{"tiny", 768, 3072, 32},

@@ -14,24 +14,6 @@ namespace {
 
 constexpr const char* kAsset = "h100-accumulation.csv";
 
-struct ErrorStats {
-    double mean = 0, max = 0;
-};
-
-// Mean and worst error over `outputs` x `outputs` dot products, relative to sum |products|.
-template <class Dot>
-ErrorStats dot_errors(const DotOperands& ops, int outputs, Dot dot) {
-    ErrorStats e;
-    for (int i = 0; i < outputs; ++i)
-        for (int j = 0; j < outputs; ++j) {
-            const ExactDot x = exact_dot(ops, i, j);
-            const double err = std::fabs(dot(i, j) - x.value) / x.magnitude;
-            e.mean += err / double(outputs * outputs);
-            e.max = std::max(e.max, err);
-        }
-    return e;
-}
-
 StepLogic emulated() {
     StepLogic s;
     s.id = "accumulation";
@@ -59,10 +41,15 @@ StepLogic emulated() {
                      {"narrow worst", ColumnType::Number}, {"promoted mean", ColumnType::Number}};
         for (int k = 64; k <= 65536; k *= 4) {
             if (ctx.cancel_requested()) throw RunCancelled();
-            const DotOperands ops = dot_operands(4, k, positive, ctx.seed());
-            const ErrorStats a = dot_errors(ops, 4, [&](int i, int j) { return emulated_dot(ops, i, j, 23, 0); });
-            const ErrorStats b = dot_errors(ops, 4, [&](int i, int j) { return emulated_dot(ops, i, j, bits, 0); });
-            const ErrorStats c = dot_errors(ops, 4, [&](int i, int j) { return emulated_dot(ops, i, j, bits, every); });
+            const int outputs = 4;
+            const DotOperands ops = dot_operands(outputs, k, positive, ctx.seed());
+            const std::vector<ExactDot> exact = exact_dots(ops, outputs);
+            const auto errors = [&](int mantissa_bits, int promote) {
+                return dot_errors(exact, [&](std::size_t o) {
+                    return emulated_dot(ops, int(o) / outputs, int(o) % outputs, mantissa_bits, promote);
+                });
+            };
+            const DotErrors a = errors(23, 0), b = errors(bits, 0), c = errors(bits, every);
             for (auto [series, e] : {std::pair{&f32, a}, std::pair{&narrow, b}, std::pair{&promoted, c}}) {
                 series->x.push_back(k);
                 series->y.push_back(std::max(e.mean, 1e-12));  // an exact sum sits at the axis' floor

@@ -12,14 +12,16 @@ namespace fp8lab::labs {
 namespace {
 
 constexpr std::size_t kRows = 128, kCols = 1024;
+constexpr std::size_t kOutlierEvery = 97;  // columns between outlier channels
+constexpr float kOutlierFactor = 40.0f;
 
-// Activations with outlier channels: N(0, 1), every 97th column 40 times larger, as the
+// Activations with outlier channels: N(0, 1), every kOutlierEvery-th column kOutlierFactor times larger, as the
 // outlier features of large language models sit in a few fixed channels.
 std::vector<float> outlier_channels(std::uint64_t seed) {
     std::vector<float> x = sample_tensor(TensorKind::Weights, kRows * kCols, seed);  // N(0, 0.02^2)
     for (float& v : x) v *= 50.0f;
     for (std::size_t r = 0; r < kRows; ++r)
-        for (std::size_t c = 13; c < kCols; c += 97) x[r * kCols + c] *= 40.0f;
+        for (std::size_t c = 13; c < kCols; c += kOutlierEvery) x[r * kCols + c] *= kOutlierFactor;
     return x;
 }
 
@@ -102,7 +104,10 @@ StepLogic recipes() {
         }
         fig.series.push_back(std::move(bars));
         out.figures.push_back(std::move(fig));
-        Table t{"recipes", std::to_string(kRows) + " x " + std::to_string(kCols) + " activations, every 97th channel 40x", {}, {}};
+        Table t{"recipes",
+                std::to_string(kRows) + " x " + std::to_string(kCols) + " activations, every " + std::to_string(kOutlierEvery) +
+                    "th channel " + number_text(kOutlierFactor) + "x",
+                {}, {}};
         t.columns = {{"recipe"}, {"elements"}, {"blocks"}, {"scales"}, {"bits per element", ColumnType::Number},
                      {"RMS relative error", ColumnType::Number}, {"relative Frobenius error", ColumnType::Number},
                      {"clipped at max", ColumnType::Number, "%"},

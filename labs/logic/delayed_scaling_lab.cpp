@@ -18,16 +18,17 @@ namespace fp8lab::labs {
 namespace {
 
 constexpr int kSteps = 200;
+constexpr int kSpikeStep = 60, kJumpStep = 140;
 constexpr const char* kTrace = "h100-small-delayed.amax.csv";
 
 // A tensor whose amax drifts up by a decade over the run, with noise, one spike of
-// `spike` times for a single step at 60, and a level shift of `spike` times from 140 on.
+// `spike` times for the single step kSpikeStep, and a level shift of `spike` times from kJumpStep on.
 std::vector<float> drifting_amax(double spike) {
     std::vector<float> a(kSteps);
     for (int t = 0; t < kSteps; ++t) {
         double v = 0.5 * std::pow(10.0, t / double(kSteps)) * (1 + 0.08 * std::sin(t * 1.7) * std::cos(t * 0.31));
-        if (t == 60) v *= spike;
-        if (t >= 140) v *= spike;
+        if (t == kSpikeStep) v *= spike;
+        if (t >= kJumpStep) v *= spike;
         a[std::size_t(t)] = float(v);
     }
     return a;
@@ -77,12 +78,6 @@ Replay replay(const std::vector<float>& amax, const emu::Format& f, const emu::D
     return r;
 }
 
-std::vector<double> steps_axis(std::size_t n) {
-    std::vector<double> x(n);
-    for (std::size_t i = 0; i < n; ++i) x[i] = double(i);
-    return x;
-}
-
 Figure amax_figure(std::string id, std::string title, const std::vector<float>& amax, const Replay& r) {
     Figure fig;
     fig.id = std::move(id);
@@ -101,7 +96,7 @@ Figure amax_figure(std::string id, std::string title, const std::vector<float>& 
         fig.y_axis.min = lo / 2.0;
         fig.y_axis.max = hi * 4.0;
     }
-    const std::vector<double> x = steps_axis(amax.size());
+    const std::vector<double> x = step_numbers(amax.size());
     fig.series.push_back(line("amax of the step", x, {amax.begin(), amax.end()}, 0));
     Series bound{SeriesKind::Stairs, "largest amax the scale holds (max / scale)", 1, x, {r.bound.begin(), r.bound.end()}};
     fig.series.push_back(std::move(bound));
@@ -119,7 +114,7 @@ StepLogic history_window() {
     s.id = "history";
     s.parameters = delayed_parameters();
     s.parameters.push_back(choice("format", "Format", {"e4m3", "e5m2"}, "e4m3", "The tensor's format"));
-    s.parameters.push_back(real("spike", "Spike factor", 1.0, 64.0, 8.0, true, "How much larger the spike at step 60 is"));
+    s.parameters.push_back(real("spike", "Spike factor", 1.0, 64.0, 8.0, true, "How much larger the spike (and the later jump) is"));
     s.training_mapping = kMapping;
     s.training = map_delayed;
     s.run = [](const Parameters& p, RunContext&) {
@@ -129,15 +124,16 @@ StepLogic history_window() {
         const std::vector<float> amax = drifting_amax(p.real("spike"));
         const Replay r = replay(amax, f, c);
         StepOutput out;
-        out.figures.push_back(amax_figure("amax-and-bound", "Delayed scaling of a drifting tensor with a spike at 60 and a "
-                                                            "jump at 140",
+        out.figures.push_back(amax_figure("amax-and-bound",
+                                          "Delayed scaling of a drifting tensor with a spike at " + std::to_string(kSpikeStep) +
+                                              " and a jump at " + std::to_string(kJumpStep),
                                           amax, r));
         Figure headroom;
         headroom.id = "headroom";
         headroom.title = "Headroom: binades between amax and the scale's bound (below 0: overflow)";
         headroom.x_axis = {"step", AxisScale::Linear};
         headroom.y_axis = {"log2(bound / amax)", AxisScale::Linear};
-        Series h = line("headroom", steps_axis(amax.size()), {}, 2);
+        Series h = line("headroom", step_numbers(amax.size()), {}, 2);
         for (std::size_t t = 0; t < amax.size(); ++t) h.y.push_back(std::log2(double(r.bound[t]) / amax[t]));
         headroom.series.push_back(std::move(h));
         headroom.series.push_back(line("no headroom", {0, double(kSteps - 1)}, {0, 0}, 7));
@@ -165,18 +161,19 @@ StepLogic history_window() {
     };
     // How many steps one spike keeps the scale down, from the emulator itself.
     std::vector<float> flat(kSteps, 1.0f);
-    flat[60] = 8.0f;
+    flat[kSpikeStep] = 8.0f;
     const Replay with = replay(flat, emu::e4m3(), {16, emu::AmaxAlgorithm::Max, 0});
     const Replay without = replay(std::vector<float>(kSteps, 1.0f), emu::e4m3(), {16, emu::AmaxAlgorithm::Max, 0});
     int lowered = 0;
     for (int t = 0; t < kSteps; ++t) lowered += with.scale[std::size_t(t)] != without.scale[std::size_t(t)];
     s.exercise = numeric_exercise(
-        "History 16, algorithm max, margin 0. A tensor's amax is 1 at every step except one spike of 8 at step 60. For "
+        "History 16, algorithm max, margin 0. A tensor's amax is 1 at every step except one spike of 8 at step " +
+            std::to_string(kSpikeStep) + ". For "
         "how many steps does the scale stay lower because of the spike?",
         lowered,
-        {{double(lowered - 1), "Count again: the spike enters the history after step 60 and stays for as many "
+        {{double(lowered - 1), "Count again: the spike enters the history after its step and stays for as many "
                                "updates as the history is long."},
-         {double(lowered + 1), "Step 60 itself still used the old scale: delayed scaling sets a step's scale "
+         {double(lowered + 1), "The spike's own step still used the old scale: delayed scaling sets a step's scale "
                                "before it sees that step's amax."},
          {1, "That would be most_recent: with max, the spike stays in the window until it rolls out."}},
         "The spike is in the window from the update after step 60 until it rolls out.");

@@ -6,6 +6,7 @@
 #include <cmath>
 
 #include "emulator/block_recipes.hpp"
+#include "emulator/bulk.hpp"
 #include "emulator/convert.hpp"
 #include "emulator/current_scaling.hpp"
 #include "emulator/mlp_trainer.hpp"
@@ -17,6 +18,7 @@ namespace fp8lab::labs {
 namespace {
 
 constexpr int kBatchRows = 256, kEvalBatches = 8;
+constexpr float kShiftFactor = 3.0f;  // how much larger the shifted inputs are
 constexpr float kGeluC = 0.7978845608028654f;
 
 emu::TrainerConfig model_config() {
@@ -34,15 +36,12 @@ const std::vector<emu::LayerWeights>& trained_model() {
     return layers;
 }
 
-float amax_of(std::span<const float> x) {
-    float m = 0;
-    for (float v : x) m = std::max(m, std::fabs(v));
-    return m;
-}
-
 // x -> value(cvt(x * scale)) / scale, in float32 as a cast kernel computes it.
 void fake_quantize(std::span<float> x, const emu::Format& f, float scale) {
-    for (float& v : x) v = float(emu::round_to_format(f, double(v * scale))) / scale;
+    std::vector<float> scaled(x.size());
+    for (std::size_t i = 0; i < x.size(); ++i) scaled[i] = x[i] * scale;
+    emu::round_span(f, scaled, x);
+    for (float& v : x) v /= scale;
 }
 
 enum class WeightScaling { None, PerTensor, PerChannel, Nvfp4 };
@@ -58,26 +57,27 @@ std::vector<emu::LayerWeights> quantize_weights(const emu::Format& f, WeightScal
     std::vector<emu::LayerWeights> layers = trained_model();
     for (emu::LayerWeights& l : layers) {
         std::span<float> w(l.weight);
-        if (how == WeightScaling::PerTensor) fake_quantize(w, f, emu::current_scale(amax_of(w), f).scale);
+        if (how == WeightScaling::PerTensor) fake_quantize(w, f, emu::current_scale(emu::amax(w), f).scale);
         if (how == WeightScaling::PerChannel)
             for (int r = 0; r < l.outputs; ++r) {
                 std::span<float> row = w.subspan(std::size_t(r) * l.inputs, std::size_t(l.inputs));
-                fake_quantize(row, f, emu::current_scale(amax_of(row), f).scale);
+                fake_quantize(row, f, emu::current_scale(emu::amax(row), f).scale);
             }
         if (how == WeightScaling::Nvfp4) l.weight = emu::quantize_nvfp4(w, std::size_t(l.outputs), std::size_t(l.inputs)).dequantize();
     }
     return layers;
 }
 
-// Forward pass in float32; `input_scales[l]`, when given, quantises layer l's input.
+// Forward pass in float32. `how` says whether layer l's input is quantised to `f` first:
+// with static_scales[l], with the scale of its own amax, or not at all (then `f` is unused).
 std::vector<float> forward(const std::vector<emu::LayerWeights>& layers, std::vector<float> x, int rows,
                            const emu::Format& f, ActivationScaling how, const std::vector<float>& static_scales,
                            std::vector<float>* observed_amax = nullptr) {
     for (std::size_t l = 0; l < layers.size(); ++l) {
         const emu::LayerWeights& L = layers[l];
-        if (observed_amax) (*observed_amax)[l] = std::max((*observed_amax)[l], amax_of(x));
+        if (observed_amax) (*observed_amax)[l] = std::max((*observed_amax)[l], emu::amax(x));
         if (how == ActivationScaling::Static) fake_quantize(x, f, static_scales[l]);
-        if (how == ActivationScaling::Dynamic) fake_quantize(x, f, emu::current_scale(amax_of(x), f).scale);
+        if (how == ActivationScaling::Dynamic) fake_quantize(x, f, emu::current_scale(emu::amax(x), f).scale);
         std::vector<float> y(std::size_t(rows) * L.outputs);
         for (int r = 0; r < rows; ++r)
             for (int o = 0; o < L.outputs; ++o) {
@@ -92,16 +92,52 @@ std::vector<float> forward(const std::vector<emu::LayerWeights>& layers, std::ve
     return x;
 }
 
-// Static activation scales: the amax each layer's input reached over the calibration batches.
-std::vector<float> calibrate(const emu::Format& f, int batches) {
+// The amax each layer's input reaches on each calibration batch, [batch][layer]: measured
+// once, so that scales for any number of batches are maxima over a prefix.
+std::vector<std::vector<float>> calibration_amax(int batches) {
     const emu::TrainingTask task(model_config().task);
-    std::vector<float> amax(trained_model().size(), 0.0f);
-    for (int b = 0; b < batches; ++b)
-        forward(trained_model(), task.batch(50000 + std::uint64_t(b), kBatchRows).inputs, kBatchRows, f,
+    std::vector<std::vector<float>> per_batch;
+    for (int b = 0; b < batches; ++b) {
+        std::vector<float> amax(trained_model().size(), 0.0f);
+        forward(trained_model(), task.batch(50000 + std::uint64_t(b), kBatchRows).inputs, kBatchRows, emu::e4m3(),
                 ActivationScaling::None, {}, &amax);
+        per_batch.push_back(std::move(amax));
+    }
+    return per_batch;
+}
+
+// Static activation scales from the first `batches` calibration batches.
+std::vector<float> static_scales(const std::vector<std::vector<float>>& amax, int batches, const emu::Format& f) {
     std::vector<float> scales;
-    for (float a : amax) scales.push_back(emu::current_scale(a, f).scale);
+    for (std::size_t l = 0; l < trained_model().size(); ++l) {
+        float a = 0;
+        for (int b = 0; b < batches; ++b) a = std::max(a, amax[std::size_t(b)][l]);
+        scales.push_back(emu::current_scale(a, f).scale);
+    }
     return scales;
+}
+
+// The held-out batches and float32's outputs on them, computed once per run of a step.
+// `shifted`: the fraction of inputs made kShiftFactor times larger, a shift that the
+// calibration batches (always clean) never saw.
+struct EvaluationSet {
+    std::vector<emu::Batch> batches;
+    std::vector<std::vector<float>> reference;
+};
+
+EvaluationSet evaluation_set(double shifted) {
+    const emu::TrainingTask task(model_config().task);
+    EvaluationSet set;
+    for (int b = 0; b < kEvalBatches; ++b) {
+        emu::Batch batch = task.batch(100000 + std::uint64_t(b), kBatchRows);
+        const int inputs = int(batch.inputs.size()) / kBatchRows;
+        for (int r = 0; r < kBatchRows; ++r)
+            if ((b * kBatchRows + r) % 1000 < int(shifted * 1000))
+                for (int i = 0; i < inputs; ++i) batch.inputs[std::size_t(r) * inputs + i] *= kShiftFactor;
+        set.reference.push_back(forward(trained_model(), batch.inputs, kBatchRows, emu::e4m3(), ActivationScaling::None, {}));
+        set.batches.push_back(std::move(batch));
+    }
+    return set;
 }
 
 struct Evaluation {
@@ -110,23 +146,15 @@ struct Evaluation {
     double agreement = 0;     // argmax against float32's argmax
 };
 
-// `shifted`: the fraction of evaluation inputs made three times larger, a shift that the
-// calibration batches (always clean) never saw.
 Evaluation evaluate(const std::vector<emu::LayerWeights>& layers, const emu::Format& f, ActivationScaling how,
-                    const std::vector<float>& static_scales, double shifted = 0) {
-    const emu::TrainingTask task(model_config().task);
+                    const std::vector<float>& scales, const EvaluationSet& set) {
     Evaluation e;
     double diff = 0, norm = 0;
     int correct = 0, agree = 0, total = 0;
     const auto argmax = [](const float* p, int n) { return int(std::max_element(p, p + n) - p); };
-    for (int b = 0; b < kEvalBatches; ++b) {
-        emu::Batch batch = task.batch(100000 + std::uint64_t(b), kBatchRows);
-        const int inputs = int(batch.inputs.size()) / kBatchRows;
-        for (int r = 0; r < kBatchRows; ++r)
-            if ((b * kBatchRows + r) % 1000 < int(shifted * 1000))
-                for (int i = 0; i < inputs; ++i) batch.inputs[std::size_t(r) * inputs + i] *= 3.0f;
-        const std::vector<float> ref = forward(trained_model(), batch.inputs, kBatchRows, f, ActivationScaling::None, {});
-        const std::vector<float> y = forward(layers, batch.inputs, kBatchRows, f, how, static_scales);
+    for (std::size_t b = 0; b < set.batches.size(); ++b) {
+        const std::vector<float>& ref = set.reference[b];
+        const std::vector<float> y = forward(layers, set.batches[b].inputs, kBatchRows, f, how, scales);
         const int classes = int(y.size()) / kBatchRows;
         for (std::size_t i = 0; i < y.size(); ++i) {
             diff += double(y[i] - ref[i]) * (y[i] - ref[i]);
@@ -134,7 +162,7 @@ Evaluation evaluate(const std::vector<emu::LayerWeights>& layers, const emu::For
         }
         for (int r = 0; r < kBatchRows; ++r) {
             const int p = argmax(&y[std::size_t(r) * classes], classes);
-            correct += p == batch.labels[std::size_t(r)];
+            correct += p == set.batches[b].labels[std::size_t(r)];
             agree += p == argmax(&ref[std::size_t(r) * classes], classes);
             ++total;
         }
@@ -157,7 +185,9 @@ StepLogic weights_and_activations() {
                     integer("calibration", "Calibration batches", 1, 64, 8, "Batches that set the static scales")};
     s.run = [](const Parameters& p, RunContext&) {
         const emu::Format& f = emu::format_by_name(p.choice("format"));
-        const std::vector<float> scales = calibrate(f, int(p.integer("calibration")));
+        const int batches = int(p.integer("calibration"));
+        const std::vector<float> scales = static_scales(calibration_amax(batches), batches, f);
+        const EvaluationSet set = evaluation_set(0);
         const std::vector<Variant> variants = {
             {"float32", "float32", WeightScaling::None, ActivationScaling::None},
             {"weights only, per tensor", "W per tensor", WeightScaling::PerTensor, ActivationScaling::None},
@@ -178,7 +208,7 @@ StepLogic weights_and_activations() {
                 evaluation_columns(), {}};
         for (std::size_t i = 0; i < variants.size(); ++i) {
             const Variant& v = variants[i];
-            const Evaluation e = evaluate(quantize_weights(f, v.weights), f, v.activations, scales);
+            const Evaluation e = evaluate(quantize_weights(f, v.weights), f, v.activations, scales, set);
             t.rows.push_back({v.name, e.output_error, e.accuracy, e.agreement});
             if (i == 0) continue;  // float32 has no error to draw on a log axis
             fig.x_axis.categories.push_back(v.short_name);
@@ -203,12 +233,14 @@ StepLogic calibration() {
     s.id = "calibration";
     s.parameters = {choice("format", "Format", {"e4m3", "e5m2", "e2m1"}, "e4m3", "For weights and activations"),
                     integer("shifted", "Shifted inputs at inference (%)", 0, 20, 2,
-                            "Inputs three times larger than anything the calibration saw")};
+                            "Inputs several times larger than anything the calibration saw")};
     s.run = [](const Parameters& p, RunContext& ctx) {
         const emu::Format& f = emu::format_by_name(p.choice("format"));
         const double shifted = double(p.integer("shifted")) / 100;
         const std::vector<emu::LayerWeights> weights = quantize_weights(f, WeightScaling::PerChannel);
-        const Evaluation dynamic = evaluate(weights, f, ActivationScaling::Dynamic, {}, shifted);
+        const EvaluationSet set = evaluation_set(shifted);
+        const std::vector<std::vector<float>> amax = calibration_amax(64);
+        const Evaluation dynamic = evaluate(weights, f, ActivationScaling::Dynamic, {}, set);
         StepOutput out;
         Figure fig;
         fig.id = "by-calibration";
@@ -216,10 +248,13 @@ StepLogic calibration() {
         fig.x_axis = {"calibration batches", AxisScale::Log2};
         fig.y_axis = {"relative output error vs float32", AxisScale::Log10};
         Series stat = line("static scales from the calibration batches", {}, {}, 0);
-        Table t{"by-calibration", "Static scales", evaluation_columns(), {}};
+        Table t{"by-calibration",
+                "Static scales; " + number_text(100 * shifted) + "% of the evaluation inputs are " +
+                    number_text(kShiftFactor) + " times larger than the calibration's",
+                evaluation_columns(), {}};
         for (int n = 1; n <= 64; n *= 2) {
             if (ctx.cancel_requested()) throw RunCancelled();
-            const Evaluation e = evaluate(weights, f, ActivationScaling::Static, calibrate(f, n), shifted);
+            const Evaluation e = evaluate(weights, f, ActivationScaling::Static, static_scales(amax, n, f), set);
             stat.x.push_back(n);
             stat.y.push_back(e.output_error);
             t.rows.push_back({std::to_string(n) + " batch(es)", e.output_error, e.accuracy, e.agreement});
@@ -245,19 +280,21 @@ StepLogic calibration() {
     return s;
 }
 
-// A KV-cache-like tensor: keys of 256 tokens x 64 channels, a few channels much larger
+// A KV-cache-like tensor: keys of tokens x channels, a few channels much larger
 // (keys have outlier channels), attended to by 16 queries.
 StepLogic kv_cache() {
     StepLogic s;
     s.id = "kv-cache";
     s.run = [](const Parameters&, RunContext& ctx) {
         const int tokens = 256, dim = 64, queries = 16;
+        const std::vector<int> outlier_channels = {3, 17, 42};
+        const float outlier_factor = 12.0f;
         std::vector<float> keys = sample_tensor(TensorKind::Weights, std::size_t(tokens) * dim, ctx.seed() + 11);
         std::vector<float> q = sample_tensor(TensorKind::Weights, std::size_t(queries) * dim, ctx.seed() + 12);
         for (float& v : keys) v *= 50.0f;
         for (float& v : q) v *= 50.0f;
         for (int t = 0; t < tokens; ++t)
-            for (int c : {3, 17, 42}) keys[std::size_t(t) * dim + c] *= 12.0f;
+            for (int c : outlier_channels) keys[std::size_t(t) * dim + c] *= outlier_factor;
         const auto attention = [&](const std::vector<float>& k) {
             std::vector<double> p(std::size_t(queries) * tokens);
             for (int i = 0; i < queries; ++i) {
@@ -283,7 +320,7 @@ StepLogic kv_cache() {
         std::vector<Kv> variants;
         const auto per_tensor = [&](const emu::Format& f) {
             std::vector<float> k = keys;
-            fake_quantize(k, f, emu::current_scale(amax_of(k), f).scale);
+            fake_quantize(k, f, emu::current_scale(emu::amax(k), f).scale);
             return k;
         };
         const auto per_channel = [&](const emu::Format& f) {
@@ -314,7 +351,11 @@ StepLogic kv_cache() {
         fig.y_axis = {"mean total variation distance", AxisScale::Log10};
         fig.legend = false;
         Series bars{SeriesKind::Bars, "", 3};
-        Table t{"kv", "256 keys x 64 channels, three outlier channels 12x; 16 queries", {}, {}};
+        Table t{"kv",
+                std::to_string(tokens) + " keys x " + std::to_string(dim) + " channels, " +
+                    std::to_string(outlier_channels.size()) + " outlier channels " + number_text(outlier_factor) + "x; " +
+                    std::to_string(queries) + " queries",
+                {}, {}};
         t.columns = {{"keys stored as"}, {"bits per element", ColumnType::Number}, {"mean total variation", ColumnType::Number},
                      {"worst total variation", ColumnType::Number}};
         for (const Kv& v : variants) {

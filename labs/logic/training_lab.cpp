@@ -103,11 +103,7 @@ StepLogic what_breaks() {
             const Variant& var = variants[i];
             const emu::TrainerResult r = emu::train_mlp(var.config, [&](int, float) { return !ctx.cancel_requested(); });
             if (r.cancelled) throw RunCancelled();
-            Series l = line(var.name, {}, {}, colour++);
-            for (std::size_t k = 0; k < r.loss.size(); ++k) {
-                l.x.push_back(double(k));
-                l.y.push_back(r.loss[k]);
-            }
+            Series l = line(var.name, step_numbers(r.loss.size()), {r.loss.begin(), r.loss.end()}, colour++);
             if (i == 0) {
                 l.line_width = 2;
                 bf16_loss = r.loss;
@@ -120,9 +116,7 @@ StepLogic what_breaks() {
                 ratio.series.push_back(std::move(q));
             }
             fig.series.push_back(std::move(l));
-            double final = 0;
-            const std::size_t n = std::min<std::size_t>(10, r.loss.size());
-            for (std::size_t k = r.loss.size() - n; k < r.loss.size(); ++k) final += r.loss[k] / double(n);
+            const double final = emu::final_loss(r.loss);
             if (i == 0) bf16_final = final;
             t.rows.push_back({var.name, final, final / bf16_final, 100 * r.flushed_fraction()});
             ctx.report_progress(double(i + 1) / double(variants.size()), var.name);

@@ -4,6 +4,7 @@
 #include <algorithm>
 #include <cmath>
 
+#include "emulator/bulk.hpp"
 #include "emulator/convert.hpp"
 #include "emulator/current_scaling.hpp"
 #include "labs/logic/lab_logic.hpp"
@@ -14,12 +15,6 @@ namespace fp8lab::labs {
 namespace {
 
 constexpr std::size_t kElements = 1 << 16;
-
-float amax_of(const std::vector<float>& x) {
-    float m = 0;
-    for (float v : x) m = std::max(m, std::fabs(v));
-    return m;
-}
 
 // Percent of elements per half-binade of |x * scale|; zeros are left out (log axis).
 Series magnitude_histogram(const std::vector<float>& x, float scale, std::string name, int colour, SeriesKind kind) {
@@ -98,7 +93,7 @@ StepLogic against_the_grid() {
         Table t{"census", "Converted without a scale (round to nearest even)", census_columns(), {}};
         t.rows.push_back(census_row(tensor_description(kind, 8), 1, census(f, x, 1)));
         out.tables.push_back(std::move(t));
-        out.metrics.push_back({"amax of the tensor", double(amax_of(x)), ""});
+        out.metrics.push_back({"amax of the tensor", double(emu::amax(x)), ""});
         out.metrics.push_back({"largest value of " + std::string(f.name), f.max_finite, ""});
         out.metrics.push_back({"smallest non-zero value of " + std::string(f.name), f.has_subnormals ? f.min_subnormal : f.min_normal, ""});
         return out;
@@ -130,7 +125,7 @@ StepLogic per_tensor_scaling() {
         const emu::Format& f = emu::format_by_name(p.choice("format"));
         const TensorKind kind = tensor_kind(p.choice("tensor"));
         const std::vector<float> x = sample_tensor(kind, kElements, ctx.seed());
-        const float amax = amax_of(x);
+        const float amax = emu::amax(x);
         const float scale = p.toggle("scale") ? emu::current_scale(amax, f).scale : 1.0f;
         const float normalise = amax > 0 ? 1.0f / amax : 1.0f;
         StepOutput out;
@@ -192,7 +187,7 @@ StepLogic gradients() {
             for (int d = 1; d <= 14; ++d) {
                 if (ctx.cancel_requested()) throw RunCancelled();
                 const std::vector<float> g = sample_tensor(TensorKind::Gradients, kElements / 4, ctx.seed(), d);
-                const float scale = emu::current_scale(amax_of(g), *f).scale;
+                const float scale = emu::current_scale(emu::amax(g), *f).scale;
                 const QuantizationCensus c = census(*f, g, scale);
                 flushed.x.push_back(d);
                 flushed.y.push_back(100 * c.flushed);
@@ -202,7 +197,7 @@ StepLogic gradients() {
             lost.series.push_back(std::move(flushed));
             error.series.push_back(std::move(rms));
             const std::vector<float> g = sample_tensor(TensorKind::Gradients, kElements, ctx.seed(), chosen);
-            const float scale = emu::current_scale(amax_of(g), *f).scale;
+            const float scale = emu::current_scale(emu::amax(g), *f).scale;
             t.rows.push_back(census_row(std::string(f->display_name), scale, census(*f, g, scale)));
         }
         out.figures.push_back(std::move(lost));
@@ -216,8 +211,8 @@ StepLogic gradients() {
     };
     // The answer comes from the same census the step draws.
     const std::vector<float> g = sample_tensor(TensorKind::Gradients, kElements, 1, 8);
-    const double e4m3 = census(emu::e4m3(), g, emu::current_scale(amax_of(g), emu::e4m3()).scale).flushed;
-    const double e5m2 = census(emu::e5m2(), g, emu::current_scale(amax_of(g), emu::e5m2()).scale).flushed;
+    const double e4m3 = census(emu::e4m3(), g, emu::current_scale(emu::amax(g), emu::e4m3()).scale).flushed;
+    const double e5m2 = census(emu::e5m2(), g, emu::current_scale(emu::amax(g), emu::e5m2()).scale).flushed;
     const std::size_t answer = e5m2 < e4m3 ? 1 : e4m3 < e5m2 ? 0 : 2;
     s.exercise = choice_exercise(
         "Gradients span 8 decades. After per-tensor scaling, which format flushes fewer of them to zero?",
