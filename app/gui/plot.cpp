@@ -140,18 +140,17 @@ void draw_vertical_text(const std::string& text, ImVec2 centre) {
 
 void dashed_polyline(const std::vector<ImVec2>& pts, ImU32 colour, float thickness) {
     const float on = font_size() * 0.5f, off = font_size() * 0.3f;
-    float phase = 0;
+    float phase = 0;  // carried across segments, so the dashes run on around corners
     for (std::size_t i = 1; i < pts.size(); ++i) {
-        ImVec2 a = pts[i - 1];
-        const ImVec2 b = pts[i];
+        const ImVec2 a = pts[i - 1], b = pts[i];
         const float len = std::sqrt((b.x - a.x) * (b.x - a.x) + (b.y - a.y) * (b.y - a.y));
-        float done = 0;
-        while (done < len) {
-            const float period_left = (phase < on ? on - phase : on + off - phase);
-            const float step = std::min(period_left, len - done);
-            const ImVec2 c(a.x + (b.x - a.x) * step / len, a.y + (b.y - a.y) * step / len);
-            if (phase < on) g.draw->AddLine(a, c, colour, thickness);
-            a = c;
+        if (len <= 0) continue;
+        const ImVec2 unit((b.x - a.x) / len, (b.y - a.y) / len);
+        for (float done = 0; done < len;) {
+            const float step = std::min(phase < on ? on - phase : on + off - phase, len - done);
+            if (phase < on)
+                g.draw->AddLine(ImVec2(a.x + unit.x * done, a.y + unit.y * done),
+                                ImVec2(a.x + unit.x * (done + step), a.y + unit.y * (done + step)), colour, thickness);
             done += step;
             phase = std::fmod(phase + step, on + off);
         }
