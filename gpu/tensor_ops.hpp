@@ -6,12 +6,14 @@
 
 #include <cstdint>
 #include <span>
+#include <string>
 #include <stdexcept>
 #include <vector>
 
 #include "emulator/current_scaling.hpp"
 #include "emulator/delayed_scaling.hpp"
 #include "emulator/format.hpp"
+#include "emulator/quantized_tensor.hpp"
 
 namespace fp8lab::gpu {
 
@@ -59,6 +61,28 @@ std::vector<emu::ScalePair> delayed_scaling_on_gpu(const emu::Format& format, em
 std::vector<float> fp8_gemm(int m, int n, int k, const emu::Format& a_format, std::span<const std::uint8_t> a,
                             float a_scale_inv, const emu::Format& b_format, std::span<const std::uint8_t> b,
                             float b_scale_inv, bool fast_accumulation, bool float32_output = false);
+
+// Blockwise FP8 (DeepSeek-V3) needs cuBLASLt's block-scaled GEMMs (VEC128_32F and
+// BLK128x128_32F): Hopper (compute capability 9.0) and cuBLASLt 12.9 or newer. Empty when
+// this machine has them, else the reason a person can read.
+std::string blockwise_unsupported_reason();
+
+// The training step's blockwise cast kernel on a rows x cols float32 tensor (multiples of
+// 16): with `weight_tiles`, 128 x 128 tiles for the codes and their transpose; else 1 x 128
+// blocks along the rows for the codes and 1 x 128 blocks along the columns for the
+// transpose (cols x rows). Scales in the order of emu::QuantizedTensor::block_scale_inv,
+// so each half compares with emu::quantize_blockwise of x or of its transpose.
+struct BlockwiseCastOnGpu {
+    std::vector<std::uint8_t> codes, codes_t;
+    std::vector<float> scale_inv, scale_inv_t;
+    float amax = 0;
+};
+BlockwiseCastOnGpu cast_transpose_blockwise(std::span<const float> x, int rows, int cols, bool weight_tiles);
+
+// Y (m x n, float32) = dequant(A) * dequant(B)^T for emu::quantize_blockwise results: A is
+// m x k in 1 x 128 blocks, B is n x k in 1 x 128 blocks or 128 x 128 tiles (cuBLASLt has no
+// tiles x tiles kernel); one cuBLASLt GEMM with the block scales in its layouts.
+std::vector<float> fp8_blockwise_gemm(const emu::QuantizedTensor& a, const emu::QuantizedTensor& b);
 
 // Throws std::invalid_argument naming the first dimension that is not a positive
 // multiple of 16 (cuBLASLt's FP8 rule); the same with or without a GPU.

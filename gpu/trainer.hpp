@@ -15,9 +15,12 @@
 namespace fp8lab::gpu {
 
 enum class GpuPrecision { Bf16, Fp8 };
-enum class GpuRecipe { Delayed, Current };  // per-tensor scaling recipes the GPU step runs
+// Delayed and current scale per tensor; blockwise (DeepSeek-V3) scales 1 x 128 blocks of
+// activations and gradients and 128 x 128 tiles of weights, E4M3 everywhere, through
+// cuBLASLt's block-scaled GEMMs (Hopper only: see blockwise_unsupported_reason()).
+enum class GpuRecipe { Delayed, Current, Blockwise };
 std::string_view gpu_precision_name(GpuPrecision p);  // "bf16" / "fp8"
-std::string_view gpu_recipe_name(GpuRecipe r);        // "delayed" / "current"
+std::string_view gpu_recipe_name(GpuRecipe r);        // "delayed" / "current" / "blockwise"
 
 // The model: d -> h -> (h -> h)* -> d, tanh-GELU after every layer but the last, no
 // biases (as in current LLM MLP blocks). The task: regress a fixed random teacher,
@@ -30,9 +33,10 @@ struct GpuTrainConfig {
     int hidden_layers = 1; // GELU layers; linear layers = hidden_layers + 1
     GpuPrecision precision = GpuPrecision::Fp8;
     GpuRecipe recipe = GpuRecipe::Delayed;
-    emu::FormatRecipe formats = emu::FormatRecipe::Hybrid;
+    emu::FormatRecipe formats = emu::FormatRecipe::Hybrid;  // blockwise: E4M3 whatever this says
     emu::DelayedScalingConfig delayed{16, emu::AmaxAlgorithm::Max, 0};
-    bool fast_accumulation = true;  // forward GEMMs only; dgrad and wgrad always promote
+    bool fast_accumulation = true;  // forward GEMMs only; dgrad and wgrad always promote;
+                                    // blockwise needs it off (cuBLASLt has none for block scales)
     int steps = 200;
     int warmup_steps = 10;          // run before timing (and before graph capture)
     float learning_rate = 1e-3f;

@@ -73,7 +73,10 @@ StepOutput run_on_cpu(const TrainingSettings& s, RunContext& context) {
 gpu::GpuTrainConfig gpu_config(const TrainingSettings& s, gpu::GpuPrecision precision) {
     gpu::GpuTrainConfig g;  // the tiny preset: the size of a course notebook's MLP
     g.precision = precision;
-    g.recipe = s.fp8.recipe == emu::Fp8Recipe::Current ? gpu::GpuRecipe::Current : gpu::GpuRecipe::Delayed;
+    g.recipe = s.fp8.recipe == emu::Fp8Recipe::Current     ? gpu::GpuRecipe::Current
+               : s.fp8.recipe == emu::Fp8Recipe::Blockwise ? gpu::GpuRecipe::Blockwise
+                                                           : gpu::GpuRecipe::Delayed;
+    g.fast_accumulation = g.recipe != gpu::GpuRecipe::Blockwise;  // cuBLASLt's block-scaled GEMMs have none
     g.formats = s.fp8.formats;
     g.delayed = s.fp8.delayed;
     g.steps = s.steps;
@@ -118,7 +121,8 @@ StepOutput run_on_gpu(const TrainingSettings& s, RunContext& context) {
 std::string describe(const TrainingSettings& s) {
     std::string text = "FP8 " + std::string(emu::fp8_recipe_name(s.fp8.recipe));
     if (s.fp8.scaling_disabled) text += " without scaling (scale 1)";
-    text += s.fp8.formats == emu::FormatRecipe::Hybrid ? ", hybrid (E5M2 gradients)" : ", E4M3 everywhere";
+    if (s.fp8.recipe == emu::Fp8Recipe::Blockwise) text += ", E4M3 everywhere (1 x 128 and 128 x 128 blocks)";
+    else text += s.fp8.formats == emu::FormatRecipe::Hybrid ? ", hybrid (E5M2 gradients)" : ", E4M3 everywhere";
     if (s.fp8.recipe == emu::Fp8Recipe::Delayed)
         text += ", history " + std::to_string(s.fp8.delayed.history_length) + ", " +
                 (s.fp8.delayed.algorithm == emu::AmaxAlgorithm::Max ? "max" : "most_recent") + ", margin " +
@@ -141,9 +145,10 @@ emu::TrainerConfig cpu_training_config(const TrainingSettings& s, emu::Precision
 
 void check_gpu_supports(const TrainingSettings& s) {
     std::string refused;
-    if (s.fp8.recipe != emu::Fp8Recipe::Delayed && s.fp8.recipe != emu::Fp8Recipe::Current)
+    if (s.fp8.recipe != emu::Fp8Recipe::Delayed && s.fp8.recipe != emu::Fp8Recipe::Current &&
+        s.fp8.recipe != emu::Fp8Recipe::Blockwise)
         refused += " recipe '" + std::string(emu::fp8_recipe_name(s.fp8.recipe)) +
-                   "' (the GPU step runs delayed and current per-tensor scaling);";
+                   "' (the GPU step runs delayed, current and blockwise scaling);";
     if (s.fp8.scaling_disabled) refused += " scaling off (the GPU step always scales);";
     if (s.first_last_in_bf16) refused += " first/last layer in BF16;";
     if (s.loss_scaling) refused += " dynamic loss scaling;";

@@ -15,7 +15,7 @@ namespace fp8lab::labs {
 emu::TrainerConfig cpu_training_config(const TrainingSettings& settings, emu::Precision precision);
 
 // Throws std::invalid_argument naming each setting the GPU step cannot run (it runs
-// delayed and current per-tensor scaling, all layers in FP8, no loss scaling) instead of
+// delayed, current and blockwise scaling, all layers in FP8, no loss scaling) instead of
 // silently running something else.
 void check_gpu_supports(const TrainingSettings& settings);
 

@@ -14,6 +14,7 @@
 #include "app/cli/usage_error.hpp"
 #include "emulator/amax_trace.hpp"
 #include "gpu/probe.hpp"
+#include "gpu/tensor_ops.hpp"
 #include "gpu/trainer.hpp"
 
 namespace fp8lab::cli {
@@ -36,6 +37,19 @@ struct Row {
     gpu::GpuTrainResult bf16, fp8;
 };
 
+gpu::GpuRecipe recipe_of(const std::string& name) {
+    if (name == "current") return gpu::GpuRecipe::Current;
+    return name == "blockwise" ? gpu::GpuRecipe::Blockwise : gpu::GpuRecipe::Delayed;
+}
+
+// What the FP8 runs are, for the table's heading.
+std::string fp8_description(const std::string& recipe) {
+    if (recipe == "blockwise")
+        return "blockwise scaling (1 x 128 activations and gradients, 128 x 128 weights), E4M3 everywhere, "
+               "no fast accumulation";
+    return recipe + " scaling, E4M3 forward / E5M2 gradients, fast accumulation in the forward";
+}
+
 double mib(std::uint64_t bytes) { return double(bytes) / double(1u << 20); }
 
 gpu::GpuTrainResult run_one(const gpu::GpuPreset& p, gpu::GpuPrecision precision, const BenchGpuArgs& a, bool quiet) {
@@ -44,7 +58,8 @@ gpu::GpuTrainResult run_one(const gpu::GpuPreset& p, gpu::GpuPrecision precision
     c.hidden_dim = p.hidden_dim;
     c.tokens = p.tokens;
     c.precision = precision;
-    c.recipe = a.recipe == "current" ? gpu::GpuRecipe::Current : gpu::GpuRecipe::Delayed;
+    c.recipe = recipe_of(a.recipe);
+    c.fast_accumulation = c.recipe != gpu::GpuRecipe::Blockwise;  // cuBLASLt's block-scaled GEMMs have none
     c.learning_rate = a.learning_rate;
     c.steps = a.steps;
     c.warmup_steps = a.warmup;
@@ -60,8 +75,8 @@ gpu::GpuTrainResult run_one(const gpu::GpuPreset& p, gpu::GpuPrecision precision
 
 void print_table(const std::string& device, const BenchGpuArgs& a, const std::vector<Row>& rows) {
     std::printf("%s: MLP d -> h -> d (GELU), MSE, AdamW; median ms/step of %d graph replays after %d warm-up steps "
-                "(CUDA events); FP8 = %s scaling, E4M3 forward / E5M2 gradients\n",
-                device.c_str(), a.steps - a.warmup, a.warmup, a.recipe.c_str());
+                "(CUDA events); FP8 = %s\n",
+                device.c_str(), a.steps - a.warmup, a.warmup, fp8_description(a.recipe).c_str());
     std::printf("%-7s %5s %6s %6s %9s %9s %8s %9s %9s %9s %9s %10s %10s\n", "preset", "d", "h", "M", "BF16 ms",
                 "FP8 ms", "speedup", "BF16 TF/s", "FP8 TF/s", "BF16 MiB", "FP8 MiB", "BF16 loss", "FP8 loss");
     for (const Row& r : rows)
@@ -98,6 +113,9 @@ void bench_gpu(const BenchGpuArgs& a) {
     const gpu::ProbeResult probe = gpu::probe();
     if (!probe.ready) throw UsageError("bench gpu needs an FP8-capable GPU: " + probe.reason);
     if (a.warmup >= a.steps) throw UsageError("--warmup must be smaller than --steps");
+    if (recipe_of(a.recipe) == gpu::GpuRecipe::Blockwise)
+        if (const std::string why = gpu::blockwise_unsupported_reason(); !why.empty())
+            throw UsageError("--recipe blockwise cannot run here: " + why);
     std::vector<gpu::GpuPreset> chosen;
     if (!a.shape.empty()) {
         if (a.shape.size() != 3) throw UsageError("--shape takes three numbers: d,h,M");
@@ -144,7 +162,7 @@ void add_bench_gpu_command(CLI::App& bench) {
     cmd->add_option("--warmup", a->warmup, "Untimed steps before the timed ones")->capture_default_str()
         ->check(CLI::Range(1, 100000));
     cmd->add_option("--recipe", a->recipe, "FP8 scaling recipe")->capture_default_str()
-        ->check(CLI::IsMember({"delayed", "current"}));
+        ->check(CLI::IsMember({"delayed", "current", "blockwise"}));
     cmd->add_flag("--no-graph", a->no_graph, "Launch kernel by kernel instead of replaying a CUDA graph");
     cmd->add_option("--trace-out", a->trace_out, "Write the amax trace of the last FP8 run to this file");
     cmd->add_flag("--json", a->json, "Print JSON");

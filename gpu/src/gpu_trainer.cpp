@@ -9,6 +9,8 @@
 #include <string>
 #include <vector>
 
+#include "gpu/src/block_scale_layout.hpp"
+#include "gpu/src/blockwise_cast.hpp"
 #include "gpu/src/cuda_check.hpp"
 #include "gpu/src/lt_matmul.hpp"
 #include "gpu/src/train_kernels.hpp"
@@ -19,7 +21,9 @@ namespace {
 
 using detail::DeviceBuffer;
 using detail::LtMatmul;
+using detail::BlockScaleLayout;
 using detail::MatmulOperand;
+using detail::ScaleMode;
 using detail::Stored;
 using train::CastSource;
 using train::CastTarget;
@@ -28,6 +32,10 @@ using train::Source;
 
 using Bf16Buffer = DeviceBuffer<__nv_bfloat16>;
 using Fp8Buffer = DeviceBuffer<std::uint8_t>;
+
+// Scaled tensor j of the step is role j % 3 of layer j / 3.
+constexpr emu::TensorRole kTensorRoles[3] = {emu::TensorRole::Input, emu::TensorRole::Weight,
+                                             emu::TensorRole::GradOutput};
 
 struct LayerShape {
     int in, out;
@@ -65,6 +73,7 @@ public:
           shapes_(layer_shapes(c)),
           fp8_(c.precision == GpuPrecision::Fp8),
           delayed_(c.recipe == GpuRecipe::Delayed),
+          blockwise_(c.recipe == GpuRecipe::Blockwise),
           batches_(pool_batches(c)),
           rows_(c.tokens),
           max_dim_(std::max(c.input_dim, c.hidden_dim)),
@@ -82,6 +91,7 @@ public:
         FP8LAB_CUDA_CHECK(cudaMemset(step_.ptr, 0, sizeof(int)));
         FP8LAB_CUDA_CHECK(cudaMemset(losses_.ptr, 0xff, losses_.count * sizeof(float)));  // NaN until written
         make_data(s);
+        if (fp8_ && blockwise_) make_block_scales();
         for (std::size_t l = 0; l < shapes_.size(); ++l) add_layer(int(l), s);
         if (fp8_) make_scaling(s);
         else make_bf16_buffers();
@@ -137,12 +147,12 @@ public:
             FP8LAB_CUDA_CHECK(cudaMemcpy(amax.data(), trace_amax_->ptr, n * sizeof(float), cudaMemcpyDeviceToHost));
             FP8LAB_CUDA_CHECK(cudaMemcpy(scale.data(), trace_scale_->ptr, n * sizeof(float), cudaMemcpyDeviceToHost));
         }
-        static const char* const kRoles[3] = {".input", ".weight", ".grad_output"};
+        static const char* const kRoleNames[3] = {".input", ".weight", ".grad_output"};
         for (int t = 0; t < steps_done; ++t)
             for (int j = 0; j < tensors_; ++j) {
                 emu::AmaxTraceRecord r;
                 r.step = std::uint64_t(t);
-                r.tensor = "fc" + std::to_string(j / 3 + 1) + kRoles[j % 3];
+                r.tensor = "fc" + std::to_string(j / 3 + 1) + kRoleNames[j % 3];
                 r.amax = amax[std::size_t(t) * tensors_ + j];
                 r.scale = scale[std::size_t(t) * tensors_ + j];
                 trace.records.push_back(std::move(r));
@@ -168,7 +178,7 @@ private:
                            " precision=" + std::string(gpu_precision_name(c_.precision));
         if (fp8_)
             text += " recipe=" + std::string(gpu_recipe_name(c_.recipe)) +
-                    " formats=" + (c_.formats == emu::FormatRecipe::Hybrid ? "hybrid" : "e4m3") +
+                    " formats=" + (c_.formats == emu::FormatRecipe::Hybrid && !blockwise_ ? "hybrid" : "e4m3") +
                     " history=" + std::to_string(c_.delayed.history_length) +
                     " algo=" + std::string(emu::amax_algorithm_name(c_.delayed.algorithm)) +
                     " margin=" + std::to_string(c_.delayed.margin) +
@@ -202,22 +212,20 @@ private:
             layer.w8 = std::make_unique<Fp8Buffer>(n);
             layer.w8t = std::make_unique<Fp8Buffer>(n);
             layer.at8 = std::make_unique<Fp8Buffer>(std::size_t(rows_) * sh.in);
-            const cudaDataType_t grad = fp8_type(emu::TensorRole::GradOutput);
-            layer.forward = std::make_unique<LtMatmul>(
-                lt_.h, rows_, sh.out, sh.in, MatmulOperand{CUDA_R_8F_E4M3, Stored::AsIs, scale_inv_slot(3 * l)},
-                MatmulOperand{CUDA_R_8F_E4M3, Stored::Transposed, scale_inv_slot(3 * l + 1)}, CUDA_R_16BF,
-                c_.fast_accumulation);
+            const int input = 3 * l, weight = 3 * l + 1, grad = 3 * l + 2;
+            layer.forward = std::make_unique<LtMatmul>(lt_.h, rows_, sh.out, sh.in, fp8_operand(input, false, Stored::AsIs),
+                                                       fp8_operand(weight, false, Stored::Transposed), CUDA_R_16BF,
+                                                       c_.fast_accumulation);
             // wgrad: dW (out x in) = G^T (stored out x M) * X (stored transposed, in x M).
-            layer.wgrad = std::make_unique<LtMatmul>(
-                lt_.h, sh.out, sh.in, rows_, MatmulOperand{grad, Stored::AsIs, scale_inv_slot(3 * l + 2)},
-                MatmulOperand{CUDA_R_8F_E4M3, Stored::Transposed, scale_inv_slot(3 * l)}, CUDA_R_32F, false);
+            layer.wgrad = std::make_unique<LtMatmul>(lt_.h, sh.out, sh.in, rows_, fp8_operand(grad, true, Stored::AsIs),
+                                                     fp8_operand(input, true, Stored::Transposed), CUDA_R_32F, false);
             // dgrad: dX (rows x in) = G (rows x out) * W (stored transposed, in x out).
             if (l > 0)
                 for (int rows : chunk_row_counts())
-                    layer.dgrad.push_back(std::make_unique<LtMatmul>(
-                        lt_.h, rows, sh.in, sh.out, MatmulOperand{grad, Stored::AsIs, scale_inv_slot(3 * l + 2)},
-                        MatmulOperand{CUDA_R_8F_E4M3, Stored::Transposed, scale_inv_slot(3 * l + 1)}, CUDA_R_16BF,
-                        false));
+                    layer.dgrad.push_back(std::make_unique<LtMatmul>(lt_.h, rows, sh.in, sh.out,
+                                                                     fp8_operand(grad, false, Stored::AsIs),
+                                                                     fp8_operand(weight, true, Stored::Transposed),
+                                                                     CUDA_R_16BF, false));
         } else {
             layer.w16 = std::make_unique<Bf16Buffer>(n);
             train::f32_to_bf16(layer.w.ptr, layer.w16->ptr, n, s);
@@ -252,8 +260,48 @@ private:
         return counts;
     }
 
+    // Blockwise scaling is E4M3 everywhere (DeepSeek-V3), as emu::quantize_blockwise.
     cudaDataType_t fp8_type(emu::TensorRole role) const {
-        return &emu::format_for(c_.formats, role) == &emu::e4m3() ? CUDA_R_8F_E4M3 : CUDA_R_8F_E5M2;
+        return blockwise_ || &emu::format_for(c_.formats, role) == &emu::e4m3() ? CUDA_R_8F_E4M3 : CUDA_R_8F_E5M2;
+    }
+
+    // Scaled tensor j as a GEMM operand: its codes or (`transposed_copy`) the transposed
+    // copy, with the per-tensor scale_inv or the matching block scales.
+    MatmulOperand fp8_operand(int j, bool transposed_copy, Stored stored) {
+        const cudaDataType_t type = fp8_type(kTensorRoles[j % 3]);
+        if (!blockwise_) return {type, stored, scale_inv_slot(j)};
+        const BlockScales& b = block_scales_[std::size_t(j)];
+        return {type, stored, transposed_copy ? b.columnwise->ptr : b.rowwise->ptr,
+                j % 3 == 1 ? ScaleMode::Tiles128x128 : ScaleMode::Blocks1x128};
+    }
+
+    // Tensor j's block scales, in cuBLASLt's layouts: of the codes as stored (inputs and
+    // gradients rows x features in 1 x 128 blocks, weights out x in in 128 x 128 tiles) and
+    // of the transposed copy (blocks along the tokens, which wgrad contracts over).
+    struct BlockScales {
+        BlockScaleLayout layout, layout_t;
+        std::unique_ptr<DeviceBuffer<float>> rowwise, columnwise;
+    };
+    void make_block_scales() {
+        for (std::size_t l = 0; l < shapes_.size(); ++l) {
+            const LayerShape sh = shapes_[l];
+            const BlockScaleLayout layouts[3][2] = {{{false, rows_, sh.in}, {false, sh.in, rows_}},
+                                                    {{true, sh.out, sh.in}, {true, sh.in, sh.out}},
+                                                    {{false, rows_, sh.out}, {false, sh.out, rows_}}};
+            for (const auto& pair : layouts) {
+                BlockScales& b = block_scales_.emplace_back();
+                b.layout = pair[0];
+                b.layout_t = pair[1];
+                b.rowwise = std::make_unique<DeviceBuffer<float>>(b.layout.count());
+                b.columnwise = std::make_unique<DeviceBuffer<float>>(b.layout_t.count());
+                // The padding is never read as a scale; ones keep it harmless all the same.
+                const std::vector<float> ones(std::max(b.layout.count(), b.layout_t.count()), 1.0f);
+                FP8LAB_CUDA_CHECK(cudaMemcpy(b.rowwise->ptr, ones.data(), b.layout.count() * sizeof(float),
+                                             cudaMemcpyHostToDevice));
+                FP8LAB_CUDA_CHECK(cudaMemcpy(b.columnwise->ptr, ones.data(), b.layout_t.count() * sizeof(float),
+                                             cudaMemcpyHostToDevice));
+            }
+        }
     }
     bool role_is_e4m3(emu::TensorRole role) const { return fp8_type(role) == CUDA_R_8F_E4M3; }
 
@@ -274,15 +322,13 @@ private:
         history_ = std::make_unique<DeviceBuffer<float>>(std::size_t(tensors_) * length);
         FP8LAB_CUDA_CHECK(cudaMemsetAsync(history_->ptr, 0, history_->count * sizeof(float), s));
         std::vector<float> numerators;
-        static const emu::TensorRole kRoles[3] = {emu::TensorRole::Input, emu::TensorRole::Weight,
-                                                  emu::TensorRole::GradOutput};
         for (int j = 0; j < tensors_; ++j) {
-            const emu::Format& f = emu::format_for(c_.formats, kRoles[j % 3]);
+            const emu::Format& f = emu::format_for(c_.formats, kTensorRoles[j % 3]);
             max_finite_.push_back(static_cast<float>(f.max_finite));
             // Formed in float32 first, exactly as the emulator does.
             numerators.push_back(std::ldexp(static_cast<float>(f.max_finite), -c_.delayed.margin));
         }
-        numerators_ = std::make_unique<DeviceBuffer<float>>(numerators.size());
+        numerators_ = std::make_unique<DeviceBuffer<float>>(numerators.size());  // (unused by blockwise)
         FP8LAB_CUDA_CHECK(cudaMemcpyAsync(numerators_->ptr, numerators.data(), numerators.size() * sizeof(float),
                                           cudaMemcpyHostToDevice, s));
         if (c_.record_trace) {
@@ -307,16 +353,23 @@ private:
     __nv_bfloat16* y_out() { return layers_.back().h16->ptr; }
 
     // Casts `source` (rows x cols) to FP8 for scaled tensor j; current scaling first
-    // measures the amax and sets the scale, delayed scaling uses the scale it has.
+    // measures the amax and sets the scale, delayed scaling uses the scale it has,
+    // blockwise scaling computes every block's scale in the same pass.
     void cast(const CastSource& source, int rows, int cols, int j, std::uint8_t* out, std::uint8_t* out_t, int ld_t,
               cudaStream_t s) {
+        if (blockwise_) {  // whole tensors only (no dgrad chunks): the block scales index all rows
+            const BlockScales& b = block_scales_[std::size_t(j)];
+            const train::BlockwiseTarget target{j % 3 == 1, out,   b.rowwise->ptr,    b.layout.line(), out_t,
+                                                ld_t,       b.columnwise->ptr, b.layout_t.line(), amax_bits_->ptr + j};
+            train::blockwise_cast(source, rows, cols, target, s);
+            return;
+        }
         if (!delayed_) {
             train::amax_only(source, rows, cols, amax_bits_->ptr + j, s);
             train::current_scale(amax_bits_->ptr + j, max_finite_[std::size_t(j)], scaling_->ptr + j, s);
         }
-        static const emu::TensorRole kRoles[3] = {emu::TensorRole::Input, emu::TensorRole::Weight,
-                                                  emu::TensorRole::GradOutput};
-        const CastTarget target{scaling_->ptr + j, role_is_e4m3(kRoles[j % 3]), out, out_t, ld_t, amax_bits_->ptr + j};
+        const CastTarget target{scaling_->ptr + j, role_is_e4m3(kTensorRoles[j % 3]), out, out_t, ld_t,
+                                amax_bits_->ptr + j};
         train::cast_transpose(source, rows, cols, target, s);
     }
 
@@ -429,7 +482,7 @@ private:
 
     GpuTrainConfig c_;
     std::vector<LayerShape> shapes_;
-    bool fp8_, delayed_;
+    bool fp8_, delayed_, blockwise_;
     int batches_, rows_, max_dim_, chunk_rows_, tensors_;
     detail::LtHandle lt_;
     SideStream side_;
@@ -444,6 +497,7 @@ private:
     std::unique_ptr<DeviceBuffer<unsigned>> amax_bits_;
     std::unique_ptr<DeviceBuffer<float>> history_, numerators_, trace_amax_, trace_scale_;
     std::vector<float> max_finite_;
+    std::vector<BlockScales> block_scales_;
     std::unique_ptr<Fp8Buffer> act8_, g8_[2];
     std::unique_ptr<Bf16Buffer> da16_, g16_[2];
 };
@@ -453,6 +507,8 @@ private:
 GpuTrainResult train_mlp_on_gpu(const GpuTrainConfig& config, const GpuProgress& progress) {
     validate(config);
     detail::require_gpu();
+    if (config.precision == GpuPrecision::Fp8 && config.recipe == GpuRecipe::Blockwise)
+        if (const std::string why = blockwise_unsupported_reason(); !why.empty()) throw GpuUnavailable(why);
     std::size_t free_at_start = 0, total = 0;
     FP8LAB_CUDA_CHECK(cudaDeviceSynchronize());
     FP8LAB_CUDA_CHECK(cudaMemGetInfo(&free_at_start, &total));

@@ -1,6 +1,7 @@
 // cuBLASLt matmuls on row-major matrices, mapped onto cuBLASLt's column-major view.
 #include "gpu/src/lt_matmul.hpp"
 
+#include <cstdint>
 #include <stdexcept>
 #include <string>
 
@@ -11,6 +12,18 @@ namespace {
 
 bool is_fp8(cudaDataType_t t) { return t == CUDA_R_8F_E4M3 || t == CUDA_R_8F_E5M2; }
 
+void set_scale_mode(cublasLtMatmulDesc_t desc, cublasLtMatmulDescAttributes_t attribute, ScaleMode mode) {
+    if (mode == ScaleMode::PerTensor) return;  // cuBLASLt's default
+#if CUBLAS_VERSION >= 120900
+    const std::int32_t value = mode == ScaleMode::Blocks1x128 ? CUBLASLT_MATMUL_MATRIX_SCALE_VEC128_32F
+                                                              : CUBLASLT_MATMUL_MATRIX_SCALE_BLK128x128_32F;
+    FP8LAB_CUDA_CHECK(cublasLtMatmulDescSetAttribute(desc, attribute, &value, sizeof value));
+#else
+    (void)desc, (void)attribute;
+    throw GpuUnavailable("this build's cuBLASLt is older than 12.9: it has no block-scaled FP8 GEMMs");
+#endif
+}
+
 }  // namespace
 
 // A row-major r x c array is cuBLASLt's column-major c x r matrix. So C (m x n row-major)
@@ -20,6 +33,9 @@ LtMatmul::LtMatmul(cublasLtHandle_t handle, int m, int n, int k, MatmulOperand a
     : handle_(handle) {
     if ((is_fp8(a.type) || is_fp8(b.type)) && (a.stored != Stored::AsIs || b.stored != Stored::Transposed))
         throw std::invalid_argument("FP8 GEMMs need A as is and B transposed (both contiguous along k)");
+    const bool block_scaled = a.scale_mode != ScaleMode::PerTensor || b.scale_mode != ScaleMode::PerTensor;
+    if (block_scaled && fast_accumulation)
+        throw std::invalid_argument("block-scaled FP8 GEMMs have no fast-accumulation mode in cuBLASLt");
     try {  // a throw runs no destructor: release what was created so far
         FP8LAB_CUDA_CHECK(cublasLtMatmulDescCreate(&desc_, CUBLAS_COMPUTE_32F, CUDA_R_32F));
         // First operand (our B): stored n x k is column-major k x n = B, to be transposed.
@@ -34,7 +50,9 @@ LtMatmul::LtMatmul(cublasLtHandle_t handle, int m, int n, int k, MatmulOperand a
         if (a.scale_inv)
             FP8LAB_CUDA_CHECK(cublasLtMatmulDescSetAttribute(desc_, CUBLASLT_MATMUL_DESC_B_SCALE_POINTER, &a.scale_inv,
                                                             sizeof a.scale_inv));
-        if (is_fp8(a.type)) {
+        set_scale_mode(desc_, CUBLASLT_MATMUL_DESC_A_SCALE_MODE, b.scale_mode);  // cuBLASLt's A is our B
+        set_scale_mode(desc_, CUBLASLT_MATMUL_DESC_B_SCALE_MODE, a.scale_mode);
+        if (is_fp8(a.type) && !block_scaled) {
             const std::int8_t fast = fast_accumulation ? 1 : 0;
             FP8LAB_CUDA_CHECK(cublasLtMatmulDescSetAttribute(desc_, CUBLASLT_MATMUL_DESC_FAST_ACCUM, &fast, sizeof fast));
         }

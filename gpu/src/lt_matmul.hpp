@@ -11,6 +11,9 @@
 namespace fp8lab::gpu::detail {
 
 enum class Stored { AsIs, Transposed };  // A: m x k or k x m; B: k x n or n x k
+// What an FP8 operand's scale pointer points at: one float (per tensor), or float32 block
+// scales in BlockScaleLayout (cuBLASLt's VEC128_32F and BLK128x128_32F, Hopper only).
+enum class ScaleMode { PerTensor, Blocks1x128, Tiles128x128 };
 
 struct MatmulOperand {
     cudaDataType_t type = CUDA_R_16BF;
@@ -19,6 +22,7 @@ struct MatmulOperand {
     // CUBLAS_STATUS_NOT_SUPPORTED for scale pointers that are not 16-byte aligned
     // (measured: H100, cuBLASLt 13.1), hence DeviceScaling's alignment.
     const float* scale_inv = nullptr;
+    ScaleMode scale_mode = ScaleMode::PerTensor;
 };
 
 inline constexpr std::size_t kMatmulWorkspaceBytes = 32u << 20;
@@ -27,6 +31,7 @@ class LtMatmul {
 public:
     // FP8 operands must be A as is and B transposed (cuBLASLt's TN rule for FP8); anything
     // else throws std::invalid_argument. Throws GpuError when cuBLASLt has no kernel.
+    // Block-scaled operands have no fast-accumulation mode (refused).
     LtMatmul(cublasLtHandle_t handle, int m, int n, int k, MatmulOperand a, MatmulOperand b, cudaDataType_t out_type,
              bool fast_accumulation);
     ~LtMatmul();

@@ -18,7 +18,14 @@ void require_multiple_of_16(int value, const char* name) {
 }  // namespace
 
 std::string_view gpu_precision_name(GpuPrecision p) { return p == GpuPrecision::Bf16 ? "bf16" : "fp8"; }
-std::string_view gpu_recipe_name(GpuRecipe r) { return r == GpuRecipe::Delayed ? "delayed" : "current"; }
+std::string_view gpu_recipe_name(GpuRecipe r) {
+    switch (r) {
+    case GpuRecipe::Delayed: return "delayed";
+    case GpuRecipe::Current: return "current";
+    case GpuRecipe::Blockwise: return "blockwise";
+    }
+    return "?";
+}
 
 void validate(const GpuTrainConfig& c) {
     require_multiple_of_16(c.input_dim, "the input size d");
@@ -35,6 +42,9 @@ void validate(const GpuTrainConfig& c) {
     if (c.delayed.history_length < 1)
         throw std::invalid_argument("the amax history length must be at least 1, not " +
                                     std::to_string(c.delayed.history_length));
+    if (c.precision == GpuPrecision::Fp8 && c.recipe == GpuRecipe::Blockwise && c.fast_accumulation)
+        throw std::invalid_argument("blockwise scaling needs fast accumulation off: cuBLASLt's block-scaled FP8 GEMMs "
+                                    "always promote their partial sums");
     if (c.delayed.margin < 0 || c.delayed.margin > 64)
         throw std::invalid_argument("the margin must be 0 to 64, not " + std::to_string(c.delayed.margin));
 }

@@ -13,35 +13,11 @@
 #include "emulator/training_task.hpp"
 #include "gpu/probe.hpp"
 #include "tests/gpu/gpu_ready.hpp"
+#include "tests/gpu/hard_tensor.hpp"
 #include "gpu/tensor_ops.hpp"
 
 using namespace fp8lab;
 
-namespace {
-
-// N(0,1) with outliers, zeros, values that land in the subnormal range after scaling,
-// and NaN / Inf of both signs.
-std::vector<float> hard_tensor(std::size_t n, std::uint64_t seed) {
-    std::vector<float> x(n);
-    for (std::size_t i = 0; i < n; ++i) {
-        float v = emu::normal_sample(seed, i);
-        switch (i % 97) {
-        case 0: v *= 1000.0f; break;     // outlier
-        case 1: v = 0.0f; break;
-        case 2: v = -0.0f; break;
-        case 3: v *= 1e-4f; break;       // subnormal range after a scale near 1
-        case 4: v *= 1e-7f; break;       // flushes to zero
-        default: break;
-        }
-        x[i] = v;
-    }
-    x[10] = std::numeric_limits<float>::infinity();
-    x[11] = -std::numeric_limits<float>::infinity();
-    x[12] = std::numeric_limits<float>::quiet_NaN();
-    return x;
-}
-
-}  // namespace
 
 TEST_CASE("GEMM shapes that are not multiples of 16 are refused naming the dimension") {
     CHECK_THROWS_WITH_AS(gpu::check_gemm_shape(32, 40, 64), doctest::Contains("n (output features) is 40"),

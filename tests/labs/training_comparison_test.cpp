@@ -56,9 +56,12 @@ TEST_CASE("settings describe themselves and the GPU refuses what it cannot run, 
     labs::TrainingSettings s = short_run();
     CHECK(labs::describe(s).find("history 4") != std::string::npos);
     CHECK_NOTHROW(labs::check_gpu_supports(s));
-    s.fp8.recipe = emu::Fp8Recipe::Blockwise;
+    s.fp8.recipe = emu::Fp8Recipe::Blockwise;  // the GPU runs blockwise (where cuBLASLt has block scales)
+    CHECK_NOTHROW(labs::check_gpu_supports(s));
+    CHECK(labs::describe(s).find("E4M3 everywhere") != std::string::npos);
+    s.fp8.recipe = emu::Fp8Recipe::MxRceil;
     s.loss_scaling = true;
-    CHECK_THROWS_WITH_AS(labs::check_gpu_supports(s), doctest::Contains("recipe 'blockwise'"), std::invalid_argument);
+    CHECK_THROWS_WITH_AS(labs::check_gpu_supports(s), doctest::Contains("recipe 'mx-rceil'"), std::invalid_argument);
     CHECK_THROWS_WITH_AS(labs::check_gpu_supports(s), doctest::Contains("dynamic loss scaling"), std::invalid_argument);
     s.steps = 0;
     labs::RunContext context(labs::Backend::Cpu);

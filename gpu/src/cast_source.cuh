@@ -1,0 +1,68 @@
+// What a cast kernel reads at (row, col) (BF16, float32, GELU of BF16, GELU's backward),
+// the FP8 conversion and the block-wide amax: shared by the per-tensor and blockwise casts.
+#pragma once
+
+#include <cuda_bf16.h>
+#include <cuda_fp8.h>
+
+#include "gpu/src/train_kernels.hpp"
+
+namespace fp8lab::gpu::train {
+
+// GELU, tanh approximation (as the CPU trainer), and its derivative.
+constexpr float kGeluC = 0.7978845608028654f;  // sqrt(2 / pi)
+constexpr float kGeluA = 0.044715f;
+__device__ inline float gelu(float x) {
+    const float t = tanhf(kGeluC * (x + kGeluA * x * x * x));
+    return 0.5f * x * (1.0f + t);
+}
+__device__ inline float gelu_grad(float x) {
+    const float t = tanhf(kGeluC * (x + kGeluA * x * x * x));
+    return 0.5f * (1.0f + t) + 0.5f * x * (1.0f - t * t) * kGeluC * (1.0f + 3.0f * kGeluA * x * x);
+}
+
+template <Source K>
+__device__ inline float load(const CastSource& s, int r, int c) {
+    const std::size_t i = std::size_t(r) * s.ld + c;
+    if constexpr (K == Source::F32) return static_cast<const float*>(s.x)[i];
+    const float x = __bfloat162float(static_cast<const __nv_bfloat16*>(s.x)[i]);
+    if constexpr (K == Source::Bf16) return x;
+    if constexpr (K == Source::GeluOfBf16) return gelu(x);
+    const float h = __bfloat162float(static_cast<const __nv_bfloat16*>(s.h)[i]);
+    return x * gelu_grad(h);
+}
+
+// Two neighbours along a row in one load (cols are even: multiples of 16).
+template <Source K>
+__device__ inline float2 load_pair(const CastSource& s, int r, int c) {
+    const std::size_t i = std::size_t(r) * s.ld + c;
+    if constexpr (K == Source::F32) return *reinterpret_cast<const float2*>(static_cast<const float*>(s.x) + i);
+    const float2 x = __bfloat1622float2(*reinterpret_cast<const __nv_bfloat162*>(static_cast<const __nv_bfloat16*>(s.x) + i));
+    if constexpr (K == Source::Bf16) return x;
+    if constexpr (K == Source::GeluOfBf16) return make_float2(gelu(x.x), gelu(x.y));
+    const float2 h = __bfloat1622float2(*reinterpret_cast<const __nv_bfloat162*>(static_cast<const __nv_bfloat16*>(s.h) + i));
+    return make_float2(x.x * gelu_grad(h.x), x.y * gelu_grad(h.y));
+}
+
+// fmaxf skips NaN and keeps Inf (as the emulator's amax); non-negative floats order like
+// their bits. One atomicMax per block: per warp, it serialised millions of atomics on
+// one address and made the casts ten times slower than memory allows.
+template <int kWarps>
+__device__ inline void publish_amax(float local, unsigned* amax_bits) {
+    __shared__ float warp_max[kWarps];
+    for (int offset = 16; offset > 0; offset /= 2) local = fmaxf(local, __shfl_xor_sync(0xffffffffu, local, offset));
+    const int lane = int(threadIdx.x + threadIdx.y * blockDim.x) & 31, warp = int(threadIdx.x + threadIdx.y * blockDim.x) >> 5;
+    if (lane == 0) warp_max[warp] = local;
+    __syncthreads();
+    if (warp == 0) {
+        local = lane < kWarps ? warp_max[lane] : 0.0f;
+        for (int offset = 16; offset > 0; offset /= 2) local = fmaxf(local, __shfl_xor_sync(0xffffffffu, local, offset));
+        if (lane == 0) atomicMax(amax_bits, __float_as_uint(local));
+    }
+}
+
+__device__ inline std::uint8_t to_fp8(float v, float scale, __nv_fp8_interpretation_t format) {
+    return __nv_cvt_float_to_fp8(__fmul_rn(v, scale), __NV_SATFINITE, format);
+}
+
+}  // namespace fp8lab::gpu::train
