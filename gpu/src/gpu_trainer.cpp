@@ -54,6 +54,13 @@ std::vector<LayerShape> layer_shapes(const GpuTrainConfig& c) {
 // amax of the whole gradient before the cast, so it takes the whole tensor at once.
 constexpr int kDgradChunkRows = 4096;
 
+// With this many tokens per step the next step's first GEMMs outlast the last layer's
+// AdamW, so that update waits for the next step and runs beside its forward instead of
+// ending this step. AdamW moves 28 bytes per weight, the forward GEMM does 2 M FLOPs per
+// weight: at about 3 TB/s and 1300 FP8 TFLOP/s (H100) the GEMM alone covers it from
+// M = 6000 on, and with the input and GELU casts before it from about 4096.
+constexpr int kDeferUpdateMinTokens = 4096;
+
 // Batches in the pool: about 256 MiB of inputs and targets, 1 to 16 batches.
 int pool_batches(const GpuTrainConfig& c) {
     const double bytes = 2.0 * c.tokens * double(c.input_dim) * sizeof(__nv_bfloat16);
@@ -79,11 +86,12 @@ public:
           max_dim_(std::max(c.input_dim, c.hidden_dim)),
           chunk_rows_(fp8_ && delayed_ ? std::min(rows_, kDgradChunkRows) : rows_),
           tensors_(3 * int(shapes_.size())),
+          defer_last_update_(c.tokens >= kDeferUpdateMinTokens),
           side_(shapes_.size()),
           workspace_(detail::kMatmulWorkspaceBytes),
           x_pool_(std::size_t(batches_) * rows_ * c.input_dim),
           t_pool_(x_pool_.count),
-          loss_partials_(train::kLossPartials),
+          loss_partials_(train::kMaxLossPartials),
           losses_(std::size_t(c.steps)),
           step_(1),
           dy16_(std::size_t(rows_) * c.input_dim) {
@@ -103,7 +111,8 @@ public:
 
     // One whole training step on `main`: forward, loss, backward, AdamW, scaling update.
     // A side stream runs the memory-bound work that GEMMs need not wait for: the FP8
-    // weight casts during the forward, each layer's AdamW during the rest of the backward.
+    // weight casts during the forward, each layer's AdamW during the rest of the backward
+    // (the last layer's, with many tokens, during the next step's forward).
     void enqueue_step(int batch, cudaStream_t main) {
         const cudaStream_t side = side_.stream;
         FP8LAB_CUDA_CHECK(cudaEventRecord(side_.fork, main));
@@ -113,19 +122,33 @@ public:
         const std::size_t outputs = std::size_t(rows_) * c_.input_dim;
         train::mse_loss(y_out(), t_pool_.ptr + std::size_t(batch) * outputs, outputs, dy16_.ptr, loss_partials_.ptr,
                         main);
-        train::reduce_loss(loss_partials_.ptr, outputs, step_.ptr, c_.steps, losses_.ptr, main);
         if (fp8_) backward_fp8(main);
         else backward_bf16(batch, main);
+        update_pending_ = defer_last_update_;
         FP8LAB_CUDA_CHECK(cudaEventRecord(side_.join, side));
         FP8LAB_CUDA_CHECK(cudaStreamWaitEvent(main, side_.join, 0));
+        train::StepEnd end;
+        end.loss_partials = loss_partials_.ptr;
+        end.loss_partial_count = train::loss_partials(outputs);
+        end.inv_outputs = 1.0f / float(outputs);
+        end.losses = losses_.ptr;
+        end.capacity = c_.steps;
         if (fp8_) {
-            const train::ScalingStateArrays arrays{scaling_->ptr, amax_bits_->ptr, history_->ptr, numerators_->ptr,
-                                                   trace_amax_ ? trace_amax_->ptr : nullptr,
-                                                   trace_scale_ ? trace_scale_->ptr : nullptr};
-            train::end_step(arrays, tensors_, c_.delayed.history_length,
-                            c_.delayed.algorithm == emu::AmaxAlgorithm::Max, delayed_, step_.ptr, c_.steps, main);
+            end.scaling = {scaling_->ptr, amax_bits_->ptr, history_->ptr, numerators_->ptr,
+                           trace_amax_ ? trace_amax_->ptr : nullptr, trace_scale_ ? trace_scale_->ptr : nullptr};
+            end.tensors = tensors_;
+            end.history_length = c_.delayed.history_length;
+            end.algorithm_max = c_.delayed.algorithm == emu::AmaxAlgorithm::Max;
+            end.delayed = delayed_;
         }
-        train::advance_step(step_.ptr, main);  // after every AdamW: they read the step
+        train::finish_step(end, step_.ptr, main);  // after every AdamW of this step: they read the step
+    }
+
+    // The last layer's update that the last step left for the next one, for a final state
+    // that has every update applied.
+    void flush_pending_update(cudaStream_t s) {
+        if (update_pending_) adamw_of(int(layers_.size()) - 1, -1, s);
+        update_pending_ = false;
     }
 
     std::vector<float> losses(int steps_done) const {
@@ -246,13 +269,26 @@ private:
     // Layer l's gradient is complete and its weights are no longer read this step: its
     // AdamW runs on the side stream while the main stream goes on with the layers below.
     void release_layer(int l, cudaStream_t main) {
-        Layer& layer = layers_[std::size_t(l)];
         FP8LAB_CUDA_CHECK(cudaEventRecord(side_.layer_done[std::size_t(l)], main));
         FP8LAB_CUDA_CHECK(cudaStreamWaitEvent(side_.stream, side_.layer_done[std::size_t(l)], 0));
-        const train::AdamParams adam{c_.learning_rate, c_.beta1, c_.beta2, c_.epsilon, c_.weight_decay};
-        train::adamw(layer.w.ptr, layer.m.ptr, layer.v.ptr, layer.dw.ptr, layer.w.count, adam, step_.ptr,
-                     fp8_ ? nullptr : layer.w16->ptr, side_.stream);
+        adamw_of(l, 0, side_.stream);
     }
+
+    // step_offset -1: the update of the step before, run after the step counter moved on.
+    void adamw_of(int l, int step_offset, cudaStream_t s) {
+        Layer& layer = layers_[std::size_t(l)];
+        const train::AdamParams adam{c_.learning_rate, c_.beta1, c_.beta2, c_.epsilon, c_.weight_decay};
+        train::adamw(layer.w.ptr, layer.m.ptr, layer.v.ptr, layer.dw.ptr, layer.w.count, adam, step_.ptr, step_offset,
+                     fp8_ ? nullptr : layer.w16->ptr, s);
+    }
+
+    // On the side stream, before anything reads the last layer's weights.
+    void run_deferred_update() {
+        if (!update_pending_) return;
+        adamw_of(int(layers_.size()) - 1, -1, side_.stream);
+        update_pending_ = false;
+    }
+    bool deferred(int l) const { return defer_last_update_ && l + 1 == int(layers_.size()); }
 
     std::vector<int> chunk_row_counts() const {
         std::vector<int> counts{chunk_rows_};
@@ -342,6 +378,7 @@ private:
         g8_[0] = std::make_unique<Fp8Buffer>(std::size_t(rows_) * (deep ? max_dim_ : c_.input_dim));
         if (deep) g8_[1] = std::make_unique<Fp8Buffer>(std::size_t(rows_) * max_dim_);
         da16_ = std::make_unique<Bf16Buffer>(std::size_t(chunk_rows_) * c_.hidden_dim);
+        if (defer_last_update_) dyt8_ = std::make_unique<Fp8Buffer>(std::size_t(rows_) * c_.input_dim);
     }
 
     void make_bf16_buffers() {
@@ -376,6 +413,7 @@ private:
     void forward_fp8(int batch, cudaStream_t s) {
         for (std::size_t l = 0; l < layers_.size(); ++l) {  // the weights, on the side stream
             Layer& layer = layers_[l];
+            if (l + 1 == layers_.size()) run_deferred_update();
             cast({Source::F32, layer.w.ptr, nullptr, layer.shape.in}, layer.shape.out, layer.shape.in, 3 * int(l) + 1,
                  layer.w8->ptr, layer.w8t->ptr, layer.shape.out, side_.stream);
             FP8LAB_CUDA_CHECK(cudaEventRecord(side_.weight_ready[l], side_.stream));
@@ -396,13 +434,16 @@ private:
     void backward_fp8(cudaStream_t s) {
         const int last = int(layers_.size()) - 1;
         // The transposed gradient lives where the forward's FP8 input was: that is dead now.
+        // A deferred last layer runs its wgrad last, so its transposed gradient keeps a
+        // buffer of its own.
         std::uint8_t* gt8 = act8_->ptr;
+        std::uint8_t* dyt8 = defer_last_update_ ? dyt8_->ptr : gt8;
         int g = 0;  // g8_[g] holds the current layer's gradient, not transposed
-        cast({Source::Bf16, dy16_.ptr, nullptr, c_.input_dim}, rows_, c_.input_dim, 3 * last + 2, g8_[g]->ptr, gt8,
+        cast({Source::Bf16, dy16_.ptr, nullptr, c_.input_dim}, rows_, c_.input_dim, 3 * last + 2, g8_[g]->ptr, dyt8,
              rows_, s);
         for (int l = last; l >= 0; --l) {
             Layer& layer = layers_[std::size_t(l)];
-            layer.wgrad->run(gt8, layer.at8->ptr, layer.dw.ptr, workspace_.ptr, s);
+            if (!deferred(l)) layer.wgrad->run(l == last ? dyt8 : gt8, layer.at8->ptr, layer.dw.ptr, workspace_.ptr, s);
             if (l == 0) {
                 release_layer(0, s);
                 break;
@@ -419,14 +460,21 @@ private:
                      3 * (l - 1) + 2, need_plain ? g8_[1 - g]->ptr + std::size_t(row0) * sh.in : nullptr, gt8 + row0,
                      rows_, s);
             }
-            release_layer(l, s);
+            if (!deferred(l)) release_layer(l, s);
             g = 1 - g;
         }
+        if (defer_last_update_) layers_.back().wgrad->run(dyt8, layers_.back().at8->ptr, layers_.back().dw.ptr,
+                                                         workspace_.ptr, s);
     }
 
     void forward_bf16(int batch, cudaStream_t s) {
+        if (update_pending_) {
+            run_deferred_update();
+            FP8LAB_CUDA_CHECK(cudaEventRecord(side_.weight_ready.back(), side_.stream));
+        }
         for (std::size_t l = 0; l < layers_.size(); ++l) {
             Layer& layer = layers_[l];
+            if (deferred(int(l))) FP8LAB_CUDA_CHECK(cudaStreamWaitEvent(s, side_.weight_ready[l], 0));
             const __nv_bfloat16* input = l == 0 ? x_batch(batch) : layer.a16->ptr;
             layer.forward->run(input, layer.w16->ptr, layer.h16->ptr, workspace_.ptr, s);
             if (l + 1 < layers_.size())
@@ -440,18 +488,22 @@ private:
         for (int l = int(layers_.size()) - 1; l >= 0; --l) {
             Layer& layer = layers_[std::size_t(l)];
             const __nv_bfloat16* input = l == 0 ? x_batch(batch) : layer.a16->ptr;
-            layer.wgrad->run(grad, input, layer.dw.ptr, workspace_.ptr, s);
+            if (!deferred(l)) layer.wgrad->run(grad, input, layer.dw.ptr, workspace_.ptr, s);
             if (l == 0) {
                 release_layer(0, s);
                 break;
             }
             __nv_bfloat16* da = g16_[next]->ptr;
             layer.dgrad[0]->run(grad, layer.w16->ptr, da, workspace_.ptr, s);
-            release_layer(l, s);  // after the dgrad: it reads this layer's BF16 weights
+            if (!deferred(l)) release_layer(l, s);  // after the dgrad: it reads this layer's BF16 weights
             const Bf16Buffer& h_prev = *layers_[std::size_t(l - 1)].h16;
             train::gelu_backward_bf16(da, h_prev.ptr, h_prev.count, s);
             grad = da;
             next = 1 - next;
+        }
+        if (defer_last_update_) {  // the last layer's input is a hidden activation: there are 2+ layers
+            Layer& last = layers_.back();
+            last.wgrad->run(dy16_.ptr, last.a16->ptr, last.dw.ptr, workspace_.ptr, s);
         }
     }
 
@@ -484,6 +536,8 @@ private:
     std::vector<LayerShape> shapes_;
     bool fp8_, delayed_, blockwise_;
     int batches_, rows_, max_dim_, chunk_rows_, tensors_;
+    bool defer_last_update_;
+    bool update_pending_ = false;  // the last step left the last layer's AdamW to this one
     detail::LtHandle lt_;
     SideStream side_;
     DeviceBuffer<char> workspace_;
@@ -498,7 +552,7 @@ private:
     std::unique_ptr<DeviceBuffer<float>> history_, numerators_, trace_amax_, trace_scale_;
     std::vector<float> max_finite_;
     std::vector<BlockScales> block_scales_;
-    std::unique_ptr<Fp8Buffer> act8_, g8_[2];
+    std::unique_ptr<Fp8Buffer> act8_, g8_[2], dyt8_;
     std::unique_ptr<Bf16Buffer> da16_, g16_[2];
 };
 
@@ -573,6 +627,7 @@ GpuTrainResult train_mlp_on_gpu(const GpuTrainConfig& config, const GpuProgress&
             FP8LAB_CUDA_CHECK(cudaEventRecord(events[std::size_t(2 * i + 1)], stream));
             if ((i + 1) % kReportEvery == 0 && i + 1 < timed) go_on = report();
         }
+        mlp.flush_pending_update(stream);
         if (go_on) report();
         FP8LAB_CUDA_CHECK(cudaGetLastError());
         std::vector<float> ms;

@@ -146,59 +146,79 @@ __device__ float block_sum(float v) {
     return shared[0];
 }
 
-__global__ void mse_kernel(const __nv_bfloat16* y, const __nv_bfloat16* target, std::size_t n,
-                           __nv_bfloat16* grad, float* partials) {
-    const float g_scale = 2.0f / float(n);
+__global__ void mse_kernel(const __nv_bfloat162* y, const __nv_bfloat162* target, std::size_t pairs, float g_scale,
+                           __nv_bfloat162* grad, float* partials) {
     float local = 0.0f;
-    for (std::size_t i = blockIdx.x * std::size_t(kThreads) + threadIdx.x; i < n; i += std::size_t(kLossPartials) * kThreads) {
-        const float d = __bfloat162float(y[i]) - __bfloat162float(target[i]);
-        local += d * d;
-        grad[i] = __float2bfloat16(d * g_scale);
+    for (std::size_t i = blockIdx.x * std::size_t(kThreads) + threadIdx.x; i < pairs;
+         i += std::size_t(gridDim.x) * kThreads) {
+        const float2 a = __bfloat1622float2(y[i]), b = __bfloat1622float2(target[i]);
+        const float d0 = a.x - b.x, d1 = a.y - b.y;
+        local += d0 * d0;
+        local += d1 * d1;
+        grad[i] = __floats2bfloat162_rn(d0 * g_scale, d1 * g_scale);
     }
     const float sum = block_sum(local);
     if (threadIdx.x == 0) partials[blockIdx.x] = sum;
 }
 
-__global__ void reduce_loss_kernel(const float* partials, float inv_n, const int* step, int capacity, float* losses) {
-    const float sum = block_sum(partials[threadIdx.x]);  // kThreads == kLossPartials
-    if (threadIdx.x == 0 && *step < capacity) losses[*step] = sum * inv_n;
+__device__ void adamw_one(float& w, float& m, float& v, float g, const AdamParams& p, float c1, float c2) {
+    m = p.beta1 * m + (1.0f - p.beta1) * g;
+    v = p.beta2 * v + (1.0f - p.beta2) * g * g;
+    const float update = (m / c1) / (sqrtf(v / c2) + p.epsilon) + p.weight_decay * w;
+    w = w - p.learning_rate * update;
 }
 
-__global__ void adamw_kernel(float* w, float* m, float* v, const float* grad, std::size_t n, AdamParams p,
-                             const int* step, __nv_bfloat16* w_bf16) {
-    const float t = float(*step + 1);
+// Four weights per thread and iteration: 16-byte loads and stores of w, m, v and grad.
+__global__ void adamw_kernel(float4* w, float4* m, float4* v, const float4* grad, std::size_t quads, AdamParams p,
+                             const int* step, int step_offset, __nv_bfloat162* w_bf16) {
+    const float t = float(*step + 1 + step_offset);
     const float c1 = 1.0f - powf(p.beta1, t), c2 = 1.0f - powf(p.beta2, t);
-    for (std::size_t i = blockIdx.x * std::size_t(blockDim.x) + threadIdx.x; i < n; i += std::size_t(gridDim.x) * blockDim.x) {
-        const float g = grad[i];
-        const float mi = p.beta1 * m[i] + (1.0f - p.beta1) * g;
-        const float vi = p.beta2 * v[i] + (1.0f - p.beta2) * g * g;
+    for (std::size_t i = blockIdx.x * std::size_t(blockDim.x) + threadIdx.x; i < quads;
+         i += std::size_t(gridDim.x) * blockDim.x) {
+        const float4 g = grad[i];
+        float4 wi = w[i], mi = m[i], vi = v[i];
+        adamw_one(wi.x, mi.x, vi.x, g.x, p, c1, c2);
+        adamw_one(wi.y, mi.y, vi.y, g.y, p, c1, c2);
+        adamw_one(wi.z, mi.z, vi.z, g.z, p, c1, c2);
+        adamw_one(wi.w, mi.w, vi.w, g.w, p, c1, c2);
         m[i] = mi;
         v[i] = vi;
-        const float update = (mi / c1) / (sqrtf(vi / c2) + p.epsilon) + p.weight_decay * w[i];
-        const float wi = w[i] - p.learning_rate * update;
         w[i] = wi;
-        if (w_bf16) w_bf16[i] = __float2bfloat16(wi);
+        if (w_bf16) {
+            w_bf16[2 * i] = __floats2bfloat162_rn(wi.x, wi.y);
+            w_bf16[2 * i + 1] = __floats2bfloat162_rn(wi.z, wi.w);
+        }
     }
 }
 
-__global__ void end_step_kernel(ScalingStateArrays s, int tensors, int history_length, bool algorithm_max,
-                                bool delayed, const int* step, int capacity) {
+// One block of kThreads threads; every thread reads *step before thread 0 advances it.
+__global__ void finish_step_kernel(StepEnd e, int* step) {
+    const int t = *step;
+    float v = 0.0f;  // each thread adds kMaxLossPartials / kThreads consecutive partials, in order
+    for (int i = 0; i < kMaxLossPartials / kThreads; ++i) {
+        const int k = threadIdx.x * (kMaxLossPartials / kThreads) + i;
+        if (k < e.loss_partial_count) v += e.loss_partials[k];
+    }
+    const float sum = block_sum(v);
+    if (threadIdx.x == 0 && t < e.capacity) e.losses[t] = sum * e.inv_outputs;
+    const ScalingStateArrays& s = e.scaling;
     const int j = threadIdx.x;
-    if (j >= tensors) return;
-    const float amax = __uint_as_float(s.amax_bits[j]);
-    if (s.trace_amax && *step < capacity) {
-        s.trace_amax[std::size_t(*step) * tensors + j] = amax;
-        s.trace_scale[std::size_t(*step) * tensors + j] = s.scaling[j].scale;
+    if (s.scaling && j < e.tensors) {
+        const float amax = __uint_as_float(s.amax_bits[j]);
+        if (s.trace_amax && t < e.capacity) {
+            s.trace_amax[std::size_t(t) * e.tensors + j] = amax;
+            s.trace_scale[std::size_t(t) * e.tensors + j] = s.scaling[j].scale;
+        }
+        if (e.delayed) {
+            float* history = s.history + std::size_t(j) * e.history_length;
+            history[0] = amax;
+            kernels::delayed_update_one(history, e.history_length, e.algorithm_max, s.numerators[j], &s.scaling[j]);
+        }
+        s.amax_bits[j] = 0;
     }
-    if (delayed) {
-        float* history = s.history + std::size_t(j) * history_length;
-        history[0] = amax;
-        kernels::delayed_update_one(history, history_length, algorithm_max, s.numerators[j], &s.scaling[j]);
-    }
-    s.amax_bits[j] = 0;
+    __syncthreads();
+    if (threadIdx.x == 0) *step = t + 1;
 }
-
-__global__ void advance_step_kernel(int* step) { ++*step; }
 
 template <Source K>
 void launch_cast(const CastSource& s, int rows, int cols, const CastTarget& t, cudaStream_t stream) {
@@ -260,28 +280,27 @@ void gelu_backward_bf16(void* grad, const void* h, std::size_t n, cudaStream_t s
                                                                       static_cast<const __nv_bfloat162*>(h), n / 2);
 }
 
-void mse_loss(const void* y, const void* target, std::size_t n, void* grad, float* partials, cudaStream_t stream) {
-    mse_kernel<<<kLossPartials, kThreads, 0, stream>>>(static_cast<const __nv_bfloat16*>(y),
-                                                        static_cast<const __nv_bfloat16*>(target), n,
-                                                        static_cast<__nv_bfloat16*>(grad), partials);
+int loss_partials(std::size_t n) {
+    const std::size_t blocks = (n / 2 + std::size_t(kThreads) * 8 - 1) / (std::size_t(kThreads) * 8);
+    return int(std::clamp<std::size_t>(blocks, 1, kMaxLossPartials));
 }
-void reduce_loss(const float* partials, std::size_t n, const int* step, int capacity, float* losses,
-                 cudaStream_t stream) {
-    static_assert(kThreads == kLossPartials);
-    reduce_loss_kernel<<<1, kThreads, 0, stream>>>(partials, 1.0f / float(n), step, capacity, losses);
+
+void mse_loss(const void* y, const void* target, std::size_t n, void* grad, float* partials, cudaStream_t stream) {
+    mse_kernel<<<loss_partials(n), kThreads, 0, stream>>>(
+        static_cast<const __nv_bfloat162*>(y), static_cast<const __nv_bfloat162*>(target), n / 2, 2.0f / float(n),
+        static_cast<__nv_bfloat162*>(grad), partials);
 }
 
 void adamw(float* w, float* m, float* v, const float* grad, std::size_t n, AdamParams p, const int* step,
-           void* w_bf16, cudaStream_t stream) {
-    adamw_kernel<<<grid_for(n, 4), kThreads, 0, stream>>>(w, m, v, grad, n, p, step,
-                                                          static_cast<__nv_bfloat16*>(w_bf16));
+           int step_offset, void* w_bf16, cudaStream_t stream) {
+    adamw_kernel<<<grid_for(n / 4, 2), kThreads, 0, stream>>>(
+        reinterpret_cast<float4*>(w), reinterpret_cast<float4*>(m), reinterpret_cast<float4*>(v),
+        reinterpret_cast<const float4*>(grad), n / 4, p, step, step_offset, static_cast<__nv_bfloat162*>(w_bf16));
 }
 
-void end_step(const ScalingStateArrays& s, int tensors, int history_length, bool algorithm_max, bool delayed,
-              const int* step, int capacity, cudaStream_t stream) {
-    end_step_kernel<<<1, std::max(32, tensors), 0, stream>>>(s, tensors, history_length, algorithm_max, delayed, step,
-                                                             capacity);
+void finish_step(const StepEnd& end, int* step, cudaStream_t stream) {
+    static_assert(kMaxLossPartials % kThreads == 0);
+    finish_step_kernel<<<1, kThreads, 0, stream>>>(end, step);
 }
-void advance_step(int* step, cudaStream_t stream) { advance_step_kernel<<<1, 1, 0, stream>>>(step); }
 
 }  // namespace fp8lab::gpu::train

@@ -50,24 +50,26 @@ void current_scale(const unsigned* amax_bits, float max_finite, DeviceScaling* s
 void gelu_forward_bf16(const void* h, void* a, std::size_t n, cudaStream_t stream);
 void gelu_backward_bf16(void* grad, const void* h, std::size_t n, cudaStream_t stream);
 
-// Mean squared error: grad = 2 (y - t) / n as BF16, and partial sums of (y - t)^2 that
-// reduce_loss adds in a fixed order into losses[*step] (bit-for-bit repeatable).
-inline constexpr int kLossPartials = 256;
+// Mean squared error: grad = 2 (y - t) / n as BF16, and loss_partials(n) partial sums of
+// (y - t)^2, one per thread block, that finish_step adds in a fixed order (bit-for-bit
+// repeatable). n must be even.
+inline constexpr int kMaxLossPartials = 1024;
+int loss_partials(std::size_t n);
 void mse_loss(const void* y, const void* target, std::size_t n, void* grad, float* partials, cudaStream_t stream);
-void reduce_loss(const float* partials, std::size_t n, const int* step, int capacity, float* losses,
-                 cudaStream_t stream);
 
 struct AdamParams {
     float learning_rate, beta1, beta2, epsilon, weight_decay;
 };
-// AdamW on float32 master weights with the bias correction of step *step + 1;
-// w_bf16 (may be null) receives the updated weights for the BF16 GEMMs.
+// AdamW on float32 master weights with the bias correction of step *step + 1 + step_offset
+// (-1 for an update that runs after the step counter moved on); w_bf16 (may be null)
+// receives the updated weights for the BF16 GEMMs. n must be a multiple of 4.
 void adamw(float* w, float* m, float* v, const float* grad, std::size_t n, AdamParams p, const int* step,
-           void* w_bf16, cudaStream_t stream);
+           int step_offset, void* w_bf16, cudaStream_t stream);
 
-// Per scaled tensor j: records amax_bits[j] and the scale used into the trace (row
-// *step, when below capacity), then for delayed scaling pushes the amax into history j
-// and updates scaling[j] (emulator's rule, numerators[j] = max >> margin); clears amax_bits.
+// The FP8 per-tensor scaling state: per scaled tensor j, the trace row of the step gets
+// amax_bits[j] and the scale used; delayed scaling pushes the amax into history j and
+// updates scaling[j] (the emulator's rule, numerators[j] = max >> margin); amax_bits[j] is
+// cleared for the next step.
 struct ScalingStateArrays {
     DeviceScaling* scaling;
     unsigned* amax_bits;
@@ -76,8 +78,18 @@ struct ScalingStateArrays {
     float* trace_amax;       // capacity x tensors (may be null)
     float* trace_scale;
 };
-void end_step(const ScalingStateArrays& s, int tensors, int history_length, bool algorithm_max, bool delayed,
-              const int* step, int capacity, cudaStream_t stream);
-void advance_step(int* step, cudaStream_t stream);
+struct StepEnd {
+    const float* loss_partials = nullptr;
+    int loss_partial_count = 0;
+    float inv_outputs = 0;           // 1 / n of the MSE
+    float* losses = nullptr;         // losses[*step] when *step < capacity
+    int capacity = 0;
+    ScalingStateArrays scaling{};    // scaling.scaling null: BF16, nothing to record
+    int tensors = 0, history_length = 0;
+    bool algorithm_max = true, delayed = true;
+};
+// One small kernel ends a step: the loss, the scaling state, then ++*step (after every
+// reader of the step in it).
+void finish_step(const StepEnd& end, int* step, cudaStream_t stream);
 
 }  // namespace fp8lab::gpu::train
