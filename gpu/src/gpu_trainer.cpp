@@ -572,7 +572,11 @@ GpuTrainResult train_mlp_on_gpu(const GpuTrainConfig& config, const GpuProgress&
     {
         GpuMlp mlp(config);
         cudaStream_t stream;
-        FP8LAB_CUDA_CHECK(cudaStreamCreateWithFlags(&stream, cudaStreamNonBlocking));
+        // The GEMMs' stream gets the higher priority: the side stream's memory-bound kernels
+        // should fill the SMs the GEMMs leave, not take them.
+        int least = 0, greatest = 0;
+        FP8LAB_CUDA_CHECK(cudaDeviceGetStreamPriorityRange(&least, &greatest));
+        FP8LAB_CUDA_CHECK(cudaStreamCreateWithPriority(&stream, cudaStreamNonBlocking, greatest));
         std::vector<cudaGraphExec_t> graphs;
         std::vector<cudaEvent_t> events;
         // Everything CUDA made here is released on every way out, a throw included.
@@ -608,7 +612,8 @@ GpuTrainResult train_mlp_on_gpu(const GpuTrainConfig& config, const GpuProgress&
                 mlp.enqueue_step(b, stream);
                 FP8LAB_CUDA_CHECK(cudaStreamEndCapture(stream, &graph));
                 cudaGraphExec_t exec;
-                const cudaError_t made = cudaGraphInstantiate(&exec, graph, 0);
+                // Each kernel keeps the priority of the stream it was captured from.
+                const cudaError_t made = cudaGraphInstantiate(&exec, graph, cudaGraphInstantiateFlagUseNodePriority);
                 cudaGraphDestroy(graph);
                 FP8LAB_CUDA_CHECK(made);
                 graphs.push_back(exec);
