@@ -79,7 +79,7 @@ StepLogic recipes() {
                                                                       "blockwise", "nvfp4"},
                            "mx-rceil", "Feeds the training panel")};
     s.training_mapping = "The recipe for training feeds the training panel's FP8 recipe (the CPU emulator runs all "
-                         "six; the GPU runs delayed and current).";
+                         "six; the GPU runs delayed, current and blockwise).";
     s.training = [](const Parameters& p, TrainingSettings& t) {
         for (emu::Fp8Recipe r : {emu::Fp8Recipe::Delayed, emu::Fp8Recipe::Current, emu::Fp8Recipe::MxFloor,
                                  emu::Fp8Recipe::MxRceil, emu::Fp8Recipe::Blockwise, emu::Fp8Recipe::Nvfp4})

@@ -36,7 +36,7 @@ StepLogic loss_curves() {
     s.id = "loss-curves";
     s.backends = {Backend::Cpu, Backend::Gpu};
     s.parameters = {choice("recipe", "FP8 recipe", {"delayed", "current", "mx-floor", "mx-rceil", "blockwise", "nvfp4"},
-                           "delayed", "The GPU runs delayed and current; the CPU emulator all six"),
+                           "delayed", "The GPU runs delayed, current and blockwise; the CPU emulator all six"),
                     choice("formats", "Formats", {"hybrid", "e4m3"}, "hybrid", "hybrid: E5M2 gradients"),
                     integer("history", "History length", 1, 1024, 16, "Delayed scaling's amax history"),
                     integer("steps", "Steps", 20, 1000, 200, "Training steps of each run")};
