@@ -27,7 +27,11 @@ bool parse_theme(std::string_view name, Theme& t) {
 ThemeColours apply_theme(Theme theme, float scale) {
     ImGuiStyle style;
     ThemeColours c{};
-    // Field colours from the Okabe-Ito palette: sign vermillion, exponent blue, mantissa green.
+    // Field colours from the Okabe-Ito palette: sign vermillion, exponent blue, mantissa green,
+    // the same in every theme.
+    c.field_sign = IM_COL32(213, 94, 0, 255);
+    c.field_exponent = IM_COL32(0, 114, 178, 255);
+    c.field_mantissa = IM_COL32(0, 158, 115, 255);
     switch (theme) {
     case Theme::Dark:
         ImGui::StyleColorsDark(&style);
@@ -35,9 +39,6 @@ ThemeColours apply_theme(Theme theme, float scale) {
                   IM_COL32(235, 235, 235, 255), IM_COL32(40, 40, 46, 230), true};
         c.link = IM_COL32(86, 180, 233, 255);
         c.code_background = IM_COL32(60, 60, 66, 255);
-        c.field_sign = IM_COL32(213, 94, 0, 255);
-        c.field_exponent = IM_COL32(0, 114, 178, 255);
-        c.field_mantissa = IM_COL32(0, 158, 115, 255);
         c.done_mark = IM_COL32(86, 180, 233, 255);
         break;
     case Theme::Light:
@@ -47,9 +48,6 @@ ThemeColours apply_theme(Theme theme, float scale) {
                   IM_COL32(20, 20, 20, 255), IM_COL32(255, 255, 255, 230), false};
         c.link = IM_COL32(0, 90, 160, 255);
         c.code_background = IM_COL32(235, 235, 238, 255);
-        c.field_sign = IM_COL32(213, 94, 0, 255);
-        c.field_exponent = IM_COL32(0, 114, 178, 255);
-        c.field_mantissa = IM_COL32(0, 158, 115, 255);
         c.done_mark = IM_COL32(0, 114, 178, 255);
         break;
     }

@@ -128,12 +128,7 @@ void launch(const CastSource& s, int rows, int cols, const BlockwiseTarget& t, c
 }  // namespace
 
 void blockwise_cast(const CastSource& s, int rows, int cols, const BlockwiseTarget& t, cudaStream_t stream) {
-    switch (s.kind) {
-        case Source::Bf16: return launch<Source::Bf16>(s, rows, cols, t, stream);
-        case Source::F32: return launch<Source::F32>(s, rows, cols, t, stream);
-        case Source::GeluOfBf16: return launch<Source::GeluOfBf16>(s, rows, cols, t, stream);
-        case Source::GeluGradBf16: return launch<Source::GeluGradBf16>(s, rows, cols, t, stream);
-    }
+    with_source_kind(s.kind, [&](auto kind) { launch<decltype(kind)::value>(s, rows, cols, t, stream); });
 }
 
 }  // namespace fp8lab::gpu::train

@@ -5,6 +5,8 @@
 #include <cuda_bf16.h>
 #include <cuda_fp8.h>
 
+#include <type_traits>
+
 #include "gpu/src/train_kernels.hpp"
 
 namespace fp8lab::gpu::train {
@@ -63,6 +65,18 @@ __device__ inline void publish_amax(float local, unsigned* amax_bits) {
 
 __device__ inline std::uint8_t to_fp8(float v, float scale, __nv_fp8_interpretation_t format) {
     return __nv_cvt_float_to_fp8(__fmul_rn(v, scale), __NV_SATFINITE, format);
+}
+
+// Calls launch(std::integral_constant<Source, K>{}) with K = source.kind: one switch from
+// the runtime kind to the kernel template instantiated for it.
+template <class Launch>
+void with_source_kind(Source kind, Launch&& launch) {
+    switch (kind) {
+        case Source::Bf16: return launch(std::integral_constant<Source, Source::Bf16>{});
+        case Source::F32: return launch(std::integral_constant<Source, Source::F32>{});
+        case Source::GeluOfBf16: return launch(std::integral_constant<Source, Source::GeluOfBf16>{});
+        case Source::GeluGradBf16: return launch(std::integral_constant<Source, Source::GeluGradBf16>{});
+    }
 }
 
 }  // namespace fp8lab::gpu::train

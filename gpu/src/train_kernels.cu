@@ -250,21 +250,11 @@ void tanh_bf16_inplace(void* x, std::size_t n, cudaStream_t stream) {
 }
 
 void cast_transpose(const CastSource& s, int rows, int cols, const CastTarget& t, cudaStream_t stream) {
-    switch (s.kind) {
-        case Source::Bf16: return launch_cast<Source::Bf16>(s, rows, cols, t, stream);
-        case Source::F32: return launch_cast<Source::F32>(s, rows, cols, t, stream);
-        case Source::GeluOfBf16: return launch_cast<Source::GeluOfBf16>(s, rows, cols, t, stream);
-        case Source::GeluGradBf16: return launch_cast<Source::GeluGradBf16>(s, rows, cols, t, stream);
-    }
+    with_source_kind(s.kind, [&](auto kind) { launch_cast<decltype(kind)::value>(s, rows, cols, t, stream); });
 }
 
 void amax_only(const CastSource& s, int rows, int cols, unsigned* amax_bits, cudaStream_t stream) {
-    switch (s.kind) {
-        case Source::Bf16: return launch_amax<Source::Bf16>(s, rows, cols, amax_bits, stream);
-        case Source::F32: return launch_amax<Source::F32>(s, rows, cols, amax_bits, stream);
-        case Source::GeluOfBf16: return launch_amax<Source::GeluOfBf16>(s, rows, cols, amax_bits, stream);
-        case Source::GeluGradBf16: return launch_amax<Source::GeluGradBf16>(s, rows, cols, amax_bits, stream);
-    }
+    with_source_kind(s.kind, [&](auto kind) { launch_amax<decltype(kind)::value>(s, rows, cols, amax_bits, stream); });
 }
 
 void current_scale(const unsigned* amax_bits, float max_finite, DeviceScaling* scaling, cudaStream_t stream) {

@@ -17,6 +17,13 @@ constexpr float kOutlierFactor = 40.0f;
 
 // Activations with outlier channels: N(0, 1), every kOutlierEvery-th column kOutlierFactor times larger, as the
 // outlier features of large language models sit in a few fixed channels.
+// Storage per element of a block-scaled tensor: the element plus its share of the scale.
+double bits_per_element(const emu::Format& element, const emu::Format& scale, int block) {
+    return element.total_bits + double(scale.total_bits) / block;
+}
+
+std::string bits_text(const emu::Format& f) { return number_text(f.total_bits) + "-bit"; }
+
 std::vector<float> outlier_channels(std::uint64_t seed) {
     std::vector<float> x = sample_tensor(TensorKind::Weights, kRows * kCols, seed);  // N(0, 0.02^2)
     for (float& v : x) v *= 50.0f;
@@ -121,15 +128,18 @@ StepLogic recipes() {
         out.tables.push_back(std::move(t));
         return out;
     };
-    const double mxfp8_bits = emu::e4m3().total_bits + emu::e8m0().total_bits / 32.0;
+    const emu::Format &e4m3 = emu::e4m3(), &e8m0 = emu::e8m0();
     s.exercise = numeric_exercise(
-        "MXFP8 stores one 8-bit E8M0 scale for every block of 32 E4M3 elements. How many bits per element does the "
-        "tensor take, scales included?",
-        mxfp8_bits,
-        {{8, "The scales take space too: 8 bits shared by 32 elements."},
-         {8.5, "That is one 8-bit scale per 16 elements, NVFP4's block size; MX blocks hold 32."},
-         {16, "The scale is shared by the block, not stored per element."}},
-        "8 bits per element plus the scale's 8 bits divided among the block.");
+        "MXFP8 stores one " + bits_text(e8m0) + " E8M0 scale for every block of 32 E4M3 elements. How many bits per "
+        "element does the tensor take, scales included?",
+        bits_per_element(e4m3, e8m0, 32),
+        {{double(e4m3.total_bits), "The scales take space too: " + number_text(e8m0.total_bits) +
+                                       " bits shared by 32 elements."},
+         {bits_per_element(e4m3, e8m0, 16),
+          "That is one " + bits_text(e8m0) + " scale per 16 elements, NVFP4's block size; MX blocks hold 32."},
+         {bits_per_element(e4m3, e8m0, 1), "The scale is shared by the block, not stored per element."}},
+        number_text(e4m3.total_bits) + " bits per element plus the scale's " + number_text(e8m0.total_bits) +
+            " bits divided among the block.");
     return s;
 }
 
@@ -173,17 +183,25 @@ StepLogic floor_against_rceil() {
         out.tables.push_back(std::move(t));
         return out;
     };
+    // The exercise's block: its maximum, in double as the student reads it, and as stored.
+    const double amax = 1.9;
+    const emu::Format& e4m3 = emu::e4m3();
     std::vector<float> block(32, 0.1f);
-    block[0] = 1.9f;
-    const double floor_value = emu::quantize_mx(block, 1, 32, emu::e4m3(), emu::MxScaleRule::OcpFloor).dequantize()[0];
+    block[0] = float(amax);
+    const double floor_value = emu::quantize_mx(block, 1, 32, e4m3, emu::MxScaleRule::OcpFloor).dequantize()[0];
+    const int x_log2 = std::ilogb(amax) - e4m3.max_exponent;  // the floor rule's X = 2^x_log2
+    const std::string a = number_text(amax), x = "2^" + std::to_string(x_log2), max = number_text(e4m3.max_finite);
+    const double nearest = emu::decode(e4m3, emu::encode(e4m3, block[0]));
     s.exercise = numeric_exercise(
-        "OCP floor rule, E4M3 elements: a block's amax is 1.9, so X = 2^(floor(log2 1.9) - 8) = 2^-8. What does the "
-        "amax element read back as?",
+        "OCP floor rule, E4M3 elements: a block's amax is " + a + ", so X = 2^(floor(log2 " + a + ") - " +
+            std::to_string(e4m3.max_exponent) + ") = " + x + ". What does the amax element read back as?",
         floor_value,
-        {{1.9, "1.9 / 2^-8 = 486.4 lies past E4M3's 448: the conversion saturates, and 448 x 2^-8 comes back."},
-         {1.875, "That would be a representable value near 1.9, but the element is clamped at the format's maximum first."},
-         {486.4, "Multiply back by X: the stored element is in scaled units."}},
-        "Compute 1.9 / X, clamp it to E4M3's maximum, then multiply by X again.");
+        {{amax, a + " / " + x + " = " + number_text(std::ldexp(amax, -x_log2)) + " lies past E4M3's " + max +
+                    ": the conversion saturates, and " + max + " x " + x + " comes back."},
+         {nearest, "That would be a representable value near " + a +
+                       ", but the element is clamped at the format's maximum first."},
+         {std::ldexp(amax, -x_log2), "Multiply back by X: the stored element is in scaled units."}},
+        "Compute " + a + " / X, clamp it to E4M3's maximum, then multiply by X again.");
     return s;
 }
 
@@ -238,15 +256,17 @@ StepLogic block_size_and_nvfp4() {
         out.metrics.push_back({"NVFP4 tensor scale S_enc", double(1.0f / nv.tensor_scale_inv), ""});
         return out;
     };
-    const double nvfp4_bits = emu::e2m1().total_bits + emu::e4m3().total_bits / 16.0;
+    const emu::Format &e2m1 = emu::e2m1(), &e4m3 = emu::e4m3(), &e8m0 = emu::e8m0();
     s.exercise = numeric_exercise(
         "NVFP4 gives every block of 16 E2M1 elements one E4M3 scale. Ignoring the one float32 per tensor, how many bits "
         "per element is that?",
-        nvfp4_bits,
-        {{4.25, "That is MXFP4: one 8-bit E8M0 scale per 32 elements. NVFP4's blocks hold 16."},
-         {4, "The block scales take space too."},
-         {12, "The scale is shared by the block of 16, not stored per element."}},
-        "4 bits per element plus 8 bits shared by 16 elements.");
+        bits_per_element(e2m1, e4m3, 16),
+        {{bits_per_element(e2m1, e8m0, 32),
+          "That is MXFP4: one " + bits_text(e8m0) + " E8M0 scale per 32 elements. NVFP4's blocks hold 16."},
+         {double(e2m1.total_bits), "The block scales take space too."},
+         {bits_per_element(e2m1, e4m3, 1), "The scale is shared by the block of 16, not stored per element."}},
+        number_text(e2m1.total_bits) + " bits per element plus " + number_text(e4m3.total_bits) +
+            " bits shared by 16 elements.");
     return s;
 }
 
