@@ -56,8 +56,8 @@ __global__ void __launch_bounds__(kThreadsX * kThreadsY) blockwise_cast_kernel(C
     for (int i = 0; i < kRowsPerThread; ++i) {
         const int r = row0 + ty + kThreadsY * i;
         if (r < rows && c < cols) {  // fmaxf skips NaN and keeps Inf, as the emulator's amax
-            const float2 a = load_pair<K>(s, r, c), b = load_pair<K>(s, r, c + 2);
-            v[i][0] = a.x, v[i][1] = a.y, v[i][2] = b.x, v[i][3] = b.y;
+            const float4 q = load_quad<K>(s, r, c);
+            v[i][0] = q.x, v[i][1] = q.y, v[i][2] = q.z, v[i][3] = q.w;
         } else {
             v[i][0] = v[i][1] = v[i][2] = v[i][3] = 0.0f;  // outside the tensor: no effect on any amax
         }

@@ -23,28 +23,26 @@ __device__ inline float gelu_grad(float x) {
     return 0.5f * (1.0f + t) + 0.5f * x * (1.0f - t * t) * kGeluC * (1.0f + 3.0f * kGeluA * x * x);
 }
 
-template <Source K>
-__device__ inline float load(const CastSource& s, int r, int c) {
-    const std::size_t i = std::size_t(r) * s.ld + c;
-    if constexpr (K == Source::F32) return static_cast<const float*>(s.x)[i];
-    const float x = __bfloat162float(static_cast<const __nv_bfloat16*>(s.x)[i]);
-    if constexpr (K == Source::Bf16) return x;
-    if constexpr (K == Source::GeluOfBf16) return gelu(x);
-    const float h = __bfloat162float(static_cast<const __nv_bfloat16*>(s.h)[i]);
-    return x * gelu_grad(h);
+__device__ inline float4 load_bf16x4(const void* base, std::size_t i) {
+    const uint2 raw = *reinterpret_cast<const uint2*>(static_cast<const __nv_bfloat16*>(base) + i);
+    const float2 lo = __bfloat1622float2(*reinterpret_cast<const __nv_bfloat162*>(&raw.x));
+    const float2 hi = __bfloat1622float2(*reinterpret_cast<const __nv_bfloat162*>(&raw.y));
+    return make_float4(lo.x, lo.y, hi.x, hi.y);
 }
 
-// Two neighbours along a row in one load (cols are even: multiples of 16).
+// Four neighbours along a row in one 8- or 16-byte load (cols are multiples of 16).
 template <Source K>
-__device__ inline float2 load_pair(const CastSource& s, int r, int c) {
+__device__ inline float4 load_quad(const CastSource& s, int r, int c) {
     const std::size_t i = std::size_t(r) * s.ld + c;
-    if constexpr (K == Source::F32) return *reinterpret_cast<const float2*>(static_cast<const float*>(s.x) + i);
-    const float2 x = __bfloat1622float2(*reinterpret_cast<const __nv_bfloat162*>(static_cast<const __nv_bfloat16*>(s.x) + i));
+    if constexpr (K == Source::F32) return *reinterpret_cast<const float4*>(static_cast<const float*>(s.x) + i);
+    const float4 x = load_bf16x4(s.x, i);
     if constexpr (K == Source::Bf16) return x;
-    if constexpr (K == Source::GeluOfBf16) return make_float2(gelu(x.x), gelu(x.y));
-    const float2 h = __bfloat1622float2(*reinterpret_cast<const __nv_bfloat162*>(static_cast<const __nv_bfloat16*>(s.h) + i));
-    return make_float2(x.x * gelu_grad(h.x), x.y * gelu_grad(h.y));
+    if constexpr (K == Source::GeluOfBf16) return make_float4(gelu(x.x), gelu(x.y), gelu(x.z), gelu(x.w));
+    const float4 h = load_bf16x4(s.h, i);
+    return make_float4(x.x * gelu_grad(h.x), x.y * gelu_grad(h.y), x.z * gelu_grad(h.z), x.w * gelu_grad(h.w));
 }
+
+__device__ inline float abs_max4(float4 v) { return fmaxf(fmaxf(fabsf(v.x), fabsf(v.y)), fmaxf(fabsf(v.z), fabsf(v.w))); }
 
 // fmaxf skips NaN and keeps Inf (as the emulator's amax); non-negative floats order like
 // their bits. One atomicMax per block: per warp, it serialised millions of atomics on
@@ -65,6 +63,15 @@ __device__ inline void publish_amax(float local, unsigned* amax_bits) {
 
 __device__ inline std::uint8_t to_fp8(float v, float scale, __nv_fp8_interpretation_t format) {
     return __nv_cvt_float_to_fp8(__fmul_rn(v, scale), __NV_SATFINITE, format);
+}
+
+// Four codes in one word, the first column in the lowest byte (the lowest address).
+__device__ inline std::uint32_t to_fp8x4(float4 v, float scale, __nv_fp8_interpretation_t format) {
+    const __nv_fp8x2_storage_t lo = __nv_cvt_float2_to_fp8x2(make_float2(__fmul_rn(v.x, scale), __fmul_rn(v.y, scale)),
+                                                             __NV_SATFINITE, format);
+    const __nv_fp8x2_storage_t hi = __nv_cvt_float2_to_fp8x2(make_float2(__fmul_rn(v.z, scale), __fmul_rn(v.w, scale)),
+                                                             __NV_SATFINITE, format);
+    return std::uint32_t(lo) | (std::uint32_t(hi) << 16);
 }
 
 // Calls launch(std::integral_constant<Source, K>{}) with K = source.kind: one switch from

@@ -101,6 +101,7 @@ public:
         make_data(s);
         if (fp8_ && blockwise_) make_block_scales();
         for (std::size_t l = 0; l < shapes_.size(); ++l) add_layer(int(l), s);
+        if (!defer_last_update_) side_workspace_ = std::make_unique<DeviceBuffer<char>>(detail::kMatmulWorkspaceBytes);
         if (fp8_) make_scaling(s);
         else make_bf16_buffers();
         FP8LAB_CUDA_CHECK(cudaStreamSynchronize(s));
@@ -274,6 +275,24 @@ private:
         adamw_of(l, 0, side_.stream);
     }
 
+    // With few tokens every kernel of the backward is short and each waits for the one
+    // before: the last layer's wgrad runs on the side stream (with a workspace of its
+    // own), beside the dgrad and the layers below, instead of between them.
+    template <class Wgrad>
+    void top_wgrad_on_side(const Wgrad& wgrad, cudaStream_t main) {
+        FP8LAB_CUDA_CHECK(cudaEventRecord(side_.gradient_ready, main));
+        FP8LAB_CUDA_CHECK(cudaStreamWaitEvent(side_.stream, side_.gradient_ready, 0));
+        wgrad(side_workspace_->ptr, side_.stream);
+    }
+
+    // The first layer's AdamW is the last update of a step. With a deferred last layer it
+    // runs on the side stream beside that layer's wgrad; otherwise nothing is left to run
+    // beside it, and on the main stream it need not wait behind the side stream's updates.
+    void release_first_layer(cudaStream_t main) {
+        if (defer_last_update_) release_layer(0, main);
+        else adamw_of(0, 0, main);
+    }
+
     // step_offset -1: the update of the step before, run after the step counter moved on.
     void adamw_of(int l, int step_offset, cudaStream_t s) {
         Layer& layer = layers_[std::size_t(l)];
@@ -378,7 +397,7 @@ private:
         g8_[0] = std::make_unique<Fp8Buffer>(std::size_t(rows_) * (deep ? max_dim_ : c_.input_dim));
         if (deep) g8_[1] = std::make_unique<Fp8Buffer>(std::size_t(rows_) * max_dim_);
         da16_ = std::make_unique<Bf16Buffer>(std::size_t(chunk_rows_) * c_.hidden_dim);
-        if (defer_last_update_) dyt8_ = std::make_unique<Fp8Buffer>(std::size_t(rows_) * c_.input_dim);
+        dyt8_ = std::make_unique<Fp8Buffer>(std::size_t(rows_) * c_.input_dim);
     }
 
     void make_bf16_buffers() {
@@ -433,19 +452,23 @@ private:
 
     void backward_fp8(cudaStream_t s) {
         const int last = int(layers_.size()) - 1;
-        // The transposed gradient lives where the forward's FP8 input was: that is dead now.
-        // A deferred last layer runs its wgrad last, so its transposed gradient keeps a
-        // buffer of its own.
+        // The transposed gradient of a hidden layer lives where the forward's FP8 input was:
+        // that is dead now. The last layer's has a buffer of its own, since its wgrad runs
+        // beside (or after) the rest of the backward.
         std::uint8_t* gt8 = act8_->ptr;
-        std::uint8_t* dyt8 = defer_last_update_ ? dyt8_->ptr : gt8;
         int g = 0;  // g8_[g] holds the current layer's gradient, not transposed
-        cast({Source::Bf16, dy16_.ptr, nullptr, c_.input_dim}, rows_, c_.input_dim, 3 * last + 2, g8_[g]->ptr, dyt8,
-             rows_, s);
+        cast({Source::Bf16, dy16_.ptr, nullptr, c_.input_dim}, rows_, c_.input_dim, 3 * last + 2, g8_[g]->ptr,
+             dyt8_->ptr, rows_, s);
+        Layer& top = layers_.back();
+        const auto top_wgrad = [&](void* workspace, cudaStream_t on) {
+            top.wgrad->run(dyt8_->ptr, top.at8->ptr, top.dw.ptr, workspace, on);
+        };
+        if (!defer_last_update_) top_wgrad_on_side(top_wgrad, s);
         for (int l = last; l >= 0; --l) {
             Layer& layer = layers_[std::size_t(l)];
-            if (!deferred(l)) layer.wgrad->run(l == last ? dyt8 : gt8, layer.at8->ptr, layer.dw.ptr, workspace_.ptr, s);
+            if (l < last) layer.wgrad->run(gt8, layer.at8->ptr, layer.dw.ptr, workspace_.ptr, s);
             if (l == 0) {
-                release_layer(0, s);
+                release_first_layer(s);
                 break;
             }
             const LayerShape sh = layer.shape;
@@ -463,8 +486,7 @@ private:
             if (!deferred(l)) release_layer(l, s);
             g = 1 - g;
         }
-        if (defer_last_update_) layers_.back().wgrad->run(dyt8, layers_.back().at8->ptr, layers_.back().dw.ptr,
-                                                         workspace_.ptr, s);
+        if (defer_last_update_) top_wgrad(workspace_.ptr, s);
     }
 
     void forward_bf16(int batch, cudaStream_t s) {
@@ -485,12 +507,18 @@ private:
     void backward_bf16(int batch, cudaStream_t s) {
         __nv_bfloat16* grad = dy16_.ptr;
         int next = 0;
-        for (int l = int(layers_.size()) - 1; l >= 0; --l) {
+        const int last = int(layers_.size()) - 1;
+        Layer& top = layers_.back();
+        const auto top_wgrad = [&](void* workspace, cudaStream_t on) {  // its input: a hidden activation
+            top.wgrad->run(dy16_.ptr, top.a16->ptr, top.dw.ptr, workspace, on);
+        };
+        if (!defer_last_update_) top_wgrad_on_side(top_wgrad, s);
+        for (int l = last; l >= 0; --l) {
             Layer& layer = layers_[std::size_t(l)];
             const __nv_bfloat16* input = l == 0 ? x_batch(batch) : layer.a16->ptr;
-            if (!deferred(l)) layer.wgrad->run(grad, input, layer.dw.ptr, workspace_.ptr, s);
+            if (l < last) layer.wgrad->run(grad, input, layer.dw.ptr, workspace_.ptr, s);
             if (l == 0) {
-                release_layer(0, s);
+                release_first_layer(s);
                 break;
             }
             __nv_bfloat16* da = g16_[next]->ptr;
@@ -501,16 +529,13 @@ private:
             grad = da;
             next = 1 - next;
         }
-        if (defer_last_update_) {  // the last layer's input is a hidden activation: there are 2+ layers
-            Layer& last = layers_.back();
-            last.wgrad->run(dy16_.ptr, last.a16->ptr, last.dw.ptr, workspace_.ptr, s);
-        }
+        if (defer_last_update_) top_wgrad(workspace_.ptr, s);
     }
 
     // The second stream of a step and the events that order it against the main one.
     struct SideStream {
         cudaStream_t stream = nullptr;
-        cudaEvent_t fork = nullptr, join = nullptr;
+        cudaEvent_t fork = nullptr, join = nullptr, gradient_ready = nullptr;
         std::vector<cudaEvent_t> weight_ready, layer_done;
         explicit SideStream(std::size_t layers) : weight_ready(layers), layer_done(layers) {
             FP8LAB_CUDA_CHECK(cudaStreamCreateWithFlags(&stream, cudaStreamNonBlocking));
@@ -523,7 +548,7 @@ private:
             if (stream) cudaStreamDestroy(stream);
         }
         std::vector<cudaEvent_t*> all() {
-            std::vector<cudaEvent_t*> events{&fork, &join};
+            std::vector<cudaEvent_t*> events{&fork, &join, &gradient_ready};
             for (cudaEvent_t& e : weight_ready) events.push_back(&e);
             for (cudaEvent_t& e : layer_done) events.push_back(&e);
             return events;
@@ -541,6 +566,7 @@ private:
     detail::LtHandle lt_;
     SideStream side_;
     DeviceBuffer<char> workspace_;
+    std::unique_ptr<DeviceBuffer<char>> side_workspace_;  // for a GEMM on the side stream
     Bf16Buffer x_pool_, t_pool_;
     DeviceBuffer<float> loss_partials_, losses_;
     DeviceBuffer<int> step_;
