@@ -81,7 +81,6 @@ public:
           fp8_(c.precision == GpuPrecision::Fp8),
           delayed_(c.recipe == GpuRecipe::Delayed),
           blockwise_(c.recipe == GpuRecipe::Blockwise),
-          weights_cast_by_adamw_(fp8_ && delayed_),
           batches_(pool_batches(c)),
           rows_(c.tokens),
           max_dim_(std::max(c.input_dim, c.hidden_dim)),
@@ -105,8 +104,6 @@ public:
         if (!defer_last_update_) side_workspace_ = std::make_unique<DeviceBuffer<char>>(detail::kMatmulWorkspaceBytes);
         if (fp8_) make_scaling(s);
         else make_bf16_buffers();
-        if (weights_cast_by_adamw_)  // step 0's weights; AdamW casts every later step's
-            for (std::size_t l = 0; l < layers_.size(); ++l) cast_weight(int(l), s);
         FP8LAB_CUDA_CHECK(cudaStreamSynchronize(s));
         FP8LAB_CUDA_CHECK(cudaGetLastError());
     }
@@ -131,12 +128,6 @@ public:
         update_pending_ = defer_last_update_;
         FP8LAB_CUDA_CHECK(cudaEventRecord(side_.join, side));
         FP8LAB_CUDA_CHECK(cudaStreamWaitEvent(main, side_.join, 0));
-        train::finish_step(step_end(), step_.ptr, main);  // after every AdamW of this step: they read the step
-    }
-
-    // What finish_step (and, for weights cast by AdamW, end_weight_step) needs.
-    train::StepEnd step_end() const {
-        const std::size_t outputs = std::size_t(rows_) * c_.input_dim;
         train::StepEnd end;
         end.loss_partials = loss_partials_.ptr;
         end.loss_partial_count = train::loss_partials(outputs);
@@ -150,9 +141,8 @@ public:
             end.history_length = c_.delayed.history_length;
             end.algorithm_max = c_.delayed.algorithm == emu::AmaxAlgorithm::Max;
             end.delayed = delayed_;
-            end.weights_end_apart = weights_cast_by_adamw_;
         }
-        return end;
+        train::finish_step(end, step_.ptr, main);  // after every AdamW of this step: they read the step
     }
 
     // The last layer's update that the last step left for the next one, for a final state
@@ -307,19 +297,8 @@ private:
     void adamw_of(int l, int step_offset, cudaStream_t s) {
         Layer& layer = layers_[std::size_t(l)];
         const train::AdamParams adam{c_.learning_rate, c_.beta1, c_.beta2, c_.epsilon, c_.weight_decay};
-        if (!weights_cast_by_adamw_) {
-            train::adamw(layer.w.ptr, layer.m.ptr, layer.v.ptr, layer.dw.ptr, layer.w.count, adam, step_.ptr,
-                         step_offset, fp8_ ? nullptr : layer.w16->ptr, s);
-            return;
-        }
-        // This step's use of the weight is over: its amax and scale go to the trace and the
-        // history first, so that the new weights are cast with the next step's scale.
-        const int j = 3 * l + 1;
-        train::end_weight_step(step_end(), j, step_.ptr, step_offset, s);
-        const CastTarget target{scaling_->ptr + j, role_is_e4m3(emu::TensorRole::Weight), layer.w8->ptr,
-                                layer.w8t->ptr, layer.shape.out, amax_bits_->ptr + j};
-        train::adamw_cast_transpose(layer.w.ptr, layer.m.ptr, layer.v.ptr, layer.dw.ptr, layer.shape.out,
-                                    layer.shape.in, adam, step_.ptr, step_offset, target, s);
+        train::adamw(layer.w.ptr, layer.m.ptr, layer.v.ptr, layer.dw.ptr, layer.w.count, adam, step_.ptr, step_offset,
+                     fp8_ ? nullptr : layer.w16->ptr, s);
     }
 
     // On the side stream, before anything reads the last layer's weights.
@@ -450,17 +429,12 @@ private:
         train::cast_transpose(source, rows, cols, target, s);
     }
 
-    // Layer l's FP8 weight and its transpose, from the float32 master weights.
-    void cast_weight(int l, cudaStream_t s) {
-        Layer& layer = layers_[std::size_t(l)];
-        cast({Source::F32, layer.w.ptr, nullptr, layer.shape.in}, layer.shape.out, layer.shape.in, 3 * l + 1,
-             layer.w8->ptr, layer.w8t->ptr, layer.shape.out, s);
-    }
-
     void forward_fp8(int batch, cudaStream_t s) {
         for (std::size_t l = 0; l < layers_.size(); ++l) {  // the weights, on the side stream
+            Layer& layer = layers_[l];
             if (l + 1 == layers_.size()) run_deferred_update();
-            if (!weights_cast_by_adamw_) cast_weight(int(l), side_.stream);
+            cast({Source::F32, layer.w.ptr, nullptr, layer.shape.in}, layer.shape.out, layer.shape.in, 3 * int(l) + 1,
+                 layer.w8->ptr, layer.w8t->ptr, layer.shape.out, side_.stream);
             FP8LAB_CUDA_CHECK(cudaEventRecord(side_.weight_ready[l], side_.stream));
         }
         cast({Source::Bf16, x_batch(batch), nullptr, c_.input_dim}, rows_, c_.input_dim, 0, act8_->ptr,
@@ -586,10 +560,6 @@ private:
     GpuTrainConfig c_;
     std::vector<LayerShape> shapes_;
     bool fp8_, delayed_, blockwise_;
-    // Delayed scaling knows the next step's weight scale when AdamW runs, so AdamW writes
-    // the FP8 weights itself; current and blockwise scaling need the new weights' amax
-    // first, so they cast in a pass of their own at the start of the step.
-    bool weights_cast_by_adamw_;
     int batches_, rows_, max_dim_, chunk_rows_, tensors_;
     bool defer_last_update_;
     bool update_pending_ = false;  // the last step left the last layer's AdamW to this one

@@ -65,10 +65,6 @@ struct AdamParams {
 // receives the updated weights for the BF16 GEMMs. n must be a multiple of 4.
 void adamw(float* w, float* m, float* v, const float* grad, std::size_t n, AdamParams p, const int* step,
            int step_offset, void* w_bf16, cudaStream_t stream);
-// The same update of a rows x cols weight, fused with the cast of the new weights to FP8
-// with target's scale (codes, transpose, amax): the weights are read once per step.
-void adamw_cast_transpose(float* w, float* m, float* v, const float* grad, int rows, int cols, AdamParams p,
-                          const int* step, int step_offset, const CastTarget& target, cudaStream_t stream);
 
 // The FP8 per-tensor scaling state: per scaled tensor j, the trace row of the step gets
 // amax_bits[j] and the scale used; delayed scaling pushes the amax into history j and
@@ -91,15 +87,9 @@ struct StepEnd {
     ScalingStateArrays scaling{};    // scaling.scaling null: BF16, nothing to record
     int tensors = 0, history_length = 0;
     bool algorithm_max = true, delayed = true;
-    // Delayed scaling with the weights cast by AdamW: each weight's state ends in
-    // end_weight_step, before its AdamW casts with the next step's scale; finish_step
-    // leaves the weights (tensors j % 3 == 1) alone.
-    bool weights_end_apart = false;
 };
 // One small kernel ends a step: the loss, the scaling state, then ++*step (after every
 // reader of the step in it).
 void finish_step(const StepEnd& end, int* step, cudaStream_t stream);
-// Weight tensor `tensor`'s part of finish_step for step *step + step_offset.
-void end_weight_step(const StepEnd& end, int tensor, const int* step, int step_offset, cudaStream_t stream);
 
 }  // namespace fp8lab::gpu::train
