@@ -3,16 +3,24 @@
 # runs what the arguments name, logs under $OUT (default out/gpu-session):
 #   tests   ctest -L gpu          bench   fp8lab bench gpu (all presets, 200 steps)
 #   torch   scripts/pytorch_mlp_reference.py                  keep   copy the binary to $OUT
-# A binary at $BASE_EXE (an earlier build) is benched in the same run, alternating with
-# this one, so that two versions are compared side by side on one GPU.
+#   clocks  SM clock and power while the large preset trains and while its GEMM runs alone
+#   same    the FP8 amax traces and losses of tiny and small equal those of $BASE_EXE
+# A binary at $BASE_EXE (an earlier build), or the tree at $BASE_SRC (built here too), is
+# benched in the same run, alternating with this one: two versions side by side on one GPU.
 set -uo pipefail
 cd "$(dirname "$0")/.."
-out="${OUT:-out/gpu-session}"
-mkdir -p "$out"
-nvidia-smi --query-gpu=name,driver_version,clocks.sm,clocks.mem,temperature.gpu --format=csv | tee "$out/gpu.txt"
-cmake --preset gpu-server -DCMAKE_CUDA_ARCHITECTURES=90-real >"$out/configure.log" 2>&1 || { tail -30 "$out/configure.log"; exit 1; }
-cmake --build --preset gpu-server --target fp8lab gpu_tests >"$out/build.log" 2>&1 || { grep -E "error|Error" -A3 "$out/build.log" | head -60; exit 1; }
+out="${OUT:-out/gpu-session}"         # results: bench tables, test log
+scratch="${TMPDIR:-/tmp}/gpu-session"  # build logs, traces
+mkdir -p "$out" "$scratch"
+nvidia-smi --query-gpu=name,driver_version,clocks.sm,clocks.mem,temperature.gpu --format=csv | tee "$scratch/gpu.txt"
+cmake --preset gpu-server -DCMAKE_CUDA_ARCHITECTURES=90-real >"$scratch/configure.log" 2>&1 || { tail -30 "$scratch/configure.log"; exit 1; }
+cmake --build --preset gpu-server --target fp8lab gpu_tests >"$scratch/build.log" 2>&1 || { grep -E "error|Error" -A3 "$scratch/build.log" | head -60; exit 1; }
 exe=build-gpu/app/fp8lab
+if [ -n "${BASE_SRC:-}" ]; then
+  (cd "$BASE_SRC" && cmake --preset gpu-server -DCMAKE_CUDA_ARCHITECTURES=90-real >/dev/null &&
+   cmake --build --preset gpu-server --target fp8lab >"$scratch/build-base.log" 2>&1) || { tail -30 "$scratch/build-base.log"; exit 1; }
+  BASE_EXE="$BASE_SRC/build-gpu/app/fp8lab"
+fi
 bench() {  # $1: label, $2: binary, then bench options
   local label="$1" bin="$2"; shift 2
   "$bin" bench gpu --steps 200 --warmup 20 "$@" 2>/dev/null | tee -a "$out/bench-$label.txt"
@@ -28,6 +36,26 @@ for what in "$@"; do
     blockwise) bench blockwise "$exe" --recipe blockwise ;;
     torch) PYTHONUNBUFFERED=1 python3 scripts/pytorch_mlp_reference.py --steps 200 --warmup 20 2>&1 | tee "$out/torch.txt" ;;
     keep) cp "$exe" "$out/fp8lab" ;;
+    clocks)
+      sample() {  # $1: label, then the command to run while nvidia-smi samples every 50 ms
+        local label="$1"; shift
+        nvidia-smi --query-gpu=clocks.sm,power.draw --format=csv,noheader,nounits -lms 50 >"$out/clocks-$label.csv" &
+        local smi=$!
+        "$@" >"$scratch/run-$label.txt" 2>/dev/null
+        kill $smi
+      }
+      sample large-step "$exe" bench gpu --preset large --steps 600 --warmup 20
+      sample gemm-alone "$exe" bench gemm --repeat 2000
+      grep -E "^(large|medium)" "$scratch/run-gemm-alone.txt" "$scratch/run-large-step.txt" ;;
+    same)
+      for p in tiny small; do
+        for v in new base; do
+          bin="$exe"; [ "$v" = base ] && bin="$BASE_EXE"
+          "$bin" bench gpu --preset $p --steps 120 --warmup 10 --json --trace-out "$scratch/trace-$p-$v.csv" >"$scratch/losses-$p-$v.json" 2>/dev/null
+        done
+        python3 -c "import json,sys; [print(sys.argv[i][-15:], [(k, r[k]['final_loss']) for r in json.load(open(sys.argv[i]))['presets'] for k in ('bf16','fp8')]) for i in (1,2)]" "$scratch/losses-$p-new.json" "$scratch/losses-$p-base.json" || true
+        if cmp -s "$scratch/trace-$p-new.csv" "$scratch/trace-$p-base.csv"; then echo "$p: FP8 amax traces equal"; else echo "$p: FP8 amax traces DIFFER"; fi
+      done ;;
     *) echo "unknown: $what" >&2; exit 2 ;;
   esac
 done
