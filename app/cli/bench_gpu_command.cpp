@@ -26,6 +26,7 @@ struct BenchGpuArgs {
     int warmup = 20;
     std::vector<int> shape;  // d, h, M of a custom size, run instead of the presets
     float learning_rate = gpu::GpuTrainConfig{}.learning_rate;
+    std::uint64_t seed = gpu::GpuTrainConfig{}.seed;
     std::string recipe = "delayed";
     bool no_graph = false;
     bool json = false;
@@ -61,6 +62,7 @@ gpu::GpuTrainResult run_one(const gpu::GpuPreset& p, gpu::GpuPrecision precision
     c.recipe = recipe_of(a.recipe);
     c.fast_accumulation = c.recipe != gpu::GpuRecipe::Blockwise;  // cuBLASLt's block-scaled GEMMs have none
     c.learning_rate = a.learning_rate;
+    c.seed = a.seed;
     c.steps = a.steps;
     c.warmup_steps = a.warmup;
     c.use_graph = !a.no_graph;
@@ -157,6 +159,7 @@ void add_bench_gpu_command(CLI::App& bench) {
         ->excludes("--preset");
     cmd->add_option("--lr", a->learning_rate, "AdamW learning rate")->capture_default_str()
         ->check(CLI::Range(1e-7, 1.0));
+    cmd->add_option("--seed", a->seed, "Seed of the data and the initial weights")->capture_default_str();
     cmd->add_option("--steps", a->steps, "Steps per run, warm-up included")->capture_default_str()
         ->check(CLI::Range(2, 100000));
     cmd->add_option("--warmup", a->warmup, "Untimed steps before the timed ones")->capture_default_str()
