@@ -2,6 +2,7 @@
 // codes with row-wise 1 x 128 blocks, the transpose with column-wise blocks (or both with
 // the tile's scale), every block's scale_inv in cuBLASLt's layout, and the tensor's amax.
 #include <cfloat>
+#include <stdexcept>
 
 #include "gpu/src/blockwise_cast.hpp"
 #include "gpu/src/cast_source.cuh"
@@ -128,6 +129,8 @@ void launch(const CastSource& s, int rows, int cols, const BlockwiseTarget& t, c
 }  // namespace
 
 void blockwise_cast(const CastSource& s, int rows, int cols, const BlockwiseTarget& t, cudaStream_t stream) {
+    if (s.kind == Source::MseGradBf16)  // it would write the codes but not the loss
+        throw std::invalid_argument("blockwise_cast: the MSE gradient with its loss is cast per tensor only");
     with_source_kind(s.kind, [&](auto kind) { launch<decltype(kind)::value>(s, rows, cols, t, stream); });
 }
 

@@ -35,16 +35,29 @@ __device__ inline float4 load_bf16x4(const void* base, std::size_t i) {
     return make_float4(lo.x, lo.y, hi.x, hi.y);
 }
 
-// Four neighbours along a row in one 8- or 16-byte load (cols are multiples of 16).
+__device__ inline float bf16_rounded(float v) { return __bfloat162float(__float2bfloat16(v)); }
+
+// Four neighbours along a row in one 8- or 16-byte load (cols are multiples of 16);
+// MseGradBf16 adds the four (y - t)^2 to `squares`.
 template <Source K>
-__device__ inline float4 load_quad(const CastSource& s, int r, int c) {
+__device__ inline float4 load_quad(const CastSource& s, int r, int c, float& squares) {
     const std::size_t i = std::size_t(r) * s.ld + c;
     if constexpr (K == Source::F32) return *reinterpret_cast<const float4*>(static_cast<const float*>(s.x) + i);
     const float4 x = load_bf16x4(s.x, i);
     if constexpr (K == Source::Bf16) return x;
     if constexpr (K == Source::GeluOfBf16) return make_float4(gelu(x.x), gelu(x.y), gelu(x.z), gelu(x.w));
     const float4 h = load_bf16x4(s.h, i);
-    return make_float4(x.x * gelu_grad(h.x), x.y * gelu_grad(h.y), x.z * gelu_grad(h.z), x.w * gelu_grad(h.w));
+    if constexpr (K == Source::GeluGradBf16)
+        return make_float4(x.x * gelu_grad(h.x), x.y * gelu_grad(h.y), x.z * gelu_grad(h.z), x.w * gelu_grad(h.w));
+    const float4 d = make_float4(x.x - h.x, x.y - h.y, x.z - h.z, x.w - h.w);
+    squares += d.x * d.x + d.y * d.y + d.z * d.z + d.w * d.w;
+    return make_float4(bf16_rounded(d.x * s.grad_scale), bf16_rounded(d.y * s.grad_scale),
+                       bf16_rounded(d.z * s.grad_scale), bf16_rounded(d.w * s.grad_scale));
+}
+template <Source K>
+__device__ inline float4 load_quad(const CastSource& s, int r, int c) {
+    float unused = 0.0f;
+    return load_quad<K>(s, r, c, unused);
 }
 
 __device__ inline float abs_max4(float4 v) { return fmaxf(fmaxf(fabsf(v.x), fabsf(v.y)), fmaxf(fabsf(v.z), fabsf(v.w))); }
@@ -63,6 +76,21 @@ __device__ inline void publish_amax(float local, unsigned* amax_bits) {
         local = lane < kWarps ? warp_max[lane] : 0.0f;
         for (int offset = 16; offset > 0; offset /= 2) local = fmaxf(local, __shfl_xor_sync(0xffffffffu, local, offset));
         if (lane == 0) atomicMax(amax_bits, __float_as_uint(local));
+    }
+}
+
+// The block's sum, by a fixed tree (the same bits on every run), written by one thread.
+template <int kWarps>
+__device__ inline void publish_sum(float local, float* sum) {
+    __shared__ float warp_sum[kWarps];
+    for (int offset = 16; offset > 0; offset /= 2) local += __shfl_xor_sync(0xffffffffu, local, offset);
+    const int lane = int(threadIdx.x + threadIdx.y * blockDim.x) & 31, warp = int(threadIdx.x + threadIdx.y * blockDim.x) >> 5;
+    if (lane == 0) warp_sum[warp] = local;
+    __syncthreads();
+    if (warp == 0 && lane == 0) {
+        float total = 0.0f;
+        for (int w = 0; w < kWarps; ++w) total += warp_sum[w];
+        *sum = total;
     }
 }
 
@@ -88,6 +116,7 @@ void with_source_kind(Source kind, Launch&& launch) {
         case Source::F32: return launch(std::integral_constant<Source, Source::F32>{});
         case Source::GeluOfBf16: return launch(std::integral_constant<Source, Source::GeluOfBf16>{});
         case Source::GeluGradBf16: return launch(std::integral_constant<Source, Source::GeluGradBf16>{});
+        case Source::MseGradBf16: return launch(std::integral_constant<Source, Source::MseGradBf16>{});
     }
 }
 

@@ -81,6 +81,7 @@ public:
           fp8_(c.precision == GpuPrecision::Fp8),
           delayed_(c.recipe == GpuRecipe::Delayed),
           blockwise_(c.recipe == GpuRecipe::Blockwise),
+          loss_in_cast_(fp8_ && !blockwise_),
           batches_(pool_batches(c)),
           rows_(c.tokens),
           max_dim_(std::max(c.input_dim, c.hidden_dim)),
@@ -91,10 +92,9 @@ public:
           workspace_(detail::kMatmulWorkspaceBytes),
           x_pool_(std::size_t(batches_) * rows_ * c.input_dim),
           t_pool_(x_pool_.count),
-          loss_partials_(train::kMaxLossPartials),
+          loss_partials_(std::size_t(std::max(train::kMaxLossPartials, train::cast_tiles(c.tokens, c.input_dim)))),
           losses_(std::size_t(c.steps)),
-          step_(1),
-          dy16_(std::size_t(rows_) * c.input_dim) {
+          step_(1) {
         const cudaStream_t s = nullptr;
         FP8LAB_CUDA_CHECK(cudaMemset(step_.ptr, 0, sizeof(int)));
         FP8LAB_CUDA_CHECK(cudaMemset(losses_.ptr, 0xff, losses_.count * sizeof(float)));  // NaN until written
@@ -104,6 +104,7 @@ public:
         if (!defer_last_update_) side_workspace_ = std::make_unique<DeviceBuffer<char>>(detail::kMatmulWorkspaceBytes);
         if (fp8_) make_scaling(s);
         else make_bf16_buffers();
+        if (!loss_in_cast_) dy16_ = std::make_unique<Bf16Buffer>(std::size_t(rows_) * c_.input_dim);
         FP8LAB_CUDA_CHECK(cudaStreamSynchronize(s));
         FP8LAB_CUDA_CHECK(cudaGetLastError());
     }
@@ -120,18 +121,17 @@ public:
         FP8LAB_CUDA_CHECK(cudaStreamWaitEvent(side, side_.fork, 0));
         if (fp8_) forward_fp8(batch, main);
         else forward_bf16(batch, main);
-        const std::size_t outputs = std::size_t(rows_) * c_.input_dim;
-        train::mse_loss(y_out(), t_pool_.ptr + std::size_t(batch) * outputs, outputs, dy16_.ptr, loss_partials_.ptr,
-                        main);
-        if (fp8_) backward_fp8(main);
+        if (!loss_in_cast_)
+            train::mse_loss(y_out(), target_batch(batch), outputs(), dy16_->ptr, loss_partials_.ptr, main);
+        if (fp8_) backward_fp8(batch, main);
         else backward_bf16(batch, main);
         update_pending_ = defer_last_update_;
         FP8LAB_CUDA_CHECK(cudaEventRecord(side_.join, side));
         FP8LAB_CUDA_CHECK(cudaStreamWaitEvent(main, side_.join, 0));
         train::StepEnd end;
         end.loss_partials = loss_partials_.ptr;
-        end.loss_partial_count = train::loss_partials(outputs);
-        end.inv_outputs = 1.0f / float(outputs);
+        end.loss_partial_count = loss_in_cast_ ? train::cast_tiles(rows_, c_.input_dim) : train::loss_partials(outputs());
+        end.inv_outputs = 1.0f / float(outputs());
         end.losses = losses_.ptr;
         end.capacity = c_.steps;
         if (fp8_) {
@@ -405,14 +405,16 @@ private:
         if (c_.hidden_layers >= 2) g16_[1] = std::make_unique<Bf16Buffer>(std::size_t(rows_) * c_.hidden_dim);
     }
 
-    const __nv_bfloat16* x_batch(int batch) const { return x_pool_.ptr + std::size_t(batch) * rows_ * c_.input_dim; }
+    std::size_t outputs() const { return std::size_t(rows_) * c_.input_dim; }
+    const __nv_bfloat16* x_batch(int batch) const { return x_pool_.ptr + std::size_t(batch) * outputs(); }
+    const __nv_bfloat16* target_batch(int batch) const { return t_pool_.ptr + std::size_t(batch) * outputs(); }
     __nv_bfloat16* y_out() { return layers_.back().h16->ptr; }
 
     // Casts `source` (rows x cols) to FP8 for scaled tensor j; current scaling first
     // measures the amax and sets the scale, delayed scaling uses the scale it has,
     // blockwise scaling computes every block's scale in the same pass.
     void cast(const CastSource& source, int rows, int cols, int j, std::uint8_t* out, std::uint8_t* out_t, int ld_t,
-              cudaStream_t s) {
+              cudaStream_t s, float* loss_partials = nullptr) {
         if (blockwise_) {  // whole tensors only (no dgrad chunks): the block scales index all rows
             const BlockScales& b = block_scales_[std::size_t(j)];
             const train::BlockwiseTarget target{j % 3 == 1, out,   b.rowwise->ptr,    b.layout.line(), out_t,
@@ -424,8 +426,8 @@ private:
             train::amax_only(source, rows, cols, amax_bits_->ptr + j, s);
             train::current_scale(amax_bits_->ptr + j, max_finite_[std::size_t(j)], scaling_->ptr + j, s);
         }
-        const CastTarget target{scaling_->ptr + j, role_is_e4m3(kTensorRoles[j % 3]), out, out_t, ld_t,
-                                amax_bits_->ptr + j};
+        const CastTarget target{scaling_->ptr + j, role_is_e4m3(kTensorRoles[j % 3]), out,
+                                out_t, ld_t, amax_bits_->ptr + j, loss_partials};
         train::cast_transpose(source, rows, cols, target, s);
     }
 
@@ -450,15 +452,18 @@ private:
         }
     }
 
-    void backward_fp8(cudaStream_t s) {
+    void backward_fp8(int batch, cudaStream_t s) {
         const int last = int(layers_.size()) - 1;
         // The transposed gradient of a hidden layer lives where the forward's FP8 input was:
         // that is dead now. The last layer's has a buffer of its own, since its wgrad runs
         // beside (or after) the rest of the backward.
         std::uint8_t* gt8 = act8_->ptr;
         int g = 0;  // g8_[g] holds the current layer's gradient, not transposed
-        cast({Source::Bf16, dy16_.ptr, nullptr, c_.input_dim}, rows_, c_.input_dim, 3 * last + 2, g8_[g]->ptr,
-             dyt8_->ptr, rows_, s);
+        // The output's gradient: with per-tensor scaling the loss is computed in its cast.
+        const CastSource gradient = loss_in_cast_ ? CastSource{Source::MseGradBf16, y_out(), target_batch(batch),
+                                                               c_.input_dim, 2.0f / float(outputs())}
+                                                  : CastSource{Source::Bf16, dy16_->ptr, nullptr, c_.input_dim};
+        cast(gradient, rows_, c_.input_dim, 3 * last + 2, g8_[g]->ptr, dyt8_->ptr, rows_, s, loss_partials_.ptr);
         Layer& top = layers_.back();
         const auto top_wgrad = [&](void* workspace, cudaStream_t on) {
             top.wgrad->run(dyt8_->ptr, top.at8->ptr, top.dw.ptr, workspace, on);
@@ -505,12 +510,12 @@ private:
     }
 
     void backward_bf16(int batch, cudaStream_t s) {
-        __nv_bfloat16* grad = dy16_.ptr;
+        __nv_bfloat16* grad = dy16_->ptr;
         int next = 0;
         const int last = int(layers_.size()) - 1;
         Layer& top = layers_.back();
         const auto top_wgrad = [&](void* workspace, cudaStream_t on) {  // its input: a hidden activation
-            top.wgrad->run(dy16_.ptr, top.a16->ptr, top.dw.ptr, workspace, on);
+            top.wgrad->run(dy16_->ptr, top.a16->ptr, top.dw.ptr, workspace, on);
         };
         if (!defer_last_update_) top_wgrad_on_side(top_wgrad, s);
         for (int l = last; l >= 0; --l) {
@@ -560,6 +565,9 @@ private:
     GpuTrainConfig c_;
     std::vector<LayerShape> shapes_;
     bool fp8_, delayed_, blockwise_;
+    // FP8 with per-tensor scaling computes the loss in the cast of the output's gradient
+    // (one kernel less, and no BF16 gradient in memory); blockwise casts it after mse_loss.
+    bool loss_in_cast_;
     int batches_, rows_, max_dim_, chunk_rows_, tensors_;
     bool defer_last_update_;
     bool update_pending_ = false;  // the last step left the last layer's AdamW to this one
@@ -570,7 +578,7 @@ private:
     Bf16Buffer x_pool_, t_pool_;
     DeviceBuffer<float> loss_partials_, losses_;
     DeviceBuffer<int> step_;
-    Bf16Buffer dy16_;
+    std::unique_ptr<Bf16Buffer> dy16_;  // the output's gradient, where mse_loss writes it
     std::deque<Layer> layers_;  // a deque: layers hold buffers that never move
     // FP8 scaling state: per tensor (3 per layer: input, weight, grad_output).
     std::unique_ptr<DeviceBuffer<DeviceScaling>> scaling_;

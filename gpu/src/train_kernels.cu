@@ -89,12 +89,12 @@ __global__ void __launch_bounds__(kSide * kSide) cast_transpose_kernel(CastSourc
     const int r = row0 + kQuad * threadIdx.y, c = col0 + kQuad * threadIdx.x;
     // rows and cols are multiples of 16: a thread's square is all inside or all outside.
     const bool inside = r < rows && c < cols;
-    float local = 0.0f;
+    float local = 0.0f, squares = 0.0f;
     std::uint32_t words[kQuad] = {0, 0, 0, 0};
     if (inside) {
         float4 v[kQuad];
 #pragma unroll
-        for (int i = 0; i < kQuad; ++i) v[i] = load_quad<K>(s, r + i, c);
+        for (int i = 0; i < kQuad; ++i) v[i] = load_quad<K>(s, r + i, c, squares);
 #pragma unroll
         for (int i = 0; i < kQuad; ++i) {
             local = fmaxf(local, abs_max4(v[i]));
@@ -120,6 +120,8 @@ __global__ void __launch_bounds__(kSide * kSide) cast_transpose_kernel(CastSourc
         }
     }
     publish_amax<kSide * kSide / 32>(local, t.amax_bits);
+    if constexpr (K == Source::MseGradBf16)
+        publish_sum<kSide * kSide / 32>(squares, t.loss_partials + blockIdx.y * gridDim.x + blockIdx.x);
 }
 
 template <Source K>
@@ -222,9 +224,12 @@ __global__ void adamw_kernel(float4* w, float4* m, float4* v, const float4* grad
 // One block of kThreads threads; every thread reads *step before thread 0 advances it.
 __global__ void finish_step_kernel(StepEnd e, int* step) {
     const int t = *step;
-    float v = 0.0f;  // each thread adds kMaxLossPartials / kThreads consecutive partials, in order
-    for (int i = 0; i < kMaxLossPartials / kThreads; ++i) {
-        const int k = threadIdx.x * (kMaxLossPartials / kThreads) + i;
+    // Each thread adds `each` consecutive partials, in order (at least 4: the grouping of
+    // mse_loss's partials, at most 1024, stays as it was).
+    const int each = max(kMaxLossPartials / kThreads, (e.loss_partial_count + kThreads - 1) / kThreads);
+    float v = 0.0f;
+    for (int i = 0; i < each; ++i) {
+        const int k = threadIdx.x * each + i;
         if (k < e.loss_partial_count) v += e.loss_partials[k];
     }
     const float sum = block_sum(v);
@@ -276,6 +281,8 @@ void f32_to_bf16(const float* in, void* out, std::size_t n, cudaStream_t stream)
 void tanh_bf16_inplace(void* x, std::size_t n, cudaStream_t stream) {
     tanh_kernel<<<grid_for(n, 4), kThreads, 0, stream>>>(static_cast<__nv_bfloat16*>(x), n);
 }
+
+int cast_tiles(int rows, int cols) { return ((rows + kTile - 1) / kTile) * ((cols + kTile - 1) / kTile); }
 
 void cast_transpose(const CastSource& s, int rows, int cols, const CastTarget& t, cudaStream_t stream) {
     with_source_kind(s.kind, [&](auto kind) { launch_cast<decltype(kind)::value>(s, rows, cols, t, stream); });

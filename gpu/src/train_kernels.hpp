@@ -23,13 +23,16 @@ void f32_to_bf16(const float* in, void* out, std::size_t n, cudaStream_t stream)
 void tanh_bf16_inplace(void* x, std::size_t n, cudaStream_t stream);
 
 // What a cast reads at (row, col): x[row * ld + col] as BF16 or float32, GELU of a BF16
-// pre-activation, or GELU's backward (x = the gradient of GELU's output, h = its input).
-enum class Source { Bf16, F32, GeluOfBf16, GeluGradBf16 };
+// pre-activation, GELU's backward (x = the gradient of GELU's output, h = its input), or
+// the mean squared error's gradient grad_scale (y - t) rounded to BF16 (x = y, h = t), the
+// values mse_loss writes; its cast also writes the loss partial sums (CastTarget).
+enum class Source { Bf16, F32, GeluOfBf16, GeluGradBf16, MseGradBf16 };
 struct CastSource {
     Source kind = Source::Bf16;
     const void* x = nullptr;
     const void* h = nullptr;
     int ld = 0;
+    float grad_scale = 0.0f;  // MseGradBf16: 2 / n
 };
 // Where the FP8 codes go: out (rows x cols, leading dimension cols) and out_t (the
 // transpose, leading dimension ld_t), either may be null; amax_bits gets max |value|.
@@ -40,7 +43,11 @@ struct CastTarget {
     std::uint8_t* out_t = nullptr;
     int ld_t = 0;
     unsigned* amax_bits = nullptr;
+    // MseGradBf16: the sum of (y - t)^2 over each 64 x 64 tile, at loss_partials[tile]
+    // (cast_tiles(rows, cols) of them), for finish_step.
+    float* loss_partials = nullptr;
 };
+int cast_tiles(int rows, int cols);
 void cast_transpose(const CastSource& source, int rows, int cols, const CastTarget& target, cudaStream_t stream);
 // Current scaling's first pass and its scale (emu::current_scale on the device).
 void amax_only(const CastSource& source, int rows, int cols, unsigned* amax_bits, cudaStream_t stream);
@@ -52,7 +59,8 @@ void gelu_backward_bf16(void* grad, const void* h, std::size_t n, cudaStream_t s
 
 // Mean squared error: grad = 2 (y - t) / n as BF16, and loss_partials(n) partial sums of
 // (y - t)^2, one per thread block, that finish_step adds in a fixed order (bit-for-bit
-// repeatable). n must be even.
+// repeatable). n must be even. (FP8 with per-tensor scaling folds this into the gradient's
+// cast instead: Source::MseGradBf16.)
 inline constexpr int kMaxLossPartials = 1024;
 int loss_partials(std::size_t n);
 void mse_loss(const void* y, const void* target, std::size_t n, void* grad, float* partials, cudaStream_t stream);
