@@ -52,7 +52,11 @@ std::vector<LayerShape> layer_shapes(const GpuTrainConfig& c) {
 // BF16 output (cast at once to FP8 with GELU's backward) needs a chunk, not the whole
 // tensor: this is what keeps FP8's peak memory under BF16's. Current scaling needs the
 // amax of the whole gradient before the cast, so it takes the whole tensor at once.
-constexpr int kDgradChunkRows = 4096;
+// 8192 rows, not 4096: fewer, larger GEMMs, medium's FP8 step 3% faster, large's the
+// same (H200, side by side). FP8's peak memory stays under BF16's at the medium and large
+// presets (834 and 4194 against 882 and 4386 MiB); small's dgrad (8192 rows, one chunk)
+// takes it 8 MiB over (544 against 536).
+constexpr int kDgradChunkRows = 8192;
 
 // With this many tokens per step the next step's first GEMMs outlast the last layer's
 // AdamW, so that update waits for the next step and runs beside its forward instead of
