@@ -116,9 +116,10 @@ public:
     int batches() const { return batches_; }
 
     // One whole training step on `main`: forward, loss, backward, AdamW, scaling update.
-    // A side stream runs the memory-bound work that GEMMs need not wait for: the FP8
-    // weight casts during the forward, each layer's AdamW during the rest of the backward
-    // (the last layer's, with many tokens, during the next step's forward).
+    // A side stream runs the work the main stream need not wait for: the FP8 weight casts
+    // during the forward, each layer's AdamW during the rest of the backward (the last
+    // layer's, with many tokens, during the next step's forward), and with few tokens the
+    // last layer's wgrad.
     void enqueue_step(int batch, cudaStream_t main) {
         const cudaStream_t side = side_.stream;
         FP8LAB_CUDA_CHECK(cudaEventRecord(side_.fork, main));
