@@ -1,0 +1,588 @@
+// The MLP training step on the GPU (host side): buffers, cuBLASLt GEMMs and the kernel
+// sequence of one step on two streams, ready to be captured in a CUDA graph; its losses
+// and amax trace. train_mlp_on_gpu (gpu_trainer.cpp) drives it.
+#pragma once
+
+#include <cuda_bf16.h>
+
+#include <algorithm>
+#include <cmath>
+#include <deque>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "gpu/src/block_scale_layout.hpp"
+#include "gpu/src/blockwise_cast.hpp"
+#include "gpu/src/cuda_check.hpp"
+#include "gpu/src/lt_matmul.hpp"
+#include "gpu/src/train_kernels.hpp"
+#include "gpu/trainer.hpp"
+
+namespace fp8lab::gpu::detail {
+
+using train::CastSource;
+using train::CastTarget;
+using train::DeviceScaling;
+using train::Source;
+
+using Bf16Buffer = DeviceBuffer<__nv_bfloat16>;
+using Fp8Buffer = DeviceBuffer<std::uint8_t>;
+
+// Scaled tensor j of the step is role j % 3 of layer j / 3.
+constexpr emu::TensorRole kTensorRoles[3] = {emu::TensorRole::Input, emu::TensorRole::Weight,
+                                             emu::TensorRole::GradOutput};
+
+struct LayerShape {
+    int in, out;
+};
+
+inline std::vector<LayerShape> layer_shapes(const GpuTrainConfig& c) {
+    std::vector<LayerShape> shapes{{c.input_dim, c.hidden_dim}};
+    for (int l = 1; l < c.hidden_layers; ++l) shapes.push_back({c.hidden_dim, c.hidden_dim});
+    shapes.push_back({c.hidden_dim, c.input_dim});
+    return shapes;
+}
+
+// The dgrad of a hidden layer runs in row chunks in FP8 with delayed scaling, so that its
+// BF16 output (cast at once to FP8 with GELU's backward) needs a chunk, not the whole
+// tensor: this is what keeps FP8's peak memory under BF16's. Current scaling needs the
+// amax of the whole gradient before the cast, so it takes the whole tensor at once.
+// 8192 rows, not 4096: fewer, larger GEMMs, medium's FP8 step 3% faster, large's the
+// same (H200, side by side). FP8's peak memory stays under BF16's at the medium and large
+// presets (834 and 4194 against 882 and 4386 MiB); small's dgrad (8192 rows, one chunk)
+// takes it 8 MiB over (544 against 536).
+constexpr int kDgradChunkRows = 8192;
+
+// With this many tokens per step the next step's first GEMMs outlast the last layer's
+// AdamW, so that update waits for the next step and runs beside its forward instead of
+// ending this step. AdamW moves 28 bytes per weight, the forward GEMM does 2 M FLOPs per
+// weight: at about 3 TB/s and 1300 FP8 TFLOP/s (H100) the GEMM alone covers it from
+// M = 6000 on, and with the input and GELU casts before it from about 4096.
+constexpr int kDeferUpdateMinTokens = 4096;
+
+// Batches in the pool: about 256 MiB of inputs and targets, 1 to 16 batches.
+inline int pool_batches(const GpuTrainConfig& c) {
+    const double bytes = 2.0 * c.tokens * double(c.input_dim) * sizeof(__nv_bfloat16);
+    return int(std::clamp(std::floor(double(256u << 20) / bytes), 1.0, 16.0));
+}
+
+class GpuMlp {
+public:
+    explicit GpuMlp(const GpuTrainConfig& c)
+        : c_(c),
+          shapes_(layer_shapes(c)),
+          fp8_(c.precision == GpuPrecision::Fp8),
+          delayed_(c.recipe == GpuRecipe::Delayed),
+          blockwise_(c.recipe == GpuRecipe::Blockwise),
+          loss_in_cast_(fp8_ && !blockwise_),
+          batches_(pool_batches(c)),
+          rows_(c.tokens),
+          max_dim_(std::max(c.input_dim, c.hidden_dim)),
+          chunk_rows_(fp8_ && delayed_ ? std::min(rows_, kDgradChunkRows) : rows_),
+          tensors_(3 * int(shapes_.size())),
+          defer_last_update_(c.tokens >= kDeferUpdateMinTokens),
+          side_(shapes_.size()),
+          workspace_(detail::kMatmulWorkspaceBytes),
+          x_pool_(std::size_t(batches_) * rows_ * c.input_dim),
+          t_pool_(x_pool_.count),
+          loss_partials_(std::size_t(std::max(train::kMaxLossPartials, train::cast_tiles(c.tokens, c.input_dim)))),
+          losses_(std::size_t(c.steps)),
+          step_(1) {
+        const cudaStream_t s = nullptr;
+        FP8LAB_CUDA_CHECK(cudaMemset(step_.ptr, 0, sizeof(int)));
+        FP8LAB_CUDA_CHECK(cudaMemset(losses_.ptr, 0xff, losses_.count * sizeof(float)));  // NaN until written
+        make_data(s);
+        if (fp8_ && blockwise_) make_block_scales();
+        for (std::size_t l = 0; l < shapes_.size(); ++l) add_layer(int(l), s);
+        if (!defer_last_update_) side_workspace_ = std::make_unique<DeviceBuffer<char>>(detail::kMatmulWorkspaceBytes);
+        if (fp8_) make_scaling(s);
+        else make_bf16_buffers();
+        if (!loss_in_cast_) dy16_ = std::make_unique<Bf16Buffer>(std::size_t(rows_) * c_.input_dim);
+        FP8LAB_CUDA_CHECK(cudaStreamSynchronize(s));
+        FP8LAB_CUDA_CHECK(cudaGetLastError());
+    }
+
+    int batches() const { return batches_; }
+
+    // One whole training step on `main`: forward, loss, backward, AdamW, scaling update.
+    // A side stream runs the work the main stream need not wait for: the FP8 weight casts
+    // during the forward, each layer's AdamW during the rest of the backward (the last
+    // layer's, with many tokens, during the next step's forward), and with few tokens the
+    // last layer's wgrad.
+    void enqueue_step(int batch, cudaStream_t main) {
+        const cudaStream_t side = side_.stream;
+        FP8LAB_CUDA_CHECK(cudaEventRecord(side_.fork, main));
+        FP8LAB_CUDA_CHECK(cudaStreamWaitEvent(side, side_.fork, 0));
+        if (fp8_) forward_fp8(batch, main);
+        else forward_bf16(batch, main);
+        if (!loss_in_cast_)
+            train::mse_loss(y_out(), target_batch(batch), outputs(), dy16_->ptr, loss_partials_.ptr, main);
+        if (fp8_) backward_fp8(batch, main);
+        else backward_bf16(batch, main);
+        update_pending_ = defer_last_update_;
+        FP8LAB_CUDA_CHECK(cudaEventRecord(side_.join, side));
+        FP8LAB_CUDA_CHECK(cudaStreamWaitEvent(main, side_.join, 0));
+        train::StepEnd end;
+        end.loss_partials = loss_partials_.ptr;
+        end.loss_partial_count = loss_in_cast_ ? train::cast_tiles(rows_, c_.input_dim) : train::loss_partials(outputs());
+        end.inv_outputs = 1.0f / float(outputs());
+        end.losses = losses_.ptr;
+        end.capacity = c_.steps;
+        if (fp8_) {
+            end.scaling = {scaling_->ptr, amax_bits_->ptr, history_->ptr, numerators_->ptr,
+                           trace_amax_ ? trace_amax_->ptr : nullptr, trace_scale_ ? trace_scale_->ptr : nullptr};
+            end.tensors = tensors_;
+            end.history_length = c_.delayed.history_length;
+            end.algorithm_max = c_.delayed.algorithm == emu::AmaxAlgorithm::Max;
+            end.delayed = delayed_;
+        }
+        train::finish_step(end, step_.ptr, main);  // after every AdamW of this step: they read the step
+    }
+
+    // The last layer's update that the last step left for the next one, for a final state
+    // that has every update applied.
+    void flush_pending_update(cudaStream_t s) {
+        if (update_pending_) adamw_of(int(layers_.size()) - 1, -1, s);
+        update_pending_ = false;
+    }
+
+    std::vector<float> losses(int steps_done) const {
+        std::vector<float> host(static_cast<std::size_t>(steps_done));
+        if (steps_done)
+            FP8LAB_CUDA_CHECK(cudaMemcpy(host.data(), losses_.ptr, host.size() * sizeof(float), cudaMemcpyDeviceToHost));
+        return host;
+    }
+
+    emu::AmaxTrace trace(int steps_done, const std::string& device) const {
+        emu::AmaxTrace trace;
+        trace.header = {{"source", "fp8lab GPU training step (train_mlp_on_gpu)"},
+                        {"device", device},
+                        {"configuration", describe_config()}};
+        if (!trace_amax_) return trace;
+        const std::size_t n = std::size_t(steps_done) * tensors_;
+        std::vector<float> amax(n), scale(n);
+        if (n) {
+            FP8LAB_CUDA_CHECK(cudaMemcpy(amax.data(), trace_amax_->ptr, n * sizeof(float), cudaMemcpyDeviceToHost));
+            FP8LAB_CUDA_CHECK(cudaMemcpy(scale.data(), trace_scale_->ptr, n * sizeof(float), cudaMemcpyDeviceToHost));
+        }
+        static const char* const kRoleNames[3] = {".input", ".weight", ".grad_output"};
+        for (int t = 0; t < steps_done; ++t)
+            for (int j = 0; j < tensors_; ++j) {
+                emu::AmaxTraceRecord r;
+                r.step = std::uint64_t(t);
+                r.tensor = "fc" + std::to_string(j / 3 + 1) + kRoleNames[j % 3];
+                r.amax = amax[std::size_t(t) * tensors_ + j];
+                r.scale = scale[std::size_t(t) * tensors_ + j];
+                trace.records.push_back(std::move(r));
+            }
+        return trace;
+    }
+
+private:
+    struct Layer {
+        LayerShape shape;
+        DeviceBuffer<float> w, m, v, dw;
+        std::unique_ptr<Bf16Buffer> w16, h16;     // h16: the output (pre-activation) of this layer
+        std::unique_ptr<Bf16Buffer> a16;          // BF16: this layer's input when it is a hidden activation
+        std::unique_ptr<Fp8Buffer> w8, w8t, at8;  // FP8: weight, its transpose, the input transposed
+        std::unique_ptr<LtMatmul> forward, wgrad;
+        std::vector<std::unique_ptr<LtMatmul>> dgrad;  // one per distinct chunk row count
+        Layer(LayerShape s, std::size_t n) : shape(s), w(n), m(n), v(n), dw(n) {}
+    };
+
+    std::string describe_config() const {
+        std::string text = "d=" + std::to_string(c_.input_dim) + " h=" + std::to_string(c_.hidden_dim) +
+                           " tokens=" + std::to_string(c_.tokens) + " hidden_layers=" + std::to_string(c_.hidden_layers) +
+                           " precision=" + std::string(gpu_precision_name(c_.precision));
+        if (fp8_)
+            text += " recipe=" + std::string(gpu_recipe_name(c_.recipe)) +
+                    " formats=" + (c_.formats == emu::FormatRecipe::Hybrid && !blockwise_ ? "hybrid" : "e4m3") +
+                    " history=" + std::to_string(c_.delayed.history_length) +
+                    " algo=" + std::string(emu::amax_algorithm_name(c_.delayed.algorithm)) +
+                    " margin=" + std::to_string(c_.delayed.margin) +
+                    " fast_accum=" + (c_.fast_accumulation ? "1" : "0");
+        return text + " lr=" + std::to_string(c_.learning_rate) + " seed=" + std::to_string(c_.seed);
+    }
+
+    void make_data(cudaStream_t s) {
+        const int d = c_.input_dim;
+        train::fill_normal_bf16(x_pool_.ptr, x_pool_.count, c_.seed, 1, 1.0f, s);
+        DeviceBuffer<float> teacher(std::size_t(d) * d);
+        Bf16Buffer teacher16(teacher.count);
+        train::fill_normal_f32(teacher.ptr, teacher.count, c_.seed, 2, 1.0f / std::sqrt(float(d)), s);
+        train::f32_to_bf16(teacher.ptr, teacher16.ptr, teacher.count, s);
+        LtMatmul gemm(lt_.h, batches_ * rows_, d, d, {CUDA_R_16BF, Stored::AsIs}, {CUDA_R_16BF, Stored::Transposed},
+                      CUDA_R_16BF, false);
+        gemm.run(x_pool_.ptr, teacher16.ptr, t_pool_.ptr, workspace_.ptr, s);
+        train::tanh_bf16_inplace(t_pool_.ptr, t_pool_.count, s);
+        FP8LAB_CUDA_CHECK(cudaStreamSynchronize(s));  // the temporaries go out of scope
+    }
+
+    void add_layer(int l, cudaStream_t s) {
+        const LayerShape sh = shapes_[std::size_t(l)];
+        const std::size_t n = std::size_t(sh.in) * sh.out;
+        Layer& layer = layers_.emplace_back(sh, n);
+        train::fill_normal_f32(layer.w.ptr, n, c_.seed, 10 + std::uint64_t(l), 1.0f / std::sqrt(float(sh.in)), s);
+        FP8LAB_CUDA_CHECK(cudaMemsetAsync(layer.m.ptr, 0, n * sizeof(float), s));
+        FP8LAB_CUDA_CHECK(cudaMemsetAsync(layer.v.ptr, 0, n * sizeof(float), s));
+        layer.h16 = std::make_unique<Bf16Buffer>(std::size_t(rows_) * sh.out);
+        if (fp8_) {
+            layer.w8 = std::make_unique<Fp8Buffer>(n);
+            layer.w8t = std::make_unique<Fp8Buffer>(n);
+            layer.at8 = std::make_unique<Fp8Buffer>(std::size_t(rows_) * sh.in);
+            const int input = 3 * l, weight = 3 * l + 1, grad = 3 * l + 2;
+            layer.forward = std::make_unique<LtMatmul>(lt_.h, rows_, sh.out, sh.in, fp8_operand(input, false, Stored::AsIs),
+                                                       fp8_operand(weight, false, Stored::Transposed), CUDA_R_16BF,
+                                                       c_.fast_accumulation);
+            // wgrad: dW (out x in) = G^T (stored out x M) * X (stored transposed, in x M).
+            layer.wgrad = std::make_unique<LtMatmul>(lt_.h, sh.out, sh.in, rows_, fp8_operand(grad, true, Stored::AsIs),
+                                                     fp8_operand(input, true, Stored::Transposed), CUDA_R_32F, false);
+            // dgrad: dX (rows x in) = G (rows x out) * W (stored transposed, in x out).
+            if (l > 0)
+                for (int rows : chunk_row_counts())
+                    layer.dgrad.push_back(std::make_unique<LtMatmul>(lt_.h, rows, sh.in, sh.out,
+                                                                     fp8_operand(grad, false, Stored::AsIs),
+                                                                     fp8_operand(weight, true, Stored::Transposed),
+                                                                     CUDA_R_16BF, false));
+        } else {
+            layer.w16 = std::make_unique<Bf16Buffer>(n);
+            train::f32_to_bf16(layer.w.ptr, layer.w16->ptr, n, s);
+            if (l > 0) layer.a16 = std::make_unique<Bf16Buffer>(std::size_t(rows_) * sh.in);
+            layer.forward = std::make_unique<LtMatmul>(lt_.h, rows_, sh.out, sh.in, MatmulOperand{CUDA_R_16BF, Stored::AsIs},
+                                                       MatmulOperand{CUDA_R_16BF, Stored::Transposed}, CUDA_R_16BF, false);
+            layer.wgrad = std::make_unique<LtMatmul>(lt_.h, sh.out, sh.in, rows_,
+                                                     MatmulOperand{CUDA_R_16BF, Stored::Transposed},
+                                                     MatmulOperand{CUDA_R_16BF, Stored::AsIs}, CUDA_R_32F, false);
+            if (l > 0)
+                layer.dgrad.push_back(std::make_unique<LtMatmul>(lt_.h, rows_, sh.in, sh.out,
+                                                                 MatmulOperand{CUDA_R_16BF, Stored::AsIs},
+                                                                 MatmulOperand{CUDA_R_16BF, Stored::AsIs}, CUDA_R_16BF,
+                                                                 false));
+        }
+    }
+
+    // Layer l's gradient is complete and its weights are no longer read this step: its
+    // AdamW runs on the side stream while the main stream goes on with the layers below.
+    void release_layer(int l, cudaStream_t main) {
+        FP8LAB_CUDA_CHECK(cudaEventRecord(side_.layer_done[std::size_t(l)], main));
+        FP8LAB_CUDA_CHECK(cudaStreamWaitEvent(side_.stream, side_.layer_done[std::size_t(l)], 0));
+        adamw_of(l, 0, side_.stream);
+    }
+
+    // With few tokens every kernel of the backward is short and each waits for the one
+    // before: the last layer's wgrad runs on the side stream (with a workspace of its
+    // own), beside the dgrad and the layers below, instead of between them.
+    template <class Wgrad>
+    void top_wgrad_on_side(const Wgrad& wgrad, cudaStream_t main) {
+        FP8LAB_CUDA_CHECK(cudaEventRecord(side_.gradient_ready, main));
+        FP8LAB_CUDA_CHECK(cudaStreamWaitEvent(side_.stream, side_.gradient_ready, 0));
+        wgrad(side_workspace_->ptr, side_.stream);
+    }
+
+    // The first layer's AdamW is the last update of a step. With a deferred last layer it
+    // runs on the side stream beside that layer's wgrad; otherwise nothing is left to run
+    // beside it, and on the main stream it need not wait behind the side stream's updates.
+    void release_first_layer(cudaStream_t main) {
+        if (defer_last_update_) release_layer(0, main);
+        else adamw_of(0, 0, main);
+    }
+
+    // step_offset -1: the update of the step before, run after the step counter moved on.
+    void adamw_of(int l, int step_offset, cudaStream_t s) {
+        Layer& layer = layers_[std::size_t(l)];
+        const train::AdamParams adam{c_.learning_rate, c_.beta1, c_.beta2, c_.epsilon, c_.weight_decay};
+        train::adamw(layer.w.ptr, layer.m.ptr, layer.v.ptr, layer.dw.ptr, layer.w.count, adam, step_.ptr, step_offset,
+                     fp8_ ? nullptr : layer.w16->ptr, s);
+    }
+
+    // On the side stream, before anything reads the last layer's weights.
+    void run_deferred_update() {
+        if (!update_pending_) return;
+        adamw_of(int(layers_.size()) - 1, -1, side_.stream);
+        update_pending_ = false;
+    }
+    bool deferred(int l) const { return defer_last_update_ && l + 1 == int(layers_.size()); }
+
+    std::vector<int> chunk_row_counts() const {
+        std::vector<int> counts{chunk_rows_};
+        if (rows_ % chunk_rows_) counts.push_back(rows_ % chunk_rows_);
+        return counts;
+    }
+
+    // Blockwise scaling is E4M3 everywhere (DeepSeek-V3), as emu::quantize_blockwise.
+    cudaDataType_t fp8_type(emu::TensorRole role) const {
+        return blockwise_ || &emu::format_for(c_.formats, role) == &emu::e4m3() ? CUDA_R_8F_E4M3 : CUDA_R_8F_E5M2;
+    }
+
+    // Scaled tensor j as a GEMM operand: its codes or (`transposed_copy`) the transposed
+    // copy, with the per-tensor scale_inv or the matching block scales.
+    MatmulOperand fp8_operand(int j, bool transposed_copy, Stored stored) {
+        const cudaDataType_t type = fp8_type(kTensorRoles[j % 3]);
+        if (!blockwise_) return {type, stored, scale_inv_slot(j)};
+        const BlockScales& b = block_scales_[std::size_t(j)];
+        return {type, stored, transposed_copy ? b.columnwise->ptr : b.rowwise->ptr,
+                j % 3 == 1 ? ScaleMode::Tiles128x128 : ScaleMode::Blocks1x128};
+    }
+
+    // Tensor j's block scales, in cuBLASLt's layouts: of the codes as stored (inputs and
+    // gradients rows x features in 1 x 128 blocks, weights out x in in 128 x 128 tiles) and
+    // of the transposed copy (blocks along the tokens, which wgrad contracts over).
+    struct BlockScales {
+        BlockScaleLayout layout, layout_t;
+        std::unique_ptr<DeviceBuffer<float>> rowwise, columnwise;
+    };
+    void make_block_scales() {
+        for (std::size_t l = 0; l < shapes_.size(); ++l) {
+            const LayerShape sh = shapes_[l];
+            const BlockScaleLayout layouts[3][2] = {{{false, rows_, sh.in}, {false, sh.in, rows_}},
+                                                    {{true, sh.out, sh.in}, {true, sh.in, sh.out}},
+                                                    {{false, rows_, sh.out}, {false, sh.out, rows_}}};
+            for (const auto& pair : layouts) {
+                BlockScales& b = block_scales_.emplace_back();
+                b.layout = pair[0];
+                b.layout_t = pair[1];
+                b.rowwise = std::make_unique<DeviceBuffer<float>>(b.layout.count());
+                b.columnwise = std::make_unique<DeviceBuffer<float>>(b.layout_t.count());
+                // The padding is never read as a scale; ones keep it harmless all the same.
+                const std::vector<float> ones(std::max(b.layout.count(), b.layout_t.count()), 1.0f);
+                FP8LAB_CUDA_CHECK(cudaMemcpy(b.rowwise->ptr, ones.data(), b.layout.count() * sizeof(float),
+                                             cudaMemcpyHostToDevice));
+                FP8LAB_CUDA_CHECK(cudaMemcpy(b.columnwise->ptr, ones.data(), b.layout_t.count() * sizeof(float),
+                                             cudaMemcpyHostToDevice));
+            }
+        }
+    }
+    bool role_is_e4m3(emu::TensorRole role) const { return fp8_type(role) == CUDA_R_8F_E4M3; }
+
+    // The GEMMs take pointers into the scaling array, so it exists before the layers.
+    const float* scale_inv_slot(int tensor) { return &scaling_storage()[tensor].scale_inv; }
+    DeviceScaling* scaling_storage() {
+        if (!scaling_) scaling_ = std::make_unique<DeviceBuffer<DeviceScaling>>(std::size_t(tensors_));
+        return scaling_->ptr;
+    }
+
+    void make_scaling(cudaStream_t s) {
+        const std::vector<DeviceScaling> initial(static_cast<std::size_t>(tensors_));
+        FP8LAB_CUDA_CHECK(cudaMemcpyAsync(scaling_storage(), initial.data(), initial.size() * sizeof(DeviceScaling),
+                                          cudaMemcpyHostToDevice, s));
+        amax_bits_ = std::make_unique<DeviceBuffer<unsigned>>(std::size_t(tensors_));
+        FP8LAB_CUDA_CHECK(cudaMemsetAsync(amax_bits_->ptr, 0, tensors_ * sizeof(unsigned), s));
+        const int length = c_.delayed.history_length;
+        history_ = std::make_unique<DeviceBuffer<float>>(std::size_t(tensors_) * length);
+        FP8LAB_CUDA_CHECK(cudaMemsetAsync(history_->ptr, 0, history_->count * sizeof(float), s));
+        std::vector<float> numerators;
+        for (int j = 0; j < tensors_; ++j) {
+            const emu::Format& f = emu::format_for(c_.formats, kTensorRoles[j % 3]);
+            max_finite_.push_back(static_cast<float>(f.max_finite));
+            // Formed in float32 first, exactly as the emulator does.
+            numerators.push_back(std::ldexp(static_cast<float>(f.max_finite), -c_.delayed.margin));
+        }
+        numerators_ = std::make_unique<DeviceBuffer<float>>(numerators.size());  // (unused by blockwise)
+        FP8LAB_CUDA_CHECK(cudaMemcpyAsync(numerators_->ptr, numerators.data(), numerators.size() * sizeof(float),
+                                          cudaMemcpyHostToDevice, s));
+        if (c_.record_trace) {
+            trace_amax_ = std::make_unique<DeviceBuffer<float>>(std::size_t(c_.steps) * tensors_);
+            trace_scale_ = std::make_unique<DeviceBuffer<float>>(trace_amax_->count);
+        }
+        act8_ = std::make_unique<Fp8Buffer>(std::size_t(rows_) * max_dim_);
+        // The last layer's gradient (rows x d); with hidden-to-hidden layers, also their
+        // gradients (rows x h), in two buffers that alternate.
+        const bool deep = c_.hidden_layers >= 2;
+        g8_[0] = std::make_unique<Fp8Buffer>(std::size_t(rows_) * (deep ? max_dim_ : c_.input_dim));
+        if (deep) g8_[1] = std::make_unique<Fp8Buffer>(std::size_t(rows_) * max_dim_);
+        da16_ = std::make_unique<Bf16Buffer>(std::size_t(chunk_rows_) * c_.hidden_dim);
+        dyt8_ = std::make_unique<Fp8Buffer>(std::size_t(rows_) * c_.input_dim);
+    }
+
+    void make_bf16_buffers() {
+        g16_[0] = std::make_unique<Bf16Buffer>(std::size_t(rows_) * c_.hidden_dim);
+        if (c_.hidden_layers >= 2) g16_[1] = std::make_unique<Bf16Buffer>(std::size_t(rows_) * c_.hidden_dim);
+    }
+
+    std::size_t outputs() const { return std::size_t(rows_) * c_.input_dim; }
+    const __nv_bfloat16* x_batch(int batch) const { return x_pool_.ptr + std::size_t(batch) * outputs(); }
+    const __nv_bfloat16* target_batch(int batch) const { return t_pool_.ptr + std::size_t(batch) * outputs(); }
+    __nv_bfloat16* y_out() { return layers_.back().h16->ptr; }
+
+    // Casts `source` (rows x cols) to FP8 for scaled tensor j; current scaling first
+    // measures the amax and sets the scale, delayed scaling uses the scale it has,
+    // blockwise scaling computes every block's scale in the same pass.
+    void cast(const CastSource& source, int rows, int cols, int j, std::uint8_t* out, std::uint8_t* out_t, int ld_t,
+              cudaStream_t s, float* loss_partials = nullptr) {
+        if (blockwise_) {  // whole tensors only (no dgrad chunks): the block scales index all rows
+            const BlockScales& b = block_scales_[std::size_t(j)];
+            const train::BlockwiseTarget target{j % 3 == 1, out,   b.rowwise->ptr,    b.layout.line(), out_t,
+                                                ld_t,       b.columnwise->ptr, b.layout_t.line(), amax_bits_->ptr + j};
+            train::blockwise_cast(source, rows, cols, target, s);
+            return;
+        }
+        if (!delayed_) {
+            train::amax_only(source, rows, cols, amax_bits_->ptr + j, s);
+            train::current_scale(amax_bits_->ptr + j, max_finite_[std::size_t(j)], scaling_->ptr + j, s);
+        }
+        const CastTarget target{scaling_->ptr + j, role_is_e4m3(kTensorRoles[j % 3]), out,
+                                out_t, ld_t, amax_bits_->ptr + j, loss_partials};
+        train::cast_transpose(source, rows, cols, target, s);
+    }
+
+    void forward_fp8(int batch, cudaStream_t s) {
+        for (std::size_t l = 0; l < layers_.size(); ++l) {  // the weights, on the side stream
+            Layer& layer = layers_[l];
+            if (l + 1 == layers_.size()) run_deferred_update();
+            cast({Source::F32, layer.w.ptr, nullptr, layer.shape.in}, layer.shape.out, layer.shape.in, 3 * int(l) + 1,
+                 layer.w8->ptr, layer.w8t->ptr, layer.shape.out, side_.stream);
+            FP8LAB_CUDA_CHECK(cudaEventRecord(side_.weight_ready[l], side_.stream));
+        }
+        cast({Source::Bf16, x_batch(batch), nullptr, c_.input_dim}, rows_, c_.input_dim, 0, act8_->ptr,
+             layers_[0].at8->ptr, rows_, s);
+        for (std::size_t l = 0; l < layers_.size(); ++l) {
+            Layer& layer = layers_[l];
+            const int j = 3 * int(l);
+            FP8LAB_CUDA_CHECK(cudaStreamWaitEvent(s, side_.weight_ready[l], 0));
+            layer.forward->run(act8_->ptr, layer.w8->ptr, layer.h16->ptr, workspace_.ptr, s);
+            if (l + 1 < layers_.size())  // GELU, cast for the next GEMM and its transpose for wgrad
+                cast({Source::GeluOfBf16, layer.h16->ptr, nullptr, layer.shape.out}, rows_, layer.shape.out, j + 3,
+                     act8_->ptr, layers_[l + 1].at8->ptr, rows_, s);
+        }
+    }
+
+    void backward_fp8(int batch, cudaStream_t s) {
+        const int last = int(layers_.size()) - 1;
+        // The transposed gradient of a hidden layer lives where the forward's FP8 input was:
+        // that is dead now. The last layer's has a buffer of its own, since its wgrad runs
+        // beside (or after) the rest of the backward.
+        std::uint8_t* gt8 = act8_->ptr;
+        int g = 0;  // g8_[g] holds the current layer's gradient, not transposed
+        // The output's gradient: with per-tensor scaling the loss is computed in its cast.
+        const CastSource gradient = loss_in_cast_ ? CastSource{Source::MseGradBf16, y_out(), target_batch(batch),
+                                                               c_.input_dim, 2.0f / float(outputs())}
+                                                  : CastSource{Source::Bf16, dy16_->ptr, nullptr, c_.input_dim};
+        cast(gradient, rows_, c_.input_dim, 3 * last + 2, g8_[g]->ptr, dyt8_->ptr, rows_, s, loss_partials_.ptr);
+        Layer& top = layers_.back();
+        const auto top_wgrad = [&](void* workspace, cudaStream_t on) {
+            top.wgrad->run(dyt8_->ptr, top.at8->ptr, top.dw.ptr, workspace, on);
+        };
+        if (!defer_last_update_) top_wgrad_on_side(top_wgrad, s);
+        for (int l = last; l >= 0; --l) {
+            Layer& layer = layers_[std::size_t(l)];
+            if (l < last) layer.wgrad->run(gt8, layer.at8->ptr, layer.dw.ptr, workspace_.ptr, s);
+            if (l == 0) {
+                release_first_layer(s);
+                break;
+            }
+            const LayerShape sh = layer.shape;
+            const bool need_plain = l - 1 > 0;  // the first layer has no dgrad, so no plain copy
+            if (need_plain && !g8_[1 - g]) throw GpuError("internal: no buffer for the hidden gradient");
+            const __nv_bfloat16* h_prev = layers_[std::size_t(l - 1)].h16->ptr;
+            for (int row0 = 0; row0 < rows_; row0 += chunk_rows_) {
+                const int rows = std::min(chunk_rows_, rows_ - row0);
+                LtMatmul& gemm = *layer.dgrad[rows == chunk_rows_ ? 0 : 1];
+                gemm.run(g8_[g]->ptr + std::size_t(row0) * sh.out, layer.w8t->ptr, da16_->ptr, workspace_.ptr, s);
+                cast({Source::GeluGradBf16, da16_->ptr, h_prev + std::size_t(row0) * sh.in, sh.in}, rows, sh.in,
+                     3 * (l - 1) + 2, need_plain ? g8_[1 - g]->ptr + std::size_t(row0) * sh.in : nullptr, gt8 + row0,
+                     rows_, s);
+            }
+            if (!deferred(l)) release_layer(l, s);
+            g = 1 - g;
+        }
+        if (defer_last_update_) top_wgrad(workspace_.ptr, s);
+    }
+
+    void forward_bf16(int batch, cudaStream_t s) {
+        if (update_pending_) {
+            run_deferred_update();
+            FP8LAB_CUDA_CHECK(cudaEventRecord(side_.weight_ready.back(), side_.stream));
+        }
+        for (std::size_t l = 0; l < layers_.size(); ++l) {
+            Layer& layer = layers_[l];
+            if (deferred(int(l))) FP8LAB_CUDA_CHECK(cudaStreamWaitEvent(s, side_.weight_ready[l], 0));
+            const __nv_bfloat16* input = l == 0 ? x_batch(batch) : layer.a16->ptr;
+            layer.forward->run(input, layer.w16->ptr, layer.h16->ptr, workspace_.ptr, s);
+            if (l + 1 < layers_.size())
+                train::gelu_forward_bf16(layer.h16->ptr, layers_[l + 1].a16->ptr, layer.h16->count, s);
+        }
+    }
+
+    void backward_bf16(int batch, cudaStream_t s) {
+        __nv_bfloat16* grad = dy16_->ptr;
+        int next = 0;
+        const int last = int(layers_.size()) - 1;
+        Layer& top = layers_.back();
+        const auto top_wgrad = [&](void* workspace, cudaStream_t on) {  // its input: a hidden activation
+            top.wgrad->run(dy16_->ptr, top.a16->ptr, top.dw.ptr, workspace, on);
+        };
+        if (!defer_last_update_) top_wgrad_on_side(top_wgrad, s);
+        for (int l = last; l >= 0; --l) {
+            Layer& layer = layers_[std::size_t(l)];
+            const __nv_bfloat16* input = l == 0 ? x_batch(batch) : layer.a16->ptr;
+            if (l < last) layer.wgrad->run(grad, input, layer.dw.ptr, workspace_.ptr, s);
+            if (l == 0) {
+                release_first_layer(s);
+                break;
+            }
+            __nv_bfloat16* da = g16_[next]->ptr;
+            layer.dgrad[0]->run(grad, layer.w16->ptr, da, workspace_.ptr, s);
+            if (!deferred(l)) release_layer(l, s);  // after the dgrad: it reads this layer's BF16 weights
+            const Bf16Buffer& h_prev = *layers_[std::size_t(l - 1)].h16;
+            train::gelu_backward_bf16(da, h_prev.ptr, h_prev.count, s);
+            grad = da;
+            next = 1 - next;
+        }
+        if (defer_last_update_) top_wgrad(workspace_.ptr, s);
+    }
+
+    // The second stream of a step and the events that order it against the main one.
+    struct SideStream {
+        cudaStream_t stream = nullptr;
+        cudaEvent_t fork = nullptr, join = nullptr, gradient_ready = nullptr;
+        std::vector<cudaEvent_t> weight_ready, layer_done;
+        explicit SideStream(std::size_t layers) : weight_ready(layers), layer_done(layers) {
+            FP8LAB_CUDA_CHECK(cudaStreamCreateWithFlags(&stream, cudaStreamNonBlocking));
+            for (cudaEvent_t* e : all()) FP8LAB_CUDA_CHECK(cudaEventCreateWithFlags(e, cudaEventDisableTiming));
+        }
+        ~SideStream() {
+            if (stream) cudaStreamSynchronize(stream);
+            for (cudaEvent_t* e : all())
+                if (*e) cudaEventDestroy(*e);
+            if (stream) cudaStreamDestroy(stream);
+        }
+        std::vector<cudaEvent_t*> all() {
+            std::vector<cudaEvent_t*> events{&fork, &join, &gradient_ready};
+            for (cudaEvent_t& e : weight_ready) events.push_back(&e);
+            for (cudaEvent_t& e : layer_done) events.push_back(&e);
+            return events;
+        }
+        SideStream(const SideStream&) = delete;
+        SideStream& operator=(const SideStream&) = delete;
+    };
+
+    GpuTrainConfig c_;
+    std::vector<LayerShape> shapes_;
+    bool fp8_, delayed_, blockwise_;
+    // FP8 with per-tensor scaling computes the loss in the cast of the output's gradient
+    // (one kernel less, and no BF16 gradient in memory); blockwise casts it after mse_loss.
+    bool loss_in_cast_;
+    int batches_, rows_, max_dim_, chunk_rows_, tensors_;
+    bool defer_last_update_;
+    bool update_pending_ = false;  // the last step left the last layer's AdamW to this one
+    detail::LtHandle lt_;
+    SideStream side_;
+    DeviceBuffer<char> workspace_;
+    std::unique_ptr<DeviceBuffer<char>> side_workspace_;  // for a GEMM on the side stream
+    Bf16Buffer x_pool_, t_pool_;
+    DeviceBuffer<float> loss_partials_, losses_;
+    DeviceBuffer<int> step_;
+    std::unique_ptr<Bf16Buffer> dy16_;  // the output's gradient, where mse_loss writes it
+    std::deque<Layer> layers_;  // a deque: layers hold buffers that never move
+    // FP8 scaling state: per tensor (3 per layer: input, weight, grad_output).
+    std::unique_ptr<DeviceBuffer<DeviceScaling>> scaling_;
+    std::unique_ptr<DeviceBuffer<unsigned>> amax_bits_;
+    std::unique_ptr<DeviceBuffer<float>> history_, numerators_, trace_amax_, trace_scale_;
+    std::vector<float> max_finite_;
+    std::vector<BlockScales> block_scales_;
+    std::unique_ptr<Fp8Buffer> act8_, g8_[2], dyt8_;
+    std::unique_ptr<Bf16Buffer> da16_, g16_[2];
+};
+
+}  // namespace fp8lab::gpu::detail
