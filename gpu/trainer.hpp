@@ -51,15 +51,21 @@ struct GpuTrainConfig {
 // kernels need every GEMM dimension to be a positive multiple of 16).
 void validate(const GpuTrainConfig& config);
 
-// 2 * rows * inputs * outputs for each of the forward, dgrad and wgrad GEMMs of every
-// layer (the first layer has no dgrad): the model FLOPs of one step.
+// The model FLOPs of one step, by the usual convention of model FLOPs utilisation (PaLM,
+// appendix B): 6 x parameters x tokens, a forward and a backward of twice its cost,
+// whatever an implementation leaves out or repeats.
 double model_flops_per_step(const GpuTrainConfig& config);
+// The FLOPs of the GEMMs this step runs: 2 x rows x inputs x outputs for the forward,
+// dgrad and wgrad of every layer but the first layer's dgrad (its input is data, it needs
+// no gradient), so 5/6 of the model FLOPs with one hidden layer.
+double gemm_flops_per_step(const GpuTrainConfig& config);
 
 struct GpuTrainResult {
     std::vector<float> loss;        // per step (warm-up steps included, they train too)
     double median_step_ms = 0;      // CUDA events around each replay, after warm-up
     double tokens_per_second = 0;
     double model_tflops = 0;        // model_flops_per_step / median step time
+    double gemm_tflops = 0;         // gemm_flops_per_step / median step time
     std::uint64_t peak_memory_bytes = 0;  // device memory this run took (cudaMemGetInfo)
     int timed_steps = 0;
     std::string device;

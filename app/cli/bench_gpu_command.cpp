@@ -87,6 +87,8 @@ void print_table(const std::string& device, const BenchGpuArgs& a, const std::ve
                     r.fp8.median_step_ms, r.bf16.median_step_ms / r.fp8.median_step_ms, r.bf16.model_tflops,
                     r.fp8.model_tflops, mib(r.bf16.peak_memory_bytes), mib(r.fp8.peak_memory_bytes),
                     r.bf16.final_loss(), r.fp8.final_loss());
+    std::printf("TF/s: model FLOPs (6 x parameters x tokens) per second; the step runs 5/6 of them as GEMMs (the "
+                "first layer needs no input gradient)\n");
     std::printf("loss: mean of the last 10 steps; memory: device memory the run took (cudaMemGetInfo)\n");
 }
 
@@ -96,7 +98,7 @@ void print_json(const std::string& device, const BenchGpuArgs& a, const std::vec
         .key("recipe").value(a.recipe).key("graph").value(!a.no_graph).key("presets").begin_array();
     const auto result = [&](const gpu::GpuTrainResult& r) {
         json.begin_object().key("ms_per_step").value(r.median_step_ms).key("tokens_per_second").value(r.tokens_per_second)
-            .key("model_tflops").value(r.model_tflops).key("peak_memory_bytes").value(std::int64_t(r.peak_memory_bytes))
+            .key("model_tflops").value(r.model_tflops).key("gemm_tflops").value(r.gemm_tflops).key("peak_memory_bytes").value(std::int64_t(r.peak_memory_bytes))
             .key("final_loss").value(r.final_loss()).key("timed_steps").value(r.timed_steps).end_object();
     };
     for (const Row& r : rows) {

@@ -108,6 +108,7 @@ GpuTrainResult train_mlp_on_gpu(const GpuTrainConfig& config, const GpuProgress&
             result.median_step_ms = ms[ms.size() / 2];
             result.tokens_per_second = config.tokens / (result.median_step_ms * 1e-3);
             result.model_tflops = model_flops_per_step(config) / (result.median_step_ms * 1e-3) / 1e12;
+            result.gemm_tflops = gemm_flops_per_step(config) / (result.median_step_ms * 1e-3) / 1e12;
         }
         result.loss = mlp.losses(done);
         if (config.precision == GpuPrecision::Fp8 && config.record_trace) result.trace = mlp.trace(done, result.device);

@@ -50,6 +50,12 @@ void validate(const GpuTrainConfig& c) {
 }
 
 double model_flops_per_step(const GpuTrainConfig& c) {
+    const double d = c.input_dim, h = c.hidden_dim;
+    const double parameters = d * h + h * h * (c.hidden_layers - 1) + h * d;
+    return 6 * parameters * c.tokens;
+}
+
+double gemm_flops_per_step(const GpuTrainConfig& c) {
     const double m = c.tokens, d = c.input_dim, h = c.hidden_dim;
     const double first = 2 * m * d * h * 2;  // forward and wgrad (no dgrad into the input)
     const double hidden = 2 * m * h * h * 3 * (c.hidden_layers - 1);

@@ -52,9 +52,14 @@ TEST_CASE("a GPU training configuration is checked before any GPU work, naming w
     c = {};
     c.delayed.history_length = 0;
     CHECK_THROWS_WITH_AS(gpu::validate(c), doctest::Contains("history length"), std::invalid_argument);
-    // Model FLOPs of d -> h -> d: forward + wgrad of the first layer, three GEMMs of the last.
+    // d -> h -> d: model FLOPs 6 x (2 d h parameters) x tokens; the GEMMs run are the
+    // forward and wgrad of the first layer and all three of the last.
     c = {};
-    CHECK(gpu::model_flops_per_step(c) == doctest::Approx(2.0 * 32 * 768 * 3072 * 5));
+    CHECK(gpu::model_flops_per_step(c) == doctest::Approx(6.0 * (2.0 * 768 * 3072) * 32));
+    CHECK(gpu::gemm_flops_per_step(c) == doctest::Approx(2.0 * 32 * 768 * 3072 * 5));
+    c.hidden_layers = 3;  // two h -> h layers more, each with all three GEMMs
+    CHECK(gpu::model_flops_per_step(c) == doctest::Approx(6.0 * (2.0 * 768 * 3072 + 2.0 * 3072 * 3072) * 32));
+    CHECK(gpu::gemm_flops_per_step(c) == doctest::Approx(2.0 * 32 * (768 * 3072 * 5.0 + 3072 * 3072 * 6.0)));
 }
 
 TEST_CASE("the step's fused cast + transpose equals the emulator bit for bit, transpose and amax included") {
