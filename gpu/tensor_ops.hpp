@@ -45,6 +45,15 @@ struct CastTransposedOnGpu {
 };
 CastTransposedOnGpu cast_transpose_per_tensor(const emu::Format& format, std::span<const float> x, int rows, int cols,
                                               float scale);
+// The same kernel as the step runs it on the output's gradient: from BF16 outputs y and
+// targets t (bit patterns, rows x cols) it casts 2 (y - t) / (rows cols) rounded to BF16,
+// and writes the loss as one partial sum of (y - t)^2 per 64 x 64 tile, in tile order.
+struct MseGradientCastOnGpu {
+    CastTransposedOnGpu cast;
+    std::vector<float> loss_partials;
+};
+MseGradientCastOnGpu cast_mse_gradient_per_tensor(const emu::Format& format, std::span<const std::uint16_t> y,
+                                                  std::span<const std::uint16_t> t, int rows, int cols, float scale);
 
 // Runs the delayed-scaling update kernel once per amax, entirely on the device, and
 // returns the scale each step would quantise with (entry t is the scale of step t).

@@ -47,6 +47,45 @@ QuantizedOnGpu quantize_per_tensor_bf16(const emu::Format& format, std::span<con
     return quantize(format, x, scale, kernels::quantize_bf16);
 }
 
+namespace {
+
+// The step's cast kernel on `source` (already on the device, rows x cols) with `scale`:
+// the codes, their transpose and the amax; the loss partials where `loss_partials` is
+// given (Source::MseGradBf16).
+CastTransposedOnGpu run_step_cast(train::CastSource source, int rows, int cols, bool e4m3, float scale,
+                                  std::vector<float>* loss_partials = nullptr) {
+    const std::size_t n = std::size_t(rows) * cols;
+    DeviceBuffer<std::uint8_t> out(n), out_t(n);
+    DeviceBuffer<unsigned> amax(1);
+    DeviceBuffer<kernels::DeviceScaling> scaling(1);
+    DeviceBuffer<float> partials(std::size_t(train::cast_tiles(rows, cols)));
+    kernels::DeviceScaling host_scaling;
+    host_scaling.scale = scale;
+    FP8LAB_CUDA_CHECK(cudaMemcpy(scaling.ptr, &host_scaling, sizeof host_scaling, cudaMemcpyHostToDevice));
+    FP8LAB_CUDA_CHECK(cudaMemset(amax.ptr, 0, sizeof(unsigned)));
+    FP8LAB_CUDA_CHECK(cudaMemset(partials.ptr, 0xff, partials.count * sizeof(float)));  // NaN until written
+    train::cast_transpose(source, rows, cols,
+                          {scaling.ptr, e4m3, out.ptr, out_t.ptr, rows, amax.ptr, loss_partials ? partials.ptr : nullptr},
+                          cudaStream_t{});
+    FP8LAB_CUDA_CHECK(cudaGetLastError());
+    CastTransposedOnGpu result;
+    result.codes.resize(n);
+    result.codes_t.resize(n);
+    unsigned bits = 0;
+    FP8LAB_CUDA_CHECK(cudaMemcpy(result.codes.data(), out.ptr, n, cudaMemcpyDeviceToHost));
+    FP8LAB_CUDA_CHECK(cudaMemcpy(result.codes_t.data(), out_t.ptr, n, cudaMemcpyDeviceToHost));
+    FP8LAB_CUDA_CHECK(cudaMemcpy(&bits, amax.ptr, sizeof bits, cudaMemcpyDeviceToHost));
+    std::memcpy(&result.amax, &bits, sizeof bits);
+    if (loss_partials) {
+        loss_partials->resize(partials.count);
+        FP8LAB_CUDA_CHECK(
+            cudaMemcpy(loss_partials->data(), partials.ptr, partials.count * sizeof(float), cudaMemcpyDeviceToHost));
+    }
+    return result;
+}
+
+}  // namespace
+
 CastTransposedOnGpu cast_transpose_per_tensor(const emu::Format& format, std::span<const float> x, int rows, int cols,
                                               float scale) {
     detail::require_gpu();
@@ -54,25 +93,23 @@ CastTransposedOnGpu cast_transpose_per_tensor(const emu::Format& format, std::sp
     if (rows <= 0 || cols <= 0 || x.size() != std::size_t(rows) * cols)
         throw std::invalid_argument("cast_transpose_per_tensor: x must hold rows x cols values");
     DeviceBuffer<float> in(x.size());
-    DeviceBuffer<std::uint8_t> out(x.size()), out_t(x.size());
-    DeviceBuffer<unsigned> amax(1);
-    DeviceBuffer<kernels::DeviceScaling> scaling(1);
-    kernels::DeviceScaling host_scaling;
-    host_scaling.scale = scale;
     FP8LAB_CUDA_CHECK(cudaMemcpy(in.ptr, x.data(), x.size_bytes(), cudaMemcpyHostToDevice));
-    FP8LAB_CUDA_CHECK(cudaMemcpy(scaling.ptr, &host_scaling, sizeof host_scaling, cudaMemcpyHostToDevice));
-    FP8LAB_CUDA_CHECK(cudaMemset(amax.ptr, 0, sizeof(unsigned)));
-    train::cast_transpose({train::Source::F32, in.ptr, nullptr, cols}, rows, cols,
-                          {scaling.ptr, e4m3, out.ptr, out_t.ptr, rows, amax.ptr}, cudaStream_t{});
-    FP8LAB_CUDA_CHECK(cudaGetLastError());
-    CastTransposedOnGpu result;
-    result.codes.resize(x.size());
-    result.codes_t.resize(x.size());
-    unsigned bits = 0;
-    FP8LAB_CUDA_CHECK(cudaMemcpy(result.codes.data(), out.ptr, x.size(), cudaMemcpyDeviceToHost));
-    FP8LAB_CUDA_CHECK(cudaMemcpy(result.codes_t.data(), out_t.ptr, x.size(), cudaMemcpyDeviceToHost));
-    FP8LAB_CUDA_CHECK(cudaMemcpy(&bits, amax.ptr, sizeof bits, cudaMemcpyDeviceToHost));
-    std::memcpy(&result.amax, &bits, sizeof bits);
+    return run_step_cast({train::Source::F32, in.ptr, nullptr, cols}, rows, cols, e4m3, scale);
+}
+
+MseGradientCastOnGpu cast_mse_gradient_per_tensor(const emu::Format& format, std::span<const std::uint16_t> y,
+                                                  std::span<const std::uint16_t> t, int rows, int cols, float scale) {
+    detail::require_gpu();
+    const bool e4m3 = is_e4m3(format);
+    const std::size_t n = std::size_t(rows) * cols;
+    if (rows <= 0 || cols <= 0 || y.size() != n || t.size() != n)
+        throw std::invalid_argument("cast_mse_gradient_per_tensor: y and t must hold rows x cols values each");
+    DeviceBuffer<std::uint16_t> y_in(n), t_in(n);
+    FP8LAB_CUDA_CHECK(cudaMemcpy(y_in.ptr, y.data(), y.size_bytes(), cudaMemcpyHostToDevice));
+    FP8LAB_CUDA_CHECK(cudaMemcpy(t_in.ptr, t.data(), t.size_bytes(), cudaMemcpyHostToDevice));
+    MseGradientCastOnGpu result;
+    result.cast = run_step_cast({train::Source::MseGradBf16, y_in.ptr, t_in.ptr, cols, 2.0f / float(n)}, rows, cols,
+                                e4m3, scale, &result.loss_partials);
     return result;
 }
 

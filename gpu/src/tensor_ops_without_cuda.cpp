@@ -14,6 +14,10 @@ QuantizedOnGpu quantize_per_tensor_bf16(const emu::Format&, std::span<const std:
 CastTransposedOnGpu cast_transpose_per_tensor(const emu::Format&, std::span<const float>, int, int, float) {
     unavailable();
 }
+MseGradientCastOnGpu cast_mse_gradient_per_tensor(const emu::Format&, std::span<const std::uint16_t>,
+                                                  std::span<const std::uint16_t>, int, int, float) {
+    unavailable();
+}
 std::vector<emu::ScalePair> delayed_scaling_on_gpu(const emu::Format&, emu::DelayedScalingConfig,
                                                    std::span<const float>) {
     unavailable();

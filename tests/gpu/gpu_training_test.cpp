@@ -10,6 +10,7 @@
 #include <map>
 
 #include "emulator/bulk.hpp"
+#include "emulator/convert.hpp"
 #include "emulator/current_scaling.hpp"
 #include "emulator/delayed_scaling.hpp"
 #include "emulator/training_task.hpp"
@@ -136,6 +137,54 @@ TEST_CASE("FP8 training on the GPU reaches BF16's loss, repeatably, with the emu
         CHECK(fp8.trace.records[0].tensor == "fc1.input");
         CHECK(fp8.trace.records[5].tensor == "fc2.grad_output");
     }
+}
+
+TEST_CASE("the output gradient's cast with the loss in it equals the emulator bit for bit, per-tile sums included") {
+    if (!gpu_ready()) return;
+    const int rows = 80, cols = 144;  // 2 x 3 tiles of 64 x 64, the last ones partial
+    const std::size_t n = std::size_t(rows) * cols;
+    std::vector<std::uint16_t> y(n), t(n);
+    for (std::size_t i = 0; i < n; ++i) {
+        float yv = emu::normal_sample(31, i), tv = std::tanh(emu::normal_sample(32, i));
+        if (i % 41 == 0) yv *= 3000.0f;   // an outlier: the largest gradients
+        if (i % 43 == 1) tv = yv;         // a zero gradient
+        if (i % 47 == 2) tv = yv + 1e-3f; // a tiny one
+        y[i] = std::uint16_t(emu::encode(emu::bf16(), yv));
+        t[i] = std::uint16_t(emu::encode(emu::bf16(), tv));
+    }
+    y[5] = std::uint16_t(emu::encode(emu::bf16(), std::numeric_limits<float>::infinity()));
+    // What mse_loss writes: (y - t) * (2 / n) in float32, rounded to BF16.
+    const float grad_scale = 2.0f / float(n);
+    std::vector<float> grad(n);
+    std::vector<double> tile_sums(std::size_t(2 * 3), 0.0);
+    for (int r = 0; r < rows; ++r)
+        for (int c = 0; c < cols; ++c) {
+            const std::size_t i = std::size_t(r) * cols + c;
+            const float d = float(emu::decode(emu::bf16(), y[i])) - float(emu::decode(emu::bf16(), t[i]));
+            const float g = d * grad_scale;
+            grad[i] = float(emu::decode(emu::bf16(), emu::encode(emu::bf16(), g)));
+            tile_sums[std::size_t((r / 64) * 3 + c / 64)] += double(d) * double(d);
+        }
+    for (const emu::Format* f : {&emu::e4m3(), &emu::e5m2()})
+        for (float scale : {1.0f, 4096.0f, 0.5f}) {
+            const gpu::MseGradientCastOnGpu got = gpu::cast_mse_gradient_per_tensor(*f, y, t, rows, cols, scale);
+            std::vector<std::uint8_t> want(n);
+            emu::quantize_span(*f, grad, scale, want);
+            int mismatches = 0, transposed_mismatches = 0;
+            for (int r = 0; r < rows; ++r)
+                for (int c = 0; c < cols; ++c) {
+                    const std::uint8_t w = want[std::size_t(r) * cols + c];
+                    mismatches += got.cast.codes[std::size_t(r) * cols + c] != w;
+                    transposed_mismatches += got.cast.codes_t[std::size_t(c) * rows + r] != w;
+                }
+            CHECK(mismatches == 0);
+            CHECK(transposed_mismatches == 0);
+            CHECK(got.cast.amax == emu::amax(grad));
+            REQUIRE(got.loss_partials.size() == tile_sums.size());
+            CHECK(std::isinf(got.loss_partials[0]));  // the tile with the Inf output
+            for (std::size_t k = 1; k < tile_sums.size(); ++k)  // float32 sums in another order
+                CHECK(got.loss_partials[k] == doctest::Approx(tile_sums[k]).epsilon(1e-5));
+        }
 }
 
 // FP8's final loss against BF16's (issue 4: within 1%), as a mean over seeds: one seed's
