@@ -87,8 +87,12 @@ void print_table(const std::string& device, const BenchGpuArgs& a, const std::ve
                     r.fp8.median_step_ms, r.bf16.median_step_ms / r.fp8.median_step_ms, r.bf16.model_tflops,
                     r.fp8.model_tflops, mib(r.bf16.peak_memory_bytes), mib(r.fp8.peak_memory_bytes),
                     r.bf16.final_loss(), r.fp8.final_loss());
-    std::printf("TF/s: model FLOPs (6 x parameters x tokens) per second; the step runs 5/6 of them as GEMMs (the "
-                "first layer needs no input gradient)\n");
+    std::printf("TF/s: model FLOPs (6 x parameters x tokens) per second");
+    // Both rates divide by the same time: their ratio is the share of the FLOPs run as GEMMs.
+    if (!rows.empty() && rows.front().fp8.model_tflops > 0)
+        std::printf("; the step runs %.1f%% of them as GEMMs (the first layer needs no input gradient)",
+                    100.0 * rows.front().fp8.gemm_tflops / rows.front().fp8.model_tflops);
+    std::printf("\n");
     std::printf("loss: mean of the last 10 steps; memory: device memory the run took (cudaMemGetInfo)\n");
 }
 

@@ -62,6 +62,10 @@ __device__ inline float4 load_quad(const CastSource& s, int r, int c) {
 
 __device__ inline float abs_max4(float4 v) { return fmaxf(fmaxf(fabsf(v.x), fabsf(v.y)), fmaxf(fabsf(v.z), fabsf(v.w))); }
 
+// The thread's index in its block, x fastest (the order warps are formed in), for 1D
+// and 2D blocks alike.
+__device__ inline int thread_in_block() { return int(threadIdx.x + threadIdx.y * blockDim.x); }
+
 // fmaxf skips NaN and keeps Inf (as the emulator's amax); non-negative floats order like
 // their bits. One atomicMax per block: per warp, it serialised millions of atomics on
 // one address and made the casts ten times slower than memory allows.
@@ -69,7 +73,7 @@ template <int kWarps>
 __device__ inline void publish_amax(float local, unsigned* amax_bits) {
     __shared__ float warp_max[kWarps];
     for (int offset = 16; offset > 0; offset /= 2) local = fmaxf(local, __shfl_xor_sync(0xffffffffu, local, offset));
-    const int lane = int(threadIdx.x + threadIdx.y * blockDim.x) & 31, warp = int(threadIdx.x + threadIdx.y * blockDim.x) >> 5;
+    const int id = thread_in_block(), lane = id & 31, warp = id >> 5;
     if (lane == 0) warp_max[warp] = local;
     __syncthreads();
     if (warp == 0) {
@@ -84,7 +88,7 @@ template <int kWarps>
 __device__ inline void publish_sum(float local, float* sum) {
     __shared__ float warp_sum[kWarps];
     for (int offset = 16; offset > 0; offset /= 2) local += __shfl_xor_sync(0xffffffffu, local, offset);
-    const int lane = int(threadIdx.x + threadIdx.y * blockDim.x) & 31, warp = int(threadIdx.x + threadIdx.y * blockDim.x) >> 5;
+    const int id = thread_in_block(), lane = id & 31, warp = id >> 5;
     if (lane == 0) warp_sum[warp] = local;
     __syncthreads();
     if (warp == 0 && lane == 0) {
