@@ -31,7 +31,7 @@ for what in "$@"; do
     bench)
       for round in 1 2; do
         bench new "$exe"
-        [ -n "${BASE_EXE:-}" ] && bench base "$BASE_EXE"
+        if [ -n "${BASE_EXE:-}" ]; then bench base "$BASE_EXE"; fi
       done ;;
     blockwise) bench blockwise "$exe" --recipe blockwise ;;
     torch) PYTHONUNBUFFERED=1 python3 scripts/pytorch_mlp_reference.py --steps 200 --warmup 20 2>&1 | tee "$out/torch.txt" ;;
