@@ -1,6 +1,7 @@
 // Scale selection of each block recipe, in the float32 operation order of DESIGN.md 4.
 #include "emulator/block_recipes.hpp"
 
+#include <algorithm>
 #include <cfloat>
 #include <cmath>
 #include <limits>
@@ -64,8 +65,8 @@ QuantizedTensor quantize_mx(std::span<const float> x, std::size_t rows, std::siz
 }
 
 QuantizedTensor quantize_blockwise(std::span<const float> x, std::size_t rows, std::size_t cols,
-                                   BlockShape block) {
-    return quantize_blocks(x, rows, cols, block, e4m3(), {}, [](float a) {
+                                   BlockShape block, const ConvertOptions& options) {
+    return quantize_blocks(x, rows, cols, block, e4m3(), options, [](float a) {
         const ScalePair s = current_scale(a, e4m3(), true);
         return BlockScale{s.scale, s.scale_inv};
     });
@@ -81,9 +82,11 @@ QuantizedTensor quantize_nvfp4(std::span<const float> input, std::size_t rows, s
         x = transformed;
     }
     const float tensor_amax = amax(x);
-    const float s_enc = tensor_amax == 0.0f || !std::isfinite(tensor_amax)
-                            ? 1.0f
-                            : 448.0f * 6.0f / tensor_amax;
+    // Transformer Engine clamps: an amax below 2688 / FLT_MAX would give an infinite S_enc
+    // and a tensor that dequantises to zero.
+    float s_enc = tensor_amax == 0.0f || !std::isfinite(tensor_amax) ? 1.0f
+                                                                      : std::min(448.0f * 6.0f / tensor_amax, FLT_MAX);
+    if (s_enc == 0.0f) s_enc = 1.0f;
     const float s_enc_inv = 1.0f / s_enc;
     const float sixth = 1.0f / 6.0f;
     const BlockShape block = o.weight_tiles ? BlockShape{16, 16} : BlockShape{1, 16};

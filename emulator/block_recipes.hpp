@@ -29,7 +29,7 @@ QuantizedTensor quantize_mx(std::span<const float> x, std::size_t rows, std::siz
 // DeepSeek-V3: E4M3, 1x128 blocks (activations, gradients) or 128x128 tiles (weights),
 // each with current scaling and a power-of-two scale.
 QuantizedTensor quantize_blockwise(std::span<const float> x, std::size_t rows, std::size_t cols,
-                                   BlockShape block);
+                                   BlockShape block, const ConvertOptions& options = {});
 
 struct Nvfp4Options {
     bool weight_tiles = false;     // 16x16 blocks (weights) instead of 1x16

@@ -8,9 +8,7 @@
 
 namespace fp8lab::emu {
 
-std::string_view amax_algorithm_name(AmaxAlgorithm a) {
-    return a == AmaxAlgorithm::Max ? "max" : "most_recent";
-}
+std::string_view amax_algorithm_name(AmaxAlgorithm a) { return enum_name(a); }
 
 const Format& format_for(FormatRecipe recipe, TensorRole role) {
     return recipe == FormatRecipe::Hybrid && role == TensorRole::GradOutput ? e5m2() : e4m3();
@@ -48,3 +46,21 @@ void DelayedScaling::update() {
 }
 
 }  // namespace fp8lab::emu
+
+namespace fp8lab {
+
+template <>
+std::span<const EnumName<emu::AmaxAlgorithm>> enum_names<emu::AmaxAlgorithm>() {
+    static constexpr EnumName<emu::AmaxAlgorithm> table[] = {{emu::AmaxAlgorithm::Max, "max"},
+                                                             {emu::AmaxAlgorithm::MostRecent, "most_recent"}};
+    return table;
+}
+
+template <>
+std::span<const EnumName<emu::FormatRecipe>> enum_names<emu::FormatRecipe>() {
+    static constexpr EnumName<emu::FormatRecipe> table[] = {{emu::FormatRecipe::Hybrid, "hybrid"},
+                                                            {emu::FormatRecipe::E4M3, "e4m3"}};
+    return table;
+}
+
+}  // namespace fp8lab

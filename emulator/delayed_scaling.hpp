@@ -6,6 +6,7 @@
 #include <vector>
 
 #include "emulator/current_scaling.hpp"
+#include "emulator/enum_names.hpp"
 #include "emulator/format.hpp"
 
 namespace fp8lab::emu {
@@ -59,3 +60,8 @@ private:
 void validate(const DelayedScalingConfig& config);
 
 }  // namespace fp8lab::emu
+
+namespace fp8lab {
+template <> std::span<const EnumName<emu::AmaxAlgorithm>> enum_names<emu::AmaxAlgorithm>();
+template <> std::span<const EnumName<emu::FormatRecipe>> enum_names<emu::FormatRecipe>();  // "e4m3", "hybrid"
+}  // namespace fp8lab

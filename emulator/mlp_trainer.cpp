@@ -35,46 +35,37 @@ float gelu_grad(float z) {
     return 0.5f * (1.0f + t) + 0.5f * z * (1.0f - t * t) * kGeluC * (1.0f + 3.0f * 0.044715f * z * z);
 }
 
-void validate(const TrainerConfig& c) {
-    auto positive = [](int v, const char* name) {
-        if (v < 1) throw std::invalid_argument(std::string(name) + " must be at least 1, got " + std::to_string(v));
-    };
-    positive(c.hidden_dim, "hidden size");
-    positive(c.hidden_layers, "hidden layers");
-    positive(c.tokens, "tokens per step");
-    positive(c.steps, "steps");
-    if (!(c.learning_rate > 0)) throw std::invalid_argument("learning rate must be positive");
-    validate(c.fp8.delayed);
+// Rounds every element to BF16 (nearest-even): how a GEMM's BF16 output is stored.
+void store_in_bf16(Matrix& m) {
+    std::span<float> v(m.data(), std::size_t(m.size()));
+    round_span(bf16(), v, v);
 }
 
 // The trainer's state for one run: layers, quantiser, and the operand function.
 class Run {
 public:
-    explicit Run(const TrainerConfig& c) : c_(c), task_(c.task), quantizer_(c.fp8) {
-        std::vector<int> dims = {c.task.input_dim};
-        for (int i = 0; i < c.hidden_layers; ++i) dims.push_back(c.hidden_dim);
-        dims.push_back(c.task.output_dim);
+    Run(const Experiment& e, bool record_trace)
+        : c_(e), n_(e.numerics), record_trace_(record_trace), task_(e), quantizer_(e.numerics) {
+        std::vector<int> dims = {e.model.input};
+        for (int i = 0; i < e.model.hidden_layers; ++i) dims.push_back(e.model.hidden);
+        dims.push_back(e.model.output);
         for (std::size_t l = 0; l + 1 < dims.size(); ++l) {
             Layer layer;
             const int in = dims[l], out = dims[l + 1];
-            layer.weight.resize(out, in);
-            const float stddev = 1.0f / std::sqrt(float(in));
-            for (int i = 0; i < out * in; ++i)
-                layer.weight.data()[i] = stddev * normal_sample(c.init_seed * 1000 + l, std::uint64_t(i));
+            const std::vector<float> w = initial_weights(e, int(l));
+            layer.weight = MatrixMap(w.data(), out, in);
             layer.bias = Eigen::RowVectorXf::Zero(out);
             layer.weight_m = layer.weight_v = Matrix::Zero(out, in);
             layer.bias_m = layer.bias_v = Eigen::RowVectorXf::Zero(out);
             layers_.push_back(std::move(layer));
         }
-        if (c.loss_scaling) scaler_.emplace(c.loss_scaler);
+        if (n_.loss_scaling) scaler_.emplace(n_.loss_scaler);
     }
 
     TrainerResult run(const TrainStepCallback& on_step) {
         TrainerResult result;
-        if (c_.record_trace) {
-            result.trace.header = {{"source", "fp8lab CPU emulator"},
-                                   {"config", describe()}};
-        }
+        if (record_trace_)
+            result.trace.header = {{"source", "fp8lab CPU emulator"}, {"experiment", describe(c_)}};
         for (int step = 0; step < c_.steps; ++step) {
             const float loss = train_step(step, result);
             result.loss.push_back(loss);
@@ -97,22 +88,8 @@ public:
         return result;
     }
 
-    std::string describe() const {
-        return "task=" + std::string(task_kind_name(c_.task.kind)) + " d=" + std::to_string(c_.task.input_dim) +
-               " h=" + std::to_string(c_.hidden_dim) + " out=" + std::to_string(c_.task.output_dim) +
-               " layers=" + std::to_string(c_.hidden_layers + 1) + " tokens=" + std::to_string(c_.tokens) +
-               " precision=" + std::string(precision_name(c_.precision)) +
-               " recipe=" + std::string(fp8_recipe_name(c_.fp8.recipe)) +
-               " formats=" + (c_.fp8.formats == FormatRecipe::Hybrid ? "hybrid" : "e4m3") +
-               " history=" + std::to_string(c_.fp8.delayed.history_length) +
-               " algo=" + std::string(amax_algorithm_name(c_.fp8.delayed.algorithm)) +
-               " margin=" + std::to_string(c_.fp8.delayed.margin) +
-               " seed=" + std::to_string(c_.task.seed);
-    }
-
-    bool block_recipe() const {
-        return c_.fp8.recipe != Fp8Recipe::Delayed && c_.fp8.recipe != Fp8Recipe::Current;
-    }
+    bool block_recipe() const { return n_.recipe != Fp8Recipe::Delayed && n_.recipe != Fp8Recipe::Current; }
+    bool quantised_operands() const { return n_.precision != Precision::Fp32; }
 
     // What a GEMM sees of a rows x cols operand whose contraction runs along the columns.
     Matrix operand(const std::string& name, TensorRole role, const Matrix& x, std::size_t layer,
@@ -121,8 +98,8 @@ public:
         Matrix out(x.rows(), x.cols());
         std::span<float> dst(out.data(), std::size_t(out.size()));
         const bool edge = layer == 0 || layer + 1 == layers_.size();
-        Precision p = c_.precision;
-        if (p == Precision::Fp8 && c_.first_last_in_bf16 && edge) p = Precision::Bf16;
+        Precision p = n_.precision;
+        if (p == Precision::Fp8 && n_.edge_layers_bf16 && edge) p = Precision::Bf16;
         switch (p) {
         case Precision::Fp32: return x;
         case Precision::Bf16: round_span(bf16(), in, dst); return out;
@@ -166,26 +143,27 @@ public:
 private:
     // Forward, loss and backward of one step: leaves the gradients in the layers.
     float forward_backward(int step, TrainerResult& result) {
-        const Batch batch = task_.batch(std::uint64_t(step), c_.tokens);
+        const Batch batch = task_.batch_of_step(std::uint64_t(step));
         const int m = c_.tokens;
-        AmaxTrace* trace = c_.record_trace ? &result.trace : nullptr;
+        AmaxTrace* trace = record_trace_ ? &result.trace : nullptr;
         const std::size_t count = layers_.size();
         std::vector<Matrix> inputs(count), inputs_q(count), weights_q(count), pre(count);
 
-        Matrix x = MatrixMap(batch.inputs.data(), m, c_.task.input_dim);
+        Matrix x = MatrixMap(batch.inputs.data(), m, c_.model.input);
         for (std::size_t l = 0; l < count; ++l) {
             const std::string prefix = "fc" + std::to_string(l + 1);
             inputs[l] = x;
             inputs_q[l] = operand(prefix + ".input", TensorRole::Input, x, l, step, trace);
             weights_q[l] = operand(prefix + ".weight", TensorRole::Weight, layers_[l].weight, l, step, trace);
             pre[l] = inputs_q[l] * weights_q[l].transpose();
-            pre[l].rowwise() += layers_[l].bias;
+            if (c_.model.biases) pre[l].rowwise() += layers_[l].bias;
+            if (quantised_operands()) store_in_bf16(pre[l]);
             x = l + 1 < count ? Matrix(pre[l].unaryExpr(&gelu)) : pre[l];
         }
 
         // Loss and its gradient with respect to the output.
         const Matrix& out = pre.back();
-        const MatrixMap target(batch.targets.data(), m, c_.task.output_dim);
+        const MatrixMap target(batch.targets.data(), m, c_.model.output);
         Matrix grad;
         float loss;
         if (c_.task.kind == TaskKind::TeacherRegression) {
@@ -216,7 +194,7 @@ private:
             const Matrix g_q = operand(prefix + ".grad_output", TensorRole::GradOutput, grad, l, step, trace);
             // wgrad contracts over tokens, dgrad over outputs: block recipes need their
             // blocks along those dimensions, so they quantise the transposes anew.
-            if (block_recipe() && c_.precision == Precision::Fp8) {
+            if (block_recipe() && n_.precision == Precision::Fp8) {
                 // NVFP4 rotates both wgrad operands with the same Hadamard transform
                 // along the tokens (when they come in groups of 16).
                 const Matrix g_t = operand(prefix + ".grad_output", TensorRole::GradOutput,
@@ -234,8 +212,12 @@ private:
                 if (l > 0) grad = g_q * weights_q[l];
             }
             layer.bias_grad = Eigen::RowVectorXf::Zero(layer.bias.size());
-            for (int t = 0; t < m; ++t) layer.bias_grad += g_q.row(t);  // fixed order
-            if (l > 0) grad = grad.cwiseProduct(Matrix(pre[l - 1].unaryExpr(&gelu_grad)));
+            if (c_.model.biases)
+                for (int t = 0; t < m; ++t) layer.bias_grad += g_q.row(t);  // fixed order
+            if (l > 0) {
+                if (quantised_operands()) store_in_bf16(grad);  // dgrad's output, as the GPU stores it
+                grad = grad.cwiseProduct(Matrix(pre[l - 1].unaryExpr(&gelu_grad)));
+            }
         }
         return loss;
     }
@@ -260,30 +242,34 @@ private:
         }
         if (scaler_ && !scaler_->update(!finite)) return;  // overflow: skip the step
         if (!finite) return;  // without a scaler a non-finite gradient is still not applied
-        const float clip = c_.grad_clip > 0 && norm_sq > double(c_.grad_clip) * c_.grad_clip
-                               ? float(c_.grad_clip / std::sqrt(norm_sq))
+        const OptimizerSpec& o = c_.optimizer;
+        const float clip = o.grad_clip > 0 && norm_sq > double(o.grad_clip) * o.grad_clip
+                               ? float(o.grad_clip / std::sqrt(norm_sq))
                                : 1.0f;
         ++adam_steps_;
-        const float bc1 = 1.0f - std::pow(c_.beta1, float(adam_steps_));
-        const float bc2 = 1.0f - std::pow(c_.beta2, float(adam_steps_));
+        const float bc1 = 1.0f - std::pow(o.beta1, float(adam_steps_));
+        const float bc2 = 1.0f - std::pow(o.beta2, float(adam_steps_));
         auto adamw = [&](float* w, float* m, float* v, const float* g, Eigen::Index n, bool decay) {
             for (Eigen::Index i = 0; i < n; ++i) {
                 const float gi = g[i] * clip;
-                m[i] = c_.beta1 * m[i] + (1.0f - c_.beta1) * gi;
-                v[i] = c_.beta2 * v[i] + (1.0f - c_.beta2) * gi * gi;
-                const float update = (m[i] / bc1) / (std::sqrt(v[i] / bc2) + c_.epsilon);
-                w[i] -= c_.learning_rate * (update + (decay ? c_.weight_decay * w[i] : 0.0f));
+                m[i] = o.beta1 * m[i] + (1.0f - o.beta1) * gi;
+                v[i] = o.beta2 * v[i] + (1.0f - o.beta2) * gi * gi;
+                const float update = (m[i] / bc1) / (std::sqrt(v[i] / bc2) + o.epsilon);
+                w[i] -= o.learning_rate * (update + (decay ? o.weight_decay * w[i] : 0.0f));
             }
         };
         for (Layer& layer : layers_) {
             adamw(layer.weight.data(), layer.weight_m.data(), layer.weight_v.data(),
                   layer.weight_grad.data(), layer.weight.size(), true);
-            adamw(layer.bias.data(), layer.bias_m.data(), layer.bias_v.data(), layer.bias_grad.data(),
-                  layer.bias.size(), false);
+            if (c_.model.biases)
+                adamw(layer.bias.data(), layer.bias_m.data(), layer.bias_v.data(), layer.bias_grad.data(),
+                      layer.bias.size(), false);
         }
     }
 
-    const TrainerConfig& c_;
+    const Experiment& c_;
+    const Numerics& n_;
+    bool record_trace_;
     TrainingTask task_;
     OperandQuantizer quantizer_;
     std::vector<Layer> layers_;
@@ -293,15 +279,6 @@ private:
 
 }  // namespace
 
-std::string_view precision_name(Precision p) {
-    switch (p) {
-    case Precision::Fp32: return "fp32";
-    case Precision::Bf16: return "bf16";
-    case Precision::Fp8: return "fp8";
-    }
-    return "?";
-}
-
 double final_loss(const std::vector<float>& loss) {
     const std::size_t n = std::min<std::size_t>(10, loss.size());
     if (n == 0) return 0.0;
@@ -310,15 +287,25 @@ double final_loss(const std::vector<float>& loss) {
     return sum / double(n);
 }
 
-TrainerResult train_mlp(const TrainerConfig& config, const TrainStepCallback& on_step) {
-    validate(config);
-    Run run(config);
+void check_cpu_supports(const Experiment& e) {
+    validate(e);
+    const FastAccumulation& f = e.numerics.fast_accumulation;
+    if (e.numerics.precision == Precision::Fp8 && f.any())
+        throw std::invalid_argument(
+            std::string("numerics.fast_accumulation.") + (f.forward ? "forward" : f.dgrad ? "dgrad" : "wgrad") +
+            ": the CPU emulator accumulates every GEMM in float32; fast accumulation is a property of the GPU's "
+            "FP8 tensor cores (the accumulation lab measures it). Run this on the GPU or turn it off");
+}
+
+TrainerResult train_mlp(const Experiment& e, const TrainStepCallback& on_step, bool record_trace) {
+    check_cpu_supports(e);
+    Run run(e, record_trace);
     return run.run(on_step);
 }
 
-GradientSnapshot first_step_gradients(const TrainerConfig& config) {
-    validate(config);
-    Run run(config);
+GradientSnapshot first_step_gradients(const Experiment& e) {
+    check_cpu_supports(e);
+    Run run(e, false);
     return run.snapshot_first_step();
 }
 

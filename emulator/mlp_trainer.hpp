@@ -6,37 +6,15 @@
 #include <functional>
 #include <map>
 #include <string>
-#include <string_view>
 #include <vector>
 
 #include "emulator/amax_trace.hpp"
+#include "emulator/experiment.hpp"
 #include "emulator/loss_scaler.hpp"
 #include "emulator/operand_quantizer.hpp"
 #include "emulator/training_task.hpp"
 
 namespace fp8lab::emu {
-
-enum class Precision { Fp32, Bf16, Fp8 };
-std::string_view precision_name(Precision p);  // "fp32", "bf16", "fp8"
-
-struct TrainerConfig {
-    TaskConfig task;              // input and output sizes, task kind, data seed
-    int hidden_dim = 128;
-    int hidden_layers = 2;        // linear layers = hidden_layers + 1
-    int tokens = 128;             // batch rows per step
-    int steps = 200;
-    float learning_rate = 2e-3f;
-    float weight_decay = 0.01f;
-    float beta1 = 0.9f, beta2 = 0.999f, epsilon = 1e-8f;
-    float grad_clip = 1.0f;       // global L2 norm; 0 disables
-    std::uint64_t init_seed = 1;
-    Precision precision = Precision::Fp8;
-    Fp8Settings fp8;
-    bool first_last_in_bf16 = false;  // FP8 only: keep the first and last layer in BF16
-    bool loss_scaling = false;        // dynamic loss scaling (GradScaler)
-    LossScalerConfig loss_scaler;
-    bool record_trace = true;
-};
 
 // The mean of the last min(10, n) losses: batches differ from step to step, so one step's
 // loss depends on which batch it saw. Every "final loss" in fp8lab (CPU and GPU) is this.
@@ -67,10 +45,16 @@ struct TrainerResult {
 // then holds the steps done so far and cancelled = true).
 using TrainStepCallback = std::function<bool(int step, float loss)>;
 
-// Throws std::invalid_argument naming the setting when the configuration is unusable.
-// The hidden activation is GELU's tanh approximation; the loss is the mean squared error
-// (regression) or the mean softmax cross-entropy (classification).
-TrainerResult train_mlp(const TrainerConfig& config, const TrainStepCallback& on_step = {});
+// Throws std::invalid_argument naming the field when the experiment is unusable or asks
+// for what the CPU cannot emulate (check_cpu_supports). The hidden activation is GELU's
+// tanh approximation; the loss is the mean squared error (regression) or the mean softmax
+// cross-entropy (classification). With BF16 or FP8 operands every GEMM's output is stored
+// in BF16 (as a GPU stores it); FP32 keeps float32 throughout.
+TrainerResult train_mlp(const Experiment& experiment, const TrainStepCallback& on_step = {},
+                        bool record_trace = false);
+
+// Throws std::invalid_argument naming each setting the CPU emulator cannot run.
+void check_cpu_supports(const Experiment& experiment);
 
 // One linear layer's parameters (weight row-major, outputs x inputs) and their gradients.
 struct LayerGradients {
@@ -83,6 +67,6 @@ struct GradientSnapshot {
 };
 // The initial parameters and the gradients the backward pass computes for step 0's
 // batch, without updating: what a finite-difference check compares against.
-GradientSnapshot first_step_gradients(const TrainerConfig& config);
+GradientSnapshot first_step_gradients(const Experiment& experiment);
 
 }  // namespace fp8lab::emu

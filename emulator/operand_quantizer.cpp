@@ -8,58 +8,58 @@
 
 namespace fp8lab::emu {
 
-std::string_view fp8_recipe_name(Fp8Recipe recipe) {
-    switch (recipe) {
-    case Fp8Recipe::Delayed: return "delayed";
-    case Fp8Recipe::Current: return "current";
-    case Fp8Recipe::MxFloor: return "mx-floor";
-    case Fp8Recipe::MxRceil: return "mx-rceil";
-    case Fp8Recipe::Blockwise: return "blockwise";
-    case Fp8Recipe::Nvfp4: return "nvfp4";
-    }
-    return "?";
+std::uint64_t stochastic_cast_seed(std::uint64_t step, const std::string& tensor) {
+    return step * 7919 + tensor.size();
 }
 
 std::vector<float> OperandQuantizer::quantize(const std::string& tensor, TensorRole role,
                                               std::span<const float> x, std::size_t rows,
                                               std::size_t cols, std::uint64_t step,
                                               AmaxTrace* trace, bool wgrad_operand) {
-    const Format& format = format_for(settings_.formats, role);
+    const Format& format = *numerics_.formats.of(role);
+    const ConvertOptions options{numerics_.rounding.of(role), numerics_.saturation, stochastic_cast_seed(step, tensor),
+                                 kMaxRandomBits};
     const float tensor_amax = amax(x);
     QuantizedTensor q;
     float scale_used = 1.0f;
-    if (settings_.scaling_disabled) {
-        q = quantize_blocks(x, rows, cols, {rows, cols}, format, {},
+    if (!numerics_.scaling) {
+        q = quantize_blocks(x, rows, cols, {rows, cols}, format, options,
                             [](float) { return BlockScale{1.0f, 1.0f}; });
     } else {
-        switch (settings_.recipe) {
+        switch (numerics_.recipe) {
         case Fp8Recipe::Delayed: {
-            DelayedScaling& state = delayed_.try_emplace(tensor, format, settings_.delayed).first->second;
+            DelayedScaling& state = delayed_.try_emplace(tensor, format, numerics_.delayed).first->second;
             const ScalePair s = state.scale();
             scale_used = s.scale;
-            q = quantize_blocks(x, rows, cols, {rows, cols}, format, {},
+            q = quantize_blocks(x, rows, cols, {rows, cols}, format, options,
                                 [&](float) { return BlockScale{s.scale, s.scale_inv}; });
             state.record_amax(tensor_amax);
             break;
         }
         case Fp8Recipe::Current:
-            q = quantize_per_tensor(x, rows, cols, format);
+            q = quantize_per_tensor(x, rows, cols, format, false, options);
             scale_used = 1.0f / q.block_scale_inv[0];
             break;
         case Fp8Recipe::MxFloor:
-            q = quantize_mx(x, rows, cols, format, MxScaleRule::OcpFloor);
+            q = quantize_mx(x, rows, cols, format, MxScaleRule::OcpFloor, 32, options);
             break;
         case Fp8Recipe::MxRceil:
-            q = quantize_mx(x, rows, cols, format, MxScaleRule::Rceil);
+            q = quantize_mx(x, rows, cols, format, MxScaleRule::Rceil, 32, options);
             break;
         case Fp8Recipe::Blockwise:
             q = quantize_blockwise(x, rows, cols, role == TensorRole::Weight ? BlockShape{128, 128}
-                                                                             : BlockShape{1, 128});
+                                                                             : BlockShape{1, 128},
+                                   options);
             break;
         case Fp8Recipe::Nvfp4:
-            q = quantize_nvfp4(x, rows, cols, {role == TensorRole::Weight, role == TensorRole::GradOutput,
-                                               step * 7919 + tensor.size(), 32,
-                                               wgrad_operand && cols % 16 == 0, step});
+        {
+            const Nvfp4Training& o = numerics_.nvfp4;
+            q = quantize_nvfp4(x, rows, cols,
+                               {o.weight_tiles && role == TensorRole::Weight,
+                                o.stochastic_gradients && role == TensorRole::GradOutput,
+                                stochastic_cast_seed(step, tensor), kMaxRandomBits,
+                                o.hadamard_wgrad && wgrad_operand && cols % 16 == 0, step});
+        }
             break;
         }
     }

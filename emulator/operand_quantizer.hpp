@@ -11,22 +11,17 @@
 #include "emulator/amax_trace.hpp"
 #include "emulator/block_recipes.hpp"
 #include "emulator/delayed_scaling.hpp"
+#include "emulator/experiment.hpp"
 
 namespace fp8lab::emu {
 
-enum class Fp8Recipe { Delayed, Current, MxFloor, MxRceil, Blockwise, Nvfp4 };
-std::string_view fp8_recipe_name(Fp8Recipe recipe);  // "delayed", "current", "mx-floor", ...
-
-struct Fp8Settings {
-    Fp8Recipe recipe = Fp8Recipe::Delayed;
-    FormatRecipe formats = FormatRecipe::Hybrid;
-    DelayedScalingConfig delayed;
-    bool scaling_disabled = false;  // scale 1 everywhere: shows underflow
-};
+// The seed of a stochastic cast: a function of the step and the tensor's name only, so
+// any backend that casts the same tensor at the same step draws the same bits.
+std::uint64_t stochastic_cast_seed(std::uint64_t step, const std::string& tensor);
 
 class OperandQuantizer {
 public:
-    explicit OperandQuantizer(Fp8Settings settings) : settings_(settings) {}
+    explicit OperandQuantizer(const Numerics& numerics) : numerics_(numerics) {}
 
     // The values the GEMM sees for a rows x cols operand (contraction along the columns).
     // Delayed scaling quantises with the tensor's current scale and records its amax.
@@ -48,7 +43,7 @@ public:
     std::map<std::string, DelayedScalingState> state() const;
 
 private:
-    Fp8Settings settings_;
+    Numerics numerics_;
     std::map<std::string, DelayedScaling> delayed_;
     std::uint64_t gradient_elements_ = 0, gradients_flushed_ = 0;
 };

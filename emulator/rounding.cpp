@@ -24,44 +24,45 @@ std::string lower(std::string_view s) {
 
 std::span<const RoundingMode> all_rounding_modes() { return kModes; }
 
-std::string_view rounding_mode_name(RoundingMode mode) {
-    switch (mode) {
-    case RoundingMode::NearestEven: return "nearest-even";
-    case RoundingMode::NearestAway: return "nearest-away";
-    case RoundingMode::TowardZero: return "toward-zero";
-    case RoundingMode::Up: return "up";
-    case RoundingMode::Down: return "down";
-    case RoundingMode::Odd: return "odd";
-    case RoundingMode::Stochastic: return "stochastic";
-    }
-    return "?";
-}
+std::string_view rounding_mode_name(RoundingMode mode) { return enum_name(mode); }
 
 std::optional<RoundingMode> parse_rounding_mode(std::string_view name) {
-    const std::string wanted = lower(name);
-    for (RoundingMode m : kModes)
-        if (rounding_mode_name(m) == wanted) return m;
-    return std::nullopt;
+    return parse_enum<RoundingMode>(lower(name));
 }
 
 std::string rounding_mode_names_list() {
     std::string out;
-    for (RoundingMode m : kModes) {
+    for (const EnumName<RoundingMode>& n : enum_names<RoundingMode>()) {
         if (!out.empty()) out += ", ";
-        out += rounding_mode_name(m);
+        out += n.name;
     }
     return out;
 }
 
-std::string_view saturation_name(Saturation saturation) {
-    return saturation == Saturation::Finite ? "finite" : "none";
-}
+std::string_view saturation_name(Saturation saturation) { return enum_name(saturation); }
 
-std::optional<Saturation> parse_saturation(std::string_view name) {
-    const std::string wanted = lower(name);
-    if (wanted == "finite") return Saturation::Finite;
-    if (wanted == "none") return Saturation::None;
-    return std::nullopt;
-}
+std::optional<Saturation> parse_saturation(std::string_view name) { return parse_enum<Saturation>(lower(name)); }
 
 }  // namespace fp8lab::emu
+
+namespace fp8lab {
+
+template <>
+std::span<const EnumName<emu::RoundingMode>> enum_names<emu::RoundingMode>() {
+    using emu::RoundingMode;
+    static constexpr EnumName<RoundingMode> table[] = {
+        {RoundingMode::NearestEven, "nearest-even"}, {RoundingMode::NearestAway, "nearest-away"},
+        {RoundingMode::TowardZero, "toward-zero"},   {RoundingMode::Up, "up"},
+        {RoundingMode::Down, "down"},                {RoundingMode::Odd, "odd"},
+        {RoundingMode::Stochastic, "stochastic"}};
+    return table;
+}
+
+template <>
+std::span<const EnumName<emu::Saturation>> enum_names<emu::Saturation>() {
+    static constexpr EnumName<emu::Saturation> table[] = {{emu::Saturation::Finite, "finite"},
+                                                          {emu::Saturation::None, "none"}};
+    return table;
+}
+
+}  // namespace fp8lab

@@ -7,6 +7,8 @@
 #include <string>
 #include <string_view>
 
+#include "emulator/enum_names.hpp"
+
 namespace fp8lab::emu {
 
 enum class RoundingMode { NearestEven, NearestAway, TowardZero, Up, Down, Odd, Stochastic };
@@ -31,3 +33,8 @@ std::string_view saturation_name(Saturation saturation);  // "finite" / "none"
 std::optional<Saturation> parse_saturation(std::string_view name);
 
 }  // namespace fp8lab::emu
+
+namespace fp8lab {
+template <> std::span<const EnumName<emu::RoundingMode>> enum_names<emu::RoundingMode>();
+template <> std::span<const EnumName<emu::Saturation>> enum_names<emu::Saturation>();
+}  // namespace fp8lab

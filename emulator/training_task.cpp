@@ -1,17 +1,36 @@
-// Seeded task data: a fixed random teacher network, or Gaussian clusters to classify.
+// Seeded task data: a fixed random teacher (target = tanh(x Wt^T)) or Gaussian clusters.
 #include "emulator/training_task.hpp"
 
+#include <bit>
 #include <cmath>
 #include <stdexcept>
-#include <string>
 
+#include "emulator/parallel.hpp"
 #include "emulator/stochastic_bits.hpp"
 
 namespace fp8lab::emu {
+namespace {
 
-std::string_view task_kind_name(TaskKind kind) {
-    return kind == TaskKind::TeacherRegression ? "teacher" : "clusters";
+// Round to BF16, nearest-even (the data are finite and far from BF16's overflow).
+float to_bf16(float x) {
+    std::uint32_t u = std::bit_cast<std::uint32_t>(x);
+    u += 0x7FFFu + ((u >> 16) & 1u);
+    return std::bit_cast<float>(u & 0xFFFF0000u);
 }
+
+// A dot product in one fixed order (eight lanes, then a fixed tree), whatever the
+// compiler, thread count or machine: the teacher's targets are the same bits everywhere.
+float dot_fixed_order(const float* a, const float* b, int n) {
+    float lane[8] = {0, 0, 0, 0, 0, 0, 0, 0};
+    int k = 0;
+    for (; k + 8 <= n; k += 8)
+        for (int j = 0; j < 8; ++j) lane[j] += a[k + j] * b[k + j];
+    float tail = 0;
+    for (; k < n; ++k) tail += a[k] * b[k];
+    return (((lane[0] + lane[1]) + (lane[2] + lane[3])) + ((lane[4] + lane[5]) + (lane[6] + lane[7]))) + tail;
+}
+
+}  // namespace
 
 float normal_sample(std::uint64_t seed, std::uint64_t index) {
     const double u1 = (stochastic_bits(seed, 2 * index, 32) + 1.0) * 0x1p-32;
@@ -19,51 +38,61 @@ float normal_sample(std::uint64_t seed, std::uint64_t index) {
     return static_cast<float>(std::sqrt(-2.0 * std::log(u1)) * std::cos(6.283185307179586 * u2));
 }
 
-TrainingTask::TrainingTask(TaskConfig config) : config_(config) {
-    if (config.input_dim < 1 || config.output_dim < 1)
-        throw std::invalid_argument("task dimensions must be positive");
-    if (config.kind == TaskKind::GaussianClusters && config.output_dim < 2)
-        throw std::invalid_argument("a classification task needs at least 2 classes");
-    const int d = config.input_dim, h = 2 * d, o = config.output_dim;
-    const std::uint64_t model_seed = mix64(config.seed ^ 0x7EAC4E5ull);
-    if (config.kind == TaskKind::TeacherRegression) {
-        teacher_in_.resize(std::size_t(h) * d);
-        teacher_out_.resize(std::size_t(o) * h);
-        for (std::size_t i = 0; i < teacher_in_.size(); ++i)
-            teacher_in_[i] = normal_sample(model_seed, i) / std::sqrt(float(d));
-        for (std::size_t i = 0; i < teacher_out_.size(); ++i)
-            teacher_out_[i] = normal_sample(model_seed + 1, i) / std::sqrt(float(h));
+std::vector<float> initial_weights(const Experiment& e, int layer) {
+    const int in = layer == 0 ? e.model.input : e.model.hidden;
+    const int out = layer == e.model.hidden_layers ? e.model.output : e.model.hidden;
+    std::vector<float> w(std::size_t(in) * out);
+    const float stddev = 1.0f / std::sqrt(float(in));
+    const std::uint64_t seed = e.init_seed * 1000 + std::uint64_t(layer);
+    parallel_for_chunks(w.size(), 1 << 16, [&](std::size_t, std::size_t begin, std::size_t end) {
+        for (std::size_t i = begin; i < end; ++i) w[i] = stddev * normal_sample(seed, i);
+    });
+    return w;
+}
+
+TrainingTask::TrainingTask(const Experiment& e)
+    : kind_(e.task.kind),
+      seed_(e.task.seed),
+      input_(e.model.input),
+      output_(e.model.output),
+      tokens_(e.tokens),
+      batches_(e.task.batches) {
+    if (input_ < 1 || output_ < 1 || tokens_ < 1 || batches_ < 1)
+        throw std::invalid_argument("task: sizes and batch count must be positive");
+    if (kind_ == TaskKind::GaussianClusters && output_ < 2)
+        throw std::invalid_argument("model.output: a classification task needs at least 2 classes");
+    const std::uint64_t model_seed = mix64(seed_ ^ 0x7EAC4E5ull);
+    if (kind_ == TaskKind::TeacherRegression) {
+        teacher_.resize(std::size_t(output_) * input_);
+        const float stddev = 1.0f / std::sqrt(float(input_));
+        for (std::size_t i = 0; i < teacher_.size(); ++i) teacher_[i] = stddev * normal_sample(model_seed, i);
     } else {
-        centers_.resize(std::size_t(o) * d);
+        centers_.resize(std::size_t(output_) * input_);
         for (std::size_t i = 0; i < centers_.size(); ++i)
-            centers_[i] = 1.5f * normal_sample(model_seed, i) / std::sqrt(float(d)) * 3.0f;
+            centers_[i] = 4.5f * normal_sample(model_seed, i) / std::sqrt(float(input_));
     }
 }
 
-Batch TrainingTask::batch(std::uint64_t step, int tokens) const {
-    const int d = config_.input_dim, o = config_.output_dim;
-    const std::uint64_t data_seed = mix64(config_.seed * 31 + step);
+Batch TrainingTask::batch_of_step(std::uint64_t step) const { return batch(step % std::uint64_t(batches_), tokens_); }
+
+Batch TrainingTask::batch(std::uint64_t index, int tokens) const {
+    const int d = input_, o = output_;
+    const std::uint64_t data_seed = mix64(seed_ * 31 + index);
     Batch b;
     b.tokens = tokens;
     b.inputs.resize(std::size_t(tokens) * d);
     b.targets.assign(std::size_t(tokens) * o, 0.0f);
-    if (config_.kind == TaskKind::TeacherRegression) {
-        for (std::size_t i = 0; i < b.inputs.size(); ++i) b.inputs[i] = normal_sample(data_seed, i);
-        const int h = 2 * d;
-        std::vector<float> hidden(h);
-        for (int t = 0; t < tokens; ++t) {
-            const float* x = &b.inputs[std::size_t(t) * d];
-            for (int j = 0; j < h; ++j) {
-                float s = 0;
-                for (int k = 0; k < d; ++k) s += teacher_in_[std::size_t(j) * d + k] * x[k];
-                hidden[j] = std::tanh(s);
+    if (kind_ == TaskKind::TeacherRegression) {
+        // Rows in chunks: each target is one fixed-order dot product, so the chunking
+        // (and the thread count) cannot change a bit.
+        parallel_for_chunks(std::size_t(tokens), 64, [&](std::size_t, std::size_t begin, std::size_t end) {
+            for (std::size_t t = begin; t < end; ++t) {
+                float* x = &b.inputs[t * d];
+                for (int k = 0; k < d; ++k) x[k] = to_bf16(normal_sample(data_seed, t * d + k));
+                for (int j = 0; j < o; ++j)
+                    b.targets[t * o + j] = to_bf16(std::tanh(dot_fixed_order(&teacher_[std::size_t(j) * d], x, d)));
             }
-            for (int j = 0; j < o; ++j) {
-                float s = 0;
-                for (int k = 0; k < h; ++k) s += teacher_out_[std::size_t(j) * h + k] * hidden[k];
-                b.targets[std::size_t(t) * o + j] = s;
-            }
-        }
+        });
     } else {
         b.labels.resize(tokens);
         for (int t = 0; t < tokens; ++t) {
@@ -72,7 +101,7 @@ Batch TrainingTask::batch(std::uint64_t step, int tokens) const {
             b.targets[std::size_t(t) * o + label] = 1.0f;
             for (int k = 0; k < d; ++k)
                 b.inputs[std::size_t(t) * d + k] =
-                    centers_[std::size_t(label) * d + k] + normal_sample(data_seed, std::size_t(t) * d + k);
+                    to_bf16(centers_[std::size_t(label) * d + k] + normal_sample(data_seed, std::size_t(t) * d + k));
         }
     }
     return b;

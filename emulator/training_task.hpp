@@ -1,24 +1,16 @@
-// Training tasks generated from a seed: a teacher-network regression and Gaussian clusters.
+// Training data made from a seed: a teacher-network regression and Gaussian clusters,
+// stored in BF16 as a GPU holds them, so both backends train on the same bits.
 #pragma once
 
 #include <cstdint>
-#include <string_view>
 #include <vector>
+
+#include "emulator/experiment.hpp"
 
 namespace fp8lab::emu {
 
-enum class TaskKind { TeacherRegression, GaussianClusters };
-std::string_view task_kind_name(TaskKind kind);  // "teacher" / "clusters"
-
-struct TaskConfig {
-    TaskKind kind = TaskKind::TeacherRegression;
-    int input_dim = 64;
-    int output_dim = 16;  // regression outputs, or classes
-    std::uint64_t seed = 1;
-};
-
-// A batch, row-major: inputs tokens x input_dim; targets tokens x output_dim (one-hot
-// for classification) and labels (classification only).
+// A batch, row-major: inputs tokens x input; targets tokens x output (one-hot for
+// classification) and labels (classification only). Every value is a BF16 value.
 struct Batch {
     int tokens = 0;
     std::vector<float> inputs, targets;
@@ -27,20 +19,29 @@ struct Batch {
 
 class TrainingTask {
 public:
-    explicit TrainingTask(TaskConfig config);
+    // The task of an experiment: its kind and seed, the model's input and output sizes.
+    explicit TrainingTask(const Experiment& experiment);
 
-    // The batch of step `step`: a function of (seed, step) only, so any run, thread
-    // count or backend sees the same data.
-    Batch batch(std::uint64_t step, int tokens) const;
-    const TaskConfig& config() const { return config_; }
+    // Batch `index` of `tokens` rows: a function of (seed, index, tokens) only, so any
+    // run, thread count or backend sees the same data. Training uses indices 0 to
+    // task.batches - 1; larger ones are held-out data.
+    Batch batch(std::uint64_t index, int tokens) const;
+    // The batch that step `step` trains on: batch(step mod task.batches).
+    Batch batch_of_step(std::uint64_t step) const;
 
 private:
-    TaskConfig config_;
-    std::vector<float> teacher_in_, teacher_out_;  // teacher: d -> 2d (tanh) -> out
-    std::vector<float> centers_;                   // clusters: classes x d
+    TaskKind kind_;
+    std::uint64_t seed_;
+    int input_, output_, tokens_, batches_;
+    std::vector<float> teacher_;  // teacher: output x input, target = tanh(x teacher^T)
+    std::vector<float> centers_;  // clusters: classes x input
 };
 
 // Normal(0, 1) from the counter-based generator: a pure function of (seed, index).
 float normal_sample(std::uint64_t seed, std::uint64_t index);
+
+// Layer l's initial weights (outputs x inputs, row-major): N(0, 1/inputs) from the
+// experiment's init_seed. Both backends start from these.
+std::vector<float> initial_weights(const Experiment& experiment, int layer);
 
 }  // namespace fp8lab::emu

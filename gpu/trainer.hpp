@@ -11,6 +11,7 @@
 
 #include "emulator/amax_trace.hpp"
 #include "emulator/delayed_scaling.hpp"
+#include "emulator/experiment.hpp"
 
 namespace fp8lab::gpu {
 
@@ -23,9 +24,10 @@ std::string_view gpu_precision_name(GpuPrecision p);  // "bf16" / "fp8"
 std::string_view gpu_recipe_name(GpuRecipe r);        // "delayed" / "current" / "blockwise"
 
 // The model: d -> h -> (h -> h)* -> d, tanh-GELU after every layer but the last, no
-// biases (as in current LLM MLP blocks). The task: regress a fixed random teacher,
-// target = tanh(x Wt^T) with x ~ N(0, 1), mean squared error. Batches come from a pool
-// generated on the device from the seed (the same pool for BF16 and FP8).
+// biases (as in current LLM MLP blocks). The task and the initial weights are the CPU
+// emulator's (emu::TrainingTask, emu::initial_weights: target = tanh(x Wt^T), BF16 data),
+// made on the host and uploaded, so both backends start from the same bits; the batches
+// stay on the device as a pool that the steps cycle through.
 struct GpuTrainConfig {
     int input_dim = 768;   // d, also the output size
     int hidden_dim = 3072; // h
@@ -35,14 +37,17 @@ struct GpuTrainConfig {
     GpuRecipe recipe = GpuRecipe::Delayed;
     emu::FormatRecipe formats = emu::FormatRecipe::Hybrid;  // blockwise: E4M3 whatever this says
     emu::DelayedScalingConfig delayed{16, emu::AmaxAlgorithm::Max, 0};
-    bool fast_accumulation = true;  // forward GEMMs only; dgrad and wgrad always promote;
-                                    // blockwise needs it off (cuBLASLt has none for block scales)
+    bool fast_accumulation = true;  // of the forward GEMMs; blockwise needs every one off
+                                    // (cuBLASLt has none for block scales)
+    bool fast_accumulation_dgrad = false, fast_accumulation_wgrad = false;
     int steps = 200;
     int warmup_steps = 10;          // run before timing (and before graph capture)
     float learning_rate = 1e-3f;
     float weight_decay = 0.0f;
     float beta1 = 0.9f, beta2 = 0.999f, epsilon = 1e-8f;
-    std::uint64_t seed = 1;
+    std::uint64_t seed = 1;         // the task's (data) seed
+    std::uint64_t init_seed = 1;    // the initial weights' seed
+    int data_batches = 0;           // distinct batches; 0: as many as fit in 256 MiB (1 to 16)
     bool use_graph = true;          // replay the captured step; false launches each kernel
     bool record_trace = true;       // FP8: amax and scale of every tensor at every step
 };
@@ -50,6 +55,16 @@ struct GpuTrainConfig {
 // Throws std::invalid_argument naming the setting or the dimension (cuBLASLt's FP8
 // kernels need every GEMM dimension to be a positive multiple of 16).
 void validate(const GpuTrainConfig& config);
+
+// The GPU's configuration of an experiment (steps, warm-up, graph and trace at their
+// defaults). Throws std::invalid_argument naming every field of the experiment the GPU
+// trainer cannot run, with the reason: nothing is dropped or replaced silently.
+GpuTrainConfig gpu_config(const emu::Experiment& experiment);
+// The experiment a configuration trains (its model, task, seeds and optimizer): what the
+// host makes the data and the initial weights from.
+emu::Experiment experiment_of(const GpuTrainConfig& config);
+// The distinct batches the device holds for a configuration.
+int data_batches(const GpuTrainConfig& config);
 
 // The model FLOPs of one step, by the usual convention of model FLOPs utilisation (PaLM,
 // appendix B): 6 x parameters x tokens, a forward and a backward of twice its cost,
@@ -83,6 +98,13 @@ using GpuProgress = std::function<bool(int steps_done, const std::vector<float>&
 // Throws GpuUnavailable (tensor_ops.hpp) with probe()'s reason when no FP8-capable GPU can
 // run, std::invalid_argument for a bad configuration, GpuError when CUDA fails.
 GpuTrainResult train_mlp_on_gpu(const GpuTrainConfig& config, const GpuProgress& progress = {});
+
+// What the device holds before the first step, read back: layer 0's float32 weights and
+// batch 0's inputs and targets (as floats). Tests compare them with the emulator's.
+struct GpuInitialState {
+    std::vector<float> first_weights, first_inputs, first_targets;
+};
+GpuInitialState gpu_initial_state(const GpuTrainConfig& config);
 
 // The shapes `fp8lab bench gpu` measures (issue 4): tiny 768/3072/32, small 768/3072/8192,
 // medium 1024/4096/16384, large 4096/16384/16384 (d / h / tokens).

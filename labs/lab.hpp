@@ -10,7 +10,7 @@
 #include "labs/parameters.hpp"
 #include "labs/run_context.hpp"
 #include "labs/step_output.hpp"
-#include "labs/training_settings.hpp"
+#include "emulator/experiment.hpp"
 
 namespace fp8lab::labs {
 
@@ -20,10 +20,14 @@ struct StepLogic {
     std::vector<Backend> backends = {Backend::Cpu};
     std::function<StepOutput(const Parameters&, RunContext&)> run;
     std::optional<Exercise> exercise;
-    // Steps with FP8 settings: which parameters feed the training panel, and how (the
-    // text the panel shows), and the function that applies them to its settings.
+    // Training: a step whose parameters can change a training run names them
+    // (training_parameters), says how they map (training_mapping, shown by the panel) and
+    // applies them to the labs' experiment (training). A step whose settings cannot
+    // change a run has no training and says why (no_training_reason).
+    std::vector<std::string> training_parameters;
     std::string training_mapping;
-    std::function<void(const Parameters&, TrainingSettings&)> training;
+    std::function<void(const Parameters&, emu::Experiment&)> training;
+    std::string no_training_reason;
 };
 
 struct LabLogic {

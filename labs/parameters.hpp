@@ -8,6 +8,8 @@
 #include <variant>
 #include <vector>
 
+#include "emulator/enum_names.hpp"
+
 namespace fp8lab::labs {
 
 enum class ParameterKind { Choice, Integer, Float, Toggle };
@@ -25,6 +27,14 @@ struct ParameterSpec {
     bool log_slider = false;                 // Float: a slider on a log scale
     ParameterValue default_value;
 };
+
+// A choice parameter's values from an enum's one name table.
+template <class E>
+std::vector<std::string> enum_choice_names() {
+    std::vector<std::string> names;
+    for (const EnumName<E>& n : enum_names<E>()) names.emplace_back(n.name);
+    return names;
+}
 
 ParameterSpec choice(std::string name, std::string label, std::vector<std::string> choices,
                      std::string default_choice, std::string help);

@@ -4,6 +4,7 @@
 #include <algorithm>
 #include <stdexcept>
 
+#include "emulator/mlp_trainer.hpp"
 #include "gpu/probe.hpp"
 #include "gpu/tensor_ops.hpp"
 #include "gpu/trainer.hpp"
@@ -42,20 +43,29 @@ void add_final_losses(StepOutput& out, const Curves& c) {
     if (bf16 > 0) out.metrics.push_back({"FP8 loss over BF16 loss", fp8 / bf16, "x"});
 }
 
-StepOutput run_on_cpu(const TrainingSettings& s, RunContext& context) {
+// The curve's label: the recipe, or the precision when it is not FP8.
+std::string label_of(const emu::Experiment& e) {
+    if (e.numerics.precision != emu::Precision::Fp8) return std::string(emu::precision_name(e.numerics.precision));
+    if (e.numerics.recipe == emu::Fp8Recipe::Nvfp4) return "NVFP4";
+    return "FP8 (" + std::string(emu::fp8_recipe_name(e.numerics.recipe)) + ")";
+}
+
+std::string experiment_note(const emu::Experiment& e) { return "Experiment: " + emu::describe(e); }
+
+StepOutput run_on_cpu(const emu::Experiment& e, RunContext& context) {
     Curves c;
-    const std::string label = "FP8 (" + std::string(emu::fp8_recipe_name(s.fp8.recipe)) + ")";
+    const std::string label = label_of(e);
     const std::string note = "Backend: CPU emulator (bit-exact FP8 arithmetic; its speed says nothing about "
                              "FP8 hardware)";
     emu::TrainerResult results[2];
     for (int run = 0; run < 2; ++run) {
-        const emu::Precision precision = run == 0 ? emu::Precision::Bf16 : emu::Precision::Fp8;
+        const emu::Experiment x = run == 0 ? emu::with_precision(e, emu::Precision::Bf16) : e;
         std::vector<float>& curve = run == 0 ? c.bf16 : c.fp8;
-        results[run] = emu::train_mlp(cpu_training_config(s, precision), [&](int step, float loss) {
+        results[run] = emu::train_mlp(x, [&](int step, float loss) {
             curve.push_back(loss);
-            if (step % 10 == 9 || step + 1 == s.steps) {
-                context.report_progress((run * s.steps + step + 1) / (2.0 * s.steps),
-                                        std::string(run == 0 ? "BF16" : "FP8") + " step " + std::to_string(step + 1));
+            if (step % 10 == 9 || step + 1 == e.steps) {
+                context.report_progress((run * e.steps + step + 1) / (2.0 * e.steps),
+                                        std::string(run == 0 ? "BF16" : label) + " step " + std::to_string(step + 1));
                 context.publish(output_of(c, label, note));
             }
             return !context.cancel_requested();
@@ -63,41 +73,29 @@ StepOutput run_on_cpu(const TrainingSettings& s, RunContext& context) {
         if (results[run].cancelled) throw RunCancelled();
     }
     StepOutput out = output_of(c, label, note);
+    out.notes.push_back(experiment_note(e));
     add_final_losses(out, c);
     out.metrics.push_back({"FP8 gradient elements flushed to zero", 100 * results[1].flushed_fraction(), "%"});
-    if (s.loss_scaling)
+    if (e.numerics.loss_scaling)
         out.metrics.push_back({"FP8 steps skipped by the loss scaler", double(results[1].skipped_steps.size()), ""});
     return out;
 }
 
-gpu::GpuTrainConfig gpu_config(const TrainingSettings& s, gpu::GpuPrecision precision) {
-    gpu::GpuTrainConfig g;  // the tiny preset: the size of a course notebook's MLP
-    g.precision = precision;
-    g.recipe = s.fp8.recipe == emu::Fp8Recipe::Current     ? gpu::GpuRecipe::Current
-               : s.fp8.recipe == emu::Fp8Recipe::Blockwise ? gpu::GpuRecipe::Blockwise
-                                                           : gpu::GpuRecipe::Delayed;
-    g.fast_accumulation = g.recipe != gpu::GpuRecipe::Blockwise;  // cuBLASLt's block-scaled GEMMs have none
-    g.formats = s.fp8.formats;
-    g.delayed = s.fp8.delayed;
-    g.steps = s.steps;
-    return g;
-}
-
-StepOutput run_on_gpu(const TrainingSettings& s, RunContext& context) {
-    check_gpu_supports(s);
+StepOutput run_on_gpu(const emu::Experiment& e, RunContext& context) {
+    const gpu::GpuTrainConfig configs[2] = {gpu::gpu_config(emu::with_precision(e, emu::Precision::Bf16)),
+                                            gpu::gpu_config(e)};
     const gpu::ProbeResult p = gpu::probe();
     if (!p.ready) throw gpu::GpuUnavailable(p.reason);
     Curves c;
-    const std::string label = "FP8 (" + std::string(emu::fp8_recipe_name(s.fp8.recipe)) + ")";
+    const std::string label = label_of(e);
     const std::string note = "Backend: GPU, " + gpu::describe(p) + "; ms/step is the median over the timed steps";
     gpu::GpuTrainResult results[2];
     for (int run = 0; run < 2; ++run) {
-        const gpu::GpuPrecision precision = run == 0 ? gpu::GpuPrecision::Bf16 : gpu::GpuPrecision::Fp8;
         std::vector<float>& curve = run == 0 ? c.bf16 : c.fp8;
-        results[run] = gpu::train_mlp_on_gpu(gpu_config(s, precision), [&](int done, const std::vector<float>& loss) {
+        results[run] = gpu::train_mlp_on_gpu(configs[run], [&](int done, const std::vector<float>& loss) {
             curve = loss;
-            context.report_progress((run * s.steps + done) / (2.0 * s.steps),
-                                    std::string(run == 0 ? "BF16" : "FP8") + " step " + std::to_string(done));
+            context.report_progress((run * e.steps + done) / (2.0 * e.steps),
+                                    std::string(run == 0 ? "BF16" : label) + " step " + std::to_string(done));
             context.publish(output_of(c, label, note));
             return !context.cancel_requested();
         });
@@ -105,6 +103,7 @@ StepOutput run_on_gpu(const TrainingSettings& s, RunContext& context) {
         curve = results[run].loss;
     }
     StepOutput out = output_of(c, label, note);
+    out.notes.push_back(experiment_note(e));
     add_final_losses(out, c);
     const double mib = 1024.0 * 1024.0;
     out.metrics.push_back({"BF16 ms per step", results[0].median_step_ms, "ms"});
@@ -118,48 +117,18 @@ StepOutput run_on_gpu(const TrainingSettings& s, RunContext& context) {
 
 }  // namespace
 
-std::string describe(const TrainingSettings& s) {
-    std::string text = "FP8 " + std::string(emu::fp8_recipe_name(s.fp8.recipe));
-    if (s.fp8.scaling_disabled) text += " without scaling (scale 1)";
-    if (s.fp8.recipe == emu::Fp8Recipe::Blockwise) text += ", E4M3 everywhere (1 x 128 and 128 x 128 blocks)";
-    else text += s.fp8.formats == emu::FormatRecipe::Hybrid ? ", hybrid (E5M2 gradients)" : ", E4M3 everywhere";
-    if (s.fp8.recipe == emu::Fp8Recipe::Delayed)
-        text += ", history " + std::to_string(s.fp8.delayed.history_length) + ", " +
-                (s.fp8.delayed.algorithm == emu::AmaxAlgorithm::Max ? "max" : "most_recent") + ", margin " +
-                std::to_string(s.fp8.delayed.margin);
-    if (s.first_last_in_bf16) text += ", first/last layer BF16";
-    if (s.loss_scaling) text += ", dynamic loss scaling";
-    return text + ", " + std::to_string(s.steps) + " steps";
+void check_backend_supports(const emu::Experiment& e, Backend backend) {
+    if (backend == Backend::Gpu) {
+        gpu::gpu_config(emu::with_precision(e, emu::Precision::Bf16));
+        gpu::gpu_config(e);
+    } else {
+        emu::check_cpu_supports(e);
+    }
 }
 
-emu::TrainerConfig cpu_training_config(const TrainingSettings& s, emu::Precision precision) {
-    emu::TrainerConfig c;
-    c.precision = precision;
-    c.fp8 = s.fp8;
-    c.first_last_in_bf16 = s.first_last_in_bf16;
-    c.loss_scaling = s.loss_scaling;
-    c.steps = s.steps;
-    c.record_trace = false;
-    return c;
-}
-
-void check_gpu_supports(const TrainingSettings& s) {
-    std::string refused;
-    if (s.fp8.recipe != emu::Fp8Recipe::Delayed && s.fp8.recipe != emu::Fp8Recipe::Current &&
-        s.fp8.recipe != emu::Fp8Recipe::Blockwise)
-        refused += " recipe '" + std::string(emu::fp8_recipe_name(s.fp8.recipe)) +
-                   "' (the GPU step runs delayed, current and blockwise scaling);";
-    if (s.fp8.scaling_disabled) refused += " scaling off (the GPU step always scales);";
-    if (s.first_last_in_bf16) refused += " first/last layer in BF16;";
-    if (s.loss_scaling) refused += " dynamic loss scaling;";
-    if (!refused.empty())
-        throw std::invalid_argument("the GPU backend cannot run these settings:" + refused.substr(0, refused.size() - 1) +
-                                    ". Run them on the CPU emulator.");
-}
-
-StepOutput run_training_comparison(const TrainingSettings& s, RunContext& context) {
-    if (s.steps < 1) throw std::invalid_argument("training steps must be at least 1");
-    return context.backend() == Backend::Gpu ? run_on_gpu(s, context) : run_on_cpu(s, context);
+StepOutput run_training_comparison(const emu::Experiment& e, RunContext& context) {
+    check_backend_supports(e, context.backend());
+    return context.backend() == Backend::Gpu ? run_on_gpu(e, context) : run_on_cpu(e, context);
 }
 
 }  // namespace fp8lab::labs

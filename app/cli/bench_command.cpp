@@ -111,34 +111,34 @@ void bench_emulator(std::size_t elements, int reps) {
 }
 
 void bench_trainer(int steps) {
-    emu::TrainerConfig base;
+    emu::Experiment base;
     base.steps = steps;
-    base.record_trace = false;
-    std::printf("fp8lab bench trainer: CPU emulator, default lab MLP (d=%d, h=%d, out=%d, %d linear "
-                "layers, %d tokens/step), %d steps each, %d threads\n",
-                base.task.input_dim, base.hidden_dim, base.task.output_dim, base.hidden_layers + 1,
-                base.tokens, steps, emu::max_threads());
+    std::printf("fp8lab bench trainer: CPU emulator, the labs' default experiment (%s), %d steps each, %d threads\n",
+                emu::describe(base).c_str(), steps, emu::max_threads());
     struct Row {
         std::string name;
         double steps_per_second;
         float final_loss;
     };
     std::vector<Row> rows;
-    auto measure = [&](const std::string& name, emu::TrainerConfig c) {
+    auto measure = [&](const std::string& name, const emu::Experiment& c) {
         const auto start = Clock::now();
         const emu::TrainerResult r = emu::train_mlp(c);
         const double seconds = std::chrono::duration<double>(Clock::now() - start).count();
         rows.push_back({name, steps / seconds, r.loss.back()});
     };
-    emu::TrainerConfig c = base;
-    c.precision = emu::Precision::Fp32;
+    emu::Experiment c = base;
+    c.numerics.precision = emu::Precision::Fp32;
     measure("fp32", c);
-    c.precision = emu::Precision::Bf16;
+    c.numerics.precision = emu::Precision::Bf16;
     measure("bf16 (operands rounded)", c);
-    c.precision = emu::Precision::Fp8;
+    c.numerics.precision = emu::Precision::Fp8;
     for (emu::Fp8Recipe r : {emu::Fp8Recipe::Delayed, emu::Fp8Recipe::Current, emu::Fp8Recipe::MxRceil,
                              emu::Fp8Recipe::Blockwise, emu::Fp8Recipe::Nvfp4}) {
-        c.fp8.recipe = r;
+        c.numerics.recipe = r;
+        c.numerics.formats = r == emu::Fp8Recipe::Blockwise ? emu::PerRole<const emu::Format*>{&emu::e4m3(), &emu::e4m3(), &emu::e4m3()}
+                             : r == emu::Fp8Recipe::Nvfp4   ? emu::PerRole<const emu::Format*>{&emu::e2m1(), &emu::e2m1(), &emu::e2m1()}
+                                                            : emu::Numerics{}.formats;
         measure("fp8 " + std::string(emu::fp8_recipe_name(r)) + " (emulated)", c);
     }
     std::printf("%-28s %12s %14s %12s\n", "precision", "steps/s", "vs fp32", "final loss");

@@ -6,7 +6,7 @@
 #include <memory>
 
 #include "app/cli/commands.hpp"
-#include "app/cli/json_writer.hpp"
+#include "emulator/json_writer.hpp"
 #include "app/cli/usage_error.hpp"
 #include "gpu/probe.hpp"
 #include "gpu/tensor_ops.hpp"
@@ -25,7 +25,7 @@ void bench_gemm(int repetitions, bool as_json) {
         rows.push_back({&p, gpu::time_forward_gemms(p.tokens, p.hidden_dim, p.input_dim, repetitions)});
     }
     if (as_json) {
-        JsonWriter json;
+        json::JsonWriter json;
         json.begin_object().key("device").value(gpu::describe(probe)).key("repetitions").value(repetitions)
             .key("presets").begin_array();
         for (const auto& [p, t] : rows)

@@ -10,7 +10,7 @@
 #include <vector>
 
 #include "app/cli/commands.hpp"
-#include "app/cli/json_writer.hpp"
+#include "emulator/json_writer.hpp"
 #include "app/cli/usage_error.hpp"
 #include "emulator/amax_trace.hpp"
 #include "gpu/probe.hpp"
@@ -63,6 +63,7 @@ gpu::GpuTrainResult run_one(const gpu::GpuPreset& p, gpu::GpuPrecision precision
     c.fast_accumulation = c.recipe != gpu::GpuRecipe::Blockwise;  // cuBLASLt's block-scaled GEMMs have none
     c.learning_rate = a.learning_rate;
     c.seed = a.seed;
+    c.init_seed = a.seed;
     c.steps = a.steps;
     c.warmup_steps = a.warmup;
     c.use_graph = !a.no_graph;
@@ -97,7 +98,7 @@ void print_table(const std::string& device, const BenchGpuArgs& a, const std::ve
 }
 
 void print_json(const std::string& device, const BenchGpuArgs& a, const std::vector<Row>& rows) {
-    JsonWriter json;
+    json::JsonWriter json;
     json.begin_object().key("device").value(device).key("steps").value(a.steps).key("warmup_steps").value(a.warmup)
         .key("recipe").value(a.recipe).key("graph").value(!a.no_graph).key("presets").begin_array();
     const auto result = [&](const gpu::GpuTrainResult& r) {

@@ -5,7 +5,8 @@
 #include <memory>
 
 #include "app/cli/commands.hpp"
-#include "app/cli/json_writer.hpp"
+#include "emulator/json_writer.hpp"
+#include "labs/training_mapping.hpp"
 #include "app/cli/lab_selection.hpp"
 #include "app/cli/step_output_text.hpp"
 #include "app/cli/usage_error.hpp"
@@ -23,7 +24,7 @@ const char* kind_name(labs::ParameterKind k) {
     return "?";
 }
 
-void write_parameter_spec(JsonWriter& json, const labs::ParameterSpec& p) {
+void write_parameter_spec(json::JsonWriter& json, const labs::ParameterSpec& p) {
     json.begin_object().key("name").value(p.name).key("label").value(p.label).key("kind").value(kind_name(p.kind))
         .key("help").value(p.help).key("default").value(labs::value_text(p.default_value))
         .key("accepts").value(labs::accepted_values(p));
@@ -39,9 +40,24 @@ void write_parameter_spec(JsonWriter& json, const labs::ParameterSpec& p) {
     json.end_object();
 }
 
+// The step's training entry: the parameters it maps and the experiment its defaults
+// produce, or none with the reason.
+void write_training(json::JsonWriter& json, const labs::StepLogic& step) {
+    json.begin_object();
+    const std::optional<emu::Experiment> e = labs::step_experiment(step, labs::Parameters(step.parameters));
+    if (!e) {
+        json.key("none").value(step.no_training_reason).end_object();
+        return;
+    }
+    json.key("parameters").begin_array();
+    for (const std::string& name : step.training_parameters) json.value(name);
+    json.end_array().key("mapping").value(step.training_mapping);
+    json.key("experiment").raw(emu::to_json(*e)).end_object();
+}
+
 void print_labs(const labs::Catalog& catalog, bool as_json) {
     if (as_json) {
-        JsonWriter json;
+        json::JsonWriter json;
         json.begin_object().key("labs").begin_array();
         for (const labs::Lab& lab : catalog.labs) {
             json.begin_object().key("id").value(lab.id).key("title").value(lab.title).key("file").value(lab.file)
@@ -51,7 +67,9 @@ void print_labs(const labs::Catalog& catalog, bool as_json) {
                 for (labs::Backend b : s.logic.backends) json.value(labs::backend_name(b));
                 json.end_array().key("parameters").begin_array();
                 for (const labs::ParameterSpec& p : s.logic.parameters) write_parameter_spec(json, p);
-                json.end_array().key("exercise");
+                json.end_array().key("training");
+                write_training(json, s.logic);
+                json.key("exercise");
                 if (s.logic.exercise) json.value(s.logic.exercise->prompt);
                 else json.null();
                 json.end_object();
@@ -117,7 +135,7 @@ void run_steps(const RunOptions& o) {
     const labs::Backend backend = backend_option(o.backend);
     for (const SelectedStep& s : steps) require_backend(s, backend);
     const std::vector<labs::Parameters> params = parameters_for(steps, o.sets);
-    JsonWriter json;
+    json::JsonWriter json;
     if (o.json) json.begin_object().key("backend").value(labs::backend_name(backend)).key("seed")
                     .value(std::int64_t(o.seed)).key("steps").begin_array();
     for (std::size_t i = 0; i < steps.size(); ++i) {

@@ -49,7 +49,7 @@ std::string step_output_text(const labs::StepOutput& output) {
 
 namespace {
 
-void write_cell(JsonWriter& json, const labs::Cell& cell) {
+void write_cell(json::JsonWriter& json, const labs::Cell& cell) {
     if (const auto* s = std::get_if<std::string>(&cell)) json.value(*s);
     else if (const auto* i = std::get_if<std::int64_t>(&cell)) json.value(*i);
     else json.value(std::get<double>(cell));
@@ -67,7 +67,7 @@ const char* column_type_name(labs::ColumnType t) {
 
 }  // namespace
 
-void write_parameters_json(JsonWriter& json, const labs::Parameters& parameters) {
+void write_parameters_json(json::JsonWriter& json, const labs::Parameters& parameters) {
     json.begin_object();
     for (const auto& [name, value] : parameters.values()) {
         json.key(name);
@@ -79,7 +79,7 @@ void write_parameters_json(JsonWriter& json, const labs::Parameters& parameters)
     json.end_object();
 }
 
-void write_step_output_json(JsonWriter& json, const labs::StepOutput& output) {
+void write_step_output_json(json::JsonWriter& json, const labs::StepOutput& output) {
     json.key("tables").begin_array();
     for (const labs::Table& t : output.tables) {
         json.begin_object().key("id").value(t.id).key("title").value(t.title).key("columns").begin_array();

@@ -3,14 +3,14 @@
 
 #include <string>
 
-#include "app/cli/json_writer.hpp"
+#include "emulator/json_writer.hpp"
 #include "labs/lab.hpp"
 
 namespace fp8lab::cli {
 
 std::string table_text(const labs::Table& table);
 std::string step_output_text(const labs::StepOutput& output);
-void write_step_output_json(JsonWriter& json, const labs::StepOutput& output);
-void write_parameters_json(JsonWriter& json, const labs::Parameters& parameters);
+void write_step_output_json(json::JsonWriter& json, const labs::StepOutput& output);
+void write_parameters_json(json::JsonWriter& json, const labs::Parameters& parameters);
 
 }  // namespace fp8lab::cli

@@ -1,52 +1,106 @@
-// `fp8lab train` (CPU emulator) and `fp8lab trace replay`: runs and what-ifs on their traces.
+// `fp8lab train` (one experiment, CPU emulator or GPU) and `fp8lab trace replay`: runs and what-ifs on their traces.
 #include <CLI/CLI.hpp>
 
 #include <cstdio>
 #include <fstream>
 #include <memory>
+#include <sstream>
 #include <string>
 
+#include "app/cli/atomic_file.hpp"
 #include "app/cli/commands.hpp"
 #include "app/cli/number_text.hpp"
 #include "app/cli/train_options.hpp"
 #include "app/cli/usage_error.hpp"
 #include "emulator/amax_trace.hpp"
 #include "emulator/mlp_trainer.hpp"
+#include "gpu/trainer.hpp"
 
 namespace fp8lab::cli {
+
+namespace {
+
+std::string trace_text(const emu::AmaxTrace& trace) {
+    std::ostringstream out;
+    emu::write_amax_trace(out, trace);
+    return out.str();
+}
+
+void print_losses(const std::vector<float>& loss, const std::vector<float>& accuracy) {
+    std::printf("step\tloss%s\n", accuracy.empty() ? "" : "\taccuracy");
+    for (std::size_t i = 0; i < loss.size(); ++i) {
+        if (i >= accuracy.size()) std::printf("%zu\t%.9g\n", i, loss[i]);
+        else std::printf("%zu\t%.9g\t%.4f\n", i, loss[i], accuracy[i]);
+    }
+}
+
+void train_on_cpu(const emu::Experiment& e, const TrainArgs& args) {
+    try {
+        emu::check_cpu_supports(e);
+    } catch (const std::invalid_argument& err) {
+        throw UsageError(std::string("--backend cpu: ") + err.what());
+    }
+    std::fprintf(stderr, "fp8lab train: %d steps on the CPU emulator: %s\n", e.steps, emu::describe(e).c_str());
+    const emu::TrainerResult r = emu::train_mlp(
+        e,
+        [&](int step, float loss) {
+            if ((step + 1) % 50 == 0 || step + 1 == e.steps)
+                std::fprintf(stderr, "  step %d/%d  loss %.6g\n", step + 1, e.steps, loss);
+            return true;
+        },
+        !args.trace.empty());
+    print_losses(r.loss, r.accuracy);
+    if (e.numerics.precision == emu::Precision::Fp8)
+        std::fprintf(stderr, "gradient elements flushed to zero: %.4f%%\n", 100 * r.flushed_fraction());
+    if (!r.skipped_steps.empty())
+        std::fprintf(stderr, "steps skipped by the loss scaler: %zu\n", r.skipped_steps.size());
+    if (!args.trace.empty()) {
+        write_file_atomically(args.trace, trace_text(r.trace));
+        std::fprintf(stderr, "amax trace: %s (%zu records)\n", args.trace.c_str(), r.trace.records.size());
+    }
+}
+
+void train_on_gpu(const emu::Experiment& e, const TrainArgs& args) {
+    gpu::GpuTrainConfig config;
+    try {
+        config = gpu::gpu_config(e);
+    } catch (const std::invalid_argument& err) {
+        throw UsageError(std::string("--backend gpu: ") + err.what());
+    }
+    config.record_trace = !args.trace.empty();
+    std::fprintf(stderr, "fp8lab train: %d steps on the GPU: %s\n", e.steps, emu::describe(e).c_str());
+    const gpu::GpuTrainResult r = gpu::train_mlp_on_gpu(config, [&](int done, const std::vector<float>& loss) {
+        if (!loss.empty()) std::fprintf(stderr, "  step %d/%d  loss %.6g\n", done, e.steps, loss.back());
+        return true;
+    });
+    print_losses(r.loss, {});
+    std::fprintf(stderr, "device: %s\nmedian step: %.4f ms over %d timed steps, peak memory %.1f MiB\n",
+                 r.device.c_str(), r.median_step_ms, r.timed_steps, double(r.peak_memory_bytes) / (1 << 20));
+    if (!args.trace.empty()) {
+        write_file_atomically(args.trace, trace_text(r.trace));
+        std::fprintf(stderr, "amax trace: %s (%zu records)\n", args.trace.c_str(), r.trace.records.size());
+    }
+}
+
+}  // namespace
 
 void add_train_command(CLI::App& app, CommandStatus& status) {
     auto args = std::make_shared<TrainArgs>();
     CLI::App* cmd = app.add_subcommand(
-        "train", "Train the lab's MLP on the CPU emulator; prints the loss per step");
+        "train", "Train the lab's MLP (one experiment) on the CPU emulator or the GPU; prints the loss per step");
     add_train_options(*cmd, *args);
     cmd->callback([args, &status] {
-        const emu::TrainerConfig config = trainer_config(*args);
-        std::ofstream trace_file;
-        if (!args->trace.empty()) {
-            trace_file.open(args->trace);
-            if (!trace_file) throw UsageError("--trace: cannot write '" + args->trace + "'");
+        const emu::Experiment e = experiment_from_options(*args);
+        if (args->backend != "cpu" && args->backend != "gpu")
+            throw UsageError("--backend: '" + args->backend.substr(0, 40) + "' is not cpu or gpu");
+        if (args->print_experiment) {
+            std::fputs(emu::to_json(e).c_str(), stdout);
+        } else if (args->backend == "gpu") {
+            train_on_gpu(e, *args);
+        } else {
+            train_on_cpu(e, *args);
         }
-        std::fprintf(stderr, "fp8lab train: %d steps on the CPU emulator\n", config.steps);
-        const emu::TrainerResult r = emu::train_mlp(config, [&](int step, float loss) {
-            if ((step + 1) % 50 == 0 || step + 1 == config.steps)
-                std::fprintf(stderr, "  step %d/%d  loss %.6g\n", step + 1, config.steps, loss);
-            return true;
-        });
-        std::printf("step\tloss%s\n", r.accuracy.empty() ? "" : "\taccuracy");
-        for (std::size_t i = 0; i < r.loss.size(); ++i) {
-            if (r.accuracy.empty()) std::printf("%zu\t%.9g\n", i, r.loss[i]);
-            else std::printf("%zu\t%.9g\t%.4f\n", i, r.loss[i], r.accuracy[i]);
-        }
-        if (config.precision == emu::Precision::Fp8)
-            std::fprintf(stderr, "gradient elements flushed to zero: %.4f%%\n", 100 * r.flushed_fraction());
-        if (!r.skipped_steps.empty())
-            std::fprintf(stderr, "steps skipped by the loss scaler: %zu\n", r.skipped_steps.size());
-        if (trace_file.is_open()) {
-            emu::write_amax_trace(trace_file, r.trace);
-            if (!trace_file) throw std::runtime_error("writing " + args->trace + " failed");
-            std::fprintf(stderr, "amax trace: %s (%zu records)\n", args->trace.c_str(), r.trace.records.size());
-        }
+        if (std::fflush(stdout) != 0 || std::ferror(stdout)) throw std::runtime_error("writing the output failed");
         status.exit_code = 0;
     });
 }

@@ -1,87 +1,156 @@
-// Training options: CLI11 declarations and their checked conversion to a TrainerConfig.
+// Training options: CLI11 declarations and their checked application to an experiment.
 #include "app/cli/train_options.hpp"
 
 #include <CLI/CLI.hpp>
 
+#include <fstream>
+#include <utility>
+#include <sstream>
+
 #include "app/cli/usage_error.hpp"
 
 namespace fp8lab::cli {
+namespace {
+
+bool given(const TrainArgs& a, const char* option) { return a.command->count(option) > 0; }
+
+template <class E>
+E parse_option(const std::string& text, const char* option) {
+    try {
+        return parse_enum_or_throw<E>(text, option);
+    } catch (const std::invalid_argument& e) {
+        throw UsageError(e.what());
+    }
+}
+
+const emu::Format* element_format(const std::string& name, const char* option) {
+    const emu::Format* f = emu::find_format(name);
+    if (!f || !emu::recipe_allows(emu::Fp8Recipe::Delayed, *f))
+        throw UsageError(std::string(option) + ": '" + name.substr(0, 40) + "' is not e4m3, e5m2, e3m2, e2m3 or e2m1");
+    return f;
+}
+
+emu::Experiment read_experiment_file(const std::string& path) {
+    std::ifstream in(path, std::ios::binary);
+    if (!in) throw UsageError("--experiment: cannot read '" + path + "'");
+    std::ostringstream text;
+    text << in.rdbuf();
+    if (!in.good() && !in.eof()) throw UsageError("--experiment: reading '" + path + "' failed");
+    try {
+        return emu::experiment_from_json(text.str(), path);
+    } catch (const std::runtime_error& e) {
+        throw UsageError(e.what());
+    }
+}
+
+}  // namespace
 
 void add_train_options(CLI::App& cmd, TrainArgs& a) {
-    cmd.add_option("--precision", a.precision, "fp32, bf16 or fp8")->capture_default_str();
-    cmd.add_option("--recipe", a.recipe, "fp8: delayed, current, mx-floor, mx-rceil, blockwise, nvfp4")
-        ->capture_default_str();
-    cmd.add_option("--formats", a.formats, "hybrid (E5M2 gradients) or e4m3 (E4M3 gradients)")->capture_default_str();
-    cmd.add_option("--history", a.history, "Delayed scaling: amax history length")->capture_default_str();
-    cmd.add_option("--algo", a.algo, "Delayed scaling: max or most_recent")->capture_default_str();
-    cmd.add_option("--margin", a.margin, "Delayed scaling: margin")->capture_default_str();
-    cmd.add_option("--task", a.task, "teacher (regression) or clusters (classification)")->capture_default_str();
-    cmd.add_option("--steps", a.steps, "Training steps")->capture_default_str();
-    cmd.add_option("--hidden", a.hidden, "Hidden size")->capture_default_str();
-    cmd.add_option("--layers", a.layers, "Hidden layers")->capture_default_str();
-    cmd.add_option("--tokens", a.tokens, "Tokens (rows) per step")->capture_default_str();
-    cmd.add_option("--input", a.input_dim, "Input size")->capture_default_str();
-    cmd.add_option("--output", a.output_dim, "Outputs (regression) or classes")->capture_default_str();
-    cmd.add_option("--lr", a.learning_rate, "AdamW learning rate")->capture_default_str();
-    cmd.add_option("--seed", a.seed, "Seed of data and initial weights")->capture_default_str();
+    a.command = &cmd;
+    const emu::Experiment d;
+    cmd.add_option("--experiment", a.experiment_file, "Experiment file (JSON) to start from; options given override it");
+    cmd.add_option("--backend", a.backend, "cpu (the emulator) or gpu")->capture_default_str();
+    cmd.add_flag("--print-experiment", a.print_experiment, "Print the experiment as JSON and exit");
+    cmd.add_option("--precision", a.precision, enum_choices<emu::Precision>() + " (default fp8)");
+    cmd.add_option("--recipe", a.recipe, enum_choices<emu::Fp8Recipe>() + " (default delayed)");
+    cmd.add_option("--formats", a.formats, "hybrid (E4M3, E5M2 gradients) or e4m3 (every role)");
+    cmd.add_option("--input-format", a.input_format, "Element format of the layer inputs");
+    cmd.add_option("--weight-format", a.weight_format, "Element format of the weights");
+    cmd.add_option("--gradient-format", a.gradient_format, "Element format of the output gradients");
+    cmd.add_option("--gradient-rounding", a.gradient_rounding, "nearest-even or stochastic");
+    cmd.add_option("--saturation", a.saturation, "finite or none (overflow becomes Inf/NaN)");
+    cmd.add_option("--history", a.history, "Delayed scaling: amax history length, 1 to 65536 (default 1024)");
+    cmd.add_option("--algo", a.algo, enum_choices<emu::AmaxAlgorithm>() + " (default max)");
+    cmd.add_option("--margin", a.margin, "Delayed scaling: margin, 0 to 64 (default 0)");
+    cmd.add_option("--fast-accumulation", a.fast_accumulation, "GEMMs with fast accumulation (GPU): none or a list of "
+                                                               "forward, dgrad, wgrad (e.g. forward,wgrad)");
+    cmd.add_option("--task", a.task, enum_choices<emu::TaskKind>() + " (default teacher)");
+    cmd.add_option("--batches", a.batches, "Distinct batches of data, 1 to 4096 (default " + std::to_string(d.task.batches) + ")");
+    cmd.add_option("--steps", a.steps, "Training steps, 1 to 1000000 (default " + std::to_string(d.steps) + ")");
+    cmd.add_option("--hidden", a.hidden, "Hidden size, 1 to 65536 (default " + std::to_string(d.model.hidden) + ")");
+    cmd.add_option("--layers", a.layers, "Hidden layers, 1 to 16 (default " + std::to_string(d.model.hidden_layers) + ")");
+    cmd.add_option("--tokens", a.tokens, "Tokens (rows) per step, 1 to 1048576 (default " + std::to_string(d.tokens) + ")");
+    cmd.add_option("--input", a.input_dim, "Input size, 1 to 65536 (default " + std::to_string(d.model.input) + ")");
+    cmd.add_option("--output", a.output_dim, "Outputs or classes, 1 to 65536 (default " + std::to_string(d.model.output) + ")");
+    cmd.add_flag("--biases", a.biases, "Give every layer a bias");
+    cmd.add_option("--lr", a.learning_rate, "AdamW learning rate, above 0 to 10 (default 0.001)");
+    cmd.add_option("--weight-decay", a.weight_decay, "AdamW decoupled weight decay (default 0)");
+    cmd.add_option("--grad-clip", a.grad_clip, "Clip the gradients' global L2 norm to this; 0 off (default)");
+    cmd.add_option("--seed", a.seed, "Seed of the data and of the initial weights (default 1)");
     cmd.add_flag("--no-scaling", a.no_scaling, "FP8 with scale 1 everywhere (shows underflow)");
     cmd.add_flag("--first-last-bf16", a.first_last_bf16, "Keep the first and last layer in BF16");
     cmd.add_flag("--loss-scaling", a.loss_scaling, "Dynamic loss scaling (GradScaler defaults)");
     cmd.add_option("--trace", a.trace, "Write the amax trace to this file");
 }
 
-emu::TrainerConfig trainer_config(const TrainArgs& a) {
-    emu::TrainerConfig c;
-    if (a.precision == "fp32") c.precision = emu::Precision::Fp32;
-    else if (a.precision == "bf16") c.precision = emu::Precision::Bf16;
-    else if (a.precision == "fp8") c.precision = emu::Precision::Fp8;
-    else throw UsageError("--precision: '" + a.precision + "' is not fp32, bf16 or fp8");
-    bool known = false;
-    for (emu::Fp8Recipe r : {emu::Fp8Recipe::Delayed, emu::Fp8Recipe::Current, emu::Fp8Recipe::MxFloor,
-                             emu::Fp8Recipe::MxRceil, emu::Fp8Recipe::Blockwise, emu::Fp8Recipe::Nvfp4})
-        if (emu::fp8_recipe_name(r) == a.recipe) {
-            c.fp8.recipe = r;
-            known = true;
+emu::Experiment experiment_from_options(const TrainArgs& a) {
+    emu::Experiment e = a.experiment_file.empty() ? emu::Experiment{} : read_experiment_file(a.experiment_file);
+    emu::Numerics& n = e.numerics;
+    if (given(a, "--precision")) n.precision = parse_option<emu::Precision>(a.precision, "--precision");
+    if (given(a, "--recipe")) {
+        n.recipe = parse_option<emu::Fp8Recipe>(a.recipe, "--recipe");
+        // The recipes that dictate their element formats get them unless the formats are given.
+        if (n.recipe == emu::Fp8Recipe::Blockwise) n.formats = {&emu::e4m3(), &emu::e4m3(), &emu::e4m3()};
+        if (n.recipe == emu::Fp8Recipe::Nvfp4) n.formats = {&emu::e2m1(), &emu::e2m1(), &emu::e2m1()};
+    }
+    if (given(a, "--formats")) {
+        const emu::FormatRecipe r = parse_option<emu::FormatRecipe>(a.formats, "--formats");
+        n.formats = {&emu::e4m3(), &emu::e4m3(), r == emu::FormatRecipe::Hybrid ? &emu::e5m2() : &emu::e4m3()};
+    }
+    if (given(a, "--input-format")) n.formats.input = element_format(a.input_format, "--input-format");
+    if (given(a, "--weight-format")) n.formats.weight = element_format(a.weight_format, "--weight-format");
+    if (given(a, "--gradient-format")) n.formats.gradient = element_format(a.gradient_format, "--gradient-format");
+    if (given(a, "--gradient-rounding"))
+        n.rounding.gradient = parse_option<emu::RoundingMode>(a.gradient_rounding, "--gradient-rounding");
+    if (given(a, "--saturation")) n.saturation = parse_option<emu::Saturation>(a.saturation, "--saturation");
+    if (given(a, "--history")) n.delayed.history_length = a.history;
+    if (given(a, "--algo")) n.delayed.algorithm = parse_option<emu::AmaxAlgorithm>(a.algo, "--algo");
+    if (given(a, "--margin")) n.delayed.margin = a.margin;
+    if (given(a, "--fast-accumulation")) {
+        n.fast_accumulation = {};
+        std::stringstream list(a.fast_accumulation);
+        for (std::string gemm; std::getline(list, gemm, ',');) {
+            if (gemm == "forward") n.fast_accumulation.forward = true;
+            else if (gemm == "dgrad") n.fast_accumulation.dgrad = true;
+            else if (gemm == "wgrad") n.fast_accumulation.wgrad = true;
+            else if (gemm != "none")
+                throw UsageError("--fast-accumulation: '" + gemm.substr(0, 40) + "' is not none, forward, dgrad or wgrad");
         }
-    if (!known) throw UsageError("--recipe: unknown recipe '" + a.recipe + "'");
-    if (a.formats == "hybrid") c.fp8.formats = emu::FormatRecipe::Hybrid;
-    else if (a.formats == "e4m3") c.fp8.formats = emu::FormatRecipe::E4M3;
-    else throw UsageError("--formats: '" + a.formats + "' is not hybrid or e4m3");
-    if (a.algo == "max") c.fp8.delayed.algorithm = emu::AmaxAlgorithm::Max;
-    else if (a.algo == "most_recent") c.fp8.delayed.algorithm = emu::AmaxAlgorithm::MostRecent;
-    else throw UsageError("--algo: '" + a.algo + "' is not max or most_recent");
-    if (a.task == "teacher") c.task.kind = emu::TaskKind::TeacherRegression;
-    else if (a.task == "clusters") c.task.kind = emu::TaskKind::GaussianClusters;
-    else throw UsageError("--task: '" + a.task + "' is not teacher or clusters");
-    auto at_least = [](int v, int lo, const char* option) {
-        if (v < lo) throw UsageError(std::string(option) + ": must be at least " + std::to_string(lo) +
-                                     ", got " + std::to_string(v));
-    };
-    at_least(a.history, 1, "--history");
-    at_least(a.margin, 0, "--margin");
-    at_least(a.steps, 1, "--steps");
-    at_least(a.hidden, 1, "--hidden");
-    at_least(a.layers, 1, "--layers");
-    at_least(a.tokens, 1, "--tokens");
-    at_least(a.input_dim, 1, "--input");
-    at_least(a.output_dim, c.task.kind == emu::TaskKind::GaussianClusters ? 2 : 1, "--output");
-    if (!(a.learning_rate > 0)) throw UsageError("--lr: must be positive");
-    c.fp8.delayed.history_length = a.history;
-    c.fp8.delayed.margin = a.margin;
-    c.fp8.scaling_disabled = a.no_scaling;
-    c.first_last_in_bf16 = a.first_last_bf16;
-    c.loss_scaling = a.loss_scaling;
-    c.steps = a.steps;
-    c.hidden_dim = a.hidden;
-    c.hidden_layers = a.layers;
-    c.tokens = a.tokens;
-    c.task.input_dim = a.input_dim;
-    c.task.output_dim = a.output_dim;
-    c.task.seed = a.seed;
-    c.init_seed = a.seed;
-    c.learning_rate = a.learning_rate;
-    c.record_trace = !a.trace.empty();
-    return c;
+    }
+    if (given(a, "--task")) e.task.kind = parse_option<emu::TaskKind>(a.task, "--task");
+    if (given(a, "--batches")) e.task.batches = a.batches;
+    if (given(a, "--steps")) e.steps = a.steps;
+    if (given(a, "--hidden")) e.model.hidden = a.hidden;
+    if (given(a, "--layers")) e.model.hidden_layers = a.layers;
+    if (given(a, "--tokens")) e.tokens = a.tokens;
+    if (given(a, "--input")) e.model.input = a.input_dim;
+    if (given(a, "--output")) e.model.output = a.output_dim;
+    if (a.biases) e.model.biases = true;
+    if (given(a, "--lr")) e.optimizer.learning_rate = a.learning_rate;
+    if (given(a, "--weight-decay")) e.optimizer.weight_decay = a.weight_decay;
+    if (given(a, "--grad-clip")) e.optimizer.grad_clip = a.grad_clip;
+    if (given(a, "--seed")) e.task.seed = e.init_seed = a.seed;
+    if (a.no_scaling) n.scaling = false;
+    if (a.first_last_bf16) n.edge_layers_bf16 = true;
+    if (a.loss_scaling) n.loss_scaling = true;
+    try {
+        emu::validate(e);
+    } catch (const std::invalid_argument& err) {
+        // Name the option that set the field, where one did.
+        static constexpr std::pair<const char*, const char*> kOptionOf[] = {
+            {"steps", "--steps"},           {"tokens", "--tokens"},
+            {"model.hidden", "--hidden"},   {"model.hidden_layers", "--layers"},
+            {"model.input", "--input"},     {"model.output", "--output"},
+            {"task.batches", "--batches"},  {"numerics.delayed.history", "--history"},
+            {"numerics.delayed.margin", "--margin"}, {"optimizer.learning_rate", "--lr"},
+            {"optimizer.weight_decay", "--weight-decay"}, {"optimizer.grad_clip", "--grad-clip"}};
+        const std::string what = err.what();
+        for (const auto& [field, option] : kOptionOf)
+            if (what.rfind(std::string(field) + ":", 0) == 0 && given(a, option))
+                throw UsageError(std::string(option) + " (" + what + ")");
+        throw UsageError(what);
+    }
+    return e;
 }
 
 }  // namespace fp8lab::cli

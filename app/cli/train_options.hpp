@@ -1,29 +1,36 @@
-// Training options shared by `fp8lab train` and `fp8lab bench trainer`.
+// Training options shared by `fp8lab train` and `fp8lab bench trainer`: every one sets a
+// field of the experiment description, over an experiment file when one is given.
 #pragma once
 
 #include <cstdint>
 #include <string>
 
-#include "emulator/mlp_trainer.hpp"
+#include "emulator/experiment.hpp"
 
 namespace CLI {
 class App;
-}
+class Option;
+}  // namespace CLI
 
 namespace fp8lab::cli {
 
 struct TrainArgs {
-    std::string precision = "fp8", recipe = "delayed", formats = "hybrid", algo = "max", task = "teacher";
-    int history = 1024, margin = 0, steps = 200, hidden = 128, layers = 2, tokens = 128;
-    int input_dim = 64, output_dim = 16;
-    float learning_rate = 2e-3f;
-    std::uint64_t seed = 1;
-    bool no_scaling = false, first_last_bf16 = false, loss_scaling = false;
-    std::string trace;
+    std::string experiment_file, backend = "cpu", trace;
+    bool print_experiment = false;
+    // Values of the options; each applies only when given on the command line.
+    std::string precision, recipe, formats, input_format, weight_format, gradient_format, gradient_rounding,
+        saturation, algo, task, fast_accumulation;
+    int history = 0, margin = 0, steps = 0, hidden = 0, layers = 0, tokens = 0, input_dim = 0, output_dim = 0,
+        batches = 0;
+    float learning_rate = 0, weight_decay = 0, grad_clip = 0;
+    std::uint64_t seed = 0;
+    bool no_scaling = false, first_last_bf16 = false, loss_scaling = false, biases = false;
+    CLI::App* command = nullptr;
 };
 
 void add_train_options(CLI::App& cmd, TrainArgs& args);
-// Throws UsageError naming the option for a value it cannot accept.
-emu::TrainerConfig trainer_config(const TrainArgs& args);
+// The experiment the options describe: the file's (or the labs' default), then every
+// option given. Throws UsageError naming the option or the file's field.
+emu::Experiment experiment_from_options(const TrainArgs& args);
 
 }  // namespace fp8lab::cli

@@ -9,7 +9,7 @@
 #include <memory>
 
 #include "app/cli/commands.hpp"
-#include "app/cli/json_writer.hpp"
+#include "emulator/json_writer.hpp"
 #include "app/cli/lab_selection.hpp"
 #include "app/cli/step_output_text.hpp"
 #include "app/cli/usage_error.hpp"
@@ -94,7 +94,7 @@ void run_figures(const FiguresOptions& o) {
     if (ec) throw UsageError("--out " + o.out + ": " + ec.message());
 
     const std::string device = backend == labs::Backend::Gpu ? gpu::describe(gpu::probe()) : "CPU emulator";
-    JsonWriter manifest;
+    json::JsonWriter manifest;
     manifest.begin_object().key("program").value("fp8lab").key("version").value(FP8LAB_VERSION)
         .key("seed").value(std::int64_t(o.seed)).key("backend").value(labs::backend_name(backend))
         .key("device").value(device).key("width").value(width).key("height").value(height).key("steps").begin_array();

@@ -30,7 +30,7 @@ struct StepState {
 };
 
 struct TrainingRecord {
-    std::string settings;  // describe(TrainingSettings)
+    std::string settings;  // emu::describe(experiment)
     std::string where;     // "lab / step, CPU emulator"
     std::shared_ptr<const labs::StepOutput> output;
 };
@@ -65,6 +65,8 @@ struct AppState {
     labs::Backend training_backend = labs::Backend::Cpu;
     StepRunner training_runner;
     std::string training_settings, training_where;
+    int training_size = 0;  // index into training_sizes(): the step's model or a larger one
+    std::string training_experiment_json;  // the last experiment started, for "Save experiment"
     bool training_recorded = true;  // the finished run is in training_runs
     std::vector<TrainingRecord> training_runs;
 

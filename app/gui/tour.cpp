@@ -11,6 +11,7 @@
 #include <filesystem>
 
 #include "labs/training_comparison.hpp"
+#include "labs/training_mapping.hpp"
 
 namespace fp8lab::gui {
 namespace {
@@ -101,9 +102,9 @@ void Tour::before_frame(AppState& app) {
     app.inspector_open = s.inspector;
     app.training_open = s.training;
     if (s.training) {
-        labs::TrainingSettings settings;
+        emu::Experiment settings = labs::lab_experiment();
         settings.steps = 60;  // enough for both curves to be visible, short on 2 cores
-        app.training_settings = labs::describe(settings);
+        app.training_settings = emu::describe(settings);
         app.training_where = "tour, CPU emulator";
         app.training_recorded = false;
         app.training_runner.start([settings](labs::RunContext& c) { return labs::run_training_comparison(settings, c); },

@@ -2,10 +2,15 @@
 // chosen backend, shows both loss curves growing, and keeps earlier runs for comparison.
 #include <imgui.h>
 
+#include <iterator>
+#include <optional>
+
 #include "app/gui/app_state.hpp"
 #include "app/gui/output_view.hpp"
 #include "app/gui/widgets.hpp"
+#include "app/cli/atomic_file.hpp"
 #include "labs/training_comparison.hpp"
+#include "labs/training_mapping.hpp"
 
 namespace fp8lab::gui {
 namespace {
@@ -22,6 +27,34 @@ void record_finished_run(AppState& app) {
     app.status = "Training finished: " + app.training_where;
 }
 
+// The model sizes a user can pick; the step's settings stay as they are.
+struct ModelSize {
+    const char* label;
+    int input, hidden, tokens;
+};
+constexpr ModelSize kSizes[] = {{"Lab default: 64-256-64, 128 tokens", 0, 0, 0},
+                                {"Notebook: 768-3072-768, 32 tokens", 768, 3072, 32},
+                                {"Wide: 1024-4096-1024, 256 tokens", 1024, 4096, 256}};
+
+emu::Experiment sized(emu::Experiment e, int size) {
+    const ModelSize& s = kSizes[size];
+    if (s.input == 0) return e;
+    e.model.input = e.model.output = s.input;
+    e.model.hidden = s.hidden;
+    e.tokens = s.tokens;
+    return e;
+}
+
+void save_experiment(AppState& app) {
+    const std::string path = "fp8lab-experiment-" + std::to_string(app.training_runs.size() + 1) + ".json";
+    try {
+        cli::write_file_atomically(path, app.training_experiment_json);
+        app.status = "Experiment saved: " + path + " (run it with fp8lab train --experiment " + path + ")";
+    } catch (const std::exception& e) {
+        app.status = std::string("Saving the experiment failed: ") + e.what();
+    }
+}
+
 }  // namespace
 
 void draw_training_panel(AppState& app) {
@@ -31,45 +64,69 @@ void draw_training_panel(AppState& app) {
     const float fs = ImGui::GetFontSize();
     record_finished_run(app);
 
-    labs::TrainingSettings settings;
-    if (step.logic.training) step.logic.training(st.parameters, settings);
-    ImGui::TextWrapped("%s", step.logic.training
-                                 ? ("From this step: " + step.logic.training_mapping).c_str()
-                                 : "This step has no FP8 settings: the trainer's defaults are used.");
-    ImGui::TextWrapped("Settings: %s", labs::describe(settings).c_str());
-
-    if (ImGui::RadioButton("CPU emulator##training", app.training_backend == labs::Backend::Cpu))
-        app.training_backend = labs::Backend::Cpu;
-    ImGui::SameLine();
-    ImGui::BeginDisabled(!app.gpu.ready);
-    const std::string gpu_label = "GPU: " + (app.gpu.device_name.empty() ? std::string("none") : app.gpu.device_name) + "##training";
-    if (ImGui::RadioButton(gpu_label.c_str(), app.training_backend == labs::Backend::Gpu))
-        app.training_backend = labs::Backend::Gpu;
-    ImGui::EndDisabled();
-    if (!app.gpu.ready) {
-        ImGui::PushStyleColor(ImGuiCol_Text, ImGui::GetStyleColorVec4(ImGuiCol_TextDisabled));
-        ImGui::TextWrapped("GPU unavailable: %s", app.gpu.reason.c_str());
-        ImGui::PopStyleColor();
-    }
-
-    if (app.training_runner.running()) {
-        ImGui::ProgressBar(float(app.training_runner.progress()), ImVec2(-fs * 6, 0),
-                           app.training_runner.progress_text().c_str());
+    const std::optional<emu::Experiment> from_step = labs::step_experiment(step.logic, st.parameters);
+    if (!from_step) {
+        ImGui::TextWrapped("This step trains nothing: %s", step.logic.no_training_reason.c_str());
+    } else {
+        ImGui::TextWrapped("From this step: %s", step.logic.training_mapping.c_str());
+        ImGui::SetNextItemWidth(fs * 20);
+        if (ImGui::BeginCombo("Model##training", kSizes[app.training_size].label)) {
+            for (int i = 0; i < int(std::size(kSizes)); ++i)
+                if (ImGui::Selectable(kSizes[i].label, i == app.training_size)) app.training_size = i;
+            ImGui::EndCombo();
+        }
+        if (ImGui::RadioButton("CPU emulator##training", app.training_backend == labs::Backend::Cpu))
+            app.training_backend = labs::Backend::Cpu;
         ImGui::SameLine();
-        if (ImGui::Button("Cancel##training")) app.training_runner.cancel();
-    } else if (ImGui::Button("Train BF16 and FP8")) {
-        const labs::Backend backend = app.training_backend;
-        app.training_settings = labs::describe(settings);
-        app.training_where = lab.title + " / " + step.title + ", " +
-                             (backend == labs::Backend::Gpu ? "GPU " + app.gpu.device_name : std::string("CPU emulator"));
-        app.training_recorded = false;
-        app.training_runner.start([settings](labs::RunContext& c) { return labs::run_training_comparison(settings, c); },
-                                  backend);
+        ImGui::BeginDisabled(!app.gpu.ready);
+        const std::string gpu_label =
+            "GPU: " + (app.gpu.device_name.empty() ? std::string("none") : app.gpu.device_name) + "##training";
+        if (ImGui::RadioButton(gpu_label.c_str(), app.training_backend == labs::Backend::Gpu))
+            app.training_backend = labs::Backend::Gpu;
+        ImGui::EndDisabled();
+        if (!app.gpu.ready) {
+            ImGui::PushStyleColor(ImGuiCol_Text, ImGui::GetStyleColorVec4(ImGuiCol_TextDisabled));
+            ImGui::TextWrapped("GPU unavailable: %s", app.gpu.reason.c_str());
+            ImGui::PopStyleColor();
+        }
+        const emu::Experiment experiment = sized(*from_step, app.training_size);
+        ImGui::TextWrapped("Experiment: %s", emu::describe(experiment).c_str());
+        std::string refused;
+        try {
+            labs::check_backend_supports(experiment, app.training_backend);
+        } catch (const std::invalid_argument& e) {
+            refused = e.what();
+        }
+        if (!refused.empty()) ImGui::TextWrapped("Refused by this backend: %s", refused.c_str());
+        if (app.training_runner.running()) {
+            ImGui::ProgressBar(float(app.training_runner.progress()), ImVec2(-fs * 6, 0),
+                               app.training_runner.progress_text().c_str());
+            ImGui::SameLine();
+            if (ImGui::Button("Cancel##training")) app.training_runner.cancel();
+        } else {
+            ImGui::BeginDisabled(!refused.empty());
+            if (ImGui::Button("Train BF16 and FP8")) {
+                const labs::Backend backend = app.training_backend;
+                app.training_settings = emu::describe(experiment);
+                app.training_experiment_json = emu::to_json(experiment);
+                app.training_where = lab.title + " / " + step.title + ", " +
+                                     (backend == labs::Backend::Gpu ? "GPU " + app.gpu.device_name
+                                                                    : std::string("CPU emulator"));
+                app.training_recorded = false;
+                app.training_runner.start(
+                    [experiment](labs::RunContext& c) { return labs::run_training_comparison(experiment, c); },
+                    backend);
+            }
+            ImGui::EndDisabled();
+            if (!app.training_experiment_json.empty()) {
+                ImGui::SameLine();
+                if (ImGui::Button("Save experiment")) save_experiment(app);
+            }
+        }
     }
     if (app.training_runner.running() || !app.training_recorded) {
         if (auto out = app.training_runner.output()) draw_step_output(*out, "training-live", fs * 16);
     }
-
     section("Runs");
     if (app.training_runs.empty()) ImGui::TextDisabled("No runs yet.");
     else if (ImGui::Button("Clear the list")) app.training_runs.clear();

@@ -7,6 +7,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <cstring>
 #include <deque>
 #include <memory>
 #include <string>
@@ -61,22 +62,23 @@ constexpr int kDgradChunkRows = 8192;
 // M = 6000 on, and with the input and GELU casts before it from about 4096.
 constexpr int kDeferUpdateMinTokens = 4096;
 
-// Batches in the pool: about 256 MiB of inputs and targets, 1 to 16 batches.
-inline int pool_batches(const GpuTrainConfig& c) {
-    const double bytes = 2.0 * c.tokens * double(c.input_dim) * sizeof(__nv_bfloat16);
-    return int(std::clamp(std::floor(double(256u << 20) / bytes), 1.0, 16.0));
-}
+// What the host makes for the device (gpu_trainer.cpp): the emulator's batches and initial
+// weights. BF16 data as raw bits (the values are BF16 already, so no rounding happens).
+struct HostTrainingData {
+    std::vector<std::uint16_t> inputs, targets;  // data_batches x tokens x d, batch by batch
+    std::vector<std::vector<float>> weights;     // per layer, outputs x inputs
+};
 
 class GpuMlp {
 public:
-    explicit GpuMlp(const GpuTrainConfig& c)
+    GpuMlp(const GpuTrainConfig& c, const HostTrainingData& data)
         : c_(c),
           shapes_(layer_shapes(c)),
           fp8_(c.precision == GpuPrecision::Fp8),
           delayed_(c.recipe == GpuRecipe::Delayed),
           blockwise_(c.recipe == GpuRecipe::Blockwise),
           loss_in_cast_(fp8_ && !blockwise_),
-          batches_(pool_batches(c)),
+          batches_(data_batches(c)),
           rows_(c.tokens),
           max_dim_(std::max(c.input_dim, c.hidden_dim)),
           chunk_rows_(fp8_ && delayed_ ? std::min(rows_, kDgradChunkRows) : rows_),
@@ -92,9 +94,10 @@ public:
         const cudaStream_t s = nullptr;
         FP8LAB_CUDA_CHECK(cudaMemset(step_.ptr, 0, sizeof(int)));
         FP8LAB_CUDA_CHECK(cudaMemset(losses_.ptr, 0xff, losses_.count * sizeof(float)));  // NaN until written
-        make_data(s);
+        upload(x_pool_.ptr, data.inputs, x_pool_.count);
+        upload(t_pool_.ptr, data.targets, t_pool_.count);
         if (fp8_ && blockwise_) make_block_scales();
-        for (std::size_t l = 0; l < shapes_.size(); ++l) add_layer(int(l), s);
+        for (std::size_t l = 0; l < shapes_.size(); ++l) add_layer(int(l), data.weights[l], s);
         if (!defer_last_update_) side_workspace_ = std::make_unique<DeviceBuffer<char>>(detail::kMatmulWorkspaceBytes);
         if (fp8_) make_scaling(s);
         else make_bf16_buffers();
@@ -104,6 +107,26 @@ public:
     }
 
     int batches() const { return batches_; }
+
+    // Read back for tests: layer 0's weights and batch 0 (inputs, targets) as floats.
+    GpuInitialState initial_state() const {
+        GpuInitialState st;
+        st.first_weights.resize(layers_[0].w.count);
+        FP8LAB_CUDA_CHECK(cudaMemcpy(st.first_weights.data(), layers_[0].w.ptr, st.first_weights.size() * sizeof(float),
+                                     cudaMemcpyDeviceToHost));
+        const auto read_bf16 = [&](const __nv_bfloat16* device, std::vector<float>& out) {
+            std::vector<std::uint16_t> bits(outputs());
+            FP8LAB_CUDA_CHECK(cudaMemcpy(bits.data(), device, bits.size() * 2, cudaMemcpyDeviceToHost));
+            out.resize(bits.size());
+            for (std::size_t i = 0; i < bits.size(); ++i) {
+                const std::uint32_t u = std::uint32_t(bits[i]) << 16;
+                std::memcpy(&out[i], &u, 4);
+            }
+        };
+        read_bf16(x_batch(0), st.first_inputs);
+        read_bf16(target_batch(0), st.first_targets);
+        return st;
+    }
 
     // One whole training step on `main`: forward, loss, backward, AdamW, scaling update.
     // A side stream runs the work the main stream need not wait for: the FP8 weight casts
@@ -201,29 +224,24 @@ private:
                     " history=" + std::to_string(c_.delayed.history_length) +
                     " algo=" + std::string(emu::amax_algorithm_name(c_.delayed.algorithm)) +
                     " margin=" + std::to_string(c_.delayed.margin) +
-                    " fast_accum=" + (c_.fast_accumulation ? "1" : "0");
-        return text + " lr=" + std::to_string(c_.learning_rate) + " seed=" + std::to_string(c_.seed);
+                    " fast_accum=" + (c_.fast_accumulation ? "1" : "0") + (c_.fast_accumulation_dgrad ? "1" : "0") +
+                    (c_.fast_accumulation_wgrad ? "1" : "0");
+        return text + " lr=" + std::to_string(c_.learning_rate) + " seed=" + std::to_string(c_.seed) +
+               " init_seed=" + std::to_string(c_.init_seed) + " batches=" + std::to_string(batches_);
     }
 
-    void make_data(cudaStream_t s) {
-        const int d = c_.input_dim;
-        train::fill_normal_bf16(x_pool_.ptr, x_pool_.count, c_.seed, 1, 1.0f, s);
-        DeviceBuffer<float> teacher(std::size_t(d) * d);
-        Bf16Buffer teacher16(teacher.count);
-        train::fill_normal_f32(teacher.ptr, teacher.count, c_.seed, 2, 1.0f / std::sqrt(float(d)), s);
-        train::f32_to_bf16(teacher.ptr, teacher16.ptr, teacher.count, s);
-        LtMatmul gemm(lt_.h, batches_ * rows_, d, d, {CUDA_R_16BF, Stored::AsIs}, {CUDA_R_16BF, Stored::Transposed},
-                      CUDA_R_16BF, false);
-        gemm.run(x_pool_.ptr, teacher16.ptr, t_pool_.ptr, workspace_.ptr, s);
-        train::tanh_bf16_inplace(t_pool_.ptr, t_pool_.count, s);
-        FP8LAB_CUDA_CHECK(cudaStreamSynchronize(s));  // the temporaries go out of scope
+    template <class T, class Device>
+    static void upload(Device* device, const std::vector<T>& host, std::size_t count) {
+        if (host.size() != count) throw GpuError("internal: host data of " + std::to_string(host.size()) +
+                                                 " elements for a device buffer of " + std::to_string(count));
+        FP8LAB_CUDA_CHECK(cudaMemcpy(device, host.data(), count * sizeof(T), cudaMemcpyHostToDevice));
     }
 
-    void add_layer(int l, cudaStream_t s) {
+    void add_layer(int l, const std::vector<float>& initial, cudaStream_t s) {
         const LayerShape sh = shapes_[std::size_t(l)];
         const std::size_t n = std::size_t(sh.in) * sh.out;
         Layer& layer = layers_.emplace_back(sh, n);
-        train::fill_normal_f32(layer.w.ptr, n, c_.seed, 10 + std::uint64_t(l), 1.0f / std::sqrt(float(sh.in)), s);
+        upload(layer.w.ptr, initial, n);
         FP8LAB_CUDA_CHECK(cudaMemsetAsync(layer.m.ptr, 0, n * sizeof(float), s));
         FP8LAB_CUDA_CHECK(cudaMemsetAsync(layer.v.ptr, 0, n * sizeof(float), s));
         layer.h16 = std::make_unique<Bf16Buffer>(std::size_t(rows_) * sh.out);
@@ -237,14 +255,15 @@ private:
                                                        c_.fast_accumulation);
             // wgrad: dW (out x in) = G^T (stored out x M) * X (stored transposed, in x M).
             layer.wgrad = std::make_unique<LtMatmul>(lt_.h, sh.out, sh.in, rows_, fp8_operand(grad, true, Stored::AsIs),
-                                                     fp8_operand(input, true, Stored::Transposed), CUDA_R_32F, false);
+                                                     fp8_operand(input, true, Stored::Transposed), CUDA_R_32F,
+                                                     c_.fast_accumulation_wgrad);
             // dgrad: dX (rows x in) = G (rows x out) * W (stored transposed, in x out).
             if (l > 0)
                 for (int rows : chunk_row_counts())
                     layer.dgrad.push_back(std::make_unique<LtMatmul>(lt_.h, rows, sh.in, sh.out,
                                                                      fp8_operand(grad, false, Stored::AsIs),
                                                                      fp8_operand(weight, true, Stored::Transposed),
-                                                                     CUDA_R_16BF, false));
+                                                                     CUDA_R_16BF, c_.fast_accumulation_dgrad));
         } else {
             layer.w16 = std::make_unique<Bf16Buffer>(n);
             train::f32_to_bf16(layer.w.ptr, layer.w16->ptr, n, s);

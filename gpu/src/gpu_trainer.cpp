@@ -1,8 +1,12 @@
 // Training the MLP on the GPU: warm-up, one CUDA graph per batch of the pool, timed
 // replays, progress and cancellation, peak memory, the result (gpu/trainer.hpp).
 #include <algorithm>
+#include <bit>
+#include <mutex>
 #include <string>
 #include <vector>
+
+#include "emulator/training_task.hpp"
 
 #include "gpu/src/cuda_check.hpp"
 #include "gpu/src/gpu_mlp.hpp"
@@ -10,6 +14,42 @@
 
 namespace fp8lab::gpu {
 namespace {
+
+// The emulator's batches and initial weights for a configuration, made on the host with
+// every core. The last one made is kept: a BF16 run and an FP8 run of the same
+// experiment (the comparison, every benchmark) share their data.
+const detail::HostTrainingData& host_training_data(const GpuTrainConfig& config) {
+    static std::mutex mutex;
+    static std::string cached_key;
+    static detail::HostTrainingData cached;
+    const emu::Experiment e = experiment_of(config);
+    emu::Experiment data_only = e;  // what the data and the weights depend on
+    data_only.numerics = {};
+    data_only.optimizer = {};
+    data_only.steps = 1;
+    const std::string key = emu::to_json(data_only);
+    std::lock_guard<std::mutex> lock(mutex);
+    if (key == cached_key) return cached;
+    cached_key.clear();
+    detail::HostTrainingData data;
+    const emu::TrainingTask task(e);
+    const int batches = e.task.batches;
+    const std::size_t per_batch = std::size_t(e.tokens) * e.model.input;
+    data.inputs.resize(per_batch * batches);
+    data.targets.resize(per_batch * batches);
+    const auto bits = [](float v) { return std::uint16_t(std::bit_cast<std::uint32_t>(v) >> 16); };  // exact: BF16 values
+    for (int b = 0; b < batches; ++b) {
+        const emu::Batch batch = task.batch(std::uint64_t(b), e.tokens);
+        for (std::size_t i = 0; i < per_batch; ++i) {
+            data.inputs[std::size_t(b) * per_batch + i] = bits(batch.inputs[i]);
+            data.targets[std::size_t(b) * per_batch + i] = bits(batch.targets[i]);
+        }
+    }
+    for (int l = 0; l < e.linear_layers(); ++l) data.weights.push_back(emu::initial_weights(e, l));
+    cached = std::move(data);
+    cached_key = key;
+    return cached;
+}
 
 std::size_t used_device_bytes(std::size_t free_at_start) {
     std::size_t free = 0, total = 0;
@@ -31,7 +71,7 @@ GpuTrainResult train_mlp_on_gpu(const GpuTrainConfig& config, const GpuProgress&
     result.device = describe(probe());
     std::size_t peak = 0;
     {
-        detail::GpuMlp mlp(config);
+        detail::GpuMlp mlp(config, host_training_data(config));
         cudaStream_t stream;
         // The GEMMs' stream gets the higher priority: the side stream's memory-bound kernels
         // should fill the SMs the GEMMs leave, not take them.
@@ -115,6 +155,13 @@ GpuTrainResult train_mlp_on_gpu(const GpuTrainConfig& config, const GpuProgress&
     }
     result.peak_memory_bytes = peak;
     return result;
+}
+
+GpuInitialState gpu_initial_state(const GpuTrainConfig& config) {
+    validate(config);
+    detail::require_gpu();
+    const detail::GpuMlp mlp(config, host_training_data(config));
+    return mlp.initial_state();
 }
 
 }  // namespace fp8lab::gpu

@@ -20,43 +20,9 @@ int grid_for(std::size_t n, int per_thread = 1) {
     return int(std::clamp<std::size_t>(blocks, 1, 65535));
 }
 
-// splitmix64: a counter-based generator, so a value depends only on (seed, stream, index).
-__device__ std::uint64_t mix(std::uint64_t z) {
-    z += 0x9E3779B97F4A7C15ull;
-    z = (z ^ (z >> 30)) * 0xBF58476D1CE4E5B9ull;
-    z = (z ^ (z >> 27)) * 0x94D049BB133111EBull;
-    return z ^ (z >> 31);
-}
-
-__device__ float normal_at(std::uint64_t seed, std::uint64_t stream_id, std::uint64_t i) {
-    const std::uint64_t r = mix(mix(seed ^ (stream_id * 0xD1B54A32D192ED03ull)) + i);
-    // Box-Muller on two 24-bit uniforms in (0, 1].
-    const float u1 = (float((r >> 40) & 0xFFFFFF) + 1.0f) * (1.0f / 16777216.0f);
-    const float u2 = float((r >> 16) & 0xFFFFFF) * (1.0f / 16777216.0f);
-    return sqrtf(-2.0f * logf(u1)) * cospif(2.0f * u2);
-}
-
-template <class T>
-__device__ void store(T* out, std::size_t i, float v);
-template <>
-__device__ void store(float* out, std::size_t i, float v) { out[i] = v; }
-template <>
-__device__ void store(__nv_bfloat16* out, std::size_t i, float v) { out[i] = __float2bfloat16(v); }
-
-template <class T>
-__global__ void fill_normal_kernel(T* out, std::size_t n, std::uint64_t seed, std::uint64_t stream_id, float stddev) {
-    for (std::size_t i = blockIdx.x * std::size_t(blockDim.x) + threadIdx.x; i < n; i += std::size_t(gridDim.x) * blockDim.x)
-        store(out, i, stddev * normal_at(seed, stream_id, i));
-}
-
 __global__ void f32_to_bf16_kernel(const float* in, __nv_bfloat16* out, std::size_t n) {
     for (std::size_t i = blockIdx.x * std::size_t(blockDim.x) + threadIdx.x; i < n; i += std::size_t(gridDim.x) * blockDim.x)
         out[i] = __float2bfloat16(in[i]);
-}
-
-__global__ void tanh_kernel(__nv_bfloat16* x, std::size_t n) {
-    for (std::size_t i = blockIdx.x * std::size_t(blockDim.x) + threadIdx.x; i < n; i += std::size_t(gridDim.x) * blockDim.x)
-        x[i] = __float2bfloat16(tanhf(__bfloat162float(x[i])));
 }
 
 // A 64 x 64 tile per block of 16 x 16 threads, each thread a 4 x 4 square: its four
@@ -266,22 +232,9 @@ void launch_amax(const CastSource& s, int rows, int cols, unsigned* amax_bits, c
 
 }  // namespace
 
-void fill_normal_f32(float* out, std::size_t n, std::uint64_t seed, std::uint64_t stream_id, float stddev,
-                     cudaStream_t stream) {
-    fill_normal_kernel<<<grid_for(n, 4), kThreads, 0, stream>>>(out, n, seed, stream_id, stddev);
-}
-void fill_normal_bf16(void* out, std::size_t n, std::uint64_t seed, std::uint64_t stream_id, float stddev,
-                      cudaStream_t stream) {
-    fill_normal_kernel<<<grid_for(n, 4), kThreads, 0, stream>>>(static_cast<__nv_bfloat16*>(out), n, seed,
-                                                                 stream_id, stddev);
-}
 void f32_to_bf16(const float* in, void* out, std::size_t n, cudaStream_t stream) {
     f32_to_bf16_kernel<<<grid_for(n, 4), kThreads, 0, stream>>>(in, static_cast<__nv_bfloat16*>(out), n);
 }
-void tanh_bf16_inplace(void* x, std::size_t n, cudaStream_t stream) {
-    tanh_kernel<<<grid_for(n, 4), kThreads, 0, stream>>>(static_cast<__nv_bfloat16*>(x), n);
-}
-
 int cast_tiles(int rows, int cols) { return ((rows + kTile - 1) / kTile) * ((cols + kTile - 1) / kTile); }
 
 void cast_transpose(const CastSource& s, int rows, int cols, const CastTarget& t, cudaStream_t stream) {

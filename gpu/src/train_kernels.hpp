@@ -13,14 +13,7 @@ namespace fp8lab::gpu::train {
 
 using kernels::DeviceScaling;
 
-// N(0, stddev^2) from a counter-based hash of (seed, stream, index): the same values on
-// any GPU and in any launch configuration.
-void fill_normal_f32(float* out, std::size_t n, std::uint64_t seed, std::uint64_t stream_id, float stddev,
-                     cudaStream_t stream);
-void fill_normal_bf16(void* out, std::size_t n, std::uint64_t seed, std::uint64_t stream_id, float stddev,
-                      cudaStream_t stream);
 void f32_to_bf16(const float* in, void* out, std::size_t n, cudaStream_t stream);
-void tanh_bf16_inplace(void* x, std::size_t n, cudaStream_t stream);
 
 // What a cast reads at (row, col): x[row * ld + col] as BF16 or float32, GELU of a BF16
 // pre-activation, GELU's backward (x = the gradient of GELU's output, h = its input), or

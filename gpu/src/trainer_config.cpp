@@ -1,6 +1,9 @@
 // The GPU trainer's configuration rules, model FLOPs, presets and names (in every build).
+#include <algorithm>
+#include <cmath>
 #include <stdexcept>
 #include <string>
+#include <vector>
 
 #include "gpu/trainer.hpp"
 
@@ -42,11 +45,103 @@ void validate(const GpuTrainConfig& c) {
     if (c.delayed.history_length < 1)
         throw std::invalid_argument("the amax history length must be at least 1, not " +
                                     std::to_string(c.delayed.history_length));
-    if (c.precision == GpuPrecision::Fp8 && c.recipe == GpuRecipe::Blockwise && c.fast_accumulation)
+    if (c.precision == GpuPrecision::Fp8 && c.recipe == GpuRecipe::Blockwise &&
+        (c.fast_accumulation || c.fast_accumulation_dgrad || c.fast_accumulation_wgrad))
         throw std::invalid_argument("blockwise scaling needs fast accumulation off: cuBLASLt's block-scaled FP8 GEMMs "
                                     "always promote their partial sums");
     if (c.delayed.margin < 0 || c.delayed.margin > 64)
         throw std::invalid_argument("the margin must be 0 to 64, not " + std::to_string(c.delayed.margin));
+    if (c.data_batches < 0 || c.data_batches > 4096)
+        throw std::invalid_argument("data batches must be 0 (automatic) to 4096, not " + std::to_string(c.data_batches));
+}
+
+int data_batches(const GpuTrainConfig& c) {
+    if (c.data_batches > 0) return c.data_batches;
+    const double bytes = 2.0 * c.tokens * double(c.input_dim) * 2;  // BF16 inputs and targets
+    return int(std::clamp(std::floor(double(256u << 20) / bytes), 1.0, 16.0));
+}
+
+GpuTrainConfig gpu_config(const emu::Experiment& e) {
+    emu::validate(e);
+    std::vector<std::string> refused;
+    const auto refuse = [&](const std::string& field, const std::string& why) { refused.push_back(field + ": " + why); };
+    const emu::Numerics& n = e.numerics;
+    const bool fp8 = n.precision == emu::Precision::Fp8;
+    if (e.model.output != e.model.input)
+        refuse("model.output", "the GPU trainer's last layer maps back to the input size (d -> h -> d); set output = input");
+    if (e.model.biases) refuse("model.biases", "the GPU trainer's layers have no biases");
+    if (e.task.kind != emu::TaskKind::TeacherRegression)
+        refuse("task.kind", "the GPU trainer has the mean squared error only (teacher regression)");
+    if (e.optimizer.grad_clip > 0) refuse("optimizer.grad_clip", "the GPU trainer does not clip gradients");
+    if (n.precision == emu::Precision::Fp32) refuse("numerics.precision", "the GPU trains BF16 or FP8, not FP32");
+    if (fp8) {
+        if (n.recipe != emu::Fp8Recipe::Delayed && n.recipe != emu::Fp8Recipe::Current &&
+            n.recipe != emu::Fp8Recipe::Blockwise)
+            refuse("numerics.recipe", "'" + std::string(emu::fp8_recipe_name(n.recipe)) +
+                                          "': the GPU trainer runs delayed, current and blockwise scaling");
+        const bool hybrid = n.formats.input == &emu::e4m3() && n.formats.weight == &emu::e4m3() &&
+                            (n.formats.gradient == &emu::e5m2() || n.formats.gradient == &emu::e4m3());
+        if (!hybrid)
+            refuse("numerics.formats", "the GPU trainer casts inputs and weights to E4M3 and gradients to E5M2 or E4M3");
+        if (n.rounding.input != emu::RoundingMode::NearestEven || n.rounding.weight != emu::RoundingMode::NearestEven ||
+            n.rounding.gradient != emu::RoundingMode::NearestEven)
+            refuse("numerics.rounding", "the GPU trainer's casts round to nearest-even");
+        if (n.saturation != emu::Saturation::Finite)
+            refuse("numerics.saturation", "the GPU's casts saturate (cvt.satfinite)");
+        if (!n.scaling) refuse("numerics.scaling", "the GPU trainer always scales");
+        if (n.edge_layers_bf16) refuse("numerics.edge_layers_bf16", "the GPU trainer quantises every layer");
+        if (n.loss_scaling) refuse("numerics.loss_scaling", "the GPU trainer has no dynamic loss scaling");
+    }
+    if (!refused.empty()) {
+        std::string text = "the GPU backend cannot run this experiment:";
+        for (const std::string& r : refused) text += "\n  " + r;
+        throw std::invalid_argument(text + "\nRun it on the CPU emulator, or change these settings.");
+    }
+    GpuTrainConfig g;
+    g.input_dim = e.model.input;
+    g.hidden_dim = e.model.hidden;
+    g.hidden_layers = e.model.hidden_layers;
+    g.tokens = e.tokens;
+    g.precision = fp8 ? GpuPrecision::Fp8 : GpuPrecision::Bf16;
+    g.recipe = n.recipe == emu::Fp8Recipe::Current     ? GpuRecipe::Current
+               : n.recipe == emu::Fp8Recipe::Blockwise ? GpuRecipe::Blockwise
+                                                       : GpuRecipe::Delayed;
+    g.formats = n.formats.gradient == &emu::e5m2() ? emu::FormatRecipe::Hybrid : emu::FormatRecipe::E4M3;
+    g.delayed = n.delayed;
+    g.fast_accumulation = n.fast_accumulation.forward;
+    g.fast_accumulation_dgrad = n.fast_accumulation.dgrad;
+    g.fast_accumulation_wgrad = n.fast_accumulation.wgrad;
+    g.steps = e.steps;
+    g.learning_rate = e.optimizer.learning_rate;
+    g.weight_decay = e.optimizer.weight_decay;
+    g.beta1 = e.optimizer.beta1;
+    g.beta2 = e.optimizer.beta2;
+    g.epsilon = e.optimizer.epsilon;
+    g.seed = e.task.seed;
+    g.init_seed = e.init_seed;
+    g.data_batches = e.task.batches;
+    validate(g);
+    return g;
+}
+
+emu::Experiment experiment_of(const GpuTrainConfig& c) {
+    emu::Experiment e;
+    e.model = {c.input_dim, c.hidden_dim, c.hidden_layers, c.input_dim, false};
+    e.task = {emu::TaskKind::TeacherRegression, c.seed, data_batches(c)};
+    e.tokens = c.tokens;
+    e.steps = c.steps;
+    e.init_seed = c.init_seed;
+    e.optimizer = {c.learning_rate, c.beta1, c.beta2, c.epsilon, c.weight_decay, 0.0f};
+    emu::Numerics& n = e.numerics;
+    n.precision = c.precision == GpuPrecision::Fp8 ? emu::Precision::Fp8 : emu::Precision::Bf16;
+    n.recipe = c.recipe == GpuRecipe::Current     ? emu::Fp8Recipe::Current
+               : c.recipe == GpuRecipe::Blockwise ? emu::Fp8Recipe::Blockwise
+                                                  : emu::Fp8Recipe::Delayed;
+    n.formats = {&emu::e4m3(), &emu::e4m3(),
+                 c.formats == emu::FormatRecipe::Hybrid && c.recipe != GpuRecipe::Blockwise ? &emu::e5m2() : &emu::e4m3()};
+    n.delayed = c.delayed;
+    n.fast_accumulation = {c.fast_accumulation, c.fast_accumulation_dgrad, c.fast_accumulation_wgrad};
+    return e;
 }
 
 double model_flops_per_step(const GpuTrainConfig& c) {

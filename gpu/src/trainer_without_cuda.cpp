@@ -10,4 +10,9 @@ GpuTrainResult train_mlp_on_gpu(const GpuTrainConfig& config, const GpuProgress&
     throw GpuUnavailable(probe().reason);
 }
 
+GpuInitialState gpu_initial_state(const GpuTrainConfig& config) {
+    validate(config);
+    throw GpuUnavailable(probe().reason);
+}
+
 }  // namespace fp8lab::gpu

@@ -23,6 +23,8 @@ StepLogic emulated() {
                             "How often the narrow sum is added into a float32 total"),
                     choice("signs", "Operand signs", {"positive", "random"}, "positive",
                            "All-positive operands make the sums, and the accumulator's weakness, grow fastest")};
+    s.no_training_reason = "This step emulates an accumulator of any width; training GEMMs accumulate in float32 on "
+                           "the CPU, and the tensor-cores step maps fast accumulation for the GPU.";
     s.run = [](const Parameters& p, RunContext& ctx) {
         const int bits = int(p.integer("mantissa_bits")), every = int(p.integer("promote_every"));
         const bool positive = p.choice("signs") == "positive";
@@ -84,6 +86,15 @@ StepLogic tensor_cores() {
     StepLogic s;
     s.id = "tensor-cores";
     s.backends = {Backend::Cpu, Backend::Gpu};
+    s.parameters = {toggle("fast_forward", "Fast accumulation: forward", false, "Feeds the training panel (GPU)"),
+                    toggle("fast_dgrad", "Fast accumulation: dgrad", false, "Feeds the training panel (GPU)"),
+                    toggle("fast_wgrad", "Fast accumulation: wgrad", false, "Feeds the training panel (GPU)")};
+    s.training_parameters = {"fast_forward", "fast_dgrad", "fast_wgrad"};
+    s.training_mapping = "Each toggle is cuBLASLt's fast accumulation of that GEMM in training. Only the GPU has it: "
+                         "the CPU emulator accumulates in float32 and refuses it by name.";
+    s.training = [](const Parameters& p, emu::Experiment& e) {
+        e.numerics.fast_accumulation = {p.toggle("fast_forward"), p.toggle("fast_dgrad"), p.toggle("fast_wgrad")};
+    };
     s.run = [](const Parameters&, RunContext& ctx) {
         const bool live = ctx.backend() == Backend::Gpu;
         const AccumulationSweep sweep = live ? measure_tensor_core_accumulation([&](int done, int total) {

@@ -82,15 +82,16 @@ StepLogic recipes() {
     s.id = "recipes";
     s.parameters = {choice("mx_elements", "Element format", {"e4m3", "e5m2", "e3m2", "e2m3", "e2m1"}, "e2m1",
                            "For per-tensor and MX: MXFP8 (e4m3, e5m2), MXFP6 (e3m2, e2m3) or MXFP4 (e2m1)"),
-                    choice("training_recipe", "Recipe for training", {"delayed", "current", "mx-floor", "mx-rceil",
-                                                                      "blockwise", "nvfp4"},
+                    choice("training_recipe", "Recipe for training", enum_choice_names<emu::Fp8Recipe>(),
                            "mx-rceil", "Feeds the training panel")};
-    s.training_mapping = "The recipe for training feeds the training panel's FP8 recipe (the CPU emulator runs all "
-                         "six; the GPU runs delayed, current and blockwise).";
-    s.training = [](const Parameters& p, TrainingSettings& t) {
-        for (emu::Fp8Recipe r : {emu::Fp8Recipe::Delayed, emu::Fp8Recipe::Current, emu::Fp8Recipe::MxFloor,
-                                 emu::Fp8Recipe::MxRceil, emu::Fp8Recipe::Blockwise, emu::Fp8Recipe::Nvfp4})
-            if (emu::fp8_recipe_name(r) == p.choice("training_recipe")) t.fp8.recipe = r;
+    s.training_parameters = {"mx_elements", "training_recipe"};
+    s.training_mapping = "The recipe for training is the experiment's recipe; the element format is every role's "
+                         "for per-tensor and MX recipes (blockwise is E4M3, NVFP4 E2M1, whatever it says).";
+    s.training = [](const Parameters& p, emu::Experiment& e) {
+        const emu::Fp8Recipe r = parse_enum_or_throw<emu::Fp8Recipe>(p.choice("training_recipe"), "training_recipe");
+        set_recipe(e, r);
+        if (r != emu::Fp8Recipe::Blockwise && r != emu::Fp8Recipe::Nvfp4)
+            set_all_formats(e, emu::format_by_name(p.choice("mx_elements")));
     };
     s.run = [](const Parameters& p, RunContext& ctx) {
         const emu::Format& mx = emu::format_by_name(p.choice("mx_elements"));
@@ -148,6 +149,13 @@ StepLogic floor_against_rceil() {
     s.id = "floor-vs-rceil";
     s.parameters = {choice("elements", "Element format", {"e4m3", "e5m2", "e3m2", "e2m3", "e2m1"}, "e4m3",
                            "The MX element format")};
+    s.training_parameters = {"elements"};
+    s.training_mapping = "Training runs MX with the floor rule (mx-floor) and this element format for every role; "
+                         "the recipes step trains RCEIL.";
+    s.training = [](const Parameters& p, emu::Experiment& e) {
+        set_recipe(e, emu::Fp8Recipe::MxFloor);
+        set_all_formats(e, emu::format_by_name(p.choice("elements")));
+    };
     s.run = [](const Parameters& p, RunContext&) {
         const emu::Format& f = emu::format_by_name(p.choice("elements"));
         StepOutput out;
@@ -210,6 +218,18 @@ StepLogic block_size_and_nvfp4() {
     s.id = "block-size";
     s.parameters = {choice("heatmap", "Heatmap of block scales", {"nvfp4", "mxfp4", "mxfp8"}, "nvfp4",
                            "Whose block scales the heatmap shows")};
+    s.training_parameters = {"heatmap"};
+    s.training_mapping = "The heatmap's recipe is trained: nvfp4 (E2M1, 16-element blocks), mxfp4 (MX RCEIL, E2M1) "
+                         "or mxfp8 (MX RCEIL, E4M3).";
+    s.training = [](const Parameters& p, emu::Experiment& e) {
+        const std::string& which = p.choice("heatmap");
+        if (which == "nvfp4") {
+            set_recipe(e, emu::Fp8Recipe::Nvfp4);
+            return;
+        }
+        set_recipe(e, emu::Fp8Recipe::MxRceil);
+        set_all_formats(e, which == "mxfp4" ? emu::e2m1() : emu::e4m3());
+    };
     s.run = [](const Parameters& p, RunContext& ctx) {
         const std::vector<float> x = outlier_channels(ctx.seed());
         StepOutput out;

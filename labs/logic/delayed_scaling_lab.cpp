@@ -49,9 +49,9 @@ std::vector<ParameterSpec> delayed_parameters() {
             integer("margin", "Margin", 0, 4, 0, "Headroom: the scale is divided by 2^margin")};
 }
 
-void map_delayed(const Parameters& p, TrainingSettings& t) {
-    t.fp8.recipe = emu::Fp8Recipe::Delayed;
-    t.fp8.delayed = delayed_config(p);
+void map_delayed(const Parameters& p, emu::Experiment& e) {
+    set_recipe(e, emu::Fp8Recipe::Delayed);
+    e.numerics.delayed = delayed_config(p);
 }
 
 const char* kMapping = "History length, amax algorithm and margin feed the training panel's delayed scaling "
@@ -115,6 +115,7 @@ StepLogic history_window() {
     s.parameters = delayed_parameters();
     s.parameters.push_back(choice("format", "Format", {"e4m3", "e5m2"}, "e4m3", "The tensor's format"));
     s.parameters.push_back(real("spike", "Spike factor", 1.0, 64.0, 8.0, true, "How much larger the spike (and the later jump) is"));
+    s.training_parameters = {"history", "algorithm", "margin"};
     s.training_mapping = kMapping;
     s.training = map_delayed;
     s.run = [](const Parameters& p, RunContext&) {
@@ -197,10 +198,12 @@ StepLogic trace_replay() {
                                   {"fc1.input", "fc1.weight", "fc1.grad_output", "fc2.input", "fc2.weight",
                                    "fc2.grad_output"},
                                   "fc2.grad_output", "One of the six tensors the run scaled"));
-    s.training_mapping = kMapping;
-    s.training = [](const Parameters& p, TrainingSettings& t) {
-        map_delayed(p, t);
-        t.fp8.formats = p.choice("formats") == "e4m3" ? emu::FormatRecipe::E4M3 : emu::FormatRecipe::Hybrid;
+    s.training_parameters = {"history", "algorithm", "margin", "formats"};
+    s.training_mapping = "History length, amax algorithm, margin and formats (hybrid: E5M2 gradients; e4m3: every "
+                         "tensor) feed the experiment's delayed scaling.";
+    s.training = [](const Parameters& p, emu::Experiment& e) {
+        map_delayed(p, e);
+        if (p.choice("formats") == "e4m3") e.numerics.formats.gradient = &emu::e4m3();
     };
     s.run = [](const Parameters& p, RunContext&) {
         const emu::AmaxTrace trace = load_gpu_trace();

@@ -59,6 +59,12 @@ StepLogic bits_to_value() {
     s.id = "bits-to-value";
     s.parameters = {choice("format", "Format", {"e4m3", "e5m2"}, "e4m3", "The 8-bit format to decode"),
                     integer("code", "Code", 0, 255, 0x5A, "The 8-bit code (0x00 to 0xff)")};
+    s.training_parameters = {"format"};
+    s.training_mapping = "The format is every training cast's element format (inputs, weights and gradients), "
+                         "with delayed scaling.";
+    s.training = [](const Parameters& p, emu::Experiment& e) {
+        if (p.choice("format") != "all") set_all_formats(e, emu::format_by_name(p.choice("format")));
+    };
     s.run = [](const Parameters& p, RunContext&) {
         const Format& f = emu::format_by_name(p.choice("format"));
         const auto code = std::uint32_t(p.integer("code"));
@@ -92,6 +98,7 @@ std::string overflow_result(const Format& f) {
 StepLogic special_values() {
     StepLogic s;
     s.id = "special-values";
+    s.no_training_reason = "This step lists codes; it has no setting a training run could take.";
     s.run = [](const Parameters&, RunContext&) {
         StepOutput out;
         Table t{"specials", "Special values by format", {}, {}};
@@ -157,6 +164,7 @@ Table top_binade(const Format& f) {
 StepLogic ocp_versus_ieee() {
     StepLogic s;
     s.id = "ocp-vs-ieee";
+    s.no_training_reason = "This step compares encodings of one format; training casts use the OCP encodings.";
     s.run = [](const Parameters&, RunContext&) {
         StepOutput out;
         out.tables.push_back(top_binade(emu::e4m3()));
@@ -200,6 +208,7 @@ StepLogic ocp_versus_ieee() {
 StepLogic range_and_precision() {
     StepLogic s;
     s.id = "range-and-precision";
+    s.no_training_reason = "This step tabulates every format; it has no setting a training run could take.";
     s.run = [](const Parameters&, RunContext&) {
         StepOutput out;
         Table t{"range", "Range and precision", {}, {}};

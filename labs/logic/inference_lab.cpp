@@ -21,12 +21,16 @@ constexpr int kBatchRows = 256, kEvalBatches = 8;
 constexpr float kShiftFactor = 3.0f;  // how much larger the shifted inputs are
 constexpr float kGeluC = 0.7978845608028654f;
 
-emu::TrainerConfig model_config() {
-    emu::TrainerConfig c;
-    c.task.kind = emu::TaskKind::GaussianClusters;
-    c.precision = emu::Precision::Fp32;
+// A classifier of Gaussian clusters: 64 -> 128 -> 128 -> 16 with biases, trained in FP32.
+emu::Experiment model_config() {
+    emu::Experiment c;
+    c.model = {64, 128, 2, 16, true};
+    c.task = {emu::TaskKind::GaussianClusters, 1, 300};
     c.steps = 300;
-    c.record_trace = false;
+    c.optimizer.learning_rate = 2e-3f;
+    c.optimizer.weight_decay = 0.01f;
+    c.optimizer.grad_clip = 1.0f;
+    c.numerics.precision = emu::Precision::Fp32;
     return c;
 }
 
@@ -95,7 +99,7 @@ std::vector<float> forward(const std::vector<emu::LayerWeights>& layers, std::ve
 // The amax each layer's input reaches on each calibration batch, [batch][layer]: measured
 // once, so that scales for any number of batches are maxima over a prefix.
 std::vector<std::vector<float>> calibration_amax(int batches) {
-    const emu::TrainingTask task(model_config().task);
+    const emu::TrainingTask task(model_config());
     std::vector<std::vector<float>> per_batch;
     for (int b = 0; b < batches; ++b) {
         std::vector<float> amax(trained_model().size(), 0.0f);
@@ -126,7 +130,7 @@ struct EvaluationSet {
 };
 
 EvaluationSet evaluation_set(double shifted) {
-    const emu::TrainingTask task(model_config().task);
+    const emu::TrainingTask task(model_config());
     EvaluationSet set;
     for (int b = 0; b < kEvalBatches; ++b) {
         emu::Batch batch = task.batch(100000 + std::uint64_t(b), kBatchRows);
@@ -183,6 +187,8 @@ StepLogic weights_and_activations() {
     s.id = "weights-and-activations";
     s.parameters = {choice("format", "Format", {"e4m3", "e5m2", "e2m1"}, "e4m3", "For weights and activations"),
                     integer("calibration", "Calibration batches", 1, 64, 8, "Batches that set the static scales")};
+    s.no_training_reason = "Inference settings: this step quantises an already trained model (trained in BF16 on "
+                           "the CPU) for inference; none of its settings changes how a model trains.";
     s.run = [](const Parameters& p, RunContext&) {
         const emu::Format& f = emu::format_by_name(p.choice("format"));
         const int batches = int(p.integer("calibration"));
@@ -234,6 +240,8 @@ StepLogic calibration() {
     s.parameters = {choice("format", "Format", {"e4m3", "e5m2", "e2m1"}, "e4m3", "For weights and activations"),
                     integer("shifted", "Shifted inputs at inference (%)", 0, 20, 2,
                             "Inputs several times larger than anything the calibration saw")};
+    s.no_training_reason = "Inference settings: this step quantises an already trained model (trained in BF16 on "
+                           "the CPU) for inference; none of its settings changes how a model trains.";
     s.run = [](const Parameters& p, RunContext& ctx) {
         const emu::Format& f = emu::format_by_name(p.choice("format"));
         const double shifted = double(p.integer("shifted")) / 100;
@@ -285,6 +293,8 @@ StepLogic calibration() {
 StepLogic kv_cache() {
     StepLogic s;
     s.id = "kv-cache";
+    s.no_training_reason = "Inference settings: this step quantises an already trained model (trained in BF16 on "
+                           "the CPU) for inference; none of its settings changes how a model trains.";
     s.run = [](const Parameters&, RunContext& ctx) {
         const int tokens = 256, dim = 64, queries = 16;
         const std::vector<int> outlier_channels = {3, 17, 42};

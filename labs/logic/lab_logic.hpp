@@ -2,6 +2,7 @@
 #pragma once
 
 #include "labs/lab.hpp"
+#include "labs/training_mapping.hpp"
 
 namespace fp8lab::labs {
 

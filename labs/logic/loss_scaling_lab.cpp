@@ -24,6 +24,7 @@ StepLogic underflow() {
     s.id = "underflow";
     s.parameters = {integer("decades", "Decades the gradients span", 1, 14, 8, "Around 1e-6"),
                     integer("scale_log2", "Loss scale (log2)", 0, 40, 16, "The loss is multiplied by 2^this")};
+    s.no_training_reason = "A fixed loss scale on sampled gradients; the dynamic step trains with a loss scaler.";
     s.run = [](const Parameters& p, RunContext& ctx) {
         const std::vector<float> g = sample_tensor(TensorKind::Gradients, 1 << 14, ctx.seed(), int(p.integer("decades")));
         const int chosen = int(p.integer("scale_log2"));
@@ -91,12 +92,16 @@ StepLogic dynamic_scaler() {
                     integer("initial_log2", "Initial scale (log2)", 0, 24, 16, "GradScaler starts at 2^16"),
                     toggle("train_with_loss_scaling", "Train FP8 with loss scaling only", true,
                            "Feeds the training panel: one global loss scale instead of per-tensor scaling")};
-    s.training_mapping = "With the toggle on, the training panel runs FP8 without per-tensor scaling (scale 1) and "
-                         "with dynamic loss scaling at GradScaler's defaults, as FP16 training did; off leaves "
-                         "delayed per-tensor scaling.";
-    s.training = [](const Parameters& p, TrainingSettings& t) {
-        t.loss_scaling = p.toggle("train_with_loss_scaling");
-        t.fp8.scaling_disabled = p.toggle("train_with_loss_scaling");
+    s.training_parameters = {"growth_interval", "initial_log2", "train_with_loss_scaling"};
+    s.training_mapping = "With the toggle on, training runs FP8 without per-tensor scaling (scale 1) and with "
+                         "dynamic loss scaling from this step's initial scale and growth interval, as FP16 "
+                         "training did; off leaves delayed per-tensor scaling and no loss scaler.";
+    s.training = [](const Parameters& p, emu::Experiment& e) {
+        const bool on = p.toggle("train_with_loss_scaling");
+        e.numerics.loss_scaling = on;
+        e.numerics.scaling = !on;
+        e.numerics.loss_scaler.growth_interval = int(p.integer("growth_interval"));
+        e.numerics.loss_scaler.initial_scale = std::ldexp(1.0f, int(p.integer("initial_log2")));
     };
     s.run = [](const Parameters& p, RunContext&) {
         emu::LossScalerConfig config;

@@ -35,6 +35,8 @@ StepLogic modes() {
     s.id = "modes";
     s.parameters = {choice("format", "Format", {"e4m3", "e5m2", "e3m2", "e2m3", "e2m1"}, "e4m3", "The target format"),
                     real("x", "Value x", -400.0, 400.0, 1.0625, false, "The value to convert")};
+    s.no_training_reason = "This step rounds one value every way; a training cast rounds to nearest-even or "
+                           "stochastically (the stochastic-rounding step maps that).";
     s.run = [](const Parameters& p, RunContext&) {
         const Format& f = emu::format_by_name(p.choice("format"));
         const double x = p.real("x");
@@ -103,7 +105,15 @@ StepLogic stochastic() {
     s.parameters = {choice("format", "Accumulator format", {"bf16", "fp16", "e4m3", "e5m2"}, "bf16",
                            "The format the running value is stored in after every addition"),
                     real("delta", "Update size", 1e-5, 0.5, 1e-3, true, "What every step adds"),
-                    integer("steps", "Steps", 10, 20000, 1000, "How many updates are added")};
+                    integer("steps", "Steps", 10, 20000, 1000, "How many updates are added"),
+                    choice("training_rounding", "Gradient rounding for training", {"nearest-even", "stochastic"}, "stochastic", "Feeds the training panel: how the gradients' casts round")};
+    s.training_parameters = {"training_rounding"};
+    s.training_mapping = "Training rounding is the rounding of the gradients' casts (nearest-even or stochastic, "
+                         "with the emulator's counter-based random bits).";
+    s.training = [](const Parameters& p, emu::Experiment& e) {
+        e.numerics.rounding.gradient = parse_enum_or_throw<emu::RoundingMode>(p.choice("training_rounding"),
+                                                                               "training_rounding");
+    };
     s.run = [](const Parameters& p, RunContext& context) {
         const Format& f = emu::format_by_name(p.choice("format"));
         const double delta = p.real("delta");
@@ -158,7 +168,16 @@ StepLogic stochastic() {
 StepLogic saturation() {
     StepLogic s;
     s.id = "saturation";
-    s.parameters = {choice("format", "Format", {"e4m3", "e5m2"}, "e4m3", "The target format")};
+    s.parameters = {choice("format", "Format", {"e4m3", "e5m2"}, "e4m3", "The target format"),
+                    choice("training_saturation", "Saturation for training", enum_choice_names<emu::Saturation>(), "finite", "Feeds the training panel: finite clips overflow, none lets it become Inf or NaN")};
+    s.training_parameters = {"format", "training_saturation"};
+    s.training_mapping = "The format is every training cast's element format; saturation none lets an overflow "
+                         "become Inf (E5M2) or NaN (E4M3) in training, finite clips it to the largest value.";
+    s.training = [](const Parameters& p, emu::Experiment& e) {
+        set_all_formats(e, emu::format_by_name(p.choice("format")));
+        e.numerics.saturation = parse_enum_or_throw<emu::Saturation>(p.choice("training_saturation"),
+                                                                      "training_saturation");
+    };
     s.run = [](const Parameters& p, RunContext&) {
         const Format& f = emu::format_by_name(p.choice("format"));
         const double max = f.max_finite;
@@ -217,6 +236,8 @@ StepLogic double_rounding() {
     StepLogic s;
     s.id = "double-rounding";
     s.parameters = {choice("format", "Format", {"e4m3", "e5m2", "e3m2", "e2m3", "e2m1"}, "e4m3", "The target format")};
+    s.no_training_reason = "Double rounding is about float64 inputs; a training cast converts each float32 value "
+                           "once.";
     s.run = [](const Parameters& p, RunContext&) {
         const Format& f = emu::format_by_name(p.choice("format"));
         const double mid = 1.0 + emu::ulp(f, 1.0) / 2;  // the tie between 1 and the next value

@@ -15,34 +15,33 @@ namespace {
 
 constexpr const char* kCrossoverAsset = "h100-crossover.csv";
 
-emu::Fp8Recipe recipe_named(const std::string& name) {
-    for (emu::Fp8Recipe r : {emu::Fp8Recipe::Delayed, emu::Fp8Recipe::Current, emu::Fp8Recipe::MxFloor,
-                             emu::Fp8Recipe::MxRceil, emu::Fp8Recipe::Blockwise, emu::Fp8Recipe::Nvfp4})
-        if (emu::fp8_recipe_name(r) == name) return r;
-    throw ParameterError("unknown recipe '" + name + "'");
+void map_loss_curves(const Parameters& p, emu::Experiment& e) {
+    set_recipe(e, parse_enum_or_throw<emu::Fp8Recipe>(p.choice("recipe"), "recipe"));
+    if (p.choice("formats") == "e4m3" && e.numerics.recipe != emu::Fp8Recipe::Nvfp4)
+        e.numerics.formats.gradient = &emu::e4m3();
+    e.numerics.delayed.history_length = int(p.integer("history"));
+    e.steps = int(p.integer("steps"));
 }
 
-TrainingSettings settings_of(const Parameters& p) {
-    TrainingSettings t;
-    t.fp8.recipe = recipe_named(p.choice("recipe"));
-    t.fp8.formats = p.choice("formats") == "e4m3" ? emu::FormatRecipe::E4M3 : emu::FormatRecipe::Hybrid;
-    t.fp8.delayed.history_length = int(p.integer("history"));
-    t.steps = int(p.integer("steps"));
-    return t;
+emu::Experiment experiment_of(const Parameters& p) {
+    emu::Experiment e = lab_experiment();
+    map_loss_curves(p, e);
+    return e;
 }
 
 StepLogic loss_curves() {
     StepLogic s;
     s.id = "loss-curves";
     s.backends = {Backend::Cpu, Backend::Gpu};
-    s.parameters = {choice("recipe", "FP8 recipe", {"delayed", "current", "mx-floor", "mx-rceil", "blockwise", "nvfp4"},
+    s.parameters = {choice("recipe", "FP8 recipe", enum_choice_names<emu::Fp8Recipe>(),
                            "delayed", "The GPU runs delayed, current and blockwise; the CPU emulator all six"),
                     choice("formats", "Formats", {"hybrid", "e4m3"}, "hybrid", "hybrid: E5M2 gradients"),
                     integer("history", "History length", 1, 1024, 16, "Delayed scaling's amax history"),
                     integer("steps", "Steps", 20, 1000, 200, "Training steps of each run")};
-    s.training_mapping = "Recipe, formats, history length and steps are the training panel's settings.";
-    s.training = [](const Parameters& p, TrainingSettings& t) { t = settings_of(p); };
-    s.run = [](const Parameters& p, RunContext& ctx) { return run_training_comparison(settings_of(p), ctx); };
+    s.training_parameters = {"recipe", "formats", "history", "steps"};
+    s.training_mapping = "Recipe, formats (hybrid: E5M2 gradients), history length and steps are the experiment's.";
+    s.training = map_loss_curves;
+    s.run = [](const Parameters& p, RunContext& ctx) { return run_training_comparison(experiment_of(p), ctx); };
     const double weight_mib = 4096.0 * 16384.0 * emu::e4m3().total_bits / 8 / (1024.0 * 1024.0);
     s.exercise = numeric_exercise(
         "The large preset's first weight is 4096 x 16384. How many MiB does its FP8 (E4M3) copy take?", weight_mib,
@@ -55,32 +54,35 @@ StepLogic loss_curves() {
 
 struct Variant {
     std::string name;
-    emu::TrainerConfig config;
+    emu::Experiment config;
 };
 
 StepLogic what_breaks() {
     StepLogic s;
     s.id = "what-breaks";
     s.parameters = {integer("steps", "Steps", 20, 400, 100, "Training steps of each run")};
+    s.training_parameters = {"steps"};
+    s.training_mapping = "Steps is the experiment's; the panel trains BF16 against the recipe (delayed, hybrid).";
+    s.training = [](const Parameters& p, emu::Experiment& e) { e.steps = int(p.integer("steps")); };
     s.run = [](const Parameters& p, RunContext& ctx) {
-        TrainingSettings base;
+        emu::Experiment base = lab_experiment();
         base.steps = int(p.integer("steps"));
-        base.fp8.delayed.history_length = 16;
+        base.numerics.delayed.history_length = 16;
         std::vector<Variant> variants;
-        variants.push_back({"BF16", cpu_training_config(base, emu::Precision::Bf16)});
-        variants.push_back({"FP8, delayed, hybrid (the recipe)", cpu_training_config(base, emu::Precision::Fp8)});
-        TrainingSettings v = base;
-        v.fp8.scaling_disabled = true;
-        variants.push_back({"FP8 without scaling", cpu_training_config(v, emu::Precision::Fp8)});
+        variants.push_back({"BF16", emu::with_precision(base, emu::Precision::Bf16)});
+        variants.push_back({"FP8, delayed, hybrid (the recipe)", base});
+        emu::Experiment v = base;
+        v.numerics.scaling = false;
+        variants.push_back({"FP8 without scaling", v});
         v = base;
-        v.fp8.formats = emu::FormatRecipe::E4M3;
-        variants.push_back({"FP8 with E4M3 gradients", cpu_training_config(v, emu::Precision::Fp8)});
+        v.numerics.formats.gradient = &emu::e4m3();
+        variants.push_back({"FP8 with E4M3 gradients", v});
         v = base;
-        v.fp8.delayed = {1, emu::AmaxAlgorithm::MostRecent, 0};
-        variants.push_back({"FP8, history of one step", cpu_training_config(v, emu::Precision::Fp8)});
+        v.numerics.delayed = {1, emu::AmaxAlgorithm::MostRecent, 0};
+        variants.push_back({"FP8, history of one step", v});
         v = base;
-        v.first_last_in_bf16 = true;
-        variants.push_back({"FP8, first and last layer BF16", cpu_training_config(v, emu::Precision::Fp8)});
+        v.numerics.edge_layers_bf16 = true;
+        variants.push_back({"FP8, first and last layer BF16", v});
 
         StepOutput out;
         Figure fig;
@@ -144,6 +146,8 @@ StepLogic crossover() {
     StepLogic s;
     s.id = "crossover";
     s.backends = {Backend::Cpu, Backend::Gpu};
+    s.no_training_reason = "This step shows speeds measured on a GPU across model sizes; it has no numeric setting "
+                           "of its own (the loss-curves step trains).";
     s.run = [](const Parameters&, RunContext& ctx) {
         const bool live = ctx.backend() == Backend::Gpu;
         const CrossoverSweep sweep = live ? measure_crossover(40, [&](int done, int total) {

@@ -19,6 +19,12 @@ StepLogic number_line() {
     StepLogic s;
     s.id = "number-line";
     s.parameters = {choice("format", "Format", kSmallFormats, "e4m3", "The format whose values are drawn")};
+    s.training_parameters = {"format"};
+    s.training_mapping = "The format is every training cast's element format (inputs, weights and gradients), "
+                         "with delayed scaling.";
+    s.training = [](const Parameters& p, emu::Experiment& e) {
+        if (p.choice("format") != "all") set_all_formats(e, emu::format_by_name(p.choice("format")));
+    };
     s.run = [](const Parameters& p, RunContext&) {
         const Format& f = emu::format_by_name(p.choice("format"));
         std::vector<emu::RepresentableValue> values = emu::representable_values(f);
@@ -126,6 +132,12 @@ StepLogic error_by_magnitude() {
     std::vector<std::string> choices = {"all"};
     choices.insert(choices.end(), kSmallFormats.begin(), kSmallFormats.end());
     s.parameters = {choice("format", "Formats", choices, "all", "One format, or all of them on one plot")};
+    s.training_parameters = {"format"};
+    s.training_mapping = "One format (not all) is every training cast's element format (inputs, weights and gradients), "
+                         "with delayed scaling.";
+    s.training = [](const Parameters& p, emu::Experiment& e) {
+        if (p.choice("format") != "all") set_all_formats(e, emu::format_by_name(p.choice("format")));
+    };
     s.run = [](const Parameters& p, RunContext& context) {
         std::vector<const Format*> formats;
         for (const std::string& name : kSmallFormats)
@@ -173,6 +185,7 @@ StepLogic fixed_grid() {
     StepLogic s;
     s.id = "fixed-grid";
     s.parameters = {integer("grid", "Grid steps per unit", 2, 64, 8, "The fixed grid is multiples of 1/grid")};
+    s.no_training_reason = "A fixed-point grid is not a format a training cast can use; this step only contrasts it.";
     s.run = [](const Parameters& p, RunContext&) {
         const Format& f = emu::e4m3();
         const double step = 1.0 / double(p.integer("grid"));

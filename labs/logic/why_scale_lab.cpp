@@ -72,15 +72,22 @@ std::vector<Cell> census_row(std::string label, float scale, const QuantizationC
 
 const std::vector<std::string> kFp8 = {"e4m3", "e5m2"};
 
-void map_format(const std::string& format, TrainingSettings& t) {
-    t.fp8.formats = format == "e4m3" ? emu::FormatRecipe::E4M3 : emu::FormatRecipe::Hybrid;
-}
 
 StepLogic against_the_grid() {
     StepLogic s;
     s.id = "against-the-grid";
     s.parameters = {choice("tensor", "Tensor", {"weights", "activations", "gradients"}, "weights", "What to sample"),
                     choice("format", "Format", {"e4m3", "e5m2", "e3m2", "e2m3", "e2m1"}, "e4m3", "The target format")};
+    s.training_parameters = {"tensor", "format"};
+    s.training_mapping = "The format is the training cast of the chosen tensor's role (weights: the weights, "
+                         "activations: the layer inputs, gradients: the output gradients), with delayed scaling.";
+    s.training = [](const Parameters& p, emu::Experiment& e) {
+        const emu::Format* f = &emu::format_by_name(p.choice("format"));
+        auto& roles = e.numerics.formats;
+        (role_of_tensor(p.choice("tensor")) == emu::TensorRole::Weight  ? roles.weight
+         : role_of_tensor(p.choice("tensor")) == emu::TensorRole::Input ? roles.input
+                                                                        : roles.gradient) = f;
+    };
     s.run = [](const Parameters& p, RunContext& ctx) {
         const emu::Format& f = emu::format_by_name(p.choice("format"));
         const TensorKind kind = tensor_kind(p.choice("tensor"));
@@ -115,11 +122,17 @@ StepLogic per_tensor_scaling() {
     s.parameters = {choice("tensor", "Tensor", {"weights", "activations", "gradients"}, "gradients", "What to sample"),
                     choice("format", "Format", kFp8, "e4m3", "The target format"),
                     toggle("scale", "Scale the tensor", true, "Multiply by max / amax before converting")};
-    s.training_mapping = "Scale off trains FP8 with scale 1 for every tensor (no scaling); on uses delayed scaling. "
-                         "Format e4m3 uses E4M3 for every operand; e5m2 the hybrid recipe (E5M2 gradients).";
-    s.training = [](const Parameters& p, TrainingSettings& t) {
-        t.fp8.scaling_disabled = !p.toggle("scale");
-        map_format(p.choice("format"), t);
+    s.training_parameters = {"tensor", "format", "scale"};
+    s.training_mapping = "The format is the training cast of the chosen tensor's role (weights: the weights, "
+                         "activations: the layer inputs, gradients: the output gradients); scale off trains "
+                         "with scale 1 for every tensor, on with delayed scaling.";
+    s.training = [](const Parameters& p, emu::Experiment& e) {
+        e.numerics.scaling = p.toggle("scale");
+        const emu::Format* f = &emu::format_by_name(p.choice("format"));
+        auto& roles = e.numerics.formats;
+        (role_of_tensor(p.choice("tensor")) == emu::TensorRole::Weight  ? roles.weight
+         : role_of_tensor(p.choice("tensor")) == emu::TensorRole::Input ? roles.input
+                                                                        : roles.gradient) = f;
     };
     s.run = [](const Parameters& p, RunContext& ctx) {
         const emu::Format& f = emu::format_by_name(p.choice("format"));
@@ -164,9 +177,12 @@ StepLogic gradients() {
     s.parameters = {integer("decades", "Decades the gradients span", 1, 14, 8, "Width of the log-uniform magnitudes"),
                     choice("training_format", "Gradient format for training", kFp8, "e5m2",
                            "Feeds the training panel: e4m3 everywhere, or E5M2 for gradients (hybrid)")};
-    s.training_mapping = "The gradient format feeds training: e4m3 uses E4M3 for every operand, e5m2 the hybrid "
-                         "recipe (E4M3 forward, E5M2 gradients). Both with delayed scaling.";
-    s.training = [](const Parameters& p, TrainingSettings& t) { map_format(p.choice("training_format"), t); };
+    s.training_parameters = {"training_format"};
+    s.training_mapping = "The gradient format is the training cast of the output gradients (inputs and weights "
+                         "stay E4M3), with delayed scaling.";
+    s.training = [](const Parameters& p, emu::Experiment& e) {
+        e.numerics.formats.gradient = &emu::format_by_name(p.choice("training_format"));
+    };
     s.run = [](const Parameters& p, RunContext& ctx) {
         const int chosen = int(p.integer("decades"));
         StepOutput out;

@@ -13,22 +13,33 @@ using namespace fp8lab::emu;
 
 namespace {
 
-TrainerConfig small(Precision p, int steps = 40) {
-    TrainerConfig c;
-    c.precision = p;
+// The recipe with the element formats it dictates (blockwise E4M3, NVFP4 E2M1).
+void set_recipe_formats(Experiment& c, Fp8Recipe recipe) {
+    c.numerics.recipe = recipe;
+    if (recipe == Fp8Recipe::Blockwise) c.numerics.formats = {&e4m3(), &e4m3(), &e4m3()};
+    if (recipe == Fp8Recipe::Nvfp4) c.numerics.formats = {&e2m1(), &e2m1(), &e2m1()};
+}
+
+Experiment small(Precision p, int steps = 40) {
+    Experiment c;
+    c.numerics.precision = p;
     c.steps = steps;
-    c.hidden_dim = 32;
+    c.model.hidden = 32;
     c.tokens = 32;
-    c.task.input_dim = 16;
-    c.task.output_dim = 4;
+    c.model.input = 16;
+    c.model.output = 4;
+    c.model.hidden_layers = 2;
+    c.model.biases = true;  // the gradient check covers the biases too
+    c.optimizer = {2e-3f, 0.9f, 0.999f, 1e-8f, 0.01f, 1.0f};
+    c.task.batches = 64;
     return c;
 }
 
 // The network's loss in float64, written independently of the trainer: GELU (tanh
 // approximation) between layers, MSE or softmax cross-entropy at the end.
-double loss_in_float64(const std::vector<LayerGradients>& layers, const Batch& batch, const TaskConfig& task) {
+double loss_in_float64(const std::vector<LayerGradients>& layers, const Batch& batch, const Experiment& task) {
     std::vector<double> x(batch.inputs.begin(), batch.inputs.end());
-    int width = task.input_dim;
+    int width = task.model.input;
     for (std::size_t l = 0; l < layers.size(); ++l) {
         const LayerGradients& layer = layers[l];
         std::vector<double> y(std::size_t(batch.tokens) * layer.outputs);
@@ -47,7 +58,7 @@ double loss_in_float64(const std::vector<LayerGradients>& layers, const Batch& b
     double loss = 0;
     for (int t = 0; t < batch.tokens; ++t) {
         const double* out = &x[std::size_t(t) * width];
-        if (task.kind == TaskKind::TeacherRegression) {
+        if (task.task.kind == TaskKind::TeacherRegression) {
             for (int o = 0; o < width; ++o) {
                 const double d = out[o] - batch.targets[std::size_t(t) * width + o];
                 loss += d * d / (double(batch.tokens) * width);
@@ -67,14 +78,14 @@ double loss_in_float64(const std::vector<LayerGradients>& layers, const Batch& b
 TEST_CASE("the backward pass matches float64 central differences") {
     for (TaskKind kind : {TaskKind::TeacherRegression, TaskKind::GaussianClusters}) {
         CAPTURE(task_kind_name(kind));
-        TrainerConfig c = small(Precision::Fp32);
+        Experiment c = small(Precision::Fp32);
         c.task.kind = kind;
-        c.hidden_dim = 24;
+        c.model.hidden = 24;
         c.tokens = 16;
         const GradientSnapshot snap = first_step_gradients(c);
-        const Batch batch = TrainingTask(c.task).batch(0, c.tokens);
+        const Batch batch = TrainingTask(c).batch(0, c.tokens);
         std::vector<LayerGradients> layers = snap.layers;
-        CHECK(loss_in_float64(layers, batch, c.task) == doctest::Approx(snap.loss).epsilon(1e-5));
+        CHECK(loss_in_float64(layers, batch, c) == doctest::Approx(snap.loss).epsilon(1e-5));
         // Every bias and a spread of weights in every layer; h = 1e-4 keeps the float64
         // truncation error (h^2) far below the float32 gradient's own rounding.
         const double h = 1e-4;
@@ -84,10 +95,10 @@ TEST_CASE("the backward pass matches float64 central differences") {
             auto check = [&](std::vector<float>& param, const std::vector<float>& grad, std::size_t i) {
                 const float saved = param[i];
                 param[i] = float(saved + h);
-                const double up = loss_in_float64(layers, batch, c.task);
+                const double up = loss_in_float64(layers, batch, c);
                 const double step_up = double(param[i]) - saved;  // the step float32 could take
                 param[i] = float(saved - h);
-                const double down = loss_in_float64(layers, batch, c.task);
+                const double down = loss_in_float64(layers, batch, c);
                 const double step_down = saved - double(param[i]);
                 param[i] = saved;
                 const double numeric = (up - down) / (step_up + step_down);
@@ -124,7 +135,7 @@ TEST_CASE("recipe objects expose what a view plots") {
     CHECK(ls.skipped_steps == std::vector<std::size_t>{1});
     CHECK(ls.scale == 8.0f);
 
-    TrainerConfig c = small(Precision::Fp8, 5);
+    Experiment c = small(Precision::Fp8, 5);
     const TrainerResult r = train_mlp(c);
     REQUIRE(r.scaling.count("fc1.input") == 1);
     CHECK(r.scaling.at("fc1.input").scale_per_step.size() == 5);
@@ -134,17 +145,17 @@ TEST_CASE("recipe objects expose what a view plots") {
 TEST_CASE("an update moves downhill, first-order in the learning rate") {
     // loss(step 1) of a run minus that of a frozen run on the same batches is
     // -lr * <g1, adam direction> + O(lr^2): positive, and linear in a small learning rate.
-    TrainerConfig c = small(Precision::Fp32, 2);
-    c.grad_clip = 0;
-    c.weight_decay = 0;
+    Experiment c = small(Precision::Fp32, 2);
+    c.optimizer.grad_clip = 0;
+    c.optimizer.weight_decay = 0;
     c.task.seed = 3;
     double prev_ratio = 0;
     for (float lr : {1e-4f, 5e-5f}) {
-        c.learning_rate = lr;
+        c.optimizer.learning_rate = lr;
         const TrainerResult r = train_mlp(c);
         // Step 1 sees a new batch; compare against a run with lr -> 0 on the same batches.
-        TrainerConfig frozen = c;
-        frozen.learning_rate = 1e-12f;
+        Experiment frozen = c;
+        frozen.optimizer.learning_rate = 1e-12f;
         const TrainerResult f = train_mlp(frozen);
         const double drop = double(f.loss[1]) - double(r.loss[1]);
         CHECK(drop > 0);  // the update moved downhill
@@ -157,7 +168,7 @@ TEST_CASE("an update moves downhill, first-order in the learning rate") {
 TEST_CASE("the loss falls on both tasks") {
     for (TaskKind kind : {TaskKind::TeacherRegression, TaskKind::GaussianClusters}) {
         CAPTURE(task_kind_name(kind));
-        TrainerConfig c = small(Precision::Fp32, 150);
+        Experiment c = small(Precision::Fp32, 150);
         c.task.kind = kind;
         const TrainerResult r = train_mlp(c);
         CHECK(r.loss.back() < 0.5 * r.loss.front());
@@ -166,11 +177,10 @@ TEST_CASE("the loss falls on both tasks") {
 }
 
 TEST_CASE("FP8 (HYBRID, delayed scaling) ends within 2% of BF16 on the default task") {
-    TrainerConfig c;  // the lab's default size and task
-    c.record_trace = false;
-    c.precision = Precision::Bf16;
+    Experiment c;  // the lab's default size and task
+    c.numerics.precision = Precision::Bf16;
     const TrainerResult bf16 = train_mlp(c);
-    c.precision = Precision::Fp8;
+    c.numerics.precision = Precision::Fp8;
     const TrainerResult fp8 = train_mlp(c);
     MESSAGE("final loss: bf16 " << bf16.loss.back() << ", fp8 " << fp8.loss.back());
     CHECK(std::fabs(fp8.loss.back() - bf16.loss.back()) < 0.02 * bf16.loss.back());
@@ -178,23 +188,23 @@ TEST_CASE("FP8 (HYBRID, delayed scaling) ends within 2% of BF16 on the default t
 }
 
 TEST_CASE("FP8 without scaling flushes far more gradients to zero") {
-    TrainerConfig c = small(Precision::Fp8, 60);
+    Experiment c = small(Precision::Fp8, 60);
     const TrainerResult scaled = train_mlp(c);
-    c.fp8.scaling_disabled = true;
+    c.numerics.scaling = false;
     const TrainerResult unscaled = train_mlp(c);
     MESSAGE("flushed: scaled " << scaled.flushed_fraction() << ", unscaled " << unscaled.flushed_fraction());
     CHECK(unscaled.flushed_fraction() > 0.01);
     CHECK(unscaled.flushed_fraction() > 20 * scaled.flushed_fraction());
     // E4M3 gradients (no E5M2 range) flush more than HYBRID's E5M2 without scaling.
-    c.fp8.formats = FormatRecipe::E4M3;
+    c.numerics.formats.gradient = &e4m3();
     CHECK(train_mlp(c).flushed_fraction() > unscaled.flushed_fraction());
 }
 
 TEST_CASE("the same seed gives the same loss curve bit for bit, whatever the thread count") {
     for (Fp8Recipe recipe : {Fp8Recipe::Delayed, Fp8Recipe::MxRceil, Fp8Recipe::Nvfp4}) {
         CAPTURE(fp8_recipe_name(recipe));
-        TrainerConfig c = small(Precision::Fp8, 15);
-        c.fp8.recipe = recipe;
+        Experiment c = small(Precision::Fp8, 15);
+        set_recipe_formats(c, recipe);
         set_max_threads(1);
         const TrainerResult one = train_mlp(c);
         set_max_threads(2);
@@ -213,16 +223,16 @@ TEST_CASE("cancellation stops the run and keeps the steps done") {
 }
 
 TEST_CASE("loss scaling records its scale and every recipe trains") {
-    TrainerConfig c = small(Precision::Fp8, 30);
-    c.loss_scaling = true;
-    c.loss_scaler.growth_interval = 10;
+    Experiment c = small(Precision::Fp8, 30);
+    c.numerics.loss_scaling = true;
+    c.numerics.loss_scaler.growth_interval = 10;
     const TrainerResult r = train_mlp(c);
     REQUIRE(r.loss_scale.size() + r.skipped_steps.size() >= 30);
     CHECK(r.loss_scale.front() == 65536.0f);
     for (Fp8Recipe recipe : {Fp8Recipe::Current, Fp8Recipe::MxFloor, Fp8Recipe::Blockwise, Fp8Recipe::Nvfp4}) {
         CAPTURE(fp8_recipe_name(recipe));
-        TrainerConfig rc = small(Precision::Fp8, 80);
-        rc.fp8.recipe = recipe;
+        Experiment rc = small(Precision::Fp8, 80);
+        set_recipe_formats(rc, recipe);
         const TrainerResult rr = train_mlp(rc);
         CHECK(rr.loss.back() < 0.7 * rr.loss.front());
     }
@@ -230,8 +240,8 @@ TEST_CASE("loss scaling records its scale and every recipe trains") {
 }
 
 TEST_CASE("amax traces round-trip through text and replay with other settings") {
-    TrainerConfig c = small(Precision::Fp8, 12);
-    const TrainerResult r = train_mlp(c);
+    Experiment c = small(Precision::Fp8, 12);
+    const TrainerResult r = train_mlp(c, {}, true);
     REQUIRE(r.trace.records.size() == 12 * 3 * 3);  // steps x layers x (input, weight, grad)
     std::stringstream text;
     write_amax_trace(text, r.trace);
@@ -243,7 +253,7 @@ TEST_CASE("amax traces round-trip through text and replay with other settings") 
         CHECK(back.records[i].log2_histogram == r.trace.records[i].log2_histogram);
     }
     // Replaying the run's own settings reproduces the scales it used.
-    const auto same = replay_delayed_scaling(back, FormatRecipe::Hybrid, c.fp8.delayed);
+    const auto same = replay_delayed_scaling(back, FormatRecipe::Hybrid, c.numerics.delayed);
     for (std::size_t i = 0; i < same.size(); ++i) CHECK(same[i].scale == back.records[i].scale);
     // A history of 1 follows the amax at once: scales differ somewhere.
     const auto short_history = replay_delayed_scaling(back, FormatRecipe::Hybrid, {1, AmaxAlgorithm::Max, 0});

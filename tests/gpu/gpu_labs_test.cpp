@@ -7,13 +7,14 @@
 #include "labs/accumulation.hpp"
 #include "labs/crossover.hpp"
 #include "labs/training_comparison.hpp"
+#include "labs/training_mapping.hpp"
 #include "tests/gpu/gpu_ready.hpp"
 
 using namespace fp8lab;
 
 TEST_CASE("the training panel's comparison runs on the GPU and reports speed and memory") {
     if (!gpu_ready()) return;
-    labs::TrainingSettings s;
+    emu::Experiment s = labs::lab_experiment();
     s.steps = 40;
     labs::RunContext context(labs::Backend::Gpu);
     const labs::StepOutput out = labs::run_training_comparison(s, context);
@@ -29,7 +30,7 @@ TEST_CASE("the training panel's comparison runs on the GPU and reports speed and
     CHECK(memory);
     CHECK(out.notes.at(0).find("GPU") != std::string::npos);
     // Settings the GPU cannot run are refused, not run as something else.
-    s.fp8.recipe = emu::Fp8Recipe::MxRceil;
+    s.numerics.recipe = emu::Fp8Recipe::MxRceil;
     labs::RunContext again(labs::Backend::Gpu);
     CHECK_THROWS_WITH_AS(labs::run_training_comparison(s, again), doctest::Contains("mx-rceil"), std::invalid_argument);
 }

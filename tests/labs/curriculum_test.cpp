@@ -2,6 +2,10 @@
 // recognised wrong one; steps with FP8 settings map them onto the training panel.
 #include <doctest/doctest.h>
 
+#include <optional>
+
+#include "labs/training_mapping.hpp"
+
 #include "emulator/convert.hpp"
 #include "emulator/current_scaling.hpp"
 #include <cmath>
@@ -25,16 +29,54 @@ const Exercise& exercise(const Catalog& c, const std::string& lab, const std::st
 }
 }  // namespace
 
-TEST_CASE("every step's training mapping is stated and applied together") {
+// Other values of a parameter than its default: the other choices, the ends of a range,
+// the other side of a toggle.
+std::vector<ParameterValue> other_values(const ParameterSpec& p) {
+    std::vector<ParameterValue> values;
+    switch (p.kind) {
+    case ParameterKind::Choice:
+        for (const std::string& c : p.choices) values.emplace_back(c);
+        break;
+    case ParameterKind::Integer: values = {p.int_min, p.int_max}; break;
+    case ParameterKind::Float: values = {p.float_min, p.float_max}; break;
+    case ParameterKind::Toggle: values = {true, false}; break;
+    }
+    return values;
+}
+
+TEST_CASE("every step maps its settings onto the experiment, or says why it has none") {
     const Catalog c = load_catalog();
+    int mapped = 0;
     for (const Lab& lab : c.labs)
         for (const Step& s : lab.steps) {
             CAPTURE(lab.id + "/" + s.logic.id);
+            CHECK(bool(s.logic.training) == s.logic.no_training_reason.empty());
             CHECK(bool(s.logic.training) == !s.logic.training_mapping.empty());
+            CHECK(bool(s.logic.training) == !s.logic.training_parameters.empty());
             if (!s.logic.training) continue;
-            TrainingSettings settings;
-            s.logic.training(Parameters(s.logic.parameters), settings);  // the defaults map without throwing
+            ++mapped;
+            const std::optional<emu::Experiment> base = step_experiment(s.logic, Parameters(s.logic.parameters));
+            REQUIRE(base);
+            CHECK_NOTHROW(emu::validate(*base));
+            // Each mapped parameter exists, and some value of it changes the experiment.
+            for (const std::string& name : s.logic.training_parameters) {
+                CAPTURE(name);
+                const ParameterSpec* spec = nullptr;
+                for (const ParameterSpec& p : s.logic.parameters)
+                    if (p.name == name) spec = &p;
+                REQUIRE(spec);
+                bool changes = false;
+                for (const ParameterValue& v : other_values(*spec)) {
+                    Parameters p(s.logic.parameters);
+                    p.set(name, v);
+                    const std::optional<emu::Experiment> e = step_experiment(s.logic, p);
+                    REQUIRE(e);
+                    changes = changes || !(*e == *base);
+                }
+                CHECK(changes);
+            }
         }
+    CHECK(mapped >= 15);
 }
 
 TEST_CASE("lab 4, why scale: exercises") {
@@ -63,15 +105,17 @@ TEST_CASE("lab 4 maps its scaling switch and format onto the training settings")
     Parameters p(s->logic.parameters);
     p.set("scale", false);
     p.set("format", std::string("e4m3"));
-    TrainingSettings t;
-    s->logic.training(p, t);
-    CHECK(t.fp8.scaling_disabled);
-    CHECK(t.fp8.formats == emu::FormatRecipe::E4M3);
+    p.set("tensor", std::string("gradients"));
+    emu::Experiment t = *step_experiment(s->logic, p);
+    CHECK_FALSE(t.numerics.scaling);
+    CHECK(t.numerics.formats.gradient == &emu::e4m3());
     p.set("scale", true);
     p.set("format", std::string("e5m2"));
-    s->logic.training(p, t);
-    CHECK_FALSE(t.fp8.scaling_disabled);
-    CHECK(t.fp8.formats == emu::FormatRecipe::Hybrid);
+    p.set("tensor", std::string("weights"));
+    t = *step_experiment(s->logic, p);
+    CHECK(t.numerics.scaling);
+    CHECK(t.numerics.formats.weight == &emu::e5m2());
+    CHECK(t.numerics.formats.input == &emu::e4m3());
 }
 
 TEST_CASE("lab 5, delayed scaling: exercises and the replay of the shipped GPU trace") {
@@ -97,10 +141,9 @@ TEST_CASE("lab 5, delayed scaling: exercises and the replay of the shipped GPU t
 
     Parameters margin(s->logic.parameters);
     margin.set("margin", std::int64_t(1));
-    TrainingSettings t;
-    s->logic.training(margin, t);
-    CHECK(t.fp8.delayed.margin == 1);
-    CHECK(t.fp8.recipe == emu::Fp8Recipe::Delayed);
+    const emu::Experiment t = *step_experiment(s->logic, margin);
+    CHECK(t.numerics.delayed.margin == 1);
+    CHECK(t.numerics.recipe == emu::Fp8Recipe::Delayed);
 }
 
 TEST_CASE("lab 6, block scaling: exercises follow the formats' bit widths and the floor rule") {

@@ -4,29 +4,31 @@
 
 #include "gpu/probe.hpp"
 #include "gpu/tensor_ops.hpp"
+#include "emulator/mlp_trainer.hpp"
 #include "labs/training_comparison.hpp"
+#include "labs/training_mapping.hpp"
 
 using namespace fp8lab;
 
 namespace {
-labs::TrainingSettings short_run() {
-    labs::TrainingSettings s;
-    s.steps = 12;
-    s.fp8.delayed.history_length = 4;
-    return s;
+emu::Experiment short_run() {
+    emu::Experiment e = labs::lab_experiment();
+    e.steps = 12;
+    e.numerics.delayed.history_length = 4;
+    return e;
 }
 }  // namespace
 
 TEST_CASE("the CPU comparison trains BF16 and FP8 exactly as the trainer does") {
-    const labs::TrainingSettings s = short_run();
+    const emu::Experiment s = short_run();
     labs::RunContext context(labs::Backend::Cpu);
     int partial_updates = 0;
     context.on_progress = [&](double, const std::string&) { ++partial_updates; };
     const labs::StepOutput out = labs::run_training_comparison(s, context);
     REQUIRE(out.figures.size() == 1);
     REQUIRE(out.figures[0].series.size() == 2);
-    const emu::TrainerResult bf16 = emu::train_mlp(labs::cpu_training_config(s, emu::Precision::Bf16));
-    const emu::TrainerResult fp8 = emu::train_mlp(labs::cpu_training_config(s, emu::Precision::Fp8));
+    const emu::TrainerResult bf16 = emu::train_mlp(emu::with_precision(s, emu::Precision::Bf16));
+    const emu::TrainerResult fp8 = emu::train_mlp(s);
     REQUIRE(out.figures[0].series[0].y.size() == 12);
     for (std::size_t i = 0; i < 12; ++i) {
         CHECK(out.figures[0].series[0].y[i] == double(bf16.loss[i]));
@@ -44,6 +46,9 @@ TEST_CASE("the CPU comparison trains BF16 and FP8 exactly as the trainer does") 
         }
     CHECK(found);
     CHECK(out.notes.at(0).find("CPU emulator") != std::string::npos);
+    bool names_experiment = false;
+    for (const std::string& n : out.notes) names_experiment = names_experiment || n.find("64-256-64") != std::string::npos;
+    CHECK(names_experiment);
 }
 
 TEST_CASE("a cancelled comparison stops with RunCancelled") {
@@ -52,20 +57,35 @@ TEST_CASE("a cancelled comparison stops with RunCancelled") {
     CHECK_THROWS_AS(labs::run_training_comparison(short_run(), context), labs::RunCancelled);
 }
 
-TEST_CASE("settings describe themselves and the GPU refuses what it cannot run, naming it") {
-    labs::TrainingSettings s = short_run();
-    CHECK(labs::describe(s).find("history 4") != std::string::npos);
-    CHECK_NOTHROW(labs::check_gpu_supports(s));
-    s.fp8.recipe = emu::Fp8Recipe::Blockwise;  // the GPU runs blockwise (where cuBLASLt has block scales)
-    CHECK_NOTHROW(labs::check_gpu_supports(s));
-    CHECK(labs::describe(s).find("E4M3 everywhere") != std::string::npos);
-    s.fp8.recipe = emu::Fp8Recipe::MxRceil;
-    s.loss_scaling = true;
-    CHECK_THROWS_WITH_AS(labs::check_gpu_supports(s), doctest::Contains("recipe 'mx-rceil'"), std::invalid_argument);
-    CHECK_THROWS_WITH_AS(labs::check_gpu_supports(s), doctest::Contains("dynamic loss scaling"), std::invalid_argument);
+TEST_CASE("each backend refuses what it cannot run, naming the field and the reason") {
+    emu::Experiment s = short_run();
+    CHECK(emu::describe(s).find("history 4") != std::string::npos);
+    CHECK_NOTHROW(labs::check_backend_supports(s, labs::Backend::Gpu));  // the labs' default runs on both
+    CHECK_NOTHROW(labs::check_backend_supports(s, labs::Backend::Cpu));
+    s.numerics.recipe = emu::Fp8Recipe::Blockwise;
+    s.numerics.formats = {&emu::e4m3(), &emu::e4m3(), &emu::e4m3()};
+    CHECK_NOTHROW(labs::check_backend_supports(s, labs::Backend::Gpu));
+    s.numerics.recipe = emu::Fp8Recipe::MxRceil;
+    s.numerics.loss_scaling = true;
+    CHECK_THROWS_WITH_AS(labs::check_backend_supports(s, labs::Backend::Gpu), doctest::Contains("numerics.recipe: 'mx-rceil'"),
+                         std::invalid_argument);
+    CHECK_THROWS_WITH_AS(labs::check_backend_supports(s, labs::Backend::Gpu), doctest::Contains("numerics.loss_scaling"),
+                         std::invalid_argument);
+    s = short_run();
+    s.numerics.fast_accumulation.forward = true;
+    CHECK_THROWS_WITH_AS(labs::check_backend_supports(s, labs::Backend::Cpu),
+                         doctest::Contains("numerics.fast_accumulation.forward"), std::invalid_argument);
+    CHECK_NOTHROW(labs::check_backend_supports(s, labs::Backend::Gpu));
+    s = short_run();
+    s.model.biases = true;
+    s.task.kind = emu::TaskKind::GaussianClusters;
+    CHECK_THROWS_WITH_AS(labs::check_backend_supports(s, labs::Backend::Gpu), doctest::Contains("model.biases"),
+                         std::invalid_argument);
+    CHECK_THROWS_WITH_AS(labs::check_backend_supports(s, labs::Backend::Gpu), doctest::Contains("task.kind"),
+                         std::invalid_argument);
     s.steps = 0;
     labs::RunContext context(labs::Backend::Cpu);
-    CHECK_THROWS_AS(labs::run_training_comparison(s, context), std::invalid_argument);
+    CHECK_THROWS_WITH_AS(labs::run_training_comparison(s, context), doctest::Contains("steps"), std::invalid_argument);
 }
 
 TEST_CASE("without a usable GPU the GPU comparison says why instead of falling back") {

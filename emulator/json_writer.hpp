@@ -6,7 +6,7 @@
 #include <string_view>
 #include <vector>
 
-namespace fp8lab::cli {
+namespace fp8lab::json {
 
 class JsonWriter {
 public:
@@ -18,10 +18,13 @@ public:
     JsonWriter& value(std::string_view s);
     JsonWriter& value(const char* s) { return value(std::string_view(s)); }
     JsonWriter& value(double v);  // shortest round-trip; NaN and Inf as strings
+    JsonWriter& value(float v);   // shortest text that reads back as this float32
     JsonWriter& value(std::int64_t v);
     JsonWriter& value(int v) { return value(std::int64_t(v)); }
+    JsonWriter& value(std::uint64_t v);  // seeds: the whole uint64 range, never negative
     JsonWriter& value(bool v);
     JsonWriter& null();
+    JsonWriter& raw(std::string_view json);  // a value that is JSON already (trailing newline dropped)
     const std::string& text() const { return out_; }
 
 private:
@@ -35,4 +38,4 @@ private:
 
 std::string json_escape(std::string_view s);  // with the quotes
 
-}  // namespace fp8lab::cli
+}  // namespace fp8lab::json

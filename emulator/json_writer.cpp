@@ -1,12 +1,11 @@
-// JSON writer: commas by nesting state; numbers via to_chars so they read back exactly.
-#include "app/cli/json_writer.hpp"
+// JSON writer (for every layer): commas by nesting state; numbers via to_chars so they read back exactly.
+#include "emulator/json_writer.hpp"
 
-#include "labs/table.hpp"
-
+#include <charconv>
 #include <cmath>
 #include <cstdio>
 
-namespace fp8lab::cli {
+namespace fp8lab::json {
 
 std::string json_escape(std::string_view s) {
     std::string out = "\"";
@@ -71,10 +70,27 @@ JsonWriter& JsonWriter::value(double v) {
     separate();
     if (std::isnan(v)) out_ += "\"NaN\"";
     else if (std::isinf(v)) out_ += v > 0 ? "\"Infinity\"" : "\"-Infinity\"";
-    else out_ += labs::shortest_text(v);
+    else {
+        char buf[32];
+        const auto r = std::to_chars(buf, buf + sizeof buf, v);  // shortest text that reads back exactly
+        out_.append(buf, r.ptr);
+    }
+    return *this;
+}
+JsonWriter& JsonWriter::value(float v) {
+    if (!std::isfinite(v)) return value(double(v));
+    separate();
+    char buf[32];
+    const auto r = std::to_chars(buf, buf + sizeof buf, v);
+    out_.append(buf, r.ptr);
     return *this;
 }
 JsonWriter& JsonWriter::value(std::int64_t v) {
+    separate();
+    out_ += std::to_string(v);
+    return *this;
+}
+JsonWriter& JsonWriter::value(std::uint64_t v) {
     separate();
     out_ += std::to_string(v);
     return *this;
@@ -84,10 +100,16 @@ JsonWriter& JsonWriter::value(bool v) {
     out_ += v ? "true" : "false";
     return *this;
 }
+JsonWriter& JsonWriter::raw(std::string_view json) {
+    separate();
+    while (!json.empty() && json.back() == '\n') json.remove_suffix(1);
+    out_ += json;
+    return *this;
+}
 JsonWriter& JsonWriter::null() {
     separate();
     out_ += "null";
     return *this;
 }
 
-}  // namespace fp8lab::cli
+}  // namespace fp8lab::json

@@ -1,0 +1,163 @@
+// The experiment description: its enums' name tables, its rules and its one-line summary.
+#include "emulator/experiment.hpp"
+
+#include <cmath>
+#include <stdexcept>
+
+namespace fp8lab {
+
+template <>
+std::span<const EnumName<emu::Precision>> enum_names<emu::Precision>() {
+    static constexpr EnumName<emu::Precision> table[] = {
+        {emu::Precision::Fp32, "fp32"}, {emu::Precision::Bf16, "bf16"}, {emu::Precision::Fp8, "fp8"}};
+    return table;
+}
+
+template <>
+std::span<const EnumName<emu::Fp8Recipe>> enum_names<emu::Fp8Recipe>() {
+    using emu::Fp8Recipe;
+    static constexpr EnumName<Fp8Recipe> table[] = {{Fp8Recipe::Delayed, "delayed"},  {Fp8Recipe::Current, "current"},
+                                                    {Fp8Recipe::MxFloor, "mx-floor"}, {Fp8Recipe::MxRceil, "mx-rceil"},
+                                                    {Fp8Recipe::Blockwise, "blockwise"}, {Fp8Recipe::Nvfp4, "nvfp4"}};
+    return table;
+}
+
+template <>
+std::span<const EnumName<emu::TaskKind>> enum_names<emu::TaskKind>() {
+    static constexpr EnumName<emu::TaskKind> table[] = {{emu::TaskKind::TeacherRegression, "teacher"},
+                                                        {emu::TaskKind::GaussianClusters, "clusters"}};
+    return table;
+}
+
+}  // namespace fp8lab
+
+namespace fp8lab::emu {
+namespace {
+
+[[noreturn]] void refuse(const std::string& field, const std::string& why) {
+    throw std::invalid_argument(field + ": " + why);
+}
+
+void check_range(const std::string& field, long long v, long long lo, long long hi) {
+    if (v < lo || v > hi)
+        refuse(field, "must be " + std::to_string(lo) + " to " + std::to_string(hi) + ", not " + std::to_string(v));
+}
+
+void check_float(const std::string& field, float v, float lo, float hi, bool lo_open) {
+    const bool ok = std::isfinite(v) && (lo_open ? v > lo : v >= lo) && v <= hi;
+    if (!ok)
+        refuse(field, std::string("must be a finite number ") + (lo_open ? "above " : "from ") + std::to_string(lo) +
+                          " to " + std::to_string(hi) + ", not " + std::to_string(v));
+}
+
+bool is_element_format(const Format& f) {
+    return &f == &e4m3() || &f == &e5m2() || &f == &e3m2() || &f == &e2m3() || &f == &e2m1();
+}
+
+std::string role_formats(const Experiment& e) {
+    const auto& f = e.numerics.formats;
+    if (f.input == f.weight && f.weight == f.gradient) return std::string(f.input->name);
+    if (f.input == &e4m3() && f.weight == &e4m3() && f.gradient == &e5m2()) return "hybrid";
+    return std::string(f.input->name) + "/" + std::string(f.weight->name) + "/" + std::string(f.gradient->name);
+}
+
+}  // namespace
+
+std::string_view precision_name(Precision p) { return enum_name(p); }
+std::string_view fp8_recipe_name(Fp8Recipe recipe) { return enum_name(recipe); }
+std::string_view task_kind_name(TaskKind kind) { return enum_name(kind); }
+
+bool Experiment::operator==(const Experiment& other) const { return to_json(*this) == to_json(other); }
+
+Experiment with_precision(Experiment e, Precision p) {
+    e.numerics.precision = p;
+    return e;
+}
+
+bool recipe_allows(Fp8Recipe recipe, const Format& f) {
+    switch (recipe) {
+    case Fp8Recipe::Blockwise: return &f == &e4m3();  // DeepSeek-V3 and TE: E4M3 everywhere
+    case Fp8Recipe::Nvfp4: return &f == &e2m1();      // the E4M3 block scales are not a choice
+    default: return is_element_format(f);
+    }
+}
+
+void validate(const Experiment& e) {
+    // Sizes bounded so that a typo cannot ask for gigabytes: 65536 wide, 2^20 tokens.
+    check_range("model.input", e.model.input, 1, 65536);
+    check_range("model.hidden", e.model.hidden, 1, 65536);
+    check_range("model.hidden_layers", e.model.hidden_layers, 1, 16);
+    check_range("model.output", e.model.output, 1, 65536);
+    if (e.task.kind == TaskKind::GaussianClusters && e.model.output < 2)
+        refuse("model.output", "a classification task needs at least 2 classes");
+    check_range("task.batches", e.task.batches, 1, 4096);
+    check_range("tokens", e.tokens, 1, 1 << 20);
+    check_range("steps", e.steps, 1, 1000000);
+    const OptimizerSpec& o = e.optimizer;
+    check_float("optimizer.learning_rate", o.learning_rate, 0.0f, 10.0f, true);
+    check_float("optimizer.beta1", o.beta1, 0.0f, 0.999999f, false);
+    check_float("optimizer.beta2", o.beta2, 0.0f, 0.999999f, false);
+    check_float("optimizer.epsilon", o.epsilon, 0.0f, 1.0f, true);
+    check_float("optimizer.weight_decay", o.weight_decay, 0.0f, 10.0f, false);
+    check_float("optimizer.grad_clip", o.grad_clip, 0.0f, 1e30f, false);
+    const Numerics& n = e.numerics;
+    check_range("numerics.delayed.history", n.delayed.history_length, 1, 65536);
+    check_range("numerics.delayed.margin", n.delayed.margin, 0, 64);
+    const char* roles[3] = {"input", "weight", "gradient"};
+    const TensorRole role_values[3] = {TensorRole::Input, TensorRole::Weight, TensorRole::GradOutput};
+    for (int r = 0; r < 3; ++r) {
+        const Format& f = *n.formats.of(role_values[r]);
+        const std::string field = std::string("numerics.formats.") + roles[r];
+        if (!is_element_format(f)) refuse(field, "'" + std::string(f.name) + "' is not e4m3, e5m2, e3m2, e2m3 or e2m1");
+        if (n.precision == Precision::Fp8 && !recipe_allows(n.recipe, f))
+            refuse(field, "recipe '" + std::string(fp8_recipe_name(n.recipe)) + "' takes " +
+                              (n.recipe == Fp8Recipe::Nvfp4 ? "e2m1 elements" : "e4m3 only") + ", not " +
+                              std::string(f.name));
+        const RoundingMode m = n.rounding.of(role_values[r]);
+        if (m != RoundingMode::NearestEven && m != RoundingMode::Stochastic)
+            refuse(std::string("numerics.rounding.") + roles[r], "a training cast rounds to nearest-even or stochastic, not " +
+                                                                     std::string(rounding_mode_name(m)));
+    }
+    const LossScalerConfig& s = n.loss_scaler;
+    check_float("numerics.loss_scaling.initial_scale", s.initial_scale, 0.0f, 3.4e38f, true);
+    check_float("numerics.loss_scaling.growth_factor", s.growth_factor, 1.0f, 1e6f, true);
+    check_float("numerics.loss_scaling.backoff_factor", s.backoff_factor, 0.0f, 1.0f, true);
+    if (!(s.backoff_factor < 1.0f)) refuse("numerics.loss_scaling.backoff_factor", "must be below 1");
+    check_range("numerics.loss_scaling.growth_interval", s.growth_interval, 1, 1000000);
+}
+
+std::string describe_numerics(const Experiment& e) {
+    const Numerics& n = e.numerics;
+    if (n.precision != Precision::Fp8) return n.precision == Precision::Bf16 ? "BF16" : "FP32";
+    std::string text = n.recipe == Fp8Recipe::Nvfp4 ? "NVFP4" : "FP8 " + std::string(fp8_recipe_name(n.recipe));
+    if (n.recipe != Fp8Recipe::Nvfp4) text += " (" + role_formats(e) + ")";
+    if (!n.scaling) text += " without scaling (scale 1)";
+    else if (n.recipe == Fp8Recipe::Delayed)
+        text += ", history " + std::to_string(n.delayed.history_length) + " " +
+                std::string(amax_algorithm_name(n.delayed.algorithm)) + " margin " + std::to_string(n.delayed.margin);
+    if (n.recipe == Fp8Recipe::Nvfp4)
+        text += std::string(n.nvfp4.weight_tiles ? ", 16x16 weight tiles" : ", 1x16 weight blocks") +
+                (n.nvfp4.stochastic_gradients ? ", stochastic gradients" : "") +
+                (n.nvfp4.hadamard_wgrad ? ", Hadamard wgrad" : "");
+    if (n.rounding.gradient == RoundingMode::Stochastic && n.recipe != Fp8Recipe::Nvfp4)
+        text += ", stochastic gradients";
+    if (n.rounding.input == RoundingMode::Stochastic || n.rounding.weight == RoundingMode::Stochastic)
+        text += ", stochastic forward casts";
+    if (n.saturation == Saturation::None) text += ", no saturation";
+    if (n.fast_accumulation.any())
+        text += std::string(", fast accumulation") + (n.fast_accumulation.forward ? " fwd" : "") +
+                (n.fast_accumulation.dgrad ? " dgrad" : "") + (n.fast_accumulation.wgrad ? " wgrad" : "");
+    if (n.edge_layers_bf16) text += ", first/last layer BF16";
+    if (n.loss_scaling) text += ", dynamic loss scaling";
+    return text;
+}
+
+std::string describe(const Experiment& e) {
+    std::string shape = std::to_string(e.model.input);
+    for (int l = 0; l < e.model.hidden_layers; ++l) shape += "-" + std::to_string(e.model.hidden);
+    shape += "-" + std::to_string(e.model.output);
+    return shape + (e.model.biases ? " with biases" : "") + ", " + std::string(task_kind_name(e.task.kind)) + ", " +
+           std::to_string(e.tokens) + " tokens, " + std::to_string(e.steps) + " steps, " + describe_numerics(e);
+}
+
+}  // namespace fp8lab::emu

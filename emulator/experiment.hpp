@@ -1,0 +1,130 @@
+// The one description of a training experiment that both backends take: the model, the
+// task, the optimizer and every numeric setting. Plain data, saved and read as JSON.
+#pragma once
+
+#include <cstdint>
+#include <string>
+#include <string_view>
+
+#include "emulator/delayed_scaling.hpp"
+#include "emulator/enum_names.hpp"
+#include "emulator/format.hpp"
+#include "emulator/loss_scaler.hpp"
+#include "emulator/rounding.hpp"
+
+namespace fp8lab::emu {
+
+enum class Precision { Fp32, Bf16, Fp8 };  // Fp8: the quantised family, any recipe below
+enum class Fp8Recipe { Delayed, Current, MxFloor, MxRceil, Blockwise, Nvfp4 };
+enum class TaskKind { TeacherRegression, GaussianClusters };
+
+std::string_view precision_name(Precision p);        // "fp32", "bf16", "fp8"
+std::string_view fp8_recipe_name(Fp8Recipe recipe);  // "delayed", "current", "mx-floor", ...
+std::string_view task_kind_name(TaskKind kind);      // "teacher", "clusters"
+
+// input -> hidden (x hidden_layers, GELU after each) -> output.
+struct ModelSpec {
+    int input = 64;
+    int hidden = 256;
+    int hidden_layers = 1;
+    int output = 64;
+    bool biases = false;  // off by default, as in current LLM MLP blocks (and on the GPU)
+};
+
+// The data: `batches` distinct batches of `tokens` rows made from the seed; step s
+// trains on batch s mod batches, so a GPU can hold them all and both backends see the
+// same rows at the same step.
+struct TaskSpec {
+    TaskKind kind = TaskKind::TeacherRegression;
+    std::uint64_t seed = 1;
+    int batches = 16;
+};
+
+struct OptimizerSpec {  // AdamW on float32 master weights
+    float learning_rate = 1e-3f;
+    float beta1 = 0.9f, beta2 = 0.999f, epsilon = 1e-8f;
+    float weight_decay = 0.0f;  // decoupled, applied to weights (not biases)
+    float grad_clip = 0.0f;     // global L2 norm; 0 disables
+};
+
+// What each operand of a linear layer is cast to: the input (activation), the weight and
+// the gradient of the output.
+template <class T>
+struct PerRole {
+    T input, weight, gradient;
+    const T& of(TensorRole role) const {
+        return role == TensorRole::Input ? input : role == TensorRole::Weight ? weight : gradient;
+    }
+    bool operator==(const PerRole&) const = default;
+};
+
+struct FastAccumulation {  // cuBLASLt's FAST_ACCUM per GEMM (the GPU's tensor cores only)
+    bool forward = false, dgrad = false, wgrad = false;
+    bool any() const { return forward || dgrad || wgrad; }
+};
+
+struct Nvfp4Training {  // Transformer Engine's NVFP4BlockScaling options
+    bool weight_tiles = true;          // 16x16 blocks for weights (1x16 otherwise)
+    bool stochastic_gradients = true;  // stochastic rounding of the gradients' elements
+    bool hadamard_wgrad = true;        // random Hadamard transform of both wgrad operands
+};
+
+struct Numerics {
+    Precision precision = Precision::Fp8;
+    Fp8Recipe recipe = Fp8Recipe::Delayed;
+    PerRole<const Format*> formats{&e4m3(), &e4m3(), &e5m2()};  // HYBRID
+    // nearest-even or stochastic, per role (the per-tensor, MX and blockwise casts).
+    PerRole<RoundingMode> rounding{RoundingMode::NearestEven, RoundingMode::NearestEven, RoundingMode::NearestEven};
+    Saturation saturation = Saturation::Finite;  // of the casts; none lets overflow become Inf/NaN
+    bool scaling = true;                         // false: scale 1 everywhere (shows underflow)
+    DelayedScalingConfig delayed;                // history 1024, max, margin 0
+    FastAccumulation fast_accumulation;
+    bool edge_layers_bf16 = false;  // the first and the last layer in BF16, the rest quantised
+    bool loss_scaling = false;      // dynamic loss scaling (GradScaler's rules)
+    LossScalerConfig loss_scaler;
+    Nvfp4Training nvfp4;
+};
+
+struct Experiment {
+    static constexpr int kVersion = 1;
+    ModelSpec model;
+    TaskSpec task;
+    int tokens = 128;  // rows per step
+    int steps = 200;
+    std::uint64_t init_seed = 1;
+    OptimizerSpec optimizer;
+    Numerics numerics;
+
+    int linear_layers() const { return model.hidden_layers + 1; }
+    bool operator==(const Experiment& other) const;
+};
+
+// The same experiment at another precision: the comparison runs BF16 and FP8 this way.
+Experiment with_precision(Experiment e, Precision p);
+
+// Throws std::invalid_argument "FIELD: reason" (FIELD as in the JSON, e.g.
+// "numerics.delayed.history") for any value out of its range or not allowed together.
+void validate(const Experiment& e);
+
+// The element formats a recipe allows, and whether `format` is one of them.
+bool recipe_allows(Fp8Recipe recipe, const Format& format);
+
+// The JSON form (a version field first, every setting named).
+std::string to_json(const Experiment& e);
+// Throws std::runtime_error "SOURCE:LINE: FIELD: reason" for malformed JSON, an unknown or
+// mistyped field, a value out of range or a file of a newer version. Missing fields keep
+// their defaults.
+Experiment experiment_from_json(std::string_view text, std::string_view source);
+
+// One line for lists and legends: "768-3072-768, 32 tokens, FP8 delayed hybrid, ...".
+std::string describe(const Experiment& e);
+// The numerics alone: "FP8 delayed (E4M3/E4M3/E5M2), history 1024 max margin 0".
+std::string describe_numerics(const Experiment& e);
+
+}  // namespace fp8lab::emu
+
+namespace fp8lab {
+template <> std::span<const EnumName<emu::Precision>> enum_names<emu::Precision>();
+template <> std::span<const EnumName<emu::Fp8Recipe>> enum_names<emu::Fp8Recipe>();
+template <> std::span<const EnumName<emu::TaskKind>> enum_names<emu::TaskKind>();
+}  // namespace fp8lab
