@@ -1,0 +1,111 @@
+// The experiment description: its JSON round trip, its enums' name tables, and the refusal
+// of malformed, mistyped, out-of-range and newer-version files with the field named.
+#include <doctest/doctest.h>
+
+#include <stdexcept>
+#include <string>
+
+#include "emulator/experiment.hpp"
+
+using namespace fp8lab;
+using namespace fp8lab::emu;
+
+namespace {
+
+template <class E>
+void check_table_round_trips() {
+    for (const EnumName<E>& n : enum_names<E>()) {
+        CHECK(enum_name(n.value) == n.name);
+        CHECK(parse_enum<E>(n.name) == n.value);
+    }
+    CHECK_FALSE(parse_enum<E>("no-such-name"));
+}
+
+std::string refusal(const std::string& text) {
+    try {
+        experiment_from_json(text, "exp.json");
+    } catch (const std::runtime_error& e) {
+        return e.what();
+    }
+    return "";
+}
+
+}  // namespace
+
+TEST_CASE("every enum's name table round-trips") {
+    check_table_round_trips<Precision>();
+    check_table_round_trips<Fp8Recipe>();
+    check_table_round_trips<TaskKind>();
+    check_table_round_trips<AmaxAlgorithm>();
+    check_table_round_trips<FormatRecipe>();
+    check_table_round_trips<RoundingMode>();
+    check_table_round_trips<Saturation>();
+    CHECK(enum_choices<Precision>() == "fp32, bf16 or fp8");
+}
+
+TEST_CASE("an experiment round-trips through JSON, every field") {
+    Experiment e;
+    CHECK(experiment_from_json(to_json(e), "default") == e);
+    e.model = {96, 320, 3, 48, true};
+    e.task = {TaskKind::GaussianClusters, 18446744073709551615ull, 7};
+    e.tokens = 48;
+    e.steps = 77;
+    e.init_seed = 9223372036854775808ull;  // 2^63: written as an unsigned number
+    e.optimizer = {3e-4f, 0.8f, 0.95f, 1e-6f, 0.1f, 0.5f};
+    e.numerics.precision = Precision::Bf16;
+    e.numerics.recipe = Fp8Recipe::MxFloor;
+    e.numerics.formats = {&e3m2(), &e2m3(), &e5m2()};
+    e.numerics.rounding = {RoundingMode::Stochastic, RoundingMode::NearestEven, RoundingMode::Stochastic};
+    e.numerics.saturation = Saturation::None;
+    e.numerics.scaling = false;
+    e.numerics.delayed = {12, AmaxAlgorithm::MostRecent, 3};
+    e.numerics.fast_accumulation = {true, false, true};
+    e.numerics.edge_layers_bf16 = true;
+    e.numerics.loss_scaling = true;
+    e.numerics.loss_scaler = {1024.0f, 4.0f, 0.25f, 17};
+    e.numerics.nvfp4 = {false, true, false};
+    const std::string text = to_json(e);
+    CHECK(text.find("\"init_seed\":9223372036854775808") != std::string::npos);
+    const Experiment back = experiment_from_json(text, "memory");
+    CHECK(back == e);
+    CHECK(back.numerics.formats.weight == &e2m3());
+    CHECK(back.optimizer.learning_rate == 3e-4f);
+    CHECK(back.task.seed == 18446744073709551615ull);
+    // Missing fields keep their defaults.
+    CHECK(experiment_from_json("{\"fp8lab_experiment\": 1}", "min") == Experiment{});
+}
+
+TEST_CASE("bad experiment files are refused with file:line and the field") {
+    CHECK(refusal("{\"fp8lab_experiment\": 2}").find("exp.json:1: fp8lab_experiment: version 2 was written by a "
+                                                     "newer fp8lab") == 0);
+    CHECK(refusal("{\"steps\": 3}").find("missing") != std::string::npos);
+    CHECK(refusal("{\"fp8lab_experiment\": 1,\n \"stepz\": 3}").find("exp.json:2: stepz: unknown field") == 0);
+    CHECK(refusal("{\"fp8lab_experiment\": 1,\n\n \"steps\": \"many\"}").find("exp.json:3: steps: must be a number") == 0);
+    CHECK(refusal("{\"fp8lab_experiment\": 1, \"steps\": 0}").find("steps: must be a whole number from 1") !=
+          std::string::npos);
+    CHECK(refusal("{\"fp8lab_experiment\": 1, \"numerics\": {\"recipe\": \"magic\"}}")
+              .find("numerics.recipe: 'magic' is not delayed, current") != std::string::npos);
+    CHECK(refusal("{\"fp8lab_experiment\": 1, \"numerics\": {\"formats\": {\"input\": \"bf16\"}}}")
+              .find("numerics.formats.input") != std::string::npos);
+    CHECK(refusal("{\"fp8lab_experiment\": 1, \"numerics\": {\"recipe\": \"blockwise\"}}")
+              .find("numerics.formats.gradient: recipe 'blockwise' takes e4m3 only") != std::string::npos);
+    CHECK(refusal("{\"fp8lab_experiment\": 1, \"task\": {\"seed\": -1}}").find("task.seed") != std::string::npos);
+    CHECK(refusal("{\"fp8lab_experiment\": 1, \"optimizer\": {\"learning_rate\": 1e39}}")
+              .find("optimizer.learning_rate") != std::string::npos);
+    CHECK(refusal("{\"fp8lab_experiment\": 1,").find("exp.json:1:") == 0);
+    CHECK(refusal("{\"fp8lab_experiment\": 1} x").find("after the JSON value") != std::string::npos);
+    CHECK(refusal("{\"fp8lab_experiment\": 1, \"steps\": 1, \"steps\": 2}").find("appears twice") != std::string::npos);
+    CHECK(refusal(std::string(100, '[')).find("nesting deeper") != std::string::npos);
+}
+
+TEST_CASE("validate names the field and describe names every choice") {
+    Experiment e;
+    e.numerics.rounding.gradient = RoundingMode::TowardZero;
+    CHECK_THROWS_WITH_AS(validate(e), doctest::Contains("numerics.rounding.gradient"), std::invalid_argument);
+    e = Experiment{};
+    e.model.hidden_layers = 17;
+    CHECK_THROWS_WITH_AS(validate(e), doctest::Contains("model.hidden_layers"), std::invalid_argument);
+    e = Experiment{};
+    CHECK(describe(e) == "64-256-64, teacher, 128 tokens, 200 steps, FP8 delayed (hybrid), history 1024 max margin 0");
+    CHECK(describe(with_precision(e, Precision::Bf16)).find("BF16") != std::string::npos);
+}
