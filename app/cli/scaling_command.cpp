@@ -3,6 +3,7 @@
 
 #include <cstdio>
 #include <memory>
+#include <optional>
 #include <string>
 
 #include "app/cli/command_options.hpp"
@@ -49,9 +50,9 @@ void add_scaling_command(CLI::App& app, CommandStatus& status) {
     delayed->add_option("--margin", args->margin, "scale = (max * 2^-margin) / amax")->capture_default_str();
     delayed->callback([args, &status] {
         const emu::Format& f = fp8_format_option(args->format);
-        emu::DelayedScalingConfig config{args->history, emu::AmaxAlgorithm::Max, args->margin};
-        if (args->algo == "most_recent") config.algorithm = emu::AmaxAlgorithm::MostRecent;
-        else if (args->algo != "max") throw UsageError("--algo: '" + args->algo + "' is not max or most_recent");
+        const std::optional<emu::AmaxAlgorithm> algo = parse_enum<emu::AmaxAlgorithm>(args->algo);
+        if (!algo) throw UsageError("--algo: '" + args->algo.substr(0, 40) + "' is not " + enum_choices<emu::AmaxAlgorithm>());
+        const emu::DelayedScalingConfig config{args->history, *algo, args->margin};
         if (args->history < 1) throw UsageError("--history: must be at least 1, got " + std::to_string(args->history));
         if (args->margin < 0 || args->margin > 126)
             throw UsageError("--margin: must be 0 to 126, got " + std::to_string(args->margin));

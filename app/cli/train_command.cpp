@@ -4,6 +4,7 @@
 #include <cstdio>
 #include <fstream>
 #include <memory>
+#include <optional>
 #include <sstream>
 #include <string>
 
@@ -122,11 +123,12 @@ void add_trace_command(CLI::App& app, CommandStatus& status) {
     replay->add_option("--algo", args->algo, "max or most_recent")->capture_default_str();
     replay->add_option("--margin", args->margin, "margin")->capture_default_str();
     replay->callback([args, &status] {
-        emu::DelayedScalingConfig config{args->history, emu::AmaxAlgorithm::Max, args->margin};
-        if (args->algo == "most_recent") config.algorithm = emu::AmaxAlgorithm::MostRecent;
-        else if (args->algo != "max") throw UsageError("--algo: '" + args->algo + "' is not max or most_recent");
-        if (args->formats != "hybrid" && args->formats != "e4m3")
-            throw UsageError("--formats: '" + args->formats + "' is not hybrid or e4m3");
+        const std::optional<emu::AmaxAlgorithm> algo = parse_enum<emu::AmaxAlgorithm>(args->algo);
+        if (!algo) throw UsageError("--algo: '" + args->algo.substr(0, 40) + "' is not " + enum_choices<emu::AmaxAlgorithm>());
+        const std::optional<emu::FormatRecipe> formats = parse_enum<emu::FormatRecipe>(args->formats);
+        if (!formats)
+            throw UsageError("--formats: '" + args->formats.substr(0, 40) + "' is not " + enum_choices<emu::FormatRecipe>());
+        const emu::DelayedScalingConfig config{args->history, *algo, args->margin};
         try {
             emu::validate(config);
         } catch (const std::invalid_argument& e) {
@@ -141,7 +143,7 @@ void add_trace_command(CLI::App& app, CommandStatus& status) {
             throw UsageError(e.what());
         }
         const auto rows = emu::replay_delayed_scaling(
-            trace, args->formats == "hybrid" ? emu::FormatRecipe::Hybrid : emu::FormatRecipe::E4M3, config);
+            trace, *formats, config);
         std::printf("step\ttensor\tamax\tscale\tamax_overflows\toverflowed_at_least\tflushed_at_least\n");
         std::size_t overflow_steps = 0;
         for (const auto& r : rows) {

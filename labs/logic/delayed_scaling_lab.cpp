@@ -37,7 +37,7 @@ std::vector<float> drifting_amax(double spike) {
 emu::DelayedScalingConfig delayed_config(const Parameters& p) {
     emu::DelayedScalingConfig c;
     c.history_length = int(p.integer("history"));
-    c.algorithm = p.choice("algorithm") == "max" ? emu::AmaxAlgorithm::Max : emu::AmaxAlgorithm::MostRecent;
+    c.algorithm = parse_enum_or_throw<emu::AmaxAlgorithm>(p.choice("algorithm"), "algorithm");
     c.margin = int(p.integer("margin"));
     return c;
 }
@@ -203,13 +203,14 @@ StepLogic trace_replay() {
                          "tensor) feed the experiment's delayed scaling.";
     s.training = [](const Parameters& p, emu::Experiment& e) {
         map_delayed(p, e);
-        if (p.choice("formats") == "e4m3") e.numerics.formats.gradient = &emu::e4m3();
+        const emu::FormatRecipe formats = parse_enum_or_throw<emu::FormatRecipe>(p.choice("formats"), "formats");
+        e.numerics.formats.gradient = &emu::format_for(formats, emu::TensorRole::GradOutput);
     };
     s.run = [](const Parameters& p, RunContext&) {
         const emu::AmaxTrace trace = load_gpu_trace();
         const emu::DelayedScalingConfig c = delayed_config(p);
         emu::validate(c);
-        const emu::FormatRecipe formats = p.choice("formats") == "e4m3" ? emu::FormatRecipe::E4M3 : emu::FormatRecipe::Hybrid;
+        const emu::FormatRecipe formats = parse_enum_or_throw<emu::FormatRecipe>(p.choice("formats"), "formats");
         const std::vector<emu::ReplayRow> rows = emu::replay_delayed_scaling(trace, formats, c);
         const std::string& tensor = p.choice("tensor");
         std::vector<float> amax;

@@ -17,8 +17,9 @@ constexpr const char* kCrossoverAsset = "h100-crossover.csv";
 
 void map_loss_curves(const Parameters& p, emu::Experiment& e) {
     set_recipe(e, parse_enum_or_throw<emu::Fp8Recipe>(p.choice("recipe"), "recipe"));
-    if (p.choice("formats") == "e4m3" && e.numerics.recipe != emu::Fp8Recipe::Nvfp4)
-        e.numerics.formats.gradient = &emu::e4m3();
+    const emu::FormatRecipe formats = parse_enum_or_throw<emu::FormatRecipe>(p.choice("formats"), "formats");
+    if (e.numerics.recipe != emu::Fp8Recipe::Nvfp4 && e.numerics.recipe != emu::Fp8Recipe::Blockwise)
+        e.numerics.formats.gradient = &emu::format_for(formats, emu::TensorRole::GradOutput);
     e.numerics.delayed.history_length = int(p.integer("history"));
     e.steps = int(p.integer("steps"));
 }
