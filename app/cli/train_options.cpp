@@ -3,6 +3,7 @@
 
 #include <CLI/CLI.hpp>
 
+#include <charconv>
 #include <fstream>
 #include <utility>
 #include <sstream>
@@ -43,6 +44,13 @@ emu::Experiment read_experiment_file(const std::string& path) {
     }
 }
 
+// The shortest text that reads back as this float32 (help texts show the defaults).
+std::string shortest(float v) {
+    char buf[32];
+    const auto r = std::to_chars(buf, buf + sizeof buf, v);
+    return std::string(buf, r.ptr);
+}
+
 }  // namespace
 
 void add_train_options(CLI::App& cmd, TrainArgs& a) {
@@ -51,20 +59,20 @@ void add_train_options(CLI::App& cmd, TrainArgs& a) {
     cmd.add_option("--experiment", a.experiment_file, "Experiment file (JSON) to start from; options given override it");
     cmd.add_option("--backend", a.backend, "cpu (the emulator) or gpu")->capture_default_str();
     cmd.add_flag("--print-experiment", a.print_experiment, "Print the experiment as JSON and exit");
-    cmd.add_option("--precision", a.precision, enum_choices<emu::Precision>() + " (default fp8)");
-    cmd.add_option("--recipe", a.recipe, enum_choices<emu::Fp8Recipe>() + " (default delayed)");
+    cmd.add_option("--precision", a.precision, enum_choices<emu::Precision>() + " (default " + std::string(enum_name(d.numerics.precision)) + ")");
+    cmd.add_option("--recipe", a.recipe, enum_choices<emu::Fp8Recipe>() + " (default " + std::string(enum_name(d.numerics.recipe)) + ")");
     cmd.add_option("--formats", a.formats, "hybrid (E4M3, E5M2 gradients) or e4m3 (every role)");
     cmd.add_option("--input-format", a.input_format, "Element format of the layer inputs");
     cmd.add_option("--weight-format", a.weight_format, "Element format of the weights");
     cmd.add_option("--gradient-format", a.gradient_format, "Element format of the output gradients");
     cmd.add_option("--gradient-rounding", a.gradient_rounding, "nearest-even or stochastic");
     cmd.add_option("--saturation", a.saturation, "finite or none (overflow becomes Inf/NaN)");
-    cmd.add_option("--history", a.history, "Delayed scaling: amax history length, 1 to 65536 (default 1024)");
-    cmd.add_option("--algo", a.algo, enum_choices<emu::AmaxAlgorithm>() + " (default max)");
-    cmd.add_option("--margin", a.margin, "Delayed scaling: margin, 0 to 64 (default 0)");
+    cmd.add_option("--history", a.history, "Delayed scaling: amax history length, 1 to 65536 (default " + std::to_string(d.numerics.delayed.history_length) + ")");
+    cmd.add_option("--algo", a.algo, enum_choices<emu::AmaxAlgorithm>() + " (default " + std::string(enum_name(d.numerics.delayed.algorithm)) + ")");
+    cmd.add_option("--margin", a.margin, "Delayed scaling: margin, 0 to 64 (default " + std::to_string(d.numerics.delayed.margin) + ")");
     cmd.add_option("--fast-accumulation", a.fast_accumulation, "GEMMs with fast accumulation (GPU): none or a list of "
                                                                "forward, dgrad, wgrad (e.g. forward,wgrad)");
-    cmd.add_option("--task", a.task, enum_choices<emu::TaskKind>() + " (default teacher)");
+    cmd.add_option("--task", a.task, enum_choices<emu::TaskKind>() + " (default " + std::string(enum_name(d.task.kind)) + ")");
     cmd.add_option("--batches", a.batches, "Distinct batches of data, 1 to 4096 (default " + std::to_string(d.task.batches) + ")");
     cmd.add_option("--steps", a.steps, "Training steps, 1 to 1000000 (default " + std::to_string(d.steps) + ")");
     cmd.add_option("--hidden", a.hidden, "Hidden size, 1 to 65536 (default " + std::to_string(d.model.hidden) + ")");
@@ -73,10 +81,10 @@ void add_train_options(CLI::App& cmd, TrainArgs& a) {
     cmd.add_option("--input", a.input_dim, "Input size, 1 to 65536 (default " + std::to_string(d.model.input) + ")");
     cmd.add_option("--output", a.output_dim, "Outputs or classes, 1 to 65536 (default " + std::to_string(d.model.output) + ")");
     cmd.add_flag("--biases", a.biases, "Give every layer a bias");
-    cmd.add_option("--lr", a.learning_rate, "AdamW learning rate, above 0 to 10 (default 0.001)");
-    cmd.add_option("--weight-decay", a.weight_decay, "AdamW decoupled weight decay (default 0)");
-    cmd.add_option("--grad-clip", a.grad_clip, "Clip the gradients' global L2 norm to this; 0 off (default)");
-    cmd.add_option("--seed", a.seed, "Seed of the data and of the initial weights (default 1)");
+    cmd.add_option("--lr", a.learning_rate, "AdamW learning rate, above 0 to 10 (default " + shortest(d.optimizer.learning_rate) + ")");
+    cmd.add_option("--weight-decay", a.weight_decay, "AdamW decoupled weight decay (default " + shortest(d.optimizer.weight_decay) + ")");
+    cmd.add_option("--grad-clip", a.grad_clip, "Clip the gradients' global L2 norm to this, 0 off (default " + shortest(d.optimizer.grad_clip) + ")");
+    cmd.add_option("--seed", a.seed, "Seed of the data and of the initial weights (default " + std::to_string(d.task.seed) + ")");
     cmd.add_flag("--no-scaling", a.no_scaling, "FP8 with scale 1 everywhere (shows underflow)");
     cmd.add_flag("--first-last-bf16", a.first_last_bf16, "Keep the first and last layer in BF16");
     cmd.add_flag("--loss-scaling", a.loss_scaling, "Dynamic loss scaling (GradScaler defaults)");
