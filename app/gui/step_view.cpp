@@ -200,9 +200,14 @@ void draw_step_view(AppState& app) {
         section("Backend");
         draw_backend_switch(app, step, st);
         draw_run_controls(st);
-        if (ImGui::Button("Train the MLP with these settings")) app.training_open = true;
-        if (!step.logic.training_mapping.empty() && ImGui::IsItemHovered())
-            ImGui::SetTooltip("%s", step.logic.training_mapping.c_str());
+        if (step.logic.training) {
+            if (ImGui::Button("Train the MLP with these settings")) app.training_open = true;
+            if (ImGui::IsItemHovered()) ImGui::SetTooltip("%s", step.logic.training_mapping.c_str());
+        } else {
+            ImGui::PushStyleColor(ImGuiCol_Text, ImGui::GetStyleColorVec4(ImGuiCol_TextDisabled));
+            ImGui::TextWrapped("No training here: %s", step.logic.no_training_reason.c_str());
+            ImGui::PopStyleColor();
+        }
     }
     if (step.logic.exercise) draw_exercise(app, lab, step, st);
     ImGui::EndChild();
