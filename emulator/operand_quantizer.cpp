@@ -5,11 +5,12 @@
 
 #include "emulator/bulk.hpp"
 #include "emulator/current_scaling.hpp"
+#include "emulator/stochastic_bits.hpp"
 
 namespace fp8lab::emu {
 
 std::uint64_t stochastic_cast_seed(std::uint64_t step, const std::string& tensor) {
-    return step * 7919 + tensor.size();
+    return training_cast_seed(step, tensor.size());
 }
 
 std::vector<float> OperandQuantizer::quantize(const std::string& tensor, TensorRole role,

@@ -8,11 +8,10 @@
 #include <string_view>
 
 #include "emulator/enum_names.hpp"
+#include "emulator/rounding_mode.hpp"
 
 namespace fp8lab::emu {
 
-enum class RoundingMode { NearestEven, NearestAway, TowardZero, Up, Down, Odd, Stochastic };
-enum class Saturation { Finite, None };
 
 struct ConvertOptions {
     RoundingMode rounding = RoundingMode::NearestEven;

@@ -20,4 +20,11 @@ constexpr std::uint32_t stochastic_bits(std::uint64_t seed, std::uint64_t index,
     return static_cast<std::uint32_t>(z >> (64 - bits));
 }
 
+// The seed of a stochastic cast in training: a function of the step and a key of the
+// tensor (its name's length) only, so that any backend casting the same tensor at the same
+// step draws the same bits, and a GPU can form it on the device from its step counter.
+constexpr std::uint64_t training_cast_seed(std::uint64_t step, std::uint64_t tensor_key) {
+    return step * 7919 + tensor_key;
+}
+
 }  // namespace fp8lab::emu

@@ -51,6 +51,11 @@ __device__ inline float4 load_quad(const CastSource& s, int r, int c, float& squ
         return make_float4(x.x * gelu_grad(h.x), x.y * gelu_grad(h.y), x.z * gelu_grad(h.z), x.w * gelu_grad(h.w));
     const float4 d = make_float4(x.x - h.x, x.y - h.y, x.z - h.z, x.w - h.w);
     squares += d.x * d.x + d.y * d.y + d.z * d.z + d.w * d.w;
+    if constexpr (K == Source::MseGradF32) {
+        const float ls = s.loss_scale ? *s.loss_scale : 1.0f;
+        return make_float4(__fmul_rn(__fmul_rn(d.x, s.grad_scale), ls), __fmul_rn(__fmul_rn(d.y, s.grad_scale), ls),
+                           __fmul_rn(__fmul_rn(d.z, s.grad_scale), ls), __fmul_rn(__fmul_rn(d.w, s.grad_scale), ls));
+    }
     return make_float4(bf16_rounded(d.x * s.grad_scale), bf16_rounded(d.y * s.grad_scale),
                        bf16_rounded(d.z * s.grad_scale), bf16_rounded(d.w * s.grad_scale));
 }
@@ -58,6 +63,22 @@ template <Source K>
 __device__ inline float4 load_quad(const CastSource& s, int r, int c) {
     float unused = 0.0f;
     return load_quad<K>(s, r, c, unused);
+}
+
+// One element at (r, c), as load_quad reads it (for the casts that walk down a column).
+template <Source K>
+__device__ inline float load_one(const CastSource& s, int r, int c) {
+    const std::size_t i = std::size_t(r) * s.ld + c;
+    if constexpr (K == Source::F32) return static_cast<const float*>(s.x)[i];
+    const float x = __bfloat162float(static_cast<const __nv_bfloat16*>(s.x)[i]);
+    if constexpr (K == Source::Bf16) return x;
+    if constexpr (K == Source::GeluOfBf16) return gelu(x);
+    const float h = __bfloat162float(static_cast<const __nv_bfloat16*>(s.h)[i]);
+    if constexpr (K == Source::GeluGradBf16) return x * gelu_grad(h);
+    const float d = x - h;
+    if constexpr (K == Source::MseGradF32)
+        return __fmul_rn(__fmul_rn(d, s.grad_scale), s.loss_scale ? *s.loss_scale : 1.0f);
+    return bf16_rounded(d * s.grad_scale);
 }
 
 __device__ inline float abs_max4(float4 v) { return fmaxf(fmaxf(fabsf(v.x), fabsf(v.y)), fmaxf(fabsf(v.z), fabsf(v.w))); }
@@ -121,6 +142,7 @@ void with_source_kind(Source kind, Launch&& launch) {
         case Source::GeluOfBf16: return launch(std::integral_constant<Source, Source::GeluOfBf16>{});
         case Source::GeluGradBf16: return launch(std::integral_constant<Source, Source::GeluGradBf16>{});
         case Source::MseGradBf16: return launch(std::integral_constant<Source, Source::MseGradBf16>{});
+        case Source::MseGradF32: return launch(std::integral_constant<Source, Source::MseGradF32>{});
     }
 }
 

@@ -19,13 +19,16 @@ void f32_to_bf16(const float* in, void* out, std::size_t n, cudaStream_t stream)
 // pre-activation, GELU's backward (x = the gradient of GELU's output, h = its input), or
 // the mean squared error's gradient grad_scale (y - t) rounded to BF16 (x = y, h = t), the
 // values mse_loss writes; its cast also writes the loss partial sums (CastTarget).
-enum class Source { Bf16, F32, GeluOfBf16, GeluGradBf16, MseGradBf16 };
+// MseGradF32 is the CPU trainer's gradient: (y - t) grad_scale times the loss scale, in
+// float32 without a BF16 rounding (the emulated recipes' casts).
+enum class Source { Bf16, F32, GeluOfBf16, GeluGradBf16, MseGradBf16, MseGradF32 };
 struct CastSource {
     Source kind = Source::Bf16;
     const void* x = nullptr;
     const void* h = nullptr;
     int ld = 0;
-    float grad_scale = 0.0f;  // MseGradBf16: 2 / n
+    float grad_scale = 0.0f;            // MseGrad*: 2 / n
+    const float* loss_scale = nullptr;  // MseGradF32: the dynamic loss scale on the device (null: 1)
 };
 // Where the FP8 codes go: out (rows x cols, leading dimension cols) and out_t (the
 // transpose, leading dimension ld_t), either may be null; amax_bits gets max |value|.

@@ -1,0 +1,93 @@
+// The float32 -> code conversion of every bulk path, branch-free and constexpr, in C++17
+// with no library beyond <cstdint>: the CPU loops and the GPU's kernels run this one code.
+#pragma once
+
+#include <cstdint>
+
+#include "emulator/rounding_mode.hpp"
+
+namespace fp8lab::emu::detail {
+
+// Everything the kernel needs about (format, saturation), as loop-invariant integers.
+// Exponents are in float32's biased form so they compare directly with input fields.
+struct Float32KernelConstants {
+    std::uint32_t mantissa_bits;
+    std::uint32_t min_field;       // biased float32 exponent of the format's min normal
+    std::uint32_t max_magnitude;   // largest finite magnitude code
+    std::uint32_t overflow_magnitude;  // Inf, NaN or max, per saturation and format
+    std::uint32_t nan_code;
+    std::uint32_t sign_shift;
+    bool saturate_finite;
+};
+
+// The rounded magnitude code of |x| (a = its float32 bits without the sign), before any
+// overflow handling: values past the largest finite code are returned as they are, so
+// callers can both clamp (encode) and count overflows (statistics).
+template <RoundingMode Mode>
+constexpr std::uint32_t rounded_magnitude(std::uint32_t a, std::uint32_t sign,
+                                       const Float32KernelConstants& k, std::uint32_t random,
+                                       int random_bits) {
+    const std::uint32_t field = a >> 23;
+    const std::uint32_t field_eff = field ? field : 1u;
+    const std::uint32_t significand = (a & 0x7FFFFFu) | (field ? 0x800000u : 0u);
+    const std::uint32_t q = field_eff > k.min_field ? field_eff : k.min_field;
+    const std::uint32_t shift_exact = 23u - k.mantissa_bits + (q - field_eff);
+
+    std::uint32_t n = 0;
+    bool away = false;
+    if constexpr (Mode == RoundingMode::Stochastic) {
+        // 64-bit lanes: floor(f * 2^bits) needs the discarded bits beyond 32 places.
+        const std::uint32_t shift = shift_exact < 63u ? shift_exact : 63u;
+        const std::uint64_t sig = significand;
+        n = static_cast<std::uint32_t>(sig >> shift);
+        const std::uint64_t rem = sig & ((std::uint64_t(1) << shift) - 1);
+        const std::uint64_t b = static_cast<std::uint64_t>(random_bits);
+        const std::uint64_t scaled = b >= shift ? rem << (b - shift) : rem >> (shift - b);
+        away = scaled + random >= (std::uint64_t(1) << b);
+    } else {
+        // Past 31 places every significand bit is below half: clamping keeps the decision.
+        const std::uint32_t shift = shift_exact < 31u ? shift_exact : 31u;
+        n = significand >> shift;
+        const std::uint32_t rem = significand & ((1u << shift) - 1u);
+        const std::uint32_t half = 1u << (shift - 1u);
+        if constexpr (Mode == RoundingMode::NearestEven)
+            away = rem > half || (rem == half && (n & 1u));
+        else if constexpr (Mode == RoundingMode::NearestAway)
+            away = rem >= half;
+        else if constexpr (Mode == RoundingMode::TowardZero)
+            away = false;
+        else if constexpr (Mode == RoundingMode::Up)
+            away = rem != 0 && !sign;
+        else if constexpr (Mode == RoundingMode::Down)
+            away = rem != 0 && sign;
+        else {  // Odd: keep the bits, mark inexact results in the last place
+            n |= rem != 0 ? 1u : 0u;
+            away = false;
+        }
+    }
+    // Codes are monotone in value, so a mantissa carry moves into the exponent by itself.
+    return ((q - k.min_field) << k.mantissa_bits) + n + (away ? 1u : 0u);
+}
+
+// One element: float32 bits in, code out. `random` is read by stochastic rounding only.
+template <RoundingMode Mode>
+constexpr std::uint32_t encode_float32_bits(std::uint32_t u, const Float32KernelConstants& k,
+                                         std::uint32_t random, int random_bits) {
+    const std::uint32_t sign = u >> 31;
+    const std::uint32_t a = u & 0x7FFFFFFFu;
+    std::uint32_t magnitude = rounded_magnitude<Mode>(a, sign, k, random, random_bits);
+
+    // Overflow toward zero stops at max (IEEE 754 7.4); see convert.hpp.
+    bool to_max = k.saturate_finite;
+    if constexpr (Mode == RoundingMode::TowardZero) to_max = true;
+    if constexpr (Mode == RoundingMode::Up) to_max = to_max || sign;
+    if constexpr (Mode == RoundingMode::Down) to_max = to_max || !sign;
+    const std::uint32_t overflowed = to_max ? k.max_magnitude : k.overflow_magnitude;
+    const std::uint32_t infinite = k.saturate_finite ? k.max_magnitude : k.overflow_magnitude;
+    magnitude = magnitude > k.max_magnitude ? overflowed : magnitude;
+    magnitude = a == 0x7F800000u ? infinite : magnitude;
+    const std::uint32_t code = (sign << k.sign_shift) | magnitude;
+    return a > 0x7F800000u ? k.nan_code : code;
+}
+
+}  // namespace fp8lab::emu::detail

@@ -1,0 +1,189 @@
+// One thread's share of a block-scaled cast, for the GPU's emulated recipes (MX, NVFP4,
+// FP6/FP4 elements, stochastic rounding): the block scale rules and the element cast, in
+// C++17 host-and-device code. The kernels run it on the device; the unit tests run the
+// same functions on the host against the emulator, so the arithmetic is checked without
+// a GPU and the GPU tests need only check where the kernels read and write.
+#pragma once
+
+#include <cstdint>
+#include <cstring>
+
+#include "emulator/float32_cast.hpp"
+#include "emulator/stochastic_bits.hpp"
+
+#ifdef __CUDACC__
+#define FP8LAB_HD __host__ __device__
+#else
+#define FP8LAB_HD
+#endif
+
+namespace fp8lab::gpu::vq {
+
+// How a vector of elements gets its scale. Bf16Only: no quantisation (BF16 rounding, for
+// BF16 operands and the BF16 edge layers); Unit: scale 1 (scaling off); PerTensor: the
+// tensor's scale from the device (delayed or current); the rest per block as the emulator.
+enum class ScaleRule : int { Bf16Only, Unit, PerTensor, MxFloor, MxRceil, Blockwise, Nvfp4 };
+
+struct Params {
+    ScaleRule rule = ScaleRule::Unit;
+    emu::detail::Float32KernelConstants element{};  // the element format's cast
+    emu::detail::Float32KernelConstants e4m3{};     // NVFP4's block scale cast (nearest, finite)
+    int element_emax = 0;                           // MX floor: the element format's max exponent
+    float element_inv_max = 1.0f;                   // MX RCEIL: 1 / max finite, in float32
+    float element_max = 448.0f;                     // blockwise: max finite of E4M3
+    bool stochastic = false;                        // stochastic rounding of the elements
+    std::uint64_t seed = 0;                         // its counter's seed
+    int random_bits = 32;
+    bool hadamard = false;                          // NVFP4 wgrad: the random Hadamard transform
+    std::uint64_t hadamard_seed = 0;
+};
+
+FP8LAB_HD inline std::uint32_t float_bits(float x) {
+#ifdef __CUDA_ARCH__
+    return __float_as_uint(x);
+#else
+    std::uint32_t u;
+    std::memcpy(&u, &x, 4);
+    return u;
+#endif
+}
+FP8LAB_HD inline float bits_float(std::uint32_t u) {
+#ifdef __CUDA_ARCH__
+    return __uint_as_float(u);
+#else
+    float x;
+    std::memcpy(&x, &u, 4);
+    return x;
+#endif
+}
+FP8LAB_HD inline bool is_finite(float x) { return (float_bits(x) & 0x7F800000u) != 0x7F800000u; }
+FP8LAB_HD inline float finite_min(float a, float b) { return a < b ? a : b; }  // a, b not NaN
+
+// 2^e for -149 <= e <= 127, exactly (subnormal below -126).
+FP8LAB_HD inline float power_of_two(int e) {
+    return e >= -126 ? bits_float(std::uint32_t(e + 127) << 23) : bits_float(1u << (e + 149));
+}
+
+// floor(log2 x) of a positive finite float from its bits (std::ilogb, subnormals included).
+FP8LAB_HD inline int floor_log2(float x) {
+    const std::uint32_t u = float_bits(x);
+    const int field = int(u >> 23);
+    if (field) return field - 127;
+    int top = 22;
+    while (top > 0 && !((u >> top) & 1u)) --top;
+    return top - 149;
+}
+
+// The E8M0 code of x >= 0 rounded up (RCEIL), saturating at 254 (2^127); 0 for x <= 2^-127.
+FP8LAB_HD inline int e8m0_ceil_code(float x) {
+    if (x == 0.0f) return 0;
+    const std::uint32_t u = float_bits(x);
+    const std::uint32_t mantissa = u & 0x7FFFFFu;
+    int e;
+    if (u >> 23) e = int(u >> 23) - 127 + (mantissa ? 1 : 0);
+    else e = floor_log2(x) + ((mantissa & (mantissa - 1u)) ? 1 : 0);  // a subnormal power of two is exact
+    e += 127;
+    return e < 0 ? 0 : e > 254 ? 254 : e;
+}
+
+struct BlockScale {
+    float multiplier = 1.0f;  // elements become cvt(x * multiplier)
+    float part = 1.0f;        // the factor folded into the BF16 operand (exact there)
+    float scale_inv = 1.0f;   // the emulator's block_scale_inv (part times the tensor's factor)
+    std::uint8_t code = 0;    // the scale's own code (E8M0 or E4M3), where it has one
+};
+
+// NVFP4's float32 tensor scale S_enc = 448 * 6 / amax, as emu::quantize_nvfp4: 1 for an
+// amax of 0, Inf or NaN, clamped to FLT_MAX.
+FP8LAB_HD inline float nvfp4_s_enc(float tensor_amax) {
+    if (tensor_amax == 0.0f || !is_finite(tensor_amax)) return 1.0f;
+    const float s = finite_min(448.0f * 6.0f / tensor_amax, 3.402823466e38f);
+    return s == 0.0f ? 1.0f : s;
+}
+
+// The scale of one block from its amax (NaN skipped, Inf kept). `tensor_scale`: the
+// per-tensor scale (PerTensor) or S_enc (Nvfp4). e4m3_values: E4M3's decode table.
+FP8LAB_HD inline BlockScale block_scale(const Params& p, float amax, float tensor_scale, const float* e4m3_values) {
+    BlockScale s;
+    switch (p.rule) {
+    case ScaleRule::Bf16Only:
+    case ScaleRule::Unit: return s;
+    case ScaleRule::PerTensor:
+        s.multiplier = tensor_scale;
+        s.scale_inv = 1.0f / tensor_scale;
+        return s;
+    case ScaleRule::MxFloor:
+    case ScaleRule::MxRceil: {
+        if (!is_finite(amax)) {  // OCP MX: an Inf in the block makes the block NaN
+            s.part = s.scale_inv = bits_float(0x7FC00000u);
+            s.code = 0xFF;
+            return s;
+        }
+        int code;
+        if (p.rule == ScaleRule::MxFloor) {
+            const int unbiased = amax == 0.0f ? -127 : floor_log2(amax) - p.element_emax;
+            code = unbiased + 127 < 0 ? 0 : unbiased + 127 > 254 ? 254 : unbiased + 127;
+        } else {
+            code = e8m0_ceil_code(amax * p.element_inv_max);
+        }
+        s.multiplier = power_of_two(127 - code);
+        s.part = s.scale_inv = power_of_two(code - 127);
+        s.code = std::uint8_t(code);
+        return s;
+    }
+    case ScaleRule::Blockwise: {  // emu::current_scale(amax, E4M3, power of two)
+        if (amax == 0.0f || !is_finite(amax)) return s;
+        float scale = p.element_max / amax;
+        if (!is_finite(scale)) scale = 3.402823466e38f;
+        scale = bits_float(float_bits(scale) & 0xFF800000u);
+        s.multiplier = scale;
+        s.part = s.scale_inv = 1.0f / scale;
+        return s;
+    }
+    case ScaleRule::Nvfp4: {
+        // d = cvt_e4m3(amax * (S_enc * (1/6))); multiplier = min(1 / (d * (1/S_enc)), FLT_MAX)
+        const float s_enc = tensor_scale;
+        const float s_enc_inv = 1.0f / s_enc;
+        const std::uint32_t d_code = emu::detail::encode_float32_bits<emu::RoundingMode::NearestEven>(
+            float_bits(amax * (s_enc * (1.0f / 6.0f))), p.e4m3, 0, 32);
+        const float d = e4m3_values[d_code];
+        s.scale_inv = d * s_enc_inv;
+        s.multiplier = finite_min(1.0f / s.scale_inv, 3.402823466e38f);  // 1/0 = Inf -> FLT_MAX
+        s.part = d;
+        s.code = std::uint8_t(d_code);
+        return s;
+    }
+    }
+    return s;
+}
+
+// NVFP4's random Hadamard transform of 16 values, in emu::random_hadamard_transform_16's
+// operation order (signs, butterflies, then 1/4), so the results are the same floats.
+FP8LAB_HD inline void hadamard16(float (&v)[16], std::uint64_t seed) {
+    for (int i = 0; i < 16; ++i)
+        if (emu::stochastic_bits(seed, std::uint64_t(i), 1)) v[i] = -v[i];
+    for (int h = 1; h < 16; h *= 2)
+        for (int i = 0; i < 16; i += 2 * h)
+            for (int j = i; j < i + h; ++j) {
+                const float a = v[j], b = v[j + h];
+                v[j] = a + b;
+                v[j + h] = a - b;
+            }
+    for (int i = 0; i < 16; ++i) v[i] *= 0.25f;
+}
+
+// One element's code: cvt(x * multiplier) with the element format's rounding; `index` is
+// the element's index in the tensor the emulator quantises (its stochastic counter).
+FP8LAB_HD inline std::uint32_t cast_element(const Params& p, float x, float multiplier, std::uint64_t index) {
+#ifdef __CUDA_ARCH__
+    const std::uint32_t u = __float_as_uint(__fmul_rn(x, multiplier));
+#else
+    const std::uint32_t u = float_bits(x * multiplier);
+#endif
+    if (p.stochastic)
+        return emu::detail::encode_float32_bits<emu::RoundingMode::Stochastic>(
+            u, p.element, emu::stochastic_bits(p.seed, index, p.random_bits), p.random_bits);
+    return emu::detail::encode_float32_bits<emu::RoundingMode::NearestEven>(u, p.element, 0, p.random_bits);
+}
+
+}  // namespace fp8lab::gpu::vq
