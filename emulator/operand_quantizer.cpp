@@ -17,6 +17,13 @@ std::vector<float> OperandQuantizer::quantize(const std::string& tensor, TensorR
                                               std::span<const float> x, std::size_t rows,
                                               std::size_t cols, std::uint64_t step,
                                               AmaxTrace* trace, bool wgrad_operand) {
+    return quantize_codes(tensor, role, x, rows, cols, step, trace, wgrad_operand).dequantize();
+}
+
+QuantizedTensor OperandQuantizer::quantize_codes(const std::string& tensor, TensorRole role,
+                                                 std::span<const float> x, std::size_t rows,
+                                                 std::size_t cols, std::uint64_t step,
+                                                 AmaxTrace* trace, bool wgrad_operand) {
     const Format& format = *numerics_.formats.of(role);
     const ConvertOptions options{numerics_.rounding.of(role), numerics_.saturation, stochastic_cast_seed(step, tensor),
                                  kMaxRandomBits};
@@ -77,7 +84,7 @@ std::vector<float> OperandQuantizer::quantize(const std::string& tensor, TensorR
         fill_histogram(r, x);
         trace->records.push_back(std::move(r));
     }
-    return q.dequantize();
+    return q;
 }
 
 void OperandQuantizer::end_step() {

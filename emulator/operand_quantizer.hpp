@@ -32,6 +32,11 @@ public:
                                 std::size_t rows, std::size_t cols, std::uint64_t step,
                                 AmaxTrace* trace, bool wgrad_operand = false);
 
+    // The same cast with its codes and scales (quantize() is its dequantisation).
+    QuantizedTensor quantize_codes(const std::string& tensor, TensorRole role, std::span<const float> x,
+                                   std::size_t rows, std::size_t cols, std::uint64_t step, AmaxTrace* trace,
+                                   bool wgrad_operand = false);
+
     // Ends a training step: delayed scaling computes the scales of the next one.
     void end_step();
 

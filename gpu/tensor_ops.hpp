@@ -12,6 +12,7 @@
 
 #include "emulator/current_scaling.hpp"
 #include "emulator/delayed_scaling.hpp"
+#include "emulator/experiment.hpp"
 #include "emulator/format.hpp"
 #include "emulator/quantized_tensor.hpp"
 
@@ -92,6 +93,24 @@ BlockwiseCastOnGpu cast_transpose_blockwise(std::span<const float> x, int rows, 
 // m x k in 1 x 128 blocks, B is n x k in 1 x 128 blocks or 128 x 128 tiles (cuBLASLt has no
 // tiles x tiles kernel); one cuBLASLt GEMM with the block scales in its layouts.
 std::vector<float> fp8_blockwise_gemm(const emu::QuantizedTensor& a, const emu::QuantizedTensor& b);
+
+// The GPU's emulated cast of one GEMM operand (MX, NVFP4, blockwise, per-tensor with any
+// element format, stochastic rounding), for the tests: x (rows x cols, float32) cast as the
+// CPU trainer's OperandQuantizer casts `tensor` of `role` at `step` under `numerics`
+// (current scaling for the per-tensor recipes), its blocks along the rows, or with
+// `columns` down the columns (the emulator's tensor is then x's transpose; `wgrad_operand`
+// as OperandQuantizer's). Codes in the emulator's tensor order, block scale_inv in its
+// block order, and the BF16 operand a GEMM reads (x's layout, as floats) with the
+// factor the GEMM multiplies by.
+struct EmulatedCastOnGpu {
+    std::vector<std::uint8_t> codes;
+    std::vector<float> scale_inv;
+    std::vector<float> operand;
+    float tensor_factor = 1.0f;
+};
+EmulatedCastOnGpu emulated_cast_on_gpu(const emu::Numerics& numerics, emu::TensorRole role, const std::string& tensor,
+                                       std::span<const float> x, int rows, int cols, bool columns, bool wgrad_operand,
+                                       std::uint64_t step);
 
 // Throws std::invalid_argument naming the first dimension that is not a positive
 // multiple of 16 (cuBLASLt's FP8 rule); the same with or without a GPU.

@@ -20,6 +20,14 @@ enum class GpuPrecision { Bf16, Fp8 };
 // activations and gradients and 128 x 128 tiles of weights, E4M3 everywhere, through
 // cuBLASLt's block-scaled GEMMs (Hopper only: see blockwise_unsupported_reason()).
 enum class GpuRecipe { Delayed, Current, Blockwise };
+// Native: BF16 or FP8 GEMMs on the tensor cores (the settings below). Emulated: for
+// numerics the FP8 tensor cores cannot run (MX, NVFP4, FP6/FP4 elements, stochastic
+// rounding, scaling off, BF16 edge layers, loss scaling), every GEMM operand quantised
+// exactly as the CPU trainer does (codes and scales equal bit for bit), written as BF16,
+// multiplied in BF16 with float32 accumulation. Hopper has no MX or NVFP4 tensor cores:
+// an emulated run's speed is this emulation's, never that hardware's.
+enum class GpuPath { Native, Emulated };
+std::string_view gpu_path_name(GpuPath p);            // "native" / "emulated"
 std::string_view gpu_precision_name(GpuPrecision p);  // "bf16" / "fp8"
 std::string_view gpu_recipe_name(GpuRecipe r);        // "delayed" / "current" / "blockwise"
 
@@ -50,6 +58,8 @@ struct GpuTrainConfig {
     int data_batches = 0;           // distinct batches; 0: as many as fit in 256 MiB (1 to 16)
     bool use_graph = true;          // replay the captured step; false launches each kernel
     bool record_trace = true;       // FP8: amax and scale of every tensor at every step
+    GpuPath path = GpuPath::Native;
+    emu::Numerics numerics;         // Emulated: every numeric setting (the fields above are unused)
 };
 
 // Throws std::invalid_argument naming the setting or the dimension (cuBLASLt's FP8
@@ -57,8 +67,9 @@ struct GpuTrainConfig {
 void validate(const GpuTrainConfig& config);
 
 // The GPU's configuration of an experiment (steps, warm-up, graph and trace at their
-// defaults). Throws std::invalid_argument naming every field of the experiment the GPU
-// trainer cannot run, with the reason: nothing is dropped or replaced silently.
+// defaults), on the native path where it can run the numerics, else the emulated one.
+// Throws std::invalid_argument naming every field of the experiment the GPU trainer cannot
+// run, with the reason: nothing is dropped or replaced silently.
 GpuTrainConfig gpu_config(const emu::Experiment& experiment);
 // The experiment a configuration trains (its model, task, seeds and optimizer): what the
 // host makes the data and the initial weights from.
@@ -86,6 +97,9 @@ struct GpuTrainResult {
     std::string device;
     emu::AmaxTrace trace;           // FP8 with record_trace: the emulator's trace format
     bool cancelled = false;
+    GpuPath path = GpuPath::Native;  // emulated: the speed is Hopper emulating the recipe
+    std::vector<float> loss_scale;            // emulated path: the loss scale of each step
+    std::vector<std::size_t> skipped_steps;   // emulated path: steps whose update was skipped
     // Mean of the last min(10, steps) losses: the batches cycle through the pool, so one
     // step's loss depends on which batch it saw.
     double final_loss() const;

@@ -1,14 +1,16 @@
-// `fp8lab bench gpu`: the whole MLP training step on the GPU, BF16 against FP8, per preset
-// size, in one run: ms/step, speedup, TFLOP/s of model FLOPs, peak memory, final loss.
+// `fp8lab bench gpu`: the whole MLP training step on the GPU, BF16 against each FP8 recipe,
+// per preset size, in one run: ms/step, speedup, TFLOP/s of model FLOPs, peak memory, final
+// loss, and whether the recipe's speed is native or Hopper's emulation of it.
 #include <CLI/CLI.hpp>
 
 #include <algorithm>
 #include <cstdio>
-#include <fstream>
+#include <sstream>
 #include <memory>
 #include <string>
 #include <vector>
 
+#include "app/cli/atomic_file.hpp"
 #include "app/cli/commands.hpp"
 #include "emulator/json_writer.hpp"
 #include "app/cli/usage_error.hpp"
@@ -16,6 +18,7 @@
 #include "gpu/probe.hpp"
 #include "gpu/tensor_ops.hpp"
 #include "gpu/trainer.hpp"
+#include "labs/training_mapping.hpp"
 
 namespace fp8lab::cli {
 namespace {
@@ -27,47 +30,94 @@ struct BenchGpuArgs {
     std::vector<int> shape;  // d, h, M of a custom size, run instead of the presets
     float learning_rate = gpu::GpuTrainConfig{}.learning_rate;
     std::uint64_t seed = gpu::GpuTrainConfig{}.seed;
-    std::string recipe = "delayed";
+    std::vector<std::string> recipes{"delayed"};
     bool no_graph = false;
     bool json = false;
     std::string trace_out;
 };
 
+struct RecipeRun {
+    emu::Fp8Recipe recipe;
+    gpu::GpuTrainResult result;
+};
 struct Row {
     gpu::GpuPreset preset;
-    gpu::GpuTrainResult bf16, fp8;
+    gpu::GpuTrainResult bf16;
+    std::vector<RecipeRun> runs;
 };
 
-gpu::GpuRecipe recipe_of(const std::string& name) {
-    if (name == "current") return gpu::GpuRecipe::Current;
-    return name == "blockwise" ? gpu::GpuRecipe::Blockwise : gpu::GpuRecipe::Delayed;
+// What each recipe's runs are, for the table's notes.
+std::string recipe_description(emu::Fp8Recipe recipe) {
+    switch (recipe) {
+    case emu::Fp8Recipe::Blockwise:
+        return "1 x 128 activations and gradients, 128 x 128 weights, E4M3 everywhere, no fast accumulation";
+    case emu::Fp8Recipe::Delayed:
+    case emu::Fp8Recipe::Current: return "E4M3 forward / E5M2 gradients, fast accumulation in the forward";
+    case emu::Fp8Recipe::MxFloor:
+    case emu::Fp8Recipe::MxRceil: return "E4M3 forward / E5M2 gradients in 1 x 32 blocks, E8M0 scales";
+    case emu::Fp8Recipe::Nvfp4:
+        return "E2M1 in 1 x 16 blocks (16 x 16 weight tiles), E4M3 block scales, stochastic gradients, Hadamard wgrad";
+    }
+    return {};
 }
 
-// What the FP8 runs are, for the table's heading.
-std::string fp8_description(const std::string& recipe) {
-    if (recipe == "blockwise")
-        return "blockwise scaling (1 x 128 activations and gradients, 128 x 128 weights), E4M3 everywhere, "
-               "no fast accumulation";
-    return recipe + " scaling, E4M3 forward / E5M2 gradients, fast accumulation in the forward";
+// Why an emulated run's time is not the recipe's hardware speed (the table and the JSON).
+constexpr const char* kEmulatedSpeed =
+    "emulated: exact numerics, operands quantised on the GPU and multiplied as BF16; this GPU has no tensor cores "
+    "for the recipe, so the time is not its hardware speed";
+
+std::vector<emu::Fp8Recipe> chosen_recipes(const std::vector<std::string>& names) {
+    std::vector<emu::Fp8Recipe> recipes;
+    for (const std::string& name : names) {
+        if (name == "all") {
+            for (const EnumName<emu::Fp8Recipe>& e : enum_names<emu::Fp8Recipe>()) recipes.push_back(e.value);
+            continue;
+        }
+        const emu::Fp8Recipe r = parse_enum_or_throw<emu::Fp8Recipe>(name, "--recipe");
+        if (std::find(recipes.begin(), recipes.end(), r) == recipes.end()) recipes.push_back(r);
+    }
+    return recipes;
 }
 
 double mib(std::uint64_t bytes) { return double(bytes) / double(1u << 20); }
 
-gpu::GpuTrainResult run_one(const gpu::GpuPreset& p, gpu::GpuPrecision precision, const BenchGpuArgs& a, bool quiet) {
+// The configuration of one run. The per-tensor recipes and blockwise run natively with the
+// settings this table has always measured (history 16, fast accumulation in the forward
+// where cuBLASLt has it); MX and NVFP4 take the experiment's defaults for the recipe.
+gpu::GpuTrainConfig config_of(const gpu::GpuPreset& p, gpu::GpuPrecision precision, emu::Fp8Recipe recipe) {
     gpu::GpuTrainConfig c;
+    const bool native = recipe == emu::Fp8Recipe::Delayed || recipe == emu::Fp8Recipe::Current ||
+                        recipe == emu::Fp8Recipe::Blockwise || precision == gpu::GpuPrecision::Bf16;
+    if (!native) {
+        emu::Experiment e = gpu::experiment_of(c);
+        labs::set_recipe(e, recipe);
+        c = gpu::gpu_config(e);
+        c.data_batches = 0;  // as many as fit, as the native runs
+    }
     c.input_dim = p.input_dim;
     c.hidden_dim = p.hidden_dim;
     c.tokens = p.tokens;
     c.precision = precision;
-    c.recipe = recipe_of(a.recipe);
-    c.fast_accumulation = c.recipe != gpu::GpuRecipe::Blockwise;  // cuBLASLt's block-scaled GEMMs have none
+    if (native) {
+        c.recipe = recipe == emu::Fp8Recipe::Current     ? gpu::GpuRecipe::Current
+                   : recipe == emu::Fp8Recipe::Blockwise ? gpu::GpuRecipe::Blockwise
+                                                         : gpu::GpuRecipe::Delayed;
+        c.fast_accumulation = c.recipe != gpu::GpuRecipe::Blockwise;  // cuBLASLt's block-scaled GEMMs have none
+    }
+    return c;
+}
+
+gpu::GpuTrainResult run_one(const gpu::GpuPreset& p, gpu::GpuPrecision precision, emu::Fp8Recipe recipe,
+                            const BenchGpuArgs& a, bool quiet) {
+    gpu::GpuTrainConfig c = config_of(p, precision, recipe);
     c.learning_rate = a.learning_rate;
     c.seed = a.seed;
     c.init_seed = a.seed;
     c.steps = a.steps;
     c.warmup_steps = a.warmup;
     c.use_graph = !a.no_graph;
-    const std::string what = p.name + " " + std::string(gpu::gpu_precision_name(precision));
+    const std::string what = p.name + " " + (precision == gpu::GpuPrecision::Bf16 ? std::string("bf16")
+                                                                                  : std::string(enum_name(recipe)));
     return gpu::train_mlp_on_gpu(c, [&](int done, const std::vector<float>& loss) {
         if (!quiet)
             std::fprintf(stderr, "\r%-12s step %d/%d, loss %.5f   ", what.c_str(), done, a.steps,
@@ -78,21 +128,31 @@ gpu::GpuTrainResult run_one(const gpu::GpuPreset& p, gpu::GpuPrecision precision
 
 void print_table(const std::string& device, const BenchGpuArgs& a, const std::vector<Row>& rows) {
     std::printf("%s: MLP d -> h -> d (GELU), MSE, AdamW; median ms/step of %d graph replays after %d warm-up steps "
-                "(CUDA events); FP8 = %s\n",
-                device.c_str(), a.steps - a.warmup, a.warmup, fp8_description(a.recipe).c_str());
-    std::printf("%-7s %5s %6s %6s %9s %9s %8s %9s %9s %9s %9s %10s %10s\n", "preset", "d", "h", "M", "BF16 ms",
-                "FP8 ms", "speedup", "BF16 TF/s", "FP8 TF/s", "BF16 MiB", "FP8 MiB", "BF16 loss", "FP8 loss");
+                "(CUDA events)\n",
+                device.c_str(), a.steps - a.warmup, a.warmup);
+    std::printf("%-7s %5s %6s %6s %-10s %-8s %9s %9s %8s %9s %9s %9s %9s %10s %10s\n", "preset", "d", "h", "M",
+                "recipe", "speed", "BF16 ms", "FP8 ms", "speedup", "BF16 TF/s", "FP8 TF/s", "BF16 MiB", "FP8 MiB",
+                "BF16 loss", "FP8 loss");
+    bool any_emulated = false;
     for (const Row& r : rows)
-        std::printf("%-7s %5d %6d %6d %9.4f %9.4f %7.2fx %9.1f %9.1f %9.0f %9.0f %10.5f %10.5f\n", r.preset.name.c_str(),
-                    r.preset.input_dim, r.preset.hidden_dim, r.preset.tokens, r.bf16.median_step_ms,
-                    r.fp8.median_step_ms, r.bf16.median_step_ms / r.fp8.median_step_ms, r.bf16.model_tflops,
-                    r.fp8.model_tflops, mib(r.bf16.peak_memory_bytes), mib(r.fp8.peak_memory_bytes),
-                    r.bf16.final_loss(), r.fp8.final_loss());
+        for (const RecipeRun& run : r.runs) {
+            const gpu::GpuTrainResult& f = run.result;
+            any_emulated = any_emulated || f.path == gpu::GpuPath::Emulated;
+            std::printf("%-7s %5d %6d %6d %-10s %-8s %9.4f %9.4f %7.2fx %9.1f %9.1f %9.0f %9.0f %10.5f %10.5f\n",
+                        r.preset.name.c_str(), r.preset.input_dim, r.preset.hidden_dim, r.preset.tokens,
+                        std::string(enum_name(run.recipe)).c_str(),
+                        std::string(gpu::gpu_path_name(f.path)).c_str(), r.bf16.median_step_ms, f.median_step_ms,
+                        r.bf16.median_step_ms / f.median_step_ms, r.bf16.model_tflops, f.model_tflops,
+                        mib(r.bf16.peak_memory_bytes), mib(f.peak_memory_bytes), r.bf16.final_loss(), f.final_loss());
+        }
+    for (const emu::Fp8Recipe recipe : chosen_recipes(a.recipes))
+        std::printf("%-10s %s\n", std::string(enum_name(recipe)).c_str(), recipe_description(recipe).c_str());
+    if (any_emulated) std::printf("speed %s\n", kEmulatedSpeed);
     std::printf("TF/s: model FLOPs (6 x parameters x tokens) per second");
     // Both rates divide by the same time: their ratio is the share of the FLOPs run as GEMMs.
-    if (!rows.empty() && rows.front().fp8.model_tflops > 0)
+    if (!rows.empty() && rows.front().bf16.model_tflops > 0)
         std::printf("; the step runs %.1f%% of them as GEMMs (the first layer needs no input gradient)",
-                    100.0 * rows.front().fp8.gemm_tflops / rows.front().fp8.model_tflops);
+                    100.0 * rows.front().bf16.gemm_tflops / rows.front().bf16.model_tflops);
     std::printf("\n");
     std::printf("loss: mean of the last 10 steps; memory: device memory the run took (cudaMemGetInfo)\n");
 }
@@ -100,19 +160,28 @@ void print_table(const std::string& device, const BenchGpuArgs& a, const std::ve
 void print_json(const std::string& device, const BenchGpuArgs& a, const std::vector<Row>& rows) {
     json::JsonWriter json;
     json.begin_object().key("device").value(device).key("steps").value(a.steps).key("warmup_steps").value(a.warmup)
-        .key("recipe").value(a.recipe).key("graph").value(!a.no_graph).key("presets").begin_array();
+        .key("graph").value(!a.no_graph).key("presets").begin_array();
     const auto result = [&](const gpu::GpuTrainResult& r) {
-        json.begin_object().key("ms_per_step").value(r.median_step_ms).key("tokens_per_second").value(r.tokens_per_second)
-            .key("model_tflops").value(r.model_tflops).key("gemm_tflops").value(r.gemm_tflops).key("peak_memory_bytes").value(std::int64_t(r.peak_memory_bytes))
-            .key("final_loss").value(r.final_loss()).key("timed_steps").value(r.timed_steps).end_object();
+        json.key("ms_per_step").value(r.median_step_ms).key("tokens_per_second").value(r.tokens_per_second)
+            .key("model_tflops").value(r.model_tflops).key("gemm_tflops").value(r.gemm_tflops)
+            .key("peak_memory_bytes").value(std::int64_t(r.peak_memory_bytes)).key("final_loss").value(r.final_loss())
+            .key("timed_steps").value(r.timed_steps);
     };
     for (const Row& r : rows) {
         json.begin_object().key("name").value(r.preset.name).key("d").value(r.preset.input_dim)
-            .key("h").value(r.preset.hidden_dim).key("tokens").value(r.preset.tokens).key("bf16");
+            .key("h").value(r.preset.hidden_dim).key("tokens").value(r.preset.tokens).key("bf16").begin_object();
         result(r.bf16);
-        json.key("fp8");
-        result(r.fp8);
-        json.key("speedup").value(r.bf16.median_step_ms / r.fp8.median_step_ms).end_object();
+        json.end_object().key("runs").begin_array();
+        for (const RecipeRun& run : r.runs) {
+            const bool emulated = run.result.path == gpu::GpuPath::Emulated;
+            json.begin_object().key("recipe").value(std::string(enum_name(run.recipe)))
+                .key("description").value(recipe_description(run.recipe))
+                .key("speed").value(emulated ? "emulated" : "native");
+            if (emulated) json.key("speed_note").value(kEmulatedSpeed);
+            result(run.result);
+            json.key("speedup").value(r.bf16.median_step_ms / run.result.median_step_ms).end_object();
+        }
+        json.end_array().end_object();
     }
     json.end_array().end_object();
     std::printf("%s\n", json.text().c_str());
@@ -122,7 +191,8 @@ void bench_gpu(const BenchGpuArgs& a) {
     const gpu::ProbeResult probe = gpu::probe();
     if (!probe.ready) throw UsageError("bench gpu needs an FP8-capable GPU: " + probe.reason);
     if (a.warmup >= a.steps) throw UsageError("--warmup must be smaller than --steps");
-    if (recipe_of(a.recipe) == gpu::GpuRecipe::Blockwise)
+    const std::vector<emu::Fp8Recipe> recipes = chosen_recipes(a.recipes);
+    if (std::find(recipes.begin(), recipes.end(), emu::Fp8Recipe::Blockwise) != recipes.end())
         if (const std::string why = gpu::blockwise_unsupported_reason(); !why.empty())
             throw UsageError("--recipe blockwise cannot run here: " + why);
     std::vector<gpu::GpuPreset> chosen;
@@ -136,16 +206,16 @@ void bench_gpu(const BenchGpuArgs& a) {
             chosen.push_back(p);
     std::vector<Row> rows;
     for (const gpu::GpuPreset& p : chosen) {
-        Row row{p, run_one(p, gpu::GpuPrecision::Bf16, a, false), run_one(p, gpu::GpuPrecision::Fp8, a, false)};
+        Row row{p, run_one(p, gpu::GpuPrecision::Bf16, emu::Fp8Recipe::Delayed, a, false), {}};
+        for (const emu::Fp8Recipe recipe : recipes)
+            row.runs.push_back({recipe, run_one(p, gpu::GpuPrecision::Fp8, recipe, a, false)});
         std::fprintf(stderr, "\n");
         rows.push_back(std::move(row));
     }
     if (!a.trace_out.empty()) {
-        std::ofstream out(a.trace_out + ".tmp");
-        emu::write_amax_trace(out, rows.back().fp8.trace);
-        out.close();
-        if (!out || std::rename((a.trace_out + ".tmp").c_str(), a.trace_out.c_str()) != 0)
-            throw std::runtime_error("cannot write " + a.trace_out);
+        std::ostringstream text;
+        emu::write_amax_trace(text, rows.back().runs.back().result.trace);
+        write_file_atomically(a.trace_out, text.str());
         std::fprintf(stderr, "amax trace of the %s FP8 run written to %s\n", rows.back().preset.name.c_str(),
                      a.trace_out.c_str());
     }
@@ -171,8 +241,12 @@ void add_bench_gpu_command(CLI::App& bench) {
         ->check(CLI::Range(2, 100000));
     cmd->add_option("--warmup", a->warmup, "Untimed steps before the timed ones")->capture_default_str()
         ->check(CLI::Range(1, 100000));
-    cmd->add_option("--recipe", a->recipe, "FP8 scaling recipe")->capture_default_str()
-        ->check(CLI::IsMember({"delayed", "current", "blockwise"}));
+    std::vector<std::string> recipe_names{"all"};
+    for (const EnumName<emu::Fp8Recipe>& e : enum_names<emu::Fp8Recipe>()) recipe_names.emplace_back(e.name);
+    cmd->add_option("--recipe", a->recipes,
+                    "FP8 recipes to run beside BF16, or all; MX and NVFP4 run emulated on Hopper (exact numerics, "
+                    "BF16 GEMMs), and their speed says so")
+        ->capture_default_str()->check(CLI::IsMember(recipe_names))->delimiter(',');
     cmd->add_flag("--no-graph", a->no_graph, "Launch kernel by kernel instead of replaying a CUDA graph");
     cmd->add_option("--trace-out", a->trace_out, "Write the amax trace of the last FP8 run to this file");
     cmd->add_flag("--json", a->json, "Print JSON");

@@ -69,6 +69,26 @@ struct HostTrainingData {
     std::vector<std::vector<float>> weights;     // per layer, outputs x inputs
 };
 
+// Host data into a device buffer of exactly as many elements (bits copied as they are).
+template <class T, class Device>
+void upload(Device* device, const std::vector<T>& host, std::size_t count) {
+    if (host.size() != count) throw GpuError("internal: host data of " + std::to_string(host.size()) +
+                                             " elements for a device buffer of " + std::to_string(count));
+    FP8LAB_CUDA_CHECK(cudaMemcpy(device, host.data(), count * sizeof(T), cudaMemcpyHostToDevice));
+}
+
+// `count` BF16 values on the device, read back as floats.
+inline std::vector<float> read_bf16(const __nv_bfloat16* device, std::size_t count) {
+    std::vector<std::uint16_t> bits(count);
+    FP8LAB_CUDA_CHECK(cudaMemcpy(bits.data(), device, bits.size() * 2, cudaMemcpyDeviceToHost));
+    std::vector<float> out(count);
+    for (std::size_t i = 0; i < count; ++i) {
+        const std::uint32_t u = std::uint32_t(bits[i]) << 16;
+        std::memcpy(&out[i], &u, 4);
+    }
+    return out;
+}
+
 class GpuMlp {
 public:
     GpuMlp(const GpuTrainConfig& c, const HostTrainingData& data)
@@ -114,17 +134,8 @@ public:
         st.first_weights.resize(layers_[0].w.count);
         FP8LAB_CUDA_CHECK(cudaMemcpy(st.first_weights.data(), layers_[0].w.ptr, st.first_weights.size() * sizeof(float),
                                      cudaMemcpyDeviceToHost));
-        const auto read_bf16 = [&](const __nv_bfloat16* device, std::vector<float>& out) {
-            std::vector<std::uint16_t> bits(outputs());
-            FP8LAB_CUDA_CHECK(cudaMemcpy(bits.data(), device, bits.size() * 2, cudaMemcpyDeviceToHost));
-            out.resize(bits.size());
-            for (std::size_t i = 0; i < bits.size(); ++i) {
-                const std::uint32_t u = std::uint32_t(bits[i]) << 16;
-                std::memcpy(&out[i], &u, 4);
-            }
-        };
-        read_bf16(x_batch(0), st.first_inputs);
-        read_bf16(target_batch(0), st.first_targets);
+        st.first_inputs = read_bf16(x_batch(0), outputs());
+        st.first_targets = read_bf16(target_batch(0), outputs());
         return st;
     }
 
@@ -228,13 +239,6 @@ private:
                     (c_.fast_accumulation_wgrad ? "1" : "0");
         return text + " lr=" + std::to_string(c_.learning_rate) + " seed=" + std::to_string(c_.seed) +
                " init_seed=" + std::to_string(c_.init_seed) + " batches=" + std::to_string(batches_);
-    }
-
-    template <class T, class Device>
-    static void upload(Device* device, const std::vector<T>& host, std::size_t count) {
-        if (host.size() != count) throw GpuError("internal: host data of " + std::to_string(host.size()) +
-                                                 " elements for a device buffer of " + std::to_string(count));
-        FP8LAB_CUDA_CHECK(cudaMemcpy(device, host.data(), count * sizeof(T), cudaMemcpyHostToDevice));
     }
 
     void add_layer(int l, const std::vector<float>& initial, cudaStream_t s) {

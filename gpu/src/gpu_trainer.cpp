@@ -4,11 +4,13 @@
 #include <bit>
 #include <mutex>
 #include <string>
+#include <type_traits>
 #include <vector>
 
 #include "emulator/training_task.hpp"
 
 #include "gpu/src/cuda_check.hpp"
+#include "gpu/src/emulated_mlp.hpp"
 #include "gpu/src/gpu_mlp.hpp"
 #include "gpu/trainer.hpp"
 
@@ -57,13 +59,9 @@ std::size_t used_device_bytes(std::size_t free_at_start) {
     return free_at_start > free ? free_at_start - free : 0;
 }
 
-}  // namespace
-
-GpuTrainResult train_mlp_on_gpu(const GpuTrainConfig& config, const GpuProgress& progress) {
-    validate(config);
-    detail::require_gpu();
-    if (config.precision == GpuPrecision::Fp8 && config.recipe == GpuRecipe::Blockwise)
-        if (const std::string why = blockwise_unsupported_reason(); !why.empty()) throw GpuUnavailable(why);
+// The loop of a run on either path (Mlp: GpuMlp or GpuEmulatedMlp).
+template <class Mlp>
+GpuTrainResult train_with(const GpuTrainConfig& config, const GpuProgress& progress) {
     std::size_t free_at_start = 0, total = 0;
     FP8LAB_CUDA_CHECK(cudaDeviceSynchronize());
     FP8LAB_CUDA_CHECK(cudaMemGetInfo(&free_at_start, &total));
@@ -71,7 +69,7 @@ GpuTrainResult train_mlp_on_gpu(const GpuTrainConfig& config, const GpuProgress&
     result.device = describe(probe());
     std::size_t peak = 0;
     {
-        detail::GpuMlp mlp(config, host_training_data(config));
+        Mlp mlp(config, host_training_data(config));
         cudaStream_t stream;
         // The GEMMs' stream gets the higher priority: the side stream's memory-bound kernels
         // should fill the SMs the GEMMs leave, not take them.
@@ -152,14 +150,33 @@ GpuTrainResult train_mlp_on_gpu(const GpuTrainConfig& config, const GpuProgress&
         }
         result.loss = mlp.losses(done);
         if (config.precision == GpuPrecision::Fp8 && config.record_trace) result.trace = mlp.trace(done, result.device);
+        if constexpr (std::is_same_v<Mlp, detail::GpuEmulatedMlp>) {
+            result.path = GpuPath::Emulated;
+            if (config.numerics.precision == emu::Precision::Fp8 && config.record_trace)
+                result.trace = mlp.trace(done, result.device);
+            result.loss_scale = mlp.loss_scales(done);
+            result.skipped_steps = mlp.skipped_steps(done);
+        }
     }
     result.peak_memory_bytes = peak;
     return result;
 }
 
+}  // namespace
+
+GpuTrainResult train_mlp_on_gpu(const GpuTrainConfig& config, const GpuProgress& progress) {
+    validate(config);
+    detail::require_gpu();
+    if (config.path == GpuPath::Emulated) return train_with<detail::GpuEmulatedMlp>(config, progress);
+    if (config.precision == GpuPrecision::Fp8 && config.recipe == GpuRecipe::Blockwise)
+        if (const std::string why = blockwise_unsupported_reason(); !why.empty()) throw GpuUnavailable(why);
+    return train_with<detail::GpuMlp>(config, progress);
+}
+
 GpuInitialState gpu_initial_state(const GpuTrainConfig& config) {
     validate(config);
     detail::require_gpu();
+    if (config.path == GpuPath::Emulated) return detail::GpuEmulatedMlp(config, host_training_data(config)).initial_state();
     const detail::GpuMlp mlp(config, host_training_data(config));
     return mlp.initial_state();
 }

@@ -29,8 +29,8 @@ void set_scale_mode(cublasLtMatmulDesc_t desc, cublasLtMatmulDescAttributes_t at
 // A row-major r x c array is cuBLASLt's column-major c x r matrix. So C (m x n row-major)
 // is computed as C^T = B^T A^T: cuBLASLt's first operand is our B, its second our A.
 LtMatmul::LtMatmul(cublasLtHandle_t handle, int m, int n, int k, MatmulOperand a, MatmulOperand b,
-                   cudaDataType_t out_type, bool fast_accumulation)
-    : handle_(handle) {
+                   cudaDataType_t out_type, bool fast_accumulation, const float* device_alpha)
+    : handle_(handle), device_alpha_(device_alpha) {
     if ((is_fp8(a.type) || is_fp8(b.type)) && (a.stored != Stored::AsIs || b.stored != Stored::Transposed))
         throw std::invalid_argument("FP8 GEMMs need A as is and B transposed (both contiguous along k)");
     const bool block_scaled = a.scale_mode != ScaleMode::PerTensor || b.scale_mode != ScaleMode::PerTensor;
@@ -38,6 +38,12 @@ LtMatmul::LtMatmul(cublasLtHandle_t handle, int m, int n, int k, MatmulOperand a
         throw std::invalid_argument("block-scaled FP8 GEMMs have no fast-accumulation mode in cuBLASLt");
     try {  // a throw runs no destructor: release what was created so far
         FP8LAB_CUDA_CHECK(cublasLtMatmulDescCreate(&desc_, CUBLAS_COMPUTE_32F, CUDA_R_32F));
+        if (device_alpha_) {
+            FP8LAB_CUDA_CHECK(cudaMalloc(&device_beta_, sizeof(float)));
+            FP8LAB_CUDA_CHECK(cudaMemset(device_beta_, 0, sizeof(float)));
+            const cublasLtPointerMode_t mode = CUBLASLT_POINTER_MODE_DEVICE;
+            FP8LAB_CUDA_CHECK(cublasLtMatmulDescSetAttribute(desc_, CUBLASLT_MATMUL_DESC_POINTER_MODE, &mode, sizeof mode));
+        }
         // First operand (our B): stored n x k is column-major k x n = B, to be transposed.
         const cublasOperation_t op_first = b.stored == Stored::Transposed ? CUBLAS_OP_T : CUBLAS_OP_N;
         // Second operand (our A): stored m x k is column-major k x m = A^T, taken as is.
@@ -89,13 +95,16 @@ void LtMatmul::release() {
     if (lt_second_) cublasLtMatrixLayoutDestroy(lt_second_);
     if (lt_out_) cublasLtMatrixLayoutDestroy(lt_out_);
     if (desc_) cublasLtMatmulDescDestroy(desc_);
+    if (device_beta_) cudaFree(device_beta_);
 }
 
 void LtMatmul::run(const void* a, const void* b, void* c, void* workspace, cudaStream_t stream) {
-    const float alpha = 1.0f, beta = 0.0f;
+    const float host_alpha = 1.0f, host_beta = 0.0f;
+    const float* alpha = device_alpha_ ? device_alpha_ : &host_alpha;
+    const float* beta = device_alpha_ ? device_beta_ : &host_beta;
     cublasStatus_t status = CUBLAS_STATUS_NOT_SUPPORTED;
     for (; chosen_ < candidate_count_; ++chosen_) {
-        status = cublasLtMatmul(handle_, desc_, &alpha, b, lt_first_, a, lt_second_, &beta, c, lt_out_, c, lt_out_,
+        status = cublasLtMatmul(handle_, desc_, alpha, b, lt_first_, a, lt_second_, beta, c, lt_out_, c, lt_out_,
                                 &candidates_[chosen_].algo, workspace, kMatmulWorkspaceBytes, stream);
         if (status != CUBLAS_STATUS_NOT_SUPPORTED) break;
     }

@@ -32,8 +32,10 @@ public:
     // FP8 operands must be A as is and B transposed (cuBLASLt's TN rule for FP8); anything
     // else throws std::invalid_argument. Throws GpuError when cuBLASLt has no kernel.
     // Block-scaled operands have no fast-accumulation mode (refused).
+    // `device_alpha`: a float on the device that multiplies the product (read when the
+    // GEMM runs, so a captured graph sees each step's value); null: 1.
     LtMatmul(cublasLtHandle_t handle, int m, int n, int k, MatmulOperand a, MatmulOperand b, cudaDataType_t out_type,
-             bool fast_accumulation);
+             bool fast_accumulation, const float* device_alpha = nullptr);
     ~LtMatmul();
     LtMatmul(const LtMatmul&) = delete;
     LtMatmul& operator=(const LtMatmul&) = delete;
@@ -50,6 +52,8 @@ private:
     static constexpr int kCandidates = 8;
     cublasLtMatmulHeuristicResult_t candidates_[kCandidates]{};
     int candidate_count_ = 0, chosen_ = 0;
+    const float* device_alpha_ = nullptr;
+    float* device_beta_ = nullptr;  // a device zero: cuBLASLt's device pointer mode takes both
 };
 
 // A cuBLASLt handle released on scope exit.

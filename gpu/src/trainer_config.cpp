@@ -8,6 +8,7 @@
 #include "gpu/trainer.hpp"
 
 #include "emulator/mlp_trainer.hpp"
+#include "gpu/src/emulated_recipe.hpp"
 
 namespace fp8lab::gpu {
 namespace {
@@ -20,6 +21,7 @@ void require_multiple_of_16(int value, const char* name) {
 
 }  // namespace
 
+std::string_view gpu_path_name(GpuPath p) { return p == GpuPath::Native ? "native" : "emulated"; }
 std::string_view gpu_precision_name(GpuPrecision p) { return p == GpuPrecision::Bf16 ? "bf16" : "fp8"; }
 std::string_view gpu_recipe_name(GpuRecipe r) {
     switch (r) {
@@ -74,24 +76,11 @@ GpuTrainConfig gpu_config(const emu::Experiment& e) {
         refuse("task.kind", "the GPU trainer has the mean squared error only (teacher regression)");
     if (e.optimizer.grad_clip > 0) refuse("optimizer.grad_clip", "the GPU trainer does not clip gradients");
     if (n.precision == emu::Precision::Fp32) refuse("numerics.precision", "the GPU trains BF16 or FP8, not FP32");
-    if (fp8) {
-        if (n.recipe != emu::Fp8Recipe::Delayed && n.recipe != emu::Fp8Recipe::Current &&
-            n.recipe != emu::Fp8Recipe::Blockwise)
-            refuse("numerics.recipe", "'" + std::string(emu::fp8_recipe_name(n.recipe)) +
-                                          "': the GPU trainer runs delayed, current and blockwise scaling");
-        const bool hybrid = n.formats.input == &emu::e4m3() && n.formats.weight == &emu::e4m3() &&
-                            (n.formats.gradient == &emu::e5m2() || n.formats.gradient == &emu::e4m3());
-        if (!hybrid)
-            refuse("numerics.formats", "the GPU trainer casts inputs and weights to E4M3 and gradients to E5M2 or E4M3");
-        if (n.rounding.input != emu::RoundingMode::NearestEven || n.rounding.weight != emu::RoundingMode::NearestEven ||
-            n.rounding.gradient != emu::RoundingMode::NearestEven)
-            refuse("numerics.rounding", "the GPU trainer's casts round to nearest-even");
-        if (n.saturation != emu::Saturation::Finite)
-            refuse("numerics.saturation", "the GPU's casts saturate (cvt.satfinite)");
-        if (!n.scaling) refuse("numerics.scaling", "the GPU trainer always scales");
-        if (n.edge_layers_bf16) refuse("numerics.edge_layers_bf16", "the GPU trainer quantises every layer");
-        if (n.loss_scaling) refuse("numerics.loss_scaling", "the GPU trainer has no dynamic loss scaling");
-    }
+    const bool native = detail::native_path_can_run(n);
+    if (!native && n.fast_accumulation.any())
+        refuse("numerics.fast_accumulation",
+               "these numerics run on the GPU's emulated path, whose GEMMs multiply in BF16: fast accumulation is a "
+               "mode of the FP8 tensor cores' GEMMs only");
     if (!refused.empty()) {
         std::string text = "the GPU backend cannot run this experiment:";
         for (const std::string& r : refused) text += "\n  " + r;
@@ -111,6 +100,8 @@ GpuTrainConfig gpu_config(const emu::Experiment& e) {
     g.fast_accumulation = n.fast_accumulation.forward;
     g.fast_accumulation_dgrad = n.fast_accumulation.dgrad;
     g.fast_accumulation_wgrad = n.fast_accumulation.wgrad;
+    g.path = native ? GpuPath::Native : GpuPath::Emulated;
+    g.numerics = n;
     g.steps = e.steps;
     g.learning_rate = e.optimizer.learning_rate;
     g.weight_decay = e.optimizer.weight_decay;
@@ -141,6 +132,7 @@ emu::Experiment experiment_of(const GpuTrainConfig& c) {
                  c.formats == emu::FormatRecipe::Hybrid && c.recipe != GpuRecipe::Blockwise ? &emu::e5m2() : &emu::e4m3()};
     n.delayed = c.delayed;
     n.fast_accumulation = {c.fast_accumulation, c.fast_accumulation_dgrad, c.fast_accumulation_wgrad};
+    if (c.path == GpuPath::Emulated) n = c.numerics;
     return e;
 }
 

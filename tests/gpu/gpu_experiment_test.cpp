@@ -5,6 +5,7 @@
 #include <algorithm>
 #include <cmath>
 #include <cstdio>
+#include <string>
 
 #include "emulator/mlp_trainer.hpp"
 #include "emulator/training_task.hpp"
@@ -53,10 +54,29 @@ TEST_CASE("the first step's loss is the CPU's, and every recipe both backends ru
         const char* name;
         emu::Experiment e;
     };
+    // The emulated path's recipes train 100 steps: the CPU takes up to 14 s per NVFP4 run.
+    const auto emulated = [](emu::Experiment e) {
+        e.steps = 100;
+        return e;
+    };
+    emu::Experiment fp6 = emulated(with_recipe(base, emu::Fp8Recipe::Current));
+    fp6.numerics.formats = {&emu::e3m2(), &emu::e2m3(), &emu::e3m2()};
+    emu::Experiment guarded = emulated(base);
+    guarded.numerics.rounding.gradient = emu::RoundingMode::Stochastic;
+    guarded.numerics.edge_layers_bf16 = true;
+    guarded.numerics.loss_scaling = true;
+    emu::Experiment e5m2 = emulated(base);
+    e5m2.numerics.formats = {&emu::e5m2(), &emu::e5m2(), &emu::e5m2()};
     const Case cases[] = {{"bf16", emu::with_precision(base, emu::Precision::Bf16)},
                           {"fp8 delayed", base},
                           {"fp8 current", with_recipe(base, emu::Fp8Recipe::Current)},
-                          {"fp8 blockwise", with_recipe(base, emu::Fp8Recipe::Blockwise)}};
+                          {"fp8 blockwise", with_recipe(base, emu::Fp8Recipe::Blockwise)},
+                          {"mx-floor", emulated(with_recipe(base, emu::Fp8Recipe::MxFloor))},
+                          {"mx-rceil", emulated(with_recipe(base, emu::Fp8Recipe::MxRceil))},
+                          {"nvfp4", emulated(with_recipe(base, emu::Fp8Recipe::Nvfp4))},
+                          {"fp6 current", fp6},
+                          {"e5m2 delayed", e5m2},
+                          {"sr+edge+ls", guarded}};
     for (const Case& c : cases) {
         CAPTURE(c.name);
         double cpu_sum = 0, gpu_sum = 0, worst_gap = 0, first_gap = 0;
@@ -73,9 +93,10 @@ TEST_CASE("the first step's loss is the CPU's, and every recipe both backends ru
             gpu_sum += on_gpu.final_loss();
         }
         const double agreement = gpu_sum / cpu_sum - 1.0;
-        std::printf("%-14s first-step loss gap %.2e, final loss GPU/CPU %+.3f%% (mean of 4 seeds), "
+        std::printf("%-14s (%s) first-step loss gap %.2e, final loss GPU/CPU %+.3f%% (mean of 4 seeds), "
                     "largest per-step gap %.2f%%\n",
-                    c.name, first_gap, 100 * agreement, 100 * worst_gap);
+                    c.name, std::string(gpu::gpu_path_name(gpu::gpu_config(c.e).path)).c_str(), first_gap,
+                    100 * agreement, 100 * worst_gap);
         // Both start from the same bits; the GPU's accumulation order and GELU differ in the
         // last bits, so the first loss agrees to float32-level rounding of the BF16 outputs.
         CHECK(first_gap < 1e-3);
@@ -83,11 +104,21 @@ TEST_CASE("the first step's loss is the CPU's, and every recipe both backends ru
     }
 }
 
-TEST_CASE("the GPU refuses, by name, the recipes it cannot run yet") {
+TEST_CASE("every recipe runs on the GPU: natively where its tensor cores can, else emulated, refusing by name") {
     const emu::Experiment base = labs::lab_experiment();
+    CHECK(gpu::gpu_config(base).path == gpu::GpuPath::Native);
+    CHECK(gpu::gpu_config(with_recipe(base, emu::Fp8Recipe::Blockwise)).path == gpu::GpuPath::Native);
     for (emu::Fp8Recipe r : {emu::Fp8Recipe::MxFloor, emu::Fp8Recipe::MxRceil, emu::Fp8Recipe::Nvfp4}) {
         CAPTURE(emu::fp8_recipe_name(r));
-        CHECK_THROWS_WITH_AS(gpu::gpu_config(with_recipe(base, r)), doctest::Contains("numerics.recipe"),
+        const gpu::GpuTrainConfig c = gpu::gpu_config(with_recipe(base, r));
+        CHECK(c.path == gpu::GpuPath::Emulated);
+        CHECK(gpu::experiment_of(c) == with_recipe(base, r));
+        emu::Experiment fast = with_recipe(base, r);
+        fast.numerics.fast_accumulation.dgrad = true;
+        CHECK_THROWS_WITH_AS(gpu::gpu_config(fast), doctest::Contains("numerics.fast_accumulation"),
                              std::invalid_argument);
     }
+    emu::Experiment biases = base;
+    biases.model.biases = true;
+    CHECK_THROWS_WITH_AS(gpu::gpu_config(biases), doctest::Contains("model.biases"), std::invalid_argument);
 }

@@ -1,0 +1,401 @@
+// The MLP training step on the GPU for numerics its FP8 tensor cores cannot run (MX, NVFP4,
+// FP6/FP4 elements, stochastic rounding, no scaling, BF16 edge layers, loss scaling): every
+// GEMM operand is quantised exactly as the CPU trainer quantises it (codes and scales equal
+// bit for bit) and written back as BF16, and the GEMMs multiply in BF16 with float32
+// accumulation; the tensor's own dequantisation factor is the GEMM's alpha. Hopper has no
+// MX or NVFP4 tensor cores: the speed is this emulation's, not that hardware's.
+#pragma once
+
+#include <cuda_bf16.h>
+
+#include <cmath>
+#include <cstring>
+#include <deque>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "gpu/src/cuda_check.hpp"
+#include "gpu/src/emulated_cast.hpp"
+#include "gpu/src/emulated_recipe.hpp"
+#include "gpu/src/gpu_mlp.hpp"
+#include "gpu/src/lt_matmul.hpp"
+#include "gpu/src/step_guard.hpp"
+#include "gpu/src/train_kernels.hpp"
+#include "gpu/trainer.hpp"
+
+namespace fp8lab::gpu::detail {
+
+class GpuEmulatedMlp {
+public:
+    GpuEmulatedMlp(const GpuTrainConfig& c, const HostTrainingData& data)
+        : c_(c),
+          n_(c.numerics),
+          shapes_(layer_shapes(c)),
+          layers_count_(int(shapes_.size())),
+          tensors_(3 * layers_count_),
+          fp8_(n_.precision == emu::Precision::Fp8),
+          per_tensor_(fp8_ && n_.scaling &&
+                      (n_.recipe == emu::Fp8Recipe::Delayed || n_.recipe == emu::Fp8Recipe::Current)),
+          delayed_(per_tensor_ && n_.recipe == emu::Fp8Recipe::Delayed),
+          batches_(data_batches(c)),
+          rows_(c.tokens),
+          max_dim_(std::max(c.input_dim, c.hidden_dim)),
+          workspace_(kMatmulWorkspaceBytes),
+          x_pool_(std::size_t(batches_) * rows_ * c.input_dim),
+          t_pool_(x_pool_.count),
+          dy16_(std::size_t(rows_) * c.input_dim),
+          loss_partials_(std::size_t(train::kMaxLossPartials)),
+          losses_(std::size_t(c.steps)),
+          scale_per_step_(std::size_t(c.steps)),
+          skipped_per_step_(std::size_t(c.steps)),
+          step_(1),
+          guard_(1),
+          scaling_(std::size_t(tensors_)),
+          amax_bits_(std::size_t(tensors_)),
+          cast_amax_(std::size_t(tensors_) * 2),
+          factors_(std::size_t(layers_count_) * kFactorsPerLayer),
+          gq_(std::size_t(rows_) * max_dim_),
+          gtq_(std::size_t(rows_) * max_dim_),
+          xtq_(std::size_t(rows_) * max_dim_),
+          da16_(std::size_t(rows_) * max_dim_) {
+        FP8LAB_CUDA_CHECK(cudaMemset(step_.ptr, 0, sizeof(int)));
+        FP8LAB_CUDA_CHECK(cudaMemset(losses_.ptr, 0xff, losses_.count * sizeof(float)));  // NaN until written
+        upload(x_pool_.ptr, data.inputs, x_pool_.count);
+        upload(t_pool_.ptr, data.targets, t_pool_.count);
+        train::StepGuard guard;
+        guard.scale = n_.loss_scaling ? n_.loss_scaler.initial_scale : 1.0f;
+        FP8LAB_CUDA_CHECK(cudaMemcpy(guard_.ptr, &guard, sizeof guard, cudaMemcpyHostToDevice));
+        const std::vector<kernels::DeviceScaling> initial(static_cast<std::size_t>(tensors_));
+        FP8LAB_CUDA_CHECK(cudaMemcpy(scaling_.ptr, initial.data(), initial.size() * sizeof(kernels::DeviceScaling),
+                                     cudaMemcpyHostToDevice));
+        FP8LAB_CUDA_CHECK(cudaMemset(amax_bits_.ptr, 0, amax_bits_.count * sizeof(unsigned)));
+        make_tables();
+        make_delayed_state();
+        // Blocks that need an amax pass hold 16 elements or more: a bound on their number.
+        std::size_t largest_tensor = std::size_t(rows_) * max_dim_;
+        for (int l = 0; l < layers_count_; ++l) {
+            add_layer(l, data.weights[std::size_t(l)]);
+            largest_tensor = std::max(largest_tensor, layers_.back().w.count);
+        }
+        block_amax_ = std::make_unique<DeviceBuffer<unsigned>>(largest_tensor / 16);
+        FP8LAB_CUDA_CHECK(cudaDeviceSynchronize());
+        FP8LAB_CUDA_CHECK(cudaGetLastError());
+    }
+
+    int batches() const { return batches_; }
+
+    GpuInitialState initial_state() const {
+        GpuInitialState st;
+        st.first_weights.resize(layers_[0].w.count);
+        FP8LAB_CUDA_CHECK(cudaMemcpy(st.first_weights.data(), layers_[0].w.ptr, st.first_weights.size() * sizeof(float),
+                                     cudaMemcpyDeviceToHost));
+        st.first_inputs = read_bf16(x_pool_.ptr, outputs());
+        st.first_targets = read_bf16(t_pool_.ptr, outputs());
+        return st;
+    }
+
+    // One step on one stream: the forward with each operand cast for its GEMM, the loss,
+    // the backward with the operands each GEMM contracts over cast anew (block recipes),
+    // then the overflow check, the loss scaler and AdamW, and the scaling state.
+    void enqueue_step(int batch, cudaStream_t s) {
+        for (int l = 0; l < layers_count_; ++l) forward(l, batch, s);
+        train::mse_loss(y_out(), target_batch(batch), outputs(), dy16_.ptr, loss_partials_.ptr, s);
+        for (int l = layers_count_ - 1; l >= 0; --l) backward(l, batch, s);
+        for (const Layer& layer : layers_) train::finite_check(layer.dw.ptr, layer.dw.count, guard_.ptr, s);
+        train::LossScalingRules rules;
+        rules.enabled = n_.loss_scaling;
+        rules.growth_factor = n_.loss_scaler.growth_factor;
+        rules.backoff_factor = n_.loss_scaler.backoff_factor;
+        rules.growth_interval = n_.loss_scaler.growth_interval;
+        train::guard_update(guard_.ptr, rules, step_.ptr, scale_per_step_.ptr, skipped_per_step_.ptr, c_.steps, s);
+        const train::AdamParams adam{c_.learning_rate, c_.beta1, c_.beta2, c_.epsilon, c_.weight_decay};
+        for (Layer& layer : layers_)
+            train::guarded_adamw(layer.w.ptr, layer.m.ptr, layer.v.ptr, layer.dw.ptr, layer.w.count, adam, guard_.ptr, s);
+        train::StepEnd end;
+        end.loss_partials = loss_partials_.ptr;
+        end.loss_partial_count = train::loss_partials(outputs());
+        end.inv_outputs = 1.0f / float(outputs());
+        end.losses = losses_.ptr;
+        end.capacity = c_.steps;
+        if (fp8_) {
+            end.scaling = {scaling_.ptr, amax_bits_.ptr, history_ ? history_->ptr : nullptr,
+                           numerators_ ? numerators_->ptr : nullptr, trace_amax_ ? trace_amax_->ptr : nullptr,
+                           trace_scale_ ? trace_scale_->ptr : nullptr};
+            end.tensors = tensors_;
+            end.history_length = n_.delayed.history_length;
+            end.algorithm_max = n_.delayed.algorithm == emu::AmaxAlgorithm::Max;
+            end.delayed = delayed_;
+        }
+        train::finish_step(end, step_.ptr, s);
+    }
+
+    void flush_pending_update(cudaStream_t) {}  // every update runs in its own step
+
+    std::vector<float> losses(int steps_done) const { return read(losses_, steps_done); }
+
+    // The loss scale each step used and the steps whose update was skipped (overflow).
+    std::vector<float> loss_scales(int steps_done) const { return read(scale_per_step_, steps_done); }
+    std::vector<std::size_t> skipped_steps(int steps_done) const {
+        std::vector<std::size_t> skipped;
+        const std::vector<int> flags = read(skipped_per_step_, steps_done);
+        for (std::size_t t = 0; t < flags.size(); ++t)
+            if (flags[t]) skipped.push_back(t);
+        return skipped;
+    }
+
+    emu::AmaxTrace trace(int steps_done, const std::string& device) const {
+        emu::AmaxTrace trace;
+        trace.header = {{"source", "fp8lab GPU training step, emulated recipe (train_mlp_on_gpu)"},
+                        {"device", device},
+                        {"experiment", emu::describe(experiment_of(c_))}};
+        if (!trace_amax_) return trace;
+        const std::vector<float> amax = read(*trace_amax_, steps_done * tensors_);
+        const std::vector<float> scale = read(*trace_scale_, steps_done * tensors_);
+        static const char* const kRoleNames[3] = {".input", ".weight", ".grad_output"};
+        for (int t = 0; t < steps_done; ++t)
+            for (int j = 0; j < tensors_; ++j) {
+                emu::AmaxTraceRecord r;
+                r.step = std::uint64_t(t);
+                r.tensor = "fc" + std::to_string(j / 3 + 1) + kRoleNames[j % 3];
+                r.amax = amax[std::size_t(t) * tensors_ + j];
+                r.scale = scale[std::size_t(t) * tensors_ + j];
+                trace.records.push_back(std::move(r));
+            }
+        return trace;
+    }
+
+private:
+    // Per layer, the factors its GEMMs multiply by: one per operand cast, one per GEMM.
+    enum Factor { kInput, kWeight, kWeightT, kGrad, kGradT, kInputT, kForward, kDgrad, kWgrad, kFactorsPerLayer };
+
+    // The casts of one layer's operands, as the CPU trainer quantises them.
+    struct LayerCasts {
+        struct Cast {
+            OperandCast plan;
+            int tensor = 0;  // the scaled tensor j (3 per layer: input, weight, gradient)
+        };
+        Cast input, weight, weight_t, grad, grad_t, input_t;
+        std::vector<const Cast*> all() const { return {&input, &weight, &weight_t, &grad, &grad_t, &input_t}; }
+    };
+
+    struct Layer {
+        LayerShape shape;
+        DeviceBuffer<float> w, m, v, dw;
+        Bf16Buffer h16, xq, wq;            // pre-activation output; forward operands
+        std::unique_ptr<Bf16Buffer> wtq;    // the weight cast along its rows' other dimension (dgrad)
+        LayerCasts casts;
+        bool edge = false;
+        bool reuse_weight = false;  // dgrad reads wq (per-tensor, or square blocks cast to nearest)
+        std::unique_ptr<LtMatmul> forward, dgrad, wgrad;
+        Layer(LayerShape s, int rows)
+            : shape(s),
+              w(std::size_t(s.in) * s.out),
+              m(w.count),
+              v(w.count),
+              dw(w.count),
+              h16(std::size_t(rows) * s.out),
+              xq(std::size_t(rows) * s.in),
+              wq(w.count) {}
+    };
+
+    std::string tensor_name(int l, const char* role) const { return "fc" + std::to_string(l + 1) + role; }
+
+    void add_layer(int l, const std::vector<float>& initial) {
+        const LayerShape sh = shapes_[std::size_t(l)];
+        Layer& layer = layers_.emplace_back(sh, rows_);
+        upload(layer.w.ptr, initial, layer.w.count);
+        FP8LAB_CUDA_CHECK(cudaMemset(layer.m.ptr, 0, layer.m.count * sizeof(float)));
+        FP8LAB_CUDA_CHECK(cudaMemset(layer.v.ptr, 0, layer.v.count * sizeof(float)));
+        layer.edge = n_.edge_layers_bf16 && (l == 0 || l + 1 == layers_count_);
+        const auto plan = [&](emu::TensorRole role, const char* suffix, bool wgrad, int tensor) {
+            return LayerCasts::Cast{
+                plan_operand_cast(n_, role, layer.edge, wgrad, tensor_name(l, suffix).size()), tensor};
+        };
+        LayerCasts& k = layer.casts;
+        k.input = plan(emu::TensorRole::Input, ".input", false, 3 * l);
+        k.weight = plan(emu::TensorRole::Weight, ".weight", false, 3 * l + 1);
+        k.weight_t = plan(emu::TensorRole::Weight, ".weight", false, 3 * l + 1);
+        k.grad = plan(emu::TensorRole::GradOutput, ".grad_output", false, 3 * l + 2);
+        k.grad_t = plan(emu::TensorRole::GradOutput, ".grad_output", true, 3 * l + 2);
+        k.input_t = plan(emu::TensorRole::Input, ".input", true, 3 * l);
+        const OperandCast& w = k.weight.plan;
+        // W^T cast in square blocks is the transpose of W's cast (same blocks, same amaxes)
+        // unless stochastic rounding counts the elements in the transposed order.
+        layer.reuse_weight = w.per_tensor || (w.square_blocks() && !w.params.stochastic);
+        if (l > 0 && !layer.reuse_weight) layer.wtq = std::make_unique<Bf16Buffer>(layer.w.count);
+        float* f = factors_.ptr + std::size_t(l) * kFactorsPerLayer;
+        const MatmulOperand as_is{CUDA_R_16BF, Stored::AsIs}, transposed{CUDA_R_16BF, Stored::Transposed};
+        layer.forward = std::make_unique<LtMatmul>(lt_.h, rows_, sh.out, sh.in, as_is, transposed, CUDA_R_16BF, false,
+                                                   f + kForward);
+        layer.wgrad = std::make_unique<LtMatmul>(lt_.h, sh.out, sh.in, rows_, transposed, as_is, CUDA_R_32F, false,
+                                                 f + kWgrad);
+        if (l > 0)
+            layer.dgrad = std::make_unique<LtMatmul>(lt_.h, rows_, sh.in, sh.out, as_is, as_is, CUDA_R_16BF, false,
+                                                     f + kDgrad);
+    }
+
+    void make_tables() {
+        const std::vector<float> e4m3 = value_table(emu::e4m3());
+        e4m3_values_ = std::make_unique<DeviceBuffer<float>>(256);
+        FP8LAB_CUDA_CHECK(cudaMemcpy(e4m3_values_->ptr, e4m3.data(), 256 * sizeof(float), cudaMemcpyHostToDevice));
+        const emu::TensorRole roles[3] = {emu::TensorRole::Input, emu::TensorRole::Weight, emu::TensorRole::GradOutput};
+        for (int r = 0; r < 3; ++r) {
+            const emu::Format& f = n_.recipe == emu::Fp8Recipe::Nvfp4 ? emu::e2m1() : *n_.formats.of(roles[r]);
+            const std::vector<float> values = value_table(f);
+            role_values_[r] = std::make_unique<DeviceBuffer<float>>(256);
+            FP8LAB_CUDA_CHECK(
+                cudaMemcpy(role_values_[r]->ptr, values.data(), 256 * sizeof(float), cudaMemcpyHostToDevice));
+            max_finite_[r] = static_cast<float>(f.max_finite);
+        }
+    }
+
+    void make_delayed_state() {
+        if (!fp8_) return;
+        const int length = n_.delayed.history_length;
+        history_ = std::make_unique<DeviceBuffer<float>>(std::size_t(tensors_) * length);
+        FP8LAB_CUDA_CHECK(cudaMemset(history_->ptr, 0, history_->count * sizeof(float)));
+        std::vector<float> numerators;
+        for (int j = 0; j < tensors_; ++j)  // formed in float32 first, exactly as the emulator does
+            numerators.push_back(std::ldexp(max_finite_[j % 3], -n_.delayed.margin));
+        numerators_ = std::make_unique<DeviceBuffer<float>>(numerators.size());
+        FP8LAB_CUDA_CHECK(cudaMemcpy(numerators_->ptr, numerators.data(), numerators.size() * sizeof(float),
+                                     cudaMemcpyHostToDevice));
+        if (c_.record_trace) {
+            trace_amax_ = std::make_unique<DeviceBuffer<float>>(std::size_t(c_.steps) * tensors_);
+            trace_scale_ = std::make_unique<DeviceBuffer<float>>(trace_amax_->count);
+        }
+    }
+
+    // One cast of `source` (rows x cols) into `out`. `columns`: blocks down the columns
+    // (the CPU quantises the transpose); `record`: this cast carries the tensor's amax.
+    void cast(const LayerCasts::Cast& k, const train::CastSource& source, int rows, int cols, bool columns,
+              bool record, __nv_bfloat16* out, float* factor, cudaStream_t s) {
+        const OperandCast& p = k.plan;
+        const int j = k.tensor;
+        train::EmulatedCast e;
+        e.params = p.params;
+        e.columns = columns;
+        e.vector = p.vector;
+        e.block_rows = p.block_rows;
+        e.block_cols = p.block_cols;
+        e.step = step_.ptr;
+        e.element_values = role_values_[j % 3]->ptr;
+        e.e4m3_values = e4m3_values_->ptr;
+        e.out = out;
+        e.tensor_factor = factor;
+        const bool per_tensor_scale = p.params.rule == vq::ScaleRule::PerTensor;
+        if (per_tensor_scale) e.tensor_scaling = scaling_.ptr + j;
+        if (per_tensor_scale && !delayed_) {  // current scaling: this tensor's own amax first
+            train::tensor_amax(source, rows, cols, false, 0, nullptr, amax_bits_.ptr + j, s);
+            train::current_scale(amax_bits_.ptr + j, max_finite_[j % 3], scaling_.ptr + j, s);
+        } else if (record && fp8_) {
+            e.amax_bits = amax_bits_.ptr + j;  // the trace's amax (and delayed scaling's record)
+        }
+        if (p.nvfp4) {
+            unsigned* slot = cast_amax_.ptr + 2 * j + (columns ? 1 : 0);
+            train::tensor_amax(source, rows, cols, p.params.hadamard, 0, step_.ptr, slot, s);
+            e.tensor_amax_bits = slot;
+        }
+        if (p.block_amax_pass) {
+            const int block_rows = columns ? p.block_cols : p.block_rows;
+            const int block_cols = columns ? p.block_rows : p.block_cols;
+            train::block_amax(source, rows, cols, block_rows, block_cols, block_amax_->ptr, s);
+            e.block_amax_bits = block_amax_->ptr;
+        }
+        train::emulated_cast(source, rows, cols, e, s);
+    }
+
+    train::CastSource layer_input(int l, int batch) const {
+        if (l == 0) return {train::Source::Bf16, x_batch(batch), nullptr, c_.input_dim};
+        return {train::Source::GeluOfBf16, layers_[std::size_t(l - 1)].h16.ptr, nullptr, shapes_[std::size_t(l)].in};
+    }
+
+    float* factor(int l, Factor f) { return factors_.ptr + std::size_t(l) * kFactorsPerLayer + f; }
+
+    void forward(int l, int batch, cudaStream_t s) {
+        Layer& layer = layers_[std::size_t(l)];
+        const LayerShape sh = layer.shape;
+        cast(layer.casts.input, layer_input(l, batch), rows_, sh.in, false, true, layer.xq.ptr, factor(l, kInput), s);
+        cast(layer.casts.weight, {train::Source::F32, layer.w.ptr, nullptr, sh.in}, sh.out, sh.in, false, true,
+             layer.wq.ptr, factor(l, kWeight), s);
+        train::gemm_alpha(factor(l, kInput), factor(l, kWeight), factor(l, kForward), s);
+        layer.forward->run(layer.xq.ptr, layer.wq.ptr, layer.h16.ptr, workspace_.ptr, s);
+    }
+
+    void backward(int l, int batch, cudaStream_t s) {
+        Layer& layer = layers_[std::size_t(l)];
+        const LayerShape sh = layer.shape;
+        // The gradient of this layer's output: the loss's (times the loss scale), or the
+        // dgrad of the layer above through GELU's derivative.
+        const train::CastSource grad =
+            l + 1 == layers_count_
+                ? train::CastSource{train::Source::MseGradF32, y_out(), target_batch(batch), c_.input_dim,
+                                    2.0f / float(outputs()), &guard_.ptr->scale}
+                : train::CastSource{train::Source::GeluGradBf16, da16_.ptr, layer.h16.ptr, sh.out};
+        cast(layer.casts.grad, grad, rows_, sh.out, false, true, gq_.ptr, factor(l, kGrad), s);
+        // wgrad contracts over the tokens: block recipes cast both operands down the columns.
+        const bool per_tensor = layer.casts.grad.plan.per_tensor;
+        const __nv_bfloat16* g_t = gq_.ptr;
+        const __nv_bfloat16* x_t = layer.xq.ptr;
+        Factor g_t_factor = kGrad, x_t_factor = kInput;
+        if (!per_tensor) {
+            cast(layer.casts.grad_t, grad, rows_, sh.out, true, false, gtq_.ptr, factor(l, kGradT), s);
+            cast(layer.casts.input_t, layer_input(l, batch), rows_, sh.in, true, false, xtq_.ptr, factor(l, kInputT), s);
+            g_t = gtq_.ptr;
+            x_t = xtq_.ptr;
+            g_t_factor = kGradT;
+            x_t_factor = kInputT;
+        }
+        train::gemm_alpha(factor(l, g_t_factor), factor(l, x_t_factor), factor(l, kWgrad), s);
+        layer.wgrad->run(g_t, x_t, layer.dw.ptr, workspace_.ptr, s);
+        if (l == 0) return;  // the input needs no gradient
+        const __nv_bfloat16* w_t = layer.wq.ptr;
+        Factor w_t_factor = kWeight;
+        if (!layer.reuse_weight) {
+            cast(layer.casts.weight_t, {train::Source::F32, layer.w.ptr, nullptr, sh.in}, sh.out, sh.in, true, false,
+                 layer.wtq->ptr, factor(l, kWeightT), s);
+            w_t = layer.wtq->ptr;
+            w_t_factor = kWeightT;
+        }
+        train::gemm_alpha(factor(l, kGrad), factor(l, w_t_factor), factor(l, kDgrad), s);
+        layer.dgrad->run(gq_.ptr, w_t, da16_.ptr, workspace_.ptr, s);
+    }
+
+    template <class T>
+    static std::vector<T> read(const DeviceBuffer<T>& buffer, int count) {
+        std::vector<T> host(std::size_t(std::max(count, 0)));
+        if (!host.empty())
+            FP8LAB_CUDA_CHECK(cudaMemcpy(host.data(), buffer.ptr, host.size() * sizeof(T), cudaMemcpyDeviceToHost));
+        return host;
+    }
+
+    std::size_t outputs() const { return std::size_t(rows_) * c_.input_dim; }
+    const __nv_bfloat16* x_batch(int batch) const { return x_pool_.ptr + std::size_t(batch) * outputs(); }
+    const __nv_bfloat16* target_batch(int batch) const { return t_pool_.ptr + std::size_t(batch) * outputs(); }
+    __nv_bfloat16* y_out() { return layers_.back().h16.ptr; }
+
+    GpuTrainConfig c_;
+    emu::Numerics n_;
+    std::vector<LayerShape> shapes_;
+    int layers_count_, tensors_;
+    bool fp8_, per_tensor_, delayed_;
+    int batches_, rows_, max_dim_;
+    LtHandle lt_;
+    DeviceBuffer<char> workspace_;
+    Bf16Buffer x_pool_, t_pool_, dy16_;
+    DeviceBuffer<float> loss_partials_, losses_, scale_per_step_;
+    DeviceBuffer<int> skipped_per_step_, step_;
+    DeviceBuffer<train::StepGuard> guard_;
+    DeviceBuffer<kernels::DeviceScaling> scaling_;
+    DeviceBuffer<unsigned> amax_bits_, cast_amax_;
+    std::unique_ptr<DeviceBuffer<unsigned>> block_amax_;
+    DeviceBuffer<float> factors_;
+    Bf16Buffer gq_, gtq_, xtq_, da16_;
+    std::unique_ptr<DeviceBuffer<float>> e4m3_values_, role_values_[3];
+    float max_finite_[3] = {448.0f, 448.0f, 57344.0f};
+    std::unique_ptr<DeviceBuffer<float>> history_, numerators_, trace_amax_, trace_scale_;
+    std::deque<Layer> layers_;  // a deque: layers hold buffers that never move
+};
+
+}  // namespace fp8lab::gpu::detail

@@ -1,0 +1,192 @@
+// The GPU's emulated recipes: the cast kernel's codes, block scales and BF16 operands
+// against the CPU trainer's quantiser bit for bit (MX, NVFP4, blockwise, FP6/FP4 per tensor,
+// stochastic rounding), and dynamic loss scaling's scales and skipped steps against the CPU.
+#include <doctest/doctest.h>
+
+#include <cmath>
+#include <cstdio>
+#include <cstring>
+#include <string>
+#include <vector>
+
+#include "emulator/convert.hpp"
+#include "emulator/mlp_trainer.hpp"
+#include "emulator/operand_quantizer.hpp"
+#include "gpu/tensor_ops.hpp"
+#include "gpu/trainer.hpp"
+#include "labs/training_mapping.hpp"
+#include "tests/gpu/gpu_ready.hpp"
+#include "tests/gpu/hard_tensor.hpp"
+
+using namespace fp8lab;
+
+namespace {
+
+std::vector<float> transposed(const std::vector<float>& x, int rows, int cols) {
+    std::vector<float> t(x.size());
+    for (int r = 0; r < rows; ++r)
+        for (int c = 0; c < cols; ++c) t[std::size_t(c) * rows + r] = x[std::size_t(r) * cols + c];
+    return t;
+}
+
+// hard_tensor's cases times `magnitude`, with whole blocks at the scale rules' edges: all
+// zero, amax at a power of two and one ulp either side, 957 (a mantissa past E4M3's),
+// subnormal and tiny amaxes (NVFP4 block scales that round to zero).
+std::vector<float> edge_tensor(int rows, int cols, std::uint64_t seed, float magnitude) {
+    std::vector<float> x = hard_tensor(std::size_t(rows) * cols, seed);
+    for (float& v : x) v *= magnitude;
+    const float amaxes[] = {0.0f, 448.0f, std::nextafter(448.0f, 0.0f), std::nextafter(448.0f, 1e9f), 957.0f,
+                            1e-40f, 1e-7f, 2688.0f, std::ldexp(1.0f, -126)};
+    for (int b = 0; b < 9 && (b + 1) * 16 <= rows; ++b)
+        for (int j = 0; j < 16; ++j) x[std::size_t(b * 16 + j) * cols + 1 + b] = amaxes[b] * float(j + 1) / 16.0f;
+    for (int b = 0; b < 9 && b + 2 < rows; ++b)
+        for (int j = 0; j < 32 && j < cols; ++j)
+            x[std::size_t(b + 2) * cols + j] = amaxes[b] * float(j + 1) / 32.0f * (j % 2 ? -1.0f : 1.0f);
+    return x;
+}
+
+int count_differences(const std::vector<std::uint8_t>& a, const std::vector<std::uint8_t>& b) {
+    int n = 0;
+    for (std::size_t i = 0; i < a.size() && i < b.size(); ++i) n += a[i] != b[i];
+    return a.size() == b.size() ? n : -1;
+}
+
+// Bit for bit, except that any NaN equals any NaN (the GPU's arithmetic makes its own).
+int count_differences(const std::vector<float>& a, const std::vector<float>& b) {
+    int n = 0;
+    for (std::size_t i = 0; i < a.size() && i < b.size(); ++i)
+        n += !(std::isnan(a[i]) && std::isnan(b[i])) && std::memcmp(&a[i], &b[i], 4) != 0;
+    return a.size() == b.size() ? n : -1;
+}
+
+// The BF16 operand the GPU should hold: value(code) times the block's part of the scale
+// (NVFP4: its E4M3 block scale; per-tensor: 1; MX and blockwise: the block scale itself),
+// in x's layout.
+std::vector<float> expected_operand(const emu::QuantizedTensor& q, bool columns, bool nvfp4, bool per_tensor) {
+    std::vector<float> out(q.codes.size());
+    for (std::size_t r = 0; r < q.rows; ++r)
+        for (std::size_t c = 0; c < q.cols; ++c) {
+            const std::size_t i = r * q.cols + c, b = q.block_of(r, c);
+            const float value = float(emu::decode(*q.format, q.codes[i]));
+            const float part = nvfp4 ? float(emu::decode(emu::e4m3(), q.scale_codes[b]))
+                               : per_tensor ? 1.0f
+                                            : q.block_scale_inv[b];
+            out[columns ? c * q.rows + r : i] = value * part;
+        }
+    return out;
+}
+
+void check_cast(const emu::Numerics& n, emu::TensorRole role, const std::string& name, const std::vector<float>& x,
+                int rows, int cols, bool columns, bool wgrad, std::uint64_t step) {
+    emu::OperandQuantizer quantizer(n);
+    const std::vector<float> l = columns ? transposed(x, rows, cols) : x;
+    const emu::QuantizedTensor q = quantizer.quantize_codes(name, role, l, columns ? cols : rows, columns ? rows : cols,
+                                                            step, nullptr, wgrad);
+    const gpu::EmulatedCastOnGpu g = gpu::emulated_cast_on_gpu(n, role, name, x, rows, cols, columns, wgrad, step);
+    const bool nvfp4 = n.recipe == emu::Fp8Recipe::Nvfp4 && n.scaling;
+    const bool per_tensor =
+        !n.scaling || n.recipe == emu::Fp8Recipe::Delayed || n.recipe == emu::Fp8Recipe::Current;
+    CAPTURE(emu::fp8_recipe_name(n.recipe));
+    CAPTURE(n.formats.of(role)->name);
+    CAPTURE(name);
+    CAPTURE(columns);
+    CAPTURE(rows);
+    CAPTURE(cols);
+    CHECK(count_differences(q.codes, g.codes) == 0);
+    const std::vector<float> scales(g.scale_inv.begin(), g.scale_inv.begin() + std::ptrdiff_t(q.block_scale_inv.size()));
+    CHECK(count_differences(q.block_scale_inv, scales) == 0);
+    // BF16 holds value(code) times the block part exactly, except products below BF16's
+    // smallest subnormal (2^-133), which no edge case here reaches.
+    CHECK(count_differences(expected_operand(q, columns, nvfp4, per_tensor), g.operand) == 0);
+    if (nvfp4) CHECK(g.tensor_factor == q.tensor_scale_inv);
+    if (per_tensor) CHECK(g.tensor_factor == q.block_scale_inv[0]);
+}
+
+}  // namespace
+
+TEST_CASE("the GPU's MX casts equal the emulator's bit for bit: both rules, every element format, both directions") {
+    if (!gpu_ready()) return;
+    const emu::Format* elements[] = {&emu::e4m3(), &emu::e5m2(), &emu::e3m2(), &emu::e2m3(), &emu::e2m1()};
+    for (const emu::Format* f : elements)
+        for (const emu::Fp8Recipe recipe : {emu::Fp8Recipe::MxFloor, emu::Fp8Recipe::MxRceil})
+            for (const bool stochastic : {false, true}) {
+                emu::Numerics n;
+                n.recipe = recipe;
+                n.formats = {f, f, f};
+                if (stochastic) n.rounding = {emu::RoundingMode::Stochastic, emu::RoundingMode::Stochastic,
+                                              emu::RoundingMode::Stochastic};
+                for (const float magnitude : {1.0f, 3e-3f, 2e4f}) {
+                    // 48 rows: the column casts end in a block of 16.
+                    const std::vector<float> x = edge_tensor(48, 96, 3, magnitude);
+                    check_cast(n, emu::TensorRole::GradOutput, "fc1.grad_output", x, 48, 96, false, false, 5);
+                    check_cast(n, emu::TensorRole::GradOutput, "fc1.grad_output", x, 48, 96, true, true, 5);
+                    check_cast(n, emu::TensorRole::Weight, "fc2.weight", x, 48, 96, true, false, 7);
+                }
+            }
+}
+
+TEST_CASE("the GPU's NVFP4 casts equal the emulator's with every option, S_enc's clamp included") {
+    if (!gpu_ready()) return;
+    for (const bool tiles : {true, false})
+        for (const bool stochastic : {true, false})
+            for (const bool hadamard : {true, false}) {
+                emu::Numerics n;
+                n.recipe = emu::Fp8Recipe::Nvfp4;
+                n.formats = {&emu::e2m1(), &emu::e2m1(), &emu::e2m1()};
+                n.nvfp4 = {tiles, stochastic, hadamard};
+                for (const float magnitude : {1.0f, 1e-36f, 5e4f}) {  // 1e-36: 2688 / amax overflows
+                    const std::vector<float> x = edge_tensor(64, 96, 9, magnitude);
+                    check_cast(n, emu::TensorRole::Weight, "fc1.weight", x, 64, 96, false, false, 2);
+                    check_cast(n, emu::TensorRole::Weight, "fc1.weight", x, 64, 96, true, false, 2);
+                    check_cast(n, emu::TensorRole::GradOutput, "fc2.grad_output", x, 64, 96, false, false, 3);
+                    check_cast(n, emu::TensorRole::GradOutput, "fc2.grad_output", x, 64, 96, true, true, 3);
+                    check_cast(n, emu::TensorRole::Input, "fc2.input", x, 64, 96, true, true, 3);
+                }
+            }
+}
+
+TEST_CASE("the GPU's blockwise, per-tensor FP6/FP4 and unscaled casts equal the emulator's, stochastic included") {
+    if (!gpu_ready()) return;
+    emu::Numerics blockwise;
+    blockwise.recipe = emu::Fp8Recipe::Blockwise;
+    blockwise.formats = {&emu::e4m3(), &emu::e4m3(), &emu::e4m3()};
+    blockwise.rounding.gradient = emu::RoundingMode::Stochastic;
+    const std::vector<float> x = edge_tensor(128, 256, 13, 1.0f);
+    check_cast(blockwise, emu::TensorRole::Weight, "fc1.weight", x, 128, 256, false, false, 1);
+    check_cast(blockwise, emu::TensorRole::Weight, "fc1.weight", x, 128, 256, true, false, 1);
+    check_cast(blockwise, emu::TensorRole::GradOutput, "fc1.grad_output", x, 128, 256, true, true, 1);
+    const emu::Format* elements[] = {&emu::e4m3(), &emu::e5m2(), &emu::e3m2(), &emu::e2m3(), &emu::e2m1()};
+    for (const emu::Format* f : elements)
+        for (const bool scaling : {true, false}) {
+            emu::Numerics n;
+            n.recipe = emu::Fp8Recipe::Current;
+            n.scaling = scaling;
+            n.formats = {f, f, f};
+            n.rounding.gradient = emu::RoundingMode::Stochastic;
+            n.saturation = scaling ? emu::Saturation::Finite : emu::Saturation::None;
+            check_cast(n, emu::TensorRole::Input, "fc1.input", x, 128, 256, false, false, 6);
+            check_cast(n, emu::TensorRole::GradOutput, "fc1.grad_output", x, 128, 256, false, false, 6);
+        }
+}
+
+TEST_CASE("dynamic loss scaling on the GPU backs off, skips and grows on the CPU trainer's steps") {
+    if (!gpu_ready()) return;
+    // Built to overflow: no scaling and no saturation, so a gradient past E5M2's range
+    // becomes Inf. The scale grows 16x per clean step and falls 16x on overflow, so each
+    // decision has a factor of 2 or more of margin either way.
+    emu::Experiment e = labs::lab_experiment();
+    e.steps = 24;
+    e.numerics.scaling = false;
+    e.numerics.saturation = emu::Saturation::None;
+    e.numerics.loss_scaling = true;
+    e.numerics.loss_scaler = {65536.0f, 16.0f, 1.0f / 16.0f, 1};
+    const emu::TrainerResult cpu = emu::train_mlp(e);
+    gpu::GpuTrainConfig c = gpu::gpu_config(e);
+    REQUIRE(c.path == gpu::GpuPath::Emulated);
+    const gpu::GpuTrainResult g = gpu::train_mlp_on_gpu(c);
+    std::printf("loss scaling: %zu of %d steps skipped on the CPU, %zu on the GPU\n", cpu.skipped_steps.size(), e.steps,
+                g.skipped_steps.size());
+    CHECK(!cpu.skipped_steps.empty());
+    CHECK(g.skipped_steps == cpu.skipped_steps);
+    CHECK(g.loss_scale == cpu.loss_scale);
+}
