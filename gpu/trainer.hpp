@@ -28,6 +28,8 @@ enum class GpuRecipe { Delayed, Current, Blockwise };
 // an emulated run's speed is this emulation's, never that hardware's.
 enum class GpuPath { Native, Emulated };
 std::string_view gpu_path_name(GpuPath p);            // "native" / "emulated"
+// What every time of an emulated run carries (bench table and JSON, training panel, CLI).
+std::string_view emulated_speed_note();
 std::string_view gpu_precision_name(GpuPrecision p);  // "bf16" / "fp8"
 std::string_view gpu_recipe_name(GpuRecipe r);        // "delayed" / "current" / "blockwise"
 

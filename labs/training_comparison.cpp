@@ -106,8 +106,13 @@ StepOutput run_on_gpu(const emu::Experiment& e, RunContext& context) {
     out.notes.push_back(experiment_note(e));
     add_final_losses(out, c);
     const double mib = 1024.0 * 1024.0;
+    for (int run = 0; run < 2; ++run)
+        if (results[run].path == gpu::GpuPath::Emulated)
+            out.notes.push_back(std::string(run == 0 ? "BF16" : "FP8") + " speed " +
+                                std::string(gpu::emulated_speed_note()));
     out.metrics.push_back({"BF16 ms per step", results[0].median_step_ms, "ms"});
-    out.metrics.push_back({"FP8 ms per step", results[1].median_step_ms, "ms"});
+    out.metrics.push_back({results[1].path == gpu::GpuPath::Emulated ? "FP8 ms per step (emulated)" : "FP8 ms per step",
+                           results[1].median_step_ms, "ms"});
     if (results[1].median_step_ms > 0)
         out.metrics.push_back({"FP8 speedup over BF16", results[0].median_step_ms / results[1].median_step_ms, "x"});
     out.metrics.push_back({"BF16 peak memory", double(results[0].peak_memory_bytes) / mib, "MiB"});

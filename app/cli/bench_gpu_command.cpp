@@ -61,11 +61,6 @@ std::string recipe_description(emu::Fp8Recipe recipe) {
     return {};
 }
 
-// Why an emulated run's time is not the recipe's hardware speed (the table and the JSON).
-constexpr const char* kEmulatedSpeed =
-    "emulated: exact numerics, operands quantised on the GPU and multiplied as BF16; this GPU has no tensor cores "
-    "for the recipe, so the time is not its hardware speed";
-
 std::vector<emu::Fp8Recipe> chosen_recipes(const std::vector<std::string>& names) {
     std::vector<emu::Fp8Recipe> recipes;
     for (const std::string& name : names) {
@@ -90,6 +85,7 @@ gpu::GpuTrainConfig config_of(const gpu::GpuPreset& p, gpu::GpuPrecision precisi
                         recipe == emu::Fp8Recipe::Blockwise || precision == gpu::GpuPrecision::Bf16;
     if (!native) {
         emu::Experiment e = gpu::experiment_of(c);
+        e.numerics.fast_accumulation = {};  // the emulated path's GEMMs multiply in BF16
         labs::set_recipe(e, recipe);
         c = gpu::gpu_config(e);
         c.data_batches = 0;  // as many as fit, as the native runs
@@ -147,7 +143,7 @@ void print_table(const std::string& device, const BenchGpuArgs& a, const std::ve
         }
     for (const emu::Fp8Recipe recipe : chosen_recipes(a.recipes))
         std::printf("%-10s %s\n", std::string(enum_name(recipe)).c_str(), recipe_description(recipe).c_str());
-    if (any_emulated) std::printf("speed %s\n", kEmulatedSpeed);
+    if (any_emulated) std::printf("speed %s\n", std::string(gpu::emulated_speed_note()).c_str());
     std::printf("TF/s: model FLOPs (6 x parameters x tokens) per second");
     // Both rates divide by the same time: their ratio is the share of the FLOPs run as GEMMs.
     if (!rows.empty() && rows.front().bf16.model_tflops > 0)
@@ -177,7 +173,7 @@ void print_json(const std::string& device, const BenchGpuArgs& a, const std::vec
             json.begin_object().key("recipe").value(std::string(enum_name(run.recipe)))
                 .key("description").value(recipe_description(run.recipe))
                 .key("speed").value(emulated ? "emulated" : "native");
-            if (emulated) json.key("speed_note").value(kEmulatedSpeed);
+            if (emulated) json.key("speed_note").value(std::string(gpu::emulated_speed_note()));
             result(run.result);
             json.key("speedup").value(r.bf16.median_step_ms / run.result.median_step_ms).end_object();
         }

@@ -77,6 +77,10 @@ void train_on_gpu(const emu::Experiment& e, const TrainArgs& args) {
     print_losses(r.loss, {});
     std::fprintf(stderr, "device: %s\nmedian step: %.4f ms over %d timed steps, peak memory %.1f MiB\n",
                  r.device.c_str(), r.median_step_ms, r.timed_steps, double(r.peak_memory_bytes) / (1 << 20));
+    if (r.path == gpu::GpuPath::Emulated)
+        std::fprintf(stderr, "speed: %s\n", std::string(gpu::emulated_speed_note()).c_str());
+    if (!r.skipped_steps.empty())
+        std::fprintf(stderr, "loss scaling skipped %zu of %zu steps (overflow)\n", r.skipped_steps.size(), r.loss.size());
     if (!args.trace.empty()) {
         write_file_atomically(args.trace, trace_text(r.trace));
         std::fprintf(stderr, "amax trace: %s (%zu records)\n", args.trace.c_str(), r.trace.records.size());

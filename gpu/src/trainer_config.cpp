@@ -22,6 +22,10 @@ void require_multiple_of_16(int value, const char* name) {
 }  // namespace
 
 std::string_view gpu_path_name(GpuPath p) { return p == GpuPath::Native ? "native" : "emulated"; }
+std::string_view emulated_speed_note() {
+    return "emulated: exact numerics, operands quantised on the GPU and multiplied as BF16; this GPU has no tensor "
+           "cores for the recipe, so the time is not its hardware speed";
+}
 std::string_view gpu_precision_name(GpuPrecision p) { return p == GpuPrecision::Bf16 ? "bf16" : "fp8"; }
 std::string_view gpu_recipe_name(GpuRecipe r) {
     switch (r) {
