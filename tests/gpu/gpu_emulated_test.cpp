@@ -74,7 +74,9 @@ std::vector<float> expected_operand(const emu::QuantizedTensor& q, bool columns,
             const float part = nvfp4 ? float(emu::decode(emu::e4m3(), q.scale_codes[b]))
                                : per_tensor ? 1.0f
                                             : q.block_scale_inv[b];
-            out[columns ? c * q.rows + r : i] = float(emu::round_to_format(emu::bf16(), double(value * part)));
+            // Saturation none: an Inf code stays Inf in BF16, as on the GPU.
+            out[columns ? c * q.rows + r : i] = float(emu::round_to_format(
+                emu::bf16(), double(value * part), {emu::RoundingMode::NearestEven, emu::Saturation::None}));
         }
     return out;
 }
