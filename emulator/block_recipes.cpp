@@ -10,6 +10,7 @@
 
 #include "emulator/convert.hpp"
 #include "emulator/current_scaling.hpp"
+#include "emulator/hadamard16.hpp"
 #include "emulator/stochastic_bits.hpp"
 
 namespace fp8lab::emu {
@@ -114,19 +115,12 @@ void random_hadamard_transform_16(std::span<float> x, std::size_t rows, std::siz
     if (rows * cols != x.size() || cols % 16 != 0)
         throw std::invalid_argument("the Hadamard transform needs columns in groups of 16");
     float sign[16];
-    for (int i = 0; i < 16; ++i) sign[i] = stochastic_bits(seed, i, 1) ? -1.0f : 1.0f;
+    hadamard16_signs(seed, sign);
     for (std::size_t start = 0; start < x.size(); start += 16) {
-        float* v = x.data() + start;
-        for (int i = 0; i < 16; ++i) v[i] *= sign[i];
-        // In-place fast Walsh-Hadamard transform, then 1/sqrt(16) to stay orthogonal.
-        for (int h = 1; h < 16; h *= 2)
-            for (int i = 0; i < 16; i += 2 * h)
-                for (int j = i; j < i + h; ++j) {
-                    const float a = v[j], b = v[j + h];
-                    v[j] = a + b;
-                    v[j + h] = a - b;
-                }
-        for (int i = 0; i < 16; ++i) v[i] *= 0.25f;
+        float group[16];
+        std::copy(x.begin() + std::ptrdiff_t(start), x.begin() + std::ptrdiff_t(start + 16), group);
+        hadamard16(group, sign);
+        std::copy(group, group + 16, x.begin() + std::ptrdiff_t(start));
     }
 }
 

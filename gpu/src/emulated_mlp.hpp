@@ -152,16 +152,7 @@ public:
         if (!trace_amax_) return trace;
         const std::vector<float> amax = read(*trace_amax_, steps_done * tensors_);
         const std::vector<float> scale = read(*trace_scale_, steps_done * tensors_);
-        static const char* const kRoleNames[3] = {".input", ".weight", ".grad_output"};
-        for (int t = 0; t < steps_done; ++t)
-            for (int j = 0; j < tensors_; ++j) {
-                emu::AmaxTraceRecord r;
-                r.step = std::uint64_t(t);
-                r.tensor = "fc" + std::to_string(j / 3 + 1) + kRoleNames[j % 3];
-                r.amax = amax[std::size_t(t) * tensors_ + j];
-                r.scale = scale[std::size_t(t) * tensors_ + j];
-                trace.records.push_back(std::move(r));
-            }
+        append_trace_records(trace, amax, scale, steps_done, tensors_);
         return trace;
     }
 

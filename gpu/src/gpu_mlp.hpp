@@ -77,6 +77,22 @@ void upload(Device* device, const std::vector<T>& host, std::size_t count) {
     FP8LAB_CUDA_CHECK(cudaMemcpy(device, host.data(), count * sizeof(T), cudaMemcpyHostToDevice));
 }
 
+// The per-step amax and scale of every scaled tensor (step-major, 3 tensors per layer:
+// input, weight, gradient) as amax trace records named like the CPU trainer's.
+inline void append_trace_records(emu::AmaxTrace& trace, const std::vector<float>& amax, const std::vector<float>& scale,
+                                 int steps, int tensors) {
+    static const char* const kRoleNames[3] = {".input", ".weight", ".grad_output"};
+    for (int t = 0; t < steps; ++t)
+        for (int j = 0; j < tensors; ++j) {
+            emu::AmaxTraceRecord r;
+            r.step = std::uint64_t(t);
+            r.tensor = "fc" + std::to_string(j / 3 + 1) + kRoleNames[j % 3];
+            r.amax = amax[std::size_t(t) * tensors + j];
+            r.scale = scale[std::size_t(t) * tensors + j];
+            trace.records.push_back(std::move(r));
+        }
+}
+
 // `count` BF16 values on the device, read back as floats.
 inline std::vector<float> read_bf16(const __nv_bfloat16* device, std::size_t count) {
     std::vector<std::uint16_t> bits(count);
@@ -200,16 +216,7 @@ public:
             FP8LAB_CUDA_CHECK(cudaMemcpy(amax.data(), trace_amax_->ptr, n * sizeof(float), cudaMemcpyDeviceToHost));
             FP8LAB_CUDA_CHECK(cudaMemcpy(scale.data(), trace_scale_->ptr, n * sizeof(float), cudaMemcpyDeviceToHost));
         }
-        static const char* const kRoleNames[3] = {".input", ".weight", ".grad_output"};
-        for (int t = 0; t < steps_done; ++t)
-            for (int j = 0; j < tensors_; ++j) {
-                emu::AmaxTraceRecord r;
-                r.step = std::uint64_t(t);
-                r.tensor = "fc" + std::to_string(j / 3 + 1) + kRoleNames[j % 3];
-                r.amax = amax[std::size_t(t) * tensors_ + j];
-                r.scale = scale[std::size_t(t) * tensors_ + j];
-                trace.records.push_back(std::move(r));
-            }
+        append_trace_records(trace, amax, scale, steps_done, tensors_);
         return trace;
     }
 

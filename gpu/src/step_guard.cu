@@ -41,13 +41,6 @@ __global__ void guard_update_kernel(StepGuard* g, LossScalingRules rules, const 
     g->found_inf = 0;
 }
 
-__device__ void adamw_one(float& w, float& m, float& v, float g, const AdamParams& p, float c1, float c2) {
-    m = p.beta1 * m + (1.0f - p.beta1) * g;
-    v = p.beta2 * v + (1.0f - p.beta2) * g * g;
-    const float update = (m / c1) / (sqrtf(v / c2) + p.epsilon) + p.weight_decay * w;
-    w = w - p.learning_rate * update;
-}
-
 __global__ void guarded_adamw_kernel(float4* w, float4* m, float4* v, const float4* grad, std::size_t quads,
                                      AdamParams p, const StepGuard* guard) {
     if (!guard->apply) return;

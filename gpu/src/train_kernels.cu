@@ -157,13 +157,6 @@ __global__ void mse_kernel(const __nv_bfloat162* y, const __nv_bfloat162* target
     if (threadIdx.x == 0) partials[blockIdx.x] = sum;
 }
 
-__device__ void adamw_one(float& w, float& m, float& v, float g, const AdamParams& p, float c1, float c2) {
-    m = p.beta1 * m + (1.0f - p.beta1) * g;
-    v = p.beta2 * v + (1.0f - p.beta2) * g * g;
-    const float update = (m / c1) / (sqrtf(v / c2) + p.epsilon) + p.weight_decay * w;
-    w = w - p.learning_rate * update;
-}
-
 // Four weights per thread and iteration: 16-byte loads and stores of w, m, v and grad.
 __global__ void adamw_kernel(float4* w, float4* m, float4* v, const float4* grad, std::size_t quads, AdamParams p,
                              const int* step, int step_offset, __nv_bfloat162* w_bf16) {

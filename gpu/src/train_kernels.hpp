@@ -64,6 +64,16 @@ void mse_loss(const void* y, const void* target, std::size_t n, void* grad, floa
 struct AdamParams {
     float learning_rate, beta1, beta2, epsilon, weight_decay;
 };
+
+#ifdef __CUDACC__
+// One weight's AdamW update with the bias corrections c1, c2: both AdamW kernels run this.
+__device__ inline void adamw_one(float& w, float& m, float& v, float g, const AdamParams& p, float c1, float c2) {
+    m = p.beta1 * m + (1.0f - p.beta1) * g;
+    v = p.beta2 * v + (1.0f - p.beta2) * g * g;
+    const float update = (m / c1) / (sqrtf(v / c2) + p.epsilon) + p.weight_decay * w;
+    w = w - p.learning_rate * update;
+}
+#endif
 // AdamW on float32 master weights with the bias correction of step *step + 1 + step_offset
 // (-1 for an update that runs after the step counter moved on); w_bf16 (may be null)
 // receives the updated weights for the BF16 GEMMs. n must be a multiple of 4.

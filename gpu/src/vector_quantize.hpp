@@ -9,6 +9,7 @@
 #include <cstring>
 
 #include "emulator/float32_cast.hpp"
+#include "emulator/hadamard16.hpp"
 #include "emulator/stochastic_bits.hpp"
 
 #ifdef __CUDACC__
@@ -157,19 +158,11 @@ FP8LAB_HD inline BlockScale block_scale(const Params& p, float amax, float tenso
     return s;
 }
 
-// NVFP4's random Hadamard transform of 16 values, in emu::random_hadamard_transform_16's
-// operation order (signs, butterflies, then 1/4), so the results are the same floats.
+// NVFP4's random Hadamard transform of 16 values: the emulator's own (emulator/hadamard16.hpp).
 FP8LAB_HD inline void hadamard16(float (&v)[16], std::uint64_t seed) {
-    for (int i = 0; i < 16; ++i)
-        if (emu::stochastic_bits(seed, std::uint64_t(i), 1)) v[i] = -v[i];
-    for (int h = 1; h < 16; h *= 2)
-        for (int i = 0; i < 16; i += 2 * h)
-            for (int j = i; j < i + h; ++j) {
-                const float a = v[j], b = v[j + h];
-                v[j] = a + b;
-                v[j + h] = a - b;
-            }
-    for (int i = 0; i < 16; ++i) v[i] *= 0.25f;
+    float sign[16] = {};
+    emu::hadamard16_signs(seed, sign);
+    emu::hadamard16(v, sign);
 }
 
 // One element's code: cvt(x * multiplier) with the element format's rounding; `index` is
