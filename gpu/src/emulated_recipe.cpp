@@ -26,6 +26,10 @@ OperandCast plan_operand_cast(const emu::Numerics& n, emu::TensorRole role, bool
     p.element_max = static_cast<float>(element.max_finite);
     p.stochastic = n.rounding.of(role) == emu::RoundingMode::Stochastic;
     p.seed = seed_key;  // the step is added on the device
+    if (!p.stochastic && n.saturation == emu::Saturation::Finite && n.rounding.of(role) == emu::RoundingMode::NearestEven)
+        p.hardware = &element == &emu::e4m3()   ? vq::Params::Hardware::E4M3
+                     : &element == &emu::e5m2() ? vq::Params::Hardware::E5M2
+                                                : vq::Params::Hardware::None;
     p.random_bits = emu::kMaxRandomBits;
     const auto whole = [&](vq::ScaleRule rule) {
         p.rule = rule;
@@ -58,6 +62,7 @@ OperandCast plan_operand_cast(const emu::Numerics& n, emu::TensorRole role, bool
         const emu::Nvfp4Training& o = n.nvfp4;
         p.rule = vq::ScaleRule::Nvfp4;
         p.element = emu::detail::make_float32_kernel_constants(emu::e2m1(), emu::Saturation::Finite);
+        p.hardware = vq::Params::Hardware::None;  // E2M1: Hopper has no conversion for it
         c.element = &emu::e2m1();
         p.stochastic = o.stochastic_gradients && role == emu::TensorRole::GradOutput;
         p.hadamard = o.hadamard_wgrad && wgrad_operand;
