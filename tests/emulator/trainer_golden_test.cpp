@@ -1,0 +1,135 @@
+// The CPU trainer's results bit for bit against golden values recorded from the trainer as
+// it was before its speed work (2026-11-23, commit 682e8c0): loss curve, final weights and
+// amax trace of every recipe, at one thread and at two. Speed work must not move one bit.
+// FP8LAB_PRINT_GOLDEN=1 prints the table in this file's format instead of checking it.
+#include <doctest/doctest.h>
+
+#include <cstdint>
+#include <cstdio>
+#include <cstdlib>
+#include <cstring>
+#include <sstream>
+#include <string>
+#include <vector>
+
+#include "emulator/amax_trace.hpp"
+#include "emulator/experiment.hpp"
+#include "emulator/mlp_trainer.hpp"
+#include "emulator/parallel.hpp"
+
+using namespace fp8lab::emu;
+
+namespace {
+
+// FNV-1a over bytes: a short fingerprint of many floats' bits.
+struct Fingerprint {
+    std::uint64_t h = 1469598103934665603ull;
+    void add(const void* data, std::size_t n) {
+        const auto* p = static_cast<const unsigned char*>(data);
+        for (std::size_t i = 0; i < n; ++i) h = (h ^ p[i]) * 1099511628211ull;
+    }
+    void add(const std::vector<float>& v) { add(v.data(), v.size() * sizeof(float)); }
+};
+
+struct Case {
+    const char* name;
+    Experiment experiment;
+};
+
+// Large enough that the quantiser's and the GEMMs' work is cut into several chunks, so
+// that two threads take a different share of it than one.
+Experiment base() {
+    Experiment e;
+    e.model = {96, 320, 2, 80, false};
+    e.tokens = 48;
+    e.steps = 5;
+    e.task.batches = 3;
+    e.optimizer.weight_decay = 0.01f;
+    e.optimizer.grad_clip = 1.0f;
+    return e;
+}
+
+std::vector<Case> cases() {
+    std::vector<Case> out;
+    const auto add = [&](const char* name, auto change) {
+        Experiment e = base();
+        change(e);
+        out.push_back({name, e});
+    };
+    add("fp32", [](Experiment& e) { e.numerics.precision = Precision::Fp32; });
+    add("bf16", [](Experiment& e) { e.numerics.precision = Precision::Bf16; });
+    add("delayed", [](Experiment&) {});
+    add("current", [](Experiment& e) { e.numerics.recipe = Fp8Recipe::Current; });
+    add("mx-floor", [](Experiment& e) { e.numerics.recipe = Fp8Recipe::MxFloor; });
+    add("mx-rceil", [](Experiment& e) { e.numerics.recipe = Fp8Recipe::MxRceil; });
+    add("blockwise", [](Experiment& e) {
+        e.numerics.recipe = Fp8Recipe::Blockwise;
+        e.numerics.formats = {&e4m3(), &e4m3(), &e4m3()};
+    });
+    add("nvfp4", [](Experiment& e) {
+        e.numerics.recipe = Fp8Recipe::Nvfp4;
+        e.numerics.formats = {&e2m1(), &e2m1(), &e2m1()};
+    });
+    add("sr+edge+loss-scaling+biases", [](Experiment& e) {
+        e.model.biases = true;
+        e.numerics.rounding.gradient = RoundingMode::Stochastic;
+        e.numerics.edge_layers_bf16 = true;
+        e.numerics.loss_scaling = true;
+        e.task.kind = TaskKind::GaussianClusters;
+    });
+    return out;
+}
+
+std::uint64_t fingerprint(const Experiment& e) {
+    const TrainerResult r = train_mlp(e, {}, true);
+    Fingerprint f;
+    f.add(r.loss);
+    f.add(r.accuracy);
+    f.add(r.loss_scale);
+    for (const LayerWeights& layer : r.final_layers) {
+        f.add(layer.weight);
+        f.add(layer.bias);
+    }
+    std::ostringstream trace;
+    write_amax_trace(trace, r.trace);
+    const std::string text = trace.str();
+    f.add(text.data(), text.size());
+    return f.h;
+}
+
+struct Golden {
+    const char* name;
+    std::uint64_t value;
+};
+// Recorded from the trainer before its speed work (see the header comment).
+const Golden kGolden[] = {
+#include "tests/emulator/trainer_golden_values.inc"
+};
+
+}  // namespace
+
+TEST_CASE("the CPU trainer's losses, weights and traces equal the golden values at one and two threads") {
+    const bool print = std::getenv("FP8LAB_PRINT_GOLDEN") != nullptr;
+    const int threads_before = max_threads();
+    for (const Case& c : cases()) {
+        std::uint64_t first = 0;
+        for (const int threads : {1, 2}) {
+            set_max_threads(threads);
+            const std::uint64_t value = fingerprint(c.experiment);
+            CAPTURE(c.name);
+            CAPTURE(threads);
+            if (threads == 1) first = value;
+            CHECK(value == first);  // deterministic for any thread count
+            if (print) {
+                if (threads == 1) std::printf("    {\"%s\", 0x%016llxull},\n", c.name, (unsigned long long)value);
+                continue;
+            }
+            const Golden* golden = nullptr;
+            for (const Golden& g : kGolden)
+                if (std::strcmp(g.name, c.name) == 0) golden = &g;
+            REQUIRE(golden != nullptr);
+            CHECK(value == golden->value);
+        }
+    }
+    set_max_threads(threads_before);
+}
