@@ -11,6 +11,7 @@
 #include <string>
 
 #include "emulator/bulk.hpp"
+#include "emulator/parallel.hpp"
 
 namespace fp8lab::emu {
 namespace {
@@ -33,6 +34,39 @@ float gelu(float z) { return 0.5f * z * (1.0f + std::tanh(kGeluC * (z + 0.044715
 float gelu_grad(float z) {
     const float t = std::tanh(kGeluC * (z + 0.044715f * z * z * z));
     return 0.5f * (1.0f + t) + 0.5f * z * (1.0f - t * t) * kGeluC * (1.0f + 3.0f * 0.044715f * z * z);
+}
+
+// dst = lhs * rhs with dst's columns cut into fixed chunks run in parallel. Each chunk is
+// Eigen's own single-threaded GEMM over the whole contraction: the blocking along it
+// depends only on its length, and chunk widths are multiples of every register block
+// (12, 8 and 4 rows of Eigen's transposed problem), so each element is summed in the
+// same order as by one GEMM over the whole matrix, for any thread count (the golden
+// trainer test holds it to the bits).
+constexpr Eigen::Index kProductChunk = 192;
+template <class Lhs, class Rhs>
+void product(const Lhs& lhs, const Rhs& rhs, Matrix& dst) {
+    dst.resize(lhs.rows(), rhs.cols());
+    const Eigen::Index n = rhs.cols();
+    if (n < 2 * kProductChunk || double(lhs.rows()) * double(lhs.cols()) * double(n) < 4e6) {
+        dst.noalias() = lhs * rhs;
+        return;
+    }
+    parallel_for_chunks(std::size_t(n), std::size_t(kProductChunk), [&](std::size_t, std::size_t begin, std::size_t end) {
+        const Eigen::Index j = Eigen::Index(begin), w = Eigen::Index(end - begin);
+        dst.middleCols(j, w).noalias() = lhs * rhs.middleCols(j, w);
+    });
+}
+
+// out = f(x) element by element, in parallel chunks (each element on its own).
+template <class F>
+Matrix map_elements(const Matrix& x, F f) {
+    Matrix out(x.rows(), x.cols());
+    const float* in = x.data();
+    float* o = out.data();
+    parallel_for_chunks(std::size_t(x.size()), 1 << 14, [&](std::size_t, std::size_t begin, std::size_t end) {
+        for (std::size_t i = begin; i < end; ++i) o[i] = f(in[i]);
+    });
+    return out;
 }
 
 // Rounds every element to BF16 (nearest-even): how a GEMM's BF16 output is stored.
@@ -155,10 +189,10 @@ private:
             inputs[l] = x;
             inputs_q[l] = operand(prefix + ".input", TensorRole::Input, x, l, step, trace);
             weights_q[l] = operand(prefix + ".weight", TensorRole::Weight, layers_[l].weight, l, step, trace);
-            pre[l] = inputs_q[l] * weights_q[l].transpose();
+            product(inputs_q[l], weights_q[l].transpose(), pre[l]);
             if (c_.model.biases) pre[l].rowwise() += layers_[l].bias;
             if (quantised_operands()) store_in_bf16(pre[l]);
-            x = l + 1 < count ? Matrix(pre[l].unaryExpr(&gelu)) : pre[l];
+            x = l + 1 < count ? map_elements(pre[l], gelu) : pre[l];
         }
 
         // Loss and its gradient with respect to the output.
@@ -201,69 +235,112 @@ private:
                                            grad.transpose(), l, step, nullptr, true);
                 const Matrix x_t = operand(prefix + ".input", TensorRole::Input,
                                            inputs[l].transpose(), l, step, nullptr, true);
-                layer.weight_grad = g_t * x_t.transpose();
+                product(g_t, x_t.transpose(), layer.weight_grad);
                 if (l > 0) {
                     const Matrix w_t = operand(prefix + ".weight", TensorRole::Weight,
                                                layer.weight.transpose(), l, step, nullptr);
-                    grad = g_q * w_t.transpose();
+                    product(g_q, w_t.transpose(), grad);
                 }
             } else {
-                layer.weight_grad = g_q.transpose() * inputs_q[l];
-                if (l > 0) grad = g_q * weights_q[l];
+                product(g_q.transpose(), inputs_q[l], layer.weight_grad);
+                if (l > 0) product(g_q, weights_q[l], grad);
             }
             layer.bias_grad = Eigen::RowVectorXf::Zero(layer.bias.size());
             if (c_.model.biases)
                 for (int t = 0; t < m; ++t) layer.bias_grad += g_q.row(t);  // fixed order
             if (l > 0) {
                 if (quantised_operands()) store_in_bf16(grad);  // dgrad's output, as the GPU stores it
-                grad = grad.cwiseProduct(Matrix(pre[l - 1].unaryExpr(&gelu_grad)));
+                grad = grad.cwiseProduct(map_elements(pre[l - 1], gelu_grad));
             }
         }
         return loss;
     }
 
     void apply_update(float loss_scale) {
-        double norm_sq = 0;
         bool finite = true;
         for (Layer& layer : layers_) {
             if (loss_scale != 1.0f) {
                 layer.weight_grad /= loss_scale;
                 layer.bias_grad /= loss_scale;
             }
-            for (Eigen::Index i = 0; i < layer.weight_grad.size(); ++i) {
-                const float g = layer.weight_grad.data()[i];
-                finite = finite && std::isfinite(g);
-                norm_sq += double(g) * g;
-            }
-            for (Eigen::Index i = 0; i < layer.bias_grad.size(); ++i) {
-                finite = finite && std::isfinite(layer.bias_grad[i]);
-                norm_sq += double(layer.bias_grad[i]) * layer.bias_grad[i];
-            }
+            finite = finite && layer.weight_grad.allFinite() && layer.bias_grad.allFinite();
         }
         if (scaler_ && !scaler_->update(!finite)) return;  // overflow: skip the step
         if (!finite) return;  // without a scaler a non-finite gradient is still not applied
         const OptimizerSpec& o = c_.optimizer;
-        const float clip = o.grad_clip > 0 && norm_sq > double(o.grad_clip) * o.grad_clip
-                               ? float(o.grad_clip / std::sqrt(norm_sq))
-                               : 1.0f;
+        const float clip = o.grad_clip > 0 ? clip_factor(o.grad_clip) : 1.0f;
         ++adam_steps_;
-        const float bc1 = 1.0f - std::pow(o.beta1, float(adam_steps_));
-        const float bc2 = 1.0f - std::pow(o.beta2, float(adam_steps_));
-        auto adamw = [&](float* w, float* m, float* v, const float* g, Eigen::Index n, bool decay) {
-            for (Eigen::Index i = 0; i < n; ++i) {
-                const float gi = g[i] * clip;
-                m[i] = o.beta1 * m[i] + (1.0f - o.beta1) * gi;
-                v[i] = o.beta2 * v[i] + (1.0f - o.beta2) * gi * gi;
-                const float update = (m[i] / bc1) / (std::sqrt(v[i] / bc2) + o.epsilon);
-                w[i] -= o.learning_rate * (update + (decay ? o.weight_decay * w[i] : 0.0f));
-            }
-        };
+        AdamStep a;
+        a.beta1 = o.beta1, a.beta2 = o.beta2, a.epsilon = o.epsilon, a.learning_rate = o.learning_rate;
+        a.bc1 = 1.0f - std::pow(o.beta1, float(adam_steps_));
+        a.bc2 = 1.0f - std::pow(o.beta2, float(adam_steps_));
+        a.clip = clip;
         for (Layer& layer : layers_) {
-            adamw(layer.weight.data(), layer.weight_m.data(), layer.weight_v.data(),
-                  layer.weight_grad.data(), layer.weight.size(), true);
-            if (c_.model.biases)
-                adamw(layer.bias.data(), layer.bias_m.data(), layer.bias_v.data(), layer.bias_grad.data(),
-                      layer.bias.size(), false);
+            a.weight_decay = o.weight_decay;
+            adamw<true>(a, layer.weight.data(), layer.weight_m.data(), layer.weight_v.data(), layer.weight_grad.data(),
+                  std::size_t(layer.weight.size()));
+            if (c_.model.biases) {
+                adamw<false>(a, layer.bias.data(), layer.bias_m.data(), layer.bias_v.data(), layer.bias_grad.data(),
+                      std::size_t(layer.bias.size()));
+            }
+        }
+    }
+
+    // The global-norm clip factor: clip / ||g|| when ||g|| > clip, else 1. The norm is the
+    // float64 sum of g^2 in parameter order (its rounding decides the factor's bits). A
+    // sum in four lanes first, with the bound on both sums' rounding (n u of the sum, u =
+    // 2^-53, each), settles the common case of a norm clearly below the clip without the
+    // serial chain of 5 million dependent additions; only near or above the clip is the
+    // serial sum formed.
+    float clip_factor(float grad_clip) const {
+        const double limit = double(grad_clip) * grad_clip;
+        double lanes[4] = {0, 0, 0, 0};
+        std::size_t n = 0;
+        const auto add_lanes = [&](const float* g, std::size_t count) {
+            std::size_t i = 0;
+            for (; i + 4 <= count; i += 4)
+                for (int k = 0; k < 4; ++k) lanes[k] += double(g[i + k]) * g[i + k];
+            for (; i < count; ++i) lanes[0] += double(g[i]) * g[i];
+            n += count;
+        };
+        for (const Layer& layer : layers_) {
+            add_lanes(layer.weight_grad.data(), std::size_t(layer.weight_grad.size()));
+            add_lanes(layer.bias_grad.data(), std::size_t(layer.bias_grad.size()));
+        }
+        const double quick = (lanes[0] + lanes[1]) + (lanes[2] + lanes[3]);
+        if (quick * (1.0 + 4.0 * double(n) * 0x1p-53) < limit) return 1.0f;
+        double norm_sq = 0;
+        for (const Layer& layer : layers_) {
+            for (Eigen::Index i = 0; i < layer.weight_grad.size(); ++i) {
+                const float g = layer.weight_grad.data()[i];
+                norm_sq += double(g) * g;
+            }
+            for (Eigen::Index i = 0; i < layer.bias_grad.size(); ++i)
+                norm_sq += double(layer.bias_grad[i]) * layer.bias_grad[i];
+        }
+        return norm_sq > limit ? float(grad_clip / std::sqrt(norm_sq)) : 1.0f;
+    }
+
+    struct AdamStep {
+        float beta1, beta2, epsilon, learning_rate, weight_decay, bc1, bc2, clip;
+    };
+    // AdamW on n parameters. Plain arrays and constants in locals let the compiler use
+    // vector instructions (IEEE division and square root give the scalar loop's bits).
+    // Decay: the decoupled weight decay (weights); biases add 0 instead.
+    template <bool Decay>
+    static void adamw(const AdamStep& a, float* __restrict w, float* __restrict m, float* __restrict v,
+                      const float* __restrict g, std::size_t n) {
+        const float beta1 = a.beta1, beta2 = a.beta2, one_minus_beta1 = 1.0f - a.beta1,
+                    one_minus_beta2 = 1.0f - a.beta2, bc1 = a.bc1, bc2 = a.bc2, epsilon = a.epsilon,
+                    lr = a.learning_rate, decay = a.weight_decay, clip = a.clip;
+        for (std::size_t i = 0; i < n; ++i) {
+            const float gi = g[i] * clip;
+            const float mi = beta1 * m[i] + one_minus_beta1 * gi;
+            const float vi = beta2 * v[i] + one_minus_beta2 * gi * gi;
+            m[i] = mi;
+            v[i] = vi;
+            const float update = (mi / bc1) / (std::sqrt(vi / bc2) + epsilon);
+            w[i] -= lr * (update + (Decay ? decay * w[i] : 0.0f));
         }
     }
 

@@ -77,6 +77,18 @@ std::vector<Case> cases() {
         e.numerics.loss_scaling = true;
         e.task.kind = TaskKind::GaussianClusters;
     });
+    // Wide layers: the GEMMs' outputs are cut into parallel column chunks.
+    for (const Fp8Recipe recipe : {Fp8Recipe::Delayed, Fp8Recipe::MxRceil}) {
+        Experiment e = base();
+        e.model = {256, 1152, 1, 256, false};
+        e.tokens = 32;
+        e.steps = 3;
+        e.numerics.recipe = recipe;
+        out.push_back({recipe == Fp8Recipe::Delayed ? "wide delayed" : "wide mx-rceil", e});
+    }
+    Experiment wide32 = out.back().experiment;
+    wide32.numerics.precision = Precision::Fp32;
+    out.push_back({"wide fp32", wide32});
     return out;
 }
 
