@@ -2,6 +2,7 @@
 #include "emulator/quantized_tensor.hpp"
 
 #include <algorithm>
+#include <cmath>
 #include <stdexcept>
 
 #include "emulator/bulk_loops.hpp"
@@ -44,34 +45,50 @@ QuantizedTensor quantize_blocks(std::span<const float> x, std::size_t rows, std:
     q.scale_codes.resize(q.block_count());
 
     const std::size_t grid_rows = q.block_grid_rows(), grid_cols = q.block_grid_cols();
-    std::vector<RangeCounts> partial(grid_rows);
-    // One chunk per row of blocks: results are the same for any number of threads.
-    parallel_for_chunks(grid_rows, 1, [&](std::size_t br, std::size_t, std::size_t) {
-        const std::size_t r0 = br * block.rows, r1 = std::min(rows, r0 + block.rows);
-        RangeCounts& counts = partial[br];
-        for (std::size_t bc = 0; bc < grid_cols; ++bc) {
-            const std::size_t c0 = bc * block.cols, c1 = std::min(cols, c0 + block.cols);
-            float a = 0.0f;
-            for (std::size_t r = r0; r < r1; ++r) {
-                const float m = amax(x.subspan(r * cols + c0, c1 - c0));
-                a = std::max(a, m);  // amax already skipped NaN
+    // Work is cut by rows, not by blocks, so that a per-tensor scale (one block) or a tall
+    // block still spreads over every thread. Each chunk's rows give the same codes and
+    // counts whatever thread runs them, and maxima and integer counts combine in any order:
+    // the results are the same for any number of threads.
+    const std::size_t chunk_rows = std::max<std::size_t>(1, (std::size_t(1) << 15) / std::max<std::size_t>(cols, 1));
+    // 1. Every row's amax within each block column (NaN skipped, Inf kept), then the blocks'.
+    std::vector<float> row_amax(rows * grid_cols, 0.0f);
+    parallel_for_chunks(rows, chunk_rows, [&](std::size_t, std::size_t r0, std::size_t r1) {
+        for (std::size_t r = r0; r < r1; ++r)
+            for (std::size_t bc = 0; bc < grid_cols; ++bc) {
+                const std::size_t c0 = bc * block.cols, c1 = std::min(cols, c0 + block.cols);
+                float a = 0.0f;
+                for (std::size_t c = c0; c < c1; ++c) a = std::max(a, std::fabs(x[r * cols + c]));  // NaN: kept a
+                row_amax[r * grid_cols + bc] = a;
             }
+    });
+    std::vector<detail::LoopParams> params(q.block_count());
+    for (std::size_t br = 0; br < grid_rows; ++br)
+        for (std::size_t bc = 0; bc < grid_cols; ++bc) {
+            float a = 0.0f;
+            for (std::size_t r = br * block.rows; r < std::min(rows, (br + 1) * block.rows); ++r)
+                a = std::max(a, row_amax[r * grid_cols + bc]);
             const BlockScale s = scale_of(a);
             const std::size_t b = br * grid_cols + bc;
             q.block_amax[b] = a;
             q.block_scale_inv[b] = s.scale_inv;
             q.scale_codes[b] = s.code;
-            // Blocks are short: call the vectorised loops directly, not the threaded spans.
-            detail::LoopParams p{kernel, s.multiplier, options.seed, options.random_bits, 0};
-            for (std::size_t r = r0; r < r1; ++r) {
-                const std::size_t first = r * cols + c0, n = c1 - c0;
-                p.first_index = first;
-                detail::quantize_loop(options.rounding, x.data() + first, q.codes.data() + first, n, p);
+            params[b] = detail::LoopParams{kernel, s.multiplier, options.seed, options.random_bits, 0};
+        }
+    // 2. The codes and the range counts, row segment by row segment.
+    std::vector<RangeCounts> partial(chunk_count(rows, chunk_rows));
+    parallel_for_chunks(rows, chunk_rows, [&](std::size_t chunk, std::size_t r0, std::size_t r1) {
+        RangeCounts& counts = partial[chunk];
+        for (std::size_t r = r0; r < r1; ++r)
+            for (std::size_t bc = 0; bc < grid_cols; ++bc) {
+                const std::size_t c0 = bc * block.cols, n = std::min(cols, c0 + block.cols) - c0;
+                detail::LoopParams p = params[(r / block.rows) * grid_cols + bc];
+                p.first_index = r * cols + c0;
+                detail::quantize_loop(options.rounding, x.data() + p.first_index, q.codes.data() + p.first_index, n,
+                                      p);
                 const detail::RangeTally t =
-                    detail::range_loop(options.rounding, x.data() + first, n, first_normal, p);
+                    detail::range_loop(options.rounding, x.data() + p.first_index, n, first_normal, p);
                 counts += RangeCounts{n, t.nan, t.inf, t.overflowed, t.flushed, t.subnormal};
             }
-        }
     });
     for (const RangeCounts& c : partial) q.counts += c;
     return q;
@@ -82,11 +99,16 @@ std::vector<float> QuantizedTensor::dequantize() const {
     for (std::uint32_t c = 0; c < 256; ++c)
         value[c] = c < format->code_count() ? static_cast<float>(decode(*format, c)) : 0.0f;
     std::vector<float> out(codes.size());
-    for (std::size_t r = 0; r < rows; ++r)
-        for (std::size_t c = 0; c < cols; ++c) {
-            const std::size_t i = r * cols + c;
-            out[i] = value[codes[i]] * block_scale_inv[block_of(r, c)];
-        }
+    const std::size_t grid_cols = block_grid_cols();
+    const std::size_t chunk_rows = std::max<std::size_t>(1, (std::size_t(1) << 15) / std::max<std::size_t>(cols, 1));
+    parallel_for_chunks(rows, chunk_rows, [&](std::size_t, std::size_t r0, std::size_t r1) {
+        for (std::size_t r = r0; r < r1; ++r)
+            for (std::size_t bc = 0; bc < grid_cols; ++bc) {  // one scale per row segment of a block
+                const float s = block_scale_inv[(r / block.rows) * grid_cols + bc];
+                const std::size_t first = r * cols + bc * block.cols, last = r * cols + std::min(cols, (bc + 1) * block.cols);
+                for (std::size_t i = first; i < last; ++i) out[i] = value[codes[i]] * s;
+            }
+    });
     return out;
 }
 
