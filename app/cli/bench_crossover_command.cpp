@@ -1,6 +1,6 @@
-// `fp8lab bench crossover` and `fp8lab bench accumulation`: the GPU measurements that labs
-// 8 and 10 draw, written as CSV with the device in the header (assets/ holds ones
-// recorded on an H100 for machines without a GPU).
+// `fp8lab bench crossover`, `bench inference` and `bench accumulation`: the GPU
+// measurements that labs 8, 9 and 10 draw, written as CSV with the device in the header
+// (assets/ holds ones recorded on an H100 for machines without a GPU).
 #include <CLI/CLI.hpp>
 
 #include <cstdio>
@@ -14,6 +14,7 @@
 #include "gpu/probe.hpp"
 #include "labs/accumulation.hpp"
 #include "labs/crossover.hpp"
+#include "labs/inference_speed.hpp"
 
 namespace fp8lab::cli {
 namespace {
@@ -56,6 +57,18 @@ void add_bench_crossover_command(CLI::App& bench) {
         std::ostringstream csv;
         labs::write_crossover_csv(csv, sweep);
         emit(a->out, csv.str(), sweep.points.size());
+    });
+
+    auto inference_out = std::make_shared<std::string>();
+    CLI::App* inference = bench.add_subcommand("inference", "GPU: an MLP's forward pass in BF16 and FP8 (weights only, "
+                                                            "weights and activations) at 1, 32 and 8192 tokens (lab 9)");
+    inference->add_option("--out", *inference_out, "Write the CSV here (default: standard output)");
+    inference->callback([inference_out] {
+        require_gpu("bench inference");
+        const labs::InferenceSweep sweep = labs::measure_inference(show_progress);
+        std::ostringstream csv;
+        labs::write_inference_csv(csv, sweep);
+        emit(*inference_out, csv.str(), sweep.points.size());
     });
 
     auto acc_out = std::make_shared<std::string>();

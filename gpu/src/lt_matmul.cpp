@@ -15,12 +15,13 @@ bool is_fp8(cudaDataType_t t) { return t == CUDA_R_8F_E4M3 || t == CUDA_R_8F_E5M
 void set_scale_mode(cublasLtMatmulDesc_t desc, cublasLtMatmulDescAttributes_t attribute, ScaleMode mode) {
     if (mode == ScaleMode::PerTensor) return;  // cuBLASLt's default
 #if CUBLAS_VERSION >= 120900
-    const std::int32_t value = mode == ScaleMode::Blocks1x128 ? CUBLASLT_MATMUL_MATRIX_SCALE_VEC128_32F
-                                                              : CUBLASLT_MATMUL_MATRIX_SCALE_BLK128x128_32F;
+    const std::int32_t value = mode == ScaleMode::Blocks1x128    ? CUBLASLT_MATMUL_MATRIX_SCALE_VEC128_32F
+                               : mode == ScaleMode::Tiles128x128 ? CUBLASLT_MATMUL_MATRIX_SCALE_BLK128x128_32F
+                                                                 : CUBLASLT_MATMUL_MATRIX_SCALE_OUTER_VEC_32F;
     FP8LAB_CUDA_CHECK(cublasLtMatmulDescSetAttribute(desc, attribute, &value, sizeof value));
 #else
     (void)desc, (void)attribute;
-    throw GpuUnavailable("this build's cuBLASLt is older than 12.9: it has no block-scaled FP8 GEMMs");
+    throw GpuUnavailable("this build's cuBLASLt is older than 12.9: it has no block- or row-scaled FP8 GEMMs");
 #endif
 }
 
@@ -29,11 +30,12 @@ void set_scale_mode(cublasLtMatmulDesc_t desc, cublasLtMatmulDescAttributes_t at
 // A row-major r x c array is cuBLASLt's column-major c x r matrix. So C (m x n row-major)
 // is computed as C^T = B^T A^T: cuBLASLt's first operand is our B, its second our A.
 LtMatmul::LtMatmul(cublasLtHandle_t handle, int m, int n, int k, MatmulOperand a, MatmulOperand b,
-                   cudaDataType_t out_type, bool fast_accumulation, const float* device_alpha)
+                   cudaDataType_t out_type, bool fast_accumulation, const float* device_alpha, Epilogue epilogue)
     : handle_(handle), device_alpha_(device_alpha) {
     if ((is_fp8(a.type) || is_fp8(b.type)) && (a.stored != Stored::AsIs || b.stored != Stored::Transposed))
         throw std::invalid_argument("FP8 GEMMs need A as is and B transposed (both contiguous along k)");
-    const bool block_scaled = a.scale_mode != ScaleMode::PerTensor || b.scale_mode != ScaleMode::PerTensor;
+    const auto blocks = [](ScaleMode m) { return m == ScaleMode::Blocks1x128 || m == ScaleMode::Tiles128x128; };
+    const bool block_scaled = blocks(a.scale_mode) || blocks(b.scale_mode);
     if (block_scaled && fast_accumulation)
         throw std::invalid_argument("block-scaled FP8 GEMMs have no fast-accumulation mode in cuBLASLt");
     try {  // a throw runs no destructor: release what was created so far
@@ -61,6 +63,16 @@ LtMatmul::LtMatmul(cublasLtHandle_t handle, int m, int n, int k, MatmulOperand a
         if (is_fp8(a.type) && !block_scaled) {
             const std::int8_t fast = fast_accumulation ? 1 : 0;
             FP8LAB_CUDA_CHECK(cublasLtMatmulDescSetAttribute(desc_, CUBLASLT_MATMUL_DESC_FAST_ACCUM, &fast, sizeof fast));
+        }
+        if (epilogue.bias) {
+            // Our n output columns are the rows of cuBLASLt's column-major D: its bias length.
+            const cublasLtEpilogue_t kind = epilogue.gelu ? CUBLASLT_EPILOGUE_GELU_BIAS : CUBLASLT_EPILOGUE_BIAS;
+            const cudaDataType_t bias_type = CUDA_R_16BF;
+            FP8LAB_CUDA_CHECK(cublasLtMatmulDescSetAttribute(desc_, CUBLASLT_MATMUL_DESC_EPILOGUE, &kind, sizeof kind));
+            FP8LAB_CUDA_CHECK(cublasLtMatmulDescSetAttribute(desc_, CUBLASLT_MATMUL_DESC_BIAS_POINTER, &epilogue.bias,
+                                                            sizeof epilogue.bias));
+            FP8LAB_CUDA_CHECK(cublasLtMatmulDescSetAttribute(desc_, CUBLASLT_MATMUL_DESC_BIAS_DATA_TYPE, &bias_type,
+                                                            sizeof bias_type));
         }
         if (b.stored == Stored::Transposed) FP8LAB_CUDA_CHECK(cublasLtMatrixLayoutCreate(&lt_first_, b.type, k, n, k));
         else FP8LAB_CUDA_CHECK(cublasLtMatrixLayoutCreate(&lt_first_, b.type, n, k, n));

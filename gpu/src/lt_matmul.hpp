@@ -11,9 +11,17 @@
 namespace fp8lab::gpu::detail {
 
 enum class Stored { AsIs, Transposed };  // A: m x k or k x m; B: k x n or n x k
-// What an FP8 operand's scale pointer points at: one float (per tensor), or float32 block
-// scales in BlockScaleLayout (cuBLASLt's VEC128_32F and BLK128x128_32F, Hopper only).
-enum class ScaleMode { PerTensor, Blocks1x128, Tiles128x128 };
+// What an FP8 operand's scale pointer points at: one float (per tensor), float32 block
+// scales in BlockScaleLayout (cuBLASLt's VEC128_32F and BLK128x128_32F, Hopper only), or
+// one float per row of the stored operand (OUTER_VEC_32F: A's m rows, B's n rows).
+enum class ScaleMode { PerTensor, Blocks1x128, Tiles128x128, PerRow };
+
+// What cuBLASLt adds after the product, in the same kernel: a BF16 bias of n elements
+// (one per output column), then optionally GELU (the tanh form).
+struct Epilogue {
+    const void* bias = nullptr;
+    bool gelu = false;
+};
 
 struct MatmulOperand {
     cudaDataType_t type = CUDA_R_16BF;
@@ -35,7 +43,7 @@ public:
     // `device_alpha`: a float on the device that multiplies the product (read when the
     // GEMM runs, so a captured graph sees each step's value); null: 1.
     LtMatmul(cublasLtHandle_t handle, int m, int n, int k, MatmulOperand a, MatmulOperand b, cudaDataType_t out_type,
-             bool fast_accumulation, const float* device_alpha = nullptr);
+             bool fast_accumulation, const float* device_alpha = nullptr, Epilogue epilogue = {});
     ~LtMatmul();
     LtMatmul(const LtMatmul&) = delete;
     LtMatmul& operator=(const LtMatmul&) = delete;

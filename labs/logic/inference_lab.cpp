@@ -1,9 +1,11 @@
 // Lab 9, FP8 for inference: a trained MLP with its weights quantised (per tensor or per
 // output channel) and its activations too (scales calibrated on sample batches, or
 // computed per batch); how calibration size matters; FP8 against FP4 for a KV-cache-like
-// tensor. Output error against float32, and accuracy.
+// tensor. Output error against float32, and accuracy; and the speed of FP8 serving,
+// measured on the GPU (or the recording of one).
 #include <algorithm>
 #include <cmath>
+#include <fstream>
 
 #include "emulator/block_recipes.hpp"
 #include "emulator/bulk.hpp"
@@ -11,6 +13,8 @@
 #include "emulator/current_scaling.hpp"
 #include "emulator/mlp_trainer.hpp"
 #include "emulator/training_task.hpp"
+#include "labs/asset_files.hpp"
+#include "labs/inference_speed.hpp"
 #include "labs/logic/lab_logic.hpp"
 #include "labs/logic/sample_tensors.hpp"
 
@@ -392,8 +396,86 @@ StepLogic kv_cache() {
     return s;
 }
 
+constexpr const char* kInferenceAsset = "h100-inference.csv";
+
+InferenceSweep recorded_inference() {
+    const std::string path = asset_path(kInferenceAsset);
+    std::ifstream in(path);
+    if (!in) throw std::runtime_error("cannot read " + path);
+    return read_inference_csv(in, path);
+}
+
+// BF16 against the FP8 variants by batch size: measured now on the GPU, or recorded.
+StepLogic serving_speed() {
+    StepLogic s;
+    s.id = "serving-speed";
+    s.backends = {Backend::Cpu, Backend::Gpu};
+    std::vector<std::string> models;
+    for (const InferenceShape& shape : inference_shapes()) models.push_back(shape.name);
+    s.parameters = {choice("model", "Model", models, models.back(), "The layer widths whose forward pass is timed")};
+    s.no_training_reason = "Inference timing: this step times forward passes of fixed models; none of its settings "
+                           "changes how a model trains.";
+    s.run = [](const Parameters& p, RunContext& ctx) {
+        const bool live = ctx.backend() == Backend::Gpu;
+        const InferenceSweep sweep = live ? measure_inference([&](int done, int total) {
+            ctx.report_progress(double(done) / total, "batch " + std::to_string(done) + " of " + std::to_string(total));
+            return !ctx.cancel_requested();
+        })
+                                          : recorded_inference();
+        const std::string model = p.choice("model");
+        StepOutput out;
+        Figure speed;
+        speed.id = "speedup";
+        speed.title = "Forward pass of the " + model + ": FP8 speedup over BF16 (measured)";
+        speed.x_axis = {"tokens per forward pass", AxisScale::Linear};
+        speed.y_axis = {"BF16 time / FP8 time", AxisScale::Linear};
+        Table t{"latency", "Forward pass of the " + model + ", by batch size", {}, {}};
+        t.columns = {{"variant"},
+                     {"tokens", ColumnType::Integer},
+                     {"latency", ColumnType::Number, "us"},
+                     {"speedup over BF16", ColumnType::Number, "x"},
+                     {"weights", ColumnType::Number, "MiB"},
+                     {"device memory", ColumnType::Number, "MiB"},
+                     {"output error vs BF16", ColumnType::Number},
+                     {"kernels"}};
+        // Bars grouped by batch size, one per FP8 variant: three batch sizes far apart are
+        // categories, not points on a curve.
+        const std::vector<int>& batches = inference_batches();
+        for (int tokens : batches) speed.x_axis.categories.push_back(std::to_string(tokens));
+        const double fp8_variants = double(gpu::kInferenceVariants.size() - 1), width = 0.8 / fp8_variants;
+        int colour = 0;
+        for (const gpu::InferenceVariantName& v : gpu::kInferenceVariants) {
+            Series bars{SeriesKind::Bars, v.label, colour};
+            bars.bar_width = width;
+            const double offset = (colour - 1 - (fp8_variants - 1) / 2) * width;
+            ++colour;
+            for (std::size_t b = 0; b < batches.size(); ++b) {
+                const gpu::InferenceTiming& bf16 = sweep.at(model, gpu::InferenceVariant::Bf16, batches[b]).timing;
+                const gpu::InferenceTiming& m = sweep.at(model, v.variant, batches[b]).timing;
+                const double speedup = bf16.median_us / m.median_us;
+                t.rows.push_back({std::string(v.label), std::int64_t(batches[b]), m.median_us, speedup, m.weight_mib,
+                                  m.device_mib, m.output_error, m.kernels});
+                bars.x.push_back(double(b) + offset);
+                bars.y.push_back(speedup);
+            }
+            if (v.variant != gpu::InferenceVariant::Bf16) speed.series.push_back(std::move(bars));
+        }
+        speed.x_axis.min = -0.6;
+        speed.x_axis.max = double(batches.size()) - 0.4;
+        speed.series.push_back(line("break-even (BF16)", {-0.6, double(batches.size()) - 0.4}, {1, 1}, 7));
+        speed.series.back().dashed = true;
+        out.figures.push_back(std::move(speed));
+        out.tables.push_back(std::move(t));
+        out.notes.push_back(measurement_note(live, sweep.header, kInferenceAsset));
+        return out;
+    };
+    return s;
+}
+
 }  // namespace
 
-LabLogic inference_lab() { return {"inference", {weights_and_activations(), calibration(), kv_cache()}}; }
+LabLogic inference_lab() {
+    return {"inference", {weights_and_activations(), calibration(), kv_cache(), serving_speed()}};
+}
 
 }  // namespace fp8lab::labs

@@ -14,6 +14,7 @@
 #include "labs/catalog.hpp"
 #include "labs/accumulation.hpp"
 #include "labs/crossover.hpp"
+#include "labs/inference_speed.hpp"
 
 using namespace fp8lab;
 using namespace fp8lab::labs;
@@ -196,6 +197,60 @@ TEST_CASE("a crossover file that is not one is refused with its line") {
     CHECK_THROWS_WITH_AS(read_crossover_csv(bad_row, "x.csv"), doctest::Contains("x.csv:4: expected ten"), std::runtime_error);
     std::stringstream empty("# fp8lab crossover v1\nd,h,tokens,model_gflops,bf16_ms,fp8_ms,bf16_mib,fp8_mib,bf16_loss,fp8_loss\n");
     CHECK_THROWS_WITH_AS(read_crossover_csv(empty, "x.csv"), doctest::Contains("no measurements"), std::runtime_error);
+}
+
+TEST_CASE("lab 9, serving speed: the recorded measurement has every model, batch and variant") {
+    const Catalog c = load_catalog();
+    const Step* s = c.find("inference")->find_step("serving-speed");
+    REQUIRE(s);
+    for (const ParameterValue& model : other_values(s->logic.parameters.at(0))) {
+        Parameters p(s->logic.parameters);
+        p.set("model", model);
+        RunContext context;
+        const StepOutput out = s->logic.run(p, context);
+        REQUIRE(out.tables.size() == 1);
+        CHECK(out.tables[0].rows.size() == gpu::kInferenceVariants.size() * inference_batches().size());
+        REQUIRE(out.figures.size() == 1);
+        CHECK(out.figures[0].series.size() == gpu::kInferenceVariants.size());  // four FP8 lines and break-even
+        CHECK(out.notes.at(0).find("Recorded on NVIDIA H100") == 0);
+    }
+}
+
+TEST_CASE("an inference measurement survives its CSV round trip, and a bad one is refused with its line") {
+    InferenceSweep sweep;
+    sweep.header = {{"device", "a GPU"}, {"date", "today"}};
+    gpu::InferenceTiming t;
+    t.variant = gpu::InferenceVariant::PerTokenPerChannel;
+    t.tokens = 32;
+    t.median_us = 12.5;
+    t.weight_mib = 64.25;
+    t.device_mib = 100;
+    t.output_error = 0.0312;
+    t.kernels = "per-token cast, FP8 GEMM, bias+GELU fused";
+    sweep.points.push_back({inference_shapes().back().name, t});
+    std::stringstream csv;
+    write_inference_csv(csv, sweep);
+    const InferenceSweep back = read_inference_csv(csv, "memory");
+    REQUIRE(back.points.size() == 1);
+    const gpu::InferenceTiming& r = back.at(inference_shapes().back().name, t.variant, 32).timing;
+    CHECK(r.median_us == t.median_us);
+    CHECK(r.output_error == t.output_error);
+    CHECK(r.kernels == "per-token cast; FP8 GEMM; bias+GELU fused");
+    CHECK_THROWS_AS(back.at(inference_shapes().back().name, t.variant, 1), std::runtime_error);
+
+    const std::string head = "# fp8lab inference v1\nmodel,variant,tokens,median_us,weight_mib,device_mib,output_error,kernels\n";
+    const auto refused = [&](const std::string& row, const char* why) {
+        std::stringstream in(head + row + "\n");
+        CHECK_THROWS_WITH_AS(read_inference_csv(in, "x.csv"), doctest::Contains((std::string("x.csv:3: ") + why).c_str()),
+                             std::runtime_error);
+    };
+    const std::string model = inference_shapes().front().name;
+    refused(model + ",bf16,1,2", "expected eight");
+    refused("a model,bf16,1,2,3,4,5,k", "unknown model");
+    refused(model + ",int8,1,2,3,4,5,k", "unknown inference variant 'int8'");
+    refused(model + ",bf16,0,2,3,4,5,k", "tokens must be a positive integer");
+    refused(model + ",bf16,1,0,3,4,5,k", "median_us must be positive");
+    refused(model + ",bf16,1,2,x,4,5,k", "weight_mib must be a non-negative number");
 }
 
 TEST_CASE("lab 10, tensor core: exact products, the narrow accumulator model, the recorded measurement") {
