@@ -164,3 +164,28 @@ TEST_CASE("train writes a trace that trace replay reads") {
     CHECK(r.out.find("0\tfc1.input\t") != std::string::npos);
     std::remove(trace.c_str());
 }
+
+#ifdef FP8LAB_CUDA_MODULE_PATH
+// The CUDA part is a library opened on the first GPU call: commands without a GPU never
+// load it (glibc's LD_DEBUG lists every library a process opens), a GPU command does, and
+// a missing or broken library is named in the refusal.
+TEST_CASE("only GPU commands open the CUDA part, and a missing one is named") {
+    for (const std::string command : {" --version", " formats", " convert --to e4m3 3.14", " run formats/bits-to-value"}) {
+        INFO(command);
+        const auto r = run_command("LD_DEBUG=files " + exe + command);
+        CHECK(r.exit_code == 0);
+        CHECK(r.err.find("libfp8lab_cuda") == std::string::npos);
+        CHECK(r.err.find("libcublasLt") == std::string::npos);
+        CHECK(r.err.find("libcudart") == std::string::npos);
+    }
+    CHECK(run_command("LD_DEBUG=files " + exe + " bench gpu").err.find(FP8LAB_CUDA_MODULE_PATH) != std::string::npos);
+
+    const auto missing = run_command("FP8LAB_CUDA_MODULE=/no/such/libfp8lab_cuda.so " + exe + " bench gpu");
+    CHECK(missing.exit_code != 0);
+    CHECK(missing.err.find("GPU part (libfp8lab_cuda.so) is not installed; looked for /no/such/libfp8lab_cuda.so") !=
+          std::string::npos);
+    const auto broken = run_command("FP8LAB_CUDA_MODULE=" + exe + " " + exe + " run inference/serving-speed --backend gpu");
+    CHECK(broken.exit_code != 0);
+    CHECK(broken.err.find("cannot be loaded") != std::string::npos);
+}
+#endif
