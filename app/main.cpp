@@ -1,11 +1,48 @@
-// fp8lab: one program, many subcommands. Bad usage exits with status 2.
+// fp8lab: one program, many subcommands. Bad usage exits with status 2, failures at run
+// time (a write that did not arrive among them) with 1.
 #include <CLI/CLI.hpp>
 
+#include <cerrno>
 #include <cstdio>
+#include <cstring>
 #include <exception>
+#include <iostream>
+#include <string>
 
 #include "app/cli/commands.hpp"
 #include "app/cli/usage_error.hpp"
+
+namespace {
+
+// Results that did not reach their destination (a full disk, /dev/full, a closed file)
+// are a failure, not a success: flush and close standard output and check both.
+int delivered(int code) {
+    std::cout.flush();
+    const bool stream_failed = std::cout.fail();
+    errno = 0;
+    const bool flush_failed = std::fflush(stdout) != 0 || std::ferror(stdout);
+    const int flush_errno = errno;
+    const bool close_failed = std::fclose(stdout) != 0;
+    if (!stream_failed && !flush_failed && !close_failed) return code;
+    const int why = flush_errno ? flush_errno : errno;
+    std::fprintf(stderr, "fp8lab: failed: the output could not be written%s%s\n", why ? ": " : "",
+                 why ? std::strerror(why) : "");
+    return code == 0 ? 1 : code;
+}
+
+// CLI11 reports a word that is no command as "A subcommand is required"; name the word.
+std::string unknown_command(const CLI::App& app, int argc, char** argv) {
+    if (argc < 2 || argv[1][0] == '-') return {};
+    for (const CLI::App* sub : app.get_subcommands([](const CLI::App*) { return true; }))
+        if (sub->check_name(argv[1])) return {};
+    std::string names;
+    for (const CLI::App* sub : app.get_subcommands([](const CLI::App*) { return true; }))
+        names += (names.empty() ? "" : ", ") + sub->get_name();
+    const std::string word(argv[1], strnlen(argv[1], 40));
+    return "'" + word + "' is not a command (commands: " + names + ")";
+}
+
+}  // namespace
 
 int main(int argc, char** argv) {
     CLI::App app{"fp8lab: a lab for low-precision number formats and FP8 training"};
@@ -24,10 +61,14 @@ int main(int argc, char** argv) {
     fp8lab::cli::add_figures_command(app, status);
     fp8lab::cli::add_bench_command(app, status);
     fp8lab::cli::add_gui_command(app, status);
+    if (const std::string unknown = unknown_command(app, argc, argv); !unknown.empty()) {
+        std::fprintf(stderr, "fp8lab: error: %s\n", unknown.c_str());
+        return 2;
+    }
     try {
         app.parse(argc, argv);
     } catch (const CLI::ParseError& e) {
-        if (e.get_exit_code() == 0) return app.exit(e);  // --help, --version
+        if (e.get_exit_code() == 0) return delivered(app.exit(e));  // --help, --version
         std::fprintf(stderr, "fp8lab: error: %s\nRun 'fp8lab --help' (or 'fp8lab COMMAND --help') "
                              "for usage.\n", e.what());
         return 2;
@@ -40,5 +81,5 @@ int main(int argc, char** argv) {
         std::fprintf(stderr, "fp8lab: failed: %s\n", e.what());
         return 1;
     }
-    return status.exit_code;
+    return delivered(status.exit_code);
 }

@@ -8,8 +8,12 @@
 
 #include <cmath>
 #include <cstdio>
+#include <cstdlib>
+#include <filesystem>
 #include <optional>
+#include <string>
 
+#include "app/cli/usage_error.hpp"
 #include "app/gui/app_state.hpp"
 #include "app/gui/tour.hpp"
 #include "app/gui/window.hpp"
@@ -127,21 +131,49 @@ void draw_frame(AppState& app) {
     ImGui::End();
 }
 
-// Where to start: --start, else where the user left off, else the first step.
-void choose_start(AppState& app, const std::string& start) {
-    const std::string want = start.empty() ? app.settings.lab + "/" + app.settings.step : start;
+// A folder of its own under the temporary directory, removed with everything in it.
+struct ScratchFolder {
+    std::filesystem::path path;
+    ScratchFolder() {
+        std::string name = (std::filesystem::temp_directory_path() / "fp8lab-tour-XXXXXX").string();
+        if (!mkdtemp(name.data())) throw std::runtime_error("cannot create a scratch folder for the tour's settings");
+        path = name;
+    }
+    ~ScratchFolder() {
+        std::error_code ignored;
+        std::filesystem::remove_all(path, ignored);
+    }
+    ScratchFolder(const ScratchFolder&) = delete;
+    ScratchFolder& operator=(const ScratchFolder&) = delete;
+};
+
+// The lab and step that "LAB" or "LAB/STEP" names; empty, with the reason, when none.
+struct StartPoint {
+    int lab = 0, step = 0;
+};
+std::optional<StartPoint> find_start(const labs::Catalog& catalog, const std::string& want, std::string& problem) {
     const std::size_t slash = want.find('/');
     const std::string lab_id = want.substr(0, slash), step_id = slash == std::string::npos ? "" : want.substr(slash + 1);
-    for (std::size_t l = 0; l < app.catalog.labs.size(); ++l) {
-        if (app.catalog.labs[l].id != lab_id) continue;
-        const auto& steps = app.catalog.labs[l].steps;
+    for (std::size_t l = 0; l < catalog.labs.size(); ++l) {
+        if (catalog.labs[l].id != lab_id) continue;
+        const auto& steps = catalog.labs[l].steps;
         for (std::size_t s = 0; s < steps.size(); ++s)
-            if (steps[s].logic.id == step_id) return app.go_to(int(l), int(s));
-        if (!step_id.empty() && !start.empty()) throw std::runtime_error("--start: lab '" + lab_id + "' has no step '" + step_id + "'");
-        return app.go_to(int(l), 0);
+            if (steps[s].logic.id == step_id) return StartPoint{int(l), int(s)};
+        if (step_id.empty()) return StartPoint{int(l), 0};
+        problem = "lab '" + lab_id + "' has no step '" + step_id + "'";
+        return std::nullopt;
     }
-    if (!start.empty()) throw std::runtime_error("--start: no lab '" + lab_id + "' (fp8lab labs lists them)");
-    app.go_to(0, 0);
+    problem = "no lab '" + lab_id + "' (fp8lab labs lists them)";
+    return std::nullopt;
+}
+
+// Where to start: --start (checked before), else where the user left off, else the first step.
+void choose_start(AppState& app, const std::string& start) {
+    std::string ignored;
+    const std::optional<StartPoint> p =
+        find_start(app.catalog, start.empty() ? app.settings.lab + "/" + app.settings.step : start, ignored);
+    if (p) app.go_to(p->lab, p->step);
+    else app.go_to(0, 0);
 }
 
 }  // namespace
@@ -153,7 +185,17 @@ int run_gui(const GuiOptions& options) {
     if (app.catalog.labs.empty()) throw std::runtime_error("no lab could be loaded (see the errors above)");
     if (options.tour && !app.catalog.errors.empty()) throw std::runtime_error("the lab texts have errors");
 
-    app.settings_path = options.settings_path.empty() ? default_settings_path() : options.settings_path;
+    // Bad options are refused before any file is read or written.
+    if (Theme ignored; !options.theme.empty() && !parse_theme(options.theme, ignored))
+        throw cli::UsageError("--theme: '" + options.theme + "' is not dark, light or projector");
+    if (std::string problem; !options.start.empty() && !find_start(app.catalog, options.start, problem))
+        throw cli::UsageError("--start: " + problem);
+    // A tour never touches the user's own settings unless told to: it gets a scratch file.
+    std::optional<ScratchFolder> scratch;
+    if (options.tour && options.settings_path.empty()) scratch.emplace();
+    app.settings_path = scratch                         ? (scratch->path / "settings.ini").string()
+                        : options.settings_path.empty() ? default_settings_path()
+                                                        : options.settings_path;
     LoadedSettings loaded = load_settings(app.settings_path);
     app.settings = loaded.settings;
     if (!loaded.problem.empty()) {

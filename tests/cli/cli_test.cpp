@@ -189,3 +189,21 @@ TEST_CASE("only GPU commands open the CUDA part, and a missing one is named") {
     CHECK(broken.err.find("cannot be loaded") != std::string::npos);
 }
 #endif
+
+// Results that cannot be written are a failure with a message, never a silent success.
+TEST_CASE("every command that prints fails when its output cannot be written") {
+    for (const std::string command : {" convert --to e4m3 3.14", " formats", " labs", " --version", " --help",
+                                      " run formats/bits-to-value", " scaling --help"}) {
+        INFO(command);
+        const auto r = run_command("(" + exe + command + " >/dev/full)");
+        CHECK(r.exit_code == 1);
+        CHECK(r.err.find("the output could not be written") != std::string::npos);
+    }
+    CHECK(run_command(exe + " formats").exit_code == 0);
+}
+
+TEST_CASE("a word that is no command is named, with the commands") {
+    const auto r = run_command(exe + " frobnicate --to e4m3");
+    CHECK(r.exit_code == 2);
+    CHECK(r.err.find("'frobnicate' is not a command (commands: convert, formats") != std::string::npos);
+}

@@ -70,10 +70,19 @@ TEST_CASE("bad gui options are refused with the option named") {
     r = run_command(exe() + " gui --screenshots /tmp/x");
     CHECK(r.exit_code == 2);
     CHECK(r.err.find("--tour") != std::string::npos);
-    r = run_command(exe() + " gui --start no-such-lab --settings /tmp/fp8lab-unused-settings.ini");
-    CHECK(r.exit_code == 1);
-    CHECK(r.err.find("no lab 'no-such-lab'") != std::string::npos);
-    r = run_command(exe() + " gui --theme neon --settings /tmp/fp8lab-unused-settings.ini");
-    CHECK(r.exit_code == 1);
+    // Usage errors (status 2), found before any settings file is read or written.
+    char name[] = "/tmp/fp8lab-gui-options-XXXXXX";
+    const fs::path dir = mkdtemp(name);
+    const std::string settings = " --settings " + (dir / "settings.ini").string();
+    r = run_command(exe() + " gui --start no-such-lab" + settings);
+    CHECK(r.exit_code == 2);
+    CHECK(r.err.find("--start: no lab 'no-such-lab'") != std::string::npos);
+    r = run_command(exe() + " gui --start formats/no-such-step" + settings);
+    CHECK(r.exit_code == 2);
+    CHECK(r.err.find("has no step 'no-such-step'") != std::string::npos);
+    r = run_command(exe() + " gui --theme neon" + settings);
+    CHECK(r.exit_code == 2);
+    CHECK_FALSE(fs::exists(dir / "settings.ini"));
+    fs::remove_all(dir);
     CHECK(r.err.find("--theme") != std::string::npos);
 }
