@@ -53,17 +53,27 @@ std::uint32_t overflow_magnitude(const Format& f, Saturation saturation, bool to
     return f.max_magnitude_code;
 }
 
-}  // namespace
+// The code of a float64 NaN: CUDA's float64 conversions keep the NaN's sign in the 8-bit
+// formats, and E5M2 keeps the payload's top bit below the quiet bit (0x7E or 0x7F: a
+// signalling NaN comes out quiet); other formats give their one NaN (or +max).
+std::uint32_t float64_nan_code(const Format& f, std::uint64_t bits) {
+    if (f.total_bits != 8 || f.encoding == Encoding::ScaleE8M0 || !f.has_nan) return f.nan_code;
+    const std::uint32_t sign = (bits >> 63) ? f.sign_mask() : 0u;
+    if (f.encoding == Encoding::Ieee) return sign | 0x7Eu | std::uint32_t((bits >> 50) & 1u);
+    return sign | f.nan_code;
+}
 
-std::uint32_t encode(const Format& f, double x, const ConvertOptions& options,
-                     std::uint64_t index) {
+// Both overloads: a float32 input arrives widened exactly, with its NaN rule.
+enum class NanRule { Float32, Float64 };
+
+std::uint32_t encode_value(const Format& f, double x, const ConvertOptions& options, std::uint64_t index, NanRule nan) {
     const std::uint64_t bits = std::bit_cast<std::uint64_t>(x);
     const bool is_scale = f.encoding == Encoding::ScaleE8M0;
     const bool negative = !is_scale && (bits >> 63);  // E8M0 encodes |x|
     const std::uint32_t sign = negative ? f.sign_mask() : 0u;
     const std::uint64_t magnitude = bits & 0x7FFFFFFFFFFFFFFFull;
 
-    if (magnitude > 0x7FF0000000000000ull) return f.nan_code;
+    if (magnitude > 0x7FF0000000000000ull) return nan == NanRule::Float64 ? float64_nan_code(f, bits) : f.nan_code;
     if (magnitude == 0x7FF0000000000000ull)
         return sign | overflow_magnitude(f, options.saturation, false);
     if (magnitude == 0) return sign;  // signed zero; E8M0 code 0 is its floor, 2^-127
@@ -96,9 +106,15 @@ std::uint32_t encode(const Format& f, double x, const ConvertOptions& options,
     return sign | static_cast<std::uint32_t>(code);
 }
 
+}  // namespace
+
+std::uint32_t encode(const Format& format, double x, const ConvertOptions& options, std::uint64_t index) {
+    return encode_value(format, x, options, index, NanRule::Float64);
+}
+
 std::uint32_t encode(const Format& format, float x, const ConvertOptions& options,
                      std::uint64_t index) {
-    return encode(format, static_cast<double>(x), options, index);  // exact widening
+    return encode_value(format, static_cast<double>(x), options, index, NanRule::Float32);  // exact widening
 }
 
 double decode(const Format& f, std::uint32_t code) {

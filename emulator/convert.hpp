@@ -12,7 +12,9 @@ namespace fp8lab::emu {
 // element's position, which selects the stochastic-rounding bits (ignored otherwise).
 //
 // Choices where libraries disagree (checked against CUDA 13's host functions):
-// - A NaN input gives the positive canonical NaN; in FP6/FP4, which have none, +max.
+// - A float32 NaN gives the positive canonical NaN; in FP6/FP4, which have none, +max. A
+//   float64 NaN keeps its sign in E4M3 (0x7F/0xFF) and E5M2, where the payload's bit 50
+//   picks 0x7E or 0x7F (CUDA's float64 functions differ from its float32 ones here).
 // - Overflow is decided after rounding. Saturation::Finite gives +-max. Saturation::None
 //   follows IEEE 754 per direction: toward-zero, and up/down on the side that moves
 //   toward zero, give +-max; the other modes give Inf, or NaN (sign kept) where the

@@ -173,3 +173,24 @@ TEST_CASE("float64 inputs match CUDA's host conversions and the midpoint oracle"
     MESSAGE("float64 inputs checked: " << total);
     CHECK(total >= 100'000'000);
 }
+
+// Specials from float64 against CUDA alone (the midpoint oracle covers finite values):
+// NaN of both signs with quiet and signalling payloads, Inf, signed zeros and float64
+// subnormals, in every (format, mode, saturation) CUDA defines.
+TEST_CASE("float64 NaN, Inf, -0 and subnormals convert as CUDA's float64 functions do") {
+    const auto from_bits = [](std::uint64_t b) { return std::bit_cast<double>(b); };
+    const double specials[] = {from_bits(0x7FF8000000000000ull), from_bits(0xFFF8000000000000ull),
+                               from_bits(0x7FF4000000000000ull), from_bits(0xFFF4000000000000ull),
+                               from_bits(0x7FFC000000000000ull), from_bits(0xFFFC000000000000ull),
+                               from_bits(0x7FF0000000000001ull), from_bits(0xFFF0000000000001ull),
+                               from_bits(0x7FFFFFFFFFFFFFFFull), INFINITY, -INFINITY, 0.0, -0.0, 0x1p-1074,
+                               -0x1p-1074, 0x1.fffffffffffffp-1023, -0x1.8p-1050};
+    for (const CudaCase& c : cuda_cases()) {
+        const ConvertOptions o{c.mode, c.saturation};
+        for (double x : specials) {
+            CAPTURE(describe(c));
+            CAPTURE(std::bit_cast<std::uint64_t>(x));
+            CHECK(encode(*c.format, x, o) == c.from_double(x));
+        }
+    }
+}
