@@ -1,20 +1,47 @@
-// Atomic whole-file writes for the commands that save results.
+// Atomic whole-file writes for everything the program saves (atomic_file.hpp).
 #include "app/cli/atomic_file.hpp"
 
+#include <fcntl.h>
+#include <unistd.h>
+
+#include <cerrno>
 #include <cstdio>
-#include <fstream>
+#include <cstdlib>
+#include <cstring>
+#include <filesystem>
 #include <stdexcept>
 
 namespace fp8lab::cli {
 
 void write_file_atomically(const std::string& path, const std::string& content) {
-    const std::string tmp = path + ".tmp";
-    {
-        std::ofstream out(tmp, std::ios::binary | std::ios::trunc);
-        out << content;
-        if (!out.flush()) throw std::runtime_error("cannot write " + tmp);
+    const std::filesystem::path target(path);
+    const std::filesystem::path folder = target.has_parent_path() ? target.parent_path() : ".";
+    // mkostemp creates the name exclusively (O_EXCL): never an existing file or a link.
+    std::string temporary = (folder / ("." + target.filename().string() + ".XXXXXX")).string();
+    const int fd = mkostemp(temporary.data(), O_CLOEXEC);
+    if (fd < 0) throw std::runtime_error("cannot write " + path + ": cannot create a file in " + folder.string() + ": " +
+                                         std::strerror(errno));
+    const auto fail = [&](const char* what, int error) {
+        ::unlink(temporary.c_str());
+        throw std::runtime_error("cannot write " + path + ": " + what + ": " + std::strerror(error));
+    };
+    for (std::size_t done = 0; done < content.size();) {
+        const ssize_t n = ::write(fd, content.data() + done, content.size() - done);
+        if (n < 0 && errno == EINTR) continue;
+        if (n <= 0) {
+            const int error = n < 0 ? errno : EIO;
+            ::close(fd);
+            fail("write", error);
+        }
+        done += std::size_t(n);
     }
-    if (std::rename(tmp.c_str(), path.c_str()) != 0) throw std::runtime_error("cannot replace " + path);
+    if (::fsync(fd) != 0) {
+        const int error = errno;
+        ::close(fd);
+        fail("fsync", error);
+    }
+    if (::close(fd) != 0) fail("close", errno);
+    if (std::rename(temporary.c_str(), path.c_str()) != 0) fail("rename", errno);
 }
 
 }  // namespace fp8lab::cli

@@ -1,11 +1,14 @@
-// Writing a whole file so that a reader never sees half of it: beside, then renamed over.
+// Writing a whole file so that a reader never sees half of it and a failure leaves the old
+// one intact: a new file of its own beside the target, every write checked, synced, then
+// renamed over the target (a link at the target is replaced, never followed).
 #pragma once
 
 #include <string>
 
 namespace fp8lab::cli {
 
-// Throws std::runtime_error naming the file when it cannot be written.
+// Throws std::runtime_error naming the file and the system's reason when it cannot be
+// written; the temporary file is removed then.
 void write_file_atomically(const std::string& path, const std::string& content);
 
 }  // namespace fp8lab::cli

@@ -1,6 +1,8 @@
 // The Cairo renderer of the figure model: layout, axes and ticks, every series kind, legend.
 #include "app/export/cairo_figure.hpp"
 
+#include "app/cli/atomic_file.hpp"
+
 #include <cairo-pdf.h>
 #include <cairo-svg.h>
 #include <cairo.h>
@@ -393,11 +395,20 @@ void draw_figure(cairo_t* cr, const Figure& f, double width, double height) {
     if (heatmap) draw_colour_bar(cr, *heatmap, fr.left + fr.width + unit * 0.8, fr.top, fr.height, unit);
 }
 
+namespace {
+// Cairo writes into memory; the file is written whole by write_file_atomically.
+cairo_status_t append_to_string(void* closure, const unsigned char* data, unsigned int length) {
+    static_cast<std::string*>(closure)->append(reinterpret_cast<const char*>(data), length);
+    return CAIRO_STATUS_SUCCESS;
+}
+}  // namespace
+
 void write_figure(const Figure& figure, const std::string& path, ImageFormat format, int width, int height) {
+    std::string bytes;
     cairo_surface_t* surface = nullptr;
     switch (format) {
-    case ImageFormat::Svg: surface = cairo_svg_surface_create(path.c_str(), width, height); break;
-    case ImageFormat::Pdf: surface = cairo_pdf_surface_create(path.c_str(), width, height); break;
+    case ImageFormat::Svg: surface = cairo_svg_surface_create_for_stream(append_to_string, &bytes, width, height); break;
+    case ImageFormat::Pdf: surface = cairo_pdf_surface_create_for_stream(append_to_string, &bytes, width, height); break;
     case ImageFormat::Png: surface = cairo_image_surface_create(CAIRO_FORMAT_RGB24, width, height); break;
     }
     if (cairo_surface_status(surface) != CAIRO_STATUS_SUCCESS) {
@@ -409,11 +420,12 @@ void write_figure(const Figure& figure, const std::string& path, ImageFormat for
     draw_figure(cr, figure, width, height);
     cairo_destroy(cr);
     cairo_status_t status = CAIRO_STATUS_SUCCESS;
-    if (format == ImageFormat::Png) status = cairo_surface_write_to_png(surface, path.c_str());
+    if (format == ImageFormat::Png) status = cairo_surface_write_to_png_stream(surface, append_to_string, &bytes);
     cairo_surface_finish(surface);
     if (status == CAIRO_STATUS_SUCCESS) status = cairo_surface_status(surface);
     cairo_surface_destroy(surface);
     if (status != CAIRO_STATUS_SUCCESS) throw std::runtime_error(path + ": " + cairo_status_to_string(status));
+    cli::write_file_atomically(path, bytes);
 }
 
 }  // namespace fp8lab::exporter

@@ -12,6 +12,7 @@
 #include "emulator/json_writer.hpp"
 #include "app/cli/lab_selection.hpp"
 #include "app/cli/step_output_text.hpp"
+#include "app/cli/atomic_file.hpp"
 #include "app/cli/usage_error.hpp"
 #include "app/export/cairo_figure.hpp"
 #include "app/export/figure_csv.hpp"
@@ -56,16 +57,7 @@ std::pair<int, int> parse_size(const std::string& text) {
     return {w, h};
 }
 
-// Written beside and renamed over: a reader never sees half a file.
-void write_file(const fs::path& path, const std::string& content) {
-    const fs::path tmp = path.string() + ".tmp";
-    {
-        std::ofstream out(tmp, std::ios::binary);
-        out << content;
-        if (!out.flush()) throw std::runtime_error("cannot write " + tmp.string());
-    }
-    fs::rename(tmp, path);
-}
+void write_file(const fs::path& path, const std::string& content) { cli::write_file_atomically(path.string(), content); }
 
 std::string html_escape(const std::string& s) {
     std::string out;

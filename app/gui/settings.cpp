@@ -1,6 +1,8 @@
 // Settings file: "key = value" lines under a version line; read strictly, written atomically.
 #include "app/gui/settings.hpp"
 
+#include "app/cli/atomic_file.hpp"
+
 #include <cstdlib>
 #include <filesystem>
 #include <fstream>
@@ -95,15 +97,7 @@ void save_settings(const Settings& s, const std::string& path) {
     std::error_code ec;
     fs::create_directories(fs::path(path).parent_path(), ec);
     if (ec) throw std::runtime_error("cannot create " + fs::path(path).parent_path().string() + ": " + ec.message());
-    const std::string tmp = path + ".tmp";
-    {
-        std::ofstream file(tmp, std::ios::binary | std::ios::trunc);
-        file << out.str();
-        file.flush();
-        if (!file) throw std::runtime_error("cannot write " + tmp);
-    }
-    fs::rename(tmp, path, ec);
-    if (ec) throw std::runtime_error("cannot replace " + path + ": " + ec.message());
+    cli::write_file_atomically(path, out.str());
 }
 
 }  // namespace fp8lab::gui

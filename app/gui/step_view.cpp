@@ -7,6 +7,7 @@
 #include <filesystem>
 #include <fstream>
 
+#include "app/cli/atomic_file.hpp"
 #include "app/export/cairo_figure.hpp"
 #include "app/export/figure_csv.hpp"
 #include "app/gui/app_state.hpp"
@@ -140,9 +141,10 @@ void export_figures(AppState& app, const labs::Lab& lab, const labs::Step& step,
         for (const labs::Figure& f : out.figures) {
             exporter::write_figure(f, (dir / (f.id + ".svg")).string(), exporter::ImageFormat::Svg, 960, 600);
             exporter::write_figure(f, (dir / (f.id + ".png")).string(), exporter::ImageFormat::Png, 1600, 1000);
-            std::ofstream((dir / (f.id + ".csv")).string()) << exporter::figure_csv(f);
+            cli::write_file_atomically((dir / (f.id + ".csv")).string(), exporter::figure_csv(f));
         }
-        for (const labs::Table& t : out.tables) std::ofstream((dir / (t.id + ".csv")).string()) << exporter::table_csv(t);
+        for (const labs::Table& t : out.tables)
+            cli::write_file_atomically((dir / (t.id + ".csv")).string(), exporter::table_csv(t));
         app.status = "Exported " + std::to_string(out.figures.size()) + " figure(s) to " + dir.string();
     } catch (const std::exception& e) {
         app.status = std::string("Export failed: ") + e.what();

@@ -117,3 +117,28 @@ TEST_CASE("run prints tables and metrics; labs lists steps with parameters") {
     CHECK(l.out.find("\"id\":\"bits-to-value\"") != std::string::npos);
     CHECK(l.out.find("\"errors\":[]") != std::string::npos);
 }
+
+// Files are written beside the target under a name of their own and renamed over it: a
+// link planted at a target is replaced, never followed, and no temporary file is left.
+TEST_CASE("figures and train --trace replace a planted link instead of writing through it") {
+    char name[] = "/tmp/fp8lab-links-XXXXXX";
+    const std::filesystem::path dir = mkdtemp(name);
+    const std::filesystem::path victim = dir / "victim.txt";
+    std::ofstream(victim) << "keep me";
+    std::filesystem::create_directories(dir / "out" / "formats");
+    std::filesystem::create_symlink(victim, dir / "out" / "manifest.json");
+    std::filesystem::create_symlink(victim, dir / "out" / "formats" / "bits-to-value-value-by-code.svg");
+    std::filesystem::create_symlink(victim, dir / "trace.csv");
+    CHECK(run_command(kExe + " figures --out " + (dir / "out").string() + " --lab formats/bits-to-value --format svg")
+              .exit_code == 0);
+    CHECK(run_command(kExe + " train --steps 3 --trace " + (dir / "trace.csv").string()).exit_code == 0);
+    CHECK(fp8lab::test::read_file(victim.string()) == "keep me");
+    for (const char* written : {"out/manifest.json", "out/formats/bits-to-value-value-by-code.svg", "trace.csv"}) {
+        CAPTURE(written);
+        CHECK_FALSE(std::filesystem::is_symlink(dir / written));
+        CHECK(std::filesystem::file_size(dir / written) > 100);
+    }
+    for (const auto& entry : std::filesystem::recursive_directory_iterator(dir))
+        CHECK_MESSAGE(entry.path().filename().string().front() != '.', "left behind: " << entry.path());
+    std::filesystem::remove_all(dir);
+}
