@@ -33,11 +33,11 @@ int delivered(int code) {
 // CLI11 reports a word that is no command as "A subcommand is required"; name the word.
 std::string unknown_command(const CLI::App& app, int argc, char** argv) {
     if (argc < 2 || argv[1][0] == '-') return {};
-    for (const CLI::App* sub : app.get_subcommands([](const CLI::App*) { return true; }))
-        if (sub->check_name(argv[1])) return {};
     std::string names;
-    for (const CLI::App* sub : app.get_subcommands([](const CLI::App*) { return true; }))
+    for (const CLI::App* sub : app.get_subcommands([](const CLI::App*) { return true; })) {
+        if (sub->check_name(argv[1])) return {};
         names += (names.empty() ? "" : ", ") + sub->get_name();
+    }
     const std::string word(argv[1], strnlen(argv[1], 40));
     return "'" + word + "' is not a command (commands: " + names + ")";
 }

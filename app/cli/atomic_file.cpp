@@ -2,6 +2,7 @@
 #include "app/cli/atomic_file.hpp"
 
 #include <fcntl.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include <cerrno>
@@ -12,6 +13,22 @@
 #include <stdexcept>
 
 namespace fp8lab::cli {
+namespace {
+
+// The mode the file would have had if written in place: an existing file's own, else
+// what the umask leaves of rw-rw-rw- (mkostemp creates rw------- whatever the umask).
+mode_t mode_for(const std::string& path) {
+    struct stat existing {};
+    if (::stat(path.c_str(), &existing) == 0 && S_ISREG(existing.st_mode)) return existing.st_mode & 07777;
+    static const mode_t umask_bits = [] {
+        const mode_t bits = ::umask(0);  // read once: umask has no getter
+        ::umask(bits);
+        return bits;
+    }();
+    return 0666 & ~umask_bits;
+}
+
+}  // namespace
 
 void write_file_atomically(const std::string& path, const std::string& content) {
     const std::filesystem::path target(path);
@@ -34,6 +51,11 @@ void write_file_atomically(const std::string& path, const std::string& content) 
             fail("write", error);
         }
         done += std::size_t(n);
+    }
+    if (::fchmod(fd, mode_for(path)) != 0) {
+        const int error = errno;
+        ::close(fd);
+        fail("fchmod", error);
     }
     if (::fsync(fd) != 0) {
         const int error = errno;

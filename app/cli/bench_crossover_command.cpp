@@ -7,6 +7,7 @@
 #include <iostream>
 #include <memory>
 #include <sstream>
+#include <utility>
 
 #include "app/cli/atomic_file.hpp"
 #include "app/cli/commands.hpp"
@@ -39,49 +40,48 @@ void emit(const std::string& path, const std::string& csv, std::size_t rows) {
     std::fprintf(stderr, "wrote %s (%zu rows)\n", path.c_str(), rows);
 }
 
+// A GPU measurement written as CSV: `measure` runs it and returns the CSV and its rows.
+template <class Measure>
+void add_recording_command(CLI::App& bench, const std::string& name, const std::string& description, Measure measure) {
+    auto out = std::make_shared<std::string>();
+    CLI::App* cmd = bench.add_subcommand(name, description);
+    cmd->add_option("--out", *out, "Write the CSV here (default: standard output)");
+    cmd->callback([out, name, measure] {
+        require_gpu(("bench " + name).c_str());
+        const auto [csv, rows] = measure();
+        emit(*out, csv, rows);
+    });
+}
+
+template <class Sweep, class Writer>
+std::pair<std::string, std::size_t> as_csv(const Sweep& sweep, Writer write) {
+    std::ostringstream csv;
+    write(csv, sweep);
+    return {csv.str(), sweep.points.size()};
+}
+
 }  // namespace
 
 void add_bench_crossover_command(CLI::App& bench) {
-    struct Args {
-        std::string out;
-        int steps = 60;
-    };
-    auto a = std::make_shared<Args>();
-    CLI::App* cmd = bench.add_subcommand("crossover", "GPU: BF16 vs FP8 step time across model sizes (lab 8's sweep)");
-    cmd->add_option("--out", a->out, "Write the CSV here (default: standard output)");
-    cmd->add_option("--steps", a->steps, "Steps per run (a fifth of them warm up)")->capture_default_str()
+    auto steps = std::make_shared<int>(60);
+    add_recording_command(bench, "crossover", "GPU: BF16 vs FP8 step time across model sizes (lab 8's sweep)", [steps] {
+        return as_csv(labs::measure_crossover(*steps, show_progress), labs::write_crossover_csv);
+    });
+    bench.get_subcommand("crossover")
+        ->add_option("--steps", *steps, "Steps per run (a fifth of them warm up)")
+        ->capture_default_str()
         ->check(CLI::Range(10, 100000));
-    cmd->callback([a] {
-        require_gpu("bench crossover");
-        const labs::CrossoverSweep sweep = labs::measure_crossover(a->steps, show_progress);
-        std::ostringstream csv;
-        labs::write_crossover_csv(csv, sweep);
-        emit(a->out, csv.str(), sweep.points.size());
-    });
-
-    auto inference_out = std::make_shared<std::string>();
-    CLI::App* inference = bench.add_subcommand("inference", "GPU: an MLP's forward pass in BF16 and FP8 (weights only, "
-                                                            "weights and activations) at 1, 32 and 8192 tokens (lab 9)");
-    inference->add_option("--out", *inference_out, "Write the CSV here (default: standard output)");
-    inference->callback([inference_out] {
-        require_gpu("bench inference");
-        const labs::InferenceSweep sweep = labs::measure_inference(show_progress);
-        std::ostringstream csv;
-        labs::write_inference_csv(csv, sweep);
-        emit(*inference_out, csv.str(), sweep.points.size());
-    });
-
-    auto acc_out = std::make_shared<std::string>();
-    CLI::App* acc = bench.add_subcommand("accumulation", "GPU: FP8 GEMM accumulation error against K, fast "
-                                                         "accumulation off and on (lab 10's measurement)");
-    acc->add_option("--out", *acc_out, "Write the CSV here (default: standard output)");
-    acc->callback([acc_out] {
-        require_gpu("bench accumulation");
-        const labs::AccumulationSweep sweep = labs::measure_tensor_core_accumulation(show_progress);
-        std::ostringstream csv;
-        labs::write_accumulation_csv(csv, sweep);
-        emit(*acc_out, csv.str(), sweep.points.size());
-    });
+    add_recording_command(bench, "inference",
+                          "GPU: an MLP's forward pass in BF16 and FP8 (weights only, weights and activations) at 1, 32 "
+                          "and 8192 tokens (lab 9)",
+                          [] { return as_csv(labs::measure_inference(show_progress), labs::write_inference_csv); });
+    add_recording_command(bench, "accumulation",
+                          "GPU: FP8 GEMM accumulation error against K, fast accumulation off and on (lab 10's "
+                          "measurement)",
+                          [] {
+                              return as_csv(labs::measure_tensor_core_accumulation(show_progress),
+                                            labs::write_accumulation_csv);
+                          });
 }
 
 }  // namespace fp8lab::cli

@@ -71,7 +71,7 @@ struct LayerWeights {
     int inputs = 0, outputs = 0;
     std::unique_ptr<DeviceBuffer<std::uint16_t>> bf16;  // outputs x inputs
     std::unique_ptr<DeviceBuffer<std::uint8_t>> codes;  // E4M3, outputs x inputs
-    std::unique_ptr<DeviceBuffer<float>> scale, scale_inv;  // 1 (per tensor) or `outputs` (per channel)
+    std::unique_ptr<DeviceBuffer<float>> scale_inv;  // 1 (per tensor) or `outputs` (per channel)
     std::unique_ptr<DeviceBuffer<std::uint16_t>> bias;
     std::size_t stored_bytes() const {
         return (bf16 ? bf16->count * 2 : 0) + (codes ? codes->count : 0) + (scale_inv ? scale_inv->count * 4 : 0) +
@@ -104,19 +104,18 @@ LayerWeights make_weights(InferenceVariant v, int l, int inputs, int outputs, cu
         return w;
     }
     w.codes = std::make_unique<DeviceBuffer<std::uint8_t>>(count);
-    const int scales = per_channel_weights(v) ? outputs : 1;
-    w.scale = std::make_unique<DeviceBuffer<float>>(std::size_t(scales));
-    w.scale_inv = std::make_unique<DeviceBuffer<float>>(std::size_t(scales));
     if (per_channel_weights(v)) {
+        w.scale_inv = std::make_unique<DeviceBuffer<float>>(std::size_t(outputs));
         kernels::cast_rows_dynamic_e4m3(master->ptr, outputs, inputs, w.codes->ptr, w.scale_inv->ptr, stream);
-    } else {
-        DeviceBuffer<float> amax{std::size_t(outputs)};
-        kernels::row_amax_bf16(master->ptr, outputs, inputs, amax.ptr, stream);
-        kernels::scales_from_amax(amax.ptr, outputs, true, w.scale->ptr, w.scale_inv->ptr, stream);
-        kernels::cast_rows_e4m3(master->ptr, outputs, inputs, w.scale->ptr, false, w.codes->ptr, stream);
-        FP8LAB_CUDA_CHECK(cudaStreamSynchronize(stream));  // before amax is freed
+        FP8LAB_CUDA_CHECK(cudaStreamSynchronize(stream));  // before the master copy is freed
+        return w;
     }
-    FP8LAB_CUDA_CHECK(cudaStreamSynchronize(stream));  // before the master copy is freed
+    w.scale_inv = std::make_unique<DeviceBuffer<float>>(1);
+    DeviceBuffer<float> amax{std::size_t(outputs)}, scale{1};
+    kernels::row_amax_bf16(master->ptr, outputs, inputs, amax.ptr, stream);
+    kernels::scales_from_amax(amax.ptr, outputs, true, scale.ptr, w.scale_inv->ptr, stream);
+    kernels::cast_rows_e4m3(master->ptr, outputs, inputs, scale.ptr, false, w.codes->ptr, stream);
+    FP8LAB_CUDA_CHECK(cudaStreamSynchronize(stream));  // before amax, scale and the master copy are freed
     return w;
 }
 

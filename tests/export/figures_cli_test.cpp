@@ -131,7 +131,10 @@ TEST_CASE("figures and train --trace replace a planted link instead of writing t
     std::filesystem::create_symlink(victim, dir / "trace.csv");
     CHECK(run_command(kExe + " figures --out " + (dir / "out").string() + " --lab formats/bits-to-value --format svg")
               .exit_code == 0);
-    CHECK(run_command(kExe + " train --steps 3 --trace " + (dir / "trace.csv").string()).exit_code == 0);
+    CHECK(run_command("umask 022; " + kExe + " train --steps 3 --trace " + (dir / "trace.csv").string()).exit_code == 0);
+    // A new file gets the mode a file written in place would have (mkostemp's is rw-------).
+    CHECK((std::filesystem::status(dir / "trace.csv").permissions() & std::filesystem::perms::others_read) !=
+          std::filesystem::perms::none);
     CHECK(fp8lab::test::read_file(victim.string()) == "keep me");
     for (const char* written : {"out/manifest.json", "out/formats/bits-to-value-value-by-code.svg", "trace.csv"}) {
         CAPTURE(written);
