@@ -1,7 +1,13 @@
 // Writing, reading and replaying amax traces.
 #include "emulator/amax_trace.hpp"
 
+#include <algorithm>
+#include <cctype>
+#include <cerrno>
+#include <climits>
 #include <cmath>
+#include <cstdint>
+#include <limits>
 #include <cstdio>
 #include <istream>
 #include <ostream>
@@ -10,6 +16,10 @@
 
 namespace fp8lab::emu {
 namespace {
+
+constexpr const char* kMagic = "# fp8lab amax trace v2";
+constexpr const char* kColumns = "step,tensor,amax,scale,histogram";
+constexpr const char* kCountPrefix = "# records: ";
 
 std::string hex(float v) {
     if (std::isnan(v)) return "nan";
@@ -45,9 +55,9 @@ void fill_histogram(AmaxTraceRecord& record, std::span<const float> x) {
 }
 
 void write_amax_trace(std::ostream& out, const AmaxTrace& trace) {
-    out << "# fp8lab amax trace v1\n";
+    out << kMagic << "\n";
     for (const auto& [key, value] : trace.header) out << "# " << key << ": " << value << "\n";
-    out << "step,tensor,amax,scale,histogram\n";
+    out << kColumns << "\n";
     for (const AmaxTraceRecord& r : trace.records) {
         out << r.step << ',' << r.tensor << ',' << hex(r.amax) << ',' << hex(r.scale) << ',';
         if (r.has_histogram) {
@@ -60,65 +70,147 @@ void write_amax_trace(std::ostream& out, const AmaxTrace& trace) {
         }
         out << '\n';
     }
+    out << kCountPrefix << trace.records.size() << "\n";
 }
+
+namespace {
+
+// A count or step: decimal digits only (no sign, no spaces), within uint64.
+bool parse_count(const std::string& text, std::uint64_t& value) {
+    if (text.empty() || text.size() > 20) return false;
+    value = 0;
+    for (char c : text) {
+        if (c < '0' || c > '9') return false;
+        const std::uint64_t digit = std::uint64_t(c - '0');
+        if (value > (UINT64_MAX - digit) / 10) return false;
+        value = value * 10 + digit;
+    }
+    return true;
+}
+
+// A float32 field: the whole text, within float32's range (nan and inf are words).
+bool parse_float(const std::string& text, float& value) {
+    if (text == "nan") value = std::numeric_limits<float>::quiet_NaN();
+    else if (text == "inf") value = std::numeric_limits<float>::infinity();
+    else if (text == "-inf") value = -std::numeric_limits<float>::infinity();
+    else {
+        if (text.empty() || std::isspace(static_cast<unsigned char>(text[0]))) return false;
+        char* end = nullptr;
+        errno = 0;
+        value = std::strtof(text.c_str(), &end);
+        if (*end || errno == ERANGE && std::isinf(value)) return false;
+        if (std::isnan(value) || std::isinf(value)) return false;  // "nan(...)", "infinity": not ours
+    }
+    return true;
+}
+
+std::string quoted(const std::string& field) {
+    std::string out = "'";
+    for (char c : field.substr(0, 40)) out += std::isprint(static_cast<unsigned char>(c)) ? c : '?';
+    return out + (field.size() > 40 ? "...'" : "'");
+}
+
+bool known_tensor(const std::string& name) {
+    return ends_with(name, ".input") || ends_with(name, ".weight") || ends_with(name, ".grad_output");
+}
+
+void parse_histogram(const std::string& text, AmaxTraceRecord& r, const std::string& source, std::size_t number) {
+    r.has_histogram = true;
+    bool saw_zero = false;
+    std::size_t start = 0;
+    while (start <= text.size()) {
+        const std::size_t semicolon = std::min(text.find(';', start), text.size());
+        const std::string bin = text.substr(start, semicolon - start);
+        start = semicolon + 1;
+        const auto colon = bin.find(':');
+        if (colon == std::string::npos) bad_line(source, number, "histogram bin " + quoted(bin) + " is not e:count");
+        const std::string key = bin.substr(0, colon);
+        std::uint64_t count = 0;
+        if (!parse_count(bin.substr(colon + 1), count))
+            bad_line(source, number, "histogram count in " + quoted(bin) + " is not a count (0 to 2^64-1)");
+        if (key == "zero") {
+            if (saw_zero) bad_line(source, number, "histogram has two zero bins");
+            saw_zero = true;
+            r.zeros = count;
+            continue;
+        }
+        const bool negative = !key.empty() && key[0] == '-';
+        std::uint64_t magnitude = 0;
+        if (!parse_count(key.substr(negative), magnitude) || (negative ? magnitude > 149 : magnitude > 127))
+            bad_line(source, number, "histogram exponent in " + quoted(bin) + " is not an integer in [-149, 127]");
+        const int e = negative ? -int(magnitude) : int(magnitude);
+        if (!r.log2_histogram.emplace(e, count).second)
+            bad_line(source, number, "histogram has exponent " + std::to_string(e) + " twice");
+    }
+}
+
+}  // namespace
 
 AmaxTrace read_amax_trace(std::istream& in, const std::string& source) {
     AmaxTrace trace;
     std::string line;
-    std::size_t number = 0;
+    std::size_t number = 0, count_line = 0;
     bool saw_magic = false, saw_columns = false;
+    std::uint64_t declared = 0;
+    std::vector<std::string> tensors_this_step;
     while (std::getline(in, line)) {
         ++number;
         if (!line.empty() && line.back() == '\r') line.pop_back();
         if (line.empty()) continue;
+        if (count_line) bad_line(source, number, "text after the '# records:' line that ends a trace");
         if (line[0] == '#') {
-            if (line == "# fp8lab amax trace v1") saw_magic = true;
-            else if (const auto colon = line.find(": "); colon != std::string::npos)
+            if (line == kMagic) saw_magic = true;
+            else if (line == "# fp8lab amax trace v1")
+                bad_line(source, number, "a v1 trace carries no record count, so a truncated one cannot be told "
+                                         "apart; this fp8lab reads v2 (record the trace again)");
+            else if (line.rfind(kCountPrefix, 0) == 0) {
+                if (!saw_columns) bad_line(source, number, "'# records:' before the column header");
+                if (!parse_count(line.substr(std::string(kCountPrefix).size()), declared))
+                    bad_line(source, number, "'# records:' is not followed by a count");
+                count_line = number;
+            } else if (const auto colon = line.find(": "); colon != std::string::npos)
                 trace.header.emplace_back(line.substr(2, colon - 2), line.substr(colon + 2));
             continue;
         }
-        if (!saw_magic) bad_line(source, number, "not an fp8lab amax trace (no '# fp8lab amax trace v1' line)");
+        if (!saw_magic) bad_line(source, number, std::string("not an fp8lab amax trace (no '") + kMagic + "' line)");
         if (!saw_columns) {
-            if (line != "step,tensor,amax,scale,histogram")
-                bad_line(source, number, "expected the header 'step,tensor,amax,scale,histogram'");
+            if (line != kColumns) bad_line(source, number, std::string("expected the header '") + kColumns + "'");
             saw_columns = true;
             continue;
         }
         std::vector<std::string> fields;
-        std::stringstream ss(line);
-        for (std::string f; std::getline(ss, f, ',');) fields.push_back(f);
-        if (line.back() == ',') fields.emplace_back();
+        std::size_t start = 0;
+        while (start <= line.size()) {
+            const std::size_t comma = std::min(line.find(',', start), line.size());
+            fields.push_back(line.substr(start, comma - start));
+            start = comma + 1;
+        }
         if (fields.size() != 5) bad_line(source, number, "expected 5 comma-separated fields");
         AmaxTraceRecord r;
-        char* end = nullptr;
-        r.step = std::strtoull(fields[0].c_str(), &end, 10);
-        if (fields[0].empty() || *end) bad_line(source, number, "step '" + fields[0] + "' is not a number");
+        if (!parse_count(fields[0], r.step))
+            bad_line(source, number, "step " + quoted(fields[0]) + " is not a count (0 to 2^64-1)");
+        if (!trace.records.empty() && r.step < trace.records.back().step)
+            bad_line(source, number, "step " + fields[0] + " comes after step " + std::to_string(trace.records.back().step));
+        if (trace.records.empty() || r.step != trace.records.back().step) tensors_this_step.clear();
         r.tensor = fields[1];
-        if (r.tensor.empty()) bad_line(source, number, "empty tensor name");
-        r.amax = std::strtof(fields[2].c_str(), &end);
-        if (fields[2].empty() || *end) bad_line(source, number, "amax '" + fields[2] + "' is not a number");
-        r.scale = std::strtof(fields[3].c_str(), &end);
-        if (fields[3].empty() || *end) bad_line(source, number, "scale '" + fields[3] + "' is not a number");
-        if (!fields[4].empty()) {
-            r.has_histogram = true;
-            std::stringstream hs(fields[4]);
-            for (std::string bin; std::getline(hs, bin, ';');) {
-                const auto colon = bin.find(':');
-                if (colon == std::string::npos) bad_line(source, number, "histogram bin '" + bin + "' has no ':'");
-                const std::string key = bin.substr(0, colon);
-                const std::uint64_t count = std::strtoull(bin.c_str() + colon + 1, &end, 10);
-                if (*end) bad_line(source, number, "histogram count in '" + bin + "' is not a number");
-                if (key == "zero") r.zeros = count;
-                else {
-                    const long e = std::strtol(key.c_str(), &end, 10);
-                    if (key.empty() || *end) bad_line(source, number, "histogram bin '" + bin + "' is not e:count");
-                    r.log2_histogram[int(e)] = count;
-                }
-            }
-        }
+        if (!known_tensor(r.tensor))
+            bad_line(source, number, "tensor " + quoted(r.tensor) + " does not end in .input, .weight or .grad_output");
+        if (std::find(tensors_this_step.begin(), tensors_this_step.end(), r.tensor) != tensors_this_step.end())
+            bad_line(source, number, "tensor " + quoted(r.tensor) + " appears twice in step " + fields[0]);
+        tensors_this_step.push_back(r.tensor);
+        if (!parse_float(fields[2], r.amax) || r.amax < 0)
+            bad_line(source, number, "amax " + quoted(fields[2]) + " is not a float32 >= 0 (or inf, nan)");
+        if (!parse_float(fields[3], r.scale) || !(r.scale > 0) || std::isinf(r.scale))
+            bad_line(source, number, "scale " + quoted(fields[3]) + " is not a finite float32 > 0");
+        if (!fields[4].empty()) parse_histogram(fields[4], r, source, number);
         trace.records.push_back(std::move(r));
     }
     if (!saw_magic) throw std::runtime_error(source + ": empty, or not an fp8lab amax trace");
+    if (!count_line)
+        bad_line(source, number, "the trace ends without its '# records: N' line: the file is truncated");
+    if (declared != trace.records.size())
+        bad_line(source, count_line, "the trace declares " + std::to_string(declared) + " records but holds " +
+                                         std::to_string(trace.records.size()) + ": the file is damaged");
     return trace;
 }
 

@@ -1,13 +1,16 @@
 // amax traces: per step and tensor, the amax and the scale used, with a log2 histogram.
 //
 // File format (text, one record per line):
-//   # fp8lab amax trace v1
+//   # fp8lab amax trace v2
 //   # key: value               header lines: source, device, configuration
 //   step,tensor,amax,scale,histogram
 //   0,fc1.input,0x1.8p+1,0x1p+0,-3:12;-2:40;zero:5
+//   # records: 1
 // amax and scale are C99 hex floats (exact). The histogram counts the tensor's finite
-// non-zero elements by floor(log2 |x|) ("e:count", ';'-separated) and its zeros
-// ("zero:count"); it may be empty. Tensor names end in .input, .weight or .grad_output.
+// non-zero elements by floor(log2 |x|) ("e:count", ';'-separated, e in [-149, 127]) and
+// its zeros ("zero:count"); it may be empty. Tensor names end in .input, .weight or
+// .grad_output, once per step; steps never decrease. The last line counts the records, so
+// a file cut short is told from a whole one (v1 had no count and is not read).
 #pragma once
 
 #include <cstdint>
@@ -40,7 +43,8 @@ struct AmaxTrace {
 void fill_histogram(AmaxTraceRecord& record, std::span<const float> x);
 
 void write_amax_trace(std::ostream& out, const AmaxTrace& trace);
-// Throws std::runtime_error naming the line and what is wrong with it.
+// Throws std::runtime_error naming file:line and what is wrong with it: every field is
+// checked (signs, overflow, ranges, duplicates), and a trace without its count is refused.
 AmaxTrace read_amax_trace(std::istream& in, const std::string& source_name);
 
 TensorRole role_of_tensor(const std::string& name);  // by its suffix

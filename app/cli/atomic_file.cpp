@@ -2,9 +2,11 @@
 #include "app/cli/atomic_file.hpp"
 
 #include <fcntl.h>
+#include <pthread.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include <csignal>
 #include <cerrno>
 #include <cstdio>
 #include <cstdlib>
@@ -28,6 +30,44 @@ mode_t mode_for(const std::string& path) {
     return 0666 & ~umask_bits;
 }
 
+// The temporary file being written, for the signal handler: Ctrl-C or a kill in the middle
+// of a write must not leave it behind. One slot: the program writes one file at a time.
+char pending_temporary[4096];
+volatile std::sig_atomic_t has_pending = 0;
+
+extern "C" void remove_pending_and_reraise(int signal_number) {
+    if (has_pending) ::unlink(pending_temporary);
+    ::raise(signal_number);  // SA_RESETHAND restored the default action: the program ends as it would have
+}
+
+void remove_temporaries_on_signals() {
+    static const bool installed = [] {
+        struct sigaction action {};
+        action.sa_handler = remove_pending_and_reraise;
+        action.sa_flags = SA_RESETHAND;
+        sigemptyset(&action.sa_mask);
+        for (int signal_number : {SIGINT, SIGTERM, SIGHUP}) {
+            struct sigaction previous {};
+            // Leave a handler someone else installed (or an ignored signal) alone.
+            if (::sigaction(signal_number, nullptr, &previous) == 0 && previous.sa_handler == SIG_DFL)
+                ::sigaction(signal_number, &action, nullptr);
+        }
+        return true;
+    }();
+    (void)installed;
+}
+
+// Registers the temporary for removal on a signal while it exists.
+class PendingTemporary {
+public:
+    explicit PendingTemporary(const std::string& path, bool exists) {
+        if (!exists || path.size() >= sizeof pending_temporary) return;
+        std::memcpy(pending_temporary, path.c_str(), path.size() + 1);
+        has_pending = 1;
+    }
+    ~PendingTemporary() { has_pending = 0; }
+};
+
 }  // namespace
 
 void write_file_atomically(const std::string& path, const std::string& content) {
@@ -35,9 +75,17 @@ void write_file_atomically(const std::string& path, const std::string& content) 
     const std::filesystem::path folder = target.has_parent_path() ? target.parent_path() : ".";
     // mkostemp creates the name exclusively (O_EXCL): never an existing file or a link.
     std::string temporary = (folder / ("." + target.filename().string() + ".XXXXXX")).string();
+    remove_temporaries_on_signals();
+    sigset_t signals, previous_mask;
+    sigemptyset(&signals);
+    for (int signal_number : {SIGINT, SIGTERM, SIGHUP}) sigaddset(&signals, signal_number);
+    ::pthread_sigmask(SIG_BLOCK, &signals, &previous_mask);  // no signal between creating and registering
     const int fd = mkostemp(temporary.data(), O_CLOEXEC);
+    const int create_error = errno;
+    const PendingTemporary pending(temporary, fd >= 0);
+    ::pthread_sigmask(SIG_SETMASK, &previous_mask, nullptr);
     if (fd < 0) throw std::runtime_error("cannot write " + path + ": cannot create a file in " + folder.string() + ": " +
-                                         std::strerror(errno));
+                                         std::strerror(create_error));
     const auto fail = [&](const char* what, int error) {
         ::unlink(temporary.c_str());
         throw std::runtime_error("cannot write " + path + ": " + what + ": " + std::strerror(error));

@@ -121,7 +121,7 @@ void add_trace_command(CLI::App& app, CommandStatus& status) {
     CLI::App* replay = cmd->add_subcommand(
         "replay", "Run a delayed-scaling configuration over a recorded trace: per step and tensor, "
                   "the scale it would use and what would overflow or flush to zero");
-    replay->add_option("file", args->file, "Trace file (fp8lab amax trace v1)")->required();
+    replay->add_option("file", args->file, "Trace file (fp8lab amax trace v2)")->required();
     replay->add_option("--formats", args->formats, "hybrid or e4m3")->capture_default_str();
     replay->add_option("--history", args->history, "amax history length")->capture_default_str();
     replay->add_option("--algo", args->algo, "max or most_recent")->capture_default_str();

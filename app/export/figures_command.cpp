@@ -6,6 +6,7 @@
 #include <cstdio>
 #include <filesystem>
 #include <fstream>
+#include <functional>
 #include <memory>
 
 #include "app/cli/commands.hpp"
@@ -13,6 +14,7 @@
 #include "app/cli/lab_selection.hpp"
 #include "app/cli/step_output_text.hpp"
 #include "app/cli/atomic_file.hpp"
+#include "app/cli/folder_lock.hpp"
 #include "app/cli/usage_error.hpp"
 #include "app/export/cairo_figure.hpp"
 #include "app/export/figure_csv.hpp"
@@ -71,9 +73,85 @@ std::string html_escape(const std::string& s) {
     return out;
 }
 
+// What one run has written and what it could not: the manifest lists exactly the former.
+struct ExportLog {
+    std::size_t written = 0;
+    std::vector<std::string> failures;  // "lab/step[/file]: reason"
+
+    // Runs one part of the export; a failure is reported and logged, and the export goes on.
+    bool attempt(const std::string& what, const std::function<void()>& part) {
+        try {
+            part();
+            return true;
+        } catch (const std::exception& e) {
+            failures.push_back(what + ": " + e.what());
+            std::fprintf(stderr, "error: %s\n", failures.back().c_str());
+            return false;
+        }
+    }
+    bool write(const std::string& name, const std::function<void()>& write_file) {
+        const bool ok = attempt(name, write_file);
+        written += ok;
+        return ok;
+    }
+};
+
+// One step's figures and tables into DIR; returns its manifest entry and adds to the gallery.
+std::string export_step(const SelectedStep& s, const FiguresOptions& o, const std::vector<ImageFormat>& formats,
+                        std::pair<int, int> size, labs::Backend backend, std::string& html, ExportLog& log) {
+    const labs::Parameters params(s.step->logic.parameters);
+    json::JsonWriter entry;
+    entry.begin_object().key("lab").value(s.lab->id).key("step").value(s.step->logic.id)
+        .key("title").value(s.step->title).key("parameters");
+    write_parameters_json(entry, params);
+    labs::StepOutput output;
+    const std::string step_name = s.lab->id + "/" + s.step->logic.id;
+    if (!log.attempt(step_name, [&] {
+            labs::RunContext context(backend, o.seed);
+            output = s.step->logic.run(params, context);
+        }))
+        return {};
+    const fs::path dir = fs::path(o.out) / s.lab->id;
+    if (!log.attempt(step_name, [&] { fs::create_directories(dir); }))
+        return {};
+    html += "<h3>" + html_escape(s.step->title) + "</h3>\n";
+    const bool has_svg = std::find(formats.begin(), formats.end(), ImageFormat::Svg) != formats.end();
+    const bool has_png = std::find(formats.begin(), formats.end(), ImageFormat::Png) != formats.end();
+    entry.key("figures").begin_array();
+    for (const labs::Figure& f : output.figures) {
+        const std::string stem = s.step->logic.id + "-" + f.id;
+        const std::string prefix = s.lab->id + "/";
+        entry.begin_object().key("id").value(f.id).key("title").value(f.title).key("files").begin_array();
+        std::string shown;  // the image the gallery shows: SVG first, else PNG
+        for (ImageFormat format : formats) {
+            const std::string name = stem + "." + exporter::extension(format);
+            if (!log.write(prefix + name, [&] { exporter::write_figure(f, (dir / name).string(), format, size.first, size.second); }))
+                continue;
+            entry.value(prefix + name);
+            if ((format == ImageFormat::Svg) || (format == ImageFormat::Png && !has_svg)) shown = prefix + name;
+        }
+        entry.end_array();
+        if (log.write(prefix + stem + ".csv", [&] { write_file(dir / (stem + ".csv"), exporter::figure_csv(f)); }))
+            entry.key("csv").value(prefix + stem + ".csv");
+        entry.end_object();
+        if ((has_svg || has_png) && !shown.empty())
+            html += "<figure><img src=\"" + html_escape(shown) + "\" alt=\"" + html_escape(f.title) +
+                    "\"><figcaption>" + html_escape(f.title) + " (<a href=\"" + html_escape(prefix + stem) +
+                    ".csv\">data</a>)</figcaption></figure>\n";
+    }
+    entry.end_array().key("tables").begin_array();
+    for (const labs::Table& t : output.tables) {
+        const std::string name = s.step->logic.id + "-" + t.id + ".csv";
+        if (log.write(s.lab->id + "/" + name, [&] { write_file(dir / name, exporter::table_csv(t)); }))
+            entry.value(s.lab->id + "/" + name);
+    }
+    entry.end_array().end_object();
+    return entry.text();
+}
+
 void run_figures(const FiguresOptions& o) {
     const std::vector<ImageFormat> formats = parse_formats(o.formats);
-    const auto [width, height] = parse_size(o.size);
+    const std::pair<int, int> size = parse_size(o.size);
     const labs::Catalog& catalog = lab_catalog();
     const std::vector<SelectedStep> steps = select_steps(catalog, o.lab);
     const labs::Backend backend = backend_option(o.backend);
@@ -84,74 +162,53 @@ void run_figures(const FiguresOptions& o) {
     std::error_code ec;
     fs::create_directories(o.out, ec);
     if (ec) throw UsageError("--out " + o.out + ": " + ec.message());
+    // One export at a time per folder; the previous run's manifest and gallery go first, so
+    // that an interrupted run never leaves them describing files they did not write.
+    const FolderLock lock(o.out);
+    for (const char* stale : {"manifest.json", "index.html"}) {
+        fs::remove(fs::path(o.out) / stale, ec);
+        if (ec) throw std::runtime_error("cannot remove the previous " + (fs::path(o.out) / stale).string() + ": " + ec.message());
+    }
 
     const std::string device = backend == labs::Backend::Gpu ? gpu::describe(gpu::probe()) : "CPU emulator";
     json::JsonWriter manifest;
     manifest.begin_object().key("program").value("fp8lab").key("version").value(FP8LAB_VERSION)
-        .key("seed").value(std::int64_t(o.seed)).key("backend").value(labs::backend_name(backend))
-        .key("device").value(device).key("width").value(width).key("height").value(height).key("steps").begin_array();
+        .key("seed").value(o.seed).key("backend").value(labs::backend_name(backend))
+        .key("device").value(device).key("width").value(size.first).key("height").value(size.second).key("steps").begin_array();
     std::string html = "<!DOCTYPE html>\n<html><head><meta charset=\"utf-8\"><title>fp8lab figures</title>\n"
                        "<style>body{font-family:'DejaVu Sans',sans-serif;max-width:1100px;margin:auto;padding:1em}"
                        "img{width:100%;border:1px solid #ccc}figure{margin:1em 0 2em}</style></head><body>\n"
                        "<h1>fp8lab figures</h1>\n<p>fp8lab " FP8LAB_VERSION ", backend " +
                        html_escape(device) + ", seed " + std::to_string(o.seed) + "</p>\n";
     const auto start = std::chrono::steady_clock::now();
-    std::size_t files = 0;
+    ExportLog log;
     const labs::Lab* current_lab = nullptr;
     for (std::size_t i = 0; i < runnable.size(); ++i) {
         const SelectedStep& s = runnable[i];
         const auto step_start = std::chrono::steady_clock::now();
-        const labs::Parameters params(s.step->logic.parameters);
-        labs::RunContext context(backend, o.seed);
-        const labs::StepOutput output = s.step->logic.run(params, context);
-        const fs::path dir = fs::path(o.out) / s.lab->id;
-        fs::create_directories(dir);
         if (current_lab != s.lab) {
             html += "<h2>" + html_escape(s.lab->title) + "</h2>\n";
             current_lab = s.lab;
         }
-        html += "<h3>" + html_escape(s.step->title) + "</h3>\n";
-        manifest.begin_object().key("lab").value(s.lab->id).key("step").value(s.step->logic.id)
-            .key("title").value(s.step->title).key("parameters");
-        write_parameters_json(manifest, params);
-        manifest.key("figures").begin_array();
-        for (const labs::Figure& f : output.figures) {
-            const std::string stem = s.step->logic.id + "-" + f.id;
-            manifest.begin_object().key("id").value(f.id).key("title").value(f.title).key("files").begin_array();
-            for (ImageFormat format : formats) {
-                const std::string name = stem + "." + exporter::extension(format);
-                exporter::write_figure(f, (dir / name).string(), format, width, height);
-                manifest.value(s.lab->id + "/" + name);
-                ++files;
-            }
-            write_file(dir / (stem + ".csv"), exporter::figure_csv(f));
-            manifest.end_array().key("csv").value(s.lab->id + "/" + stem + ".csv").end_object();
-            ++files;
-            const bool has_svg = std::find(formats.begin(), formats.end(), ImageFormat::Svg) != formats.end();
-            const bool has_png = std::find(formats.begin(), formats.end(), ImageFormat::Png) != formats.end();
-            if (has_svg || has_png)
-                html += "<figure><img src=\"" + html_escape(s.lab->id + "/" + stem + (has_svg ? ".svg" : ".png")) +
-                        "\" alt=\"" + html_escape(f.title) + "\"><figcaption>" + html_escape(f.title) +
-                        " (<a href=\"" + html_escape(s.lab->id + "/" + stem) + ".csv\">data</a>)</figcaption></figure>\n";
-        }
-        manifest.end_array().key("tables").begin_array();
-        for (const labs::Table& t : output.tables) {
-            const std::string name = s.step->logic.id + "-" + t.id + ".csv";
-            write_file(dir / name, exporter::table_csv(t));
-            manifest.value(s.lab->id + "/" + name);
-            ++files;
-        }
-        manifest.end_array().end_object();
+        const std::size_t failures_before = log.failures.size();
+        if (const std::string entry = export_step(s, o, formats, size, backend, html, log); !entry.empty())
+            manifest.raw(entry);
         const double seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - step_start).count();
-        std::fprintf(stderr, "[%zu/%zu] %s/%s: %zu figures, %zu tables (%.2f s)\n", i + 1, runnable.size(),
-                     s.lab->id.c_str(), s.step->logic.id.c_str(), output.figures.size(), output.tables.size(), seconds);
+        std::fprintf(stderr, "[%zu/%zu] %s/%s: %s (%.2f s)\n", i + 1, runnable.size(), s.lab->id.c_str(),
+                     s.step->logic.id.c_str(), log.failures.size() == failures_before ? "done" : "FAILED", seconds);
     }
+    manifest.end_array().key("failures").begin_array();
+    for (const std::string& failure : log.failures) manifest.value(failure);
     manifest.end_array().end_object();
-    write_file(fs::path(o.out) / "manifest.json", manifest.text() + "\n");
+    // The manifest comes last: its presence says the run finished, and it lists what it wrote.
     write_file(fs::path(o.out) / "index.html", html + "</body></html>\n");
+    write_file(fs::path(o.out) / "manifest.json", manifest.text() + "\n");
     const double total = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
-    std::fprintf(stderr, "wrote %zu files to %s in %.2f s (open %s/index.html)\n", files + 2, o.out.c_str(), total,
+    std::fprintf(stderr, "wrote %zu files to %s in %.2f s (open %s/index.html)\n", log.written + 2, o.out.c_str(), total,
                  o.out.c_str());
+    if (!log.failures.empty())
+        throw std::runtime_error(std::to_string(log.failures.size()) + " part(s) of the export failed (listed above and "
+                                 "under \"failures\" in manifest.json)");
 }
 
 }  // namespace

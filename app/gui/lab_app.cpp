@@ -201,7 +201,8 @@ int run_gui(const GuiOptions& options) {
     if (!loaded.problem.empty()) {
         std::fprintf(stderr, "fp8lab gui: %s\n", loaded.problem.c_str());
         app.status = loaded.problem;
-        app.save_settings_now();  // replace the corrupt file by the defaults
+        if (loaded.writable) app.save_settings_now();  // the corrupt file is kept aside: start afresh
+        else app.settings_path.clear();                 // keep the file we could not back up
     }
     const std::string theme = options.theme.empty() ? app.settings.theme : options.theme;
     if (!parse_theme(theme, app.theme)) throw std::runtime_error("--theme: '" + theme + "' is not dark, light or projector");

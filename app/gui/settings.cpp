@@ -3,7 +3,13 @@
 
 #include "app/cli/atomic_file.hpp"
 
+#include <fcntl.h>
+#include <sys/stat.h>
+
+#include <cerrno>
+#include <cstdio>
 #include <cstdlib>
+#include <cstring>
 #include <filesystem>
 #include <fstream>
 #include <sstream>
@@ -70,20 +76,53 @@ std::string default_settings_path() {
     return std::string(home && *home ? home : ".") + "/.config/fp8lab/settings.ini";
 }
 
+namespace {
+
+// Renames a corrupt file to PATH.corrupt, or PATH.corrupt.2, .3, ... : never over an
+// earlier backup. Returns the name used, or empty with the reason in `error`.
+std::string set_aside(const std::string& path, std::string& error) {
+    for (int n = 1; n <= 1000; ++n) {
+        const std::string backup = path + ".corrupt" + (n == 1 ? "" : "." + std::to_string(n));
+        if (::renameat2(AT_FDCWD, path.c_str(), AT_FDCWD, backup.c_str(), RENAME_NOREPLACE) == 0) return backup;
+        if (errno != EEXIST) {
+            error = std::strerror(errno);
+            return {};
+        }
+    }
+    error = "a thousand backups exist already";
+    return {};
+}
+
+}  // namespace
+
 LoadedSettings load_settings(const std::string& path) {
     LoadedSettings loaded;
+    struct stat info {};
+    if (::stat(path.c_str(), &info) != 0) return loaded;  // first start: defaults
+    if (!S_ISREG(info.st_mode)) {  // a folder or a FIFO: reading it would fail or block
+        loaded.problem = path + ": not a regular file; using the defaults, and settings are not saved this session";
+        loaded.writable = false;
+        return loaded;
+    }
     std::ifstream in(path, std::ios::binary);
-    if (!in) return loaded;  // first start: defaults
+    if (!in) {
+        loaded.problem = path + ": cannot be read; using the defaults, and settings are not saved this session";
+        loaded.writable = false;
+        return loaded;
+    }
     Settings s;
     const std::string problem = parse(in, s);
     if (problem.empty()) {
         loaded.settings = s;
         return loaded;
     }
-    std::error_code ec;
-    fs::rename(path, path + ".corrupt", ec);
+    std::string error;
+    const std::string backup = set_aside(path, error);
+    loaded.writable = !backup.empty();  // never replace what could not be kept
     loaded.problem = path + ": " + problem + "; using the defaults" +
-                     (ec ? " (could not keep the old file: " + ec.message() + ")" : ", the old file is kept as " + path + ".corrupt");
+                     (backup.empty() ? " (could not keep the old file: " + error +
+                                           "; it is left as it is, and settings are not saved this session)"
+                                     : ", the old file is kept as " + backup);
     return loaded;
 }
 

@@ -19,6 +19,7 @@ struct Settings {
 struct LoadedSettings {
     Settings settings;
     std::string problem;  // empty when the file was fine or absent
+    bool writable = true; // false when saving would destroy a file that could not be kept
 };
 
 // $XDG_CONFIG_HOME/fp8lab/settings.ini, else $HOME/.config/fp8lab/settings.ini.
@@ -26,7 +27,8 @@ std::string default_settings_path();
 
 // A missing file gives the defaults. A corrupt one (unknown version, a malformed line, an
 // unknown key, a bad value) gives the defaults, a problem naming the line, and is renamed
-// to PATH.corrupt so that nothing is lost.
+// to PATH.corrupt (PATH.corrupt.2, ... when that exists) so that nothing is lost; when it
+// cannot be renamed, or is no regular file, it stays and `writable` is false.
 LoadedSettings load_settings(const std::string& path);
 
 // Throws std::runtime_error naming the file when it cannot be written.

@@ -92,6 +92,17 @@ std::vector<Case> cases() {
     return out;
 }
 
+// The golden values were recorded from the trace's v1 text, which had another first line
+// and no closing record count: hash those same bytes, so the values still guard the numbers.
+std::string as_v1_text(std::string v2) {
+    const std::string magic = "# fp8lab amax trace v2\n";
+    REQUIRE(v2.rfind(magic, 0) == 0);
+    v2.replace(0, magic.size(), "# fp8lab amax trace v1\n");
+    const std::size_t count_line = v2.rfind("# records: ");
+    REQUIRE(count_line != std::string::npos);
+    return v2.substr(0, count_line);
+}
+
 std::uint64_t fingerprint(const Experiment& e) {
     const TrainerResult r = train_mlp(e, {}, true);
     Fingerprint f;
@@ -104,7 +115,7 @@ std::uint64_t fingerprint(const Experiment& e) {
     }
     std::ostringstream trace;
     write_amax_trace(trace, r.trace);
-    const std::string text = trace.str();
+    const std::string text = as_v1_text(trace.str());
     f.add(text.data(), text.size());
     return f.h;
 }

@@ -263,8 +263,39 @@ TEST_CASE("amax traces round-trip through text and replay with other settings") 
 }
 
 TEST_CASE("a malformed trace is refused naming the line") {
-    std::stringstream bad("# fp8lab amax trace v1\nstep,tensor,amax,scale,histogram\n0,fc1.input,abc,1,\n");
-    CHECK_THROWS_WITH(read_amax_trace(bad, "t.csv"), doctest::Contains("t.csv:3: amax 'abc'"));
+    const std::string head = "# fp8lab amax trace v2\nstep,tensor,amax,scale,histogram\n";
+    const auto refused = [&](const std::string& body, const std::string& message) {
+        CAPTURE(body);
+        std::stringstream in(head + body);
+        CHECK_THROWS_WITH(read_amax_trace(in, "t.csv"), doctest::Contains(message.c_str()));
+    };
+    refused("0,fc1.input,abc,1,\n# records: 1\n", "t.csv:3: amax 'abc'");
+    refused("-1,fc1.input,1,1,\n# records: 1\n", "t.csv:3: step '-1' is not a count");
+    refused("18446744073709551616,fc1.input,1,1,\n# records: 1\n", "t.csv:3: step");
+    refused("3,fc1.input,1,1,\n2,fc1.input,1,1,\n# records: 2\n", "t.csv:4: step 2 comes after step 3");
+    refused("0,fc1.input,1,1,\n0,fc1.input,2,1,\n# records: 2\n", "t.csv:4: tensor 'fc1.input' appears twice");
+    refused("0,fc1.bias,1,1,\n# records: 1\n", "does not end in .input");
+    refused("0,fc1.input,-1,1,\n# records: 1\n", "amax '-1'");
+    refused("0,fc1.input,1e39,1,\n# records: 1\n", "amax '1e39'");
+    refused("0,fc1.input,1,0,\n# records: 1\n", "scale '0'");
+    refused("0,fc1.input,1,inf,\n# records: 1\n", "scale 'inf'");
+    refused("0,fc1.input,1,1,3:-2;zero:0\n# records: 1\n", "histogram count in '3:-2'");
+    refused("0,fc1.input,1,1,3:18446744073709551616\n# records: 1\n", "histogram count");
+    refused("0,fc1.input,1,1,4294967299:1\n# records: 1\n", "histogram exponent in '4294967299:1'");
+    refused("0,fc1.input,1,1,128:1\n# records: 1\n", "[-149, 127]");
+    refused("0,fc1.input,1,1,3:1;3:2\n# records: 1\n", "exponent 3 twice");
+    refused("0,fc1.input,1,1,zero:1;zero:2\n# records: 1\n", "two zero bins");
+    refused("0,fc1.input,1,1,\n", "t.csv:3: the trace ends without its '# records: N' line: the file is truncated");
+    refused("0,fc1.input,1,1,\n# records: 2\n", "t.csv:4: the trace declares 2 records but holds 1");
+    refused("0,fc1.input,1,1,\n# records: 1\n1,fc1.input,1,1,\n", "t.csv:5: text after");
+    std::stringstream fine(head + "0,fc1.input,inf,1,-149:1;127:2;zero:3\r\n0,fc1.weight,nan,0x1p-3,\n# records: 2\n");
+    const AmaxTrace ok = read_amax_trace(fine, "ok");
+    REQUIRE(ok.records.size() == 2);
+    CHECK(ok.records[0].log2_histogram.at(-149) == 1);
+    CHECK(ok.records[0].zeros == 3);
+    CHECK(std::isnan(ok.records[1].amax));
+    std::stringstream v1("# fp8lab amax trace v1\nstep,tensor,amax,scale,histogram\n");
+    CHECK_THROWS_WITH(read_amax_trace(v1, "old"), doctest::Contains("old:1: a v1 trace carries no record count"));
     std::stringstream not_trace("hello\n");
     CHECK_THROWS_WITH(read_amax_trace(not_trace, "x"), doctest::Contains("x:1: not an fp8lab amax trace"));
 }

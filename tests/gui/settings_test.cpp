@@ -1,7 +1,10 @@
 // The app's settings file (round trip, corrupt files set aside) and the Markdown parser.
 #include <doctest/doctest.h>
 
+#include <sys/stat.h>
+
 #include <cstdlib>
+#include <iterator>
 #include <filesystem>
 #include <fstream>
 
@@ -20,6 +23,10 @@ struct TempDir {
     }
     ~TempDir() { fs::remove_all(path); }
 };
+std::string fp8lab_read(const std::string& path) {
+    std::ifstream in(path, std::ios::binary);
+    return {std::istreambuf_iterator<char>(in), {}};
+}
 }  // namespace
 
 TEST_CASE("settings survive a save and a load; a missing file gives the defaults") {
@@ -41,23 +48,51 @@ TEST_CASE("settings survive a save and a load; a missing file gives the defaults
     CHECK(back.settings == s);
 }
 
-TEST_CASE("a corrupt settings file is reported with its line, kept aside, and replaced by defaults") {
+TEST_CASE("a corrupt settings file is reported with its line, kept aside under its own name, and replaced by defaults") {
     TempDir dir;
     const std::string path = (dir.path / "settings.ini").string();
     const char* corrupt[] = {"version = 1\ntheme = purple\n", "version = 1\nscale = 9\n", "version = 2\n",
                              "version = 1\nwho = me\n", "\x01\x02garbage", "", "version = 1\nsolved = nolab\n"};
+    int n = 0;
     for (const char* text : corrupt) {
         CAPTURE(text);
         std::ofstream(path, std::ios::binary) << text;
         const LoadedSettings loaded = load_settings(path);
         CHECK_FALSE(loaded.problem.empty());
         CHECK(loaded.problem.find(path) == 0);
+        CHECK(loaded.writable);
         CHECK(loaded.settings == Settings{});
-        CHECK(fs::exists(path + ".corrupt"));
+        // Every backup keeps its own name: the earlier ones are never overwritten.
+        const std::string backup = path + ".corrupt" + (++n == 1 ? "" : "." + std::to_string(n));
+        CHECK(loaded.problem.find("kept as " + backup) != std::string::npos);
+        CHECK(fp8lab_read(backup) == text);
         CHECK_FALSE(fs::exists(path));
     }
+    CHECK(fp8lab_read(path + ".corrupt") == corrupt[0]);
     std::ofstream(path) << "version = 1\ntheme = purple\n";
     CHECK(load_settings(path).problem.find("line 2") != std::string::npos);
+}
+
+TEST_CASE("settings that cannot be kept aside are left alone and not saved over") {
+    TempDir dir;
+    const std::string path = (dir.path / "settings.ini").string();
+    // No room for another backup: the corrupt file stays, and the app must not save over it.
+    std::ofstream(path + ".corrupt") << "old";
+    for (int n = 2; n <= 1000; ++n) std::ofstream(path + ".corrupt." + std::to_string(n)) << "old";
+    std::ofstream(path) << "garbage";
+    const LoadedSettings full = load_settings(path);
+    CHECK_FALSE(full.writable);
+    CHECK(full.problem.find("not saved this session") != std::string::npos);
+    CHECK(fp8lab_read(path) == "garbage");
+    // A folder (or a FIFO) at the settings' name is reported, never read or replaced.
+    const std::string folder = (dir.path / "folder.ini").string();
+    fs::create_directory(folder);
+    const LoadedSettings odd = load_settings(folder);
+    CHECK_FALSE(odd.writable);
+    CHECK(odd.problem.find("not a regular file") != std::string::npos);
+    const std::string fifo = (dir.path / "fifo.ini").string();
+    REQUIRE(mkfifo(fifo.c_str(), 0600) == 0);
+    CHECK_FALSE(load_settings(fifo).writable);
 }
 
 TEST_CASE("XDG_CONFIG_HOME decides where settings live") {
