@@ -9,6 +9,7 @@
 #include <iostream>
 #include <string>
 
+#include "emulator/quoted_input.hpp"
 #include "app/cli/commands.hpp"
 #include "app/cli/usage_error.hpp"
 
@@ -38,8 +39,7 @@ std::string unknown_command(const CLI::App& app, int argc, char** argv) {
         if (sub->check_name(argv[1])) return {};
         names += (names.empty() ? "" : ", ") + sub->get_name();
     }
-    const std::string word(argv[1], strnlen(argv[1], 40));
-    return "'" + word + "' is not a command (commands: " + names + ")";
+    return fp8lab::emu::quoted_input(argv[1]) + " is not a command (commands: " + names + ")";
 }
 
 }  // namespace
@@ -64,6 +64,17 @@ int main(int argc, char** argv) {
     if (const std::string unknown = unknown_command(app, argc, argv); !unknown.empty()) {
         std::fprintf(stderr, "fp8lab: error: %s\n", unknown.c_str());
         return 2;
+    }
+    // "--" ends the options: what follows is values, which only convert takes.
+    for (int i = 1; i < argc; ++i) {
+        if (std::strcmp(argv[i], "--") != 0) continue;
+        if (i == 1 || std::strcmp(argv[1], "convert") != 0) {
+            std::fprintf(stderr, "fp8lab: error: '--' ends the options before values; only convert takes values\n");
+            return 2;
+        }
+        status.after_options.assign(argv + i + 1, argv + argc);
+        argc = i;
+        break;
     }
     try {
         app.parse(argc, argv);

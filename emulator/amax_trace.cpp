@@ -1,6 +1,8 @@
 // Writing, reading and replaying amax traces.
 #include "emulator/amax_trace.hpp"
 
+#include "emulator/quoted_input.hpp"
+
 #include <algorithm>
 #include <cctype>
 #include <cerrno>
@@ -104,11 +106,7 @@ bool parse_float(const std::string& text, float& value) {
     return true;
 }
 
-std::string quoted(const std::string& field) {
-    std::string out = "'";
-    for (char c : field.substr(0, 40)) out += std::isprint(static_cast<unsigned char>(c)) ? c : '?';
-    return out + (field.size() > 40 ? "...'" : "'");
-}
+std::string quoted(const std::string& field) { return quoted_input(field); }
 
 bool known_tensor(const std::string& name) {
     return ends_with(name, ".input") || ends_with(name, ".weight") || ends_with(name, ".grad_output");

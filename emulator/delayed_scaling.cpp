@@ -1,6 +1,8 @@
 // Delayed scaling update, float32 operation for operation as DESIGN.md section 4.
 #include "emulator/delayed_scaling.hpp"
 
+#include "emulator/bounds.hpp"
+
 #include <algorithm>
 #include <cfloat>
 #include <cmath>
@@ -15,11 +17,11 @@ const Format& format_for(FormatRecipe recipe, TensorRole role) {
 }
 
 void validate(const DelayedScalingConfig& c) {
-    if (c.history_length < 1)
-        throw std::invalid_argument("history length must be at least 1, got " +
+    if (!contains(bounds::kHistory, c.history_length))
+        throw std::invalid_argument("history length must be " + describe(bounds::kHistory) + ", not " +
                                     std::to_string(c.history_length));
-    if (c.margin < 0 || c.margin > 126)
-        throw std::invalid_argument("margin must be 0 to 126, got " + std::to_string(c.margin));
+    if (!contains(bounds::kMargin, c.margin))
+        throw std::invalid_argument("margin must be " + describe(bounds::kMargin) + ", not " + std::to_string(c.margin));
 }
 
 DelayedScaling::DelayedScaling(const Format& format, DelayedScalingConfig config)

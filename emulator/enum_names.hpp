@@ -7,6 +7,8 @@
 #include <string>
 #include <string_view>
 
+#include "emulator/quoted_input.hpp"
+
 namespace fp8lab {
 
 template <class E>
@@ -49,8 +51,7 @@ std::string enum_choices() {
 template <class E>
 E parse_enum_or_throw(std::string_view text, std::string_view field) {
     if (const std::optional<E> v = parse_enum<E>(text)) return *v;
-    const std::string shown = text.size() > 40 ? std::string(text.substr(0, 40)) + "..." : std::string(text);
-    throw std::invalid_argument(std::string(field) + ": '" + shown + "' is not " + enum_choices<E>());
+    throw std::invalid_argument(std::string(field) + ": " + emu::quoted_input(text) + " is not " + enum_choices<E>());
 }
 
 }  // namespace fp8lab

@@ -1,6 +1,8 @@
 // The experiment description: its enums' name tables, its rules and its one-line summary.
 #include "emulator/experiment.hpp"
 
+#include "emulator/bounds.hpp"
+
 #include <cmath>
 #include <stdexcept>
 
@@ -38,16 +40,16 @@ namespace {
     throw std::invalid_argument(field + ": " + why);
 }
 
-void check_range(const std::string& field, long long v, long long lo, long long hi) {
-    if (v < lo || v > hi)
-        refuse(field, "must be " + std::to_string(lo) + " to " + std::to_string(hi) + ", not " + std::to_string(v));
+void check_range(const std::string& field, long long v, IntegerBounds b) {
+    if (!contains(b, v)) refuse(field, "must be " + describe(b) + ", not " + std::to_string(v));
 }
 
-void check_float(const std::string& field, float v, float lo, float hi, bool lo_open) {
-    const bool ok = std::isfinite(v) && (lo_open ? v > lo : v >= lo) && v <= hi;
-    if (!ok)
-        refuse(field, std::string("must be a finite number ") + (lo_open ? "above " : "from ") + std::to_string(lo) +
-                          " to " + std::to_string(hi) + ", not " + std::to_string(v));
+void check_float(const std::string& field, float v, RealBounds b) {
+    if (!contains(b, v)) {
+        char text[32];
+        std::snprintf(text, sizeof text, "%.9g", double(v));
+        refuse(field, "must be a finite number " + describe(b) + ", not " + text);
+    }
 }
 
 bool is_element_format(const Format& f) {
@@ -83,26 +85,25 @@ bool recipe_allows(Fp8Recipe recipe, const Format& f) {
 }
 
 void validate(const Experiment& e) {
-    // Sizes bounded so that a typo cannot ask for gigabytes: 65536 wide, 2^20 tokens.
-    check_range("model.input", e.model.input, 1, 65536);
-    check_range("model.hidden", e.model.hidden, 1, 65536);
-    check_range("model.hidden_layers", e.model.hidden_layers, 1, 16);
-    check_range("model.output", e.model.output, 1, 65536);
+    check_range("model.input", e.model.input, bounds::kWidth);
+    check_range("model.hidden", e.model.hidden, bounds::kWidth);
+    check_range("model.hidden_layers", e.model.hidden_layers, bounds::kHiddenLayers);
+    check_range("model.output", e.model.output, bounds::kWidth);
     if (e.task.kind == TaskKind::GaussianClusters && e.model.output < 2)
         refuse("model.output", "a classification task needs at least 2 classes");
-    check_range("task.batches", e.task.batches, 1, 4096);
-    check_range("tokens", e.tokens, 1, 1 << 20);
-    check_range("steps", e.steps, 1, 1000000);
+    check_range("task.batches", e.task.batches, bounds::kBatches);
+    check_range("tokens", e.tokens, bounds::kTokens);
+    check_range("steps", e.steps, bounds::kSteps);
     const OptimizerSpec& o = e.optimizer;
-    check_float("optimizer.learning_rate", o.learning_rate, 0.0f, 10.0f, true);
-    check_float("optimizer.beta1", o.beta1, 0.0f, 0.999999f, false);
-    check_float("optimizer.beta2", o.beta2, 0.0f, 0.999999f, false);
-    check_float("optimizer.epsilon", o.epsilon, 0.0f, 1.0f, true);
-    check_float("optimizer.weight_decay", o.weight_decay, 0.0f, 10.0f, false);
-    check_float("optimizer.grad_clip", o.grad_clip, 0.0f, 1e30f, false);
+    check_float("optimizer.learning_rate", o.learning_rate, bounds::kLearningRate);
+    check_float("optimizer.beta1", o.beta1, bounds::kBeta);
+    check_float("optimizer.beta2", o.beta2, bounds::kBeta);
+    check_float("optimizer.epsilon", o.epsilon, bounds::kEpsilon);
+    check_float("optimizer.weight_decay", o.weight_decay, bounds::kWeightDecay);
+    check_float("optimizer.grad_clip", o.grad_clip, bounds::kGradClip);
     const Numerics& n = e.numerics;
-    check_range("numerics.delayed.history", n.delayed.history_length, 1, 65536);
-    check_range("numerics.delayed.margin", n.delayed.margin, 0, 64);
+    check_range("numerics.delayed.history", n.delayed.history_length, bounds::kHistory);
+    check_range("numerics.delayed.margin", n.delayed.margin, bounds::kMargin);
     const char* roles[3] = {"input", "weight", "gradient"};
     const TensorRole role_values[3] = {TensorRole::Input, TensorRole::Weight, TensorRole::GradOutput};
     for (int r = 0; r < 3; ++r) {
@@ -119,11 +120,10 @@ void validate(const Experiment& e) {
                                                                      std::string(rounding_mode_name(m)));
     }
     const LossScalerConfig& s = n.loss_scaler;
-    check_float("numerics.loss_scaling.initial_scale", s.initial_scale, 0.0f, 3.4e38f, true);
-    check_float("numerics.loss_scaling.growth_factor", s.growth_factor, 1.0f, 1e6f, true);
-    check_float("numerics.loss_scaling.backoff_factor", s.backoff_factor, 0.0f, 1.0f, true);
-    if (!(s.backoff_factor < 1.0f)) refuse("numerics.loss_scaling.backoff_factor", "must be below 1");
-    check_range("numerics.loss_scaling.growth_interval", s.growth_interval, 1, 1000000);
+    check_float("numerics.loss_scaling.initial_scale", s.initial_scale, bounds::kInitialLossScale);
+    check_float("numerics.loss_scaling.growth_factor", s.growth_factor, bounds::kGrowthFactor);
+    check_float("numerics.loss_scaling.backoff_factor", s.backoff_factor, bounds::kBackoffFactor);
+    check_range("numerics.loss_scaling.growth_interval", s.growth_interval, bounds::kGrowthInterval);
 }
 
 std::string describe_numerics(const Experiment& e) {

@@ -6,7 +6,9 @@
 #include <optional>
 #include <stdexcept>
 
+#include "emulator/quoted_input.hpp"
 #include "emulator/experiment.hpp"
+#include "emulator/bounds.hpp"
 #include "emulator/json_reader.hpp"
 #include "emulator/json_writer.hpp"
 
@@ -48,12 +50,12 @@ public:
             }
         }
     }
-    void integer(std::string_view key, long long& out, long long lo, long long hi) {
-        on(key, [&](const json::Value& m, const std::string& f) { out = read_integer(m, f, lo, hi); });
+    void integer(std::string_view key, long long& out, IntegerBounds b) {
+        on(key, [&](const json::Value& m, const std::string& f) { out = read_integer(m, f, b); });
     }
-    void integer(std::string_view key, int& out, int lo, int hi) {
+    void integer(std::string_view key, int& out, IntegerBounds b) {
         long long v = out;
-        integer(key, v, lo, hi);
+        integer(key, v, b);
         out = int(v);
     }
     void seed(std::string_view key, std::uint64_t& out) {
@@ -86,7 +88,7 @@ public:
         on(key, [&](const json::Value& m, const std::string& f) {
             expect(m, f, json::Value::Kind::String);
             const std::optional<E> v = parse_enum<E>(m.text);
-            if (!v) fail(m, f, "'" + m.text.substr(0, 40) + "' is not " + enum_choices<E>());
+            if (!v) fail(m, f, quoted_input(m.text) + " is not " + enum_choices<E>());
             out = *v;
         });
     }
@@ -94,7 +96,7 @@ public:
         on(key, [&](const json::Value& m, const std::string& f) {
             expect(m, f, json::Value::Kind::String);
             const Format* found = find_format(m.text);
-            if (!found) fail(m, f, "'" + m.text.substr(0, 40) + "' is not a format (" + format_names_list() + ")");
+            if (!found) fail(m, f, quoted_input(m.text) + " is not a format (" + format_names_list() + ")");
             out = found;
         });
     }
@@ -119,14 +121,13 @@ private:
         if (m.kind != kind)
             fail(m, f, "must be " + std::string(json::kind_name(kind)) + ", not " + std::string(json::kind_name(m.kind)));
     }
-    long long read_integer(const json::Value& m, const std::string& f, long long lo, long long hi) const {
+    long long read_integer(const json::Value& m, const std::string& f, IntegerBounds b) const {
         expect(m, f, json::Value::Kind::Number);
         long long v = 0;
         const char* end = m.text.data() + m.text.size();
         const auto r = std::from_chars(m.text.data(), end, v);
-        if (r.ec != std::errc() || r.ptr != end || v < lo || v > hi)
-            fail(m, f, "must be a whole number from " + std::to_string(lo) + " to " + std::to_string(hi) + ", not " +
-                           m.text.substr(0, 40));
+        if (r.ec != std::errc() || r.ptr != end || !contains(b, v))
+            fail(m, f, "must be a whole number from " + describe(b) + ", not " + quoted_input(m.text));
         return v;
     }
 
@@ -190,25 +191,25 @@ Experiment experiment_from_json(std::string_view text, std::string_view source) 
     if (!version)
         top.fail(doc, kVersionKey, "missing: this is not an fp8lab experiment file (it needs \"fp8lab_experiment\": 1)");
     long long v = 0;
-    top.integer(kVersionKey, v, 1, 1000000);
+    top.integer(kVersionKey, v, IntegerBounds{1, 1000000});
     if (v > Experiment::kVersion)
         top.fail(*version, kVersionKey,
                  "version " + std::to_string(v) + " was written by a newer fp8lab; this one reads version " +
                      std::to_string(Experiment::kVersion));
     top.object("model", [&](ObjectReader& m) {
-        m.integer("input", e.model.input, 1, 65536);
-        m.integer("hidden", e.model.hidden, 1, 65536);
-        m.integer("hidden_layers", e.model.hidden_layers, 1, 16);
-        m.integer("output", e.model.output, 1, 65536);
+        m.integer("input", e.model.input, bounds::kWidth);
+        m.integer("hidden", e.model.hidden, bounds::kWidth);
+        m.integer("hidden_layers", e.model.hidden_layers, bounds::kHiddenLayers);
+        m.integer("output", e.model.output, bounds::kWidth);
         m.boolean("biases", e.model.biases);
     });
     top.object("task", [&](ObjectReader& t) {
         t.choice("kind", e.task.kind);
         t.seed("seed", e.task.seed);
-        t.integer("batches", e.task.batches, 1, 4096);
+        t.integer("batches", e.task.batches, bounds::kBatches);
     });
-    top.integer("tokens", e.tokens, 1, 1 << 20);
-    top.integer("steps", e.steps, 1, 1000000);
+    top.integer("tokens", e.tokens, bounds::kTokens);
+    top.integer("steps", e.steps, bounds::kSteps);
     top.seed("init_seed", e.init_seed);
     top.object("optimizer", [&](ObjectReader& o) {
         o.number("learning_rate", e.optimizer.learning_rate);
@@ -227,9 +228,9 @@ Experiment experiment_from_json(std::string_view text, std::string_view source) 
         r.choice("saturation", n.saturation);
         r.boolean("scaling", n.scaling);
         r.object("delayed", [&](ObjectReader& d) {
-            d.integer("history", n.delayed.history_length, 1, 65536);
+            d.integer("history", n.delayed.history_length, bounds::kHistory);
             d.choice("algorithm", n.delayed.algorithm);
-            d.integer("margin", n.delayed.margin, 0, 64);
+            d.integer("margin", n.delayed.margin, bounds::kMargin);
         });
         r.object("fast_accumulation", [&](ObjectReader& f) {
             f.boolean("forward", n.fast_accumulation.forward);
@@ -242,7 +243,7 @@ Experiment experiment_from_json(std::string_view text, std::string_view source) 
             s.number("initial_scale", n.loss_scaler.initial_scale);
             s.number("growth_factor", n.loss_scaler.growth_factor);
             s.number("backoff_factor", n.loss_scaler.backoff_factor);
-            s.integer("growth_interval", n.loss_scaler.growth_interval, 1, 1000000);
+            s.integer("growth_interval", n.loss_scaler.growth_interval, bounds::kGrowthInterval);
         });
         r.object("nvfp4", [&](ObjectReader& f) {
             f.boolean("weight_tiles", n.nvfp4.weight_tiles);

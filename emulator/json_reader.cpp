@@ -1,6 +1,7 @@
 // Recursive-descent JSON reader: RFC 8259 grammar, UTF-8 passed through, \u escapes
 // decoded (surrogate pairs joined), numbers kept as written so integers read back exactly.
 #include "emulator/json_reader.hpp"
+#include "emulator/quoted_input.hpp"
 
 #include <cctype>
 
@@ -64,7 +65,7 @@ private:
                 skip_space();
                 if (pos_ >= s_.size() || s_[pos_] != '"') fail("expected a key in quotes");
                 std::string key = string_body();
-                if (v.find(key)) fail("the key '" + key + "' appears twice");
+                if (v.find(key)) fail("the key " + emu::quoted_input(key) + " appears twice");
                 expect(':', "':' after a key");
                 Value member = value(depth + 1);
                 v.members.emplace_back(std::move(key), std::move(member));

@@ -374,6 +374,18 @@ void check_cpu_supports(const Experiment& e) {
             "FP8 tensor cores (the accumulation lab measures it). Run this on the GPU or turn it off");
 }
 
+std::uint64_t cpu_training_bytes(const Experiment& e) {
+    std::uint64_t parameters = 0, widths = std::uint64_t(e.model.input) + std::uint64_t(e.model.output);
+    for (int layer = 0; layer < e.linear_layers(); ++layer) {
+        const std::uint64_t in = layer == 0 ? std::uint64_t(e.model.input) : std::uint64_t(e.model.hidden);
+        const std::uint64_t out = layer + 1 == e.linear_layers() ? std::uint64_t(e.model.output) : std::uint64_t(e.model.hidden);
+        parameters += in * out + out;
+    }
+    widths += std::uint64_t(e.model.hidden) * std::uint64_t(e.model.hidden_layers);
+    const std::uint64_t program = 16ull << 20;
+    return program + 24 * parameters + 24 * std::uint64_t(e.tokens) * widths;
+}
+
 TrainerResult train_mlp(const Experiment& e, const TrainStepCallback& on_step, bool record_trace) {
     check_cpu_supports(e);
     Run run(e, record_trace);

@@ -9,6 +9,7 @@
 #include <sstream>
 
 #include "labs/placeholders.hpp"
+#include "emulator/quoted_input.hpp"
 
 namespace fp8lab::labs {
 
@@ -39,11 +40,11 @@ Catalog build_catalog(const std::vector<SourceText>& texts, const std::vector<La
         const LabText text = parse_lab_text(source.file, source.content, errors);
         if (!text.id.empty() && text_file_by_id.count(text.id))
             errors.push_back({source.file, text.id_line,
-                              "lab id '" + text.id + "' is also used by " + text_file_by_id[text.id]});
+                              "lab id " + emu::quoted_input(text.id) + " is also used by " + text_file_by_id[text.id]});
         if (!text.id.empty()) text_file_by_id.emplace(text.id, source.file);
         const auto found = logic_by_id.find(text.id);
         if (!text.id.empty() && found == logic_by_id.end())
-            errors.push_back({source.file, text.id_line, "lab '" + text.id + "' has text but no logic in code"});
+            errors.push_back({source.file, text.id_line, "lab " + emu::quoted_input(text.id) + " has text but no logic in code"});
 
         auto check_placeholders = [&](const std::string& markdown, int first_line) {
             for (const PlaceholderError& e : placeholder_errors(markdown))
@@ -57,7 +58,7 @@ Catalog build_catalog(const std::vector<SourceText>& texts, const std::vector<La
                                                [&](const StepLogic& s) { return s.id == st.id; });
                 if (step == code.steps.end()) {
                     errors.push_back({source.file, st.line,
-                                      "step '" + st.id + "' is in the text but lab '" + text.id +
+                                      "step " + emu::quoted_input(st.id) + " is in the text but lab '" + text.id +
                                           "' has no logic for it"});
                     continue;
                 }
@@ -68,7 +69,7 @@ Catalog build_catalog(const std::vector<SourceText>& texts, const std::vector<La
                 if (std::none_of(text.steps.begin(), text.steps.end(),
                                  [&](const StepText& st) { return st.id == s.id; }))
                     errors.push_back({source.file, text.id_line,
-                                      "step '" + s.id + "' of lab '" + text.id + "' has logic but no text (add '## Title {#" +
+                                      "step " + emu::quoted_input(s.id) + " of lab " + emu::quoted_input(text.id) + " has logic but no text (add '## Title {#" +
                                           s.id + "}')"});
             }
             // Steps in the order the code lists them: the text may not reorder the logic.
@@ -86,7 +87,7 @@ Catalog build_catalog(const std::vector<SourceText>& texts, const std::vector<La
     }
     for (const LabLogic& l : logic)
         if (!text_file_by_id.count(l.id))
-            catalog.errors.push_back({"labs/content", 0, "lab '" + l.id + "' has logic but no text file"});
+            catalog.errors.push_back({"labs/content", 0, "lab " + emu::quoted_input(l.id) + " has logic but no text file"});
     return catalog;
 }
 

@@ -10,6 +10,7 @@
 #include "gpu/tensor_ops.hpp"
 #include "labs/run_context.hpp"
 #include "labs/table.hpp"
+#include "emulator/quoted_input.hpp"
 
 namespace fp8lab::labs {
 
@@ -84,7 +85,7 @@ InferenceSweep read_inference_csv(std::istream& in, const std::string& source) {
         p.model = fields[0];
         bool known_model = false;
         for (const InferenceShape& shape : inference_shapes()) known_model |= shape.name == p.model;
-        if (!known_model) fail("unknown model '" + p.model + "'");
+        if (!known_model) fail("unknown model " + emu::quoted_input(p.model) + "");
         try {
             p.timing.variant = gpu::inference_variant_from_id(fields[1]);
         } catch (const std::invalid_argument& e) {

@@ -1,5 +1,6 @@
 // The lab text parser: line by line, tracking code fences, collecting file:line errors.
 #include "labs/lab_text.hpp"
+#include "emulator/quoted_input.hpp"
 
 #include <set>
 
@@ -51,18 +52,18 @@ LabText parse_lab_text(const std::string& file, std::string_view content, std::v
         if (line.empty()) continue;
         const auto colon = line.find(':');
         if (colon == std::string::npos) {
-            error(int(i + 1), "front matter lines are 'key: value', got '" + line + "'");
+            error(int(i + 1), "front matter lines are 'key: value', got " + emu::quoted_input(line) + "");
             continue;
         }
         const std::string key = trim(line.substr(0, colon)), value = trim(line.substr(colon + 1));
         if (key == "id") {
             lab.id = value;
             lab.id_line = int(i + 1);
-            if (!valid_id(value)) error(int(i + 1), "lab id '" + value + "' must be lower-case letters, digits and '-'");
+            if (!valid_id(value)) error(int(i + 1), "lab id " + emu::quoted_input(value) + " must be lower-case letters, digits and '-'");
         } else if (key == "title") {
             lab.title = value;
         } else {
-            error(int(i + 1), "unknown front matter key '" + key + "' (known: id, title)");
+            error(int(i + 1), "unknown front matter key " + emu::quoted_input(key) + " (known: id, title)");
         }
     }
     if (i == lines.size()) {
@@ -83,7 +84,7 @@ LabText parse_lab_text(const std::string& file, std::string_view content, std::v
             const int number = int(i + 1);
             const auto open = line.rfind("{#");
             if (open == std::string::npos || line.back() != '}') {
-                error(number, "step heading '" + line + "' needs its id at the end, like '## Title {#step-id}'");
+                error(number, "step heading " + emu::quoted_input(line) + " needs its id at the end, like '## Title {#step-id}'");
                 body = nullptr;
                 continue;
             }
@@ -92,9 +93,9 @@ LabText parse_lab_text(const std::string& file, std::string_view content, std::v
             step.title = trim(line.substr(3, open - 3));
             step.line = number;
             if (!valid_id(step.id))
-                error(number, "step id '" + step.id + "' must be lower-case letters, digits and '-'");
-            if (step.title.empty()) error(number, "step '" + step.id + "' has no title");
-            if (!seen.insert(step.id).second) error(number, "step id '" + step.id + "' appears twice");
+                error(number, "step id " + emu::quoted_input(step.id) + " must be lower-case letters, digits and '-'");
+            if (step.title.empty()) error(number, "step " + emu::quoted_input(step.id) + " has no title");
+            if (!seen.insert(step.id).second) error(number, "step id " + emu::quoted_input(step.id) + " appears twice");
             lab.steps.push_back(std::move(step));
             body = &lab.steps.back().markdown;
             continue;

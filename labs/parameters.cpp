@@ -1,6 +1,9 @@
 // Parameter schema helpers, parsing with messages that name the parameter, and lookups.
 #include "labs/parameters.hpp"
 
+#include "emulator/integer_text.hpp"
+#include "emulator/quoted_input.hpp"
+
 #include <algorithm>
 #include <cerrno>
 #include <cmath>
@@ -9,6 +12,9 @@
 
 namespace fp8lab::labs {
 namespace {
+
+using emu::quoted_input;
+std::string quoted(const std::string& text) { return quoted_input(text); }
 
 ParameterSpec base(std::string name, std::string label, std::string help, ParameterKind kind) {
     ParameterSpec s;
@@ -87,7 +93,7 @@ std::string accepted_values(const ParameterSpec& spec) {
 namespace {
 
 [[noreturn]] void refuse(const ParameterSpec& spec, const std::string& what) {
-    throw ParameterError("parameter '" + spec.name + "': " + what + "; it accepts " + accepted_values(spec));
+    throw ParameterError("parameter " + emu::quoted_input(spec.name) + ": " + what + "; it accepts " + accepted_values(spec));
 }
 
 }  // namespace
@@ -97,24 +103,22 @@ ParameterValue parse_value(const ParameterSpec& spec, const std::string& text) {
     switch (spec.kind) {
     case ParameterKind::Choice: value = text; break;
     case ParameterKind::Integer: {
-        char* end = nullptr;
-        errno = 0;
-        const long long v = std::strtoll(text.c_str(), &end, 0);
-        if (text.empty() || *end != '\0' || errno == ERANGE) refuse(spec, "'" + text + "' is not an integer");
-        value = std::int64_t(v);
+        const std::optional<std::int64_t> v = emu::parse_signed(text);
+        if (!v) refuse(spec, quoted(text) + " is not an integer (decimal, or hex as 0x...)");
+        value = *v;
         break;
     }
     case ParameterKind::Float: {
         char* end = nullptr;
         const double v = std::strtod(text.c_str(), &end);
-        if (text.empty() || *end != '\0' || !std::isfinite(v)) refuse(spec, "'" + text + "' is not a finite number");
+        if (text.empty() || *end != '\0' || !std::isfinite(v)) refuse(spec, quoted(text) + " is not a finite number");
         value = v;
         break;
     }
     case ParameterKind::Toggle:
         if (text == "true" || text == "on" || text == "1") value = true;
         else if (text == "false" || text == "off" || text == "0") value = false;
-        else refuse(spec, "'" + text + "' is not a toggle value");
+        else refuse(spec, quoted(text) + " is not a toggle value");
         break;
     }
     check_value(spec, value);
@@ -127,7 +131,7 @@ void check_value(const ParameterSpec& spec, const ParameterValue& value) {
         const auto* s = std::get_if<std::string>(&value);
         if (!s) refuse(spec, "the value is not a choice");
         if (std::find(spec.choices.begin(), spec.choices.end(), *s) == spec.choices.end())
-            refuse(spec, "'" + *s + "' is not a choice");
+            refuse(spec, quoted(*s) + " is not a choice");
         return;
     }
     case ParameterKind::Integer: {
@@ -160,7 +164,7 @@ const ParameterSpec& Parameters::spec(const std::string& name) const {
         if (s.name == name) return s;
     std::string known;
     for (const ParameterSpec& s : schema_) known += (known.empty() ? "" : ", ") + s.name;
-    throw ParameterError("unknown parameter '" + name + "'; this step has " +
+    throw ParameterError("unknown parameter " + quoted(name) + "; this step has " +
                          (known.empty() ? std::string("no parameters") : known));
 }
 

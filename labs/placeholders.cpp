@@ -6,6 +6,7 @@
 #include "emulator/format.hpp"
 #include "emulator/value_grid.hpp"
 #include "labs/table.hpp"
+#include "emulator/quoted_input.hpp"
 
 namespace fp8lab::labs {
 namespace {
@@ -42,7 +43,7 @@ double property(const emu::Format& f, const std::string& name) {
     }
     std::string known;
     for (const std::string& p : placeholder_properties()) known += (known.empty() ? "" : ", ") + p;
-    throw std::invalid_argument("unknown property '" + name + "' (known: " + known + ")");
+    throw std::invalid_argument("unknown property " + emu::quoted_input(name) + " (known: " + known + ")");
 }
 
 int line_at(std::string_view text, std::size_t offset) {

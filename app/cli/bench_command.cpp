@@ -11,6 +11,7 @@
 #include <vector>
 
 #include "app/bench/cuda_host_reference.hpp"
+#include "app/cli/command_options.hpp"
 #include "app/cli/commands.hpp"
 #include "app/cli/usage_error.hpp"
 #include "emulator/bulk.hpp"
@@ -162,9 +163,9 @@ void add_bench_command(CLI::App& app, CommandStatus& status) {
     CLI::App* emulator = bench->add_subcommand(
         "emulator", "Bulk E4M3 quantisation: elements/s, 1 and all threads, against CUDA's host loop");
     emulator->add_option("--elements", args->elements, "Number of float32 values")
-        ->capture_default_str()->check(CLI::Range(std::size_t(1) << 10, std::size_t(1) << 31));
+        ->capture_default_str()->check(integer_in({1 << 10, 1LL << 31}));
     emulator->add_option("--repeat", args->reps, "Runs per measurement (median)")
-        ->capture_default_str()->check(CLI::Range(1, 100));
+        ->capture_default_str()->check(integer_in({1, 100}));
     emulator->callback([args, &status] {
         bench_emulator(args->elements, args->reps);
         status.exit_code = 0;
@@ -172,7 +173,7 @@ void add_bench_command(CLI::App& app, CommandStatus& status) {
     auto steps = std::make_shared<int>(100);
     CLI::App* trainer = bench->add_subcommand(
         "trainer", "CPU trainer steps/s in FP32, BF16 and FP8 emulation at the default lab size");
-    trainer->add_option("--steps", *steps, "Steps per precision")->capture_default_str()->check(CLI::Range(1, 100000));
+    trainer->add_option("--steps", *steps, "Steps per precision")->capture_default_str()->check(integer_in({1, 100000}));
     trainer->callback([steps, &status] {
         bench_trainer(*steps);
         status.exit_code = 0;

@@ -10,6 +10,7 @@
 #include <utility>
 
 #include "app/cli/atomic_file.hpp"
+#include "app/cli/command_options.hpp"
 #include "app/cli/commands.hpp"
 #include "app/cli/usage_error.hpp"
 #include "gpu/probe.hpp"
@@ -70,7 +71,7 @@ void add_bench_crossover_command(CLI::App& bench) {
     bench.get_subcommand("crossover")
         ->add_option("--steps", *steps, "Steps per run (a fifth of them warm up)")
         ->capture_default_str()
-        ->check(CLI::Range(10, 100000));
+        ->check(integer_in({10, 100000}));
     add_recording_command(bench, "inference",
                           "GPU: an MLP's forward pass in BF16 and FP8 (weights only, weights and activations) at 1, 32 "
                           "and 8192 tokens (lab 9)",

@@ -5,6 +5,7 @@
 #include <cstdio>
 #include <memory>
 
+#include "app/cli/command_options.hpp"
 #include "app/cli/commands.hpp"
 #include "emulator/json_writer.hpp"
 #include "app/cli/usage_error.hpp"
@@ -52,7 +53,7 @@ void add_bench_gemm_command(CLI::App& bench) {
     auto json = std::make_shared<bool>(false);
     CLI::App* gemm = bench.add_subcommand("gemm", "GPU: BF16 vs FP8 forward GEMM per preset size (cuBLASLt)");
     gemm->add_option("--repeat", *reps, "Timed repetitions per precision (median)")
-        ->capture_default_str()->check(CLI::Range(1, 10000));
+        ->capture_default_str()->check(integer_in({1, 10000}));
     gemm->add_flag("--json", *json, "Print JSON");
     gemm->callback([reps, json] { bench_gemm(*reps, *json); });
 }

@@ -11,6 +11,7 @@
 #include <vector>
 
 #include "app/cli/atomic_file.hpp"
+#include "app/cli/command_options.hpp"
 #include "app/cli/commands.hpp"
 #include "emulator/json_writer.hpp"
 #include "app/cli/usage_error.hpp"
@@ -229,14 +230,14 @@ void add_bench_gpu_command(CLI::App& bench) {
     for (const gpu::GpuPreset& p : gpu::gpu_presets()) names.push_back(p.name);
     cmd->add_option("--preset", a->presets, "Presets to run (default: all)")->check(CLI::IsMember(names));
     cmd->add_option("--shape", a->shape, "A custom size d,h,M instead of the presets")->delimiter(',')
-        ->excludes("--preset");
+        ->excludes("--preset")->check(integer_in(emu::bounds::kWidth));
     cmd->add_option("--lr", a->learning_rate, "AdamW learning rate")->capture_default_str()
-        ->check(CLI::Range(1e-7, 1.0));
-    cmd->add_option("--seed", a->seed, "Seed of the data and the initial weights")->capture_default_str();
+        ->check(real_in({1e-7, 1.0}));
+    cmd->add_option("--seed", a->seed, "Seed of the data and the initial weights")->capture_default_str()->check(seed_value());
     cmd->add_option("--steps", a->steps, "Steps per run, warm-up included")->capture_default_str()
-        ->check(CLI::Range(2, 100000));
+        ->check(integer_in({2, 100000}));
     cmd->add_option("--warmup", a->warmup, "Untimed steps before the timed ones")->capture_default_str()
-        ->check(CLI::Range(1, 100000));
+        ->check(integer_in({1, 100000}));
     std::vector<std::string> recipe_names{"all"};
     for (const EnumName<emu::Fp8Recipe>& e : enum_names<emu::Fp8Recipe>()) recipe_names.emplace_back(e.name);
     cmd->add_option("--recipe", a->recipes,

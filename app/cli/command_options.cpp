@@ -1,25 +1,91 @@
 // Option values shared by subcommands, checked with messages that say what is accepted.
 #include "app/cli/command_options.hpp"
 
+#include <cmath>
+#include <cstdio>
+#include <optional>
+
+#include "app/cli/number_text.hpp"
 #include "app/cli/usage_error.hpp"
+#include "emulator/integer_text.hpp"
+#include "emulator/quoted_input.hpp"
 
 namespace fp8lab::cli {
 
 const emu::Format& format_option(const std::string& option, const std::string& text) {
     if (const emu::Format* f = emu::find_format(text)) return *f;
-    throw UsageError(option + ": unknown format '" + text + "' (one of: " +
+    throw UsageError(option + ": unknown format " + emu::quoted_input(text) + " (one of: " +
                      emu::format_names_list() + ")");
 }
 
 emu::RoundingMode rounding_option(const std::string& option, const std::string& text) {
     if (auto mode = emu::parse_rounding_mode(text)) return *mode;
-    throw UsageError(option + ": unknown rounding mode '" + text + "' (one of: " +
+    throw UsageError(option + ": unknown rounding mode " + emu::quoted_input(text) + " (one of: " +
                      emu::rounding_mode_names_list() + ")");
 }
 
 emu::Saturation saturation_option(const std::string& option, const std::string& text) {
     if (auto s = emu::parse_saturation(text)) return *s;
-    throw UsageError(option + ": unknown saturation '" + text + "' (finite or none)");
+    throw UsageError(option + ": unknown saturation " + emu::quoted_input(text) + " (finite or none)");
+}
+
+}  // namespace fp8lab::cli
+
+namespace fp8lab::cli {
+
+CLI::Validator integer_in(emu::IntegerBounds bounds) {
+    return CLI::Validator(
+        [bounds](std::string& text) -> std::string {
+            const std::optional<std::int64_t> v = emu::parse_signed(text);
+            if (!v) return emu::quoted_input(text) + " is not a whole number";
+            if (!emu::contains(bounds, *v)) return emu::quoted_input(text) + " is not " + emu::describe(bounds);
+            text = std::to_string(*v);
+            return {};
+        },
+        "[" + std::to_string(bounds.min) + ", " + std::to_string(bounds.max) + "]");
+}
+
+namespace {
+std::string interval(emu::RealBounds b) {
+    char text[64];
+    std::snprintf(text, sizeof text, "%c%.9g, %.9g]", b.min_excluded ? '(' : '[', b.min, b.max);
+    return text;
+}
+}  // namespace
+
+CLI::Validator real_in(emu::RealBounds bounds) {
+    return CLI::Validator(
+        [bounds](std::string& text) -> std::string {
+            const std::optional<double> v = parse_number(text, InputPrecision::Float64);
+            if (!v || !std::isfinite(*v)) return emu::quoted_input(text) + " is not a finite number";
+            if (!emu::contains(bounds, *v)) return emu::quoted_input(text) + " is not " + emu::describe(bounds);
+            return {};
+        },
+        interval(bounds));
+}
+
+PixelSize pixel_size_option(const std::string& option, const std::string& text, PixelSize smallest, PixelSize largest) {
+    const std::size_t x = text.find('x');
+    const std::optional<std::uint64_t> w = emu::parse_unsigned(std::string_view(text).substr(0, x));
+    const std::optional<std::uint64_t> h =
+        x == std::string::npos ? std::nullopt : emu::parse_unsigned(std::string_view(text).substr(x + 1));
+    if (!w || !h || *w < std::uint64_t(smallest.width) || *w > std::uint64_t(largest.width) ||
+        *h < std::uint64_t(smallest.height) || *h > std::uint64_t(largest.height))
+        throw UsageError(option + ": " + emu::quoted_input(text) + " is not WIDTHxHEIGHT between " +
+                         std::to_string(smallest.width) + "x" + std::to_string(smallest.height) + " and " +
+                         std::to_string(largest.width) + "x" + std::to_string(largest.height));
+    return {int(*w), int(*h)};
+}
+
+CLI::Validator seed_value() {
+    return CLI::Validator(
+        [](std::string& text) -> std::string {
+            const std::optional<std::uint64_t> v = emu::parse_unsigned(text);
+            if (!v) return emu::quoted_input(text) + " is not a seed (a whole number from 0 to 18446744073709551615)";
+            text = std::to_string(*v);
+            return {};
+        },
+        "[0, 2^64-1]");
 }
 
 }  // namespace fp8lab::cli

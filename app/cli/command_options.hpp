@@ -3,6 +3,9 @@
 
 #include <string>
 
+#include <CLI/CLI.hpp>
+
+#include "emulator/bounds.hpp"
 #include "emulator/format.hpp"
 #include "emulator/rounding.hpp"
 
@@ -12,5 +15,20 @@ namespace fp8lab::cli {
 const emu::Format& format_option(const std::string& option, const std::string& text);
 emu::RoundingMode rounding_option(const std::string& option, const std::string& text);
 emu::Saturation saturation_option(const std::string& option, const std::string& text);
+
+// Checks for numeric options, run on the text before CLI11 converts it: integers are
+// decimal or 0x-hex (010 is ten; nothing wraps or saturates), reals are finite; a value out
+// of range is a usage error before any work starts. Each states its range in --help and
+// hands CLI11 the canonical text.
+CLI::Validator integer_in(emu::IntegerBounds bounds);
+CLI::Validator real_in(emu::RealBounds bounds);
+CLI::Validator seed_value();  // 0 to 2^64-1
+
+struct PixelSize {
+    int width = 0, height = 0;
+};
+// "WIDTHxHEIGHT" with each side checked as a whole number (no wrapping); throws UsageError
+// naming the option and the accepted sizes.
+PixelSize pixel_size_option(const std::string& option, const std::string& text, PixelSize smallest, PixelSize largest);
 
 }  // namespace fp8lab::cli

@@ -1,6 +1,9 @@
 // The subcommands of `fp8lab`; each adds itself to the CLI11 app and records its status.
 #pragma once
 
+#include <string>
+#include <vector>
+
 namespace CLI {
 class App;
 }
@@ -10,6 +13,9 @@ namespace fp8lab::cli {
 // Every command's callback stores its exit status here (0 ok, 1 some input failed).
 struct CommandStatus {
     int exit_code = 0;
+    // The words after "--" (the end of the options): values that look like options, such
+    // as -nan. CLI11 2.1 hands them to the top level, so main() takes them off first.
+    std::vector<std::string> after_options;
 };
 
 void add_convert_command(CLI::App& app, CommandStatus& status);

@@ -154,11 +154,11 @@ void add_convert_command(CLI::App& app, CommandStatus& status) {
                 "options, or one per line on standard input when there are none.");
     cmd->callback([args, cmd, &status] {
         for (std::string& text : cmd->remaining()) {
-            if (text == "--") continue;
             if (!text.empty() && text[0] == '-' && !parse_number(text, InputPrecision::Float64))
                 throw UsageError("convert: unknown option '" + text + "'");
             args->values.push_back(std::move(text));
         }
+        for (const std::string& text : status.after_options) args->values.push_back(text);
         Converter converter(*args);
         if (args->values.empty()) {
             converter.convert_stream(stdin);

@@ -5,6 +5,7 @@
 
 #include "app/cli/usage_error.hpp"
 #include "gpu/probe.hpp"
+#include "emulator/quoted_input.hpp"
 
 namespace fp8lab::cli {
 
@@ -29,20 +30,20 @@ std::vector<SelectedStep> select_steps(const labs::Catalog& catalog, const std::
         if (!step_id.empty() && selected.empty()) {
             std::string known;
             for (const labs::Step& s : lab.steps) known += (known.empty() ? "" : ", ") + s.logic.id;
-            throw UsageError("lab '" + lab_id + "' has no step '" + step_id + "' (its steps: " + known + ")");
+            throw UsageError("lab " + emu::quoted_input(lab_id) + " has no step " + emu::quoted_input(step_id) + " (its steps: " + known + ")");
         }
     }
     if (selected.empty()) {
         std::string known;
         for (const labs::Lab& l : catalog.labs) known += (known.empty() ? "" : ", ") + l.id;
-        throw UsageError("no lab '" + lab_id + "' (labs: " + (known.empty() ? "none loaded" : known) + ")");
+        throw UsageError("no lab " + emu::quoted_input(lab_id) + " (labs: " + (known.empty() ? "none loaded" : known) + ")");
     }
     return selected;
 }
 
 labs::Backend backend_option(const std::string& text) {
     if (text == "cpu") return labs::Backend::Cpu;
-    if (text != "gpu") throw UsageError("--backend: '" + text + "' is not a backend; use cpu or gpu");
+    if (text != "gpu") throw UsageError("--backend: " + emu::quoted_input(text) + " is not a backend; use cpu or gpu");
     const gpu::ProbeResult probe = gpu::probe();
     if (!probe.ready) throw UsageError("--backend gpu: no usable GPU: " + probe.reason);
     return labs::Backend::Gpu;

@@ -4,6 +4,8 @@
 #include <cstdio>
 #include <memory>
 
+#include "emulator/quoted_input.hpp"
+#include "app/cli/command_options.hpp"
 #include "app/cli/commands.hpp"
 #include "emulator/json_writer.hpp"
 #include "labs/training_mapping.hpp"
@@ -110,7 +112,7 @@ std::vector<labs::Parameters> parameters_for(const std::vector<SelectedStep>& st
     for (const SelectedStep& s : steps) params.emplace_back(s.step->logic.parameters);
     for (const std::string& set : sets) {
         const auto eq = set.find('=');
-        if (eq == std::string::npos || eq == 0) throw UsageError("--set '" + set + "': write NAME=VALUE");
+        if (eq == std::string::npos || eq == 0) throw UsageError("--set " + emu::quoted_input(set) + ": write NAME=VALUE");
         const std::string name = set.substr(0, eq), value = set.substr(eq + 1);
         bool used = false;
         for (labs::Parameters& p : params) {
@@ -124,7 +126,7 @@ std::vector<labs::Parameters> parameters_for(const std::vector<SelectedStep>& st
             }
             used = true;
         }
-        if (!used) throw UsageError("--set " + set + ": no selected step has a parameter '" + name + "'");
+        if (!used) throw UsageError("--set " + set + ": no selected step has a parameter " + emu::quoted_input(name) + "");
     }
     return params;
 }
@@ -182,7 +184,7 @@ void add_run_command(CLI::App& app, CommandStatus&) {
     cmd->add_option("step", o->selector, "LAB or LAB/STEP (see 'fp8lab labs')")->required();
     cmd->add_option("--set", o->sets, "NAME=VALUE: a step parameter (repeatable)");
     cmd->add_option("--backend", o->backend, "cpu or gpu")->capture_default_str();
-    cmd->add_option("--seed", o->seed, "Seed of every random choice")->capture_default_str();
+    cmd->add_option("--seed", o->seed, "Seed of every random choice")->capture_default_str()->check(seed_value());
     cmd->add_flag("--json", o->json, "Print JSON");
     cmd->callback([o] { run_steps(*o); });
 }

@@ -1,6 +1,8 @@
 // Number parsing (strtod/strtof, correctly rounded) and C99 formatting for the CLI.
 #include "app/cli/number_text.hpp"
 
+#include "emulator/integer_text.hpp"
+
 #include <cerrno>
 #include <cmath>
 #include <cstdio>
@@ -32,19 +34,7 @@ std::optional<double> parse_number(std::string_view text, InputPrecision precisi
     return value;  // out-of-range text rounds to Inf or zero, as IEEE nearest rounding does
 }
 
-std::optional<std::uint64_t> parse_code(std::string_view text) {
-    text = trim(text);
-    if (text.empty() || text.size() > 40 || text[0] == '-' || text[0] == '+') return std::nullopt;
-    char buffer[48];
-    std::memcpy(buffer, text.data(), text.size());
-    buffer[text.size()] = '\0';
-    const bool hex = text.size() > 2 && text[0] == '0' && (text[1] == 'x' || text[1] == 'X');
-    char* end = nullptr;
-    errno = 0;
-    const unsigned long long value = std::strtoull(buffer, &end, hex ? 16 : 10);
-    if (end != buffer + text.size() || errno == ERANGE) return std::nullopt;
-    return value;
-}
+std::optional<std::uint64_t> parse_code(std::string_view text) { return emu::parse_unsigned(trim(text)); }
 
 namespace {
 

@@ -6,6 +6,7 @@
 #include <optional>
 #include <string>
 
+#include "emulator/quoted_input.hpp"
 #include "app/cli/command_options.hpp"
 #include "app/cli/commands.hpp"
 #include "app/cli/number_text.hpp"
@@ -21,7 +22,7 @@ namespace {
 const emu::Format& fp8_format_option(const std::string& text) {
     const emu::Format& f = format_option("--format", text);
     if (&f != &emu::e4m3() && &f != &emu::e5m2())
-        throw UsageError("--format: scaling recipes use e4m3 or e5m2, not '" + text + "'");
+        throw UsageError("--format: scaling recipes use e4m3 or e5m2, not " + emu::quoted_input(text) + "");
     return f;
 }
 
@@ -45,17 +46,14 @@ void add_scaling_command(CLI::App& app, CommandStatus& status) {
     CLI::App* delayed = cmd->add_subcommand(
         "delayed", "Transformer Engine's delayed scaling; prints step, amax, scale used, scale_inv");
     delayed->add_option("--format", args->format, "e4m3 or e5m2")->capture_default_str();
-    delayed->add_option("--history", args->history, "amax history length (>= 1)")->capture_default_str();
+    delayed->add_option("--history", args->history, "amax history length")->capture_default_str()->check(integer_in(emu::bounds::kHistory));
     delayed->add_option("--algo", args->algo, "max or most_recent")->capture_default_str();
-    delayed->add_option("--margin", args->margin, "scale = (max * 2^-margin) / amax")->capture_default_str();
+    delayed->add_option("--margin", args->margin, "scale = (max * 2^-margin) / amax")->capture_default_str()->check(integer_in(emu::bounds::kMargin));
     delayed->callback([args, &status] {
         const emu::Format& f = fp8_format_option(args->format);
         const std::optional<emu::AmaxAlgorithm> algo = parse_enum<emu::AmaxAlgorithm>(args->algo);
-        if (!algo) throw UsageError("--algo: '" + args->algo.substr(0, 40) + "' is not " + enum_choices<emu::AmaxAlgorithm>());
+        if (!algo) throw UsageError("--algo: " + emu::quoted_input(args->algo) + " is not " + enum_choices<emu::AmaxAlgorithm>());
         const emu::DelayedScalingConfig config{args->history, *algo, args->margin};
-        if (args->history < 1) throw UsageError("--history: must be at least 1, got " + std::to_string(args->history));
-        if (args->margin < 0 || args->margin > 126)
-            throw UsageError("--margin: must be 0 to 126, got " + std::to_string(args->margin));
         const auto values = read_stdin_values("scaling delayed");
         emu::DelayedScaling state(f, config);
         for (std::size_t step = 0; step < values.size(); ++step) {

@@ -5,6 +5,7 @@
 
 #include "app/cli/number_text.hpp"
 #include "app/cli/usage_error.hpp"
+#include "emulator/quoted_input.hpp"
 
 namespace fp8lab::cli {
 
@@ -18,7 +19,7 @@ std::vector<StdinValue> read_stdin_values(const char* command) {
         const auto v = parse_number(token, InputPrecision::Float32);
         if (!v)
             throw UsageError(std::string(command) + ": standard input line " + std::to_string(number) +
-                             (token.empty() ? ": empty line" : ": '" + std::string(token) + "' is not a number") +
+                             (token.empty() ? ": empty line" : ": " + emu::quoted_input(std::string(token)) + " is not a number") +
                              "; nothing was printed");
         values.push_back({std::string(token), *v});
     }

@@ -1,6 +1,7 @@
 // `fp8lab train` (one experiment, CPU emulator or GPU) and `fp8lab trace replay`: runs and what-ifs on their traces.
 #include <CLI/CLI.hpp>
 
+#include <cmath>
 #include <cstdio>
 #include <fstream>
 #include <memory>
@@ -8,7 +9,9 @@
 #include <sstream>
 #include <string>
 
+#include "emulator/quoted_input.hpp"
 #include "app/cli/atomic_file.hpp"
+#include "app/cli/command_options.hpp"
 #include "app/cli/commands.hpp"
 #include "app/cli/number_text.hpp"
 #include "app/cli/train_options.hpp"
@@ -35,19 +38,62 @@ void print_losses(const std::vector<float>& loss, const std::vector<float>& accu
     }
 }
 
-void train_on_cpu(const emu::Experiment& e, const TrainArgs& args) {
+// MemAvailable from /proc/meminfo (what can be had without swapping), 0 when unknown.
+std::uint64_t available_memory_bytes() {
+    std::ifstream meminfo("/proc/meminfo");
+    std::string key;
+    std::uint64_t kib = 0;
+    while (meminfo >> key >> kib) {
+        if (key == "MemAvailable:") return kib << 10;
+        meminfo.ignore(1 << 10, '\n');
+    }
+    return 0;
+}
+
+std::string gib(std::uint64_t bytes) {
+    char text[32];
+    std::snprintf(text, sizeof text, "%.1f GiB", double(bytes) / double(1ull << 30));
+    return text;
+}
+
+// The exit status of a run whose loss stopped being a number: distinct from a usage error
+// (2) and a failure (1), so that scripts can tell a diverged run from a broken one.
+constexpr int kDiverged = 3;
+
+// The first step whose loss is Inf or NaN, or -1.
+long first_non_finite(const std::vector<float>& loss) {
+    for (std::size_t i = 0; i < loss.size(); ++i)
+        if (!std::isfinite(loss[i])) return long(i);
+    return -1;
+}
+
+int report_divergence(const std::vector<float>& loss) {
+    const long step = first_non_finite(loss);
+    if (step < 0) return 0;
+    std::fprintf(stderr, "fp8lab train: the loss became %s at step %ld; training stopped there (exit status %d)\n",
+                 std::isnan(loss[std::size_t(step)]) ? "NaN" : "infinite", step, kDiverged);
+    return kDiverged;
+}
+
+int train_on_cpu(const emu::Experiment& e, const TrainArgs& args) {
     try {
         emu::check_cpu_supports(e);
     } catch (const std::invalid_argument& err) {
         throw UsageError(std::string("--backend cpu: ") + err.what());
     }
+    // Refuse before allocating: a model that does not fit would swap the machine to a halt.
+    const std::uint64_t needed = emu::cpu_training_bytes(e), available = available_memory_bytes();
+    if (available && needed > available)
+        throw UsageError("this model and batch need about " + gib(needed) +
+                         " on the CPU emulator; this machine has " + gib(available) +
+                         " available. Use smaller --hidden, --layers, --tokens, --input or --output");
     std::fprintf(stderr, "fp8lab train: %d steps on the CPU emulator: %s\n", e.steps, emu::describe(e).c_str());
     const emu::TrainerResult r = emu::train_mlp(
         e,
         [&](int step, float loss) {
             if ((step + 1) % 50 == 0 || step + 1 == e.steps)
                 std::fprintf(stderr, "  step %d/%d  loss %.6g\n", step + 1, e.steps, loss);
-            return true;
+            return std::isfinite(loss);  // a diverged run stops at the step that diverged
         },
         !args.trace.empty());
     print_losses(r.loss, r.accuracy);
@@ -59,9 +105,10 @@ void train_on_cpu(const emu::Experiment& e, const TrainArgs& args) {
         write_file_atomically(args.trace, trace_text(r.trace));
         std::fprintf(stderr, "amax trace: %s (%zu records)\n", args.trace.c_str(), r.trace.records.size());
     }
+    return report_divergence(r.loss);
 }
 
-void train_on_gpu(const emu::Experiment& e, const TrainArgs& args) {
+int train_on_gpu(const emu::Experiment& e, const TrainArgs& args) {
     gpu::GpuTrainConfig config;
     try {
         config = gpu::gpu_config(e);
@@ -72,9 +119,11 @@ void train_on_gpu(const emu::Experiment& e, const TrainArgs& args) {
     std::fprintf(stderr, "fp8lab train: %d steps on the GPU: %s\n", e.steps, emu::describe(e).c_str());
     const gpu::GpuTrainResult r = gpu::train_mlp_on_gpu(config, [&](int done, const std::vector<float>& loss) {
         if (!loss.empty()) std::fprintf(stderr, "  step %d/%d  loss %.6g\n", done, e.steps, loss.back());
-        return true;
+        return first_non_finite(loss) < 0;  // a diverged run stops at the next report
     });
-    print_losses(r.loss, {});
+    // The GPU reports in chunks of steps: keep the losses up to the step that diverged.
+    const long diverged = first_non_finite(r.loss);
+    print_losses(diverged < 0 ? r.loss : std::vector<float>(r.loss.begin(), r.loss.begin() + diverged + 1), {});
     std::fprintf(stderr, "device: %s\nmedian step: %.4f ms over %d timed steps, peak memory %.1f MiB\n",
                  r.device.c_str(), r.median_step_ms, r.timed_steps, double(r.peak_memory_bytes) / (1 << 20));
     if (r.path == gpu::GpuPath::Emulated)
@@ -85,6 +134,7 @@ void train_on_gpu(const emu::Experiment& e, const TrainArgs& args) {
         write_file_atomically(args.trace, trace_text(r.trace));
         std::fprintf(stderr, "amax trace: %s (%zu records)\n", args.trace.c_str(), r.trace.records.size());
     }
+    return report_divergence(r.loss);
 }
 
 }  // namespace
@@ -97,16 +147,17 @@ void add_train_command(CLI::App& app, CommandStatus& status) {
     cmd->callback([args, &status] {
         const emu::Experiment e = experiment_from_options(*args);
         if (args->backend != "cpu" && args->backend != "gpu")
-            throw UsageError("--backend: '" + args->backend.substr(0, 40) + "' is not cpu or gpu");
+            throw UsageError("--backend: " + emu::quoted_input(args->backend) + " is not cpu or gpu");
+        int code = 0;
         if (args->print_experiment) {
             std::fputs(emu::to_json(e).c_str(), stdout);
         } else if (args->backend == "gpu") {
-            train_on_gpu(e, *args);
+            code = train_on_gpu(e, *args);
         } else {
-            train_on_cpu(e, *args);
+            code = train_on_cpu(e, *args);
         }
         if (std::fflush(stdout) != 0 || std::ferror(stdout)) throw std::runtime_error("writing the output failed");
-        status.exit_code = 0;
+        status.exit_code = code;
     });
 }
 
@@ -123,15 +174,15 @@ void add_trace_command(CLI::App& app, CommandStatus& status) {
                   "the scale it would use and what would overflow or flush to zero");
     replay->add_option("file", args->file, "Trace file (fp8lab amax trace v2)")->required();
     replay->add_option("--formats", args->formats, "hybrid or e4m3")->capture_default_str();
-    replay->add_option("--history", args->history, "amax history length")->capture_default_str();
+    replay->add_option("--history", args->history, "amax history length")->capture_default_str()->check(integer_in(emu::bounds::kHistory));
     replay->add_option("--algo", args->algo, "max or most_recent")->capture_default_str();
-    replay->add_option("--margin", args->margin, "margin")->capture_default_str();
+    replay->add_option("--margin", args->margin, "scale = (max * 2^-margin) / amax")->capture_default_str()->check(integer_in(emu::bounds::kMargin));
     replay->callback([args, &status] {
         const std::optional<emu::AmaxAlgorithm> algo = parse_enum<emu::AmaxAlgorithm>(args->algo);
-        if (!algo) throw UsageError("--algo: '" + args->algo.substr(0, 40) + "' is not " + enum_choices<emu::AmaxAlgorithm>());
+        if (!algo) throw UsageError("--algo: " + emu::quoted_input(args->algo) + " is not " + enum_choices<emu::AmaxAlgorithm>());
         const std::optional<emu::FormatRecipe> formats = parse_enum<emu::FormatRecipe>(args->formats);
         if (!formats)
-            throw UsageError("--formats: '" + args->formats.substr(0, 40) + "' is not " + enum_choices<emu::FormatRecipe>());
+            throw UsageError("--formats: " + emu::quoted_input(args->formats) + " is not " + enum_choices<emu::FormatRecipe>());
         const emu::DelayedScalingConfig config{args->history, *algo, args->margin};
         try {
             emu::validate(config);

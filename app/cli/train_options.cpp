@@ -8,7 +8,9 @@
 #include <utility>
 #include <sstream>
 
+#include "app/cli/command_options.hpp"
 #include "app/cli/usage_error.hpp"
+#include "emulator/quoted_input.hpp"
 
 namespace fp8lab::cli {
 namespace {
@@ -27,7 +29,7 @@ E parse_option(const std::string& text, const char* option) {
 const emu::Format* element_format(const std::string& name, const char* option) {
     const emu::Format* f = emu::find_format(name);
     if (!f || !emu::recipe_allows(emu::Fp8Recipe::Delayed, *f))
-        throw UsageError(std::string(option) + ": '" + name.substr(0, 40) + "' is not e4m3, e5m2, e3m2, e2m3 or e2m1");
+        throw UsageError(std::string(option) + ": " + emu::quoted_input(name) + " is not e4m3, e5m2, e3m2, e2m3 or e2m1");
     return f;
 }
 
@@ -67,24 +69,24 @@ void add_train_options(CLI::App& cmd, TrainArgs& a) {
     cmd.add_option("--gradient-format", a.gradient_format, "Element format of the output gradients");
     cmd.add_option("--gradient-rounding", a.gradient_rounding, "nearest-even or stochastic");
     cmd.add_option("--saturation", a.saturation, "finite or none (overflow becomes Inf/NaN)");
-    cmd.add_option("--history", a.history, "Delayed scaling: amax history length, 1 to 65536 (default " + std::to_string(d.numerics.delayed.history_length) + ")");
+    cmd.add_option("--history", a.history, "Delayed scaling: amax history length (default " + std::to_string(d.numerics.delayed.history_length) + ")")->check(integer_in(emu::bounds::kHistory));
     cmd.add_option("--algo", a.algo, enum_choices<emu::AmaxAlgorithm>() + " (default " + std::string(enum_name(d.numerics.delayed.algorithm)) + ")");
-    cmd.add_option("--margin", a.margin, "Delayed scaling: margin, 0 to 64 (default " + std::to_string(d.numerics.delayed.margin) + ")");
+    cmd.add_option("--margin", a.margin, "Delayed scaling: margin (default " + std::to_string(d.numerics.delayed.margin) + ")")->check(integer_in(emu::bounds::kMargin));
     cmd.add_option("--fast-accumulation", a.fast_accumulation, "GEMMs with fast accumulation (GPU): none or a list of "
                                                                "forward, dgrad, wgrad (e.g. forward,wgrad)");
     cmd.add_option("--task", a.task, enum_choices<emu::TaskKind>() + " (default " + std::string(enum_name(d.task.kind)) + ")");
-    cmd.add_option("--batches", a.batches, "Distinct batches of data, 1 to 4096 (default " + std::to_string(d.task.batches) + ")");
-    cmd.add_option("--steps", a.steps, "Training steps, 1 to 1000000 (default " + std::to_string(d.steps) + ")");
-    cmd.add_option("--hidden", a.hidden, "Hidden size, 1 to 65536 (default " + std::to_string(d.model.hidden) + ")");
-    cmd.add_option("--layers", a.layers, "Hidden layers, 1 to 16 (default " + std::to_string(d.model.hidden_layers) + ")");
-    cmd.add_option("--tokens", a.tokens, "Tokens (rows) per step, 1 to 1048576 (default " + std::to_string(d.tokens) + ")");
-    cmd.add_option("--input", a.input_dim, "Input size, 1 to 65536 (default " + std::to_string(d.model.input) + ")");
-    cmd.add_option("--output", a.output_dim, "Outputs or classes, 1 to 65536 (default " + std::to_string(d.model.output) + ")");
+    cmd.add_option("--batches", a.batches, "Distinct batches of data (default " + std::to_string(d.task.batches) + ")")->check(integer_in(emu::bounds::kBatches));
+    cmd.add_option("--steps", a.steps, "Training steps (default " + std::to_string(d.steps) + ")")->check(integer_in(emu::bounds::kSteps));
+    cmd.add_option("--hidden", a.hidden, "Hidden size (default " + std::to_string(d.model.hidden) + ")")->check(integer_in(emu::bounds::kWidth));
+    cmd.add_option("--layers", a.layers, "Hidden layers (default " + std::to_string(d.model.hidden_layers) + ")")->check(integer_in(emu::bounds::kHiddenLayers));
+    cmd.add_option("--tokens", a.tokens, "Tokens (rows) per step (default " + std::to_string(d.tokens) + ")")->check(integer_in(emu::bounds::kTokens));
+    cmd.add_option("--input", a.input_dim, "Input size (default " + std::to_string(d.model.input) + ")")->check(integer_in(emu::bounds::kWidth));
+    cmd.add_option("--output", a.output_dim, "Outputs or classes (default " + std::to_string(d.model.output) + ")")->check(integer_in(emu::bounds::kWidth));
     cmd.add_flag("--biases", a.biases, "Give every layer a bias");
-    cmd.add_option("--lr", a.learning_rate, "AdamW learning rate, above 0 to 10 (default " + shortest(d.optimizer.learning_rate) + ")");
-    cmd.add_option("--weight-decay", a.weight_decay, "AdamW decoupled weight decay (default " + shortest(d.optimizer.weight_decay) + ")");
-    cmd.add_option("--grad-clip", a.grad_clip, "Clip the gradients' global L2 norm to this, 0 off (default " + shortest(d.optimizer.grad_clip) + ")");
-    cmd.add_option("--seed", a.seed, "Seed of the data and of the initial weights (default " + std::to_string(d.task.seed) + ")");
+    cmd.add_option("--lr", a.learning_rate, "AdamW learning rate (default " + shortest(d.optimizer.learning_rate) + ")")->check(real_in(emu::bounds::kLearningRate));
+    cmd.add_option("--weight-decay", a.weight_decay, "AdamW decoupled weight decay (default " + shortest(d.optimizer.weight_decay) + ")")->check(real_in(emu::bounds::kWeightDecay));
+    cmd.add_option("--grad-clip", a.grad_clip, "Clip the gradients' global L2 norm to this, 0 off (default " + shortest(d.optimizer.grad_clip) + ")")->check(real_in(emu::bounds::kGradClip));
+    cmd.add_option("--seed", a.seed, "Seed of the data and of the initial weights (default " + std::to_string(d.task.seed) + ")")->check(seed_value());
     cmd.add_flag("--no-scaling", a.no_scaling, "FP8 with scale 1 everywhere (shows underflow)");
     cmd.add_flag("--first-last-bf16", a.first_last_bf16, "Keep the first and last layer in BF16");
     cmd.add_flag("--loss-scaling", a.loss_scaling, "Dynamic loss scaling (GradScaler defaults)");
@@ -122,7 +124,7 @@ emu::Experiment experiment_from_options(const TrainArgs& a) {
             else if (gemm == "dgrad") n.fast_accumulation.dgrad = true;
             else if (gemm == "wgrad") n.fast_accumulation.wgrad = true;
             else if (gemm != "none")
-                throw UsageError("--fast-accumulation: '" + gemm.substr(0, 40) + "' is not none, forward, dgrad or wgrad");
+                throw UsageError("--fast-accumulation: " + emu::quoted_input(gemm) + " is not none, forward, dgrad or wgrad");
         }
     }
     if (given(a, "--task")) e.task.kind = parse_option<emu::TaskKind>(a.task, "--task");

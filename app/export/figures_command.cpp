@@ -9,6 +9,8 @@
 #include <functional>
 #include <memory>
 
+#include "emulator/quoted_input.hpp"
+#include "app/cli/command_options.hpp"
 #include "app/cli/commands.hpp"
 #include "emulator/json_writer.hpp"
 #include "app/cli/lab_selection.hpp"
@@ -44,20 +46,12 @@ std::vector<ImageFormat> parse_formats(const std::string& text) {
         if (name == "svg") formats.push_back(ImageFormat::Svg);
         else if (name == "png") formats.push_back(ImageFormat::Png);
         else if (name == "pdf") formats.push_back(ImageFormat::Pdf);
-        else throw UsageError("--format: '" + name + "' is not svg, png or pdf");
+        else throw UsageError("--format: " + emu::quoted_input(name) + " is not svg, png or pdf");
         start = comma + 1;
     }
     return formats;
 }
 
-std::pair<int, int> parse_size(const std::string& text) {
-    int w = 0, h = 0;
-    char x = 0, extra = 0;
-    if (std::sscanf(text.c_str(), "%d%c%d%c", &w, &x, &h, &extra) != 3 || x != 'x' || w < 200 || h < 150 ||
-        w > 8000 || h > 8000)
-        throw UsageError("--size: '" + text + "' is not WIDTHxHEIGHT between 200x150 and 8000x8000");
-    return {w, h};
-}
 
 void write_file(const fs::path& path, const std::string& content) { cli::write_file_atomically(path.string(), content); }
 
@@ -151,7 +145,8 @@ std::string export_step(const SelectedStep& s, const FiguresOptions& o, const st
 
 void run_figures(const FiguresOptions& o) {
     const std::vector<ImageFormat> formats = parse_formats(o.formats);
-    const std::pair<int, int> size = parse_size(o.size);
+    const PixelSize pixels = pixel_size_option("--size", o.size, {200, 150}, {8000, 8000});
+    const std::pair<int, int> size{pixels.width, pixels.height};
     const labs::Catalog& catalog = lab_catalog();
     const std::vector<SelectedStep> steps = select_steps(catalog, o.lab);
     const labs::Backend backend = backend_option(o.backend);
@@ -221,7 +216,7 @@ void add_figures_command(CLI::App& app, CommandStatus&) {
     cmd->add_option("--lab", o->lab, "Only this lab (or LAB/STEP)");
     cmd->add_option("--backend", o->backend, "cpu or gpu")->capture_default_str();
     cmd->add_option("--size", o->size, "WIDTHxHEIGHT in pixels (PNG) or points (SVG, PDF)")->capture_default_str();
-    cmd->add_option("--seed", o->seed, "Seed of every random choice")->capture_default_str();
+    cmd->add_option("--seed", o->seed, "Seed of every random choice")->capture_default_str()->check(seed_value());
     cmd->callback([o] { run_figures(*o); });
 }
 

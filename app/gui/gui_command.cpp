@@ -5,6 +5,7 @@
 #include <memory>
 
 #include "app/cli/commands.hpp"
+#include "app/cli/command_options.hpp"
 #include "app/cli/usage_error.hpp"
 #include "app/gui/lab_app.hpp"
 
@@ -23,14 +24,10 @@ void add_gui_command(CLI::App& app, CommandStatus& status) {
     cmd->add_flag("--tour", options->tour, "Walk every step, print frame times per step, then exit (1 on any error)");
     cmd->add_option("--screenshots", options->screenshots, "With --tour: save a PNG of every step in this folder");
     cmd->callback([options, size, &status] {
-        int w = 0, h = 0;
-        char x = 0, extra = 0;
-        if (std::sscanf(size->c_str(), "%d%c%d%c", &w, &x, &h, &extra) != 3 || x != 'x' || w < 640 || h < 400 ||
-            w > 8000 || h > 8000)
-            throw UsageError("--size: '" + *size + "' is not WIDTHxHEIGHT between 640x400 and 8000x8000");
+        const PixelSize window = pixel_size_option("--size", *size, {640, 400}, {8000, 8000});
         if (!options->screenshots.empty() && !options->tour) throw UsageError("--screenshots needs --tour");
-        options->width = w;
-        options->height = h;
+        options->width = window.width;
+        options->height = window.height;
         status.exit_code = gui::run_gui(*options);
     });
 }

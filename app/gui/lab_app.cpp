@@ -17,6 +17,7 @@
 #include "app/gui/app_state.hpp"
 #include "app/gui/tour.hpp"
 #include "app/gui/window.hpp"
+#include "emulator/quoted_input.hpp"
 
 namespace fp8lab::gui {
 namespace {
@@ -160,10 +161,10 @@ std::optional<StartPoint> find_start(const labs::Catalog& catalog, const std::st
         for (std::size_t s = 0; s < steps.size(); ++s)
             if (steps[s].logic.id == step_id) return StartPoint{int(l), int(s)};
         if (step_id.empty()) return StartPoint{int(l), 0};
-        problem = "lab '" + lab_id + "' has no step '" + step_id + "'";
+        problem = "lab " + emu::quoted_input(lab_id) + " has no step " + emu::quoted_input(step_id) + "";
         return std::nullopt;
     }
-    problem = "no lab '" + lab_id + "' (fp8lab labs lists them)";
+    problem = "no lab " + emu::quoted_input(lab_id) + " (fp8lab labs lists them)";
     return std::nullopt;
 }
 
@@ -187,7 +188,7 @@ int run_gui(const GuiOptions& options) {
 
     // Bad options are refused before any file is read or written.
     if (Theme ignored; !options.theme.empty() && !parse_theme(options.theme, ignored))
-        throw cli::UsageError("--theme: '" + options.theme + "' is not dark, light or projector");
+        throw cli::UsageError("--theme: " + emu::quoted_input(options.theme) + " is not dark, light or projector");
     if (std::string problem; !options.start.empty() && !find_start(app.catalog, options.start, problem))
         throw cli::UsageError("--start: " + problem);
     // A tour never touches the user's own settings unless told to: it gets a scratch file.
@@ -205,7 +206,7 @@ int run_gui(const GuiOptions& options) {
         else app.settings_path.clear();                 // keep the file we could not back up
     }
     const std::string theme = options.theme.empty() ? app.settings.theme : options.theme;
-    if (!parse_theme(theme, app.theme)) throw std::runtime_error("--theme: '" + theme + "' is not dark, light or projector");
+    if (!parse_theme(theme, app.theme)) throw std::runtime_error("--theme: " + emu::quoted_input(theme) + " is not dark, light or projector");
     app.presentation = options.presentation;
     app.gpu = gpu::probe();
     if (app.gpu.ready) app.training_backend = labs::Backend::Gpu;

@@ -2,6 +2,7 @@
 #include "app/gui/settings.hpp"
 
 #include "app/cli/atomic_file.hpp"
+#include "emulator/quoted_input.hpp"
 
 #include <fcntl.h>
 #include <sys/stat.h>
@@ -44,23 +45,23 @@ std::string parse(std::istream& in, Settings& s) {
             versioned = true;
         } else if (key == "theme") {
             if (value != "dark" && value != "light" && value != "projector")
-                return where + "theme '" + value + "' is not dark, light or projector";
+                return where + "theme " + emu::quoted_input(value) + " is not dark, light or projector";
             s.theme = value;
         } else if (key == "scale") {
             char* end = nullptr;
             const float v = std::strtof(value.c_str(), &end);
             if (end == value.c_str() || *end || !(v >= 0.5f && v <= 4.0f))
-                return where + "scale '" + value + "' is not a number from 0.5 to 4";
+                return where + "scale " + emu::quoted_input(value) + " is not a number from 0.5 to 4";
             s.scale = v;
         } else if (key == "lab") {
             s.lab = value;
         } else if (key == "step") {
             s.step = value;
         } else if (key == "solved") {
-            if (value.find('/') == std::string::npos) return where + "solved '" + value + "' is not lab/step";
+            if (value.find('/') == std::string::npos) return where + "solved " + emu::quoted_input(value) + " is not lab/step";
             s.solved.insert(value);
         } else {
-            return where + "unknown key '" + key + "'";
+            return where + "unknown key " + emu::quoted_input(key) + "";
         }
     }
     if (!versioned) return "the file is empty or has no 'version = 1' line";

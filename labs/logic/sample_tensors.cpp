@@ -1,6 +1,7 @@
 // Seeded tensor generators; a counter hash keeps them identical on every platform
 // (std::normal_distribution is not specified bit for bit).
 #include "labs/logic/sample_tensors.hpp"
+#include "emulator/quoted_input.hpp"
 
 #include <cmath>
 #include <stdexcept>
@@ -30,7 +31,7 @@ TensorKind tensor_kind(const std::string& name) {
     if (name == "weights") return TensorKind::Weights;
     if (name == "activations") return TensorKind::Activations;
     if (name == "gradients") return TensorKind::Gradients;
-    throw std::invalid_argument("unknown tensor kind '" + name + "' (weights, activations, gradients)");
+    throw std::invalid_argument("unknown tensor kind " + emu::quoted_input(name) + " (weights, activations, gradients)");
 }
 
 std::string tensor_description(TensorKind kind, int decades) {

@@ -1,0 +1,133 @@
+// The adversarial suite: one case per class of misuse that once lost or clobbered a file,
+// reported success after a failure, or accepted nonsense. Each runs the program as a user
+// (or an attacker) would, through the shell.
+#include <doctest/doctest.h>
+
+#include <filesystem>
+#include <fstream>
+#include <string>
+
+#include "tests/cli/run_command.hpp"
+
+namespace {
+
+namespace fs = std::filesystem;
+using fp8lab::test::read_file;
+using fp8lab::test::run_command;
+
+const std::string kExe = FP8LAB_EXE;
+
+struct TempDir {
+    fs::path path;
+    TempDir() {
+        char name[] = "/tmp/fp8lab-adversarial-XXXXXX";
+        path = mkdtemp(name);
+    }
+    ~TempDir() { fs::remove_all(path); }
+    std::string operator/(const std::string& name) const { return (path / name).string(); }
+};
+
+bool ends_with(const std::string& s, const std::string& tail) {
+    return s.size() >= tail.size() && s.compare(s.size() - tail.size(), tail.size(), tail) == 0;
+}
+
+// Every file under DIR is whole: PNGs end with their IEND chunk, SVGs with their closing
+// tag, and no temporary file (a dot file other than the folder's lock) is left.
+void check_every_file_whole(const fs::path& dir) {
+    for (const auto& entry : fs::recursive_directory_iterator(dir)) {
+        if (!entry.is_regular_file()) continue;
+        const std::string name = entry.path().filename().string();
+        CAPTURE(entry.path());
+        CHECK((name.front() != '.' || name == ".fp8lab.lock"));
+        const std::string content = read_file(entry.path().string());
+        if (ends_with(name, ".png")) CHECK(ends_with(content, std::string("IEND\xae\x42\x60\x82", 8)));
+        if (ends_with(name, ".svg")) CHECK(ends_with(content, "</svg>\n"));
+    }
+}
+
+// `figures` needs the export layer (Cairo); a build without it skips those cases.
+#ifdef FP8LAB_HAS_FIGURES
+constexpr bool kNoFigures = false;
+#else
+constexpr bool kNoFigures = true;
+#endif
+
+}  // namespace
+
+TEST_CASE("an export killed half-way leaves whole files, no temporary and no stale manifest" * doctest::skip(kNoFigures)) {
+    TempDir dir;
+    const std::string out = dir / "out";
+    REQUIRE(run_command(kExe + " figures --out " + out + " --lab formats --format svg").exit_code == 0);
+    REQUIRE(fs::exists(out + "/manifest.json"));
+    // The whole catalog as SVG and PNG takes seconds: stop it after one.
+    const auto r = run_command("{ " + kExe + " figures --out " + out + " --format svg,png 2>/dev/null & pid=$!; sleep 1; "
+                               "kill -TERM $pid; wait $pid; echo status $?; }");
+    CHECK(r.out.find("status 143") != std::string::npos);  // ended by SIGTERM, as a killed program does
+    CHECK_FALSE(fs::exists(out + "/manifest.json"));       // the old one went before the new files came
+    check_every_file_whole(out);
+}
+
+TEST_CASE("two exports into one folder take turns and both finish whole" * doctest::skip(kNoFigures)) {
+    TempDir dir;
+    const std::string out = dir / "out";
+    const std::string one = kExe + " figures --out " + out + " --lab rounding --format svg,png";
+    const auto r = run_command("{ (" + one + " 2>" + (dir / "a.err") + "; echo a $?) & (" + one + " 2>" +
+                               (dir / "b.err") + "; echo b $?) & wait; }");
+    CHECK(r.out.find("a 0") != std::string::npos);
+    CHECK(r.out.find("b 0") != std::string::npos);
+    const std::string errors = read_file(dir / "a.err") + read_file(dir / "b.err");
+    CHECK(errors.find("waiting for another fp8lab writing into") != std::string::npos);
+    check_every_file_whole(out);
+    const std::string manifest = read_file(out + "/manifest.json");
+    CHECK(manifest.find("\"failures\":[]") != std::string::npos);
+}
+
+TEST_CASE("one file that cannot be written is reported; the rest of the export goes on" * doctest::skip(kNoFigures)) {
+    TempDir dir;
+    const std::string out = dir / "out";
+    // A folder where a figure should go: renaming the finished file over it fails.
+    fs::create_directories(out + "/formats/bits-to-value-value-by-code.svg");
+    const auto r = run_command(kExe + " figures --out " + out + " --lab formats --format svg");
+    CHECK(r.exit_code == 1);
+    CHECK(r.err.find("error: formats/bits-to-value-value-by-code.svg: cannot write") != std::string::npos);
+    CHECK(r.err.find("1 part(s) of the export failed") != std::string::npos);
+    const std::string manifest = read_file(out + "/manifest.json");
+    CHECK(manifest.find("\"failures\":[\"formats/bits-to-value-value-by-code.svg: cannot write") != std::string::npos);
+    CHECK(manifest.find("\"formats/bits-to-value-value-by-code.svg\"") == std::string::npos);  // not listed as written
+    CHECK(manifest.find("bits-to-value-value-by-code.csv") != std::string::npos);             // its data still is
+    CHECK(fs::exists(out + "/formats/bits-to-value-value-by-code.csv"));
+}
+
+TEST_CASE("a training run killed half-way keeps the previous trace") {
+    TempDir dir;
+    const std::string trace = dir / "trace.csv";
+    std::ofstream(trace) << "the previous trace";
+    const auto r = run_command("{ " + kExe + " train --steps 100000 --trace " + trace +
+                               " >/dev/null 2>&1 & pid=$!; sleep 1; kill -TERM $pid; wait $pid; echo status $?; }");
+    CHECK(r.out.find("status 143") != std::string::npos);
+    CHECK(read_file(trace) == "the previous trace");
+    for (const auto& entry : fs::directory_iterator(dir.path)) CHECK(entry.path().filename() == "trace.csv");
+}
+
+TEST_CASE("trace replay refuses a truncated or malformed trace with file:line") {
+    TempDir dir;
+    const std::string trace = dir / "trace.csv";
+    REQUIRE(run_command(kExe + " train --steps 4 --trace " + trace).exit_code == 0);
+    REQUIRE(run_command(kExe + " trace replay " + trace).exit_code == 0);
+    const std::string whole = read_file(trace);
+    // Cut the file at its last record, as a full disk or a crash would have under the old writer.
+    const std::string cut = whole.substr(0, whole.rfind("# records:"));
+    std::ofstream(dir / "cut.csv", std::ios::binary) << cut;
+    auto r = run_command(kExe + " trace replay " + (dir / "cut.csv"));
+    CHECK(r.exit_code == 2);
+    CHECK(r.out.empty());
+    CHECK(r.err.find((dir / "cut.csv") + ":") != std::string::npos);
+    CHECK(r.err.find("truncated") != std::string::npos);
+    // A record whose step is -1 (once read as 2^64-1).
+    std::string negative = whole;
+    negative.replace(negative.find("\n0,") + 1, 1, "-1");
+    std::ofstream(dir / "negative.csv", std::ios::binary) << negative;
+    r = run_command(kExe + " trace replay " + (dir / "negative.csv"));
+    CHECK(r.exit_code == 2);
+    CHECK(r.err.find("step '-1' is not a count") != std::string::npos);
+}
