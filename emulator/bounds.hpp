@@ -15,9 +15,12 @@ struct RealBounds {
     bool min_excluded = false;  // (min, max] instead of [min, max]
 };
 
-// "1 to 65536", "above 0 to 10": how help texts and messages state a range.
+// "1 to 65536", "above 0 to 10": how messages state a range in words.
 std::string describe(IntegerBounds b);
 std::string describe(RealBounds b);
+// "[1, 65536]", "(0, 10]": how --help and field messages state it.
+std::string interval(IntegerBounds b);
+std::string interval(RealBounds b);
 bool contains(IntegerBounds b, long long v);
 bool contains(RealBounds b, double v);  // false for NaN and infinities
 

@@ -137,13 +137,13 @@ void write_accumulation_csv(std::ostream& out, const AccumulationSweep& s) {
 AccumulationSweep read_accumulation_csv(std::istream& in, const std::string& source) {
     AccumulationSweep s;
     s.header = read_recorded_csv(in, source, kMagic, kColumns, [&](const std::string& line, const auto& fail) {
-        std::istringstream fields(line);
+        const std::vector<std::string> f = split_fields(line, 4, fail);
+        constexpr emu::RealBounds kRelativeError{0, 1e30};
         AccumulationPoint p;
-        int fast = 0;
-        char c1 = 0, c2 = 0, c3 = 0;
-        if (!(fields >> p.k >> c1 >> fast >> c2 >> p.mean_error >> c3 >> p.max_error) || c1 != ',' || c2 != ',' || c3 != ',')
-            fail("expected k,fast_accumulation,mean_error,max_error");
-        p.fast_accumulation = fast != 0;
+        p.k = int(integer_field(f[0], "k", {1, 1 << 24}, fail));
+        p.fast_accumulation = integer_field(f[1], "fast_accumulation", {0, 1}, fail) == 1;
+        p.mean_error = real_field(f[2], "mean_error", kRelativeError, fail);
+        p.max_error = real_field(f[3], "max_error", kRelativeError, fail);
         s.points.push_back(p);
     });
     return s;

@@ -84,15 +84,20 @@ void write_crossover_csv(std::ostream& out, const CrossoverSweep& s) {
 CrossoverSweep read_crossover_csv(std::istream& in, const std::string& source) {
     CrossoverSweep s;
     s.header = read_recorded_csv(in, source, kMagic, kColumns, [&](const std::string& line, const auto& fail) {
-        std::istringstream fields(line);
+        const std::vector<std::string> f = split_fields(line, 10, fail);
+        // Bounds wide enough for any GPU run of the sweep, narrow enough to catch a corrupt field.
+        constexpr emu::RealBounds kTimeMs{0, 1e7, true}, kMib{0, 1e8}, kLoss{0, 1e30}, kGflops{0, 1e12, true};
         CrossoverPoint p;
-        char c[9];
-        if (!(fields >> p.d >> c[0] >> p.h >> c[1] >> p.tokens >> c[2] >> p.model_gflops >> c[3] >> p.bf16_ms >> c[4] >>
-              p.fp8_ms >> c[5] >> p.bf16_mib >> c[6] >> p.fp8_mib >> c[7] >> p.bf16_loss >> c[8] >> p.fp8_loss))
-            fail("expected ten comma-separated numbers");
-        for (char comma : c)
-            if (comma != ',') fail("expected ten comma-separated numbers");
-        if (p.bf16_ms <= 0 || p.fp8_ms <= 0) fail("step times must be positive");
+        p.d = int(integer_field(f[0], "d", emu::bounds::kWidth, fail));
+        p.h = int(integer_field(f[1], "h", emu::bounds::kWidth, fail));
+        p.tokens = int(integer_field(f[2], "tokens", emu::bounds::kTokens, fail));
+        p.model_gflops = real_field(f[3], "model_gflops", kGflops, fail);
+        p.bf16_ms = real_field(f[4], "bf16_ms", kTimeMs, fail);
+        p.fp8_ms = real_field(f[5], "fp8_ms", kTimeMs, fail);
+        p.bf16_mib = real_field(f[6], "bf16_mib", kMib, fail);
+        p.fp8_mib = real_field(f[7], "fp8_mib", kMib, fail);
+        p.bf16_loss = real_field(f[8], "bf16_loss", kLoss, fail);
+        p.fp8_loss = real_field(f[9], "fp8_loss", kLoss, fail);
         s.points.push_back(p);
     });
     return s;

@@ -72,39 +72,23 @@ void write_inference_csv(std::ostream& out, const InferenceSweep& s) {
 InferenceSweep read_inference_csv(std::istream& in, const std::string& source) {
     InferenceSweep s;
     s.header = read_recorded_csv(in, source, kMagic, kColumns, [&](const std::string& line, const auto& fail) {
-        std::vector<std::string> fields;
-        std::size_t start = 0;
-        for (int i = 0; i < 7; ++i) {
-            const std::size_t comma = line.find(',', start);
-            if (comma == std::string::npos) fail("expected eight comma-separated fields");
-            fields.push_back(line.substr(start, comma - start));
-            start = comma + 1;
-        }
-        fields.push_back(line.substr(start));
+        const std::vector<std::string> fields = split_fields(line, 8, fail, true);  // kernels: free text
         InferencePoint p;
         p.model = fields[0];
         bool known_model = false;
         for (const InferenceShape& shape : inference_shapes()) known_model |= shape.name == p.model;
-        if (!known_model) fail("unknown model " + emu::quoted_input(p.model) + "");
+        if (!known_model) fail("unknown model " + emu::quoted_input(p.model));
         try {
             p.timing.variant = gpu::inference_variant_from_id(fields[1]);
         } catch (const std::invalid_argument& e) {
             fail(e.what());
         }
-        const auto number = [&](const std::string& text, const char* what) {
-            std::istringstream f(text);
-            double v = 0;
-            if (!(f >> v) || !f.eof() || !(v >= 0)) fail(std::string(what) + " must be a non-negative number");
-            return v;
-        };
-        const double tokens = number(fields[2], "tokens");
-        if (tokens < 1 || tokens != double(int(tokens))) fail("tokens must be a positive integer");
-        p.timing.tokens = int(tokens);
-        p.timing.median_us = number(fields[3], "median_us");
-        if (p.timing.median_us <= 0) fail("median_us must be positive");
-        p.timing.weight_mib = number(fields[4], "weight_mib");
-        p.timing.device_mib = number(fields[5], "device_mib");
-        p.timing.output_error = number(fields[6], "output_error");
+        constexpr emu::RealBounds kMicroseconds{0, 1e9, true}, kMib{0, 1e8}, kError{0, 1e30};
+        p.timing.tokens = int(integer_field(fields[2], "tokens", emu::bounds::kTokens, fail));
+        p.timing.median_us = real_field(fields[3], "median_us", kMicroseconds, fail);
+        p.timing.weight_mib = real_field(fields[4], "weight_mib", kMib, fail);
+        p.timing.device_mib = real_field(fields[5], "device_mib", kMib, fail);
+        p.timing.output_error = real_field(fields[6], "output_error", kError, fail);
         p.timing.kernels = fields[7];
         s.points.push_back(std::move(p));
     });

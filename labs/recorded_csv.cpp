@@ -1,10 +1,15 @@
 // Reading and writing the recorded-measurement CSV files, strictly and with line numbers.
 #include "labs/recorded_csv.hpp"
 
+#include <cstdlib>
 #include <ctime>
+#include <optional>
 #include <istream>
 #include <ostream>
 #include <stdexcept>
+
+#include "emulator/integer_text.hpp"
+#include "emulator/quoted_input.hpp"
 
 namespace fp8lab::labs {
 
@@ -45,6 +50,7 @@ RecordedHeader read_recorded_csv(std::istream& in, const std::string& source, co
     };
     while (std::getline(in, line)) {
         ++number;
+        line.erase(line.find_last_not_of(" \t\r") + 1);
         if (number == 1) {
             if (line != magic) fail("not the expected file (its first line should be '" + magic + "')");
         } else if (!in_rows && line.rfind("# ", 0) == 0) {
@@ -61,6 +67,39 @@ RecordedHeader read_recorded_csv(std::istream& in, const std::string& source, co
     }
     if (rows == 0) fail("no measurements");
     return header;
+}
+
+std::vector<std::string> split_fields(const std::string& line, std::size_t count, const FailFn& fail,
+                                      bool last_takes_rest) {
+    std::vector<std::string> fields;
+    std::size_t start = 0;
+    while (true) {
+        const std::size_t comma = fields.size() + 1 == count && last_takes_rest ? std::string::npos : line.find(',', start);
+        std::string field = line.substr(start, comma == std::string::npos ? std::string::npos : comma - start);
+        const std::size_t first = field.find_first_not_of(" \t");
+        field = first == std::string::npos ? std::string() : field.substr(first, field.find_last_not_of(" \t") - first + 1);
+        fields.push_back(std::move(field));
+        if (comma == std::string::npos) break;
+        start = comma + 1;
+    }
+    if (fields.size() != count)
+        fail("expected " + std::to_string(count) + " comma-separated fields, found " + std::to_string(fields.size()));
+    return fields;
+}
+
+long long integer_field(const std::string& text, const char* name, emu::IntegerBounds bounds, const FailFn& fail) {
+    const std::optional<std::int64_t> v = emu::parse_signed(text);
+    if (!v || !emu::contains(bounds, *v))
+        fail(std::string(name) + " " + emu::quoted_input(text) + " is not a whole number in " + emu::interval(bounds));
+    return *v;
+}
+
+double real_field(const std::string& text, const char* name, emu::RealBounds bounds, const FailFn& fail) {
+    char* end = nullptr;
+    const double v = text.empty() ? 0 : std::strtod(text.c_str(), &end);
+    if (text.empty() || *end != '\0' || !emu::contains(bounds, v))
+        fail(std::string(name) + " " + emu::quoted_input(text) + " is not a finite number in " + emu::interval(bounds));
+    return v;
 }
 
 }  // namespace fp8lab::labs

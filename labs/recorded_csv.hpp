@@ -8,6 +8,8 @@
 #include <utility>
 #include <vector>
 
+#include "emulator/bounds.hpp"
+
 namespace fp8lab::labs {
 
 using RecordedHeader = std::vector<std::pair<std::string, std::string>>;
@@ -27,9 +29,19 @@ void write_recorded_header(std::ostream& out, const std::string& magic, const Re
 
 // Reads the magic line, the header and the column line, then hands every data line to
 // `row`, which reports a bad one through `fail(why)`. Errors throw std::runtime_error as
-// "source:line: why"; a file without data rows is an error too.
+// "source:line: why"; a file without data rows is an error too. Lines may end in CRLF and
+// trailing blanks (a file edited on another system).
 using RowReader = std::function<void(const std::string& line, const std::function<void(const std::string&)>& fail)>;
 RecordedHeader read_recorded_csv(std::istream& in, const std::string& source, const std::string& magic,
                                  const std::string& columns, const RowReader& row);
+
+// A data line's fields, split at commas and trimmed of blanks; `fail` unless there are
+// exactly `count` (the last takes the rest of the line when `last_takes_rest`).
+using FailFn = std::function<void(const std::string&)>;
+std::vector<std::string> split_fields(const std::string& line, std::size_t count, const FailFn& fail,
+                                      bool last_takes_rest = false);
+// A field that must be a whole number / a finite real within bounds; `fail` names it.
+long long integer_field(const std::string& text, const char* name, emu::IntegerBounds bounds, const FailFn& fail);
+double real_field(const std::string& text, const char* name, emu::RealBounds bounds, const FailFn& fail);
 
 }  // namespace fp8lab::labs

@@ -38,30 +38,22 @@ CLI::Validator integer_in(emu::IntegerBounds bounds) {
         [bounds](std::string& text) -> std::string {
             const std::optional<std::int64_t> v = emu::parse_signed(text);
             if (!v) return emu::quoted_input(text) + " is not a whole number";
-            if (!emu::contains(bounds, *v)) return emu::quoted_input(text) + " is not " + emu::describe(bounds);
+            if (!emu::contains(bounds, *v)) return emu::quoted_input(text) + " is not in " + emu::interval(bounds);
             text = std::to_string(*v);
             return {};
         },
-        "[" + std::to_string(bounds.min) + ", " + std::to_string(bounds.max) + "]");
+        emu::interval(bounds));
 }
-
-namespace {
-std::string interval(emu::RealBounds b) {
-    char text[64];
-    std::snprintf(text, sizeof text, "%c%.9g, %.9g]", b.min_excluded ? '(' : '[', b.min, b.max);
-    return text;
-}
-}  // namespace
 
 CLI::Validator real_in(emu::RealBounds bounds) {
     return CLI::Validator(
         [bounds](std::string& text) -> std::string {
             const std::optional<double> v = parse_number(text, InputPrecision::Float64);
             if (!v || !std::isfinite(*v)) return emu::quoted_input(text) + " is not a finite number";
-            if (!emu::contains(bounds, *v)) return emu::quoted_input(text) + " is not " + emu::describe(bounds);
+            if (!emu::contains(bounds, *v)) return emu::quoted_input(text) + " is not in " + emu::interval(bounds);
             return {};
         },
-        interval(bounds));
+        emu::interval(bounds));
 }
 
 PixelSize pixel_size_option(const std::string& option, const std::string& text, PixelSize smallest, PixelSize largest) {

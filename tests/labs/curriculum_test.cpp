@@ -194,7 +194,11 @@ TEST_CASE("a crossover file that is not one is refused with its line") {
     CHECK_THROWS_WITH_AS(read_crossover_csv(wrong, "x.csv"), doctest::Contains("x.csv:1"), std::runtime_error);
     std::stringstream bad_row("# fp8lab crossover v1\n# device: d\n"
                               "d,h,tokens,model_gflops,bf16_ms,fp8_ms,bf16_mib,fp8_mib,bf16_loss,fp8_loss\n1,2,3\n");
-    CHECK_THROWS_WITH_AS(read_crossover_csv(bad_row, "x.csv"), doctest::Contains("x.csv:4: expected ten"), std::runtime_error);
+    CHECK_THROWS_WITH_AS(read_crossover_csv(bad_row, "x.csv"), doctest::Contains("x.csv:4: expected 10 comma-separated fields"), std::runtime_error);
+    std::stringstream negative("# fp8lab crossover v1\n# device: d\n"
+                               "d,h,tokens,model_gflops,bf16_ms,fp8_ms,bf16_mib,fp8_mib,bf16_loss,fp8_loss\n"
+                               "768,3072,-8192,1,1,1,1,1,1,1\n");
+    CHECK_THROWS_WITH_AS(read_crossover_csv(negative, "x.csv"), doctest::Contains("x.csv:4: tokens '-8192'"), std::runtime_error);
     std::stringstream empty("# fp8lab crossover v1\nd,h,tokens,model_gflops,bf16_ms,fp8_ms,bf16_mib,fp8_mib,bf16_loss,fp8_loss\n");
     CHECK_THROWS_WITH_AS(read_crossover_csv(empty, "x.csv"), doctest::Contains("no measurements"), std::runtime_error);
 }
@@ -245,12 +249,18 @@ TEST_CASE("an inference measurement survives its CSV round trip, and a bad one i
                              std::runtime_error);
     };
     const std::string model = inference_shapes().front().name;
-    refused(model + ",bf16,1,2", "expected eight");
+    refused(model + ",bf16,1,2", "expected 8 comma-separated fields");
     refused("a model,bf16,1,2,3,4,5,k", "unknown model");
     refused(model + ",int8,1,2,3,4,5,k", "unknown inference variant 'int8'");
-    refused(model + ",bf16,0,2,3,4,5,k", "tokens must be a positive integer");
-    refused(model + ",bf16,1,0,3,4,5,k", "median_us must be positive");
-    refused(model + ",bf16,1,2,x,4,5,k", "weight_mib must be a non-negative number");
+    refused(model + ",bf16,0,2,3,4,5,k", "tokens '0' is not a whole number in [1, 1048576]");
+    refused(model + ",bf16,4294967297,2,3,4,5,k", "tokens '4294967297'");
+    refused(model + ",bf16,1,0,3,4,5,k", "median_us '0' is not a finite number in (0, 1e+09]");
+    refused(model + ",bf16,1,2,x,4,5,k", "weight_mib 'x' is not a finite number in [0, 1e+08]");
+    refused(model + ",bf16,1,2,3,-4,5,k", "device_mib '-4'");
+    refused(model + ",bf16,1,2,3,4,nan,k", "output_error 'nan'");
+    // CRLF line ends and blanks around fields, as another system's editor leaves them, are fine.
+    std::stringstream crlf(head + model + ", bf16 ,1,2,3,4,5,k  \r\n");
+    CHECK(read_inference_csv(crlf, "crlf.csv").points.at(0).timing.median_us == 2);
 }
 
 TEST_CASE("lab 10, tensor core: exact products, the narrow accumulator model, the recorded measurement") {
