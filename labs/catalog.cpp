@@ -106,16 +106,24 @@ Catalog load_catalog(const std::string& directory) {
         return c;
     }
     std::vector<fs::path> files;
-    for (const auto& entry : fs::directory_iterator(directory, ec))
-        if (entry.path().extension() == ".md") files.push_back(entry.path());
+    std::vector<TextError> unreadable;
+    for (const auto& entry : fs::directory_iterator(directory, ec)) {
+        if (entry.path().extension() != ".md") continue;
+        // A folder or a FIFO named *.md is no lab text: opening a FIFO would wait forever.
+        if (!entry.is_regular_file(ec)) unreadable.push_back({entry.path().string(), 0, "not a regular file; skipped"});
+        else files.push_back(entry.path());
+    }
     std::sort(files.begin(), files.end());
     for (const fs::path& p : files) {
         std::ifstream in(p, std::ios::binary);
         std::ostringstream content;
         content << in.rdbuf();
-        texts.push_back({p.string(), content.str()});
+        if (!in.good() && !in.eof()) unreadable.push_back({p.string(), 0, "cannot be read; skipped"});
+        else texts.push_back({p.string(), content.str()});
     }
-    return build_catalog(texts, all_lab_logic());
+    Catalog catalog = build_catalog(texts, all_lab_logic());
+    catalog.errors.insert(catalog.errors.end(), unreadable.begin(), unreadable.end());
+    return catalog;
 }
 
 }  // namespace fp8lab::labs

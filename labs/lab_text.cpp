@@ -74,13 +74,24 @@ LabText parse_lab_text(const std::string& file, std::string_view content, std::v
     if (lab.title.empty()) error(1, "the front matter has no 'title:'");
 
     std::set<std::string> seen;
-    bool in_fence = false;
+    // A code fence (CommonMark): 3 or more ` or ~ open it; the same character, at least as
+    // many, close it. Inside one a "## " line is code, not a step.
+    char fence_char = 0;
+    std::size_t fence_length = 0;
     std::string* body = &lab.introduction;
     for (++i; i < lines.size(); ++i) {
         const std::string_view raw = lines[i];
         const std::string line = trim(raw);
-        if (line.rfind("```", 0) == 0) in_fence = !in_fence;
-        if (!in_fence && raw.rfind("## ", 0) == 0) {
+        if (!line.empty() && (line[0] == '`' || line[0] == '~')) {
+            const std::size_t run = std::min(line.find_first_not_of(line[0]), line.size());
+            if (!fence_char && run >= 3) {
+                fence_char = line[0];
+                fence_length = run;
+            } else if (fence_char == line[0] && run >= fence_length && line.find_first_not_of(" \t", run) == std::string::npos) {
+                fence_char = 0;
+            }
+        }
+        if (!fence_char && raw.rfind("## ", 0) == 0) {
             const int number = int(i + 1);
             const auto open = line.rfind("{#");
             if (open == std::string::npos || line.back() != '}') {
@@ -107,7 +118,7 @@ LabText parse_lab_text(const std::string& file, std::string_view content, std::v
             body->push_back('\n');
         }
     }
-    if (in_fence) error(int(lines.size()), "a ``` code fence is not closed");
+    if (fence_char) error(int(lines.size()), std::string("a ") + std::string(fence_length, fence_char) + " code fence is not closed");
     for (StepText& s : lab.steps) s.markdown = trim(s.markdown) + "\n";
     lab.introduction = trim(lab.introduction);
     return lab;

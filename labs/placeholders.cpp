@@ -1,7 +1,11 @@
 // Placeholder filling: every number comes from the emulator's format descriptors.
 #include "labs/placeholders.hpp"
 
+#include <algorithm>
 #include <cmath>
+#include <map>
+#include <mutex>
+#include <utility>
 
 #include "emulator/format.hpp"
 #include "emulator/value_grid.hpp"
@@ -20,7 +24,7 @@ std::uint64_t count_codes(const emu::Format& f, bool (emu::Format::*test)(std::u
     return n;
 }
 
-double property(const emu::Format& f, const std::string& name) {
+double compute_property(const emu::Format& f, const std::string& name) {
     if (name == "max") return f.max_finite;
     if (name == "min_normal") return f.min_normal;
     if (name == "min_subnormal") return f.min_subnormal;
@@ -46,30 +50,43 @@ double property(const emu::Format& f, const std::string& name) {
     throw std::invalid_argument("unknown property " + emu::quoted_input(name) + " (known: " + known + ")");
 }
 
-int line_at(std::string_view text, std::size_t offset) {
-    int line = 1;
-    for (std::size_t i = 0; i < offset && i < text.size(); ++i) line += text[i] == '\n';
-    return line;
+// Properties that count codes walk up to 65536 of them: each is computed once per format.
+double property(const emu::Format& f, const std::string& name) {
+    static std::mutex mutex;
+    static std::map<std::pair<const emu::Format*, std::string>, double> known;
+    const std::lock_guard<std::mutex> lock(mutex);
+    const auto key = std::make_pair(&f, name);
+    if (const auto it = known.find(key); it != known.end()) return it->second;
+    const double value = compute_property(f, name);  // throws for an unknown name: nothing stored
+    known.emplace(key, value);
+    return value;
 }
 
-// Walks the placeholders; `fill` gets (line, inside) and returns the replacement.
+// Walks the placeholders in one pass (linear in the text: the line number is carried
+// along, and "}}" is looked for on the placeholder's own line only); `fill` gets
+// (line, inside, unclosed) and returns the replacement.
 template <class Fill>
 std::string walk(std::string_view markdown, Fill fill) {
     std::string out;
+    out.reserve(markdown.size());
     std::size_t pos = 0;
+    int line = 1;
     while (true) {
         const std::size_t open = markdown.find("{{", pos);
         if (open == std::string_view::npos) break;
-        out.append(markdown.substr(pos, open - pos));
-        const std::size_t close = markdown.find("}}", open + 2);
-        const std::size_t newline = markdown.find('\n', open);
-        if (close == std::string_view::npos || close > newline) {
-            out += fill(line_at(markdown, open), std::string_view{}, true);
+        const std::string_view before = markdown.substr(pos, open - pos);
+        line += int(std::count(before.begin(), before.end(), '\n'));
+        out.append(before);
+        const std::size_t newline = std::min(markdown.find('\n', open), markdown.size());
+        const std::string_view rest_of_line = markdown.substr(open + 2, newline - open - 2);
+        const std::size_t close = rest_of_line.find("}}");
+        if (close == std::string_view::npos) {
+            out += fill(line, std::string_view{}, true);
             pos = open + 2;
             continue;
         }
-        out += fill(line_at(markdown, open), markdown.substr(open + 2, close - open - 2), false);
-        pos = close + 2;
+        out += fill(line, rest_of_line.substr(0, close), false);
+        pos = open + 2 + close + 2;
     }
     out.append(markdown.substr(pos));
     return out;
