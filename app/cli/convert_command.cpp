@@ -10,6 +10,7 @@
 #include "app/cli/commands.hpp"
 #include "app/cli/number_text.hpp"
 #include "app/cli/usage_error.hpp"
+#include "emulator/quoted_input.hpp"
 #include "emulator/convert.hpp"
 
 namespace fp8lab::cli {
@@ -66,11 +67,9 @@ public:
         options_.saturation = saturation_option("--saturate", a.saturate);
         options_.seed = a.seed;
         options_.random_bits = a.random_bits;
-        if (a.random_bits < 1 || a.random_bits > emu::kMaxRandomBits)
-            throw UsageError("--random-bits: must be 1 to 32, got " + std::to_string(a.random_bits));
         if (a.from == "f32") precision_ = InputPrecision::Float32;
         else if (a.from == "f64") precision_ = InputPrecision::Float64;
-        else throw UsageError("--from: unknown input precision '" + a.from + "' (f32 or f64)");
+        else throw UsageError("--from: unknown input precision " + emu::quoted_input(a.from) + " (f32 or f64)");
     }
 
     // One value; `where` names it in an error message ("line 3", "argument 2").
@@ -145,9 +144,9 @@ void add_convert_command(CLI::App& app, CommandStatus& status) {
     cmd->add_option("--saturate", args->saturate, "Overflow handling: finite or none")->capture_default_str();
     cmd->add_option("--from", args->from,
                     "Parse values to the nearest f64 (default) or f32, then convert once")->capture_default_str();
-    cmd->add_option("--seed", args->seed, "Seed of the stochastic rounding bits")->capture_default_str();
+    cmd->add_option("--seed", args->seed, "Seed of the stochastic rounding bits")->capture_default_str()->check(seed_value());
     cmd->add_option("--random-bits", args->random_bits,
-                    "Random bits compared with the discarded fraction (stochastic, 1-32)")->capture_default_str();
+                    "Random bits compared with the discarded fraction (stochastic)")->capture_default_str()->check(integer_in({1, emu::kMaxRandomBits}));
     // Values are collected as extras: "-inf" or "-0x1p3" look like options to CLI11.
     cmd->allow_extras();
     cmd->footer("VALUES: decimal, hex float (0x1.8p+3), inf, -inf, nan, as arguments after the "
@@ -155,7 +154,7 @@ void add_convert_command(CLI::App& app, CommandStatus& status) {
     cmd->callback([args, cmd, &status] {
         for (std::string& text : cmd->remaining()) {
             if (!text.empty() && text[0] == '-' && !parse_number(text, InputPrecision::Float64))
-                throw UsageError("convert: unknown option '" + text + "'");
+                throw UsageError("convert: unknown option " + emu::quoted_input(text));
             args->values.push_back(std::move(text));
         }
         for (const std::string& text : status.after_options) args->values.push_back(text);

@@ -131,3 +131,65 @@ TEST_CASE("trace replay refuses a truncated or malformed trace with file:line") 
     CHECK(r.exit_code == 2);
     CHECK(r.err.find("step '-1' is not a count") != std::string::npos);
 }
+
+TEST_CASE("out-of-range and malformed numbers are usage errors before any work") {
+    struct Case {
+        const char* arguments;
+        const char* message;
+    };
+    const Case cases[] = {
+        {"trace replay --history 2147483647 x.csv", "--history: '2147483647' is not in [1, 65536]"},
+        {"trace replay --history 20000000 x.csv", "is not in [1, 65536]"},
+        {"scaling delayed --margin 1000", "--margin: '1000' is not in [0, 64]"},
+        {"train --margin 1000", "--margin: '1000' is not in [0, 64]"},
+        {"train --lr inf", "--lr: 'inf' is not a finite number"},
+        {"train --lr nan", "--lr: 'nan' is not a finite number"},
+        {"train --steps 1e3", "--steps: '1e3' is not a whole number"},
+        {"train --tokens 4294967297", "--tokens: '4294967297' is not in [1, 1048576]"},
+        {"train --seed 18446744073709551616", "--seed: '18446744073709551616' is not a seed"},
+        {"train --seed -1", "--seed: '-1' is not a seed"},
+        {"convert --to e4m3 --random-bits 33 1", "--random-bits: '33' is not in [1, 32]"},
+        {"figures --out /tmp/never --size 4294967496x800", "--size: '4294967496x800' is not WIDTHxHEIGHT"},
+        {"gui --size 99999999999x1", "--size: '99999999999x1' is not WIDTHxHEIGHT"},
+        {"run formats/bits-to-value --set code=256", "256 is out of range"},
+        {"train --hidden 65536 --layers 16", "need about"},
+        {"formats -- x", "only convert takes values"},
+    };
+    for (const Case& c : cases) {
+        const std::string arguments = c.arguments;
+        CAPTURE(arguments);
+        const auto r = run_command(kExe + " " + c.arguments);
+        CAPTURE(r.err);
+        CHECK(r.exit_code == 2);
+        CHECK(r.out.empty());
+        CHECK(r.err.find(c.message) != std::string::npos);
+    }
+    // A seed is a whole uint64 everywhere, printed as one (never as a negative number).
+    const auto top = run_command(kExe + " train --seed 18446744073709551615 --print-experiment");
+    CHECK(top.out.find("\"seed\":18446744073709551615") != std::string::npos);
+    // 010 is ten, as a person reads it, not C's octal eight.
+    CHECK(run_command(kExe + " run formats/bits-to-value --set code=010").out.find("code=10 ") != std::string::npos);
+    // "--" ends the options: -nan is a value.
+    const auto nan = run_command(kExe + " convert --to e4m3 -- -nan");
+    CHECK(nan.exit_code == 0);
+    CHECK(nan.out.find("-nan\t0xff") == 0);
+}
+
+TEST_CASE("a bad input is quoted short and escaped, and JSON stays valid UTF-8") {
+    const std::string long_word(100000, 'z');
+    const auto r = run_command(kExe + " train --algo " + long_word);
+    CHECK(r.exit_code == 2);
+    CHECK(r.err.size() < 400);
+    CHECK(r.err.find("(100000 bytes)") != std::string::npos);
+    const auto bytes = run_command(kExe + " convert --to $(printf 'e4\\377\\001') 1");
+    CHECK(bytes.exit_code == 2);
+    CHECK(bytes.err.find("'e4\\xff\\x01'") != std::string::npos);
+}
+
+TEST_CASE("a run whose loss becomes NaN stops there with its own exit status") {
+    const auto r = run_command(kExe + " train --saturation none --lr 10 --steps 50");
+    CHECK(r.exit_code == 3);
+    CHECK(r.err.find("the loss became NaN at step") != std::string::npos);
+    CHECK(r.out.find("nan") != std::string::npos);
+    CHECK(r.out.find("\n49\t") == std::string::npos);  // it did not run on to the end
+}

@@ -6,6 +6,9 @@
 #include <string>
 
 #include "emulator/experiment.hpp"
+#include "emulator/integer_text.hpp"
+#include "emulator/json_writer.hpp"
+#include "emulator/quoted_input.hpp"
 
 using namespace fp8lab;
 using namespace fp8lab::emu;
@@ -108,4 +111,44 @@ TEST_CASE("validate names the field and describe names every choice") {
     e = Experiment{};
     CHECK(describe(e) == "64-256-64, teacher, 128 tokens, 200 steps, FP8 delayed (hybrid), history 1024 max margin 0");
     CHECK(describe(with_precision(e, Precision::Bf16)).find("BF16") != std::string::npos);
+}
+
+TEST_CASE("JSON strings are valid UTF-8 whatever the bytes") {
+    using fp8lab::json::json_escape;
+    CHECK(json_escape("plain \"q\" \\ \n") == "\"plain \\\"q\\\" \\\\ \\n\"");
+    CHECK(json_escape("\x01") == "\"\\u0001\"");
+    CHECK(json_escape("caf\xc3\xa9 \xe2\x82\xac \xf0\x9f\x98\x80") == "\"caf\xc3\xa9 \xe2\x82\xac \xf0\x9f\x98\x80\"");
+    // A stray byte, an overlong form, a surrogate, a truncated sequence, past U+10FFFF.
+    CHECK(json_escape("a\xff") == "\"a\\ufffd\"");
+    CHECK(json_escape("\xc0\x80") == "\"\\ufffd\\ufffd\"");
+    CHECK(json_escape("\xed\xa0\x80") == "\"\\ufffd\\ufffd\\ufffd\"");
+    CHECK(json_escape("\xe2\x82") == "\"\\ufffd\\ufffd\"");
+    CHECK(json_escape("\xf4\x90\x80\x80") == "\"\\ufffd\\ufffd\\ufffd\\ufffd\"");
+}
+
+TEST_CASE("integers are read as typed: decimal (leading zeros too) or 0x-hex, never wrapped") {
+    using fp8lab::emu::parse_signed;
+    using fp8lab::emu::parse_unsigned;
+    CHECK(parse_unsigned("010") == 10u);
+    CHECK(parse_unsigned("0x10") == 16u);
+    CHECK(parse_unsigned("18446744073709551615") == UINT64_MAX);
+    CHECK_FALSE(parse_unsigned("18446744073709551616"));
+    CHECK_FALSE(parse_unsigned("-1"));
+    CHECK_FALSE(parse_unsigned(" 1"));
+    CHECK_FALSE(parse_unsigned("1e3"));
+    CHECK_FALSE(parse_unsigned("0x"));
+    CHECK(parse_signed("-9223372036854775808") == INT64_MIN);
+    CHECK_FALSE(parse_signed("9223372036854775808"));
+    CHECK_FALSE(parse_signed("-0x1"));
+    CHECK(parse_signed("-007") == -7);
+}
+
+TEST_CASE("messages quote a short, printable prefix of what they were given") {
+    using fp8lab::emu::quoted_input;
+    CHECK(quoted_input("abc") == "'abc'");
+    CHECK(quoted_input("a\nb\xff") == "'a\\x0ab\\xff'");
+    const std::string huge(100 << 20, 'x');
+    const std::string q = quoted_input(huge);
+    CHECK(q.size() < 80);
+    CHECK(q.find("(104857600 bytes)") != std::string::npos);
 }
