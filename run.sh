@@ -12,9 +12,12 @@ packages=(build-essential cmake ninja-build pkg-config libcli11-dev doctest-dev 
           libglfw3-dev libgl-dev libimgui-dev libmd4c-dev libfreetype-dev
           libgl1-mesa-dri libglx-mesa0 xvfb xauth)
 
+# The checking stages of the test command: clang for libFuzzer, with its runtime.
+test_packages=(clang libclang-rt-14-dev)
+
 install_packages() {
   local missing=()
-  for p in "${packages[@]}"; do
+  for p in "${packages[@]}" "$@"; do
     dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing+=("$p")
   done
   [ ${#missing[@]} -eq 0 ] && return
@@ -45,9 +48,25 @@ case "${1:-lab}" in
     exec ./build/app/fp8lab gui
     ;;
   test)
-    install_packages
+    install_packages "${test_packages[@]}"
     build
     ctest --preset default
+    # AddressSanitizer and UndefinedBehaviorSanitizer over the unit suites (Debug, no CUDA):
+    # any report aborts its test.
+    start=$SECONDS
+    cmake -S . -B build-asan -G Ninja -DCMAKE_BUILD_TYPE=Debug -DFP8LAB_SANITIZE=ON -DFP8LAB_CUDA=OFF
+    cmake --build build-asan
+    ASAN_OPTIONS=detect_leaks=1:abort_on_error=1 UBSAN_OPTIONS=print_stacktrace=1:halt_on_error=1 \
+      LSAN_OPTIONS=suppressions="$PWD/tests/sanitizer/lsan.supp" \
+      ctest --test-dir build-asan -L unit --output-on-failure -j2
+    echo "fp8lab: sanitizer stage took $((SECONDS - start)) s"
+    # libFuzzer over everything the program parses, a bounded time per target.
+    start=$SECONDS
+    cmake -S . -B build-fuzz -G Ninja -DCMAKE_BUILD_TYPE=RelWithDebInfo -DCMAKE_CXX_COMPILER=clang++ \
+      -DFP8LAB_FUZZ=ON -DFP8LAB_CUDA=OFF -DFP8LAB_GUI=OFF -DFP8LAB_EXPORT=OFF
+    cmake --build build-fuzz --target fuzz_numbers fuzz_amax_trace fuzz_lab_text fuzz_recorded_csv fuzz_settings
+    tests/fuzz/run-fuzzers.sh build-fuzz 10
+    echo "fp8lab: fuzz stage took $((SECONDS - start)) s"
     ;;
   *)
     echo "usage: $0 [lab|test]" >&2

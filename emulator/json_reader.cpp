@@ -68,7 +68,7 @@ private:
                 if (v.find(key)) fail("the key " + emu::quoted_input(key) + " appears twice");
                 expect(':', "':' after a key");
                 Value member = value(depth + 1);
-                v.members.emplace_back(std::move(key), std::move(member));
+                v.members.push_back({std::move(key), std::move(member)});
             } while (eat(','));
             expect('}', "',' or '}' in an object");
         } else if (c == '[') {

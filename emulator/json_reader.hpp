@@ -11,16 +11,23 @@
 
 namespace fp8lab::json {
 
+struct Member;
+
 struct Value {
     enum class Kind { Null, Bool, Number, String, Array, Object };
     Kind kind = Kind::Null;
     bool boolean = false;
     std::string text;  // a string's contents, or a number exactly as written
     std::vector<Value> items;
-    std::vector<std::pair<std::string, Value>> members;  // in file order
+    std::vector<Member> members;  // in file order
     int line = 1;
 
     const Value* find(std::string_view key) const;
+};
+
+struct Member {
+    std::string key;
+    Value value;
 };
 
 std::string_view kind_name(Value::Kind kind);  // "a number", "an object", ...

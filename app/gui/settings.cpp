@@ -27,8 +27,9 @@ std::string trim(const std::string& s) {
     return s.substr(a, s.find_last_not_of(" \t\r") - a + 1);
 }
 
-// Fills `s` from the text; returns the first problem ("line N: ...") or an empty string.
-std::string parse(std::istream& in, Settings& s) {
+}  // namespace
+
+std::string parse_settings(std::istream& in, Settings& s) {
     std::string line;
     int number = 0;
     bool versioned = false;
@@ -67,8 +68,6 @@ std::string parse(std::istream& in, Settings& s) {
     if (!versioned) return "the file is empty or has no 'version = 1' line";
     return {};
 }
-
-}  // namespace
 
 std::string default_settings_path() {
     const char* xdg = std::getenv("XDG_CONFIG_HOME");
@@ -112,7 +111,7 @@ LoadedSettings load_settings(const std::string& path) {
         return loaded;
     }
     Settings s;
-    const std::string problem = parse(in, s);
+    const std::string problem = parse_settings(in, s);
     if (problem.empty()) {
         loaded.settings = s;
         return loaded;

@@ -3,6 +3,7 @@
 // replaced by defaults, never a crash.
 #pragma once
 
+#include <iosfwd>
 #include <set>
 #include <string>
 
@@ -30,6 +31,10 @@ std::string default_settings_path();
 // to PATH.corrupt (PATH.corrupt.2, ... when that exists) so that nothing is lost; when it
 // cannot be renamed, or is no regular file, it stays and `writable` is false.
 LoadedSettings load_settings(const std::string& path);
+
+// Fills `s` from settings text; returns the first problem ("line N: ...") or "" when the
+// text is a valid settings file.
+std::string parse_settings(std::istream& in, Settings& s);
 
 // Throws std::runtime_error naming the file when it cannot be written.
 void save_settings(const Settings& settings, const std::string& path);
