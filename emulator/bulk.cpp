@@ -118,12 +118,7 @@ void round_span(const Format& f, std::span<const float> x, std::span<float> out,
 float amax(std::span<const float> x) {
     std::vector<float> partial(chunk_count(x.size(), kChunk), 0.0f);
     parallel_for_chunks(x.size(), kChunk, [&](std::size_t c, std::size_t b, std::size_t e) {
-        float m = 0.0f;
-        for (std::size_t i = b; i < e; ++i) {
-            const float v = std::fabs(x[i]);
-            m = v > m ? v : m;  // false for NaN: NaN is skipped, as fmaxf does
-        }
-        partial[c] = m;
+        detail::row_block_amax(x.data() + b, e - b, e - b, &partial[c]);  // one block: the chunk
     });
     float m = 0.0f;
     for (float p : partial) m = p > m ? p : m;

@@ -31,4 +31,16 @@ void round_loop(RoundingMode mode, const float* in, float* out, std::size_t n,
 RangeTally range_loop(RoundingMode mode, const float* in, std::size_t n, std::uint32_t first_normal,
                       const LoopParams& p);
 
+// One row of a block-scaled tensor in one pass: element i of block b (block_cols
+// elements each, the last one possibly shorter) becomes cvt(in[i] * multipliers[b]),
+// and the range of every element is tallied from the same rounding. p.scale is unused;
+// p.first_index is the global index of in[0].
+RangeTally quantize_row_blocks(RoundingMode mode, const float* in, std::uint8_t* out, std::size_t n,
+                               std::size_t block_cols, const float* multipliers,
+                               std::uint32_t first_normal, const LoopParams& p);
+
+// max |x| of each block of block_cols elements of one row into amax[b]: NaN skipped,
+// Inf kept (compared as the bits of |x|, which order non-negative floats).
+void row_block_amax(const float* in, std::size_t n, std::size_t block_cols, float* amax);
+
 }  // namespace fp8lab::emu::detail

@@ -69,14 +69,13 @@ constexpr std::uint32_t rounded_magnitude(std::uint32_t a, std::uint32_t sign,
     return ((q - k.min_field) << k.mantissa_bits) + n + (away ? 1u : 0u);
 }
 
-// One element: float32 bits in, code out. `random` is read by stochastic rounding only.
+// The code of a rounded magnitude (from rounded_magnitude): overflow handled per
+// saturation and direction, Inf and NaN inputs mapped, the sign put back.
 template <RoundingMode Mode>
-constexpr std::uint32_t encode_float32_bits(std::uint32_t u, const Float32KernelConstants& k,
-                                         std::uint32_t random, int random_bits) {
+constexpr std::uint32_t code_of_magnitude(std::uint32_t magnitude, std::uint32_t u,
+                                          const Float32KernelConstants& k) {
     const std::uint32_t sign = u >> 31;
     const std::uint32_t a = u & 0x7FFFFFFFu;
-    std::uint32_t magnitude = rounded_magnitude<Mode>(a, sign, k, random, random_bits);
-
     // Overflow toward zero stops at max (IEEE 754 7.4); see convert.hpp.
     bool to_max = k.saturate_finite;
     if constexpr (Mode == RoundingMode::TowardZero) to_max = true;
@@ -88,6 +87,14 @@ constexpr std::uint32_t encode_float32_bits(std::uint32_t u, const Float32Kernel
     magnitude = a == 0x7F800000u ? infinite : magnitude;
     const std::uint32_t code = (sign << k.sign_shift) | magnitude;
     return a > 0x7F800000u ? k.nan_code : code;
+}
+
+// One element: float32 bits in, code out. `random` is read by stochastic rounding only.
+template <RoundingMode Mode>
+constexpr std::uint32_t encode_float32_bits(std::uint32_t u, const Float32KernelConstants& k,
+                                         std::uint32_t random, int random_bits) {
+    const std::uint32_t magnitude = rounded_magnitude<Mode>(u & 0x7FFFFFFFu, u >> 31, k, random, random_bits);
+    return code_of_magnitude<Mode>(magnitude, u, k);
 }
 
 }  // namespace fp8lab::emu::detail

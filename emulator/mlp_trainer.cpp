@@ -125,27 +125,40 @@ public:
     bool block_recipe() const { return n_.recipe != Fp8Recipe::Delayed && n_.recipe != Fp8Recipe::Current; }
     bool quantised_operands() const { return n_.precision != Precision::Fp32; }
 
-    // What a GEMM sees of a rows x cols operand whose contraction runs along the columns.
-    Matrix operand(const std::string& name, TensorRole role, const Matrix& x, std::size_t layer,
-                   std::uint64_t step, AmaxTrace* trace, bool wgrad_operand = false) {
+    // What a GEMM sees of a rows x cols operand whose contraction runs along the columns,
+    // into `out` (a buffer kept from step to step: its memory is reused, not faulted in).
+    void operand(const std::string& name, TensorRole role, const Matrix& x, std::size_t layer,
+                 std::uint64_t step, AmaxTrace* trace, Matrix& out, bool wgrad_operand = false) {
         const std::span<const float> in(x.data(), std::size_t(x.size()));
-        Matrix out(x.rows(), x.cols());
-        std::span<float> dst(out.data(), std::size_t(out.size()));
         const bool edge = layer == 0 || layer + 1 == layers_.size();
         Precision p = n_.precision;
         if (p == Precision::Fp8 && n_.edge_layers_bf16 && edge) p = Precision::Bf16;
-        switch (p) {
-        case Precision::Fp32: return x;
-        case Precision::Bf16: round_span(bf16(), in, dst); return out;
-        case Precision::Fp8: {
-            const std::vector<float> q = quantizer_.quantize(name, role, in, std::size_t(x.rows()),
-                                                             std::size_t(x.cols()), step, trace,
-                                                             wgrad_operand);
-            std::copy(q.begin(), q.end(), out.data());
-            return out;
+        if (p == Precision::Fp32) {
+            out = x;
+            return;
         }
+        out.resize(x.rows(), x.cols());
+        const std::span<float> dst(out.data(), std::size_t(out.size()));
+        if (p == Precision::Bf16)
+            round_span(bf16(), in, dst);
+        else
+            quantizer_.quantize(name, role, in, std::size_t(x.rows()), std::size_t(x.cols()), step, trace, dst,
+                                wgrad_operand);
+    }
+
+    // The batch of a step, generated once per distinct batch while they fit in memory
+    // (the teacher's targets cost as much as a training step's forward pass).
+    const Batch& batch_of_step(int step) {
+        const std::uint64_t index = std::uint64_t(step) % std::uint64_t(c_.task.batches);
+        const double bytes = double(c_.tokens) * double(c_.model.input + c_.model.output) * 4.0 *
+                             double(c_.task.batches);
+        if (bytes > kBatchCacheBytes) {
+            uncached_batch_ = task_.batch_of_step(std::uint64_t(step));
+            return uncached_batch_;
         }
-        return x;
+        if (batches_.empty()) batches_.resize(std::size_t(c_.task.batches));
+        if (!batches_[index]) batches_[index] = task_.batch_of_step(std::uint64_t(step));
+        return *batches_[index];
     }
 
     float train_step(int step, TrainerResult& result) {
@@ -177,26 +190,29 @@ public:
 private:
     // Forward, loss and backward of one step: leaves the gradients in the layers.
     float forward_backward(int step, TrainerResult& result) {
-        const Batch batch = task_.batch_of_step(std::uint64_t(step));
+        const Batch& batch = batch_of_step(step);
         const int m = c_.tokens;
         AmaxTrace* trace = record_trace_ ? &result.trace : nullptr;
         const std::size_t count = layers_.size();
-        std::vector<Matrix> inputs(count), inputs_q(count), weights_q(count), pre(count);
+        inputs_.resize(count);
+        inputs_q_.resize(count);
+        weights_q_.resize(count);
+        pre_.resize(count);
 
         Matrix x = MatrixMap(batch.inputs.data(), m, c_.model.input);
         for (std::size_t l = 0; l < count; ++l) {
             const std::string prefix = "fc" + std::to_string(l + 1);
-            inputs[l] = x;
-            inputs_q[l] = operand(prefix + ".input", TensorRole::Input, x, l, step, trace);
-            weights_q[l] = operand(prefix + ".weight", TensorRole::Weight, layers_[l].weight, l, step, trace);
-            product(inputs_q[l], weights_q[l].transpose(), pre[l]);
-            if (c_.model.biases) pre[l].rowwise() += layers_[l].bias;
-            if (quantised_operands()) store_in_bf16(pre[l]);
-            x = l + 1 < count ? map_elements(pre[l], gelu) : pre[l];
+            inputs_[l] = x;
+            operand(prefix + ".input", TensorRole::Input, x, l, step, trace, inputs_q_[l]);
+            operand(prefix + ".weight", TensorRole::Weight, layers_[l].weight, l, step, trace, weights_q_[l]);
+            product(inputs_q_[l], weights_q_[l].transpose(), pre_[l]);
+            if (c_.model.biases) pre_[l].rowwise() += layers_[l].bias;
+            if (quantised_operands()) store_in_bf16(pre_[l]);
+            x = l + 1 < count ? map_elements(pre_[l], gelu) : pre_[l];
         }
 
         // Loss and its gradient with respect to the output.
-        const Matrix& out = pre.back();
+        const Matrix& out = pre_.back();
         const MatrixMap target(batch.targets.data(), m, c_.model.output);
         Matrix grad;
         float loss;
@@ -225,32 +241,32 @@ private:
         for (std::size_t l = count; l-- > 0;) {
             const std::string prefix = "fc" + std::to_string(l + 1);
             Layer& layer = layers_[l];
-            const Matrix g_q = operand(prefix + ".grad_output", TensorRole::GradOutput, grad, l, step, trace);
+            operand(prefix + ".grad_output", TensorRole::GradOutput, grad, l, step, trace, g_q_);
             // wgrad contracts over tokens, dgrad over outputs: block recipes need their
             // blocks along those dimensions, so they quantise the transposes anew.
             if (block_recipe() && n_.precision == Precision::Fp8) {
                 // NVFP4 rotates both wgrad operands with the same Hadamard transform
                 // along the tokens (when they come in groups of 16).
-                const Matrix g_t = operand(prefix + ".grad_output", TensorRole::GradOutput,
-                                           grad.transpose(), l, step, nullptr, true);
-                const Matrix x_t = operand(prefix + ".input", TensorRole::Input,
-                                           inputs[l].transpose(), l, step, nullptr, true);
-                product(g_t, x_t.transpose(), layer.weight_grad);
+                transposed_ = grad.transpose();
+                operand(prefix + ".grad_output", TensorRole::GradOutput, transposed_, l, step, nullptr, g_t_, true);
+                transposed_ = inputs_[l].transpose();
+                operand(prefix + ".input", TensorRole::Input, transposed_, l, step, nullptr, x_t_, true);
+                product(g_t_, x_t_.transpose(), layer.weight_grad);
                 if (l > 0) {
-                    const Matrix w_t = operand(prefix + ".weight", TensorRole::Weight,
-                                               layer.weight.transpose(), l, step, nullptr);
-                    product(g_q, w_t.transpose(), grad);
+                    transposed_ = layer.weight.transpose();
+                    operand(prefix + ".weight", TensorRole::Weight, transposed_, l, step, nullptr, w_t_);
+                    product(g_q_, w_t_.transpose(), grad);
                 }
             } else {
-                product(g_q.transpose(), inputs_q[l], layer.weight_grad);
-                if (l > 0) product(g_q, weights_q[l], grad);
+                product(g_q_.transpose(), inputs_q_[l], layer.weight_grad);
+                if (l > 0) product(g_q_, weights_q_[l], grad);
             }
             layer.bias_grad = Eigen::RowVectorXf::Zero(layer.bias.size());
             if (c_.model.biases)
-                for (int t = 0; t < m; ++t) layer.bias_grad += g_q.row(t);  // fixed order
+                for (int t = 0; t < m; ++t) layer.bias_grad += g_q_.row(t);  // fixed order
             if (l > 0) {
                 if (quantised_operands()) store_in_bf16(grad);  // dgrad's output, as the GPU stores it
-                grad = grad.cwiseProduct(map_elements(pre[l - 1], gelu_grad));
+                grad = grad.cwiseProduct(map_elements(pre_[l - 1], gelu_grad));
             }
         }
         return loss;
@@ -352,6 +368,13 @@ private:
     std::vector<Layer> layers_;
     std::optional<DynamicLossScaler> scaler_;
     int adam_steps_ = 0;
+    // Distinct batches kept while they take at most this much memory.
+    static constexpr double kBatchCacheBytes = 256.0 * 1024 * 1024;
+    std::vector<std::optional<Batch>> batches_;
+    Batch uncached_batch_;
+    // Per-step tensors, kept so that each step reuses the last one's memory.
+    std::vector<Matrix> inputs_, inputs_q_, weights_q_, pre_;
+    Matrix g_q_, g_t_, x_t_, w_t_, transposed_;
 };
 
 }  // namespace

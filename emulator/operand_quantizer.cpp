@@ -13,11 +13,10 @@ std::uint64_t stochastic_cast_seed(std::uint64_t step, const std::string& tensor
     return training_cast_seed(step, tensor.size());
 }
 
-std::vector<float> OperandQuantizer::quantize(const std::string& tensor, TensorRole role,
-                                              std::span<const float> x, std::size_t rows,
-                                              std::size_t cols, std::uint64_t step,
-                                              AmaxTrace* trace, bool wgrad_operand) {
-    return quantize_codes(tensor, role, x, rows, cols, step, trace, wgrad_operand).dequantize();
+void OperandQuantizer::quantize(const std::string& tensor, TensorRole role, std::span<const float> x,
+                                std::size_t rows, std::size_t cols, std::uint64_t step, AmaxTrace* trace,
+                                std::span<float> out, bool wgrad_operand) {
+    quantize_codes(tensor, role, x, rows, cols, step, trace, wgrad_operand).dequantize_into(out);
 }
 
 QuantizedTensor OperandQuantizer::quantize_codes(const std::string& tensor, TensorRole role,
@@ -27,7 +26,6 @@ QuantizedTensor OperandQuantizer::quantize_codes(const std::string& tensor, Tens
     const Format& format = *numerics_.formats.of(role);
     const ConvertOptions options{numerics_.rounding.of(role), numerics_.saturation, stochastic_cast_seed(step, tensor),
                                  kMaxRandomBits};
-    const float tensor_amax = amax(x);
     QuantizedTensor q;
     float scale_used = 1.0f;
     if (!numerics_.scaling) {
@@ -41,7 +39,7 @@ QuantizedTensor OperandQuantizer::quantize_codes(const std::string& tensor, Tens
             scale_used = s.scale;
             q = quantize_blocks(x, rows, cols, {rows, cols}, format, options,
                                 [&](float) { return BlockScale{s.scale, s.scale_inv}; });
-            state.record_amax(tensor_amax);
+            state.record_amax(q.tensor_amax());
             break;
         }
         case Fp8Recipe::Current:
@@ -79,7 +77,11 @@ QuantizedTensor OperandQuantizer::quantize_codes(const std::string& tensor, Tens
         AmaxTraceRecord r;
         r.step = step;
         r.tensor = tensor;
-        r.amax = tensor_amax;
+        // The blocks partition x, so their largest amax is x's, unless NVFP4 quantised a
+        // Hadamard transform of x.
+        const bool transformed = numerics_.scaling && numerics_.recipe == Fp8Recipe::Nvfp4 &&
+                                 numerics_.nvfp4.hadamard_wgrad && wgrad_operand && cols % 16 == 0;
+        r.amax = transformed ? amax(x) : q.tensor_amax();
         r.scale = scale_used;  // block recipes: 1, their scales live in the blocks
         fill_histogram(r, x);
         trace->records.push_back(std::move(r));

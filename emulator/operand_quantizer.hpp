@@ -28,9 +28,10 @@ public:
     // `wgrad_operand`: NVFP4 applies its random Hadamard transform (same seed for both
     // operands of a step, so their product is unchanged); other recipes ignore it.
     // `trace` receives the tensor's amax and scale (nullptr: not traced).
-    std::vector<float> quantize(const std::string& tensor, TensorRole role, std::span<const float> x,
-                                std::size_t rows, std::size_t cols, std::uint64_t step,
-                                AmaxTrace* trace, bool wgrad_operand = false);
+    // `out` (rows * cols elements) receives the dequantised values.
+    void quantize(const std::string& tensor, TensorRole role, std::span<const float> x,
+                  std::size_t rows, std::size_t cols, std::uint64_t step, AmaxTrace* trace,
+                  std::span<float> out, bool wgrad_operand = false);
 
     // The same cast with its codes and scales (quantize() is its dequantisation).
     QuantizedTensor quantize_codes(const std::string& tensor, TensorRole role, std::span<const float> x,

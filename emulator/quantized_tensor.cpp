@@ -54,51 +54,56 @@ QuantizedTensor quantize_blocks(std::span<const float> x, std::size_t rows, std:
     std::vector<float> row_amax(rows * grid_cols, 0.0f);
     parallel_for_chunks(rows, chunk_rows, [&](std::size_t, std::size_t r0, std::size_t r1) {
         for (std::size_t r = r0; r < r1; ++r)
+            detail::row_block_amax(x.data() + r * cols, cols, block.cols, row_amax.data() + r * grid_cols);
+    });
+    // 2. Each block's amax and scale; the scale rules are scalar, so blocks run in parallel.
+    std::vector<float> multiplier(q.block_count());
+    parallel_for_chunks(grid_rows, std::max<std::size_t>(1, 4096 / std::max<std::size_t>(grid_cols, 1)),
+                        [&](std::size_t, std::size_t br0, std::size_t br1) {
+        for (std::size_t br = br0; br < br1; ++br)
             for (std::size_t bc = 0; bc < grid_cols; ++bc) {
-                const std::size_t c0 = bc * block.cols, c1 = std::min(cols, c0 + block.cols);
                 float a = 0.0f;
-                for (std::size_t c = c0; c < c1; ++c) a = std::max(a, std::fabs(x[r * cols + c]));  // NaN: kept a
-                row_amax[r * grid_cols + bc] = a;
+                for (std::size_t r = br * block.rows; r < std::min(rows, (br + 1) * block.rows); ++r)
+                    a = std::max(a, row_amax[r * grid_cols + bc]);
+                const BlockScale s = scale_of(a);
+                const std::size_t b = br * grid_cols + bc;
+                q.block_amax[b] = a;
+                q.block_scale_inv[b] = s.scale_inv;
+                q.scale_codes[b] = s.code;
+                multiplier[b] = s.multiplier;
             }
     });
-    std::vector<detail::LoopParams> params(q.block_count());
-    for (std::size_t br = 0; br < grid_rows; ++br)
-        for (std::size_t bc = 0; bc < grid_cols; ++bc) {
-            float a = 0.0f;
-            for (std::size_t r = br * block.rows; r < std::min(rows, (br + 1) * block.rows); ++r)
-                a = std::max(a, row_amax[r * grid_cols + bc]);
-            const BlockScale s = scale_of(a);
-            const std::size_t b = br * grid_cols + bc;
-            q.block_amax[b] = a;
-            q.block_scale_inv[b] = s.scale_inv;
-            q.scale_codes[b] = s.code;
-            params[b] = detail::LoopParams{kernel, s.multiplier, options.seed, options.random_bits, 0};
-        }
-    // 2. The codes and the range counts, row segment by row segment.
+    // 3. The codes and the range counts of each row, block by block, in one pass.
+    const detail::LoopParams params{kernel, 1.0f, options.seed, options.random_bits, 0};
     std::vector<RangeCounts> partial(chunk_count(rows, chunk_rows));
     parallel_for_chunks(rows, chunk_rows, [&](std::size_t chunk, std::size_t r0, std::size_t r1) {
         RangeCounts& counts = partial[chunk];
-        for (std::size_t r = r0; r < r1; ++r)
-            for (std::size_t bc = 0; bc < grid_cols; ++bc) {
-                const std::size_t c0 = bc * block.cols, n = std::min(cols, c0 + block.cols) - c0;
-                detail::LoopParams p = params[(r / block.rows) * grid_cols + bc];
-                p.first_index = r * cols + c0;
-                detail::quantize_loop(options.rounding, x.data() + p.first_index, q.codes.data() + p.first_index, n,
-                                      p);
-                const detail::RangeTally t =
-                    detail::range_loop(options.rounding, x.data() + p.first_index, n, first_normal, p);
-                counts += RangeCounts{n, t.nan, t.inf, t.overflowed, t.flushed, t.subnormal};
-            }
+        for (std::size_t r = r0; r < r1; ++r) {
+            detail::LoopParams p = params;
+            p.first_index = r * cols;
+            const detail::RangeTally t = detail::quantize_row_blocks(
+                options.rounding, x.data() + r * cols, q.codes.data() + r * cols, cols, block.cols,
+                multiplier.data() + (r / block.rows) * grid_cols, first_normal, p);
+            counts += RangeCounts{cols, t.nan, t.inf, t.overflowed, t.flushed, t.subnormal};
+        }
     });
     for (const RangeCounts& c : partial) q.counts += c;
     return q;
 }
 
 std::vector<float> QuantizedTensor::dequantize() const {
+    std::vector<float> out(codes.size());
+    dequantize_into(out);
+    return out;
+}
+
+void QuantizedTensor::dequantize_into(std::span<float> out) const {
+    if (out.size() != codes.size())
+        throw std::invalid_argument("dequantize: " + std::to_string(codes.size()) + " codes into " +
+                                    std::to_string(out.size()) + " elements");
     float value[256];
     for (std::uint32_t c = 0; c < 256; ++c)
         value[c] = c < format->code_count() ? static_cast<float>(decode(*format, c)) : 0.0f;
-    std::vector<float> out(codes.size());
     const std::size_t grid_cols = block_grid_cols();
     const std::size_t chunk_rows = std::max<std::size_t>(1, (std::size_t(1) << 15) / std::max<std::size_t>(cols, 1));
     parallel_for_chunks(rows, chunk_rows, [&](std::size_t, std::size_t r0, std::size_t r1) {
@@ -109,7 +114,12 @@ std::vector<float> QuantizedTensor::dequantize() const {
                 for (std::size_t i = first; i < last; ++i) out[i] = value[codes[i]] * s;
             }
     });
-    return out;
+}
+
+float QuantizedTensor::tensor_amax() const {
+    float a = 0.0f;
+    for (float b : block_amax) a = std::max(a, b);  // block amaxes are never NaN
+    return a;
 }
 
 QuantizationStats quantization_stats(std::span<const float> x, const QuantizedTensor& q) {

@@ -42,6 +42,10 @@ struct QuantizedTensor {
 
     // value(code) * block_scale_inv, in float32.
     std::vector<float> dequantize() const;
+    // The same into out (rows * cols elements), so that a caller can reuse its buffer.
+    void dequantize_into(std::span<float> out) const;
+    // max |x| over the whole input (the largest block amax; 0 for an empty tensor).
+    float tensor_amax() const;
 };
 
 // What one quantisation did to a tensor (DESIGN.md and the labs' tables).
