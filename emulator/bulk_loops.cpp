@@ -3,16 +3,8 @@
 
 #include <bit>
 
+#include "emulator/cpu_clones.hpp"
 #include "emulator/stochastic_bits.hpp"
-
-// GCC clones each entry point per CPU level and dispatches through an ifunc; the
-// always-inline bodies below are compiled inside each clone, so each gets that ISA.
-#if defined(__x86_64__) && defined(__GNUC__) && !defined(__clang__)
-#define FP8LAB_CPU_CLONES __attribute__((target_clones("arch=x86-64-v4", "arch=x86-64-v3", "default")))
-#else
-#define FP8LAB_CPU_CLONES
-#endif
-#define FP8LAB_INLINE [[gnu::always_inline]] inline
 
 namespace fp8lab::emu::detail {
 namespace {
