@@ -110,6 +110,22 @@ void adamw(const AdamStep& a, float* w, float* m, float* v, const float* g, std:
     });
 }
 
+// dst = src^T in 32 x 32 tiles, bands of source rows in parallel: Eigen's assignment of a
+// transpose walks one side with a stride of a whole row (a cache miss per element).
+void transpose_into(const Matrix& src, Matrix& dst) {
+    const std::size_t rows = std::size_t(src.rows()), cols = std::size_t(src.cols());
+    dst.resize(src.cols(), src.rows());
+    constexpr std::size_t kTile = 32;
+    const float* in = src.data();
+    float* out = dst.data();
+    parallel_for_chunks(rows, 4 * kTile, [&](std::size_t, std::size_t r0, std::size_t r1) {
+        for (std::size_t c0 = 0; c0 < cols; c0 += kTile)
+            for (std::size_t rt = r0; rt < r1; rt += kTile)
+                for (std::size_t r = rt; r < std::min(r1, rt + kTile); ++r)
+                    for (std::size_t c = c0; c < std::min(cols, c0 + kTile); ++c) out[c * rows + r] = in[r * cols + c];
+    });
+}
+
 // No NaN or Inf among n floats. On the bits: Eigen's allFinite() tests x - x == 0 one
 // element at a time, which took 15% of a step at the notebook's size.
 bool all_finite(const float* x, std::size_t n) {
@@ -297,13 +313,13 @@ private:
             if (block_recipe() && n_.precision == Precision::Fp8) {
                 // NVFP4 rotates both wgrad operands with the same Hadamard transform
                 // along the tokens (when they come in groups of 16).
-                transposed_ = grad.transpose();
+                transpose_into(grad, transposed_);
                 operand(prefix + ".grad_output", TensorRole::GradOutput, transposed_, l, step, nullptr, g_t_, true);
-                transposed_ = inputs_[l].transpose();
+                transpose_into(inputs_[l], transposed_);
                 operand(prefix + ".input", TensorRole::Input, transposed_, l, step, nullptr, x_t_, true);
                 product(g_t_, x_t_.transpose(), layer.weight_grad);
                 if (l > 0) {
-                    transposed_ = layer.weight.transpose();
+                    transpose_into(layer.weight, transposed_);
                     operand(prefix + ".weight", TensorRole::Weight, transposed_, l, step, nullptr, w_t_);
                     product(g_q_, w_t_.transpose(), grad);
                 }
