@@ -5,6 +5,7 @@
 #include <chrono>
 #include <cmath>
 #include <cstdio>
+#include <map>
 #include <memory>
 #include <numeric>
 #include <string>
@@ -111,22 +112,47 @@ void bench_emulator(std::size_t elements, int reps) {
     }
 }
 
-void bench_trainer(int steps) {
+// The sizes bench trainer runs at: the labs' default experiment, or the course
+// notebook's MLP (768 -> 3072 -> 768, 32 tokens).
+enum class TrainerSize { Lab, Notebook };
+
+void bench_trainer(int steps, TrainerSize size, int reps) {
     emu::Experiment base;
     base.steps = steps;
-    std::printf("fp8lab bench trainer: CPU emulator, the labs' default experiment (%s), %d steps each, %d threads\n",
-                emu::describe(base).c_str(), steps, emu::max_threads());
+    if (size == TrainerSize::Notebook) {
+        base.model.input = base.model.output = 768;
+        base.model.hidden = 3072;
+        base.model.hidden_layers = 1;
+        base.tokens = 32;
+    }
+    // Start-up (initial weights, the teacher, the first batches) is not a step: the clock
+    // runs from the end of the warm-up steps to the last step.
+    const int warmup = std::min(steps - 1, std::max(1, base.task.batches));
+    std::printf("fp8lab bench trainer: CPU emulator, %s (%s), %d steps each (ms/step over the last %d), "
+                "median of %d runs, %d threads\n",
+                size == TrainerSize::Lab ? "the labs' default experiment" : "the notebook's MLP",
+                emu::describe(base).c_str(), steps, steps - warmup, reps, emu::max_threads());
     struct Row {
         std::string name;
-        double steps_per_second;
+        double ms_per_step;
         float final_loss;
     };
     std::vector<Row> rows;
     auto measure = [&](const std::string& name, const emu::Experiment& c) {
-        const auto start = Clock::now();
-        const emu::TrainerResult r = emu::train_mlp(c);
-        const double seconds = std::chrono::duration<double>(Clock::now() - start).count();
-        rows.push_back({name, steps / seconds, r.loss.back()});
+        std::vector<double> ms;
+        float loss = 0;
+        for (int r = 0; r < reps; ++r) {
+            Clock::time_point warm = Clock::now();
+            const emu::TrainerResult result = emu::train_mlp(c, [&](int step, float) {
+                if (step + 1 == warmup) warm = Clock::now();
+                return true;
+            });
+            ms.push_back(std::chrono::duration<double, std::milli>(Clock::now() - warm).count() /
+                         double(steps - warmup));
+            loss = result.loss.back();
+        }
+        std::sort(ms.begin(), ms.end());
+        rows.push_back({name, ms[ms.size() / 2], loss});
     };
     emu::Experiment c = base;
     c.numerics.precision = emu::Precision::Fp32;
@@ -134,18 +160,18 @@ void bench_trainer(int steps) {
     c.numerics.precision = emu::Precision::Bf16;
     measure("bf16 (operands rounded)", c);
     c.numerics.precision = emu::Precision::Fp8;
-    for (emu::Fp8Recipe r : {emu::Fp8Recipe::Delayed, emu::Fp8Recipe::Current, emu::Fp8Recipe::MxRceil,
-                             emu::Fp8Recipe::Blockwise, emu::Fp8Recipe::Nvfp4}) {
+    for (emu::Fp8Recipe r : {emu::Fp8Recipe::Delayed, emu::Fp8Recipe::Current, emu::Fp8Recipe::MxFloor,
+                             emu::Fp8Recipe::MxRceil, emu::Fp8Recipe::Blockwise, emu::Fp8Recipe::Nvfp4}) {
         c.numerics.recipe = r;
         c.numerics.formats = r == emu::Fp8Recipe::Blockwise ? emu::PerRole<const emu::Format*>{&emu::e4m3(), &emu::e4m3(), &emu::e4m3()}
                              : r == emu::Fp8Recipe::Nvfp4   ? emu::PerRole<const emu::Format*>{&emu::e2m1(), &emu::e2m1(), &emu::e2m1()}
                                                             : emu::Numerics{}.formats;
         measure("fp8 " + std::string(emu::fp8_recipe_name(r)) + " (emulated)", c);
     }
-    std::printf("%-28s %12s %14s %12s\n", "precision", "steps/s", "vs fp32", "final loss");
+    std::printf("%-28s %10s %10s %10s %12s\n", "precision", "ms/step", "steps/s", "vs fp32", "final loss");
     for (const Row& r : rows)
-        std::printf("%-28s %12.1f %13.2fx %12.6f\n", r.name.c_str(), r.steps_per_second,
-                    r.steps_per_second / rows[0].steps_per_second, r.final_loss);
+        std::printf("%-28s %10.2f %10.1f %9.2fx %12.6f\n", r.name.c_str(), r.ms_per_step, 1000.0 / r.ms_per_step,
+                    rows[0].ms_per_step / r.ms_per_step, r.final_loss);
     std::printf("Emulated FP8 shows accuracy, not speed: quantising every operand in software costs "
                 "time that real FP8 tensor cores save.\n");
 }
@@ -170,12 +196,24 @@ void add_bench_command(CLI::App& app, CommandStatus& status) {
         bench_emulator(args->elements, args->reps);
         status.exit_code = 0;
     });
-    auto steps = std::make_shared<int>(100);
+    struct TrainerArgs {
+        int steps = 100;
+        int reps = 3;
+        TrainerSize size = TrainerSize::Lab;
+    };
+    auto trainer_args = std::make_shared<TrainerArgs>();
     CLI::App* trainer = bench->add_subcommand(
-        "trainer", "CPU trainer steps/s in FP32, BF16 and FP8 emulation at the default lab size");
-    trainer->add_option("--steps", *steps, "Steps per precision")->capture_default_str()->check(integer_in({1, 100000}));
-    trainer->callback([steps, &status] {
-        bench_trainer(*steps);
+        "trainer", "CPU trainer ms per step in FP32, BF16 and every FP8 recipe (emulated), at the labs' size or the notebook's");
+    trainer->add_option("--steps", trainer_args->steps, "Steps per run (the first ones warm up, untimed)")
+        ->capture_default_str()->check(integer_in({2, 100000}));
+    trainer->add_option("--repeat", trainer_args->reps, "Runs per precision (median)")
+        ->capture_default_str()->check(integer_in({1, 100}));
+    trainer->add_option("--size", trainer_args->size, "lab (the labs' default experiment) or notebook (768-3072-768, 32 tokens)")
+        ->transform(CLI::CheckedTransformer(std::map<std::string, TrainerSize>{{"lab", TrainerSize::Lab},
+                                                                                {"notebook", TrainerSize::Notebook}}))
+        ->default_str("lab");
+    trainer->callback([trainer_args, &status] {
+        bench_trainer(trainer_args->steps, trainer_args->size, trainer_args->reps);
         status.exit_code = 0;
     });
     add_bench_gemm_command(*bench);
