@@ -33,9 +33,11 @@ struct Layer {
 
 constexpr float kGeluC = 0.7978845608028654f;  // sqrt(2/pi)
 
-float gelu(float z) { return 0.5f * z * (1.0f + std::tanh(kGeluC * (z + 0.044715f * z * z * z))); }
-float gelu_grad(float z) {
-    const float t = std::tanh(kGeluC * (z + 0.044715f * z * z * z));
+// GELU's tanh form. The backward pass reuses the forward's tanh of each element (the
+// same expression of the same input: the same bits), so it is evaluated once per step.
+float gelu_tanh(float z) { return std::tanh(kGeluC * (z + 0.044715f * z * z * z)); }
+float gelu(float z, float t) { return 0.5f * z * (1.0f + t); }
+float gelu_grad(float z, float t) {
     return 0.5f * (1.0f + t) + 0.5f * z * (1.0f - t * t) * kGeluC * (1.0f + 3.0f * 0.044715f * z * z);
 }
 
@@ -60,16 +62,29 @@ void product(const Lhs& lhs, const Rhs& rhs, Matrix& dst) {
     });
 }
 
-// out = f(x) element by element, in parallel chunks (each element on its own).
-template <class F>
-Matrix map_elements(const Matrix& x, F f) {
-    Matrix out(x.rows(), x.cols());
-    const float* in = x.data();
+// out = GELU(pre) and t = the tanh inside it, element by element in parallel chunks.
+void gelu_forward(const Matrix& pre, Matrix& out, Matrix& t) {
+    out.resize(pre.rows(), pre.cols());
+    t.resize(pre.rows(), pre.cols());
+    const float* z = pre.data();
     float* o = out.data();
-    parallel_for_chunks(std::size_t(x.size()), 1 << 14, [&](std::size_t, std::size_t begin, std::size_t end) {
-        for (std::size_t i = begin; i < end; ++i) o[i] = f(in[i]);
+    float* th = t.data();
+    parallel_for_chunks(std::size_t(pre.size()), 1 << 14, [&](std::size_t, std::size_t begin, std::size_t end) {
+        for (std::size_t i = begin; i < end; ++i) {
+            th[i] = gelu_tanh(z[i]);
+            o[i] = gelu(z[i], th[i]);
+        }
     });
-    return out;
+}
+
+// grad *= GELU'(pre), with the forward's tanh values t.
+void gelu_backward(const Matrix& pre, const Matrix& t, Matrix& grad) {
+    const float* z = pre.data();
+    const float* th = t.data();
+    float* g = grad.data();
+    parallel_for_chunks(std::size_t(grad.size()), 1 << 14, [&](std::size_t, std::size_t begin, std::size_t end) {
+        for (std::size_t i = begin; i < end; ++i) g[i] = g[i] * gelu_grad(z[i], th[i]);
+    });
 }
 
 struct AdamStep {
@@ -193,16 +208,14 @@ public:
 
     // What a GEMM sees of a rows x cols operand whose contraction runs along the columns,
     // into `out` (a buffer kept from step to step: its memory is reused, not faulted in).
-    void operand(const std::string& name, TensorRole role, const Matrix& x, std::size_t layer,
-                 std::uint64_t step, AmaxTrace* trace, Matrix& out, bool wgrad_operand = false) {
+    // FP32 operands are x itself (no copy): the result refers to x or to out.
+    const Matrix& operand(const std::string& name, TensorRole role, const Matrix& x, std::size_t layer,
+                          std::uint64_t step, AmaxTrace* trace, Matrix& out, bool wgrad_operand = false) {
         const std::span<const float> in(x.data(), std::size_t(x.size()));
         const bool edge = layer == 0 || layer + 1 == layers_.size();
         Precision p = n_.precision;
         if (p == Precision::Fp8 && n_.edge_layers_bf16 && edge) p = Precision::Bf16;
-        if (p == Precision::Fp32) {
-            out = x;
-            return;
-        }
+        if (p == Precision::Fp32) return x;
         out.resize(x.rows(), x.cols());
         const std::span<float> dst(out.data(), std::size_t(out.size()));
         if (p == Precision::Bf16)
@@ -210,6 +223,7 @@ public:
         else
             quantizer_.quantize(name, role, in, std::size_t(x.rows()), std::size_t(x.cols()), step, trace, dst,
                                 wgrad_operand);
+        return out;
     }
 
     // The batch of a step, generated once per distinct batch while they fit in memory
@@ -263,18 +277,25 @@ private:
         inputs_.resize(count);
         inputs_q_.resize(count);
         weights_q_.resize(count);
+        input_buffers_.resize(count);
+        weight_buffers_.resize(count);
         pre_.resize(count);
+        gelu_tanh_.resize(count);
 
         Matrix x = MatrixMap(batch.inputs.data(), m, c_.model.input);
         for (std::size_t l = 0; l < count; ++l) {
             const std::string prefix = "fc" + std::to_string(l + 1);
             inputs_[l] = x;
-            operand(prefix + ".input", TensorRole::Input, x, l, step, trace, inputs_q_[l]);
-            operand(prefix + ".weight", TensorRole::Weight, layers_[l].weight, l, step, trace, weights_q_[l]);
-            product(inputs_q_[l], weights_q_[l].transpose(), pre_[l]);
+            inputs_q_[l] = &operand(prefix + ".input", TensorRole::Input, inputs_[l], l, step, trace, input_buffers_[l]);
+            weights_q_[l] =
+                &operand(prefix + ".weight", TensorRole::Weight, layers_[l].weight, l, step, trace, weight_buffers_[l]);
+            product(*inputs_q_[l], weights_q_[l]->transpose(), pre_[l]);
             if (c_.model.biases) pre_[l].rowwise() += layers_[l].bias;
             if (quantised_operands()) store_in_bf16(pre_[l]);
-            x = l + 1 < count ? map_elements(pre_[l], gelu) : pre_[l];
+            if (l + 1 < count)
+                gelu_forward(pre_[l], x, gelu_tanh_[l]);
+            else
+                x = pre_[l];
         }
 
         // Loss and its gradient with respect to the output.
@@ -307,32 +328,36 @@ private:
         for (std::size_t l = count; l-- > 0;) {
             const std::string prefix = "fc" + std::to_string(l + 1);
             Layer& layer = layers_[l];
-            operand(prefix + ".grad_output", TensorRole::GradOutput, grad, l, step, trace, g_q_);
+            // A copy even in FP32: grad is overwritten by the dgrad below.
+            g_q_ = operand(prefix + ".grad_output", TensorRole::GradOutput, grad, l, step, trace, g_buffer_);
             // wgrad contracts over tokens, dgrad over outputs: block recipes need their
             // blocks along those dimensions, so they quantise the transposes anew.
             if (block_recipe() && n_.precision == Precision::Fp8) {
                 // NVFP4 rotates both wgrad operands with the same Hadamard transform
                 // along the tokens (when they come in groups of 16).
                 transpose_into(grad, transposed_);
-                operand(prefix + ".grad_output", TensorRole::GradOutput, transposed_, l, step, nullptr, g_t_, true);
-                transpose_into(inputs_[l], transposed_);
-                operand(prefix + ".input", TensorRole::Input, transposed_, l, step, nullptr, x_t_, true);
-                product(g_t_, x_t_.transpose(), layer.weight_grad);
+                const Matrix& g_t =
+                    operand(prefix + ".grad_output", TensorRole::GradOutput, transposed_, l, step, nullptr, g_t_, true);
+                transpose_into(inputs_[l], transposed_x_);
+                const Matrix& x_t =
+                    operand(prefix + ".input", TensorRole::Input, transposed_x_, l, step, nullptr, x_t_, true);
+                product(g_t, x_t.transpose(), layer.weight_grad);
                 if (l > 0) {
                     transpose_into(layer.weight, transposed_);
-                    operand(prefix + ".weight", TensorRole::Weight, transposed_, l, step, nullptr, w_t_);
-                    product(g_q_, w_t_.transpose(), grad);
+                    const Matrix& w_t =
+                        operand(prefix + ".weight", TensorRole::Weight, transposed_, l, step, nullptr, w_t_);
+                    product(g_q_, w_t.transpose(), grad);
                 }
             } else {
-                product(g_q_.transpose(), inputs_q_[l], layer.weight_grad);
-                if (l > 0) product(g_q_, weights_q_[l], grad);
+                product(g_q_.transpose(), *inputs_q_[l], layer.weight_grad);
+                if (l > 0) product(g_q_, *weights_q_[l], grad);
             }
             layer.bias_grad = Eigen::RowVectorXf::Zero(layer.bias.size());
             if (c_.model.biases)
                 for (int t = 0; t < m; ++t) layer.bias_grad += g_q_.row(t);  // fixed order
             if (l > 0) {
                 if (quantised_operands()) store_in_bf16(grad);  // dgrad's output, as the GPU stores it
-                grad = grad.cwiseProduct(map_elements(pre_[l - 1], gelu_grad));
+                gelu_backward(pre_[l - 1], gelu_tanh_[l - 1], grad);
             }
         }
         return loss;
@@ -417,8 +442,9 @@ private:
     std::vector<std::optional<Batch>> batches_;
     Batch uncached_batch_;
     // Per-step tensors, kept so that each step reuses the last one's memory.
-    std::vector<Matrix> inputs_, inputs_q_, weights_q_, pre_;
-    Matrix g_q_, g_t_, x_t_, w_t_, transposed_;
+    std::vector<Matrix> inputs_, input_buffers_, weight_buffers_, pre_, gelu_tanh_;
+    std::vector<const Matrix*> inputs_q_, weights_q_;  // the GEMMs' operands: a buffer, or FP32's own tensor
+    Matrix g_q_, g_buffer_, g_t_, x_t_, w_t_, transposed_, transposed_x_;
 };
 
 }  // namespace

@@ -27,6 +27,16 @@ ParameterSpec base(std::string name, std::string label, std::string help, Parame
 
 }  // namespace
 
+std::vector<std::string> format_choice_names(std::initializer_list<const emu::Format*> formats) {
+    std::vector<std::string> names;
+    for (const emu::Format* f : formats) names.emplace_back(f->name);
+    return names;
+}
+
+std::vector<std::string> element_format_names() {
+    return format_choice_names({&emu::e4m3(), &emu::e5m2(), &emu::e3m2(), &emu::e2m3(), &emu::e2m1()});
+}
+
 ParameterSpec choice(std::string name, std::string label, std::vector<std::string> choices,
                      std::string default_choice, std::string help) {
     ParameterSpec s = base(std::move(name), std::move(label), std::move(help), ParameterKind::Choice);

@@ -2,6 +2,7 @@
 #pragma once
 
 #include <cstdint>
+#include <initializer_list>
 #include <map>
 #include <stdexcept>
 #include <string>
@@ -9,6 +10,7 @@
 #include <vector>
 
 #include "emulator/enum_names.hpp"
+#include "emulator/format.hpp"
 
 namespace fp8lab::labs {
 
@@ -35,6 +37,11 @@ std::vector<std::string> enum_choice_names() {
     for (const EnumName<E>& n : enum_names<E>()) names.emplace_back(n.name);
     return names;
 }
+
+// A choice parameter's values: these formats' names, from the format table.
+std::vector<std::string> format_choice_names(std::initializer_list<const emu::Format*> formats);
+// The element formats of every recipe: E4M3, E5M2, E3M2, E2M3, E2M1.
+std::vector<std::string> element_format_names();
 
 ParameterSpec choice(std::string name, std::string label, std::vector<std::string> choices,
                      std::string default_choice, std::string help);

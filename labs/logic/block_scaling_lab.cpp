@@ -80,7 +80,7 @@ std::vector<RecipeResult> all_recipes(const std::vector<float>& x, const emu::Fo
 StepLogic recipes() {
     StepLogic s;
     s.id = "recipes";
-    s.parameters = {choice("mx_elements", "Element format", {"e4m3", "e5m2", "e3m2", "e2m3", "e2m1"}, "e2m1",
+    s.parameters = {choice("mx_elements", "Element format", element_format_names(), "e2m1",
                            "For per-tensor and MX: MXFP8 (e4m3, e5m2), MXFP6 (e3m2, e2m3) or MXFP4 (e2m1)"),
                     choice("training_recipe", "Recipe for training", enum_choice_names<emu::Fp8Recipe>(),
                            "mx-rceil", "Feeds the training panel")};
@@ -147,7 +147,7 @@ StepLogic recipes() {
 StepLogic floor_against_rceil() {
     StepLogic s;
     s.id = "floor-vs-rceil";
-    s.parameters = {choice("elements", "Element format", {"e4m3", "e5m2", "e3m2", "e2m3", "e2m1"}, "e4m3",
+    s.parameters = {choice("elements", "Element format", element_format_names(), "e4m3",
                            "The MX element format")};
     s.training_parameters = {"elements"};
     s.training_mapping = "Training runs MX with the floor rule (mx-floor) and this element format for every role; "

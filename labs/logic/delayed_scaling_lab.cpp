@@ -44,7 +44,7 @@ emu::DelayedScalingConfig delayed_config(const Parameters& p) {
 
 std::vector<ParameterSpec> delayed_parameters() {
     return {integer("history", "History length", 1, 128, 16, "How many past amaxes the scale looks at"),
-            choice("algorithm", "Amax algorithm", {"max", "most_recent"}, "max",
+            choice("algorithm", "Amax algorithm", enum_choice_names<emu::AmaxAlgorithm>(), "max",
                    "max: the largest amax in the history; most_recent: the last one"),
             integer("margin", "Margin", 0, 4, 0, "Headroom: the scale is divided by 2^margin")};
 }
@@ -113,7 +113,7 @@ StepLogic history_window() {
     StepLogic s;
     s.id = "history";
     s.parameters = delayed_parameters();
-    s.parameters.push_back(choice("format", "Format", {"e4m3", "e5m2"}, "e4m3", "The tensor's format"));
+    s.parameters.push_back(choice("format", "Format", format_choice_names({&emu::e4m3(), &emu::e5m2()}), "e4m3", "The tensor's format"));
     s.parameters.push_back(real("spike", "Spike factor", 1.0, 64.0, 8.0, true, "How much larger the spike (and the later jump) is"));
     s.training_parameters = {"history", "algorithm", "margin"};
     s.training_mapping = kMapping;
@@ -192,7 +192,7 @@ StepLogic trace_replay() {
     StepLogic s;
     s.id = "trace-replay";
     s.parameters = delayed_parameters();
-    s.parameters.push_back(choice("formats", "Formats", {"hybrid", "e4m3"}, "hybrid",
+    s.parameters.push_back(choice("formats", "Formats", enum_choice_names<emu::FormatRecipe>(), "hybrid",
                                   "hybrid: E5M2 for gradients; e4m3: E4M3 for every tensor"));
     s.parameters.push_back(choice("tensor", "Tensor to plot",
                                   {"fc1.input", "fc1.weight", "fc1.grad_output", "fc2.input", "fc2.weight",

@@ -189,7 +189,7 @@ std::vector<Column> evaluation_columns() {
 StepLogic weights_and_activations() {
     StepLogic s;
     s.id = "weights-and-activations";
-    s.parameters = {choice("format", "Format", {"e4m3", "e5m2", "e2m1"}, "e4m3", "For weights and activations"),
+    s.parameters = {choice("format", "Format", format_choice_names({&emu::e4m3(), &emu::e5m2(), &emu::e2m1()}), "e4m3", "For weights and activations"),
                     integer("calibration", "Calibration batches", 1, 64, 8, "Batches that set the static scales")};
     s.no_training_reason = "Inference settings: this step quantises an already trained model (trained in BF16 on "
                            "the CPU) for inference; none of its settings changes how a model trains.";
@@ -241,7 +241,7 @@ StepLogic weights_and_activations() {
 StepLogic calibration() {
     StepLogic s;
     s.id = "calibration";
-    s.parameters = {choice("format", "Format", {"e4m3", "e5m2", "e2m1"}, "e4m3", "For weights and activations"),
+    s.parameters = {choice("format", "Format", format_choice_names({&emu::e4m3(), &emu::e5m2(), &emu::e2m1()}), "e4m3", "For weights and activations"),
                     integer("shifted", "Shifted inputs at inference (%)", 0, 20, 2,
                             "Inputs several times larger than anything the calibration saw")};
     s.no_training_reason = "Inference settings: this step quantises an already trained model (trained in BF16 on "

@@ -33,7 +33,7 @@ constexpr RoundingMode kDeterministicModes[] = {RoundingMode::NearestEven, Round
 StepLogic modes() {
     StepLogic s;
     s.id = "modes";
-    s.parameters = {choice("format", "Format", {"e4m3", "e5m2", "e3m2", "e2m3", "e2m1"}, "e4m3", "The target format"),
+    s.parameters = {choice("format", "Format", element_format_names(), "e4m3", "The target format"),
                     real("x", "Value x", -400.0, 400.0, 1.0625, false, "The value to convert")};
     s.no_training_reason = "This step rounds one value every way; a training cast rounds to nearest-even or "
                            "stochastically (the stochastic-rounding step maps that).";
@@ -168,7 +168,7 @@ StepLogic stochastic() {
 StepLogic saturation() {
     StepLogic s;
     s.id = "saturation";
-    s.parameters = {choice("format", "Format", {"e4m3", "e5m2"}, "e4m3", "The target format"),
+    s.parameters = {choice("format", "Format", format_choice_names({&emu::e4m3(), &emu::e5m2()}), "e4m3", "The target format"),
                     choice("training_saturation", "Saturation for training", enum_choice_names<emu::Saturation>(), "finite", "Feeds the training panel: finite clips overflow, none lets it become Inf or NaN")};
     s.training_parameters = {"format", "training_saturation"};
     s.training_mapping = "The format is every training cast's element format; saturation none lets an overflow "
@@ -235,7 +235,7 @@ StepLogic saturation() {
 StepLogic double_rounding() {
     StepLogic s;
     s.id = "double-rounding";
-    s.parameters = {choice("format", "Format", {"e4m3", "e5m2", "e3m2", "e2m3", "e2m1"}, "e4m3", "The target format")};
+    s.parameters = {choice("format", "Format", element_format_names(), "e4m3", "The target format")};
     s.no_training_reason = "Double rounding is about float64 inputs; a training cast converts each float32 value "
                            "once.";
     s.run = [](const Parameters& p, RunContext&) {

@@ -36,7 +36,7 @@ StepLogic loss_curves() {
     s.backends = {Backend::Cpu, Backend::Gpu};
     s.parameters = {choice("recipe", "FP8 recipe", enum_choice_names<emu::Fp8Recipe>(),
                            "delayed", "The GPU runs delayed, current and blockwise; the CPU emulator all six"),
-                    choice("formats", "Formats", {"hybrid", "e4m3"}, "hybrid", "hybrid: E5M2 gradients"),
+                    choice("formats", "Formats", enum_choice_names<emu::FormatRecipe>(), "hybrid", "hybrid: E5M2 gradients"),
                     integer("history", "History length", 1, 1024, 16, "Delayed scaling's amax history"),
                     integer("steps", "Steps", 20, 1000, 200, "Training steps of each run")};
     s.training_parameters = {"recipe", "formats", "history", "steps"};

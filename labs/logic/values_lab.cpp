@@ -13,7 +13,7 @@ namespace {
 
 using emu::Format;
 
-const std::vector<std::string> kSmallFormats = {"e4m3", "e5m2", "e3m2", "e2m3", "e2m1"};
+const std::vector<std::string> kSmallFormats = element_format_names();
 
 StepLogic number_line() {
     StepLogic s;

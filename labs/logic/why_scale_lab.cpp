@@ -70,14 +70,14 @@ std::vector<Cell> census_row(std::string label, float scale, const QuantizationC
             c.rms_relative_error};
 }
 
-const std::vector<std::string> kFp8 = {"e4m3", "e5m2"};
+const std::vector<std::string> kFp8 = format_choice_names({&emu::e4m3(), &emu::e5m2()});
 
 
 StepLogic against_the_grid() {
     StepLogic s;
     s.id = "against-the-grid";
     s.parameters = {choice("tensor", "Tensor", {"weights", "activations", "gradients"}, "weights", "What to sample"),
-                    choice("format", "Format", {"e4m3", "e5m2", "e3m2", "e2m3", "e2m1"}, "e4m3", "The target format")};
+                    choice("format", "Format", element_format_names(), "e4m3", "The target format")};
     s.training_parameters = {"tensor", "format"};
     s.training_mapping = "The format is the training cast of the chosen tensor's role (weights: the weights, "
                          "activations: the layer inputs, gradients: the output gradients), with delayed scaling.";

@@ -123,7 +123,7 @@ std::vector<float> transposed(const std::vector<float>& x, std::size_t rows, std
 void check_operand(const emu::Numerics& n, emu::TensorRole role, const std::vector<float>& x, std::size_t rows,
                    std::size_t cols, bool wgrad, std::uint64_t step, const std::string& name) {
     emu::OperandQuantizer quantizer(n);
-    const std::vector<float> cpu = quantizer.quantize(name, role, x, rows, cols, step, nullptr, wgrad);
+    const std::vector<float> cpu = quantizer.quantize_codes(name, role, x, rows, cols, step, nullptr, wgrad).dequantize();
     const OperandCast c = gpu::detail::plan_operand_cast(n, role, false, wgrad, name.size());
     const std::vector<float> gpu = cast_like_the_kernel(c, n, x, rows, cols, step);
     INFO("recipe " << emu::fp8_recipe_name(n.recipe) << ", format " << n.formats.of(role)->name << ", role "
