@@ -37,6 +37,7 @@ inline constexpr IntegerBounds kSteps{1, 1000000};
 inline constexpr IntegerBounds kHistory{1, 65536};
 inline constexpr IntegerBounds kMargin{0, 64};  // 2^-64: far below any useful scale
 inline constexpr IntegerBounds kGrowthInterval{1, 1000000};
+inline constexpr IntegerBounds kCalibrationBatches{1, 1024};
 
 inline constexpr RealBounds kLearningRate{0, 10, true};
 inline constexpr RealBounds kBeta{0, 0.999999};

@@ -124,6 +124,10 @@ void validate(const Experiment& e) {
     check_float("numerics.loss_scaling.growth_factor", s.growth_factor, bounds::kGrowthFactor);
     check_float("numerics.loss_scaling.backoff_factor", s.backoff_factor, bounds::kBackoffFactor);
     check_range("numerics.loss_scaling.growth_interval", s.growth_interval, bounds::kGrowthInterval);
+    const InferenceSpec& i = e.inference;
+    if (!is_element_format(*i.format))
+        refuse("inference.format", "'" + std::string(i.format->name) + "' is not e4m3, e5m2, e3m2, e2m3 or e2m1");
+    check_range("inference.calibration_batches", i.calibration_batches, bounds::kCalibrationBatches);
 }
 
 std::string describe_numerics(const Experiment& e) {
@@ -152,12 +156,28 @@ std::string describe_numerics(const Experiment& e) {
     return text;
 }
 
+std::string describe_inference(const InferenceSpec& i) {
+    const std::string f(i.format->name);
+    std::string text = "inference with " +
+                       (i.weights == WeightQuantization::None    ? std::string("float32 weights")
+                        : i.weights == WeightQuantization::Nvfp4 ? std::string("NVFP4 weights")
+                                                                 : f + " weights " + std::string(enum_name(i.weights)));
+    if (i.activations == ActivationQuantization::None) return text + ", float32 activations";
+    text += ", " + f + " activations " + std::string(enum_name(i.activations));
+    if (i.activations == ActivationQuantization::Static)
+        text += " (" + std::to_string(i.calibration_batches) + " calibration batches)";
+    return text;
+}
+
 std::string describe(const Experiment& e) {
     std::string shape = std::to_string(e.model.input);
     for (int l = 0; l < e.model.hidden_layers; ++l) shape += "-" + std::to_string(e.model.hidden);
     shape += "-" + std::to_string(e.model.output);
-    return shape + (e.model.biases ? " with biases" : "") + ", " + std::string(task_kind_name(e.task.kind)) + ", " +
-           std::to_string(e.tokens) + " tokens, " + std::to_string(e.steps) + " steps, " + describe_numerics(e);
+    std::string text = shape + (e.model.biases ? " with biases" : "") + ", " + std::string(task_kind_name(e.task.kind)) +
+                       ", " + std::to_string(e.tokens) + " tokens, " + std::to_string(e.steps) + " steps, " +
+                       describe_numerics(e);
+    if (e.inference.enabled) text += "; then " + describe_inference(e.inference);
+    return text;
 }
 
 }  // namespace fp8lab::emu

@@ -9,6 +9,7 @@
 #include "emulator/delayed_scaling.hpp"
 #include "emulator/enum_names.hpp"
 #include "emulator/format.hpp"
+#include "emulator/inference_quantization.hpp"
 #include "emulator/loss_scaler.hpp"
 #include "emulator/rounding.hpp"
 
@@ -94,6 +95,7 @@ struct Experiment {
     std::uint64_t init_seed = 1;
     OptimizerSpec optimizer;
     Numerics numerics;
+    InferenceSpec inference;  // after training: the model quantised for inference, evaluated
 
     int linear_layers() const { return model.hidden_layers + 1; }
     bool operator==(const Experiment& other) const;
@@ -118,6 +120,9 @@ Experiment experiment_from_json(std::string_view text, std::string_view source);
 
 // One line for lists and legends: "768-3072-768, 32 tokens, FP8 delayed hybrid, ...".
 std::string describe(const Experiment& e);
+// The inference evaluation alone: "inference with e4m3 weights per-channel, e4m3
+// activations static (8 calibration batches)".
+std::string describe_inference(const InferenceSpec& inference);
 // The numerics alone: "FP8 delayed (E4M3/E4M3/E5M2), history 1024 max margin 0".
 std::string describe_numerics(const Experiment& e);
 

@@ -179,7 +179,12 @@ std::string to_json(const Experiment& e) {
     w.key("nvfp4").begin_object().key("weight_tiles").value(n.nvfp4.weight_tiles);
     w.key("stochastic_gradients").value(n.nvfp4.stochastic_gradients);
     w.key("hadamard_wgrad").value(n.nvfp4.hadamard_wgrad).end_object();
-    w.end_object().end_object();
+    w.end_object();
+    const InferenceSpec& i = e.inference;
+    w.key("inference").begin_object().key("enabled").value(i.enabled).key("format").value(i.format->name);
+    w.key("weights").value(enum_name(i.weights)).key("activations").value(enum_name(i.activations));
+    w.key("calibration_batches").value(i.calibration_batches).end_object();
+    w.end_object();
     return w.text() + "\n";
 }
 
@@ -250,6 +255,13 @@ Experiment experiment_from_json(std::string_view text, std::string_view source) 
             f.boolean("stochastic_gradients", n.nvfp4.stochastic_gradients);
             f.boolean("hadamard_wgrad", n.nvfp4.hadamard_wgrad);
         });
+    });
+    top.object("inference", [&](ObjectReader& r) {
+        r.boolean("enabled", e.inference.enabled);
+        r.format("format", e.inference.format);
+        r.choice("weights", e.inference.weights);
+        r.choice("activations", e.inference.activations);
+        r.integer("calibration_batches", e.inference.calibration_batches, bounds::kCalibrationBatches);
     });
     top.finish();
     try {

@@ -482,7 +482,9 @@ std::uint64_t cpu_training_bytes(const Experiment& e) {
 TrainerResult train_mlp(const Experiment& e, const TrainStepCallback& on_step, bool record_trace) {
     check_cpu_supports(e);
     Run run(e, record_trace);
-    return run.run(on_step);
+    TrainerResult result = run.run(on_step);
+    if (e.inference.enabled && !result.cancelled) result.inference = evaluate_inference(e, result.final_layers);
+    return result;
 }
 
 GradientSnapshot first_step_gradients(const Experiment& e) {

@@ -5,6 +5,7 @@
 #include <cstdint>
 #include <functional>
 #include <map>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -35,6 +36,7 @@ struct TrainerResult {
     std::vector<std::size_t> skipped_steps;   // overflowed steps, with loss scaling
     std::map<std::string, DelayedScalingState> scaling;  // per tensor, delayed scaling only
     std::vector<LayerWeights> final_layers;   // the parameters after the last step (inference labs)
+    std::optional<InferenceResult> inference;  // experiment.inference's evaluation, when enabled
     bool cancelled = false;
     double flushed_fraction() const {
         return gradient_elements ? double(gradients_flushed) / double(gradient_elements) : 0.0;

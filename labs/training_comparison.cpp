@@ -52,6 +52,34 @@ std::string label_of(const emu::Experiment& e) {
 
 std::string experiment_note(const emu::Experiment& e) { return "Experiment: " + emu::describe(e); }
 
+// Each trained model quantised for inference as the experiment says, on held-out data.
+void add_inference_table(StepOutput& out, const emu::Experiment& e, const emu::TrainerResult (&results)[2]) {
+    const bool classes = e.task.kind == emu::TaskKind::GaussianClusters;
+    std::vector<Column> columns = {{"trained in"},
+                                   {"loss, float32 inference", ColumnType::Number},
+                                   {"loss, quantised inference", ColumnType::Number},
+                                   {"output error vs float32", ColumnType::Number}};
+    if (classes) {
+        columns.push_back({"accuracy, float32", ColumnType::Number, "%"});
+        columns.push_back({"accuracy, quantised", ColumnType::Number, "%"});
+    }
+    const emu::InferenceResult& first = *results[0].inference;
+    Table t{"inference", "The trained models, " + emu::describe_inference(e.inference) + "; " +
+                             std::to_string(first.evaluated_rows) + " held-out rows",
+            columns, {}};
+    for (int run = 0; run < 2; ++run) {
+        const emu::InferenceResult& r = *results[run].inference;
+        std::vector<Cell> row = {std::string(run == 0 ? "BF16" : label_of(e)), r.reference_loss, r.quantized_loss,
+                                 r.output_error};
+        if (classes) {
+            row.push_back(r.reference_accuracy);
+            row.push_back(r.quantized_accuracy);
+        }
+        t.rows.push_back(std::move(row));
+    }
+    out.tables.push_back(std::move(t));
+}
+
 StepOutput run_on_cpu(const emu::Experiment& e, RunContext& context) {
     Curves c;
     const std::string label = label_of(e);
@@ -78,6 +106,7 @@ StepOutput run_on_cpu(const emu::Experiment& e, RunContext& context) {
     out.metrics.push_back({"FP8 gradient elements flushed to zero", 100 * results[1].flushed_fraction(), "%"});
     if (e.numerics.loss_scaling)
         out.metrics.push_back({"FP8 steps skipped by the loss scaler", double(results[1].skipped_steps.size()), ""});
+    if (results[0].inference && results[1].inference) add_inference_table(out, e, results);
     return out;
 }
 

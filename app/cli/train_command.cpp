@@ -101,6 +101,15 @@ int train_on_cpu(const emu::Experiment& e, const TrainArgs& args) {
         std::fprintf(stderr, "gradient elements flushed to zero: %.4f%%\n", 100 * r.flushed_fraction());
     if (!r.skipped_steps.empty())
         std::fprintf(stderr, "steps skipped by the loss scaler: %zu\n", r.skipped_steps.size());
+    if (r.inference) {
+        const emu::InferenceResult& i = *r.inference;
+        std::fprintf(stderr, "%s, %d held-out rows: loss %.6g in float32, %.6g quantised; output error %.4g\n",
+                     emu::describe_inference(e.inference).c_str(), i.evaluated_rows, i.reference_loss,
+                     i.quantized_loss, i.output_error);
+        if (e.task.kind == emu::TaskKind::GaussianClusters)
+            std::fprintf(stderr, "accuracy %.2f%% in float32, %.2f%% quantised (%.2f%% same predictions)\n",
+                         i.reference_accuracy, i.quantized_accuracy, i.agreement);
+    }
     if (!args.trace.empty()) {
         write_file_atomically(args.trace, trace_text(r.trace));
         std::fprintf(stderr, "amax trace: %s (%zu records)\n", args.trace.c_str(), r.trace.records.size());

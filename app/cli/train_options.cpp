@@ -91,6 +91,19 @@ void add_train_options(CLI::App& cmd, TrainArgs& a) {
     cmd.add_flag("--first-last-bf16", a.first_last_bf16, "Keep the first and last layer in BF16");
     cmd.add_flag("--loss-scaling", a.loss_scaling, "Dynamic loss scaling (GradScaler defaults)");
     cmd.add_option("--trace", a.trace, "Write the amax trace to this file");
+    cmd.add_option("--inference-format", a.inference_format,
+                   "After training, evaluate the model quantised for inference to this format (e4m3, e5m2, e3m2, e2m3 "
+                   "or e2m1) on held-out data");
+    cmd.add_option("--inference-weights", a.inference_weights,
+                   "Inference: " + enum_choices<emu::WeightQuantization>() + " (default " +
+                       std::string(enum_name(d.inference.weights)) + ")");
+    cmd.add_option("--inference-activations", a.inference_activations,
+                   "Inference: " + enum_choices<emu::ActivationQuantization>() + " (default " +
+                       std::string(enum_name(d.inference.activations)) + ")");
+    cmd.add_option("--calibration-batches", a.calibration_batches,
+                   "Inference: batches that set static activation scales (default " +
+                       std::to_string(d.inference.calibration_batches) + ")")
+        ->check(integer_in(emu::bounds::kCalibrationBatches));
 }
 
 emu::Experiment experiment_from_options(const TrainArgs& a) {
@@ -143,6 +156,21 @@ emu::Experiment experiment_from_options(const TrainArgs& a) {
     if (a.no_scaling) n.scaling = false;
     if (a.first_last_bf16) n.edge_layers_bf16 = true;
     if (a.loss_scaling) n.loss_scaling = true;
+    emu::InferenceSpec& inference = e.inference;
+    if (given(a, "--inference-format")) {
+        inference.enabled = true;
+        inference.format = element_format(a.inference_format, "--inference-format");
+    }
+    if (given(a, "--inference-weights"))
+        inference.weights = parse_option<emu::WeightQuantization>(a.inference_weights, "--inference-weights");
+    if (given(a, "--inference-activations"))
+        inference.activations =
+            parse_option<emu::ActivationQuantization>(a.inference_activations, "--inference-activations");
+    if (given(a, "--calibration-batches")) inference.calibration_batches = a.calibration_batches;
+    if (!inference.enabled && (given(a, "--inference-weights") || given(a, "--inference-activations") ||
+                               given(a, "--calibration-batches")))
+        throw UsageError("--inference-weights, --inference-activations and --calibration-batches need "
+                         "--inference-format (or an experiment file with inference enabled)");
     try {
         emu::validate(e);
     } catch (const std::invalid_argument& err) {
@@ -153,7 +181,8 @@ emu::Experiment experiment_from_options(const TrainArgs& a) {
             {"model.input", "--input"},     {"model.output", "--output"},
             {"task.batches", "--batches"},  {"numerics.delayed.history", "--history"},
             {"numerics.delayed.margin", "--margin"}, {"optimizer.learning_rate", "--lr"},
-            {"optimizer.weight_decay", "--weight-decay"}, {"optimizer.grad_clip", "--grad-clip"}};
+            {"optimizer.weight_decay", "--weight-decay"}, {"optimizer.grad_clip", "--grad-clip"},
+            {"inference.calibration_batches", "--calibration-batches"}};
         const std::string what = err.what();
         for (const auto& [field, option] : kOptionOf)
             if (what.rfind(std::string(field) + ":", 0) == 0 && given(a, option))

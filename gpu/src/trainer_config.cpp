@@ -80,6 +80,9 @@ GpuTrainConfig gpu_config(const emu::Experiment& e) {
         refuse("task.kind", "the GPU trainer has the mean squared error only (teacher regression)");
     if (e.optimizer.grad_clip > 0) refuse("optimizer.grad_clip", "the GPU trainer does not clip gradients");
     if (n.precision == emu::Precision::Fp32) refuse("numerics.precision", "the GPU trains BF16 or FP8, not FP32");
+    if (e.inference.enabled)
+        refuse("inference.enabled", "the quantised model's evaluation runs on the CPU emulator; on the GPU lab 9's "
+                                    "serving-speed step times FP8 inference");
     const bool native = detail::native_path_can_run(n);
     if (!native && n.fast_accumulation.any())
         refuse("numerics.fast_accumulation",

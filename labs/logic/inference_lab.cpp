@@ -11,6 +11,7 @@
 #include "emulator/bulk.hpp"
 #include "emulator/convert.hpp"
 #include "emulator/current_scaling.hpp"
+#include "emulator/inference_quantization.hpp"
 #include "emulator/mlp_trainer.hpp"
 #include "emulator/training_task.hpp"
 #include "labs/asset_files.hpp"
@@ -23,7 +24,6 @@ namespace {
 
 constexpr int kBatchRows = 256, kEvalBatches = 8;
 constexpr float kShiftFactor = 3.0f;  // how much larger the shifted inputs are
-constexpr float kGeluC = 0.7978845608028654f;
 
 // A classifier of Gaussian clusters: 64 -> 128 -> 128 -> 16 with biases, trained in FP32.
 emu::Experiment model_config() {
@@ -44,16 +44,9 @@ const std::vector<emu::LayerWeights>& trained_model() {
     return layers;
 }
 
-// x -> value(cvt(x * scale)) / scale, in float32 as a cast kernel computes it.
-void fake_quantize(std::span<float> x, const emu::Format& f, float scale) {
-    std::vector<float> scaled(x.size());
-    for (std::size_t i = 0; i < x.size(); ++i) scaled[i] = x[i] * scale;
-    emu::round_span(f, scaled, x);
-    for (float& v : x) v /= scale;
-}
-
-enum class WeightScaling { None, PerTensor, PerChannel, Nvfp4 };
-enum class ActivationScaling { None, Static, Dynamic };
+using emu::fake_quantize;
+using WeightScaling = emu::WeightQuantization;
+using ActivationScaling = emu::ActivationQuantization;
 
 struct Variant {
     std::string name, short_name;  // the table's and the bar chart's
@@ -62,42 +55,24 @@ struct Variant {
 };
 
 std::vector<emu::LayerWeights> quantize_weights(const emu::Format& f, WeightScaling how) {
-    std::vector<emu::LayerWeights> layers = trained_model();
-    for (emu::LayerWeights& l : layers) {
-        std::span<float> w(l.weight);
-        if (how == WeightScaling::PerTensor) fake_quantize(w, f, emu::current_scale(emu::amax(w), f).scale);
-        if (how == WeightScaling::PerChannel)
-            for (int r = 0; r < l.outputs; ++r) {
-                std::span<float> row = w.subspan(std::size_t(r) * l.inputs, std::size_t(l.inputs));
-                fake_quantize(row, f, emu::current_scale(emu::amax(row), f).scale);
-            }
-        if (how == WeightScaling::Nvfp4) l.weight = emu::quantize_nvfp4(w, std::size_t(l.outputs), std::size_t(l.inputs)).dequantize();
-    }
-    return layers;
+    return emu::quantize_weights(trained_model(), f, how);
 }
 
-// Forward pass in float32. `how` says whether layer l's input is quantised to `f` first:
-// with static_scales[l], with the scale of its own amax, or not at all (then `f` is unused).
 std::vector<float> forward(const std::vector<emu::LayerWeights>& layers, std::vector<float> x, int rows,
                            const emu::Format& f, ActivationScaling how, const std::vector<float>& static_scales,
                            std::vector<float>* observed_amax = nullptr) {
-    for (std::size_t l = 0; l < layers.size(); ++l) {
-        const emu::LayerWeights& L = layers[l];
-        if (observed_amax) (*observed_amax)[l] = std::max((*observed_amax)[l], emu::amax(x));
-        if (how == ActivationScaling::Static) fake_quantize(x, f, static_scales[l]);
-        if (how == ActivationScaling::Dynamic) fake_quantize(x, f, emu::current_scale(emu::amax(x), f).scale);
-        std::vector<float> y(std::size_t(rows) * L.outputs);
-        for (int r = 0; r < rows; ++r)
-            for (int o = 0; o < L.outputs; ++o) {
-                float acc = L.bias[std::size_t(o)];
-                for (int i = 0; i < L.inputs; ++i)
-                    acc += x[std::size_t(r) * L.inputs + i] * L.weight[std::size_t(o) * L.inputs + i];
-                if (l + 1 < layers.size()) acc = 0.5f * acc * (1.0f + std::tanh(kGeluC * (acc + 0.044715f * acc * acc * acc)));
-                y[std::size_t(r) * L.outputs + o] = acc;
-            }
-        x = std::move(y);
-    }
-    return x;
+    return emu::quantized_forward(layers, std::move(x), rows, f, how, static_scales, observed_amax);
+}
+
+// Lab 9's experiment: its model trained as the training panel trains it, then quantised
+// for inference with the step's format, weights per channel and static activation scales.
+void map_inference(emu::Experiment& e, const emu::Format& f, int calibration_batches) {
+    e = model_config();
+    e.inference.enabled = true;
+    e.inference.format = &f;
+    e.inference.weights = emu::WeightQuantization::PerChannel;
+    e.inference.activations = emu::ActivationQuantization::Static;
+    e.inference.calibration_batches = calibration_batches;
 }
 
 // The amax each layer's input reaches on each calibration batch, [batch][layer]: measured
@@ -191,8 +166,13 @@ StepLogic weights_and_activations() {
     s.id = "weights-and-activations";
     s.parameters = {choice("format", "Format", format_choice_names({&emu::e4m3(), &emu::e5m2(), &emu::e2m1()}), "e4m3", "For weights and activations"),
                     integer("calibration", "Calibration batches", 1, 64, 8, "Batches that set the static scales")};
-    s.no_training_reason = "Inference settings: this step quantises an already trained model (trained in BF16 on "
-                           "the CPU) for inference; none of its settings changes how a model trains.";
+    s.training_parameters = {"format", "calibration"};
+    s.training_mapping = "Training runs this lab's classifier (64-128-128-16 with biases, Gaussian clusters); the "
+                         "trained model is then quantised for inference in the format, weights per channel and "
+                         "activations with static scales from the calibration batches, and evaluated on held-out data.";
+    s.training = [](const Parameters& p, emu::Experiment& e) {
+        map_inference(e, emu::format_by_name(p.choice("format")), int(p.integer("calibration")));
+    };
     s.run = [](const Parameters& p, RunContext&) {
         const emu::Format& f = emu::format_by_name(p.choice("format"));
         const int batches = int(p.integer("calibration"));
@@ -244,8 +224,13 @@ StepLogic calibration() {
     s.parameters = {choice("format", "Format", format_choice_names({&emu::e4m3(), &emu::e5m2(), &emu::e2m1()}), "e4m3", "For weights and activations"),
                     integer("shifted", "Shifted inputs at inference (%)", 0, 20, 2,
                             "Inputs several times larger than anything the calibration saw")};
-    s.no_training_reason = "Inference settings: this step quantises an already trained model (trained in BF16 on "
-                           "the CPU) for inference; none of its settings changes how a model trains.";
+    s.training_parameters = {"format"};
+    s.training_mapping = "Training runs this lab's classifier; the trained model is then quantised for inference in "
+                         "the format (weights per channel, static activation scales from 8 calibration batches) and "
+                         "evaluated on held-out data. The shift is this step's own test and is not mapped.";
+    s.training = [](const Parameters& p, emu::Experiment& e) {
+        map_inference(e, emu::format_by_name(p.choice("format")), 8);
+    };
     s.run = [](const Parameters& p, RunContext& ctx) {
         const emu::Format& f = emu::format_by_name(p.choice("format"));
         const double shifted = double(p.integer("shifted")) / 100;
@@ -297,8 +282,8 @@ StepLogic calibration() {
 StepLogic kv_cache() {
     StepLogic s;
     s.id = "kv-cache";
-    s.no_training_reason = "Inference settings: this step quantises an already trained model (trained in BF16 on "
-                           "the CPU) for inference; none of its settings changes how a model trains.";
+    s.no_training_reason = "This step quantises a cache of attention keys, which the lab's MLP does not have; it "
+                           "has no setting a training run could take.";
     s.run = [](const Parameters&, RunContext& ctx) {
         const int tokens = 256, dim = 64, queries = 16;
         const std::vector<int> outlier_channels = {3, 17, 42};

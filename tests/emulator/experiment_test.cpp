@@ -43,6 +43,8 @@ TEST_CASE("every enum's name table round-trips") {
     check_table_round_trips<FormatRecipe>();
     check_table_round_trips<RoundingMode>();
     check_table_round_trips<Saturation>();
+    check_table_round_trips<WeightQuantization>();
+    check_table_round_trips<ActivationQuantization>();
     CHECK(enum_choices<Precision>() == "fp32, bf16 or fp8");
 }
 
@@ -67,6 +69,7 @@ TEST_CASE("an experiment round-trips through JSON, every field") {
     e.numerics.loss_scaling = true;
     e.numerics.loss_scaler = {1024.0f, 4.0f, 0.25f, 17};
     e.numerics.nvfp4 = {false, true, false};
+    e.inference = {true, &e2m3(), WeightQuantization::Nvfp4, ActivationQuantization::PerToken, 33};
     const std::string text = to_json(e);
     CHECK(text.find("\"init_seed\":9223372036854775808") != std::string::npos);
     const Experiment back = experiment_from_json(text, "memory");
@@ -74,6 +77,8 @@ TEST_CASE("an experiment round-trips through JSON, every field") {
     CHECK(back.numerics.formats.weight == &e2m3());
     CHECK(back.optimizer.learning_rate == 3e-4f);
     CHECK(back.task.seed == 18446744073709551615ull);
+    CHECK(back.inference.format == &e2m3());
+    CHECK(back.inference.calibration_batches == 33);
     // Missing fields keep their defaults.
     CHECK(experiment_from_json("{\"fp8lab_experiment\": 1}", "min") == Experiment{});
 }
@@ -99,6 +104,12 @@ TEST_CASE("bad experiment files are refused with file:line and the field") {
     CHECK(refusal("{\"fp8lab_experiment\": 1} x").find("after the JSON value") != std::string::npos);
     CHECK(refusal("{\"fp8lab_experiment\": 1, \"steps\": 1, \"steps\": 2}").find("appears twice") != std::string::npos);
     CHECK(refusal(std::string(100, '[')).find("nesting deeper") != std::string::npos);
+    CHECK(refusal("{\"fp8lab_experiment\": 1, \"inference\": {\"weights\": \"per-row\"}}")
+              .find("inference.weights: 'per-row' is not none, per-tensor, per-channel or nvfp4") != std::string::npos);
+    CHECK(refusal("{\"fp8lab_experiment\": 1, \"inference\": {\"calibration_batches\": 0}}")
+              .find("inference.calibration_batches") != std::string::npos);
+    CHECK(refusal("{\"fp8lab_experiment\": 1, \"inference\": {\"format\": \"bf16\"}}")
+              .find("inference.format: 'bf16' is not e4m3") != std::string::npos);
 }
 
 TEST_CASE("validate names the field and describe names every choice") {

@@ -6,6 +6,7 @@
 #include <sstream>
 
 #include "emulator/amax_trace.hpp"
+#include "emulator/inference_quantization.hpp"
 #include "emulator/mlp_trainer.hpp"
 #include "emulator/parallel.hpp"
 
@@ -298,4 +299,42 @@ TEST_CASE("a malformed trace is refused naming the line") {
     CHECK_THROWS_WITH(read_amax_trace(v1, "old"), doctest::Contains("old:1: a v1 trace carries no record count"));
     std::stringstream not_trace("hello\n");
     CHECK_THROWS_WITH(read_amax_trace(not_trace, "x"), doctest::Contains("x:1: not an fp8lab amax trace"));
+}
+
+TEST_CASE("the trained model quantised for inference: exact without quantisation, coarser formats err more") {
+    Experiment e;
+    e.model = {32, 64, 1, 8, true};
+    e.task = {TaskKind::GaussianClusters, 3, 8};
+    e.tokens = 64;
+    e.steps = 30;
+    e.numerics.precision = Precision::Fp32;
+    e.inference.enabled = true;
+    const TrainerResult trained = train_mlp(e);
+    REQUIRE(trained.inference);
+    CHECK(trained.inference->evaluated_rows == 8 * 64);
+
+    Experiment none = e;
+    none.inference.weights = WeightQuantization::None;
+    none.inference.activations = ActivationQuantization::None;
+    const InferenceResult exact = evaluate_inference(none, trained.final_layers);
+    CHECK(exact.output_error == 0.0);
+    CHECK(exact.quantized_loss == exact.reference_loss);
+    CHECK(exact.agreement == 100.0);
+
+    const InferenceResult e4m3_static = evaluate_inference(e, trained.final_layers);
+    Experiment fp4 = e;
+    fp4.inference.format = &e2m1();
+    const InferenceResult e2m1_static = evaluate_inference(fp4, trained.final_layers);
+    CHECK(e4m3_static.output_error > 0.0);
+    CHECK(e4m3_static.output_error < 0.1);
+    CHECK(e2m1_static.output_error > 2 * e4m3_static.output_error);
+    CHECK(e4m3_static.reference_loss == exact.reference_loss);
+    // Each granularity is a different computation.
+    for (ActivationQuantization a : {ActivationQuantization::Dynamic, ActivationQuantization::PerToken}) {
+        Experiment other = e;
+        other.inference.activations = a;
+        CHECK(evaluate_inference(other, trained.final_layers).output_error != e4m3_static.output_error);
+    }
+    // A cancelled run evaluates nothing.
+    CHECK_FALSE(train_mlp(e, [](int, float) { return false; }).inference);
 }
