@@ -15,6 +15,7 @@
 #include "emulator/block_recipes.hpp"
 #include "emulator/convert.hpp"
 #include "emulator/delayed_scaling.hpp"
+#include "emulator/experiment.hpp"
 
 namespace fp8lab::cli {
 namespace {
@@ -109,25 +110,34 @@ void add_quantize_command(CLI::App& app, CommandStatus& status) {
         std::vector<float> x;
         for (const auto& v : values) x.push_back(static_cast<float>(v.value));
         const std::size_t n = x.size();
+        const std::optional<emu::Fp8Recipe> recipe = parse_enum<emu::Fp8Recipe>(args->recipe);
+        if (!recipe || *recipe == emu::Fp8Recipe::Delayed)
+            throw UsageError("--recipe: " + emu::quoted_input(args->recipe) +
+                             (recipe ? " needs a history of steps (use 'fp8lab scaling delayed')" : " is not a recipe") +
+                             "; quantize takes current, mx-floor, mx-rceil, blockwise or nvfp4");
         emu::QuantizedTensor q;
-        if (args->recipe == "current") {
+        switch (*recipe) {
+        case emu::Fp8Recipe::Delayed:
+        case emu::Fp8Recipe::Current:
             check_block(0);
             q = emu::quantize_per_tensor(x, 1, n, f);
-        } else if (args->recipe == "mx-floor" || args->recipe == "mx-rceil") {
+            break;
+        case emu::Fp8Recipe::MxFloor:
+        case emu::Fp8Recipe::MxRceil:
             check_block(32);
-            q = emu::quantize_mx(x, 1, n, f, args->recipe == "mx-floor" ? emu::MxScaleRule::OcpFloor
-                                                                         : emu::MxScaleRule::Rceil);
-        } else if (args->recipe == "blockwise") {
+            q = emu::quantize_mx(x, 1, n, f,
+                                 *recipe == emu::Fp8Recipe::MxFloor ? emu::MxScaleRule::OcpFloor : emu::MxScaleRule::Rceil);
+            break;
+        case emu::Fp8Recipe::Blockwise:
             need(emu::e4m3());
             check_block(128);
             q = emu::quantize_blockwise(x, 1, n, {1, 128});
-        } else if (args->recipe == "nvfp4") {
+            break;
+        case emu::Fp8Recipe::Nvfp4:
             need(emu::e2m1());
             check_block(16);
             q = emu::quantize_nvfp4(x, 1, n);
-        } else {
-            throw UsageError("--recipe: unknown recipe '" + args->recipe +
-                             "' (current, mx-floor, mx-rceil, blockwise, nvfp4)");
+            break;
         }
         const std::vector<float> back = q.dequantize();
         std::printf("# element\tindex\tinput\tcode\tvalue\tblock\n");
@@ -139,7 +149,7 @@ void add_quantize_command(CLI::App& app, CommandStatus& status) {
             std::printf("block\t%zu\t%s\t%s\t%s\t%s\n", b, decimal_float(q.block_amax[b]).c_str(),
                         q.scale_format ? hex_code(*q.scale_format, q.scale_codes[b]).c_str() : "-",
                         hex_float(q.block_scale_inv[b]).c_str(), decimal_float(q.block_scale_inv[b]).c_str());
-        if (args->recipe == "nvfp4")
+        if (*recipe == emu::Fp8Recipe::Nvfp4)
             std::printf("tensor\tscale_inv\t%s\t%s\n", hex_float(q.tensor_scale_inv).c_str(),
                         decimal_float(q.tensor_scale_inv).c_str());
         status.exit_code = 0;
