@@ -6,14 +6,17 @@ cd "$(dirname "$0")"
 
 # Compiler and build tools; header-only libraries; Cairo and a font for figure export;
 # xmllint, with which the tests check every SVG; the desktop app (GLFW, OpenGL, Dear ImGui,
-# md4c, FreeType); Mesa's software OpenGL and Xvfb, in which the tests open a real window.
+# md4c, FreeType); Mesa's software OpenGL and Xvfb, in which the tests open a real window;
+# pybind11, Python's headers and NumPy for the Python module (built for /usr/bin/python3).
 packages=(build-essential cmake ninja-build pkg-config libcli11-dev doctest-dev libeigen3-dev
           libcairo2-dev fonts-dejavu-core libxml2-utils
           libglfw3-dev libgl-dev libimgui-dev libmd4c-dev libfreetype-dev
-          libgl1-mesa-dri libglx-mesa0 xvfb xauth)
+          libgl1-mesa-dri libglx-mesa0 xvfb xauth
+          pybind11-dev python3-dev python3-numpy)
 
-# The checking stages of the test command: clang for libFuzzer, with its runtime.
-test_packages=(clang libclang-rt-14-dev)
+# The checking stages of the test command: clang for libFuzzer, with its runtime; pytest
+# for the Python module's tests.
+test_packages=(clang libclang-rt-14-dev python3-pytest)
 
 install_packages() {
   local missing=()

@@ -89,7 +89,13 @@ public:
             ++failures_;
             return;
         }
-        writer_.write(token, emu::encode(format_, *value, options_, index_++));
+        // A value read as float32 converts as a float32 does (CUDA's float32 NaN rule differs
+        // from its float64 one: 0x7F in E5M2 whatever the sign).
+        const std::uint32_t code = precision_ == InputPrecision::Float32
+                                       ? emu::encode(format_, static_cast<float>(*value), options_, index_)
+                                       : emu::encode(format_, *value, options_, index_);
+        ++index_;
+        writer_.write(token, code);
     }
 
     void convert_stream(std::FILE* in) {

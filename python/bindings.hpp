@@ -1,0 +1,38 @@
+// What the Python module's binding files share: argument parsing with errors that name
+// the argument, and NumPy arrays in C order.
+#pragma once
+
+#include <pybind11/numpy.h>
+#include <pybind11/pybind11.h>
+
+#include <string>
+
+#include "emulator/format.hpp"
+#include "emulator/rounding.hpp"
+
+namespace fp8lab::python {
+
+namespace py = pybind11;
+
+// A format from fp8lab's name ("e4m3") or ml_dtypes' ("float8_e4m3fn"); a Format object
+// passes through. ValueError naming `argument` otherwise.
+const emu::Format& format_argument(const py::object& fmt, const char* argument);
+
+// ml_dtypes' name of a format, or "" where ml_dtypes has none.
+std::string ml_dtypes_name(const emu::Format& f);
+
+// Rounding, saturation ("finite"/"none" or True/False), seed and random bits as options.
+emu::ConvertOptions convert_options(const std::string& rounding, const py::object& saturate, std::uint64_t seed,
+                                    int random_bits);
+
+// x as a C-ordered float32 or float64 array (a copy only when x is not C-ordered);
+// ValueError naming `argument` for other dtypes.
+py::array float_array(const py::object& x, const char* argument);
+// numpy.asarray(x): NumPy scalars, 0-d arrays, lists and Python numbers as arrays.
+py::array as_array(const py::object& x);
+
+void add_formats(py::module_& m);
+void add_recipes(py::module_& m);
+void add_training(py::module_& m);
+
+}  // namespace fp8lab::python

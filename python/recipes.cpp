@@ -1,0 +1,167 @@
+// Scaling recipes for NumPy: current scaling, a DelayedScaling object, and quantize() for
+// the per-tensor and block recipes (codes, scales and the dequantised array).
+#include <pybind11/stl.h>
+
+#include <numeric>
+
+#include "emulator/block_recipes.hpp"
+#include "emulator/current_scaling.hpp"
+#include "emulator/delayed_scaling.hpp"
+#include "emulator/experiment.hpp"
+#include "emulator/quoted_input.hpp"
+#include "python/bindings.hpp"
+
+namespace fp8lab::python {
+namespace {
+
+template <class T>
+py::array_t<T> array_of(const std::vector<T>& v, std::vector<py::ssize_t> shape) {
+    py::array_t<T> a(shape);
+    std::copy(v.begin(), v.end(), a.mutable_data());
+    return a;
+}
+
+emu::BlockShape block_argument(const py::object& block, emu::BlockShape fallback) {
+    if (block.is_none()) return fallback;
+    if (py::isinstance<py::int_>(block)) {
+        const long long cols = block.cast<long long>();
+        if (cols < 1) throw py::value_error("block: must be at least 1, not " + std::to_string(cols));
+        return {1, std::size_t(cols)};
+    }
+    try {
+        const auto [rows, cols] = block.cast<std::pair<long long, long long>>();
+        if (rows < 1 || cols < 1) throw py::value_error("block: both sides must be at least 1");
+        return {std::size_t(rows), std::size_t(cols)};
+    } catch (const py::cast_error&) {
+        throw py::value_error("block: must be a number of columns or a (rows, cols) pair");
+    }
+}
+
+py::dict quantize(const py::object& x_object, const std::string& recipe_name, const py::object& fmt, const py::object& block,
+                  bool power_of_two, const std::string& rounding, const py::object& saturate, std::uint64_t seed,
+                  bool weight_tiles, bool stochastic, bool hadamard, std::uint64_t hadamard_seed) {
+    const std::optional<emu::Fp8Recipe> recipe = parse_enum<emu::Fp8Recipe>(recipe_name);
+    if (!recipe)
+        throw py::value_error("recipe: " + emu::quoted_input(recipe_name) + " is not current, mx-floor, mx-rceil, "
+                              "blockwise or nvfp4");
+    if (*recipe == emu::Fp8Recipe::Delayed)
+        throw py::value_error("recipe: delayed scaling keeps state across steps: use fp8lab.DelayedScaling for the "
+                              "scale and encode(x * scale, fmt)");
+    const py::array x_in = as_array(x_object);
+    if (!x_in.dtype().is(py::dtype::of<float>()))
+        throw py::value_error("x: the recipes compute in float32 (as a GPU does); pass x.astype(numpy.float32), not " +
+                              std::string(py::str(x_in.dtype())));
+    const py::array_t<float, py::array::c_style> x = py::array_t<float, py::array::c_style>::ensure(x_in);
+    // Blocks run along the last axis (a GEMM's contraction); the others are rows.
+    const std::size_t cols = x.ndim() == 0 ? 1 : std::size_t(x.shape(x.ndim() - 1));
+    const std::size_t rows = cols == 0 ? 0 : std::size_t(x.size()) / cols;
+    const std::span<const float> values(x.data(), std::size_t(x.size()));
+    const emu::ConvertOptions options = convert_options(rounding, saturate, seed, 32);
+    const emu::Format& f = format_argument(fmt, "fmt");
+    emu::QuantizedTensor q;
+    {
+        py::gil_scoped_release release;
+        switch (*recipe) {
+        case emu::Fp8Recipe::Delayed:
+        case emu::Fp8Recipe::Current:
+            q = emu::quantize_per_tensor(values, rows, cols, f, power_of_two, options);
+            break;
+        case emu::Fp8Recipe::MxFloor:
+        case emu::Fp8Recipe::MxRceil: {
+            const emu::BlockShape b = block_argument(block, {1, 32});
+            if (b.rows != 1) throw std::invalid_argument("block: MX blocks are one row of columns");
+            q = emu::quantize_mx(values, rows, cols, f,
+                                 *recipe == emu::Fp8Recipe::MxFloor ? emu::MxScaleRule::OcpFloor : emu::MxScaleRule::Rceil,
+                                 b.cols, options);
+            break;
+        }
+        case emu::Fp8Recipe::Blockwise:
+            if (&f != &emu::e4m3()) throw std::invalid_argument("fmt: blockwise FP8 is E4M3, not " + std::string(f.name));
+            q = emu::quantize_blockwise(values, rows, cols, block_argument(block, {1, 128}), options);
+            break;
+        case emu::Fp8Recipe::Nvfp4:
+            if (&f != &emu::e2m1()) throw std::invalid_argument("fmt: NVFP4 elements are E2M1, not " + std::string(f.name));
+            if (!block.is_none()) throw std::invalid_argument("block: NVFP4's blocks are 1 x 16 (weight_tiles: 16 x 16)");
+            if (hadamard && cols % 16 != 0)
+                throw std::invalid_argument("hadamard: the transform needs the last axis in groups of 16");
+            q = emu::quantize_nvfp4(values, rows, cols,
+                                    {weight_tiles, stochastic, seed, 32, hadamard, hadamard_seed});
+            break;
+        }
+    }
+    const std::vector<py::ssize_t> shape(x.shape(), x.shape() + x.ndim());
+    const std::vector<py::ssize_t> grid = {py::ssize_t(q.block_grid_rows()), py::ssize_t(q.block_grid_cols())};
+    py::dict out;
+    out["codes"] = array_of(q.codes, shape);
+    out["dequantized"] = array_of(q.dequantize(), shape);
+    out["scale_inv"] = array_of(q.block_scale_inv, grid);
+    out["block_amax"] = array_of(q.block_amax, grid);
+    out["block"] = py::make_tuple(q.block.rows, q.block.cols);
+    out["format"] = py::cast(q.format, py::return_value_policy::reference);
+    if (q.scale_format) {
+        out["scale_codes"] = array_of(q.scale_codes, grid);
+        out["scale_format"] = py::cast(q.scale_format, py::return_value_policy::reference);
+    }
+    if (*recipe == emu::Fp8Recipe::Nvfp4) out["tensor_scale_inv"] = q.tensor_scale_inv;
+    py::dict counts;
+    counts["elements"] = q.counts.elements;
+    counts["nan"] = q.counts.nan_inputs;
+    counts["inf"] = q.counts.inf_inputs;
+    counts["overflowed"] = q.counts.overflowed;
+    counts["flushed_to_zero"] = q.counts.flushed_to_zero;
+    counts["subnormal"] = q.counts.subnormal;
+    out["counts"] = counts;
+    return out;
+}
+
+}  // namespace
+
+void add_recipes(py::module_& m) {
+    m.def("current_scale", [](float amax, const py::object& fmt, bool power_of_two) {
+        const emu::ScalePair s = emu::current_scale(amax, format_argument(fmt, "fmt"), power_of_two);
+        return py::make_tuple(s.scale, s.scale_inv);
+    }, py::arg("amax"), py::arg("fmt"), py::arg("power_of_two") = false,
+       "(scale, scale_inv) of current scaling: max / amax in float32, 1 for amax 0/Inf/NaN, FLT_MAX for an "
+       "infinite quotient");
+
+    py::class_<emu::DelayedScaling>(m, "DelayedScaling",
+                                    "Transformer Engine's delayed scaling of one tensor: record each step's amax, "
+                                    "then update() computes the scale the next step uses")
+        .def(py::init([](const py::object& fmt, int history, const std::string& algorithm, int margin) {
+                 const std::optional<emu::AmaxAlgorithm> a = parse_enum<emu::AmaxAlgorithm>(algorithm);
+                 if (!a) throw py::value_error("algorithm: " + emu::quoted_input(algorithm) + " is not " +
+                                               enum_choices<emu::AmaxAlgorithm>());
+                 const emu::DelayedScalingConfig config{history, *a, margin};
+                 try {
+                     emu::validate(config);
+                 } catch (const std::invalid_argument& e) {
+                     throw py::value_error(e.what());
+                 }
+                 return emu::DelayedScaling(format_argument(fmt, "fmt"), config);
+             }),
+             py::arg("fmt") = "e4m3", py::arg("history") = 1024, py::arg("algorithm") = "max", py::arg("margin") = 0)
+        .def_property_readonly("scale", [](const emu::DelayedScaling& d) { return d.scale().scale; })
+        .def_property_readonly("scale_inv", [](const emu::DelayedScaling& d) { return d.scale().scale_inv; })
+        .def_property_readonly("history", [](const emu::DelayedScaling& d) {
+            return array_of(d.history(), {py::ssize_t(d.history().size())});
+        }, "The amax history, newest first")
+        .def("record", &emu::DelayedScaling::record_amax, py::arg("amax"), "This step's amax (history[0])")
+        .def("update", &emu::DelayedScaling::update, "End the step: roll the history and compute the next scale")
+        .def("step", [](emu::DelayedScaling& d, float amax) {
+            const emu::ScalePair used = d.scale();
+            d.record_amax(amax);
+            d.update();
+            return py::make_tuple(used.scale, used.scale_inv);
+        }, py::arg("amax"), "record(amax) and update(); returns the (scale, scale_inv) this step used");
+
+    m.def("quantize", &quantize, py::arg("x"), py::arg("recipe"), py::arg("fmt") = "e4m3", py::arg("block") = py::none(),
+          py::arg("power_of_two") = false, py::arg("rounding") = "nearest-even", py::arg("saturate") = true,
+          py::arg("seed") = 0, py::arg("weight_tiles") = false, py::arg("stochastic") = false,
+          py::arg("hadamard") = false, py::arg("hadamard_seed") = 0,
+          "Quantise float32 x with a recipe: current, mx-floor, mx-rceil, blockwise or nvfp4 (fmt e2m1). Blocks run "
+          "along the last axis; block is a column count or (rows, cols). Returns a dict: codes, dequantized, "
+          "scale_inv and block_amax per block, scale_codes and scale_format (E8M0 for MX, E4M3 for NVFP4), "
+          "tensor_scale_inv (NVFP4) and the range counts.");
+}
+
+}  // namespace fp8lab::python

@@ -1,0 +1,180 @@
+"""The Python module against the C++ program: every format, rounding mode and saturation
+on random and special inputs from float32 and float64, all 2^16 BF16 and FP16 bit
+patterns, the recipes, delayed scaling and the trainer; shapes, dtypes and errors."""
+import os
+import subprocess
+
+import numpy as np
+import pytest
+
+import fp8lab
+
+EXE = os.environ["FP8LAB_EXE"]
+SMALL = ["e4m3", "e5m2", "e3m2", "e2m3", "e2m1", "e8m0"]
+
+
+def cli(args, lines):
+    """Runs the program with one value per line on stdin; its output's lines split at tabs."""
+    out = subprocess.run([EXE] + args, input="\n".join(lines) + "\n", capture_output=True, text=True, check=True)
+    return [line.split("\t") for line in out.stdout.splitlines() if line and not line.startswith("#")]
+
+
+def cli_codes(values, fmt, dtype, rounding="nearest-even", saturate="finite", seed=0):
+    text = [float(v).hex() for v in values]  # exact: hex floats, nan and inf
+    rows = cli(["convert", "--to", fmt, "--round", rounding, "--saturate", saturate, "--seed", str(seed),
+                "--from", "f32" if dtype == np.float32 else "f64"], text)
+    return np.array([int(r[1], 16) for r in rows], dtype=np.int64)
+
+
+def awkward(dtype, n=400, seed=1):
+    rng = np.random.default_rng(seed)
+    x = (rng.standard_normal(n) * np.exp2(rng.integers(-30, 20, n))).astype(dtype)
+    specials = [0.0, -0.0, np.nan, np.inf, -np.inf, 448, 464, 480, 57344, 61440, 6, 5, 0.25, 1e-40, 2.0**-149,
+                np.finfo(np.float32).max, -431.99999999999994, 7.5, 7.75, 28, 30]
+    x[: len(specials)] = np.array(specials, dtype=np.float64).astype(dtype)
+    return x
+
+
+@pytest.mark.parametrize("dtype", [np.float32, np.float64])
+@pytest.mark.parametrize("fmt", SMALL + ["bf16", "fp16"])
+def test_every_mode_and_saturation_equals_the_program(fmt, dtype):
+    x = awkward(dtype)
+    for rounding in fp8lab.rounding_modes():
+        for saturate in ["finite", "none"]:
+            ours = fp8lab.encode(x, fmt, rounding=rounding, saturate=saturate, seed=7)
+            theirs = cli_codes(x, fmt, dtype, rounding, saturate, seed=7)
+            assert ours.dtype == (np.uint16 if fmt in ("bf16", "fp16") else np.uint8)
+            np.testing.assert_array_equal(ours.astype(np.int64), theirs, err_msg=f"{fmt} {rounding} {saturate}")
+
+
+def test_float64_is_rounded_once():
+    x = np.array([-431.99999999999994])
+    assert fp8lab.round_to(x, "e4m3")[0] == -416.0  # through float32 it would be -448
+    assert fp8lab.round_to(x.astype(np.float32), "e4m3")[0] == -448.0
+
+
+@pytest.mark.parametrize("source", ["bf16", "fp16"])
+def test_every_16_bit_pattern_into_every_small_format(source):
+    bits = np.arange(1 << 16, dtype=np.uint16)
+    values = fp8lab.decode(bits, source)  # float32, exact
+    assert values.dtype == np.float32
+    for fmt in SMALL:
+        ours = fp8lab.encode(values, fmt)
+        np.testing.assert_array_equal(ours.astype(np.int64), cli_codes(values, fmt, np.float32), err_msg=fmt)
+        # float64 inputs of the same values take the scalar path: the same codes, but for NaN,
+        # which CUDA's float64 conversions treat otherwise (the sign kept; E5M2 0x7E/0xFE).
+        wide = fp8lab.encode(values.astype(np.float64), fmt)
+        finite = ~np.isnan(values)
+        np.testing.assert_array_equal(wide[finite], ours[finite], err_msg=fmt)
+        if fmt == "e5m2":
+            # decode() gives the positive quiet NaN: float64's rule makes it 0x7E, float32's 0x7F.
+            assert set(wide[~finite]) == {0x7E} and set(ours[~finite]) == {0x7F}
+        # round_to is decode(encode()).
+        np.testing.assert_array_equal(fp8lab.round_to(values, fmt), fp8lab.decode(ours, fmt), err_msg=fmt)
+
+
+def test_formats_and_names():
+    names = [f.name for f in fp8lab.formats()]
+    assert names[:5] == ["e4m3", "e5m2", "e3m2", "e2m3", "e2m1"]
+    e4m3 = fp8lab.format("float8_e4m3fn")
+    assert e4m3 == fp8lab.format("e4m3")
+    assert (e4m3.max, e4m3.bits, e4m3.bias, e4m3.has_inf, e4m3.ml_dtypes_name) == (448, 8, 7, False, "float8_e4m3fn")
+    assert fp8lab.format("float4_e2m1fn").max == 6
+    assert fp8lab.format("float8_e8m0fnu").name == "e8m0"
+    with pytest.raises(ValueError, match="name: 'e9m9' is not a format"):
+        fp8lab.format("e9m9")
+
+
+def test_shapes_and_dtypes():
+    assert fp8lab.encode(np.array(1.5, np.float32), "e4m3").shape == ()
+    assert fp8lab.encode(np.zeros((0, 3), np.float32), "e4m3").shape == (0, 3)
+    x = awkward(np.float32, 24).reshape(4, 6)
+    expect = fp8lab.encode(x, "e5m2")
+    np.testing.assert_array_equal(fp8lab.encode(np.asfortranarray(x), "e5m2"), expect)
+    np.testing.assert_array_equal(fp8lab.encode(x.T, "e5m2"), expect.T)  # non-contiguous
+    np.testing.assert_array_equal(fp8lab.encode(x[:, ::2], "e5m2"), expect[:, ::2])
+    with pytest.raises(ValueError, match="x: must be float32 or float64, not int64"):
+        fp8lab.encode(np.arange(3), "e4m3")
+    with pytest.raises(ValueError, match="rounding: 'nearest' is not"):
+        fp8lab.encode(x, "e4m3", rounding="nearest")
+    with pytest.raises(ValueError, match="random_bits"):
+        fp8lab.encode(x, "e4m3", rounding="stochastic", random_bits=0)
+    with pytest.raises(ValueError, match="codes: 256 at index 1 is not a code of e4m3"):
+        fp8lab.decode(np.array([1, 256]), "e4m3")
+
+
+def test_as_ml_dtypes_says_when_it_cannot():
+    codes = fp8lab.encode(np.ones(3, np.float32), "e4m3")
+    try:
+        import ml_dtypes  # noqa: F401
+    except ImportError:
+        with pytest.raises(ImportError, match="ml_dtypes is not installed"):
+            fp8lab.as_ml_dtypes(codes, "e4m3")
+        return
+    view = fp8lab.as_ml_dtypes(codes, "e4m3")
+    np.testing.assert_array_equal(view.astype(np.float32), np.ones(3, np.float32))
+
+
+@pytest.mark.parametrize("recipe,fmt", [("current", "e4m3"), ("current", "e2m3"), ("mx-floor", "e4m3"),
+                                        ("mx-rceil", "e5m2"), ("mx-floor", "e2m1"), ("blockwise", "e4m3"),
+                                        ("nvfp4", "e2m1")])
+def test_recipes_equal_the_program(recipe, fmt):
+    x = awkward(np.float32, 256, seed=3)
+    x[np.isnan(x)] = 1.0
+    x[np.isinf(x)] = -2.0
+    ours = fp8lab.quantize(x, recipe, fmt=fmt)
+    rows = cli(["quantize", "--recipe", recipe, "--to", fmt], [float(v).hex() for v in x])
+    elements = [r for r in rows if r[0] == "element"]
+    blocks = [r for r in rows if r[0] == "block"]
+    np.testing.assert_array_equal(ours["codes"].astype(np.int64), [int(r[3], 16) for r in elements])
+    np.testing.assert_array_equal(ours["scale_inv"].ravel(), [float.fromhex(r[4]) for r in blocks])
+    np.testing.assert_array_equal(ours["dequantized"], np.array([float(r[4]) for r in elements], np.float32))
+    if recipe == "nvfp4":
+        tensor = [r for r in rows if r[0] == "tensor"][0]
+        assert ours["tensor_scale_inv"] == float.fromhex(tensor[2])
+
+
+def test_recipe_options_and_refusals():
+    x = np.random.default_rng(5).standard_normal((32, 64)).astype(np.float32)
+    tiles = fp8lab.quantize(x, "nvfp4", fmt="e2m1", weight_tiles=True)
+    assert tiles["block"] == (16, 16) and tiles["scale_inv"].shape == (2, 4)
+    assert fp8lab.quantize(x, "blockwise", block=(16, 32))["scale_inv"].shape == (2, 2)
+    sr = [fp8lab.quantize(x, "nvfp4", fmt="e2m1", stochastic=True, seed=s)["codes"] for s in (1, 1, 2)]
+    np.testing.assert_array_equal(sr[0], sr[1])
+    assert (sr[0] != sr[2]).any()
+    with pytest.raises(ValueError, match="recipe: delayed scaling keeps state"):
+        fp8lab.quantize(x, "delayed")
+    with pytest.raises(ValueError, match="x: the recipes compute in float32"):
+        fp8lab.quantize(x.astype(np.float64), "current")
+    with pytest.raises(ValueError, match="fmt: NVFP4 elements are E2M1"):
+        fp8lab.quantize(x, "nvfp4", fmt="e4m3")
+
+
+def test_scales_and_delayed_scaling_equal_the_program():
+    assert fp8lab.current_scale(300.0, "e4m3") == (np.float32(448 / 300), np.float32(1 / np.float32(448 / 300)))
+    assert fp8lab.current_scale(0.0, "e4m3") == (1.0, 1.0)
+    amaxes = [1.0, 2.0, 0.5, 0.0, 8.0, 3.0]
+    rows = cli(["scaling", "delayed", "--history", "3", "--algo", "max"], [str(a) for a in amaxes])
+    d = fp8lab.DelayedScaling("e4m3", history=3, algorithm="max")
+    for amax, row in zip(amaxes, rows):
+        scale, scale_inv = d.step(amax)
+        assert (scale, scale_inv) == (float.fromhex(row[2]), float.fromhex(row[3]))
+    assert d.history.shape == (3,)
+    with pytest.raises(ValueError, match="algorithm: 'mean' is not"):
+        fp8lab.DelayedScaling("e4m3", algorithm="mean")
+
+
+def test_trainer_equals_the_program():
+    e = fp8lab.default_experiment()
+    e["steps"] = 12
+    e["numerics"]["recipe"] = "mx-rceil"
+    ours = fp8lab.train(e)
+    rows = cli(["train", "--steps", "12", "--recipe", "mx-rceil"], [])
+    np.testing.assert_array_equal(ours["loss"], np.array([float(r[1]) for r in rows[1:]], np.float32))
+    assert "mx-rceil" in ours["description"]
+    e["inference"] = {"enabled": True, "format": "e4m3", "activations": "per-token"}
+    assert 0 < fp8lab.train(e)["inference"]["output_error"] < 0.2
+    with pytest.raises(ValueError, match="steps: must be a whole number"):
+        fp8lab.train({"fp8lab_experiment": 1, "steps": 0})
+    with pytest.raises(ValueError, match="experiment: must be a dict or JSON text"):
+        fp8lab.train(3)
