@@ -15,8 +15,8 @@ packages=(build-essential cmake ninja-build pkg-config libcli11-dev doctest-dev 
           pybind11-dev python3-dev python3-numpy)
 
 # The checking stages of the test command: clang for libFuzzer, with its runtime; pytest
-# for the Python module's tests.
-test_packages=(clang libclang-rt-14-dev python3-pytest)
+# for the Python module's tests, and nbconvert, a kernel and matplotlib for the notebook.
+test_packages=(clang libclang-rt-14-dev python3-pytest python3-nbconvert python3-ipykernel python3-matplotlib)
 
 install_packages() {
   local missing=()

@@ -39,12 +39,23 @@ void store(py::array& out, std::size_t i, std::uint32_t code) {
     static_cast<Code*>(out.mutable_data())[i] = static_cast<Code>(code);
 }
 
+// `out` when given (the codes' dtype, x's shape, C order, writable), else a new array.
+py::array output_array(const py::object& out, const py::dtype& dtype, const py::array& x) {
+    if (out.is_none()) return py::array(dtype, shape_of(x));
+    if (!py::isinstance<py::array>(out)) throw py::value_error("out: must be a NumPy array");
+    py::array a = out.cast<py::array>();
+    if (!a.dtype().is(dtype) || shape_of(a) != shape_of(x) || !(a.flags() & py::array::c_style) || !a.writeable())
+        throw py::value_error("out: must be a writable, C-ordered " + std::string(py::str(static_cast<const py::handle&>(dtype))) +
+                              " array of x's shape");
+    return a;
+}
+
 py::array encode(const py::object& x_in, const py::object& fmt, const std::string& rounding, const py::object& saturate,
-                 std::uint64_t seed, int random_bits) {
+                 std::uint64_t seed, int random_bits, const py::object& out_object) {
     const emu::Format& f = format_argument(fmt, "fmt");
     const emu::ConvertOptions o = convert_options(rounding, saturate, seed, random_bits);
     const py::array x = float_array(x_in, "x");
-    py::array out(code_dtype(f), shape_of(x));
+    py::array out = output_array(out_object, code_dtype(f), x);
     const std::size_t n = std::size_t(x.size());
     const bool is_double = x.dtype().is(py::dtype::of<double>());
     if (!is_double && f.total_bits <= 8) {
@@ -224,9 +235,10 @@ void add_formats(py::module_& m) {
           py::return_value_policy::reference, py::arg("name"),
           "A format by fp8lab's name ('e4m3') or ml_dtypes' ('float8_e4m3fn')");
     m.def("encode", &encode, py::arg("x"), py::arg("fmt"), py::arg("rounding") = "nearest-even",
-          py::arg("saturate") = true, py::arg("seed") = 0, py::arg("random_bits") = 32,
+          py::arg("saturate") = true, py::arg("seed") = 0, py::arg("random_bits") = 32, py::arg("out") = py::none(),
           "Codes of x (float32 or float64, any shape) in fmt: uint8, uint16 for 16-bit formats. A float64 is rounded "
-          "once. Stochastic rounding draws element i's bits from (seed, i).");
+          "once. Stochastic rounding draws element i's bits from (seed, i). `out`: an array to write the codes into "
+          "(saves allocating one per call).");
     m.def("decode", &decode, py::arg("codes"), py::arg("fmt"), "The values of codes, as float32 (exact)");
     m.def("round_to", &round_to, py::arg("x"), py::arg("fmt"), py::arg("rounding") = "nearest-even",
           py::arg("saturate") = true, py::arg("seed") = 0, py::arg("random_bits") = 32,

@@ -1,6 +1,10 @@
 // The CPU trainer from an experiment description (a dict or JSON text), for notebooks.
 #include <pybind11/stl.h>
 
+#include <fstream>
+#include <sstream>
+
+#include "emulator/amax_trace.hpp"
 #include "emulator/experiment.hpp"
 #include "emulator/mlp_trainer.hpp"
 #include "emulator/parallel.hpp"
@@ -58,9 +62,87 @@ py::dict train(const py::object& experiment_object, int threads) {
     return out;
 }
 
+// An amax trace file (fp8lab's CSV, written by `fp8lab train --trace` or the GPU) as a dict
+// of equal-length columns.
+py::dict read_trace(const std::string& path) {
+    std::ifstream in(path, std::ios::binary);
+    if (!in) throw py::value_error("path: cannot read '" + path + "'");
+    emu::AmaxTrace trace;
+    try {
+        trace = emu::read_amax_trace(in, path);
+    } catch (const std::runtime_error& e) {
+        throw py::value_error(e.what());
+    }
+    std::vector<std::uint64_t> step;
+    std::vector<std::string> tensor;
+    std::vector<float> amax, scale;
+    for (const emu::AmaxTraceRecord& r : trace.records) {
+        step.push_back(r.step);
+        tensor.push_back(r.tensor);
+        amax.push_back(r.amax);
+        scale.push_back(r.scale);
+    }
+    py::dict out;
+    out["header"] = py::dict();
+    for (const auto& [k, v] : trace.header) out["header"][py::str(k)] = v;
+    out["step"] = py::array_t<std::uint64_t>(py::ssize_t(step.size()), step.data());
+    out["tensor"] = tensor;
+    out["amax"] = py::array_t<float>(py::ssize_t(amax.size()), amax.data());
+    out["scale"] = py::array_t<float>(py::ssize_t(scale.size()), scale.data());
+    return out;
+}
+
+// What delayed scaling with other settings would have done on a recorded trace.
+py::dict replay_trace(const std::string& path, int history, const std::string& algorithm, int margin,
+                      const std::string& formats) {
+    std::ifstream in(path, std::ios::binary);
+    if (!in) throw py::value_error("path: cannot read '" + path + "'");
+    const std::optional<emu::AmaxAlgorithm> a = parse_enum<emu::AmaxAlgorithm>(algorithm);
+    if (!a) throw py::value_error("algorithm: '" + algorithm + "' is not " + enum_choices<emu::AmaxAlgorithm>());
+    const std::optional<emu::FormatRecipe> f = parse_enum<emu::FormatRecipe>(formats);
+    if (!f) throw py::value_error("formats: '" + formats + "' is not " + enum_choices<emu::FormatRecipe>());
+    const emu::DelayedScalingConfig config{history, *a, margin};
+    std::vector<emu::ReplayRow> rows;
+    try {
+        emu::validate(config);
+        rows = emu::replay_delayed_scaling(emu::read_amax_trace(in, path), *f, config);
+    } catch (const std::exception& e) {
+        throw py::value_error(e.what());
+    }
+    std::vector<std::uint64_t> step;
+    std::vector<std::string> tensor;
+    std::vector<float> amax, scale;
+    std::vector<bool> overflows;
+    std::vector<std::int64_t> overflowed, flushed;
+    for (const emu::ReplayRow& r : rows) {
+        step.push_back(r.step);
+        tensor.push_back(r.tensor);
+        amax.push_back(r.amax);
+        scale.push_back(r.scale);
+        overflows.push_back(r.amax_overflows);
+        overflowed.push_back(r.overflowed_at_least);
+        flushed.push_back(r.flushed_at_least);
+    }
+    py::dict out;
+    out["step"] = py::array_t<std::uint64_t>(py::ssize_t(step.size()), step.data());
+    out["tensor"] = tensor;
+    out["amax"] = py::array_t<float>(py::ssize_t(amax.size()), amax.data());
+    out["scale"] = py::array_t<float>(py::ssize_t(scale.size()), scale.data());
+    out["amax_overflows"] = py::array(py::cast(overflows));
+    out["overflowed_at_least"] = py::array_t<std::int64_t>(py::ssize_t(overflowed.size()), overflowed.data());
+    out["flushed_at_least"] = py::array_t<std::int64_t>(py::ssize_t(flushed.size()), flushed.data());
+    return out;
+}
+
 }  // namespace
 
 void add_training(py::module_& m) {
+    m.def("read_trace", &read_trace, py::arg("path"),
+          "An amax trace (fp8lab train --trace) as columns: step, tensor, amax, scale, and its header");
+    m.def("replay_trace", &replay_trace, py::arg("path"), py::arg("history") = 1024, py::arg("algorithm") = "max",
+          py::arg("margin") = 0, py::arg("formats") = "hybrid",
+          "Delayed scaling with these settings replayed on a recorded trace: the scale of each record and what "
+          "would have overflowed or flushed (lower bounds from the trace's histograms)");
     m.def("default_experiment", [] { return py::module_::import("json").attr("loads")(emu::to_json(emu::Experiment{})); },
           "The labs' default experiment as a dict: change fields, then train(it)");
     m.def("describe", [](const py::object& e) { return emu::describe(experiment_argument(e)); }, py::arg("experiment"));

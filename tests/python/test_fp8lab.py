@@ -178,3 +178,45 @@ def test_trainer_equals_the_program():
         fp8lab.train({"fp8lab_experiment": 1, "steps": 0})
     with pytest.raises(ValueError, match="experiment: must be a dict or JSON text"):
         fp8lab.train(3)
+
+
+def test_trace_reading_and_replay_equal_the_program(tmp_path):
+    trace = tmp_path / "run.amax.csv"
+    subprocess.run([EXE, "train", "--steps", "6", "--trace", str(trace)], capture_output=True, check=True)
+    t = fp8lab.read_trace(str(trace))
+    assert len(t["step"]) == len(t["tensor"]) == 6 * 6 and t["tensor"][0] == "fc1.input"
+    replay = fp8lab.replay_trace(str(trace), history=4, algorithm="most_recent", formats="e4m3")
+    rows = cli(["trace", "replay", str(trace), "--history", "4", "--algo", "most_recent", "--formats", "e4m3"], [])
+    rows = [r for r in rows[1:] if len(r) == 7]
+    np.testing.assert_array_equal(replay["scale"], [float.fromhex(r[3]) for r in rows])
+    np.testing.assert_array_equal(replay["flushed_at_least"], [int(r[6]) for r in rows])
+    assert list(replay["tensor"]) == [r[1] for r in rows]
+    with pytest.raises(ValueError, match="path: cannot read"):
+        fp8lab.read_trace(str(tmp_path / "missing.csv"))
+    truncated = tmp_path / "cut.csv"
+    truncated.write_text("\n".join(trace.read_text().splitlines()[:-3]) + "\n")
+    with pytest.raises(ValueError, match="cut.csv"):
+        fp8lab.read_trace(str(truncated))
+
+
+def test_the_installed_module_imports_from_its_own_place(tmp_path):
+    build, cmake = os.environ.get("FP8LAB_BUILD_DIR"), os.environ.get("CMAKE_COMMAND")
+    if not build or not cmake:
+        pytest.skip("FP8LAB_BUILD_DIR and CMAKE_COMMAND name the build (CTest sets them)")
+    for component in ("python", "Unspecified"):
+        subprocess.run([cmake, "--install", build, "--prefix", str(tmp_path), "--component", component],
+                       capture_output=True, check=True)
+    site = next(tmp_path.glob("lib/python3*/dist-packages"))
+    code = "import fp8lab, numpy; print(fp8lab.__file__); print(fp8lab.encode(numpy.array([1.5]), 'e4m3')[0])"
+    out = subprocess.run(["/usr/bin/python3", "-c", code], capture_output=True, text=True, check=True,
+                         env={"PYTHONPATH": str(site), "PATH": os.environ.get("PATH", "")}, cwd=tmp_path)
+    assert out.stdout.splitlines() == [str(next(site.glob("fp8lab*.so"))), "60"]
+
+
+def test_encode_into_out():
+    x = awkward(np.float32, 100).reshape(10, 10)
+    out = np.zeros((10, 10), np.uint8)
+    assert fp8lab.encode(x, "e4m3", out=out) is not None
+    np.testing.assert_array_equal(out, fp8lab.encode(x, "e4m3"))
+    with pytest.raises(ValueError, match="out: must be a writable, C-ordered uint8"):
+        fp8lab.encode(x, "e4m3", out=np.zeros((10, 10), np.uint16))
