@@ -39,8 +39,10 @@ FP8LAB_INLINE void round_body(const float* __restrict in, float* __restrict out,
     }
 }
 
-template <RoundingMode Mode>
-FP8LAB_INLINE RangeTally range_body(const float* __restrict in, std::size_t n,
+// The range tally of x * scale, from one rounding per element; with Codes, the codes too
+// (written to out). Bitwise &, not &&: short-circuits are branches, which stop vectorisation.
+template <RoundingMode Mode, bool Codes>
+FP8LAB_INLINE RangeTally tally_body(const float* __restrict in, std::uint8_t* __restrict out, std::size_t n,
                                     std::uint32_t first_normal, const LoopParams p) {
     const float scale = p.scale;
     const Float32KernelConstants k = p.k;
@@ -50,7 +52,7 @@ FP8LAB_INLINE RangeTally range_body(const float* __restrict in, std::size_t n,
         const std::uint32_t a = u & 0x7FFFFFFFu;
         const std::uint32_t mag =
             rounded_magnitude<Mode>(a, u >> 31, k, random_bits_for<Mode>(p, i), p.random_bits);
-        // Bitwise, not &&: short-circuits are branches, which stop vectorisation.
+        if constexpr (Codes) out[i] = static_cast<std::uint8_t>(code_of_magnitude<Mode>(mag, u, k));
         const std::uint32_t finite = a < 0x7F800000u;
         nan += a > 0x7F800000u;
         inf += a == 0x7F800000u;
@@ -61,28 +63,14 @@ FP8LAB_INLINE RangeTally range_body(const float* __restrict in, std::size_t n,
     return {nan, inf, over, flushed, subnormal};
 }
 
-// Codes and range tally from one rounding per element.
 template <RoundingMode Mode>
-FP8LAB_INLINE RangeTally quantize_count_body(const float* __restrict in, std::uint8_t* __restrict out,
-                                             std::size_t n, std::uint32_t first_normal, const LoopParams p) {
-    const float scale = p.scale;
-    const Float32KernelConstants k = p.k;
-    std::uint32_t nan = 0, inf = 0, over = 0, flushed = 0, subnormal = 0;
-    for (std::size_t i = 0; i < n; ++i) {
-        const std::uint32_t u = std::bit_cast<std::uint32_t>(in[i] * scale);
-        const std::uint32_t a = u & 0x7FFFFFFFu;
-        const std::uint32_t mag =
-            rounded_magnitude<Mode>(a, u >> 31, k, random_bits_for<Mode>(p, i), p.random_bits);
-        out[i] = static_cast<std::uint8_t>(code_of_magnitude<Mode>(mag, u, k));
-        // Bitwise, not &&: short-circuits are branches, which stop vectorisation.
-        const std::uint32_t finite = a < 0x7F800000u;
-        nan += a > 0x7F800000u;
-        inf += a == 0x7F800000u;
-        over += finite & (mag > k.max_magnitude);
-        flushed += finite & (a != 0) & (mag == 0);
-        subnormal += finite & (mag != 0) & (mag < first_normal);
-    }
-    return {nan, inf, over, flushed, subnormal};
+FP8LAB_INLINE RangeTally range_body(const float* in, std::size_t n, std::uint32_t first_normal, const LoopParams p) {
+    return tally_body<Mode, false>(in, nullptr, n, first_normal, p);
+}
+template <RoundingMode Mode>
+FP8LAB_INLINE RangeTally quantize_count_body(const float* in, std::uint8_t* out, std::size_t n,
+                                             std::uint32_t first_normal, const LoopParams p) {
+    return tally_body<Mode, true>(in, out, n, first_normal, p);
 }
 
 // Blocks of a compile-time width (0: width known at run time), so that short blocks
