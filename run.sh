@@ -12,11 +12,13 @@ packages=(build-essential cmake ninja-build pkg-config libcli11-dev doctest-dev 
           libcairo2-dev fonts-dejavu-core libxml2-utils
           libglfw3-dev libgl-dev libimgui-dev libmd4c-dev libfreetype-dev
           libgl1-mesa-dri libglx-mesa0 xvfb xauth
-          pybind11-dev python3-dev python3-numpy)
+          pybind11-dev python3-dev python3-numpy librsvg2-bin)
 
 # The checking stages of the test command: clang for libFuzzer, with its runtime; pytest
-# for the Python module's tests, and nbconvert, a kernel and matplotlib for the notebook.
-test_packages=(clang libclang-rt-14-dev python3-pytest python3-nbconvert python3-ipykernel python3-matplotlib)
+# for the Python module's tests, and nbconvert, a kernel and matplotlib for the notebook;
+# the validators of the package's desktop entry and AppStream metainfo.
+test_packages=(clang libclang-rt-14-dev python3-pytest python3-nbconvert python3-ipykernel python3-matplotlib
+               desktop-file-utils appstream)
 
 install_packages() {
   local missing=()
@@ -54,6 +56,8 @@ case "${1:-lab}" in
     install_packages "${test_packages[@]}"
     build
     ctest --preset default
+    # The Debian package, unpacked into a scratch root and run from there.
+    tests/package/check-package.sh build
     # AddressSanitizer and UndefinedBehaviorSanitizer over the unit suites (Debug, no CUDA):
     # any report aborts its test.
     start=$SECONDS

@@ -1,5 +1,6 @@
-// Locating shipped data, like the lab texts: an environment variable first, then the source tree.
+// The recorded measurements that ship with the program, and their folder.
 #include "labs/asset_files.hpp"
+#include "labs/data_directory.hpp"
 
 #include <cstdlib>
 #include <filesystem>
@@ -7,10 +8,7 @@
 
 namespace fp8lab::labs {
 
-std::string assets_directory() {
-    if (const char* env = std::getenv("FP8LAB_ASSETS_DIR"); env && *env) return env;
-    return FP8LAB_SOURCE_ASSETS_DIR;
-}
+std::string assets_directory() { return data_directory("FP8LAB_ASSETS_DIR", "assets", FP8LAB_SOURCE_ASSETS_DIR); }
 
 std::string asset_path(const std::string& name) {
     const std::string path = assets_directory() + "/" + name;

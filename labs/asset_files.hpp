@@ -5,7 +5,8 @@
 
 namespace fp8lab::labs {
 
-// The assets folder: $FP8LAB_ASSETS_DIR if set, else the source tree's assets/.
+// The assets folder: $FP8LAB_ASSETS_DIR if set, else an installed program's
+// PREFIX/share/fp8lab/assets, else the source tree's assets/.
 std::string assets_directory();
 
 // The full path of a shipped file; throws std::runtime_error naming the path and the

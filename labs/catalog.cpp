@@ -1,5 +1,6 @@
 // Joining lab text and lab logic, reporting every mismatch with its file and line.
 #include "labs/catalog.hpp"
+#include "labs/data_directory.hpp"
 
 #include <algorithm>
 #include <cstdlib>
@@ -92,8 +93,7 @@ Catalog build_catalog(const std::vector<SourceText>& texts, const std::vector<La
 }
 
 std::string content_directory() {
-    if (const char* env = std::getenv("FP8LAB_CONTENT_DIR"); env && *env) return env;
-    return FP8LAB_SOURCE_CONTENT_DIR;
+    return data_directory("FP8LAB_CONTENT_DIR", "content", FP8LAB_SOURCE_CONTENT_DIR);
 }
 
 Catalog load_catalog(const std::string& directory) {

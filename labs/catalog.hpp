@@ -25,7 +25,8 @@ struct SourceText {
 // logic or logic without a text, unknown placeholders, malformed files.
 Catalog build_catalog(const std::vector<SourceText>& texts, const std::vector<LabLogic>& logic);
 
-// The lab texts' folder: $FP8LAB_CONTENT_DIR if set, else the source tree's labs/content.
+// The lab texts' folder: $FP8LAB_CONTENT_DIR if set, else an installed program's
+// PREFIX/share/fp8lab/content, else the source tree's labs/content.
 std::string content_directory();
 
 // Reads every *.md in `directory` (sorted by name) and joins them with all the labs
