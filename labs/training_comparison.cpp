@@ -36,11 +36,16 @@ StepOutput output_of(const Curves& c, const std::string& fp8_label, const std::s
     return out;
 }
 
-void add_final_losses(StepOutput& out, const Curves& c) {
+// What the quantised run is called in metric names: NVFP4 is not FP8.
+std::string family_of(const emu::Experiment& e) {
+    return e.numerics.precision == emu::Precision::Fp8 && e.numerics.recipe == emu::Fp8Recipe::Nvfp4 ? "NVFP4" : "FP8";
+}
+
+void add_final_losses(StepOutput& out, const Curves& c, const std::string& family) {
     const double bf16 = emu::final_loss(c.bf16), fp8 = emu::final_loss(c.fp8);
     out.metrics.push_back({"BF16 final loss (mean of last 10 steps)", bf16, ""});
-    out.metrics.push_back({"FP8 final loss (mean of last 10 steps)", fp8, ""});
-    if (bf16 > 0) out.metrics.push_back({"FP8 loss over BF16 loss", fp8 / bf16, "x"});
+    out.metrics.push_back({family + " final loss (mean of last 10 steps)", fp8, ""});
+    if (bf16 > 0) out.metrics.push_back({family + " loss over BF16 loss", fp8 / bf16, "x"});
 }
 
 // The curve's label: the recipe, or the precision when it is not FP8.
@@ -102,10 +107,10 @@ StepOutput run_on_cpu(const emu::Experiment& e, RunContext& context) {
     }
     StepOutput out = output_of(c, label, note);
     out.notes.push_back(experiment_note(e));
-    add_final_losses(out, c);
-    out.metrics.push_back({"FP8 gradient elements flushed to zero", 100 * results[1].flushed_fraction(), "%"});
+    add_final_losses(out, c, family_of(e));
+    out.metrics.push_back({family_of(e) + " gradient elements flushed to zero", 100 * results[1].flushed_fraction(), "%"});
     if (e.numerics.loss_scaling)
-        out.metrics.push_back({"FP8 steps skipped by the loss scaler", double(results[1].skipped_steps.size()), ""});
+        out.metrics.push_back({family_of(e) + " steps skipped by the loss scaler", double(results[1].skipped_steps.size()), ""});
     if (results[0].inference && results[1].inference) add_inference_table(out, e, results);
     return out;
 }
@@ -133,19 +138,19 @@ StepOutput run_on_gpu(const emu::Experiment& e, RunContext& context) {
     }
     StepOutput out = output_of(c, label, note);
     out.notes.push_back(experiment_note(e));
-    add_final_losses(out, c);
+    add_final_losses(out, c, family_of(e));
     const double mib = 1024.0 * 1024.0;
     for (int run = 0; run < 2; ++run)
         if (results[run].path == gpu::GpuPath::Emulated)
-            out.notes.push_back(std::string(run == 0 ? "BF16" : "FP8") + " speed " +
+            out.notes.push_back((run == 0 ? std::string("BF16") : family_of(e)) + " speed " +
                                 std::string(gpu::emulated_speed_note()));
     out.metrics.push_back({"BF16 ms per step", results[0].median_step_ms, "ms"});
-    out.metrics.push_back({results[1].path == gpu::GpuPath::Emulated ? "FP8 ms per step (emulated)" : "FP8 ms per step",
+    out.metrics.push_back({family_of(e) + (results[1].path == gpu::GpuPath::Emulated ? " ms per step (emulated)" : " ms per step"),
                            results[1].median_step_ms, "ms"});
     if (results[1].median_step_ms > 0)
-        out.metrics.push_back({"FP8 speedup over BF16", results[0].median_step_ms / results[1].median_step_ms, "x"});
+        out.metrics.push_back({family_of(e) + " speedup over BF16", results[0].median_step_ms / results[1].median_step_ms, "x"});
     out.metrics.push_back({"BF16 peak memory", double(results[0].peak_memory_bytes) / mib, "MiB"});
-    out.metrics.push_back({"FP8 peak memory", double(results[1].peak_memory_bytes) / mib, "MiB"});
+    out.metrics.push_back({family_of(e) + " peak memory", double(results[1].peak_memory_bytes) / mib, "MiB"});
     return out;
 }
 

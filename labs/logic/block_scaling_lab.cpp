@@ -1,5 +1,5 @@
 // Lab 6, block scaling and 4/6-bit formats: per-tensor against MX (E8M0 scales, floor
-// and RCEIL), DeepSeek-style 1x128 blocks and NVFP4's two-level scales on a tensor with
+// and RCEIL), 1x128 blocks with power-of-two scales (TE's Float8BlockScaling) and NVFP4's two-level scales on a tensor with
 // outlier channels; FP6 E3M2/E2M3; error against block size; a heatmap of block scales.
 #include <cmath>
 
@@ -70,7 +70,7 @@ std::vector<RecipeResult> all_recipes(const std::vector<float>& x, const emu::Fo
         run("MX floor", "1x32", "E8M0", mx_bits,
             emu::quantize_mx(x, kRows, kCols, mx_elements, emu::MxScaleRule::OcpFloor), x),
         run("MX RCEIL", "1x32", "E8M0", mx_bits, emu::quantize_mx(x, kRows, kCols, mx_elements, emu::MxScaleRule::Rceil), x),
-        run("DeepSeek 1x128", "1x128", "float32 power of 2", e4m3_bits + 32.0 / 128,
+        run("blockwise 1x128", "1x128", "float32 power of 2", e4m3_bits + 32.0 / 128,
             emu::quantize_blockwise(x, kRows, kCols, {1, 128}), x),
         run("NVFP4", "1x16", "E4M3 + float32 per tensor", emu::e2m1().total_bits + e4m3_bits / 16 + tensor_scale,
             emu::quantize_nvfp4(x, kRows, kCols), x),
@@ -179,7 +179,7 @@ StepLogic floor_against_rceil() {
         fig.series = {floor, rceil};
         out.figures.push_back(std::move(fig));
 
-        Table t{"example", "The DESIGN example and its neighbours", {}, {}};
+        Table t{"example", "Blocks at and past E4M3's maximum: the block maximum after each rule", {}, {}};
         t.columns = {{"block amax", ColumnType::Number}, {"OCP floor gives", ColumnType::Number},
                      {"RCEIL gives", ColumnType::Number}};
         for (float amax : {448.0f, 500.0f, 957.0f, 1000.0f}) {
@@ -252,7 +252,8 @@ StepLogic block_size_and_nvfp4() {
         fig.series.push_back(scatter("NVFP4 (E2M1, E4M3 scale per 16)", {16}, {rms_relative_error(x, nv)}, 5));
         out.figures.push_back(std::move(fig));
 
-        // The heatmap: log2 of each block's scale over the first 32 rows.
+        // The heatmap: log2 of each block's scale_inv (the factor its values are read back
+        // with: large where the block's values are large) over the first 32 rows.
         const std::string which = p.choice("heatmap");
         const emu::QuantizedTensor q = which == "nvfp4"   ? nv
                                        : which == "mxfp4" ? emu::quantize_mx(x, kRows, kCols, emu::e2m1(), emu::MxScaleRule::Rceil)
@@ -260,7 +261,7 @@ StepLogic block_size_and_nvfp4() {
         const int rows = 32, columns = int(q.block_grid_cols());
         Figure heat;
         heat.id = "block-scales";
-        heat.title = which + ": log2 of every block's scale (first 32 rows; outlier channels stand out)";
+        heat.title = which + ": log2 of every block's scale_inv (first 32 rows; outlier channels stand out)";
         heat.x_axis = {"column", AxisScale::Linear, 0.0, double(kCols)};
         heat.y_axis = {"row", AxisScale::Linear, 0.0, double(rows)};
         heat.legend = false;

@@ -219,7 +219,13 @@ StepLogic saturation() {
                               std::isnan(n) ? std::string("NaN") : shortest_text(n)});
         }
         out.tables.push_back(std::move(t));
-        out.metrics.push_back({"largest input that still rounds to max", lo, ""});
+        // The first tie past max: max plus half the top binade's gap. Nearest-even sends it to
+        // the even neighbour, which is max itself in E4M3 (max's code is even) but the next
+        // binade, past max, in E5M2: the two formats differ exactly at this input.
+        const double midpoint = max + std::ldexp(0.5, f.max_exponent - f.mantissa_bits);
+        out.metrics.push_back({"midpoint between max and the next step up", midpoint, ""});
+        out.metrics.push_back({"the midpoint rounds to (not saturating)",
+                               rounded(f, midpoint, RoundingMode::NearestEven, Saturation::None), ""});
         return out;
     };
     const double saturated = rounded(emu::e4m3(), 500.0, RoundingMode::NearestEven, Saturation::Finite);

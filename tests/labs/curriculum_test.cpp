@@ -304,3 +304,29 @@ TEST_CASE("lab 9, inference: the static-scale exercise and the steps' measuremen
     for (std::size_t r = 1; r < t.rows.size(); ++r) CHECK(std::get<double>(t.rows[r][1]) > 0);
     CHECK(std::get<double>(t.rows[0][2]) > 90);  // the trained model is worth quantising
 }
+
+TEST_CASE("lab 3, saturation: the midpoint past max rounds to max in E4M3 and overflows in E5M2") {
+    const Catalog c = load_catalog();
+    const Step* s = c.find("rounding")->find_step("saturation");
+    REQUIRE(s);
+    const auto metric = [](const StepOutput& out, const std::string& name) {
+        for (const Metric& m : out.metrics)
+            if (m.name == name) return m.value;
+        FAIL("no metric " << name);
+        return 0.0;
+    };
+    RunContext context;
+    Parameters p(s->logic.parameters);
+    const StepOutput e4m3 = s->logic.run(p, context);
+    CHECK(metric(e4m3, "midpoint between max and the next step up") == 464.0);
+    CHECK(metric(e4m3, "the midpoint rounds to (not saturating)") == 448.0);
+    p.set("format", std::string("e5m2"));
+    const StepOutput e5m2 = s->logic.run(p, context);
+    CHECK(metric(e5m2, "midpoint between max and the next step up") == 61440.0);
+    CHECK(std::isinf(metric(e5m2, "the midpoint rounds to (not saturating)")));
+    // The table agrees: its row for 61440 overflows.
+    bool found = false;
+    for (const auto& row : e5m2.tables.at(0).rows)
+        if (std::get<std::string>(row[0]) == "61440") found = std::get<std::string>(row[2]) == "inf";
+    CHECK(found);
+}
