@@ -9,6 +9,7 @@
 #include <set>
 
 #include "emulator/amax_trace.hpp"
+#include "emulator/convert.hpp"
 #include "emulator/delayed_scaling.hpp"
 #include "labs/asset_files.hpp"
 #include "labs/recorded_csv.hpp"
@@ -60,7 +61,8 @@ const char* kMapping = "History length, amax algorithm and margin feed the train
 // Replays one amax sequence: the scale each step uses, the largest amax it can hold.
 struct Replay {
     std::vector<float> scale, bound;
-    std::vector<int> overflow_steps;
+    std::vector<int> overflow_steps;  // amax * scale past max
+    std::vector<int> clipped_steps;   // of those, the ones whose amax rounds past max (the rest round back to it)
     double worst = 0;  // the largest amax / bound: how far past the scale's reach
 };
 Replay replay(const std::vector<float>& amax, const emu::Format& f, const emu::DelayedScalingConfig& c) {
@@ -70,7 +72,13 @@ Replay replay(const std::vector<float>& amax, const emu::Format& f, const emu::D
         const float s = ds.scale().scale;
         r.scale.push_back(s);
         r.bound.push_back(float(f.max_finite / s));
-        if (double(amax[t]) * s > f.max_finite) r.overflow_steps.push_back(int(t));
+        if (double(amax[t]) * s > f.max_finite) {
+            r.overflow_steps.push_back(int(t));
+            // Nearest-even sends values up to the midpoint past max back to max (464 in
+            // E4M3): only an amax that rounds past it loses its largest values.
+            const emu::ConvertOptions unsaturated{emu::RoundingMode::NearestEven, emu::Saturation::None};
+            if (!std::isfinite(emu::round_to_format(f, double(amax[t] * s), unsaturated))) r.clipped_steps.push_back(int(t));
+        }
         r.worst = std::max(r.worst, double(amax[t]) * s / f.max_finite);
         ds.record_amax(amax[t]);
         ds.update();
@@ -100,12 +108,15 @@ Figure amax_figure(std::string id, std::string title, const std::vector<float>& 
     fig.series.push_back(line("amax of the step", x, {amax.begin(), amax.end()}, 0));
     Series bound{SeriesKind::Stairs, "largest amax the scale holds (max / scale)", 1, x, {r.bound.begin(), r.bound.end()}};
     fig.series.push_back(std::move(bound));
-    Series over = scatter("overflow: amax past the bound", {}, {}, 5);
+    Series clipped = scatter("clipped: amax rounds past the format's max", {}, {}, 5);
+    Series absorbed = scatter("past the bound, absorbed by rounding", {}, {}, 3);
     for (int t : r.overflow_steps) {
-        over.x.push_back(t);
-        over.y.push_back(amax[std::size_t(t)]);
+        Series& into = std::binary_search(r.clipped_steps.begin(), r.clipped_steps.end(), t) ? clipped : absorbed;
+        into.x.push_back(t);
+        into.y.push_back(amax[std::size_t(t)]);
     }
-    if (!over.x.empty()) fig.series.push_back(std::move(over));
+    if (!clipped.x.empty()) fig.series.push_back(std::move(clipped));
+    if (!absorbed.x.empty()) fig.series.push_back(std::move(absorbed));
     return fig;
 }
 
@@ -143,8 +154,9 @@ StepLogic history_window() {
 
         // The same tensor under other settings, to compare at a glance.
         Table t{"settings", "The same tensor under other settings (" + std::string(f.name) + ")", {}, {}};
-        t.columns = {{"history"}, {"algorithm"}, {"margin", ColumnType::Integer}, {"overflowing steps", ColumnType::Integer},
-                     {"first overflow at step"}, {"worst amax / bound", ColumnType::Number}};
+        t.columns = {{"history"}, {"algorithm"}, {"margin", ColumnType::Integer}, {"steps past the bound", ColumnType::Integer},
+                     {"of them clipped", ColumnType::Integer}, {"first clipped at step"},
+                     {"worst amax / bound", ColumnType::Number}};
         for (int margin : {0, 1})
             for (int history : {1, 16, 128})
                 for (auto algo : {emu::AmaxAlgorithm::Max, emu::AmaxAlgorithm::MostRecent}) {
@@ -152,12 +164,14 @@ StepLogic history_window() {
                     const Replay other = replay(amax, f, {history, algo, margin});
                     t.rows.push_back({std::to_string(history), std::string(emu::amax_algorithm_name(algo)),
                                       std::int64_t(margin), std::int64_t(other.overflow_steps.size()),
-                                      other.overflow_steps.empty() ? std::string("none")
-                                                                   : std::to_string(other.overflow_steps.front()),
+                                      std::int64_t(other.clipped_steps.size()),
+                                      other.clipped_steps.empty() ? std::string("none")
+                                                                  : std::to_string(other.clipped_steps.front()),
                                       other.worst});
                 }
         out.tables.push_back(std::move(t));
-        out.metrics.push_back({"overflowing steps with these settings", double(r.overflow_steps.size()), ""});
+        out.metrics.push_back({"steps past the bound with these settings", double(r.overflow_steps.size()), ""});
+        out.metrics.push_back({"of them clipped (the rest round back to max)", double(r.clipped_steps.size()), ""});
         return out;
     };
     // How many steps one spike keeps the scale down, from the emulator itself.

@@ -330,3 +330,25 @@ TEST_CASE("lab 3, saturation: the midpoint past max rounds to max in E4M3 and ov
         if (std::get<std::string>(row[0]) == "61440") found = std::get<std::string>(row[2]) == "inf";
     CHECK(found);
 }
+
+TEST_CASE("lab 5, delayed scaling: steps past the bound are split into absorbed by rounding and clipped") {
+    const Catalog c = load_catalog();
+    const Step* s = c.find("delayed-scaling")->find_step("history");
+    REQUIRE(s);
+    RunContext context;
+    const StepOutput out = s->logic.run(Parameters(s->logic.parameters), context);
+    double past = -1, clipped = -1;
+    for (const Metric& m : out.metrics) {
+        if (m.name == "steps past the bound with these settings") past = m.value;
+        if (m.name == "of them clipped (the rest round back to max)") clipped = m.value;
+    }
+    CHECK(clipped > 0);       // the spike and the jump
+    CHECK(clipped < past);    // the drift passes the bound by less than rounding absorbs
+    // The table agrees for the step's own settings (history 16, max, margin 0).
+    bool found = false;
+    for (const auto& row : out.tables.at(0).rows)
+        if (std::get<std::string>(row[0]) == "16" && std::get<std::string>(row[1]) == "max" &&
+            std::get<std::int64_t>(row[2]) == 0)
+            found = std::get<std::int64_t>(row[3]) == std::int64_t(past) && std::get<std::int64_t>(row[4]) == std::int64_t(clipped);
+    CHECK(found);
+}
