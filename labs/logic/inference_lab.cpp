@@ -44,25 +44,11 @@ const std::vector<emu::LayerWeights>& trained_model() {
     return layers;
 }
 
-using emu::fake_quantize;
-using WeightScaling = emu::WeightQuantization;
-using ActivationScaling = emu::ActivationQuantization;
-
 struct Variant {
     std::string name, short_name;  // the table's and the bar chart's
-    WeightScaling weights;
-    ActivationScaling activations;
+    emu::WeightQuantization weights;
+    emu::ActivationQuantization activations;
 };
-
-std::vector<emu::LayerWeights> quantize_weights(const emu::Format& f, WeightScaling how) {
-    return emu::quantize_weights(trained_model(), f, how);
-}
-
-std::vector<float> forward(const std::vector<emu::LayerWeights>& layers, std::vector<float> x, int rows,
-                           const emu::Format& f, ActivationScaling how, const std::vector<float>& static_scales,
-                           std::vector<float>* observed_amax = nullptr) {
-    return emu::quantized_forward(layers, std::move(x), rows, f, how, static_scales, observed_amax);
-}
 
 // Lab 9's experiment: its model trained as the training panel trains it, then quantised
 // for inference with the step's format, weights per channel and static activation scales.
@@ -82,8 +68,8 @@ std::vector<std::vector<float>> calibration_amax(int batches) {
     std::vector<std::vector<float>> per_batch;
     for (int b = 0; b < batches; ++b) {
         std::vector<float> amax(trained_model().size(), 0.0f);
-        forward(trained_model(), task.batch(50000 + std::uint64_t(b), kBatchRows).inputs, kBatchRows, emu::e4m3(),
-                ActivationScaling::None, {}, &amax);
+        emu::quantized_forward(trained_model(), task.batch(50000 + std::uint64_t(b), kBatchRows).inputs, kBatchRows, emu::e4m3(),
+                emu::ActivationQuantization::None, {}, &amax);
         per_batch.push_back(std::move(amax));
     }
     return per_batch;
@@ -91,13 +77,10 @@ std::vector<std::vector<float>> calibration_amax(int batches) {
 
 // Static activation scales from the first `batches` calibration batches.
 std::vector<float> static_scales(const std::vector<std::vector<float>>& amax, int batches, const emu::Format& f) {
-    std::vector<float> scales;
-    for (std::size_t l = 0; l < trained_model().size(); ++l) {
-        float a = 0;
-        for (int b = 0; b < batches; ++b) a = std::max(a, amax[std::size_t(b)][l]);
-        scales.push_back(emu::current_scale(a, f).scale);
-    }
-    return scales;
+    std::vector<float> largest(trained_model().size(), 0.0f);
+    for (std::size_t l = 0; l < largest.size(); ++l)
+        for (int b = 0; b < batches; ++b) largest[l] = std::max(largest[l], amax[std::size_t(b)][l]);
+    return emu::static_activation_scales(largest, f);
 }
 
 // The held-out batches and float32's outputs on them, computed once per run of a step.
@@ -117,7 +100,7 @@ EvaluationSet evaluation_set(double shifted) {
         for (int r = 0; r < kBatchRows; ++r)
             if ((b * kBatchRows + r) % 1000 < int(shifted * 1000))
                 for (int i = 0; i < inputs; ++i) batch.inputs[std::size_t(r) * inputs + i] *= kShiftFactor;
-        set.reference.push_back(forward(trained_model(), batch.inputs, kBatchRows, emu::e4m3(), ActivationScaling::None, {}));
+        set.reference.push_back(emu::quantized_forward(trained_model(), batch.inputs, kBatchRows, emu::e4m3(), emu::ActivationQuantization::None, {}));
         set.batches.push_back(std::move(batch));
     }
     return set;
@@ -129,7 +112,7 @@ struct Evaluation {
     double agreement = 0;     // argmax against float32's argmax
 };
 
-Evaluation evaluate(const std::vector<emu::LayerWeights>& layers, const emu::Format& f, ActivationScaling how,
+Evaluation evaluate(const std::vector<emu::LayerWeights>& layers, const emu::Format& f, emu::ActivationQuantization how,
                     const std::vector<float>& scales, const EvaluationSet& set) {
     Evaluation e;
     double diff = 0, norm = 0;
@@ -137,7 +120,7 @@ Evaluation evaluate(const std::vector<emu::LayerWeights>& layers, const emu::For
     const auto argmax = [](const float* p, int n) { return int(std::max_element(p, p + n) - p); };
     for (std::size_t b = 0; b < set.batches.size(); ++b) {
         const std::vector<float>& ref = set.reference[b];
-        const std::vector<float> y = forward(layers, set.batches[b].inputs, kBatchRows, f, how, scales);
+        const std::vector<float> y = emu::quantized_forward(layers, set.batches[b].inputs, kBatchRows, f, how, scales);
         const int classes = int(y.size()) / kBatchRows;
         for (std::size_t i = 0; i < y.size(); ++i) {
             diff += double(y[i] - ref[i]) * (y[i] - ref[i]);
@@ -179,14 +162,14 @@ StepLogic weights_and_activations() {
         const std::vector<float> scales = static_scales(calibration_amax(batches), batches, f);
         const EvaluationSet set = evaluation_set(0);
         const std::vector<Variant> variants = {
-            {"float32", "float32", WeightScaling::None, ActivationScaling::None},
-            {"weights only, per tensor", "W per tensor", WeightScaling::PerTensor, ActivationScaling::None},
-            {"weights only, per channel", "W per channel", WeightScaling::PerChannel, ActivationScaling::None},
-            {"weights per channel + activations, static", "W + A static", WeightScaling::PerChannel,
-             ActivationScaling::Static},
-            {"weights per channel + activations, dynamic", "W + A dynamic", WeightScaling::PerChannel,
-             ActivationScaling::Dynamic},
-            {"weights only, NVFP4", "W NVFP4", WeightScaling::Nvfp4, ActivationScaling::None}};
+            {"float32", "float32", emu::WeightQuantization::None, emu::ActivationQuantization::None},
+            {"weights only, per tensor", "W per tensor", emu::WeightQuantization::PerTensor, emu::ActivationQuantization::None},
+            {"weights only, per channel", "W per channel", emu::WeightQuantization::PerChannel, emu::ActivationQuantization::None},
+            {"weights per channel + activations, static", "W + A static", emu::WeightQuantization::PerChannel,
+             emu::ActivationQuantization::Static},
+            {"weights per channel + activations, dynamic", "W + A dynamic", emu::WeightQuantization::PerChannel,
+             emu::ActivationQuantization::Dynamic},
+            {"weights only, NVFP4", "W NVFP4", emu::WeightQuantization::Nvfp4, emu::ActivationQuantization::None}};
         StepOutput out;
         Figure fig;
         fig.id = "output-error";
@@ -198,7 +181,7 @@ StepLogic weights_and_activations() {
                 evaluation_columns(), {}};
         for (std::size_t i = 0; i < variants.size(); ++i) {
             const Variant& v = variants[i];
-            const Evaluation e = evaluate(quantize_weights(f, v.weights), f, v.activations, scales, set);
+            const Evaluation e = evaluate(emu::quantize_weights(trained_model(), f, v.weights), f, v.activations, scales, set);
             t.rows.push_back({v.name, e.output_error, e.accuracy, e.agreement});
             if (i == 0) continue;  // float32 has no error to draw on a log axis
             fig.x_axis.categories.push_back(v.short_name);
@@ -234,10 +217,10 @@ StepLogic calibration() {
     s.run = [](const Parameters& p, RunContext& ctx) {
         const emu::Format& f = emu::format_by_name(p.choice("format"));
         const double shifted = double(p.integer("shifted")) / 100;
-        const std::vector<emu::LayerWeights> weights = quantize_weights(f, WeightScaling::PerChannel);
+        const std::vector<emu::LayerWeights> weights = emu::quantize_weights(trained_model(), f, emu::WeightQuantization::PerChannel);
         const EvaluationSet set = evaluation_set(shifted);
         const std::vector<std::vector<float>> amax = calibration_amax(64);
-        const Evaluation dynamic = evaluate(weights, f, ActivationScaling::Dynamic, {}, set);
+        const Evaluation dynamic = evaluate(weights, f, emu::ActivationQuantization::Dynamic, {}, set);
         StepOutput out;
         Figure fig;
         fig.id = "by-calibration";
@@ -251,7 +234,7 @@ StepLogic calibration() {
                 evaluation_columns(), {}};
         for (int n = 1; n <= 64; n *= 2) {
             if (ctx.cancel_requested()) throw RunCancelled();
-            const Evaluation e = evaluate(weights, f, ActivationScaling::Static, static_scales(amax, n, f), set);
+            const Evaluation e = evaluate(weights, f, emu::ActivationQuantization::Static, static_scales(amax, n, f), set);
             stat.x.push_back(n);
             stat.y.push_back(e.output_error);
             t.rows.push_back({std::to_string(n) + " batch(es)", e.output_error, e.accuracy, e.agreement});
@@ -319,7 +302,7 @@ StepLogic kv_cache() {
         std::vector<Kv> variants;
         const auto per_tensor = [&](const emu::Format& f) {
             std::vector<float> k = keys;
-            fake_quantize(k, f, emu::current_scale(emu::amax(k), f).scale);
+            emu::fake_quantize(k, f, emu::current_scale(emu::amax(k), f).scale);
             return k;
         };
         const auto per_channel = [&](const emu::Format& f) {
