@@ -84,6 +84,20 @@ bool recipe_allows(Fp8Recipe recipe, const Format& f) {
     }
 }
 
+void set_recipe(Experiment& e, Fp8Recipe recipe) {
+    Numerics& n = e.numerics;
+    const bool dictated = n.recipe == Fp8Recipe::Blockwise || n.recipe == Fp8Recipe::Nvfp4;
+    n.recipe = recipe;
+    if (recipe == Fp8Recipe::Blockwise) n.formats = {&e4m3(), &e4m3(), &e4m3()};
+    else if (recipe == Fp8Recipe::Nvfp4) n.formats = {&e2m1(), &e2m1(), &e2m1()};
+    else if (dictated) n.formats = Numerics{}.formats;
+}
+
+void set_all_formats(Experiment& e, const Format& f) {
+    if (!is_element_format(f)) return;
+    e.numerics.formats = {&f, &f, &f};
+}
+
 void validate(const Experiment& e) {
     check_range("model.input", e.model.input, bounds::kWidth);
     check_range("model.hidden", e.model.hidden, bounds::kWidth);

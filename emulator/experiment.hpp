@@ -111,6 +111,13 @@ void validate(const Experiment& e);
 // The element formats a recipe allows, and whether `format` is one of them.
 bool recipe_allows(Fp8Recipe recipe, const Format& format);
 
+// The recipe and the element formats it dictates (blockwise E4M3, NVFP4 E2M1); a
+// per-tensor or MX recipe coming from those gets the default (hybrid) formats back.
+void set_recipe(Experiment& e, Fp8Recipe recipe);
+// Every role's element format, when `format` is an element format; BF16 and FP16 (no
+// element format) leave the roles as they are, so a step's "all formats" choice can list them.
+void set_all_formats(Experiment& e, const Format& format);
+
 // The JSON form (a version field first, every setting named).
 std::string to_json(const Experiment& e);
 // Throws std::runtime_error "SOURCE:LINE: FIELD: reason" for malformed JSON, an unknown or

@@ -37,6 +37,13 @@ std::vector<std::string> enum_choice_names() {
     for (const EnumName<E>& n : enum_names<E>()) names.emplace_back(n.name);
     return names;
 }
+// A subset of them, in the order given, for a setting that allows only these values.
+template <class E>
+std::vector<std::string> enum_choice_names(std::initializer_list<E> values) {
+    std::vector<std::string> names;
+    for (E v : values) names.emplace_back(enum_name(v));
+    return names;
+}
 
 // A choice parameter's values: these formats' names, from the format table.
 std::vector<std::string> format_choice_names(std::initializer_list<const emu::Format*> formats);

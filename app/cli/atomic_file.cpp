@@ -68,9 +68,9 @@ public:
     ~PendingTemporary() { has_pending = 0; }
 };
 
-}  // namespace
-
-void write_file_atomically(const std::string& path, const std::string& content) {
+// Writes the temporary file and renames it to `path`, over an existing file when `replace`;
+// returns false (the temporary removed) when `path` exists and must be kept.
+bool write_and_rename(const std::string& path, const std::string& content, bool replace) {
     const std::filesystem::path target(path);
     const std::filesystem::path folder = target.has_parent_path() ? target.parent_path() : ".";
     // mkostemp creates the name exclusively (O_EXCL): never an existing file or a link.
@@ -111,7 +111,38 @@ void write_file_atomically(const std::string& path, const std::string& content) 
         fail("fsync", error);
     }
     if (::close(fd) != 0) fail("close", errno);
-    if (std::rename(temporary.c_str(), path.c_str()) != 0) fail("rename", errno);
+    if (replace) {
+        if (std::rename(temporary.c_str(), path.c_str()) != 0) fail("rename", errno);
+        return true;
+    }
+    if (::renameat2(AT_FDCWD, temporary.c_str(), AT_FDCWD, path.c_str(), RENAME_NOREPLACE) == 0) return true;
+    if (errno == EINVAL || errno == ENOSYS) {  // a file system without renameat2's flags: link is exclusive too
+        if (::link(temporary.c_str(), path.c_str()) == 0) {
+            ::unlink(temporary.c_str());
+            return true;
+        }
+    }
+    if (errno != EEXIST) fail("rename", errno);
+    ::unlink(temporary.c_str());
+    return false;
+}
+
+}  // namespace
+
+void write_file_atomically(const std::string& path, const std::string& content) {
+    write_and_rename(path, content, true);
+}
+
+bool write_new_file_atomically(const std::string& path, const std::string& content) {
+    return write_and_rename(path, content, false);
+}
+
+std::string write_numbered_file(const std::string& stem, const std::string& extension, const std::string& content) {
+    for (int n = 1; n < 100000; ++n) {
+        const std::string path = stem + "-" + std::to_string(n) + extension;
+        if (write_new_file_atomically(path, content)) return path;
+    }
+    throw std::runtime_error("cannot write " + stem + "-N" + extension + ": every number up to 99999 is taken");
 }
 
 }  // namespace fp8lab::cli

@@ -11,4 +11,11 @@ namespace fp8lab::cli {
 // written; the temporary file is removed then.
 void write_file_atomically(const std::string& path, const std::string& content);
 
+// The same, but an existing file at `path` is kept: returns false, having written nothing.
+bool write_new_file_atomically(const std::string& path, const std::string& content);
+
+// Writes STEM-1EXTENSION, or STEM-2EXTENSION if that exists, and so on: never over an
+// earlier file. Returns the path written.
+std::string write_numbered_file(const std::string& stem, const std::string& extension, const std::string& content);
+
 }  // namespace fp8lab::cli

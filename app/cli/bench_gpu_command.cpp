@@ -19,7 +19,6 @@
 #include "gpu/probe.hpp"
 #include "gpu/tensor_ops.hpp"
 #include "gpu/trainer.hpp"
-#include "labs/training_mapping.hpp"
 
 namespace fp8lab::cli {
 namespace {
@@ -87,7 +86,7 @@ gpu::GpuTrainConfig config_of(const gpu::GpuPreset& p, gpu::GpuPrecision precisi
     if (!native) {
         emu::Experiment e = gpu::experiment_of(c);
         e.numerics.fast_accumulation = {};  // the emulated path's GEMMs multiply in BF16
-        labs::set_recipe(e, recipe);
+        emu::set_recipe(e, recipe);
         c = gpu::gpu_config(e);
         c.data_batches = 0;  // as many as fit, as the native runs
     }

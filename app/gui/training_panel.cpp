@@ -46,9 +46,8 @@ emu::Experiment sized(emu::Experiment e, int size) {
 }
 
 void save_experiment(AppState& app) {
-    const std::string path = "fp8lab-experiment-" + std::to_string(app.training_runs.size() + 1) + ".json";
     try {
-        cli::write_file_atomically(path, app.training_experiment_json);
+        const std::string path = cli::write_numbered_file("fp8lab-experiment", ".json", app.training_experiment_json);
         app.status = "Experiment saved: " + path + " (run it with fp8lab train --experiment " + path + ")";
     } catch (const std::exception& e) {
         app.status = std::string("Saving the experiment failed: ") + e.what();

@@ -1,4 +1,4 @@
-// Lab 6, block scaling and 4/6-bit formats: per-tensor against MX (E8M0 scales, floor
+// Lab 7, block scaling and 4/6-bit formats: per-tensor against MX (E8M0 scales, floor
 // and RCEIL), 1x128 blocks with power-of-two scales (TE's Float8BlockScaling) and NVFP4's two-level scales on a tensor with
 // outlier channels; FP6 E3M2/E2M3; error against block size; a heatmap of block scales.
 #include <cmath>
@@ -89,9 +89,9 @@ StepLogic recipes() {
                          "for per-tensor and MX recipes (blockwise is E4M3, NVFP4 E2M1, whatever it says).";
     s.training = [](const Parameters& p, emu::Experiment& e) {
         const emu::Fp8Recipe r = parse_enum_or_throw<emu::Fp8Recipe>(p.choice("training_recipe"), "training_recipe");
-        set_recipe(e, r);
+        emu::set_recipe(e, r);
         if (r != emu::Fp8Recipe::Blockwise && r != emu::Fp8Recipe::Nvfp4)
-            set_all_formats(e, emu::format_by_name(p.choice("mx_elements")));
+            emu::set_all_formats(e, emu::format_by_name(p.choice("mx_elements")));
     };
     s.run = [](const Parameters& p, RunContext& ctx) {
         const emu::Format& mx = emu::format_by_name(p.choice("mx_elements"));
@@ -153,8 +153,8 @@ StepLogic floor_against_rceil() {
     s.training_mapping = "Training runs MX with the floor rule (mx-floor) and this element format for every role; "
                          "the recipes step trains RCEIL.";
     s.training = [](const Parameters& p, emu::Experiment& e) {
-        set_recipe(e, emu::Fp8Recipe::MxFloor);
-        set_all_formats(e, emu::format_by_name(p.choice("elements")));
+        emu::set_recipe(e, emu::Fp8Recipe::MxFloor);
+        emu::set_all_formats(e, emu::format_by_name(p.choice("elements")));
     };
     s.run = [](const Parameters& p, RunContext&) {
         const emu::Format& f = emu::format_by_name(p.choice("elements"));
@@ -224,11 +224,11 @@ StepLogic block_size_and_nvfp4() {
     s.training = [](const Parameters& p, emu::Experiment& e) {
         const std::string& which = p.choice("heatmap");
         if (which == "nvfp4") {
-            set_recipe(e, emu::Fp8Recipe::Nvfp4);
+            emu::set_recipe(e, emu::Fp8Recipe::Nvfp4);
             return;
         }
-        set_recipe(e, emu::Fp8Recipe::MxRceil);
-        set_all_formats(e, which == "mxfp4" ? emu::e2m1() : emu::e4m3());
+        emu::set_recipe(e, emu::Fp8Recipe::MxRceil);
+        emu::set_all_formats(e, which == "mxfp4" ? emu::e2m1() : emu::e4m3());
     };
     s.run = [](const Parameters& p, RunContext& ctx) {
         const std::vector<float> x = outlier_channels(ctx.seed());

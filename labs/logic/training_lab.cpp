@@ -16,7 +16,7 @@ namespace {
 constexpr const char* kCrossoverAsset = "h100-crossover.csv";
 
 void map_loss_curves(const Parameters& p, emu::Experiment& e) {
-    set_recipe(e, parse_enum_or_throw<emu::Fp8Recipe>(p.choice("recipe"), "recipe"));
+    emu::set_recipe(e, parse_enum_or_throw<emu::Fp8Recipe>(p.choice("recipe"), "recipe"));
     const emu::FormatRecipe formats = parse_enum_or_throw<emu::FormatRecipe>(p.choice("formats"), "formats");
     if (e.numerics.recipe != emu::Fp8Recipe::Nvfp4 && e.numerics.recipe != emu::Fp8Recipe::Blockwise)
         e.numerics.formats.gradient = &emu::format_for(formats, emu::TensorRole::GradOutput);

@@ -24,7 +24,7 @@ gpu::GpuTrainResult train_on_gpu(const emu::Experiment& e) {
 }
 
 emu::Experiment with_recipe(emu::Experiment e, emu::Fp8Recipe r) {
-    labs::set_recipe(e, r);
+    emu::set_recipe(e, r);
     return e;
 }
 
