@@ -1,6 +1,7 @@
 // Lab and step selection with messages that list what exists.
 #include "app/cli/lab_selection.hpp"
 
+#include <algorithm>
 #include <cstdio>
 
 #include "app/cli/usage_error.hpp"
@@ -53,6 +54,30 @@ void require_backend(const SelectedStep& s, labs::Backend backend) {
     if (!s.step->supports(backend))
         throw UsageError("step " + s.lab->id + "/" + s.step->logic.id + " does not run on the " +
                          std::string(labs::backend_name(backend)) + " backend");
+}
+
+std::vector<labs::Parameters> step_parameters(const std::vector<SelectedStep>& steps, const std::vector<std::string>& sets) {
+    std::vector<labs::Parameters> params;
+    for (const SelectedStep& s : steps) params.emplace_back(s.step->logic.parameters);
+    for (const std::string& set : sets) {
+        const auto eq = set.find('=');
+        if (eq == std::string::npos || eq == 0) throw UsageError("--set " + emu::quoted_input(set) + ": write NAME=VALUE");
+        const std::string name = set.substr(0, eq), value = set.substr(eq + 1);
+        bool used = false;
+        for (labs::Parameters& p : params) {
+            const bool has = std::any_of(p.schema().begin(), p.schema().end(),
+                                         [&](const labs::ParameterSpec& spec) { return spec.name == name; });
+            if (!has && steps.size() > 1) continue;
+            try {
+                p.set_text(name, value);
+            } catch (const labs::ParameterError& e) {
+                throw UsageError(std::string("--set ") + set + ": " + e.what());
+            }
+            used = true;
+        }
+        if (!used) throw UsageError("--set " + set + ": no selected step has a parameter " + emu::quoted_input(name) + "");
+    }
+    return params;
 }
 
 }  // namespace fp8lab::cli

@@ -106,37 +106,12 @@ struct RunOptions {
     bool json = false;
 };
 
-// Applies NAME=VALUE to every selected step that has NAME; a name no step has is refused.
-std::vector<labs::Parameters> parameters_for(const std::vector<SelectedStep>& steps, const std::vector<std::string>& sets) {
-    std::vector<labs::Parameters> params;
-    for (const SelectedStep& s : steps) params.emplace_back(s.step->logic.parameters);
-    for (const std::string& set : sets) {
-        const auto eq = set.find('=');
-        if (eq == std::string::npos || eq == 0) throw UsageError("--set " + emu::quoted_input(set) + ": write NAME=VALUE");
-        const std::string name = set.substr(0, eq), value = set.substr(eq + 1);
-        bool used = false;
-        for (labs::Parameters& p : params) {
-            const bool has = std::any_of(p.schema().begin(), p.schema().end(),
-                                         [&](const labs::ParameterSpec& spec) { return spec.name == name; });
-            if (!has && steps.size() > 1) continue;
-            try {
-                p.set_text(name, value);
-            } catch (const labs::ParameterError& e) {
-                throw UsageError(std::string("--set ") + set + ": " + e.what());
-            }
-            used = true;
-        }
-        if (!used) throw UsageError("--set " + set + ": no selected step has a parameter " + emu::quoted_input(name) + "");
-    }
-    return params;
-}
-
 void run_steps(const RunOptions& o) {
     const labs::Catalog& catalog = lab_catalog();
     const std::vector<SelectedStep> steps = select_steps(catalog, o.selector);
     const labs::Backend backend = backend_option(o.backend);
     for (const SelectedStep& s : steps) require_backend(s, backend);
-    const std::vector<labs::Parameters> params = parameters_for(steps, o.sets);
+    const std::vector<labs::Parameters> params = step_parameters(steps, o.sets);
     json::JsonWriter json;
     if (o.json) json.begin_object().key("backend").value(labs::backend_name(backend)).key("seed")
                     .value(std::int64_t(o.seed)).key("steps").begin_array();

@@ -32,6 +32,7 @@ struct FiguresOptions {
     std::string out;
     std::string formats = "svg,png";
     std::string lab;
+    std::vector<std::string> sets;
     std::string backend = "cpu";
     std::string size = "1280x800";
     std::uint64_t seed = 1;
@@ -91,9 +92,9 @@ struct ExportLog {
 };
 
 // One step's figures and tables into DIR; returns its manifest entry and adds to the gallery.
-std::string export_step(const SelectedStep& s, const FiguresOptions& o, const std::vector<ImageFormat>& formats,
-                        std::pair<int, int> size, labs::Backend backend, std::string& html, ExportLog& log) {
-    const labs::Parameters params(s.step->logic.parameters);
+std::string export_step(const SelectedStep& s, const labs::Parameters& params, const FiguresOptions& o,
+                        const std::vector<ImageFormat>& formats, std::pair<int, int> size, labs::Backend backend,
+                        std::string& html, ExportLog& log) {
     json::JsonWriter entry;
     entry.begin_object().key("lab").value(s.lab->id).key("step").value(s.step->logic.id)
         .key("title").value(s.step->title).key("parameters");
@@ -154,6 +155,7 @@ void run_figures(const FiguresOptions& o) {
     for (const SelectedStep& s : steps)
         if (s.step->supports(backend)) runnable.push_back(s);
     if (runnable.empty()) throw UsageError("no selected step runs on the " + std::string(labs::backend_name(backend)) + " backend");
+    const std::vector<labs::Parameters> parameters = step_parameters(runnable, o.sets);
     std::error_code ec;
     fs::create_directories(o.out, ec);
     if (ec) throw UsageError("--out " + o.out + ": " + ec.message());
@@ -186,7 +188,7 @@ void run_figures(const FiguresOptions& o) {
             current_lab = s.lab;
         }
         const std::size_t failures_before = log.failures.size();
-        if (const std::string entry = export_step(s, o, formats, size, backend, html, log); !entry.empty())
+        if (const std::string entry = export_step(s, parameters[i], o, formats, size, backend, html, log); !entry.empty())
             manifest.raw(entry);
         const double seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - step_start).count();
         std::fprintf(stderr, "[%zu/%zu] %s/%s: %s (%.2f s)\n", i + 1, runnable.size(), s.lab->id.c_str(),
@@ -214,6 +216,7 @@ void add_figures_command(CLI::App& app, CommandStatus&) {
     cmd->add_option("--out", o->out, "Output folder")->required();
     cmd->add_option("--format", o->formats, "Comma-separated: svg,png,pdf")->capture_default_str();
     cmd->add_option("--lab", o->lab, "Only this lab (or LAB/STEP)");
+    cmd->add_option("--set", o->sets, "NAME=VALUE: a parameter of the selected steps (repeatable; `fp8lab labs` lists them)");
     cmd->add_option("--backend", o->backend, "cpu or gpu")->capture_default_str();
     cmd->add_option("--size", o->size, "WIDTHxHEIGHT in pixels (PNG) or points (SVG, PDF)")->capture_default_str();
     cmd->add_option("--seed", o->seed, "Seed of every random choice")->capture_default_str()->check(seed_value());

@@ -10,6 +10,7 @@
 #include <cstdio>
 #include <cstdlib>
 #include <filesystem>
+#include <future>
 #include <optional>
 #include <string>
 
@@ -208,8 +209,15 @@ int run_gui(const GuiOptions& options) {
     const std::string theme = options.theme.empty() ? app.settings.theme : options.theme;
     if (!parse_theme(theme, app.theme)) throw std::runtime_error("--theme: " + emu::quoted_input(theme) + " is not dark, light or projector");
     app.presentation = options.presentation;
-    app.gpu = gpu::probe();
-    if (app.gpu.ready) app.training_backend = labs::Backend::Gpu;
+    // Looking for a GPU opens the CUDA libraries (about 0.4 s where they are installed):
+    // the window opens meanwhile, except in a tour, whose screenshots show the result.
+    std::future<gpu::ProbeResult> probing = std::async(std::launch::async, [] {
+        gpu::ProbeResult result = gpu::probe();
+        Window::wake();
+        return result;
+    });
+    app.gpu.reason = "looking for a GPU...";
+    if (options.tour) probing.wait();
     choose_start(app, options.start);
 
     Window window(options.width, options.height, "fp8lab");
@@ -220,6 +228,8 @@ int run_gui(const GuiOptions& options) {
     }
     double startup_ms = 0;
     bool first = true;
+    constexpr int kSettleFrames = 3;
+    int settle_frames = kSettleFrames;
     while (!window.should_close() && !(tour && tour->finished())) {
         if (window.content_scale() != app.monitor_scale) {
             app.monitor_scale = window.content_scale();
@@ -231,13 +241,25 @@ int run_gui(const GuiOptions& options) {
             app.colours = apply_theme(app.theme, app.scale);
             app.rebuild_fonts = false;
         }
+        if (probing.valid() && probing.wait_for(std::chrono::seconds(0)) == std::future_status::ready) {
+            app.gpu = probing.get();
+            if (app.gpu.ready && app.training_runs.empty()) app.training_backend = labs::Backend::Gpu;
+        }
         if (tour) tour->before_frame(app);
         const auto frame_start = Clock::now();
-        // Idle: wait for input, but wake often enough to show a running step's progress.
-        const bool busy = tour || app.training_runner.running() ||
-                          (!app.inspector_open && (app.current_state().runner.running() || app.current_state().needs_run));
-        window.begin_frame(busy ? 0 : 0.25);
-        const auto work_start = busy ? frame_start : Clock::now();
+        // Idle, the loop sleeps until an event: a few frames after each let ImGui settle
+        // (a click shows its effect a frame later); a running step wakes it 30 times a second.
+        const bool running = app.training_runner.running() ||
+                             (!app.inspector_open && (app.current_state().runner.running() || app.current_state().needs_run));
+        if (running || app.rebuild_fonts) settle_frames = kSettleFrames;
+        const Window::Wait wait = tour ? Window::Wait::None
+                                  : running ? Window::Wait::Briefly
+                                  : settle_frames > 0 ? Window::Wait::None
+                                                      : Window::Wait::UntilEvent;
+        if (wait == Window::Wait::UntilEvent) settle_frames = kSettleFrames;
+        --settle_frames;
+        window.begin_frame(wait);
+        const auto work_start = wait == Window::Wait::None ? frame_start : Clock::now();
         handle_keys(app);
         draw_frame(app);
         const ImVec4 bg = app.blank ? ImVec4(0, 0, 0, 1) : ImGui::GetStyle().Colors[ImGuiCol_WindowBg];

@@ -1,6 +1,8 @@
 // The worker thread behind every Run button: one run at a time, results handed over under a lock.
 #include "app/gui/step_runner.hpp"
 
+#include "app/gui/window.hpp"
+
 #include <atomic>
 
 namespace fp8lab::gui {
@@ -47,6 +49,7 @@ void StepRunner::start(Work work, labs::Backend backend, std::uint64_t seed) {
             run->error = error;
         }
         run->done = true;
+        Window::wake();  // the idle loop may be asleep: show the result now
     });
 }
 

@@ -131,13 +131,23 @@ void draw_exercise(AppState& app, const labs::Lab& lab, const labs::Step& step, 
     if (st.revealed) ImGui::TextWrapped("Answer: %s", ex.answer_text.c_str());
 }
 
-// Figures as SVG and PNG with their CSV, in ~/fp8lab-figures/LAB/STEP.
+// Figures as SVG and PNG with their CSV, in a new folder ~/fp8lab-figures/LAB/STEP/N
+// (never over an earlier export), with the command that draws them again.
 void export_figures(AppState& app, const labs::Lab& lab, const labs::Step& step, const labs::StepOutput& out) {
     namespace fs = std::filesystem;
     const char* home = std::getenv("HOME");
-    const fs::path dir = fs::path(home && *home ? home : ".") / "fp8lab-figures" / lab.id / step.logic.id;
+    const fs::path base = fs::path(home && *home ? home : ".") / "fp8lab-figures" / lab.id / step.logic.id;
     try {
-        fs::create_directories(dir);
+        fs::create_directories(base);
+        fs::path dir;
+        for (int n = 1; dir.empty(); ++n)  // create_directory is exclusive: false when it exists
+            if (fs::create_directory(base / std::to_string(n))) dir = base / std::to_string(n);
+        std::string command = "fp8lab figures --lab " + lab.id + "/" + step.logic.id;
+        for (const auto& [name, value] : app.current_state().parameters.values())
+            command += " --set '" + name + "=" + labs::value_text(value) + "'";
+        cli::write_file_atomically((dir / "command.txt").string(),
+                                   "# These figures' parameters, as the command that draws them again:\n" + command +
+                                       " --out " + dir.string() + "\n");
         for (const labs::Figure& f : out.figures) {
             exporter::write_figure(f, (dir / (f.id + ".svg")).string(), exporter::ImageFormat::Svg, 960, 600);
             exporter::write_figure(f, (dir / (f.id + ".png")).string(), exporter::ImageFormat::Png, 1600, 1000);

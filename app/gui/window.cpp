@@ -9,6 +9,7 @@
 #include <backends/imgui_impl_glfw.h>
 #include <backends/imgui_impl_opengl3.h>
 
+#include <atomic>
 #include <cstring>
 #include <stdexcept>
 
@@ -16,6 +17,7 @@ namespace fp8lab::gui {
 namespace {
 
 std::string g_glfw_error;
+std::atomic<bool> g_window_open{false};  // glfwPostEmptyEvent is valid only between init and terminate
 void on_glfw_error(int code, const char* text) { g_glfw_error = "GLFW error " + std::to_string(code) + ": " + text; }
 
 }  // namespace
@@ -41,9 +43,11 @@ Window::Window(int width, int height, const std::string& title) {
     ImGui::GetIO().IniFilename = nullptr;  // layout is computed, not remembered
     ImGui_ImplGlfw_InitForOpenGL(window_, true);
     ImGui_ImplOpenGL3_Init("#version 330 core");
+    g_window_open = true;
 }
 
 Window::~Window() {
+    g_window_open = false;
     ImGui_ImplOpenGL3_Shutdown();
     ImGui_ImplGlfw_Shutdown();
     ImGui::DestroyContext();
@@ -51,10 +55,15 @@ Window::~Window() {
     glfwTerminate();
 }
 
+void Window::wake() {
+    if (g_window_open) glfwPostEmptyEvent();
+}
+
 bool Window::should_close() const { return glfwWindowShouldClose(window_); }
 
-void Window::begin_frame(double wait_seconds) {
-    if (wait_seconds > 0) glfwWaitEventsTimeout(wait_seconds);
+void Window::begin_frame(Wait wait) {
+    if (wait == Wait::UntilEvent) glfwWaitEvents();
+    else if (wait == Wait::Briefly) glfwWaitEventsTimeout(1.0 / 30);
     else glfwPollEvents();
     ImGui_ImplOpenGL3_NewFrame();
     ImGui_ImplGlfw_NewFrame();

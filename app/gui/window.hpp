@@ -18,9 +18,14 @@ public:
     Window& operator=(const Window&) = delete;
 
     bool should_close() const;
-    // Polls events (`wait_seconds` > 0: sleeps until an event or the timeout) and starts
-    // an ImGui frame.
-    void begin_frame(double wait_seconds);
+    // How long begin_frame may sleep for events: not at all (the tour), a thirtieth of a
+    // second (a running step's progress bar), or until something happens (idle: the app
+    // draws nothing while nothing changes; wake() ends the wait from any thread).
+    enum class Wait { None, Briefly, UntilEvent };
+    // Processes events (after waiting as told) and starts an ImGui frame.
+    void begin_frame(Wait wait);
+    // Ends a begin_frame's wait, from any thread (a worker that finished, the GPU probe).
+    static void wake();
     // Renders ImGui's draw data over the clear colour into the back buffer, which stays
     // readable for a screenshot until present(). Without vsync it waits for the GPU (Mesa's
     // llvmpipe rasterises on the CPU), so the time around it is the frame's real cost.

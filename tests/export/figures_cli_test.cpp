@@ -82,6 +82,33 @@ TEST_CASE("two runs write byte-identical SVG and CSV") {
     fs::remove_all(b);
 }
 
+TEST_CASE("figures --set draws the selected step with those parameters") {
+    const std::string a = temp_dir(), b = temp_dir();
+    const std::string step = " figures --format svg --lab formats/bits-to-value";
+    REQUIRE(run_command(kExe + step + " --out " + a).exit_code == 0);
+    const auto set = run_command(kExe + step + " --set format=e5m2 --set code=0x7b --out " + b);
+    REQUIRE_MESSAGE(set.exit_code == 0, set.err);
+    int compared = 0;
+    for (const auto& entry : fs::recursive_directory_iterator(a)) {
+        if (entry.path().extension() != ".svg") continue;
+        const fs::path rel = fs::relative(entry.path(), a);
+        CHECK_MESSAGE(read_file(entry.path().string()) != read_file((fs::path(b) / rel).string()), rel.string());
+        ++compared;
+    }
+    CHECK(compared >= 1);
+    const std::string manifest = read_file(b + "/manifest.json");
+    CHECK(manifest.find("\"format\":\"e5m2\"") != std::string::npos);
+    CHECK(manifest.find("\"code\":123") != std::string::npos);
+    const auto unknown = run_command(kExe + step + " --set size=3 --out " + b);
+    CHECK(unknown.exit_code == 2);
+    CHECK(unknown.err.find("unknown parameter 'size'") != std::string::npos);
+    const auto refused = run_command(kExe + " figures --format svg --lab formats --set nonsense=1 --out " + b);
+    CHECK(refused.exit_code == 2);
+    CHECK(refused.err.find("no selected step has a parameter 'nonsense'") != std::string::npos);
+    fs::remove_all(a);
+    fs::remove_all(b);
+}
+
 TEST_CASE("figures and run refuse bad input with exit code 2") {
     CHECK(run_command(kExe + " figures --out /tmp/x --format gif").exit_code == 2);
     CHECK(run_command(kExe + " figures --out /tmp/x --size 10x10").exit_code == 2);
