@@ -76,7 +76,7 @@ std::uint32_t encode_value(const Format& f, double x, const ConvertOptions& opti
     if (magnitude > 0x7FF0000000000000ull) return nan == NanRule::Float64 ? float64_nan_code(f, bits) : f.nan_code;
     if (magnitude == 0x7FF0000000000000ull)
         return sign | overflow_magnitude(f, options.saturation, false);
-    if (magnitude == 0) return sign;  // signed zero; E8M0 code 0 is its floor, 2^-127
+    if (magnitude == 0) return f.has_negative_zero ? sign : 0u;  // E8M0 code 0 is its floor, 2^-127
 
     // x = significand * 2^exponent2 exactly.
     const int field = static_cast<int>(magnitude >> 52);
@@ -103,6 +103,7 @@ std::uint32_t encode_value(const Format& f, double x, const ConvertOptions& opti
     if (code > std::int64_t(f.max_magnitude_code))
         return sign | overflow_magnitude(f, options.saturation,
                                          overflow_goes_to_max(options.rounding, negative));
+    if (code == 0 && !f.has_negative_zero) return 0u;  // FNUZ: -0's code is NaN, so a negative rounds to +0
     return sign | static_cast<std::uint32_t>(code);
 }
 

@@ -17,6 +17,7 @@ bool Format::is_nan_code(std::uint32_t code) const {
     case Encoding::FiniteNan:
     case Encoding::ScaleE8M0: return magnitude == nan_code;
     case Encoding::FiniteOnly: return false;
+    case Encoding::FiniteNanUnsignedZero: return code == nan_code;  // the sign bit alone
     }
     return false;
 }
@@ -38,7 +39,8 @@ Format make_format(std::string_view name, std::string_view display_name, int exp
     f.has_inf = encoding == Encoding::Ieee;
     f.has_nan = encoding != Encoding::FiniteOnly;
     f.has_subnormals = encoding != Encoding::ScaleE8M0;
-    f.bias = (1 << (exponent_bits - 1)) - 1;
+    f.has_negative_zero = f.has_sign && encoding != Encoding::FiniteNanUnsignedZero;
+    f.bias = (1 << (exponent_bits - 1)) - (encoding == Encoding::FiniteNanUnsignedZero ? 0 : 1);
 
     const std::uint32_t all_ones_exponent = (1u << exponent_bits) - 1;
     const std::uint32_t magnitude_codes = 1u << (exponent_bits + mantissa_bits);
@@ -56,6 +58,10 @@ Format make_format(std::string_view name, std::string_view display_name, int exp
     case Encoding::FiniteOnly:
         f.max_magnitude_code = magnitude_codes - 1;
         f.nan_code = f.max_magnitude_code;  // CUDA maps a NaN input to +max
+        break;
+    case Encoding::FiniteNanUnsignedZero:
+        f.max_magnitude_code = magnitude_codes - 1;
+        f.nan_code = magnitude_codes;  // 0x80: the sign bit over a zero magnitude
         break;
     }
 
@@ -81,8 +87,8 @@ Format make_format(std::string_view name, std::string_view display_name, int exp
 
 namespace {
 
-const std::array<Format, 10>& registry() {
-    static const std::array<Format, 10> formats = {
+const std::array<Format, 12>& registry() {
+    static const std::array<Format, 12> formats = {
         make_format("e4m3", "E4M3 (OCP FP8)", 4, 3, Encoding::FiniteNan),
         make_format("e5m2", "E5M2 (OCP FP8)", 5, 2, Encoding::Ieee),
         make_format("e3m2", "E3M2 (OCP FP6)", 3, 2, Encoding::FiniteOnly),
@@ -93,6 +99,8 @@ const std::array<Format, 10>& registry() {
         make_format("fp16", "FP16 (IEEE half)", 5, 10, Encoding::Ieee),
         make_format("fp32", "FP32 (IEEE single)", 8, 23, Encoding::Ieee),
         make_format("e4m3-ieee", "E4M3, IEEE-style with Inf (teaching)", 4, 3, Encoding::Ieee),
+        make_format("e4m3fnuz", "E4M3FNUZ (AMD MI300, Graphcore)", 4, 3, Encoding::FiniteNanUnsignedZero),
+        make_format("e5m2fnuz", "E5M2FNUZ (AMD MI300, Graphcore)", 5, 2, Encoding::FiniteNanUnsignedZero),
     };
     return formats;
 }
@@ -131,6 +139,8 @@ const Format& bf16() { return registry()[6]; }
 const Format& fp16() { return registry()[7]; }
 const Format& fp32() { return registry()[8]; }
 const Format& e4m3_ieee() { return registry()[9]; }
+const Format& e4m3fnuz() { return registry()[10]; }
+const Format& e5m2fnuz() { return registry()[11]; }
 
 std::string format_names_list() {
     std::string out;

@@ -16,6 +16,10 @@ enum class Encoding {
     FiniteNan,   // no Inf; only the all-ones code is NaN (OCP E4M3, "FN")
     FiniteOnly,  // every code is a finite number (FP6 E3M2/E2M3, FP4 E2M1)
     ScaleE8M0,   // unsigned power of two, no zero, 0xFF is NaN (OCP MX scale)
+    // "FNUZ": finite, NaN is the negative-zero code (0x80), so there is no -0 and no Inf;
+    // the bias is one more than IEEE's (E4M3FNUZ: 8, max 240; E5M2FNUZ: 16, max 57344).
+    // AMD MI300 (CDNA3) and Graphcore IPUs implement these.
+    FiniteNanUnsignedZero,
 };
 
 struct Format {
@@ -31,6 +35,7 @@ struct Format {
     bool has_inf = false;
     bool has_nan = false;
     bool has_subnormals = true;
+    bool has_negative_zero = true;  // false for FNUZ (its code is NaN) and unsigned E8M0
     int bias = 0;
     int min_exponent = 0;           // exponent of the smallest normal value
     int max_exponent = 0;           // exponent of the largest finite value
@@ -69,6 +74,8 @@ const Format& bf16();
 const Format& fp16();
 const Format& fp32();
 const Format& e4m3_ieee();
+const Format& e4m3fnuz();
+const Format& e5m2fnuz();
 
 std::string format_names_list();  // "e4m3, e5m2, ..." for help and error messages
 

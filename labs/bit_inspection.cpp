@@ -32,11 +32,18 @@ std::string explain(const emu::Format& f, ValueClass c) {
                        number_text(f.max_finite) + ".";
             if (f.encoding == emu::Encoding::ScaleE8M0)
                 return "0xFF is the one NaN of the E8M0 scale: a block whose scale is NaN decodes to NaN.";
+            if (f.encoding == emu::Encoding::FiniteNanUnsignedZero)
+                return name + " (\"FNUZ\": finite, NaN, unsigned zero) spends the code of -0 on its one NaN, 0x80, "
+                              "so every other code is finite, up to " + number_text(f.max_finite) +
+                       ", and its bias is one more than IEEE's.";
             return "An all-ones exponent with a non-zero mantissa is NaN (IEEE 754 style): every such code.";
         case ValueClass::Infinity:
             return "The all-ones exponent with a zero mantissa is infinity (IEEE 754 style). "
                    "Overflow without saturation lands here.";
         case ValueClass::Zero:
+            if (!f.has_negative_zero)
+                return "All bits zero: zero, the only one. " + name + " has no -0: a negative value that rounds to "
+                       "zero becomes +0, because the code -0 would have is NaN.";
             return "Exponent and mantissa all zero: zero. The sign bit gives +0 or -0, which compare equal.";
         case ValueClass::Subnormal:
             return "Exponent field 0: subnormal, no implicit leading 1. The exponent is fixed at 1 - bias, so the "

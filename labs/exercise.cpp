@@ -5,6 +5,7 @@
 #include <cmath>
 #include <cstdio>
 #include <cstdlib>
+#include <optional>
 #include <string_view>
 
 namespace fp8lab::labs {
@@ -29,23 +30,63 @@ bool close(double a, double b, double tolerance) {
            (a == 0 && b == 0);
 }
 
-}  // namespace
-
-bool parse_answer_number(const std::string& text, double& value) {
-    std::string s = trim(text);
-    std::string digits;
-    for (char c : s)
-        if (c != ',' && c != '_' && c != ' ') digits += c;  // 1,024 and 1 024 read as 1024
-    s = digits;
-    if (s == "inf" || s == "Inf" || s == "infinity" || s == "+inf") return value = INFINITY, true;
-    if (s == "-inf" || s == "-Inf") return value = -INFINITY, true;
+// A number without a fraction bar: inf, BASE^EXPONENT, or what strtod reads (decimal, hex
+// float). For a decimal, half a unit of its last digit and its significant digits.
+std::optional<TypedNumber> parse_term(const std::string& s) {
+    TypedNumber n;
+    if (s == "inf" || s == "Inf" || s == "infinity" || s == "+inf") return n.value = INFINITY, n;
+    if (s == "-inf" || s == "-Inf") return n.value = -INFINITY, n;
     if (const auto caret = s.find('^'); caret != std::string::npos) {
         double base, exponent;
-        if (!parse_plain(s.substr(0, caret), base) || !parse_plain(s.substr(caret + 1), exponent)) return false;
-        value = std::pow(base, exponent);
-        return std::isfinite(value);
+        if (!parse_plain(s.substr(0, caret), base) || !parse_plain(s.substr(caret + 1), exponent)) return std::nullopt;
+        n.value = std::pow(base, exponent);
+        if (!std::isfinite(n.value)) return std::nullopt;
+        return n;
     }
-    return parse_plain(s, value) && !std::isnan(value);
+    if (!parse_plain(s, n.value) || std::isnan(n.value)) return std::nullopt;
+    const std::size_t start = s.find_first_not_of("+-");
+    if (start == std::string::npos || s.compare(start, 2, "0x") == 0 || s.compare(start, 2, "0X") == 0) return n;
+    const std::size_t e = s.find_first_of("eE", start);
+    const std::string mantissa = s.substr(start, e == std::string::npos ? std::string::npos : e - start);
+    const int exponent10 = e == std::string::npos ? 0 : std::atoi(s.c_str() + e + 1);
+    const std::size_t point = mantissa.find('.');
+    const int decimals = point == std::string::npos ? 0 : int(mantissa.size() - point - 1);
+    std::string digits;
+    for (char c : mantissa)
+        if (c >= '0' && c <= '9') digits += c;
+    const std::size_t first = digits.find_first_not_of('0');
+    n.significant_digits = first == std::string::npos ? 0 : int(digits.size() - first);
+    n.half_unit = 0.5 * std::pow(10.0, exponent10 - decimals);
+    return n;
+}
+
+}  // namespace
+
+std::optional<TypedNumber> parse_typed_number(const std::string& text) {
+    std::string s;
+    for (char c : trim(text))
+        if (c != ',' && c != '_' && c != ' ') s += c;  // 1,024 and 1 024 read as 1024
+    const auto bar = s.find('/');
+    if (bar == std::string::npos) return parse_term(s);
+    const std::optional<TypedNumber> top = parse_term(s.substr(0, bar)), bottom = parse_term(s.substr(bar + 1));
+    if (!top || !bottom || bottom->value == 0) return std::nullopt;
+    TypedNumber n;  // a fraction is exact: judged by the exercise's tolerance alone
+    n.value = top->value / bottom->value;
+    if (std::isnan(n.value)) return std::nullopt;
+    return n;
+}
+
+bool parse_answer_number(const std::string& text, double& value) {
+    const std::optional<TypedNumber> n = parse_typed_number(text);
+    if (n) value = n->value;
+    return n.has_value();
+}
+
+bool matches(const TypedNumber& typed, double target, double tolerance) {
+    if (close(typed.value, target, tolerance)) return true;
+    // To the digits given: 1.4933 is 448/300 to five digits. Fewer than three digits is a
+    // guess, not an answer (1.5 would otherwise be "right" for anything from 1.45 to 1.55).
+    return typed.significant_digits >= 3 && std::isfinite(target) && std::abs(typed.value - target) <= typed.half_unit;
 }
 
 Exercise numeric_exercise(std::string prompt, double answer, std::vector<KnownMistake> mistakes,
@@ -58,12 +99,11 @@ Exercise numeric_exercise(std::string prompt, double answer, std::vector<KnownMi
     e.answer_text = buf;
     e.check = [answer, mistakes = std::move(mistakes), otherwise = std::move(otherwise),
                tolerance](const std::string& text) -> Feedback {
-        double value;
-        if (!parse_answer_number(text, value))
-            return {false, "Type a number, e.g. 448, 0.0625, 2^-6 or 1.5e-3."};
-        if (close(value, answer, tolerance)) return {true, ""};
+        const std::optional<TypedNumber> typed = parse_typed_number(text);
+        if (!typed) return {false, "Type a number, e.g. 448, 0.0625, 2^-6, 448/300 or 1.5e-3."};
+        if (matches(*typed, answer, tolerance)) return {true, ""};
         for (const KnownMistake& m : mistakes)
-            if (close(value, m.value, tolerance)) return {false, m.hint};
+            if (matches(*typed, m.value, tolerance)) return {false, m.hint};
         return {false, otherwise};
     };
     return e;

@@ -21,6 +21,7 @@ struct Alias {
 // ml_dtypes' (and NumPy's) names of the formats both have.
 constexpr Alias kAliases[] = {{"float8_e4m3fn", "e4m3"}, {"float8_e5m2", "e5m2"},   {"float6_e3m2fn", "e3m2"},
                               {"float6_e2m3fn", "e2m3"}, {"float4_e2m1fn", "e2m1"}, {"float8_e8m0fnu", "e8m0"},
+                              {"float8_e4m3fnuz", "e4m3fnuz"}, {"float8_e5m2fnuz", "e5m2fnuz"},
                               {"bfloat16", "bf16"},      {"float16", "fp16"},       {"float32", "fp32"}};
 
 constexpr std::size_t kChunk = 1 << 16;

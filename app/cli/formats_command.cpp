@@ -24,6 +24,7 @@ std::string nan_codes(const emu::Format& f) {
     if (!f.has_nan) return "none";
     if (f.encoding == emu::Encoding::Ieee)
         return std::to_string(2 * (f.inf_code ^ f.nan_code)) + " codes, e.g. " + hex_code(f, f.nan_code);
+    if (f.encoding == emu::Encoding::FiniteNanUnsignedZero) return hex_code(f, f.nan_code) + " (no -0)";
     return hex_code(f, f.nan_code) + (f.has_sign ? ", " + hex_code(f, f.nan_code | f.sign_mask()) : "");
 }
 

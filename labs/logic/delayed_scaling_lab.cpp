@@ -1,4 +1,4 @@
-// Lab 5, delayed scaling: the amax history and the scale it gives per step for a tensor
+// Lab 6, delayed scaling: the amax history and the scale it gives per step for a tensor
 // that drifts and spikes; history length, max against most_recent, margin; overflow
 // when a spike arrives before the history has seen it; replaying the amax trace that a
 // real FP8 training run recorded on a GPU (assets/) under other settings.
@@ -51,7 +51,7 @@ std::vector<ParameterSpec> delayed_parameters() {
 }
 
 void map_delayed(const Parameters& p, emu::Experiment& e) {
-    set_recipe(e, emu::Fp8Recipe::Delayed);
+    emu::set_recipe(e, emu::Fp8Recipe::Delayed);
     e.numerics.delayed = delayed_config(p);
 }
 

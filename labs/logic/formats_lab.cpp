@@ -1,4 +1,4 @@
-// Lab 1, FP8 formats: bits to value, special values, OCP E4M3 versus the IEEE-style layout.
+// Lab 1, FP8 formats: bits to value, special values, OCP E4M3 against the IEEE-style layout and FNUZ.
 #include <algorithm>
 #include <cctype>
 #include <cmath>
@@ -63,7 +63,7 @@ StepLogic bits_to_value() {
     s.training_mapping = "The format is every training cast's element format (inputs, weights and gradients), "
                          "with delayed scaling.";
     s.training = [](const Parameters& p, emu::Experiment& e) {
-        if (p.choice("format") != "all") set_all_formats(e, emu::format_by_name(p.choice("format")));
+        if (p.choice("format") != "all") emu::set_all_formats(e, emu::format_by_name(p.choice("format")));
     };
     s.run = [](const Parameters& p, RunContext&) {
         const Format& f = emu::format_by_name(p.choice("format"));
@@ -164,28 +164,28 @@ Table top_binade(const Format& f) {
 StepLogic ocp_versus_ieee() {
     StepLogic s;
     s.id = "ocp-vs-ieee";
-    s.no_training_reason = "This step compares encodings of one format; training casts use the OCP encodings.";
+    s.no_training_reason = "This step compares three layouts of E4M3; training casts use the OCP encodings.";
     s.run = [](const Parameters&, RunContext&) {
         StepOutput out;
-        out.tables.push_back(top_binade(emu::e4m3()));
-        out.tables.push_back(top_binade(emu::e4m3_ieee()));
+        const Format* layouts[] = {&emu::e4m3(), &emu::e4m3_ieee(), &emu::e4m3fnuz()};
+        for (const Format* f : layouts) out.tables.push_back(top_binade(*f));
         Figure fig;
         fig.id = "top-values";
-        fig.title = "The largest E4M3 values in both layouts";
+        fig.title = "The largest E4M3 values in three layouts";
         fig.x_axis = {"value", AxisScale::Linear, 60.0, 470.0};
         fig.y_axis = {"", AxisScale::Linear, 0.0, 1.0};
         fig.y_axis.show_ticks = false;
         int colour = 0;
-        for (const Format* f : {&emu::e4m3(), &emu::e4m3_ieee()}) {
+        for (const Format* f : layouts) {
             Series v;
             v.kind = SeriesKind::VerticalLines;
             v.name = std::string(f->display_name);
             v.colour = colour;
-            v.dashed = colour == 1;
+            v.dashed = colour != 0;
             for (const emu::RepresentableValue& r : emu::representable_values(*f))
                 if (r.value >= 64) v.x.push_back(r.value);
             fig.series.push_back(std::move(v));
-            fig.annotations.push_back({f->max_finite, 0.5 - 0.15 * colour, "max " + number_text(f->max_finite)});
+            fig.annotations.push_back({f->max_finite, 0.8 - 0.25 * colour, "max " + number_text(f->max_finite)});
             out.metrics.push_back({std::string(f->display_name) + " max", f->max_finite, ""});
             ++colour;
         }
@@ -196,10 +196,11 @@ StepLogic ocp_versus_ieee() {
     const Format& ieee = emu::e4m3_ieee();
     s.exercise = numeric_exercise(
         "What is the largest finite value of E4M3 as the OCP specification defines it?", ocp.max_finite,
-        {{ieee.max_finite, "That is the IEEE-style layout, which reserves the whole top exponent for Inf and NaN. "
-                           "OCP E4M3 keeps only S.1111.111 for NaN."},
+        {{ieee.max_finite, number_text(ieee.max_finite) + " is the maximum of two other layouts: the IEEE-style one, "
+                           "which reserves the whole top exponent for Inf and NaN, and E4M3FNUZ (AMD MI300, "
+                           "Graphcore: bias 8, NaN at 0x80). OCP E4M3 keeps only S.1111.111 for NaN."},
          {std::ldexp(1.875, 15 - ocp.bias), "S.1111.111 is NaN in OCP E4M3, so the largest mantissa there is 110."},
-         {std::ldexp(1.75, 15 - (ocp.bias + 1)), "The bias is 7, not 8."},
+         {std::ldexp(1.75, 15 - (ocp.bias + 1)), "The bias of OCP E4M3 is 7 (8 is FNUZ's), and its top code is NaN."},
          {INFINITY, "E4M3 (OCP) has no infinities."}},
         "The top exponent field 1111 holds finite values in OCP E4M3; only mantissa 111 is NaN.");
     return s;

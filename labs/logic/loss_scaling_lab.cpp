@@ -1,4 +1,4 @@
-// Lab 7, loss scaling: gradients that underflow in FP16 and E5M2 without a scale, the
+// Lab 5, loss scaling: gradients that underflow in FP16 and E5M2 without a scale, the
 // window a single loss scale opens, and a dynamic loss scaler's scale over a run with
 // overflow events and skipped steps (PyTorch GradScaler's rules).
 #include <cmath>

@@ -102,11 +102,14 @@ std::vector<double> running_sum(const Format& f, double start, double delta, int
 StepLogic stochastic() {
     StepLogic s;
     s.id = "stochastic";
-    s.parameters = {choice("format", "Accumulator format", {"bf16", "fp16", "e4m3", "e5m2"}, "bf16",
+    s.parameters = {choice("format", "Accumulator format",
+                           format_choice_names({&emu::bf16(), &emu::fp16(), &emu::e4m3(), &emu::e5m2()}), "bf16",
                            "The format the running value is stored in after every addition"),
                     real("delta", "Update size", 1e-5, 0.5, 1e-3, true, "What every step adds"),
                     integer("steps", "Steps", 10, 20000, 1000, "How many updates are added"),
-                    choice("training_rounding", "Gradient rounding for training", {"nearest-even", "stochastic"}, "stochastic", "Feeds the training panel: how the gradients' casts round")};
+                    choice("training_rounding", "Gradient rounding for training",
+                           enum_choice_names({emu::RoundingMode::NearestEven, emu::RoundingMode::Stochastic}), "stochastic",
+                           "Feeds the training panel: how the gradients' casts round")};
     s.training_parameters = {"training_rounding"};
     s.training_mapping = "Training rounding is the rounding of the gradients' casts (nearest-even or stochastic, "
                          "with the emulator's counter-based random bits).";
@@ -174,7 +177,7 @@ StepLogic saturation() {
     s.training_mapping = "The format is every training cast's element format; saturation none lets an overflow "
                          "become Inf (E5M2) or NaN (E4M3) in training, finite clips it to the largest value.";
     s.training = [](const Parameters& p, emu::Experiment& e) {
-        set_all_formats(e, emu::format_by_name(p.choice("format")));
+        emu::set_all_formats(e, emu::format_by_name(p.choice("format")));
         e.numerics.saturation = parse_enum_or_throw<emu::Saturation>(p.choice("training_saturation"),
                                                                       "training_saturation");
     };
@@ -233,7 +236,9 @@ StepLogic saturation() {
         "What does 500 become in E4M3 when the conversion saturates (satfinite)?", saturated,
         {{512.0, "E4M3 has no 512: OCP E4M3 stops at 448 (the top code is NaN)."},
          {480.0, "480 would be the next value, but OCP E4M3 uses that code's binade top for NaN."},
-         {240.0, "240 is the maximum of the IEEE-style E4M3 layout, not of OCP E4M3."}},
+         {emu::e4m3fnuz().max_finite,
+          number_text(emu::e4m3fnuz().max_finite) + " is the maximum of E4M3FNUZ (AMD MI300, Graphcore) and of the "
+          "IEEE-style layout; the question is about OCP E4M3, NVIDIA's and PyTorch's float8_e4m3fn."}},
         "Saturation clamps anything past the maximum to the maximum.");
     return s;
 }

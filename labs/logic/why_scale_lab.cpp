@@ -165,7 +165,9 @@ StepLogic per_tensor_scaling() {
         answer,
         {{300.0 / 448.0, "That is the inverse scale (amax / max), stored to dequantise afterwards."},
          {57344.0 / 300.0, "57344 is E5M2's largest value; the target here is E4M3."},
-         {240.0 / 300.0, "240 is the maximum of the IEEE-style E4M3 layout; OCP E4M3 reaches 448."},
+         {emu::e4m3fnuz().max_finite / 300.0,
+          "That maps amax onto " + number_text(emu::e4m3fnuz().max_finite) + ", the maximum of E4M3FNUZ (AMD MI300, "
+          "Graphcore); the target here is OCP E4M3, which reaches " + number_text(emu::e4m3().max_finite) + "."},
          {1.0 / 300.0, "That normalises amax to 1 and wastes the range above 1."}},
         "scale = largest value of the format / amax.", 1e-6);
     return s;

@@ -104,6 +104,36 @@ TEST_CASE("E8M0 encodes |x| and clips below 2^-127") {
     CHECK(std::isnan(decode(e8m0(), 0xFF)));
 }
 
+TEST_CASE("FNUZ: NaN is 0x80, no -0, no Inf, overflow without saturation is NaN") {
+    for (const Format* f : {&e4m3fnuz(), &e5m2fnuz()}) {
+        CAPTURE(f->name);
+        for (RoundingMode m : all_rounding_modes()) {
+            CAPTURE(rounding_mode_name(m));
+            CHECK(encode(*f, -0.0, with(m, Saturation::None)) == 0x00);
+            CHECK(encode(*f, -0.0f, with(m, Saturation::None)) == 0x00);
+            CHECK(encode(*f, std::nan(""), with(m, Saturation::Finite)) == 0x80);
+            CHECK(encode(*f, -std::nanf(""), with(m, Saturation::None)) == 0x80);
+            CHECK(encode(*f, -INFINITY, with(m, Saturation::None)) == 0x80);
+            CHECK(encode(*f, -INFINITY, with(m, Saturation::Finite)) == 0xFF);
+            CHECK(encode(*f, f->max_finite * 4, with(m, Saturation::Finite)) == 0x7F);
+        }
+        CHECK(std::isnan(decode(*f, 0x80)));
+        CHECK(decode(*f, 0x00) == 0.0);
+        CHECK_FALSE(std::signbit(decode(*f, 0x00)));
+        // A negative value too small to keep rounds to +0, never to the NaN code.
+        CHECK(encode(*f, -f->min_subnormal / 4) == 0x00);
+        CHECK(encode(*f, -f->min_subnormal / 4, with(RoundingMode::Down, Saturation::Finite)) == 0x81);
+        CHECK(encode(*f, f->max_finite * 4, with(RoundingMode::NearestEven, Saturation::None)) == 0x80);
+    }
+    CHECK(decode(e4m3fnuz(), 0x7F) == 240);
+    CHECK(decode(e4m3fnuz(), 0xFF) == -240);
+    CHECK(decode(e4m3fnuz(), 0x01) == 0x1p-10);
+    CHECK(decode(e5m2fnuz(), 0x7F) == 57344);
+    CHECK(decode(e5m2fnuz(), 0x01) == 0x1p-17);
+    CHECK(encode(e4m3fnuz(), 244.0) == 0x7F);  // 240's next neighbour would be 256: the midpoint 248
+    CHECK(encode(e4m3fnuz(), 248.0, with(RoundingMode::NearestEven, Saturation::None)) == 0x80);
+}
+
 TEST_CASE("every code of every format round-trips") {
     for (const Format& f : all_formats()) {
         if (f.total_bits > 16) continue;

@@ -23,6 +23,8 @@ TEST_CASE("derived properties match the OCP specifications") {
         {"e2m1", 1, 6, 1, 0.5, false, false},
         {"e8m0", 127, 0x1p127, 0x1p-127, 0, false, true},
         {"e4m3-ieee", 7, 240, 0x1p-6, 0x1p-9, true, true},
+        {"e4m3fnuz", 8, 240, 0x1p-7, 0x1p-10, false, true},
+        {"e5m2fnuz", 16, 57344, 0x1p-15, 0x1p-17, false, true},
         {"fp16", 15, 65504, 0x1p-14, 0x1p-24, true, true},
         {"bf16", 127, 0x1.fep127, 0x1p-126, 0x1p-133, true, true},
         {"fp32", 127, 0x1.fffffep127, 0x1p-126, 0x1p-149, true, true},
@@ -42,6 +44,11 @@ TEST_CASE("derived properties match the OCP specifications") {
     CHECK(e5m2().inf_code == 0x7C);            // S.11111.00
     CHECK(e8m0().nan_code == 0xFF);
     CHECK(e8m0().max_magnitude_code == 0xFE);
+    CHECK(e4m3fnuz().nan_code == 0x80);         // the sign over a zero magnitude
+    CHECK(e4m3fnuz().max_magnitude_code == 0x7F);
+    CHECK(e5m2fnuz().nan_code == 0x80);
+    CHECK_FALSE(e4m3fnuz().has_negative_zero);
+    CHECK(e4m3().has_negative_zero);
     CHECK(e2m1().total_bits == 4);
     CHECK(e3m2().total_bits == 6);
 }

@@ -33,6 +33,10 @@ public:
         if (std::isnan(x)) return f_.nan_code;
         const bool negative = !scale && std::signbit(x);
         const std::uint32_t sign = negative ? f_.sign_mask() : 0;
+        const auto with_sign = [&](std::uint32_t magnitude) {
+            // FNUZ: the sign bit over a zero magnitude is NaN, so zero is always +0.
+            return f_.encoding == emu::Encoding::FiniteNanUnsignedZero && magnitude == 0 ? 0u : sign | magnitude;
+        };
         const double a = std::fabs(x);
         if (std::isinf(a)) return sign | overflow(o, false);
         if (a >= beyond_.value) return sign | overflow(o, toward_zero(o.rounding, negative));
@@ -40,10 +44,10 @@ public:
         // lo <= a <= hi, by exact comparison.
         auto it = std::upper_bound(grid_.begin(), grid_.end(), a,
                                    [](double v, const Point& p) { return v < p.value; });
-        if (it == grid_.begin()) return sign | grid_.front().code;  // E8M0: below 2^-127
+        if (it == grid_.begin()) return with_sign(grid_.front().code);  // E8M0: below 2^-127
         const Point lo = *(it - 1);
         const Point hi = it == grid_.end() ? beyond_ : *it;
-        if (lo.value == a) return sign | lo.code;
+        if (lo.value == a) return with_sign(lo.code);
 
         const double mid = lo.value + (hi.value - lo.value) / 2;  // exact: few bits
         bool up = false;
@@ -65,7 +69,7 @@ public:
         const Point chosen = up ? hi : lo;
         if (chosen.code > f_.max_magnitude_code)
             return sign | overflow(o, toward_zero(o.rounding, negative));
-        return sign | chosen.code;
+        return with_sign(chosen.code);
     }
 
     const emu::Format& format() const { return f_; }

@@ -2,6 +2,8 @@
 // recognised wrong one; steps with FP8 settings map them onto the training panel.
 #include <doctest/doctest.h>
 
+#include <map>
+
 #include <optional>
 
 #include "labs/training_mapping.hpp"
@@ -12,6 +14,7 @@
 #include <sstream>
 
 #include "labs/catalog.hpp"
+#include "labs/placeholders.hpp"
 #include "labs/accumulation.hpp"
 #include "labs/crossover.hpp"
 #include "labs/inference_speed.hpp"
@@ -90,9 +93,17 @@ TEST_CASE("lab 4, why scale: exercises") {
     const Exercise& scale = exercise(c, "why-scale", "per-tensor-scaling");
     CHECK(scale.check(labs::shortest_text(emu::current_scale(300.0f, emu::e4m3()).scale)).correct);
     CHECK(scale.check("1.4933333").correct);
+    // Fractions, and decimals judged to the digits given (three at least).
+    CHECK(scale.check("448/300").correct);
+    CHECK(scale.check("1.4933").correct);
+    CHECK(scale.check("1.49").correct);
+    CHECK_FALSE(scale.check("1.5").correct);
+    CHECK_FALSE(scale.check("1.48").correct);
+    CHECK(scale.check("300/448").hint.find("inverse scale") != std::string::npos);
+    CHECK(scale.check("0.670").hint.find("inverse scale") != std::string::npos);
     CHECK(scale.check("0.6696428571").hint.find("inverse scale") != std::string::npos);
     CHECK(scale.check("191.1466667").hint.find("E5M2") != std::string::npos);
-    CHECK(scale.check("0.8").hint.find("IEEE-style") != std::string::npos);
+    CHECK(scale.check("0.8").hint.find("E4M3FNUZ") != std::string::npos);
 
     const Exercise& range = exercise(c, "why-scale", "gradients");
     CHECK(range.check("E5M2").correct);
@@ -119,7 +130,7 @@ TEST_CASE("lab 4 maps its scaling switch and format onto the training settings")
     CHECK(t.numerics.formats.input == &emu::e4m3());
 }
 
-TEST_CASE("lab 5, delayed scaling: exercises and the replay of the shipped GPU trace") {
+TEST_CASE("lab 6, delayed scaling: exercises and the replay of the shipped GPU trace") {
     const Catalog c = load_catalog();
     const Exercise& spike = exercise(c, "delayed-scaling", "history");
     CHECK(spike.check("16").correct);  // the window's length: the spike stays for 16 updates
@@ -147,7 +158,30 @@ TEST_CASE("lab 5, delayed scaling: exercises and the replay of the shipped GPU t
     CHECK(t.numerics.recipe == emu::Fp8Recipe::Delayed);
 }
 
-TEST_CASE("lab 6, block scaling: exercises follow the formats' bit widths and the floor rule") {
+TEST_CASE("lab 1 names 240 as E4M3FNUZ's maximum and shows the three E4M3 layouts side by side") {
+    const Catalog c = load_catalog();
+    const Step* s = c.find("formats")->find_step("ocp-vs-ieee");
+    REQUIRE(s);
+    RunContext context;
+    const StepOutput out = s->logic.run(Parameters(s->logic.parameters), context);
+    REQUIRE(out.tables.size() == 3);
+    CHECK(out.tables[2].id == "top-e4m3fnuz");
+    std::map<std::string, double> max;
+    for (const Metric& m : out.metrics) max[m.name] = m.value;
+    CHECK(max.at("E4M3 (OCP FP8) max") == 448);
+    CHECK(max.at("E4M3FNUZ (AMD MI300, Graphcore) max") == 240);
+    CHECK(max.at("E4M3, IEEE-style with Inf (teaching) max") == 240);
+    // The text no longer says the 240 of many notes is no hardware's.
+    const std::string text = labs::render_placeholders(s->markdown);
+    CHECK(text.find("not the format the hardware implements") == std::string::npos);
+    CHECK(text.find("E4M3FNUZ") != std::string::npos);
+    CHECK(text.find("240") != std::string::npos);  // the placeholder filled in
+    const Exercise& max_exercise = *s->logic.exercise;
+    CHECK(max_exercise.check("240").hint.find("E4M3FNUZ") != std::string::npos);
+    CHECK(exercise(c, "rounding", "saturation").check("240").hint.find("E4M3FNUZ") != std::string::npos);
+}
+
+TEST_CASE("lab 7, block scaling: exercises follow the formats' bit widths and the floor rule") {
     const Catalog c = load_catalog();
     const Exercise& mx = exercise(c, "block-scaling", "recipes");
     CHECK(mx.check("8.25").correct);
@@ -162,7 +196,7 @@ TEST_CASE("lab 6, block scaling: exercises follow the formats' bit widths and th
     CHECK(nv.check("4.25").hint.find("MXFP4") != std::string::npos);
 }
 
-TEST_CASE("lab 7, loss scaling: exercises") {
+TEST_CASE("lab 5, loss scaling: exercises") {
     const Catalog c = load_catalog();
     const Exercise& smallest = exercise(c, "loss-scaling", "underflow");
     CHECK(smallest.check("4").correct);  // 4e-8 passes half of 2^-24; 2e-8 does not
@@ -331,7 +365,7 @@ TEST_CASE("lab 3, saturation: the midpoint past max rounds to max in E4M3 and ov
     CHECK(found);
 }
 
-TEST_CASE("lab 5, delayed scaling: steps past the bound are split into absorbed by rounding and clipped") {
+TEST_CASE("lab 6, delayed scaling: steps past the bound are split into absorbed by rounding and clipped") {
     const Catalog c = load_catalog();
     const Step* s = c.find("delayed-scaling")->find_step("history");
     REQUIRE(s);

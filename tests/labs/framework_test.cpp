@@ -187,6 +187,12 @@ TEST_CASE("exercises recognise the mistake behind a wrong answer") {
     CHECK(max.check("448").correct);
     CHECK(max.check(" 4.48e2 ").correct);
     CHECK(max.check("0x1.cp+8").correct);
+    CHECK(max.check("896/2").correct);
+    CHECK(max.check("1.75*2^8").hint.find("Type a number") != std::string::npos);
+    CHECK(max.check("448/0").hint.find("Type a number") != std::string::npos);
+    CHECK(max.check("448.0").correct);
+    CHECK_FALSE(max.check("448.2").correct);  // to its four digits, 448.2 is not 448
+    CHECK_FALSE(max.check("449").correct);
     CHECK(max.check("240").hint.find("IEEE-style") != std::string::npos);
     CHECK(max.check("480").hint.find("NaN") != std::string::npos);
     CHECK(max.check("inf").hint.find("no infinities") != std::string::npos);

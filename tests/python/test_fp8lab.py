@@ -10,7 +10,7 @@ import pytest
 import fp8lab
 
 EXE = os.environ["FP8LAB_EXE"]
-SMALL = ["e4m3", "e5m2", "e3m2", "e2m3", "e2m1", "e8m0"]
+SMALL = ["e4m3", "e5m2", "e3m2", "e2m3", "e2m1", "e8m0", "e4m3fnuz", "e5m2fnuz"]
 
 
 def cli(args, lines):
@@ -81,6 +81,9 @@ def test_formats_and_names():
     assert (e4m3.max, e4m3.bits, e4m3.bias, e4m3.has_inf, e4m3.ml_dtypes_name) == (448, 8, 7, False, "float8_e4m3fn")
     assert fp8lab.format("float4_e2m1fn").max == 6
     assert fp8lab.format("float8_e8m0fnu").name == "e8m0"
+    fnuz = fp8lab.format("float8_e4m3fnuz")
+    assert (fnuz.name, fnuz.max, fnuz.bias, fnuz.has_inf) == ("e4m3fnuz", 240, 8, False)
+    assert fp8lab.format("float8_e5m2fnuz").max == 57344
     with pytest.raises(ValueError, match="name: 'e9m9' is not a format"):
         fp8lab.format("e9m9")
 
