@@ -173,21 +173,26 @@ StepLogic ocp_versus_ieee() {
         fig.id = "top-values";
         fig.title = "The largest E4M3 values in three layouts";
         fig.x_axis = {"value", AxisScale::Linear, 60.0, 470.0};
-        fig.y_axis = {"", AxisScale::Linear, 0.0, 1.0};
-        fig.y_axis.show_ticks = false;
-        int colour = 0;
+        fig.y_axis = {"", AxisScale::Linear, -0.6, 2.6};
+        // One row per layout: where they share values the dots line up, and the OCP row
+        // goes on where the other two stop.
         for (const Format* f : layouts) {
+            const double row = double(fig.y_axis.categories.size());
             Series v;
-            v.kind = SeriesKind::VerticalLines;
+            v.kind = SeriesKind::Scatter;
             v.name = std::string(f->display_name);
-            v.colour = colour;
-            v.dashed = colour != 0;
+            v.colour = int(row);
             for (const emu::RepresentableValue& r : emu::representable_values(*f))
-                if (r.value >= 64) v.x.push_back(r.value);
+                if (r.value >= 64) {
+                    v.x.push_back(r.value);
+                    v.y.push_back(row);
+                }
             fig.series.push_back(std::move(v));
-            fig.annotations.push_back({f->max_finite, 0.8 - 0.25 * colour, "max " + number_text(f->max_finite)});
+            fig.annotations.push_back({f->max_finite, row + 0.3, "max " + number_text(f->max_finite)});
             out.metrics.push_back({std::string(f->display_name) + " max", f->max_finite, ""});
-            ++colour;
+            std::string short_name(f->name);
+            std::transform(short_name.begin(), short_name.end(), short_name.begin(), ::toupper);
+            fig.y_axis.categories.push_back(short_name);
         }
         out.figures.push_back(std::move(fig));
         return out;

@@ -22,6 +22,8 @@ void map_loss_curves(const Parameters& p, emu::Experiment& e) {
         e.numerics.formats.gradient = &emu::format_for(formats, emu::TensorRole::GradOutput);
     e.numerics.delayed.history_length = int(p.integer("history"));
     e.steps = int(p.integer("steps"));
+    e.task.batches = int(p.integer("batches"));
+    e.optimizer.learning_rate = float(p.real("lr"));
 }
 
 emu::Experiment experiment_of(const Parameters& p) {
@@ -38,9 +40,15 @@ StepLogic loss_curves() {
                            "delayed", "The GPU runs delayed, current and blockwise; the CPU emulator all six"),
                     choice("formats", "Formats", enum_choice_names<emu::FormatRecipe>(), "hybrid", "hybrid: E5M2 gradients"),
                     integer("history", "History length", 1, 1024, 16, "Delayed scaling's amax history"),
-                    integer("steps", "Steps", 20, 1000, 200, "Training steps of each run")};
-    s.training_parameters = {"recipe", "formats", "history", "steps"};
-    s.training_mapping = "Recipe, formats (hybrid: E5M2 gradients), history length and steps are the experiment's.";
+                    integer("steps", "Steps", 20, 1000, 300, "Training steps of each run"),
+                    // One batch, learnt by heart at a brisk rate, drives the loss down until the
+                    // formats' rounding stops it: the default shows FP8's floor beside BF16's.
+                    integer("batches", "Distinct batches", 1, 64, 1,
+                            "1: the model learns one batch by heart, so the loss falls until rounding stops it"),
+                    real("lr", "Learning rate", 1e-4, 1e-2, 3e-3, true, "AdamW's learning rate")};
+    s.training_parameters = {"recipe", "formats", "history", "steps", "batches", "lr"};
+    s.training_mapping = "Recipe, formats (hybrid: E5M2 gradients), history length, steps, distinct batches and "
+                         "learning rate are the experiment's.";
     s.training = map_loss_curves;
     s.run = [](const Parameters& p, RunContext& ctx) { return run_training_comparison(experiment_of(p), ctx); };
     const double weight_mib = 4096.0 * 16384.0 * emu::e4m3().total_bits / 8 / (1024.0 * 1024.0);
