@@ -19,6 +19,7 @@
 #include "app/gui/tour.hpp"
 #include "app/gui/window.hpp"
 #include "emulator/quoted_input.hpp"
+#include "labs/step_link.hpp"
 
 namespace fp8lab::gui {
 namespace {
@@ -178,6 +179,26 @@ void choose_start(AppState& app, const std::string& start) {
     else app.go_to(0, 0);
 }
 
+// Opens the nearest valid state to a link and says on the status line what was ignored.
+void open_link(AppState& app, const std::string& link) {
+    labs::OpenedLink opened = labs::open_step_link(app.catalog, link);
+    if (opened.backend == labs::Backend::Gpu && !app.gpu.ready) {
+        opened.ignored.push_back("backend gpu: " + app.gpu.reason + "; the CPU emulator runs it");
+        opened.backend = labs::Backend::Cpu;
+    }
+    const int lab = int(opened.lab - app.catalog.labs.data());
+    const int step = int(opened.step - opened.lab->steps.data());
+    app.go_to(lab, step);
+    StepState& state = app.current_state();
+    state.parameters = std::move(opened.parameters);
+    state.backend = opened.backend;
+    state.needs_run = true;
+    std::string ignored;
+    for (const std::string& i : opened.ignored) ignored += (ignored.empty() ? "" : "; ") + i;
+    app.status = ignored.empty() ? "Opened " + link : "Opened the link; ignored: " + ignored;
+    if (!ignored.empty()) std::fprintf(stderr, "fp8lab gui: --open: ignored: %s\n", ignored.c_str());
+}
+
 }  // namespace
 
 int run_gui(const GuiOptions& options) {
@@ -217,8 +238,9 @@ int run_gui(const GuiOptions& options) {
         return result;
     });
     app.gpu.reason = "looking for a GPU...";
-    if (options.tour) probing.wait();
+    if (options.tour || !options.open.empty()) probing.wait();  // a link may ask for the GPU
     choose_start(app, options.start);
+    if (!options.open.empty()) open_link(app, options.open);
 
     Window window(options.width, options.height, "fp8lab");
     std::optional<Tour> tour;
@@ -265,6 +287,13 @@ int run_gui(const GuiOptions& options) {
         const ImVec4 bg = app.blank ? ImVec4(0, 0, 0, 1) : ImGui::GetStyle().Colors[ImGuiCol_WindowBg];
         window.render(bg.x, bg.y, bg.z);
         if (tour) tour->after_frame(app, window, ms_since(work_start));
+        if (!options.screenshot.empty() && !running && settle_frames <= 0) {
+            int w = 0, h = 0;
+            const std::vector<std::uint8_t> pixels = window.read_pixels(w, h);
+            write_png(options.screenshot, pixels, w, h);
+            std::fprintf(stderr, "fp8lab gui: saved %s (%dx%d)\n", options.screenshot.c_str(), w, h);
+            break;
+        }
         window.present();
         if (first) {
             startup_ms = std::chrono::duration<double, std::milli>(Clock::now() - options.started).count();

@@ -10,6 +10,7 @@
 #include "app/cli/atomic_file.hpp"
 #include "app/export/cairo_figure.hpp"
 #include "app/export/figure_csv.hpp"
+#include "labs/step_link.hpp"
 #include "app/gui/app_state.hpp"
 #include "app/gui/output_view.hpp"
 #include "app/gui/widgets.hpp"
@@ -230,6 +231,14 @@ void draw_step_view(AppState& app) {
     if (out) {
         if (!app.presentation && !out->figures.empty() && ImGui::Button("Export this step's figures"))
             export_figures(app, lab, step, *out);
+        if (!app.presentation) {
+            if (!out->figures.empty()) ImGui::SameLine();
+            if (ImGui::Button("Copy link")) {
+                const std::string link = labs::make_step_link(lab, step, st.parameters, st.backend);
+                ImGui::SetClipboardText(link.c_str());
+                app.status = "Link copied: " + link + " (fp8lab gui --open reopens this state)";
+            }
+        }
         const float height = std::clamp(ImGui::GetContentRegionAvail().y * (out->figures.size() > 1 ? 0.55f : 0.75f),
                                         fs * 14, fs * 40);
         draw_step_output(*out, app.step_key(lab, step).c_str(), height);

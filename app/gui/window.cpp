@@ -1,6 +1,8 @@
 // GLFW window and ImGui backends; screenshots through glReadPixels and Cairo's PNG writer.
 #include "app/gui/window.hpp"
 
+#include "app/cli/atomic_file.hpp"
+
 #define GLFW_INCLUDE_NONE
 #include <GLFW/glfw3.h>
 #include <GL/gl.h>
@@ -119,9 +121,18 @@ void write_png(const std::string& path, const std::vector<std::uint8_t>& rgba, i
             std::memcpy(data + std::size_t(y) * std::size_t(stride) + std::size_t(x) * 4, &pixel, 4);
         }
     cairo_surface_mark_dirty(surface);
-    const cairo_status_t status = cairo_surface_write_to_png(surface, path.c_str());
+    // Encoded in memory, then written as every file is: complete or not at all.
+    std::string png;
+    const cairo_status_t status = cairo_surface_write_to_png_stream(
+        surface,
+        [](void* closure, const unsigned char* bytes, unsigned int length) {
+            static_cast<std::string*>(closure)->append(reinterpret_cast<const char*>(bytes), length);
+            return CAIRO_STATUS_SUCCESS;
+        },
+        &png);
     cairo_surface_destroy(surface);
     if (status != CAIRO_STATUS_SUCCESS) throw std::runtime_error(path + ": " + cairo_status_to_string(status));
+    cli::write_file_atomically(path, png);
 }
 
 }  // namespace fp8lab::gui

@@ -2,9 +2,10 @@
 // No CUDA function converts to FNUZ, so the sweep leans on two facts instead: below half
 // the OCP format's maximum an FNUZ code's value is exactly half the OCP value of the same
 // code (one more bias, same fields), so FNUZ(x) equals OCP(2x) there, and the OCP bulk
-// path is itself checked against CUDA on all 2^32 inputs; from there up (the FNUZ top,
-// overflow, Inf, NaN) the float64 scalar encoder, whose arithmetic shares nothing with the
-// bulk kernel, and the enumerate-and-midpoint oracle decide.
+// path is itself checked against CUDA on all 2^32 inputs. From there to past the rounding
+// boundary beyond max every input, and beyond it (where every input overflows alike) a
+// sample with Inf and NaN, is checked against the enumerate-and-midpoint oracle and the
+// float64 scalar encoder, whose arithmetic shares nothing with the bulk kernel.
 #include <doctest/doctest.h>
 
 #include <algorithm>
@@ -36,64 +37,101 @@ void on_all_cores(std::uint64_t n, std::uint64_t block, const std::function<void
     worker();
 }
 
+struct FnuzCase {
+    const Format* fnuz;
+    const Format* ocp;
+};
+constexpr std::uint32_t kStochasticSeed = 11;
+constexpr int kRandomBits = 8;
+
+ConvertOptions options(RoundingMode mode, Saturation saturation) {
+    ConvertOptions o{mode, saturation};
+    o.seed = kStochasticSeed;
+    o.random_bits = kRandomBits;
+    return o;
+}
+
 }  // namespace
 
-TEST_CASE("FNUZ formats: all 2^32 float32 inputs, every rounding mode and saturation") {
+TEST_CASE("FNUZ formats: all 2^32 float32 inputs below half the OCP maximum equal OCP(2x), every mode") {
     set_max_threads(1);  // the sweep parallelises itself
-    for (auto [fnuz, ocp] : {std::pair{&e4m3fnuz(), &e4m3()}, std::pair{&e5m2fnuz(), &e5m2()}}) {
-        const fp8lab::test::MidpointOracle oracle(*fnuz);
-        const double shared = ocp->max_finite / 2;  // below it, FNUZ(x) = OCP(2x) code for code
+    for (const FnuzCase c : {FnuzCase{&e4m3fnuz(), &e4m3()}, FnuzCase{&e5m2fnuz(), &e5m2()}}) {
+        const double shared = c.ocp->max_finite / 2;  // below it, FNUZ(x) = OCP(2x) code for code
+        for (RoundingMode mode : all_rounding_modes()) {
+            // Saturation acts only past max, which this range never reaches.
+            const ConvertOptions o = options(mode, Saturation::None);
+            std::atomic<std::uint64_t> mismatches{0}, checked{0}, first_bad{~0ull};
+            on_all_cores(1ull << 32, 1 << 20, [&](std::uint64_t b, std::uint64_t e) {
+                std::vector<float> x(e - b);
+                std::vector<std::uint8_t> codes(x.size()), doubled(x.size());
+                for (std::size_t i = 0; i < x.size(); ++i) x[i] = std::bit_cast<float>(std::uint32_t(b + i));
+                quantize_span(*c.fnuz, x, 1.0f, codes, o, b);
+                quantize_span(*c.ocp, x, 2.0f, doubled, o, b);  // 2x is exact in this range
+                std::uint64_t bad = 0, count = 0;
+                for (std::size_t i = 0; i < x.size(); ++i) {
+                    if (!(std::fabs(x[i]) < float(shared))) continue;  // the top, Inf and NaN: below
+                    ++count;
+                    // The same code, except that OCP's -0 is FNUZ's NaN: FNUZ gives +0.
+                    const std::uint32_t want = (doubled[i] & 0x7Fu) == 0 ? 0u : doubled[i];
+                    if (codes[i] != want) {
+                        ++bad;
+                        std::uint64_t none = ~0ull;
+                        first_bad.compare_exchange_strong(none, b + i);
+                    }
+                }
+                mismatches += bad;
+                checked += count;
+            });
+            CAPTURE(c.fnuz->name);
+            CAPTURE(rounding_mode_name(mode));
+            CAPTURE(first_bad.load());
+            CHECK(mismatches == 0);
+            CHECK(checked > (2ull << 30));  // every float32 of magnitude below about 2^7 or 2^14
+        }
+    }
+    set_max_threads(0);
+}
+
+TEST_CASE("FNUZ formats: the top binades, overflow, Inf and NaN against the oracle and the float64 encoder") {
+    set_max_threads(1);
+    for (const FnuzCase c : {FnuzCase{&e4m3fnuz(), &e4m3()}, FnuzCase{&e5m2fnuz(), &e5m2()}}) {
+        const fp8lab::test::MidpointOracle oracle(*c.fnuz);
+        const std::uint32_t from = std::bit_cast<std::uint32_t>(float(c.ocp->max_finite / 2));
+        // Twice the first grid value past max: beyond it every input overflows the same way.
+        const float past = float(2 * (c.fnuz->max_finite + std::ldexp(1.0, c.fnuz->max_exponent - c.fnuz->mantissa_bits)));
+        const std::uint32_t whole_to = std::bit_cast<std::uint32_t>(past);
+        // Every input of [from, whole_to), then every 4099th bit pattern up to NaN's, both signs.
+        std::vector<std::uint32_t> magnitudes;
+        for (std::uint32_t u = from; u < whole_to; ++u) magnitudes.push_back(u);
+        for (std::uint64_t u = whole_to; u <= 0x7FFFFFFFu; u += 4099) magnitudes.push_back(std::uint32_t(u));
+        magnitudes.insert(magnitudes.end(), {0x7F800000u, 0x7F800001u, 0x7FC00000u, 0x7FFFFFFFu});
         for (RoundingMode mode : all_rounding_modes()) {
             for (Saturation saturation : {Saturation::Finite, Saturation::None}) {
-                ConvertOptions o{mode, saturation};
-                o.seed = 11;
-                o.random_bits = 8;
-                std::atomic<std::uint64_t> shared_bad{0}, top_bad{0}, oracle_bad{0}, top_checked{0};
-                std::atomic<std::uint64_t> first_bad{~0ull};
-                on_all_cores(1ull << 32, 1 << 20, [&](std::uint64_t b, std::uint64_t e) {
-                    std::vector<float> x(e - b);
-                    std::vector<std::uint8_t> codes(x.size()), doubled(x.size());
-                    for (std::size_t i = 0; i < x.size(); ++i) x[i] = std::bit_cast<float>(std::uint32_t(b + i));
-                    quantize_span(*fnuz, x, 1.0f, codes, o, b);
-                    quantize_span(*ocp, x, 2.0f, doubled, o, b);  // 2x is exact below the shared range's top
-                    std::uint64_t bad = 0, top = 0, checked = 0, oracle_mismatch = 0;
+                const ConvertOptions o = options(mode, saturation);
+                std::atomic<std::uint64_t> bulk_bad{0}, scalar_bad{0};
+                on_all_cores(magnitudes.size(), 1 << 18, [&](std::uint64_t b, std::uint64_t e) {
+                    std::vector<float> x;
+                    for (std::uint64_t i = b; i < e; ++i)
+                        for (std::uint32_t sign : {0u, 0x80000000u}) x.push_back(std::bit_cast<float>(magnitudes[i] | sign));
+                    std::vector<std::uint8_t> codes(x.size());
+                    quantize_span(*c.fnuz, x, 1.0f, codes, o, 2 * b);
+                    std::uint64_t bad = 0, scalar = 0;
                     for (std::size_t i = 0; i < x.size(); ++i) {
-                        const double a = std::fabs(double(x[i]));
-                        std::uint32_t want;
-                        if (a < shared) {
-                            // The same code, except that OCP's -0 is FNUZ's NaN: FNUZ gives +0.
-                            want = (doubled[i] & 0x7Fu) == 0 ? 0u : doubled[i];
-                            if (codes[i] != want) {
-                                ++bad;
-                                std::uint64_t expected = ~0ull;
-                                first_bad.compare_exchange_strong(expected, b + i);
-                            }
-                            continue;
-                        }
-                        // The top binades checked whole; far past max (the same overflow rule
-                        // for every input) and NaN payloads, every 61st.
-                        if (a < 4 * fnuz->max_finite || (b + i) % 61 == 0) {
-                            ++checked;
-                            want = encode(*fnuz, double(x[i]), o, b + i);
-                            top += codes[i] != want;
-                            const std::uint32_t random =
-                                mode == RoundingMode::Stochastic ? stochastic_bits(o.seed, b + i, o.random_bits) : 0u;
-                            oracle_mismatch += oracle.encode(double(x[i]), o, random) != want;
-                        }
+                        const std::uint64_t index = 2 * b + i;
+                        const std::uint32_t random =
+                            mode == RoundingMode::Stochastic ? stochastic_bits(o.seed, index, o.random_bits) : 0u;
+                        const std::uint32_t want = oracle.encode(double(x[i]), o, random);
+                        bad += codes[i] != want;
+                        scalar += encode(*c.fnuz, x[i], o, index) != want;
                     }
-                    shared_bad += bad;
-                    top_bad += top;
-                    oracle_bad += oracle_mismatch;
-                    top_checked += checked;
+                    bulk_bad += bad;
+                    scalar_bad += scalar;
                 });
-                CAPTURE(fnuz->name);
+                CAPTURE(c.fnuz->name);
                 CAPTURE(rounding_mode_name(mode));
                 CAPTURE(saturation_name(saturation));
-                CAPTURE(first_bad.load());
-                CHECK(shared_bad == 0);
-                CHECK(top_bad == 0);
-                CHECK(oracle_bad == 0);
-                CHECK(top_checked > (1u << 24));  // the top binades alone hold about 2^25 inputs
+                CHECK(bulk_bad == 0);
+                CHECK(scalar_bad == 0);
             }
         }
     }

@@ -63,6 +63,24 @@ TEST_CASE("the tour shows every step in a real window and saves a screenshot of 
     fs::remove_all(dir);
 }
 
+TEST_CASE("a link opens its step in a real window, with what it ignored said") {
+    REQUIRE(std::system("command -v xvfb-run >/dev/null 2>&1") == 0);
+    char name[] = "/tmp/fp8lab-link-XXXXXX";
+    const fs::path dir = mkdtemp(name);
+    const auto r = run_command("xvfb-run -a -s '-screen 0 1280x800x24' " + exe() + " gui --size 1280x800 --settings " +
+                               (dir / "settings.ini").string() + " --screenshot " + (dir / "link.png").string() +
+                               " 'fp8lab://rounding/stochastic?format=e5m2&delta=0.0625&steps=99999999'");
+    INFO(r.err);
+    CHECK(r.exit_code == 0);
+    CHECK(r.err.find("ignored: parameter 'steps'") != std::string::npos);
+    CHECK(png_size((dir / "link.png").string()) == std::pair<unsigned, unsigned>{1280, 800});
+    // Where the link went is where the user is: the settings remember the step.
+    const std::string settings = fp8lab::test::read_file((dir / "settings.ini").string());
+    CHECK(settings.find("lab = rounding") != std::string::npos);
+    CHECK(settings.find("step = stochastic") != std::string::npos);
+    fs::remove_all(dir);
+}
+
 TEST_CASE("bad gui options are refused with the option named") {
     auto r = run_command(exe() + " gui --size 10x10");
     CHECK(r.exit_code == 2);
@@ -77,6 +95,9 @@ TEST_CASE("bad gui options are refused with the option named") {
     r = run_command(exe() + " gui --start no-such-lab" + settings);
     CHECK(r.exit_code == 2);
     CHECK(r.err.find("--start: no lab 'no-such-lab'") != std::string::npos);
+    r = run_command(exe() + " gui --open fp8lab://formats --start formats" + settings);
+    CHECK(r.exit_code == 2);
+    CHECK(r.err.find("--open and --start") != std::string::npos);
     r = run_command(exe() + " gui --start formats/no-such-step" + settings);
     CHECK(r.exit_code == 2);
     CHECK(r.err.find("has no step 'no-such-step'") != std::string::npos);
