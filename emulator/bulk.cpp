@@ -57,6 +57,12 @@ const std::vector<float>& value_table(const Format& f) {
     return tables[slot];
 }
 
+// FNUZ formats: the shared kernel gives a negative value that rounds to zero the code -0
+// would have, 0x80, which is their NaN; those codes (from inputs below max: neither NaN
+// nor overflow) become +0 here. Keeping this select out
+// of the kernel keeps the block recipes' loops vectorised (it halved MX's speed there).
+bool zero_drops_sign(const Format& f) { return f.has_sign && !f.has_negative_zero; }
+
 }  // namespace
 
 void quantize_span(const Format& f, std::span<const float> x, float scale,
@@ -76,10 +82,15 @@ void quantize_span(const Format& f, std::span<const float> x, float scale,
         return;
     }
     const detail::LoopParams p = loop_params(f, options, scale, first_index);
+    const bool fix_zero = zero_drops_sign(f);
+    const float max = float(f.max_finite);
     parallel_for_chunks(x.size(), kChunk, [&](std::size_t, std::size_t b, std::size_t e) {
         detail::LoopParams chunk = p;
         chunk.first_index += b;
         detail::quantize_loop(options.rounding, x.data() + b, codes.data() + b, e - b, chunk);
+        if (fix_zero)
+            for (std::size_t i = b; i < e; ++i)
+                if (codes[i] == f.nan_code && std::fabs(x[i] * scale) < max) codes[i] = 0;  // not NaN, not overflow
     });
 }
 
@@ -112,6 +123,9 @@ void round_span(const Format& f, std::span<const float> x, std::span<float> out,
         detail::LoopParams chunk = p;
         chunk.first_index += b;
         detail::round_loop(options.rounding, x.data() + b, out.data() + b, e - b, table, chunk);
+        if (zero_drops_sign(f))
+            for (std::size_t i = b; i < e; ++i)
+                if (std::isnan(out[i]) && std::fabs(x[i]) < float(f.max_finite)) out[i] = 0.0f;  // not NaN, not overflow
     });
 }
 

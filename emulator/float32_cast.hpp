@@ -18,7 +18,6 @@ struct Float32KernelConstants {
     std::uint32_t nan_code;
     std::uint32_t sign_shift;
     bool saturate_finite;
-    bool unsigned_zero;  // FNUZ: a zero magnitude drops the sign (-0's code is NaN)
 };
 
 // The rounded magnitude code of |x| (a = its float32 bits without the sign), before any
@@ -86,8 +85,7 @@ constexpr std::uint32_t code_of_magnitude(std::uint32_t magnitude, std::uint32_t
     const std::uint32_t infinite = k.saturate_finite ? k.max_magnitude : k.overflow_magnitude;
     magnitude = magnitude > k.max_magnitude ? overflowed : magnitude;
     magnitude = a == 0x7F800000u ? infinite : magnitude;
-    const std::uint32_t kept_sign = k.unsigned_zero && magnitude == 0 ? 0u : sign;
-    const std::uint32_t code = (kept_sign << k.sign_shift) | magnitude;
+    const std::uint32_t code = (sign << k.sign_shift) | magnitude;
     return a > 0x7F800000u ? k.nan_code : code;
 }
 

@@ -22,7 +22,6 @@ inline Float32KernelConstants make_float32_kernel_constants(const Format& f, Sat
                                              : f.max_magnitude_code;
     k.nan_code = f.nan_code;
     k.sign_shift = static_cast<std::uint32_t>(f.total_bits - 1);
-    k.unsigned_zero = !f.has_negative_zero;
     return k;
 }
 

@@ -25,7 +25,8 @@ QuantizedTensor quantize_blocks(std::span<const float> x, std::size_t rows, std:
                                 const ConvertOptions& options,
                                 const std::function<BlockScale(float amax)>& scale_of) {
     check_shape(x, rows, cols, block);
-    if (element_format.total_bits > 8 || !detail::float32_kernel_supports(element_format))
+    if (element_format.total_bits > 8 || !detail::float32_kernel_supports(element_format) ||
+        !element_format.has_negative_zero)  // E8M0, and FNUZ, whose zero the block kernels do not handle
         throw std::invalid_argument("block scaling needs an FP8, FP6 or FP4 element format, not " +
                                     std::string(element_format.name));
     if (options.rounding == RoundingMode::Stochastic &&
