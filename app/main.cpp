@@ -61,6 +61,7 @@ int main(int argc, char** argv) {
     fp8lab::cli::add_figures_command(app, status);
     fp8lab::cli::add_bench_command(app, status);
     fp8lab::cli::add_gui_command(app, status);
+    fp8lab::cli::add_progress_command(app, status);
     if (const std::string unknown = unknown_command(app, argc, argv); !unknown.empty()) {
         std::fprintf(stderr, "fp8lab: error: %s\n", unknown.c_str());
         return 2;

@@ -33,5 +33,6 @@ void add_labs_command(CLI::App& app, CommandStatus& status);
 void add_run_command(CLI::App& app, CommandStatus& status);
 void add_figures_command(CLI::App& app, CommandStatus& status);
 void add_gui_command(CLI::App& app, CommandStatus& status);
+void add_progress_command(CLI::App& app, CommandStatus& status);
 
 }  // namespace fp8lab::cli

@@ -27,7 +27,11 @@ struct StepState {
     std::string answer;
     std::optional<labs::Feedback> feedback;
     bool revealed = false;
+    int wrong_tries = 0;  // this session's wrong answers: "Reveal answer" comes after a few
 };
+
+// Wrong answers before a student (not an instructor) is offered the answer.
+inline constexpr int kTriesBeforeReveal = 3;
 
 struct TrainingRecord {
     std::string settings;  // emu::describe(experiment)
@@ -59,6 +63,8 @@ struct AppState {
     FontSet fonts;
     ThemeColours colours{};
     bool presentation = false, blank = false;
+    bool instructor = false;
+    bool confirm_reset = false;  // "Reset progress" asked; the confirmation is open
     bool rebuild_fonts = true;     // scale, theme or mode changed
 
     bool training_open = false;

@@ -12,9 +12,10 @@
 namespace fp8lab::gui {
 namespace {
 
-// Latin, Greek, punctuation, super/subscripts, arrows and the maths symbols the labs use.
-const ImWchar kGlyphRanges[] = {0x0020, 0x00FF, 0x0370, 0x03FF, 0x2000, 0x206F, 0x2070, 0x209F,
-                                0x2190, 0x21FF, 0x2200, 0x22FF, 0x2500, 0x257F, 0x25A0, 0x25FF, 0};
+// Latin, Greek, punctuation, super/subscripts, arrows, the maths symbols the labs use, and
+// the check mark (U+2713) of a solved step in the navigator.
+const ImWchar kGlyphRanges[] = {0x0020, 0x00FF, 0x0370, 0x03FF, 0x2000, 0x206F, 0x2070, 0x209F, 0x2190, 0x21FF,
+                                0x2200, 0x22FF, 0x2500, 0x257F, 0x25A0, 0x25FF, 0x2713, 0x2713, 0};
 
 ImFont* add(const std::string& dir, const char* file, float pixels, unsigned flags = 0) {
     const std::string path = dir + "/" + file;

@@ -22,6 +22,7 @@ void add_gui_command(CLI::App& app, CommandStatus& status) {
     cmd->add_option("--open,link", options->open, "Open an fp8lab://LAB/STEP?NAME=VALUE&... link (the step's \"Copy link\")");
     cmd->add_option("--theme", options->theme, "light, dark or projector (default: the saved one)");
     cmd->add_flag("--presentation", options->presentation, "Start in presentation mode (F5 toggles it)");
+    cmd->add_flag("--instructor", options->instructor, "Show \"Reveal answer\" at once (students see it after 3 tries)");
     cmd->add_option("--size", *size, "Window size WIDTHxHEIGHT")->capture_default_str();
     cmd->add_option("--settings", options->settings_path, "Settings file (default: $XDG_CONFIG_HOME/fp8lab/settings.ini)");
     cmd->add_flag("--tour", options->tour, "Walk every step, print frame times per step, then exit (1 on any error)");

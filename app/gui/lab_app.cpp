@@ -20,6 +20,8 @@
 #include "app/gui/window.hpp"
 #include "emulator/quoted_input.hpp"
 #include "labs/step_link.hpp"
+#include "labs/progress.hpp"
+#include "app/cli/atomic_file.hpp"
 
 namespace fp8lab::gui {
 namespace {
@@ -64,6 +66,23 @@ void handle_keys(AppState& app) {
     if (pressed(GLFW_KEY_END)) app.go_to(app.lab, int(app.current_lab().steps.size()) - 1);
 }
 
+// Writes ~/fp8lab-progress-USER-N.txt (never over an earlier one) for the instructor's
+// `fp8lab progress FILE...`.
+void export_progress(AppState& app) {
+    const char* home = std::getenv("HOME");
+    const char* user = std::getenv("USER");
+    labs::ProgressFile file;
+    file.student = user && *user ? user : "student";
+    file.solved = app.settings.solved;
+    try {
+        const std::string stem = (std::filesystem::path(home && *home ? home : ".") / ("fp8lab-progress-" + file.student)).string();
+        const std::string path = cli::write_numbered_file(stem, ".txt", labs::progress_file_text(file));
+        app.status = "Progress exported to " + path + " (fp8lab progress FILE... summarises such files)";
+    } catch (const std::exception& e) {
+        app.status = std::string("Exporting progress failed: ") + e.what();
+    }
+}
+
 void draw_menu(AppState& app) {
     if (!ImGui::BeginMenuBar()) return;
     if (ImGui::BeginMenu("View")) {
@@ -88,9 +107,33 @@ void draw_menu(AppState& app) {
         if (ImGui::MenuItem("Blank the screen", "B")) app.blank = true;
         ImGui::EndMenu();
     }
+    if (ImGui::BeginMenu("Progress")) {
+        if (ImGui::MenuItem("Export progress")) export_progress(app);
+        if (ImGui::MenuItem("Reset progress...")) app.confirm_reset = true;
+        ImGui::EndMenu();
+    }
     if (ImGui::MenuItem("Bit inspector", nullptr, app.inspector_open)) app.inspector_open = !app.inspector_open;
     if (ImGui::MenuItem("Training panel", nullptr, app.training_open)) app.training_open = !app.training_open;
     ImGui::EndMenuBar();
+}
+
+// "Reset progress" forgets every solved exercise, after a confirmation.
+void draw_reset_confirmation(AppState& app) {
+    if (app.confirm_reset) {
+        ImGui::OpenPopup("Reset progress?");
+        app.confirm_reset = false;
+    }
+    if (!ImGui::BeginPopupModal("Reset progress?", nullptr, ImGuiWindowFlags_AlwaysAutoResize)) return;
+    ImGui::Text("Forget all %zu solved exercises? Export your progress first to keep a copy.", app.settings.solved.size());
+    if (ImGui::Button("Reset")) {
+        app.settings.solved.clear();
+        app.save_settings_now();
+        app.status = "Progress reset: no exercise is marked solved.";
+        ImGui::CloseCurrentPopup();
+    }
+    ImGui::SameLine();
+    if (ImGui::Button("Cancel")) ImGui::CloseCurrentPopup();
+    ImGui::EndPopup();
 }
 
 void draw_frame(AppState& app) {
@@ -131,6 +174,7 @@ void draw_frame(AppState& app) {
         ImGui::EndChild();
     }
     if (!app.presentation) ImGui::TextDisabled("%s", app.status.c_str());
+    draw_reset_confirmation(app);
     ImGui::End();
 }
 
@@ -230,6 +274,7 @@ int run_gui(const GuiOptions& options) {
     const std::string theme = options.theme.empty() ? app.settings.theme : options.theme;
     if (!parse_theme(theme, app.theme)) throw std::runtime_error("--theme: " + emu::quoted_input(theme) + " is not dark, light or projector");
     app.presentation = options.presentation;
+    app.instructor = options.instructor;
     // Looking for a GPU opens the CUDA libraries (about 0.4 s where they are installed):
     // the window opens meanwhile, except in a tour, whose screenshots show the result.
     std::future<gpu::ProbeResult> probing = std::async(std::launch::async, [] {

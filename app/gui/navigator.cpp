@@ -2,15 +2,26 @@
 #include <imgui.h>
 
 #include "app/gui/app_state.hpp"
+#include "labs/progress.hpp"
 
 namespace fp8lab::gui {
 
 void draw_navigator(AppState& app) {
+    const std::vector<labs::LabProgress> progress = labs::progress_by_lab(app.catalog, app.settings.solved);
+    int solved = 0, exercises = 0;
+    for (const labs::LabProgress& p : progress) {
+        solved += p.solved;
+        exercises += p.exercises;
+    }
+    ImGui::TextDisabled("Exercises solved: %d of %d", solved, exercises);
     for (std::size_t l = 0; l < app.catalog.labs.size(); ++l) {
         const labs::Lab& lab = app.catalog.labs[l];
         const bool current_lab = int(l) == app.lab && !app.inspector_open;
         ImGui::SetNextItemOpen(current_lab, current_lab ? ImGuiCond_Always : ImGuiCond_Once);
-        const std::string title = std::to_string(l + 1) + ". " + lab.title;
+        const std::string title = std::to_string(l + 1) + ". " + lab.title +
+                                  (progress[l].exercises ? " (" + std::to_string(progress[l].solved) + "/" +
+                                                               std::to_string(progress[l].exercises) + ")"
+                                                         : "");
         if (!ImGui::TreeNodeEx(lab.id.c_str(), ImGuiTreeNodeFlags_SpanAvailWidth, "%s", title.c_str())) continue;
         for (std::size_t s = 0; s < lab.steps.size(); ++s) {
             const labs::Step& step = lab.steps[s];

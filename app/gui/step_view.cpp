@@ -119,10 +119,15 @@ void draw_exercise(AppState& app, const labs::Lab& lab, const labs::Step& step, 
     }
     if (ImGui::Button("Check")) check = true;
     ImGui::SameLine();
-    if (ImGui::Button(st.revealed ? "Hide answer" : "Reveal answer")) st.revealed = !st.revealed;
+    if (app.instructor || st.wrong_tries >= kTriesBeforeReveal || st.revealed) {
+        if (ImGui::Button(st.revealed ? "Hide answer" : "Reveal answer")) st.revealed = !st.revealed;
+    } else {
+        ImGui::TextDisabled("The answer can be revealed after %d tries", kTriesBeforeReveal);
+    }
     ImGui::PopID();
     if (check) {
         st.feedback = ex.check(st.answer);
+        if (!st.feedback->correct) ++st.wrong_tries;
         if (st.feedback->correct && app.settings.solved.insert(app.step_key(lab, step)).second) app.save_settings_now();
     }
     if (st.feedback) {

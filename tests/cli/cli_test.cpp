@@ -2,6 +2,8 @@
 #include <doctest/doctest.h>
 
 #include <cstdio>
+#include <filesystem>
+#include <fstream>
 #include <string>
 
 #include "tests/cli/run_command.hpp"
@@ -207,4 +209,26 @@ TEST_CASE("a word that is no command is named, with the commands") {
     const auto r = run_command(exe + " frobnicate --to e4m3");
     CHECK(r.exit_code == 2);
     CHECK(r.err.find("'frobnicate' is not a command (commands: convert, formats") != std::string::npos);
+}
+
+TEST_CASE("progress summarises the students' files; a bad file is named and the rest shown") {
+    char name[] = "/tmp/fp8lab-progress-XXXXXX";
+    const std::string dir = mkdtemp(name);
+    {
+        std::ofstream(dir + "/ada.txt") << "# fp8lab progress v1\nstudent = ada\nsolved = formats/bits-to-value\n"
+                                           "solved = formats/ocp-vs-ieee\nsolved = rounding/modes\n";
+        std::ofstream(dir + "/bob.txt") << "# fp8lab progress v1\nstudent = bob\n";
+        std::ofstream(dir + "/bad.txt") << "hello\n";
+    }
+    const auto r = run_command(exe + " progress " + dir + "/ada.txt " + dir + "/bad.txt " + dir + "/bob.txt");
+    CHECK(r.exit_code == 1);
+    CHECK(r.err.find("bad.txt:1: not an fp8lab progress file") != std::string::npos);
+    CHECK(r.out.find("lab 1") != std::string::npos);
+    const auto ada = r.out.find("ada"), bob = r.out.find("bob");
+    REQUIRE(ada != std::string::npos);
+    REQUIRE(bob != std::string::npos);
+    CHECK(r.out.substr(ada, r.out.find('\n', ada) - ada).find(" 2/") != std::string::npos);  // lab 1: two of its exercises
+    CHECK(r.out.substr(ada).find("3/") != std::string::npos);
+    CHECK(r.out.substr(bob, r.out.find('\n', bob) - bob).find(" 0/") != std::string::npos);
+    std::filesystem::remove_all(dir);
 }
