@@ -30,9 +30,7 @@ BlockScale nan_scale() {
 
 }  // namespace
 
-std::string_view mx_scale_rule_name(MxScaleRule rule) {
-    return rule == MxScaleRule::OcpFloor ? "ocp-floor" : "rceil";
-}
+std::string_view mx_scale_rule_name(MxScaleRule rule) { return enum_name(rule); }
 
 QuantizedTensor quantize_per_tensor(std::span<const float> x, std::size_t rows, std::size_t cols,
                                     const Format& format, bool power_of_two_scale,
@@ -125,3 +123,14 @@ void random_hadamard_transform_16(std::span<float> x, std::size_t rows, std::siz
 }
 
 }  // namespace fp8lab::emu
+
+namespace fp8lab {
+
+template <>
+std::span<const EnumName<emu::MxScaleRule>> enum_names<emu::MxScaleRule>() {
+    static constexpr EnumName<emu::MxScaleRule> table[] = {{emu::MxScaleRule::OcpFloor, "ocp-floor"},
+                                                           {emu::MxScaleRule::Rceil, "rceil"}};
+    return table;
+}
+
+}  // namespace fp8lab

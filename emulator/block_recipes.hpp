@@ -6,6 +6,7 @@
 #include <span>
 #include <string_view>
 
+#include "emulator/enum_names.hpp"
 #include "emulator/quantized_tensor.hpp"
 
 namespace fp8lab::emu {
@@ -53,3 +54,7 @@ void random_hadamard_transform_16(std::span<float> x, std::size_t rows, std::siz
                                   std::uint64_t seed);
 
 }  // namespace fp8lab::emu
+
+namespace fp8lab {
+template <> std::span<const EnumName<emu::MxScaleRule>> enum_names<emu::MxScaleRule>();  // "ocp-floor", "rceil"
+}

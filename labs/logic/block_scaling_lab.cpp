@@ -213,6 +213,78 @@ StepLogic floor_against_rceil() {
     return s;
 }
 
+// The E8M0 scale's traps, each computed: no zero, no sign, one NaN code that poisons a
+// block, and the all-zero block.
+StepLogic e8m0_traps() {
+    StepLogic s;
+    s.id = "e8m0-traps";
+    s.parameters = {choice("elements", "Element format", element_format_names(), "e4m3", "The MX element format"),
+                    choice("rule", "Scale rule", enum_choice_names<emu::MxScaleRule>(), "ocp-floor",
+                           "How the block's amax becomes its E8M0 scale")};
+    s.no_training_reason = "This step shows what single E8M0 codes and single blocks do; the recipes step trains MX.";
+    s.run = [](const Parameters& p, RunContext&) {
+        const emu::Format& f = emu::format_by_name(p.choice("elements"));
+        const emu::MxScaleRule rule = parse_enum_or_throw<emu::MxScaleRule>(p.choice("rule"), "rule");
+        const emu::Format& e8m0 = emu::e8m0();
+        StepOutput out;
+        Table codes{"e8m0-codes", "What E8M0 makes of a scale, rounded down (floor) and up (RCEIL)", {}, {}};
+        codes.columns = {{"scale asked for"}, {"code, rounded down", ColumnType::Code}, {"its value", ColumnType::Number},
+                         {"code, rounded up", ColumnType::Code}, {"its value", ColumnType::Number}};
+        const emu::ConvertOptions down{emu::RoundingMode::TowardZero, emu::Saturation::Finite};
+        const emu::ConvertOptions up{emu::RoundingMode::Up, emu::Saturation::Finite};
+        const std::pair<const char*, double> asked[] = {
+            {"1", 1.0}, {"0.75", 0.75}, {"0 (an all-zero block)", 0.0}, {"2^-130", std::ldexp(1.0, -130)},
+            {"-8 (a sign)", -8.0}, {"2^130", std::ldexp(1.0, 130)}, {"NaN", std::nan("")}};
+        for (const auto& [label, x] : asked) {
+            const std::uint32_t d = emu::encode(e8m0, x, down), u = emu::encode(e8m0, x, up);
+            codes.rows.push_back({std::string(label), std::int64_t(d), emu::decode(e8m0, d), std::int64_t(u), emu::decode(e8m0, u)});
+        }
+        out.tables.push_back(std::move(codes));
+
+        // Two blocks of 32: the second holds one Inf among ordinary values.
+        std::vector<float> x(64);
+        for (std::size_t i = 0; i < x.size(); ++i) x[i] = 0.25f + 0.01f * float(i % 32);
+        x[40] = INFINITY;
+        const emu::QuantizedTensor q = emu::quantize_mx(x, 1, 64, f, rule);
+        const std::vector<float> back = q.dequantize();
+        // An all-zero block: its scale code and what its elements read back as.
+        const std::vector<float> zeros(32, 0.0f);
+        const emu::QuantizedTensor z = emu::quantize_mx(zeros, 1, 32, f, rule);
+        const std::vector<float> zeros_back = z.dequantize();
+        Table blocks{"blocks", "Blocks of 32 " + std::string(f.display_name) + " elements: their E8M0 scale and what comes back", {}, {}};
+        blocks.columns = {{"block"}, {"amax", ColumnType::Number}, {"scale code", ColumnType::Code},
+                          {"scale", ColumnType::Number}, {"elements that read back finite", ColumnType::Integer}};
+        auto finite_in = [](const std::vector<float>& v, std::size_t b, std::size_t e) {
+            return std::int64_t(std::count_if(v.begin() + std::ptrdiff_t(b), v.begin() + std::ptrdiff_t(e),
+                                              [](float y) { return std::isfinite(y); }));
+        };
+        blocks.rows.push_back({std::string("ordinary values"), double(q.block_amax[0]), std::int64_t(q.scale_codes[0]),
+                               emu::decode(e8m0, q.scale_codes[0]), finite_in(back, 0, 32)});
+        blocks.rows.push_back({std::string("the same with one Inf"), double(q.block_amax[1]), std::int64_t(q.scale_codes[1]),
+                               emu::decode(e8m0, q.scale_codes[1]), finite_in(back, 32, 64)});
+        blocks.rows.push_back({std::string("all zeros"), double(z.block_amax[0]), std::int64_t(z.scale_codes[0]),
+                               emu::decode(e8m0, z.scale_codes[0]), finite_in(zeros_back, 0, 32)});
+        out.tables.push_back(std::move(blocks));
+        out.metrics.push_back({"finite elements left in the block with one Inf", double(finite_in(back, 32, 64)), ""});
+        out.metrics.push_back({"scale code of the all-zero block", double(z.scale_codes[0]), ""});
+        out.metrics.push_back({"largest all-zero block element read back", double(*std::max_element(zeros_back.begin(), zeros_back.end())), ""});
+        return out;
+    };
+    std::vector<float> x(32, 0.5f);
+    x[7] = INFINITY;
+    const std::vector<float> back = emu::quantize_mx(x, 1, 32, emu::e4m3(), emu::MxScaleRule::OcpFloor).dequantize();
+    const double finite = double(std::count_if(back.begin(), back.end(), [](float y) { return std::isfinite(y); }));
+    s.exercise = numeric_exercise(
+        "An MX block of 32 E4M3 elements holds 31 values of 0.5 and one Inf. How many of its 32 elements read back "
+        "as finite numbers?",
+        finite,
+        {{31.0, "The Inf makes the block's amax Inf, and an E8M0 scale of Inf is the NaN code 0xFF: it multiplies "
+                "every element of the block, not only the Inf."},
+         {32.0, "E8M0 has no code for Inf; the block's scale is NaN."}},
+        "The scale is shared by the whole block: look at its code.");
+    return s;
+}
+
 StepLogic block_size_and_nvfp4() {
     StepLogic s;
     s.id = "block-size";
@@ -293,6 +365,8 @@ StepLogic block_size_and_nvfp4() {
 
 }  // namespace
 
-LabLogic block_scaling_lab() { return {"block-scaling", {recipes(), floor_against_rceil(), block_size_and_nvfp4()}}; }
+LabLogic block_scaling_lab() {
+    return {"block-scaling", {recipes(), floor_against_rceil(), e8m0_traps(), block_size_and_nvfp4()}};
+}
 
 }  // namespace fp8lab::labs

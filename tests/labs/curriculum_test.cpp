@@ -181,6 +181,29 @@ TEST_CASE("lab 1 names 240 as E4M3FNUZ's maximum and shows the three E4M3 layout
     CHECK(exercise(c, "rounding", "saturation").check("240").hint.find("E4M3FNUZ") != std::string::npos);
 }
 
+TEST_CASE("lab 7, E8M0's traps: no zero, no sign, a NaN scale poisons its block") {
+    const Catalog c = load_catalog();
+    const Step* s = c.find("block-scaling")->find_step("e8m0-traps");
+    REQUIRE(s);
+    for (const char* rule : {"ocp-floor", "rceil"}) {
+        Parameters p(s->logic.parameters);
+        p.set_text("rule", rule);
+        p.set_text("elements", "e2m1");
+        RunContext context;
+        const StepOutput out = s->logic.run(p, context);
+        std::map<std::string, double> m;
+        for (const Metric& metric : out.metrics) m[metric.name] = metric.value;
+        CHECK(m.at("finite elements left in the block with one Inf") == 0);
+        CHECK(m.at("scale code of the all-zero block") == 0);
+        CHECK(m.at("largest all-zero block element read back") == 0);
+    }
+    const Exercise& poisoned = exercise(c, "block-scaling", "e8m0-traps");
+    CHECK(poisoned.check("0").correct);
+    CHECK(poisoned.check("31").hint.find("0xFF") != std::string::npos);
+    CHECK(emu::encode(emu::e8m0(), -8.0) == emu::encode(emu::e8m0(), 8.0));
+    CHECK(emu::decode(emu::e8m0(), emu::encode(emu::e8m0(), 0.0)) == std::ldexp(1.0, -127));
+}
+
 TEST_CASE("lab 7, block scaling: exercises follow the formats' bit widths and the floor rule") {
     const Catalog c = load_catalog();
     const Exercise& mx = exercise(c, "block-scaling", "recipes");
