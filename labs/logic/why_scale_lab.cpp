@@ -6,6 +6,7 @@
 
 #include "emulator/bulk.hpp"
 #include "emulator/convert.hpp"
+#include "emulator/block_recipes.hpp"
 #include "emulator/current_scaling.hpp"
 #include "labs/logic/lab_logic.hpp"
 #include "labs/logic/quantization_census.hpp"
@@ -173,6 +174,71 @@ StepLogic per_tensor_scaling() {
     return s;
 }
 
+// Which number is stored, and which way it is applied: the scale multiplies before the
+// cast, its inverse turns codes back into values. Each convention's read-back computed.
+StepLogic scale_or_scale_inv() {
+    StepLogic s;
+    s.id = "scale-or-scale-inv";
+    s.parameters = {real("amax", "Tensor amax", 1e-3, 1e4, 300.0, true, "The tensor's largest magnitude"),
+                    choice("format", "Format", format_choice_names({&emu::e4m3(), &emu::e5m2()}), "e4m3", "The FP8 format")};
+    s.no_training_reason = "This step reads stored scales; every training recipe applies them the right way round.";
+    s.run = [](const Parameters& p, RunContext&) {
+        const float amax = float(p.real("amax"));
+        const emu::Format& f = emu::format_by_name(p.choice("format"));
+        StepOutput out;
+        const emu::ScalePair pair = emu::current_scale(amax, f);
+        const double value = emu::decode(f, emu::encode(f, amax * pair.scale));  // the amax element, in scaled units
+        // MX: the block's E8M0 scale X is stored and multiplies the element.
+        std::vector<float> block(32, amax / 8);
+        block[0] = amax;
+        const emu::QuantizedTensor mx = emu::quantize_mx(block, 1, 32, f, emu::MxScaleRule::OcpFloor);
+        const double mx_element = emu::decode(f, mx.codes[0]);
+        const double mx_x = mx.block_scale_inv[0];
+        // NVFP4: E2M1 elements, an E4M3 block scale and the tensor's factor S_enc = 6 * 448 / amax.
+        std::vector<float> nv(16, amax / 8);
+        nv[0] = amax;
+        const emu::QuantizedTensor q = emu::quantize_nvfp4(nv, 1, 16);
+        const double nv_back = q.dequantize()[0];
+        const double s_enc = 1.0 / double(q.tensor_scale_inv);
+        Table t{"conventions", "The amax element read back under each convention (true value " + number_text(amax) + ")", {}, {}};
+        t.columns = {{"convention"}, {"number stored"}, {"read back as"}, {"value", ColumnType::Number},
+                     {"over the true value", ColumnType::Number, "x"}};
+        auto row = [&](std::string who, std::string stored, std::string rule, double v) {
+            t.rows.push_back({std::move(who), std::move(stored), std::move(rule), v, v / amax});
+        };
+        row("per tensor, as Transformer Engine stores it", "scale_inv = " + number_text(pair.scale_inv),
+            "value(code) x scale_inv", value * pair.scale_inv);
+        row("the same number taken for the scale", "scale_inv = " + number_text(pair.scale_inv),
+            "value(code) / scale_inv", value / pair.scale_inv);
+        row("OCP MX, one E8M0 X per 32", "X = " + number_text(mx_x), "element x X", mx_element * mx_x);
+        row("the same X taken for a multiplier before the cast", "X = " + number_text(mx_x), "element / X",
+            mx_element / mx_x);
+        row("NVFP4, the tensor's factor kept as 1 / S_enc", "1/S_enc = " + number_text(1.0 / s_enc),
+            "element x block scale x (1/S_enc)", nv_back);
+        row("NVFP4, S_enc read as if it were 1 / S_enc", "S_enc = " + number_text(s_enc),
+            "element x block scale x S_enc", nv_back * s_enc * s_enc);
+        out.tables.push_back(std::move(t));
+        out.metrics.push_back({"scale (multiplies before the cast)", pair.scale, ""});
+        out.metrics.push_back({"scale_inv (multiplies the value read back)", pair.scale_inv, ""});
+        out.metrics.push_back({"factor off when scale_inv is taken for the scale", 1.0 / (double(pair.scale_inv) * pair.scale_inv), "x"});
+        return out;
+    };
+    const emu::ScalePair pair = emu::current_scale(300.0f, emu::e4m3());
+    const double stored = emu::decode(emu::e4m3(), 0x7E);
+    s.exercise = numeric_exercise(
+        "A tensor with amax 300 was cast to E4M3 with current scaling. One element's code is 0x7E (" +
+            number_text(stored) + ") and the stored scale_inv is " + number_text(pair.scale_inv) +
+            ". What real value does the element stand for?",
+        stored * pair.scale_inv,
+        {{stored / pair.scale_inv, "You divided by scale_inv, as if it were the scale: scale_inv multiplies the value "
+                                   "read back."},
+         {stored, "That is the value in scaled units; multiply by scale_inv to undo the scale."},
+         {stored * pair.scale, "That multiplies by the scale again: the scale was applied before the cast, so undo it "
+                               "with its inverse."}},
+        "real value = value(code) x scale_inv.", 1e-6);
+    return s;
+}
+
 StepLogic gradients() {
     StepLogic s;
     s.id = "gradients";
@@ -245,6 +311,8 @@ StepLogic gradients() {
 
 }  // namespace
 
-LabLogic why_scale_lab() { return {"why-scale", {against_the_grid(), per_tensor_scaling(), gradients()}}; }
+LabLogic why_scale_lab() {
+    return {"why-scale", {against_the_grid(), per_tensor_scaling(), scale_or_scale_inv(), gradients()}};
+}
 
 }  // namespace fp8lab::labs

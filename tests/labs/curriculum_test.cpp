@@ -111,6 +111,30 @@ TEST_CASE("lab 4, why scale: exercises") {
     CHECK_FALSE(range.check("Both the same").correct);
 }
 
+TEST_CASE("lab 4, scale or scale_inv: the right reading gives amax back, the wrong one is off by the scale squared") {
+    const Catalog c = load_catalog();
+    const Step* s = c.find("why-scale")->find_step("scale-or-scale-inv");
+    REQUIRE(s);
+    for (double amax : {0.01, 300.0, 3000.0}) {
+        Parameters p(s->logic.parameters);
+        p.set("amax", amax);
+        RunContext context;
+        const StepOutput out = s->logic.run(p, context);
+        REQUIRE(out.tables.size() == 1);
+        const auto& rows = out.tables[0].rows;
+        REQUIRE(rows.size() == 6);
+        const double right = std::get<double>(rows[0][3]), wrong = std::get<double>(rows[1][3]);
+        CHECK(right == doctest::Approx(amax).epsilon(0.07));  // E4M3 keeps 3 mantissa bits
+        const emu::ScalePair pair = emu::current_scale(float(amax), emu::e4m3());
+        CHECK(wrong / right == doctest::Approx(double(pair.scale) * pair.scale).epsilon(1e-5));
+        CHECK(std::get<double>(rows[4][3]) == doctest::Approx(amax).epsilon(0.2));  // NVFP4, the right way round
+    }
+    const Exercise& read = exercise(c, "why-scale", "scale-or-scale-inv");
+    CHECK(read.check("300").correct);
+    CHECK(read.check("669.013").hint.find("as if it were the scale") != std::string::npos);
+    CHECK(read.check("448").hint.find("scaled units") != std::string::npos);
+}
+
 TEST_CASE("lab 4 maps its scaling switch and format onto the training settings") {
     const Catalog c = load_catalog();
     const Step* s = c.find("why-scale")->find_step("per-tensor-scaling");
