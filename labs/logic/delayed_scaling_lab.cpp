@@ -1,7 +1,8 @@
 // Lab 6, delayed scaling: the amax history and the scale it gives per step for a tensor
 // that drifts and spikes; history length, max against most_recent, margin; overflow
 // when a spike arrives before the history has seen it; replaying the amax trace that a
-// real FP8 training run recorded on a GPU (assets/) under other settings.
+// real FP8 training run recorded on a GPU (assets/) under other settings; data-parallel
+// ranks that scale a shared tensor without the all-reduce of amax.
 #include <algorithm>
 #include <cmath>
 #include <fstream>
@@ -9,11 +10,14 @@
 #include <set>
 
 #include "emulator/amax_trace.hpp"
+#include "emulator/bulk.hpp"
+#include "emulator/current_scaling.hpp"
 #include "emulator/convert.hpp"
 #include "emulator/delayed_scaling.hpp"
 #include "labs/asset_files.hpp"
 #include "labs/recorded_csv.hpp"
 #include "labs/logic/lab_logic.hpp"
+#include "labs/logic/sample_tensors.hpp"
 
 namespace fp8lab::labs {
 namespace {
@@ -282,6 +286,86 @@ StepLogic trace_replay() {
 
 }  // namespace
 
-LabLogic delayed_scaling_lab() { return {"delayed-scaling", {history_window(), trace_replay()}}; }
+// Data-parallel ranks each scale their own shard of one tensor. Gathered as one FP8
+// tensor it has one scale_inv: without an all-reduce of amax, every shard but the one
+// whose scale_inv is attached reads back off by the ratio of the scales.
+StepLogic amax_across_ranks() {
+    StepLogic s;
+    s.id = "amax-across-ranks";
+    s.parameters = {integer("ranks", "Ranks", 2, 64, 8, "Data-parallel ranks, each with its own shard of activations"),
+                    choice("format", "Format", format_choice_names({&emu::e4m3(), &emu::e5m2()}), "e4m3", "The FP8 format")};
+    s.no_training_reason = "The training experiment runs on one device; this step simulates the ranks on the CPU.";
+    s.run = [](const Parameters& p, RunContext& ctx) {
+        const int ranks = int(p.integer("ranks"));
+        const emu::Format& f = emu::format_by_name(p.choice("format"));
+        constexpr std::size_t kShard = 4096;
+        std::vector<std::vector<float>> shards;
+        float global_amax = 0;
+        for (int r = 0; r < ranks; ++r) {
+            shards.push_back(sample_tensor(TensorKind::Activations, kShard, ctx.seed() + std::uint64_t(r)));
+            global_amax = std::max(global_amax, emu::amax(shards.back()));
+        }
+        const emu::ScalePair shared = emu::current_scale(global_amax, f);
+        const emu::ScalePair first = emu::current_scale(emu::amax(shards[0]), f);
+        // The shard as the gathered tensor reads it: codes made with `scale`, read with `scale_inv`.
+        auto relative_error = [&](const std::vector<float>& x, float scale, float scale_inv) {
+            std::vector<std::uint8_t> codes(x.size());
+            std::vector<float> back(x.size());
+            emu::quantize_span(f, x, scale, codes);
+            emu::dequantize_span(f, codes, scale_inv, back);
+            double error = 0, norm = 0;
+            for (std::size_t i = 0; i < x.size(); ++i) {
+                error += (double(back[i]) - x[i]) * (double(back[i]) - x[i]);
+                norm += double(x[i]) * x[i];
+            }
+            return std::sqrt(error / norm);
+        };
+        Table t{"ranks", "Each rank's shard in the gathered FP8 tensor (" + std::string(f.display_name) + ")", {}, {}};
+        t.columns = {{"rank", ColumnType::Integer}, {"amax", ColumnType::Number}, {"its own scale", ColumnType::Number},
+                     {"error, own scale, read with rank 0's scale_inv", ColumnType::Number, "%"},
+                     {"error, all-reduced amax", ColumnType::Number, "%"}};
+        Figure fig;
+        fig.id = "rank-errors";
+        fig.title = "Each shard's error in the gathered tensor, without and with the all-reduce";
+        fig.x_axis = {"rank", AxisScale::Linear};
+        fig.y_axis = {"relative RMS error", AxisScale::Log10};
+        Series without{SeriesKind::Bars, "own scales, rank 0's scale_inv", 0}, with{SeriesKind::Bars, "all-reduced amax", 1};
+        without.bar_width = with.bar_width = 0.4;
+        double worst_without = 0, worst_with = 0;
+        for (int r = 0; r < ranks; ++r) {
+            const float amax = emu::amax(shards[std::size_t(r)]);
+            const emu::ScalePair own = emu::current_scale(amax, f);
+            const double e_without = relative_error(shards[std::size_t(r)], own.scale, first.scale_inv);
+            const double e_with = relative_error(shards[std::size_t(r)], shared.scale, shared.scale_inv);
+            t.rows.push_back({std::int64_t(r), double(amax), double(own.scale), 100 * e_without, 100 * e_with});
+            without.x.push_back(r - 0.2);
+            without.y.push_back(e_without);
+            with.x.push_back(r + 0.2);
+            with.y.push_back(e_with);
+            worst_without = std::max(worst_without, e_without);
+            worst_with = std::max(worst_with, e_with);
+        }
+        fig.series = {without, with};
+        StepOutput out;
+        out.tables.push_back(std::move(t));
+        out.figures.push_back(std::move(fig));
+        out.metrics.push_back({"worst shard's error without the all-reduce", 100 * worst_without, "%"});
+        out.metrics.push_back({"worst shard's error with the all-reduce", 100 * worst_with, "%"});
+        return out;
+    };
+    const emu::ScalePair r0 = emu::current_scale(200.0f, emu::e4m3()), r1 = emu::current_scale(400.0f, emu::e4m3());
+    s.exercise = numeric_exercise(
+        "Two ranks scale their shards of one activation tensor on their own (E4M3, current scaling): rank 0's amax is "
+        "200, rank 1's 400. Rank 1's FP8 shard is gathered and read with rank 0's scale_inv. By what factor are rank "
+        "1's values off?",
+        double(r1.scale) * r0.scale_inv,
+        {{double(r0.scale) * r1.scale_inv, "That is the inverse ratio: rank 1's codes hold x times 448/400, and rank 0's "
+                                           "scale_inv, 200/448, brings them to x times 200/400."},
+         {1.0, "They would be right only if both ranks had used one scale: that is what the all-reduce of amax gives."}},
+        "Rank 1's codes hold x times its own scale; reading multiplies by rank 0's scale_inv.", 1e-6);
+    return s;
+}
+
+LabLogic delayed_scaling_lab() { return {"delayed-scaling", {history_window(), trace_replay(), amax_across_ranks()}}; }
 
 }  // namespace fp8lab::labs

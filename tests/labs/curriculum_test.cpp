@@ -135,6 +135,28 @@ TEST_CASE("lab 4, scale or scale_inv: the right reading gives amax back, the wro
     CHECK(read.check("448").hint.find("scaled units") != std::string::npos);
 }
 
+TEST_CASE("lab 6, amax across ranks: without the all-reduce a gathered shard reads back off by the ratio of scales") {
+    const Catalog c = load_catalog();
+    const Step* s = c.find("delayed-scaling")->find_step("amax-across-ranks");
+    REQUIRE(s);
+    for (const char* ranks : {"2", "8", "64"}) {
+        Parameters p(s->logic.parameters);
+        p.set_text("ranks", ranks);
+        RunContext context;
+        const StepOutput out = s->logic.run(p, context);
+        std::map<std::string, double> m;
+        for (const Metric& metric : out.metrics) m[metric.name] = metric.value;
+        CHECK(m.at("worst shard's error without the all-reduce") > 10);  // percent: a ratio of scales
+        CHECK(m.at("worst shard's error with the all-reduce") < 10);    // rounding and flushing only
+        CHECK(out.tables.at(0).rows.size() == std::size_t(std::stoi(ranks)));
+    }
+    const Exercise& ratio = exercise(c, "delayed-scaling", "amax-across-ranks");
+    CHECK(ratio.check("0.5").correct);
+    CHECK(ratio.check("1/2").correct);
+    CHECK(ratio.check("2").hint.find("inverse ratio") != std::string::npos);
+    CHECK(ratio.check("1").hint.find("all-reduce") != std::string::npos);
+}
+
 TEST_CASE("lab 4 maps its scaling switch and format onto the training settings") {
     const Catalog c = load_catalog();
     const Step* s = c.find("why-scale")->find_step("per-tensor-scaling");
