@@ -300,6 +300,17 @@ TEST_CASE("lab 8, training: the FP8 weight copy exercise and the recorded crosso
     CHECK(e.task.batches == 16);
     CHECK(e.optimizer.learning_rate == 1e-3f);
 
+    // What breaks: one variant visibly does (E4M3 gradients without scaling), and keeping
+    // the first and last layer in BF16 helps.
+    const Step* breaks = c.find("training")->find_step("what-breaks");
+    RunContext breaks_context;
+    const StepOutput broken = breaks->logic.run(Parameters(breaks->logic.parameters), breaks_context);
+    std::map<std::string, double> over_bf16;
+    for (const std::vector<Cell>& row : broken.tables.at(0).rows) over_bf16[std::get<std::string>(row[0])] = std::get<double>(row[2]);
+    CHECK(over_bf16.at("FP8, E4M3 gradients, no scaling") > 2);
+    CHECK(over_bf16.at("FP8, first and last layer BF16") < over_bf16.at("FP8, delayed, hybrid (the recipe)"));
+    CHECK(broken.figures.at(1).y_axis.scale == AxisScale::Log10);
+
     const Step* s = c.find("training")->find_step("crossover");
     RunContext context;
     const StepOutput out = s->logic.run(Parameters(s->logic.parameters), context);
