@@ -283,7 +283,10 @@ int run_gui(const GuiOptions& options) {
         return result;
     });
     app.gpu.reason = "looking for a GPU...";
-    if (options.tour || !options.open.empty()) probing.wait();  // a link may ask for the GPU
+    if (options.tour || !options.open.empty()) {  // the tour's screenshots show the result; a link may ask for the GPU
+        app.gpu = probing.get();
+        if (app.gpu.ready) app.training_backend = labs::Backend::Gpu;
+    }
     choose_start(app, options.start);
     if (!options.open.empty()) open_link(app, options.open);
 
