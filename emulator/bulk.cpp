@@ -59,8 +59,8 @@ const std::vector<float>& value_table(const Format& f) {
 
 // FNUZ formats: the shared kernel gives a negative value that rounds to zero the code -0
 // would have, 0x80, which is their NaN; those codes (from inputs below max: neither NaN
-// nor overflow) become +0 here. Keeping this select out
-// of the kernel keeps the block recipes' loops vectorised (it halved MX's speed there).
+// nor overflow) become +0 here. Kept out of the kernel: any select there halved the
+// speed of the block recipes' loops.
 bool zero_drops_sign(const Format& f) { return f.has_sign && !f.has_negative_zero; }
 
 }  // namespace

@@ -27,7 +27,7 @@ QuantizedTensor quantize_blocks(std::span<const float> x, std::size_t rows, std:
     check_shape(x, rows, cols, block);
     if (element_format.total_bits > 8 || !detail::float32_kernel_supports(element_format) ||
         !element_format.has_negative_zero)  // E8M0, and FNUZ, whose zero the block kernels do not handle
-        throw std::invalid_argument("block scaling needs an FP8, FP6 or FP4 element format, not " +
+        throw std::invalid_argument("block scaling needs an OCP FP8, FP6 or FP4 element format, not " +
                                     std::string(element_format.name));
     if (options.rounding == RoundingMode::Stochastic &&
         (options.random_bits < 1 || options.random_bits > kMaxRandomBits))
