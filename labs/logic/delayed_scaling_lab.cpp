@@ -354,13 +354,14 @@ StepLogic amax_across_ranks() {
         return out;
     };
     const emu::ScalePair r0 = emu::current_scale(200.0f, emu::e4m3()), r1 = emu::current_scale(400.0f, emu::e4m3());
+    const std::string max = number_text(emu::e4m3().max_finite);
     s.exercise = numeric_exercise(
         "Two ranks scale their shards of one activation tensor on their own (E4M3, current scaling): rank 0's amax is "
         "200, rank 1's 400. Rank 1's FP8 shard is gathered and read with rank 0's scale_inv. By what factor are rank "
         "1's values off?",
         double(r1.scale) * r0.scale_inv,
-        {{double(r0.scale) * r1.scale_inv, "That is the inverse ratio: rank 1's codes hold x times 448/400, and rank 0's "
-                                           "scale_inv, 200/448, brings them to x times 200/400."},
+        {{double(r0.scale) * r1.scale_inv, "That is the inverse ratio: rank 1's codes hold x times " + max + "/400, and rank "
+                                           "0's scale_inv, 200/" + max + ", brings them to x times 200/400."},
          {1.0, "They would be right only if both ranks had used one scale: that is what the all-reduce of amax gives."}},
         "Rank 1's codes hold x times its own scale; reading multiplies by rank 0's scale_inv.", 1e-6);
     return s;

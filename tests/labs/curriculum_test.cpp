@@ -31,6 +31,13 @@ const Exercise& exercise(const Catalog& c, const std::string& lab, const std::st
     REQUIRE(s->logic.exercise);
     return *s->logic.exercise;
 }
+// A step's metrics by name, for checks that read several of them.
+std::map<std::string, double> metrics_by_name(const StepOutput& out) {
+    std::map<std::string, double> m;
+    for (const Metric& metric : out.metrics) m[metric.name] = metric.value;
+    return m;
+}
+
 }  // namespace
 
 // Other values of a parameter than its default: the other choices, the ends of a range,
@@ -144,8 +151,7 @@ TEST_CASE("lab 6, amax across ranks: without the all-reduce a gathered shard rea
         p.set_text("ranks", ranks);
         RunContext context;
         const StepOutput out = s->logic.run(p, context);
-        std::map<std::string, double> m;
-        for (const Metric& metric : out.metrics) m[metric.name] = metric.value;
+        const std::map<std::string, double> m = metrics_by_name(out);
         CHECK(m.at("worst shard's error without the all-reduce") > 10);  // percent: a ratio of scales
         CHECK(m.at("worst shard's error with the all-reduce") < 10);    // rounding and flushing only
         CHECK(out.tables.at(0).rows.size() == std::size_t(std::stoi(ranks)));
@@ -212,8 +218,7 @@ TEST_CASE("lab 1 names 240 as E4M3FNUZ's maximum and shows the three E4M3 layout
     const StepOutput out = s->logic.run(Parameters(s->logic.parameters), context);
     REQUIRE(out.tables.size() == 3);
     CHECK(out.tables[2].id == "top-e4m3fnuz");
-    std::map<std::string, double> max;
-    for (const Metric& m : out.metrics) max[m.name] = m.value;
+    const std::map<std::string, double> max = metrics_by_name(out);
     CHECK(max.at("E4M3 (OCP FP8) max") == 448);
     CHECK(max.at("E4M3FNUZ (AMD MI300, Graphcore) max") == 240);
     CHECK(max.at("E4M3, IEEE-style with Inf (teaching) max") == 240);
@@ -236,9 +241,7 @@ TEST_CASE("lab 7, E8M0's traps: no zero, no sign, a NaN scale poisons its block"
         p.set_text("rule", rule);
         p.set_text("elements", "e2m1");
         RunContext context;
-        const StepOutput out = s->logic.run(p, context);
-        std::map<std::string, double> m;
-        for (const Metric& metric : out.metrics) m[metric.name] = metric.value;
+        const std::map<std::string, double> m = metrics_by_name(s->logic.run(p, context));
         CHECK(m.at("finite elements left in the block with one Inf") == 0);
         CHECK(m.at("scale code of the all-zero block") == 0);
         CHECK(m.at("largest all-zero block element read back") == 0);
