@@ -170,6 +170,12 @@ std::string describe_numerics(const Experiment& e) {
     return text;
 }
 
+std::string describe_skipped_steps(std::size_t skipped, std::size_t steps, bool loss_scaling) {
+    return std::to_string(skipped) + " of " + std::to_string(steps) +
+           " steps not applied: a weight gradient was not finite" +
+           (loss_scaling ? " (the loss scaler backed off each time)" : "");
+}
+
 std::string describe_inference(const InferenceSpec& i) {
     const std::string f(i.format->name);
     std::string text = "inference with " +

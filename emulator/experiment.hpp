@@ -132,6 +132,9 @@ std::string describe(const Experiment& e);
 std::string describe_inference(const InferenceSpec& inference);
 // The numerics alone: "FP8 delayed (E4M3/E4M3/E5M2), history 1024 max margin 0".
 std::string describe_numerics(const Experiment& e);
+// The steps a run did not apply, as both backends report them: "3 of 200 steps not
+// applied: a weight gradient was not finite (the loss scaler backed off each time)".
+std::string describe_skipped_steps(std::size_t skipped, std::size_t steps, bool loss_scaling);
 
 }  // namespace fp8lab::emu
 

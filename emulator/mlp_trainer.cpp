@@ -196,10 +196,7 @@ public:
             result.final_layers.push_back({int(layer.weight.cols()), int(layer.weight.rows()),
                                            {layer.weight.data(), layer.weight.data() + layer.weight.size()},
                                            {layer.bias.data(), layer.bias.data() + layer.bias.size()}});
-        if (scaler_) {
-            result.loss_scale = scaler_->scale_per_step();
-            result.skipped_steps = scaler_->skipped_steps();
-        }
+        if (scaler_) result.loss_scale = scaler_->scale_per_step();
         return result;
     }
 
@@ -244,7 +241,7 @@ public:
     float train_step(int step, TrainerResult& result) {
         const float loss = forward_backward(step, result);
         quantizer_.end_step();
-        apply_update(scaler_ ? scaler_->scale() : 1.0f);
+        if (!apply_update(scaler_ ? scaler_->scale() : 1.0f)) result.skipped_steps.push_back(std::size_t(step));
         return loss;
     }
 
@@ -363,7 +360,9 @@ private:
         return loss;
     }
 
-    void apply_update(float loss_scale) {
+    // False when the step's update was not applied: a gradient was not finite (with a
+    // loss scaler, its overflow; without one, the GPU's step guard skips it the same way).
+    bool apply_update(float loss_scale) {
         bool finite = true;
         for (Layer& layer : layers_) {
             if (loss_scale != 1.0f) {
@@ -373,8 +372,8 @@ private:
             finite = finite && all_finite(layer.weight_grad.data(), std::size_t(layer.weight_grad.size())) &&
                      all_finite(layer.bias_grad.data(), std::size_t(layer.bias_grad.size()));
         }
-        if (scaler_ && !scaler_->update(!finite)) return;  // overflow: skip the step
-        if (!finite) return;  // without a scaler a non-finite gradient is still not applied
+        if (scaler_) scaler_->update(!finite);
+        if (!finite) return false;
         const OptimizerSpec& o = c_.optimizer;
         const float clip = o.grad_clip > 0 ? clip_factor(o.grad_clip) : 1.0f;
         ++adam_steps_;
@@ -392,6 +391,7 @@ private:
                       std::size_t(layer.bias.size()), false);
             }
         }
+        return true;
     }
 
     // The global-norm clip factor: clip / ||g|| when ||g|| > clip, else 1. The norm is the

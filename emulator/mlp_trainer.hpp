@@ -33,7 +33,7 @@ struct TrainerResult {
     AmaxTrace trace;
     std::uint64_t gradient_elements = 0, gradients_flushed = 0;  // FP8 gradient operands
     std::vector<float> loss_scale;            // per step, with loss scaling
-    std::vector<std::size_t> skipped_steps;   // overflowed steps, with loss scaling
+    std::vector<std::size_t> skipped_steps;   // steps not applied: a gradient was not finite
     std::map<std::string, DelayedScalingState> scaling;  // per tensor, delayed scaling only
     std::vector<LayerWeights> final_layers;   // the parameters after the last step (inference labs)
     std::optional<InferenceResult> inference;  // experiment.inference's evaluation, when enabled

@@ -101,7 +101,7 @@ struct GpuTrainResult {
     bool cancelled = false;
     GpuPath path = GpuPath::Native;  // emulated: the speed is Hopper emulating the recipe
     std::vector<float> loss_scale;            // emulated path: the loss scale of each step
-    std::vector<std::size_t> skipped_steps;   // emulated path: steps whose update was skipped
+    std::vector<std::size_t> skipped_steps;   // emulated path: steps not applied (a gradient not finite)
     // Mean of the last min(10, steps) losses: the batches cycle through the pool, so one
     // step's loss depends on which batch it saw.
     double final_loss() const;

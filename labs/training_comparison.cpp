@@ -85,6 +85,12 @@ void add_inference_table(StepOutput& out, const emu::Experiment& e, const emu::T
     out.tables.push_back(std::move(t));
 }
 
+// Both backends skip a step whose weight gradient is not finite; say how many, and why.
+void add_skipped_steps_note(StepOutput& out, const emu::Experiment& e, std::size_t skipped, std::size_t steps) {
+    if (e.numerics.loss_scaling || skipped)
+        out.notes.push_back(family_of(e) + ": " + emu::describe_skipped_steps(skipped, steps, e.numerics.loss_scaling));
+}
+
 StepOutput run_on_cpu(const emu::Experiment& e, RunContext& context) {
     Curves c;
     const std::string label = label_of(e);
@@ -109,8 +115,7 @@ StepOutput run_on_cpu(const emu::Experiment& e, RunContext& context) {
     out.notes.push_back(experiment_note(e));
     add_final_losses(out, c, family_of(e));
     out.metrics.push_back({family_of(e) + " gradient elements flushed to zero", 100 * results[1].flushed_fraction(), "%"});
-    if (e.numerics.loss_scaling)
-        out.metrics.push_back({family_of(e) + " steps skipped by the loss scaler", double(results[1].skipped_steps.size()), ""});
+    add_skipped_steps_note(out, e, results[1].skipped_steps.size(), results[1].loss.size());
     if (results[0].inference && results[1].inference) add_inference_table(out, e, results);
     return out;
 }
@@ -139,6 +144,7 @@ StepOutput run_on_gpu(const emu::Experiment& e, RunContext& context) {
     StepOutput out = output_of(c, label, note);
     out.notes.push_back(experiment_note(e));
     add_final_losses(out, c, family_of(e));
+    add_skipped_steps_note(out, e, results[1].skipped_steps.size(), results[1].loss.size());
     const double mib = 1024.0 * 1024.0;
     for (int run = 0; run < 2; ++run)
         if (results[run].path == gpu::GpuPath::Emulated)

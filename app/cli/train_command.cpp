@@ -100,7 +100,8 @@ int train_on_cpu(const emu::Experiment& e, const TrainArgs& args) {
     if (e.numerics.precision == emu::Precision::Fp8)
         std::fprintf(stderr, "gradient elements flushed to zero: %.4f%%\n", 100 * r.flushed_fraction());
     if (!r.skipped_steps.empty())
-        std::fprintf(stderr, "steps skipped by the loss scaler: %zu\n", r.skipped_steps.size());
+        std::fprintf(stderr, "%s\n",
+                     emu::describe_skipped_steps(r.skipped_steps.size(), r.loss.size(), e.numerics.loss_scaling).c_str());
     if (r.inference) {
         const emu::InferenceResult& i = *r.inference;
         std::fprintf(stderr, "%s, %d held-out rows: loss %.6g in float32, %.6g quantised; output error %.4g\n",
@@ -138,7 +139,8 @@ int train_on_gpu(const emu::Experiment& e, const TrainArgs& args) {
     if (r.path == gpu::GpuPath::Emulated)
         std::fprintf(stderr, "speed: %s\n", std::string(gpu::emulated_speed_note()).c_str());
     if (!r.skipped_steps.empty())
-        std::fprintf(stderr, "loss scaling skipped %zu of %zu steps (overflow)\n", r.skipped_steps.size(), r.loss.size());
+        std::fprintf(stderr, "%s\n",
+                     emu::describe_skipped_steps(r.skipped_steps.size(), r.loss.size(), e.numerics.loss_scaling).c_str());
     if (!args.trace.empty()) {
         write_file_atomically(args.trace, trace_text(r.trace));
         std::fprintf(stderr, "amax trace: %s (%zu records)\n", args.trace.c_str(), r.trace.records.size());

@@ -223,6 +223,21 @@ TEST_CASE("cancellation stops the run and keeps the steps done") {
     CHECK(r.loss.size() == 10);
 }
 
+TEST_CASE("a step whose gradient is not finite is not applied, and the result says which") {
+    Experiment c = small(Precision::Fp8, 40);
+    c.numerics.loss_scaling = true;
+    c.numerics.saturation = Saturation::None;         // an overflowing cast gives Inf
+    c.numerics.loss_scaler.initial_scale = 0x1p100f;  // overflows until backed off far enough
+    const TrainerResult r = train_mlp(c);
+    REQUIRE(!r.skipped_steps.empty());
+    CHECK(r.skipped_steps.front() == 0);
+    for (std::size_t t : r.skipped_steps)  // every skipped step halved the scale
+        if (t + 1 < r.loss_scale.size()) CHECK(r.loss_scale[t + 1] == r.loss_scale[t] * 0.5f);
+    CHECK(describe_skipped_steps(r.skipped_steps.size(), r.loss.size(), true).starts_with(
+        std::to_string(r.skipped_steps.size()) + " of 40 steps not applied"));
+    CHECK(describe_skipped_steps(2, 9, false) == "2 of 9 steps not applied: a weight gradient was not finite");
+}
+
 TEST_CASE("loss scaling records its scale and every recipe trains") {
     Experiment c = small(Precision::Fp8, 30);
     c.numerics.loss_scaling = true;
