@@ -15,6 +15,7 @@
 #include "app/plot/axis_ticks.hpp"
 #include "app/plot/colour_map.hpp"
 #include "app/plot/figure_extent.hpp"
+#include "app/plot/figure_theme.hpp"
 
 namespace fp8lab::exporter {
 namespace {
@@ -69,6 +70,7 @@ void draw_tick_label(cairo_t* cr, const Tick& t, double x, double y, double size
 }
 
 struct Frame {
+    const plot::ThemeColours* theme;
     double left, top, width, height;
     AxisTransform tx, ty;
     double tx_lo, tx_hi, ty_lo, ty_hi;  // transformed range
@@ -76,8 +78,8 @@ struct Frame {
     double py(double y) const { return top + height - (ty.forward(y) - ty_lo) / (ty_hi - ty_lo) * height; }
 };
 
-void stroke_style(cairo_t* cr, const Series& s, double unit) {
-    set_colour(cr, labs::palette_colour(s.colour));
+void stroke_style(cairo_t* cr, const Series& s, const plot::ThemeColours& theme, double unit) {
+    set_colour(cr, plot::series_colour(theme, labs::palette_colour(s.colour)));
     cairo_set_line_width(cr, unit * 0.14 * s.line_width);
     if (s.dashed) {
         const double dash[] = {unit * 0.5, unit * 0.3};
@@ -88,11 +90,11 @@ void stroke_style(cairo_t* cr, const Series& s, double unit) {
 }
 
 void draw_series(cairo_t* cr, const Series& s, const Frame& fr, double unit) {
-    const labs::Rgb colour = labs::palette_colour(s.colour);
+    const labs::Rgb colour = plot::series_colour(*fr.theme, labs::palette_colour(s.colour));
     switch (s.kind) {
     case SeriesKind::Line:
     case SeriesKind::Stairs: {
-        stroke_style(cr, s, unit);
+        stroke_style(cr, s, *fr.theme, unit);
         bool pen_down = false;
         for (std::size_t i = 0; i < s.x.size() && i < s.y.size(); ++i) {
             const double x = fr.px(s.x[i]), y = fr.py(s.y[i]);
@@ -124,7 +126,7 @@ void draw_series(cairo_t* cr, const Series& s, const Frame& fr, double unit) {
         cairo_fill(cr);
         return;
     case SeriesKind::VerticalLines:
-        stroke_style(cr, s, unit);
+        stroke_style(cr, s, *fr.theme, unit);
         cairo_set_line_width(cr, unit * 0.08);
         for (double v : s.x) {
             const double x = fr.px(v);
@@ -219,10 +221,10 @@ void draw_legend(cairo_t* cr, const Figure& f, const Frame& fr, double unit) {
             y = cy;
         }
     }
-    cairo_set_source_rgba(cr, 1, 1, 1, 0.88);
+    set_colour(cr, fr.theme->legend_background, fr.theme->legend_alpha);
     cairo_rectangle(cr, x, y, bw, bh);
     cairo_fill_preserve(cr);
-    cairo_set_source_rgb(cr, 0.75, 0.75, 0.75);
+    set_colour(cr, fr.theme->frame, 0.5);
     cairo_set_line_width(cr, unit * 0.05);
     cairo_stroke(cr);
     for (std::size_t i = 0; i < entries.size(); ++i) {
@@ -230,21 +232,22 @@ void draw_legend(cairo_t* cr, const Figure& f, const Frame& fr, double unit) {
         const double cy = y + unit * 0.3 + row * (double(i) + 0.5);
         const double sx = x + unit * 0.5;
         if (s.kind == SeriesKind::Scatter) {
-            set_colour(cr, labs::palette_colour(s.colour));
+            set_colour(cr, plot::series_colour(*fr.theme, labs::palette_colour(s.colour)));
             cairo_arc(cr, sx + swatch / 2 - unit * 0.2, cy, unit * 0.28, 0, 2 * M_PI);
             cairo_fill(cr);
         } else if (s.kind == SeriesKind::Bars || s.kind == SeriesKind::Histogram || s.kind == SeriesKind::Band) {
-            set_colour(cr, labs::palette_colour(s.colour), s.kind == SeriesKind::Band ? 0.35 : 0.9);
+            set_colour(cr, plot::series_colour(*fr.theme, labs::palette_colour(s.colour)),
+                       s.kind == SeriesKind::Band ? 0.35 : 0.9);
             cairo_rectangle(cr, sx, cy - unit * 0.35, swatch - unit * 0.4, unit * 0.7);
             cairo_fill(cr);
         } else {
-            stroke_style(cr, s, unit);
+            stroke_style(cr, s, *fr.theme, unit);
             cairo_move_to(cr, sx, cy);
             cairo_line_to(cr, sx + swatch - unit * 0.4, cy);
             cairo_stroke(cr);
             cairo_set_dash(cr, nullptr, 0, 0);
         }
-        cairo_set_source_rgb(cr, 0.1, 0.1, 0.1);
+        set_colour(cr, fr.theme->text);
         font(cr, unit * 0.85);
         cairo_move_to(cr, sx + swatch, cy + unit * 0.3);
         cairo_show_text(cr, s.name.c_str());
@@ -257,7 +260,8 @@ const Series* heatmap_of(const Figure& f) {
     return nullptr;
 }
 
-void draw_colour_bar(cairo_t* cr, const Series& s, double x, double top, double height, double unit) {
+void draw_colour_bar(cairo_t* cr, const Series& s, const plot::ThemeColours& theme, double x, double top, double height,
+                     double unit) {
     const auto [lo, hi] = plot::value_range(s.values);
     const int steps = 64;
     for (int i = 0; i < steps; ++i) {
@@ -268,7 +272,7 @@ void draw_colour_bar(cairo_t* cr, const Series& s, double x, double top, double 
     labs::Axis axis;
     axis.label = s.value_label;
     const std::vector<Tick> ticks = plot::make_ticks(axis, {lo, hi}, 5);
-    cairo_set_source_rgb(cr, 0.1, 0.1, 0.1);
+    set_colour(cr, theme.text);
     for (const Tick& t : ticks) {
         const double y = hi > lo ? top + height * (1 - (t.value - lo) / (hi - lo)) : top + height / 2;
         draw_tick_label(cr, t, x + unit * 1.1, y + unit * 0.3, unit * 0.8);
@@ -294,10 +298,11 @@ const char* extension(ImageFormat f) {
     return "";
 }
 
-void draw_figure(cairo_t* cr, const Figure& f, double width, double height) {
-    const double unit = std::min(width, height) / 40.0;  // one text line is about one unit
+void draw_figure(cairo_t* cr, const Figure& f, double width, double height, const plot::FigureStyle& style) {
+    const plot::ThemeColours theme = plot::theme_colours(style.theme);
+    const double unit = std::min(width, height) / 40.0 * style.font_scale;  // one text line is about one unit
     const double tick_size = unit * 0.85;
-    cairo_set_source_rgb(cr, 1, 1, 1);
+    set_colour(cr, theme.background);
     cairo_paint(cr);
 
     const AxisRange xr = plot::fit_range(f.x_axis, plot::figure_x_values(f));
@@ -310,6 +315,7 @@ void draw_figure(cairo_t* cr, const Figure& f, double width, double height) {
     const Series* heatmap = heatmap_of(f);
     const double title_h = f.title.empty() ? unit : unit * 2.6;
     Frame fr;
+    fr.theme = &theme;
     fr.left = unit * (f.y_axis.label.empty() ? 1.0 : 2.6) + y_label_width + unit * 0.6;
     fr.top = title_h;
     fr.width = width - fr.left - unit * (heatmap ? 7.5 : 1.2);
@@ -323,13 +329,13 @@ void draw_figure(cairo_t* cr, const Figure& f, double width, double height) {
 
     if (!f.title.empty()) {
         font(cr, unit * 1.15, true);
-        cairo_set_source_rgb(cr, 0.05, 0.05, 0.05);
+        set_colour(cr, theme.text);
         cairo_move_to(cr, fr.left, unit * 1.7);
         cairo_show_text(cr, f.title.c_str());
     }
     // Grid lines and ticks.
     cairo_set_line_width(cr, unit * 0.04);
-    cairo_set_source_rgb(cr, 0.88, 0.88, 0.88);
+    set_colour(cr, theme.grid);
     for (const Tick& t : xt) {
         cairo_move_to(cr, fr.px(t.value), fr.top);
         cairo_line_to(cr, fr.px(t.value), fr.top + fr.height);
@@ -346,12 +352,12 @@ void draw_figure(cairo_t* cr, const Figure& f, double width, double height) {
     for (const Series& s : f.series) draw_series(cr, s, fr, unit);
     cairo_restore(cr);
 
-    cairo_set_source_rgb(cr, 0.25, 0.25, 0.25);
+    set_colour(cr, theme.frame);
     cairo_set_line_width(cr, unit * 0.07);
     cairo_rectangle(cr, fr.left, fr.top, fr.width, fr.height);
     cairo_stroke(cr);
 
-    cairo_set_source_rgb(cr, 0.1, 0.1, 0.1);
+    set_colour(cr, theme.text);
     for (const Tick& t : xt) {
         const double w = tick_width(cr, t, tick_size);
         draw_tick_label(cr, t, fr.px(t.value) - w / 2, fr.top + fr.height + unit * 1.3, tick_size);
@@ -376,7 +382,7 @@ void draw_figure(cairo_t* cr, const Figure& f, double width, double height) {
     for (const labs::Annotation& a : f.annotations) {
         const double x = fr.px(a.x), y = fr.py(a.y);
         if (!std::isfinite(x) || !std::isfinite(y)) continue;
-        cairo_set_source_rgb(cr, 0.1, 0.1, 0.1);
+        set_colour(cr, theme.text);
         cairo_arc(cr, x, y, unit * 0.22, 0, 2 * M_PI);
         cairo_fill(cr);
         font(cr, unit * 0.8);
@@ -384,15 +390,15 @@ void draw_figure(cairo_t* cr, const Figure& f, double width, double height) {
         double tx = x + unit * 0.5;
         if (tx + w > fr.left + fr.width - unit * 0.3) tx = x - unit * 0.5 - w;
         const double ty = std::clamp(y - unit * 0.4, fr.top + unit, fr.top + fr.height - unit * 0.3);
-        cairo_set_source_rgba(cr, 1, 1, 1, 0.8);
+        set_colour(cr, theme.legend_background, 0.8);
         cairo_rectangle(cr, tx - unit * 0.15, ty - unit * 0.8, w + unit * 0.3, unit * 1.05);
         cairo_fill(cr);
-        cairo_set_source_rgb(cr, 0.1, 0.1, 0.1);
+        set_colour(cr, theme.text);
         cairo_move_to(cr, tx, ty);
         cairo_show_text(cr, a.text.c_str());
     }
     draw_legend(cr, f, fr, unit);
-    if (heatmap) draw_colour_bar(cr, *heatmap, fr.left + fr.width + unit * 0.8, fr.top, fr.height, unit);
+    if (heatmap) draw_colour_bar(cr, *heatmap, theme, fr.left + fr.width + unit * 0.8, fr.top, fr.height, unit);
 }
 
 namespace {
@@ -403,13 +409,18 @@ cairo_status_t append_to_string(void* closure, const unsigned char* data, unsign
 }
 }  // namespace
 
-void write_figure(const Figure& figure, const std::string& path, ImageFormat format, int width, int height) {
+void write_figure(const Figure& figure, const std::string& path, ImageFormat format, int width, int height,
+                  const plot::FigureStyle& style, double png_scale) {
+    if (!(png_scale > 0)) throw std::invalid_argument("write_figure: the PNG scale must be positive");
     std::string bytes;
     cairo_surface_t* surface = nullptr;
     switch (format) {
     case ImageFormat::Svg: surface = cairo_svg_surface_create_for_stream(append_to_string, &bytes, width, height); break;
     case ImageFormat::Pdf: surface = cairo_pdf_surface_create_for_stream(append_to_string, &bytes, width, height); break;
-    case ImageFormat::Png: surface = cairo_image_surface_create(CAIRO_FORMAT_RGB24, width, height); break;
+    case ImageFormat::Png:
+        surface = cairo_image_surface_create(CAIRO_FORMAT_RGB24, int(std::lround(width * png_scale)),
+                                             int(std::lround(height * png_scale)));
+        break;
     }
     if (cairo_surface_status(surface) != CAIRO_STATUS_SUCCESS) {
         const std::string why = cairo_status_to_string(cairo_surface_status(surface));
@@ -417,7 +428,8 @@ void write_figure(const Figure& figure, const std::string& path, ImageFormat for
         throw std::runtime_error(path + ": " + why);
     }
     cairo_t* cr = cairo_create(surface);
-    draw_figure(cr, figure, width, height);
+    if (format == ImageFormat::Png) cairo_scale(cr, png_scale, png_scale);  // the same layout, more pixels
+    draw_figure(cr, figure, width, height, style);
     cairo_destroy(cr);
     cairo_status_t status = CAIRO_STATUS_SUCCESS;
     if (format == ImageFormat::Png) status = cairo_surface_write_to_png_stream(surface, append_to_string, &bytes);

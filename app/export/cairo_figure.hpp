@@ -3,6 +3,7 @@
 
 #include <string>
 
+#include "app/plot/figure_theme.hpp"
 #include "labs/figure.hpp"
 
 typedef struct _cairo cairo_t;
@@ -12,11 +13,14 @@ namespace fp8lab::exporter {
 enum class ImageFormat { Svg, Png, Pdf };
 const char* extension(ImageFormat f);  // "svg", "png", "pdf"
 
-// Draws onto any Cairo context, in a width x height box (device units).
-void draw_figure(cairo_t* cr, const labs::Figure& figure, double width, double height);
+// Draws onto any Cairo context, in a width x height box (user units).
+void draw_figure(cairo_t* cr, const labs::Figure& figure, double width, double height,
+                 const plot::FigureStyle& style = {});
 
 // Writes the figure; throws std::runtime_error naming the file when Cairo fails.
-// Width and height are pixels for PNG and points for SVG and PDF.
-void write_figure(const labs::Figure& figure, const std::string& path, ImageFormat format, int width, int height);
+// Width and height are points for SVG and PDF; a PNG has png_scale pixels per point (2
+// draws the same figure, text and lines as sharp on a screen twice as dense).
+void write_figure(const labs::Figure& figure, const std::string& path, ImageFormat format, int width, int height,
+                  const plot::FigureStyle& style = {}, double png_scale = 1.0);
 
 }  // namespace fp8lab::exporter

@@ -17,6 +17,7 @@
 #include "app/cli/step_output_text.hpp"
 #include "app/cli/atomic_file.hpp"
 #include "app/cli/folder_lock.hpp"
+#include "app/cli/number_text.hpp"
 #include "app/cli/usage_error.hpp"
 #include "app/export/cairo_figure.hpp"
 #include "app/export/figure_csv.hpp"
@@ -35,6 +36,9 @@ struct FiguresOptions {
     std::vector<std::string> sets;
     std::string backend = "cpu";
     std::string size = "1280x800";
+    std::string theme = "light";
+    double font_scale = 1.0;
+    double png_scale = 1.0;
     std::uint64_t seed = 1;
 };
 
@@ -93,8 +97,8 @@ struct ExportLog {
 
 // One step's figures and tables into DIR; returns its manifest entry and adds to the gallery.
 std::string export_step(const SelectedStep& s, const labs::Parameters& params, const FiguresOptions& o,
-                        const std::vector<ImageFormat>& formats, std::pair<int, int> size, labs::Backend backend,
-                        std::string& html, ExportLog& log) {
+                        const std::vector<ImageFormat>& formats, std::pair<int, int> size,
+                        const plot::FigureStyle& style, labs::Backend backend, std::string& html, ExportLog& log) {
     json::JsonWriter entry;
     entry.begin_object().key("lab").value(s.lab->id).key("step").value(s.step->logic.id)
         .key("title").value(s.step->title).key("parameters");
@@ -120,7 +124,7 @@ std::string export_step(const SelectedStep& s, const labs::Parameters& params, c
         std::string shown;  // the image the gallery shows: SVG first, else PNG
         for (ImageFormat format : formats) {
             const std::string name = stem + "." + exporter::extension(format);
-            if (!log.write(prefix + name, [&] { exporter::write_figure(f, (dir / name).string(), format, size.first, size.second); }))
+            if (!log.write(prefix + name, [&] { exporter::write_figure(f, (dir / name).string(), format, size.first, size.second, style, o.png_scale); }))
                 continue;
             entry.value(prefix + name);
             if ((format == ImageFormat::Svg) || (format == ImageFormat::Png && !has_svg)) shown = prefix + name;
@@ -148,6 +152,16 @@ void run_figures(const FiguresOptions& o) {
     const std::vector<ImageFormat> formats = parse_formats(o.formats);
     const PixelSize pixels = pixel_size_option("--size", o.size, {200, 150}, {8000, 8000});
     const std::pair<int, int> size{pixels.width, pixels.height};
+    plot::FigureStyle style;
+    try {
+        style.theme = parse_enum_or_throw<plot::Theme>(o.theme, "--theme");
+    } catch (const std::invalid_argument& e) {
+        throw UsageError(e.what());
+    }
+    style.font_scale = o.font_scale;
+    if (size.first * o.png_scale > 16000 || size.second * o.png_scale > 16000)
+        throw UsageError("--png-scale: " + o.size + " at " + decimal_float(o.png_scale) +
+                         " pixels per point is past 16000 pixels a side");
     const labs::Catalog& catalog = lab_catalog();
     const std::vector<SelectedStep> steps = select_steps(catalog, o.lab);
     const labs::Backend backend = backend_option(o.backend);
@@ -171,7 +185,9 @@ void run_figures(const FiguresOptions& o) {
     json::JsonWriter manifest;
     manifest.begin_object().key("program").value("fp8lab").key("version").value(FP8LAB_VERSION)
         .key("seed").value(o.seed).key("backend").value(labs::backend_name(backend))
-        .key("device").value(device).key("width").value(size.first).key("height").value(size.second).key("steps").begin_array();
+        .key("device").value(device).key("width").value(size.first).key("height").value(size.second)
+        .key("theme").value(o.theme).key("font_scale").value(o.font_scale).key("png_scale").value(o.png_scale)
+        .key("steps").begin_array();
     std::string html = "<!DOCTYPE html>\n<html><head><meta charset=\"utf-8\"><title>fp8lab figures</title>\n"
                        "<style>body{font-family:'DejaVu Sans',sans-serif;max-width:1100px;margin:auto;padding:1em}"
                        "img{width:100%;border:1px solid #ccc}figure{margin:1em 0 2em}</style></head><body>\n"
@@ -188,7 +204,7 @@ void run_figures(const FiguresOptions& o) {
             current_lab = s.lab;
         }
         const std::size_t failures_before = log.failures.size();
-        if (const std::string entry = export_step(s, parameters[i], o, formats, size, backend, html, log); !entry.empty())
+        if (const std::string entry = export_step(s, parameters[i], o, formats, size, style, backend, html, log); !entry.empty())
             manifest.raw(entry);
         const double seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - step_start).count();
         std::fprintf(stderr, "[%zu/%zu] %s/%s: %s (%.2f s)\n", i + 1, runnable.size(), s.lab->id.c_str(),
@@ -218,7 +234,12 @@ void add_figures_command(CLI::App& app, CommandStatus&) {
     cmd->add_option("--lab", o->lab, "Only this lab (or LAB/STEP)");
     cmd->add_option("--set", o->sets, "NAME=VALUE: a parameter of the selected steps (repeatable; `fp8lab labs` lists them)");
     cmd->add_option("--backend", o->backend, "cpu or gpu")->capture_default_str();
-    cmd->add_option("--size", o->size, "WIDTHxHEIGHT in pixels (PNG) or points (SVG, PDF)")->capture_default_str();
+    cmd->add_option("--size", o->size, "WIDTHxHEIGHT in points (a PNG has --png-scale pixels per point)")->capture_default_str();
+    cmd->add_option("--theme", o->theme, "light, dark or projector: the figure's colours, as on the screen")->capture_default_str();
+    cmd->add_option("--font-scale", o->font_scale, "Text, lines and margins this many times larger (1.5 for slides)")
+        ->capture_default_str()->check(CLI::Range(0.5, 4.0));
+    cmd->add_option("--png-scale", o->png_scale, "PNG pixels per point: 2 draws the same figure twice as sharp")
+        ->capture_default_str()->check(CLI::Range(0.5, 8.0));
     cmd->add_option("--seed", o->seed, "Seed of every random choice")->capture_default_str()->check(seed_value());
     cmd->callback([o] { run_figures(*o); });
 }

@@ -86,11 +86,12 @@ void export_progress(AppState& app) {
 void draw_menu(AppState& app) {
     if (!ImGui::BeginMenuBar()) return;
     if (ImGui::BeginMenu("View")) {
-        for (Theme t : {Theme::Light, Theme::Dark, Theme::Projector}) {
-            const std::string label = "Theme: " + std::string(theme_name(t));
+        for (const EnumName<Theme>& n : enum_names<Theme>()) {
+            const Theme t = n.value;
+            const std::string label = "Theme: " + std::string(n.name);
             if (ImGui::MenuItem(label.c_str(), nullptr, app.theme == t)) {
                 app.theme = t;
-                app.settings.theme = std::string(theme_name(t));
+                app.settings.theme = std::string(n.name);
                 app.rebuild_fonts = true;
                 app.save_settings_now();
             }
@@ -253,8 +254,8 @@ int run_gui(const GuiOptions& options) {
     if (options.tour && !app.catalog.errors.empty()) throw std::runtime_error("the lab texts have errors");
 
     // Bad options are refused before any file is read or written.
-    if (Theme ignored; !options.theme.empty() && !parse_theme(options.theme, ignored))
-        throw cli::UsageError("--theme: " + emu::quoted_input(options.theme) + " is not dark, light or projector");
+    if (!options.theme.empty() && !parse_enum<Theme>(options.theme))
+        throw cli::UsageError("--theme: " + emu::quoted_input(options.theme) + " is not " + enum_choices<Theme>());
     if (std::string problem; !options.start.empty() && !find_start(app.catalog, options.start, problem))
         throw cli::UsageError("--start: " + problem);
     // A tour never touches the user's own settings unless told to: it gets a scratch file.
@@ -272,7 +273,7 @@ int run_gui(const GuiOptions& options) {
         else app.settings_path.clear();                 // keep the file we could not back up
     }
     const std::string theme = options.theme.empty() ? app.settings.theme : options.theme;
-    if (!parse_theme(theme, app.theme)) throw std::runtime_error("--theme: " + emu::quoted_input(theme) + " is not dark, light or projector");
+    app.theme = parse_enum_or_throw<Theme>(theme, "theme");
     app.presentation = options.presentation;
     app.instructor = options.instructor;
     // Looking for a GPU opens the CUDA libraries (about 0.4 s where they are installed):

@@ -66,7 +66,7 @@ float font_size() { return ImGui::GetFontSize(); }
 
 ImU32 series_colour(int index, float alpha = 1) {
     labs::Rgb c = labs::palette_colour(index);
-    if (g_colours.dark && c.r == 0 && c.g == 0 && c.b == 0) c = {230, 230, 230};
+    if (g_colours.dark && c.r == 0 && c.g == 0 && c.b == 0) c = {230, 230, 230};  // as plot::series_colour
     return IM_COL32(c.r, c.g, c.b, int(alpha * 255));
 }
 

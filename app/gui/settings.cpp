@@ -2,6 +2,7 @@
 #include "app/gui/settings.hpp"
 
 #include "app/cli/atomic_file.hpp"
+#include "app/plot/figure_theme.hpp"
 #include "emulator/quoted_input.hpp"
 
 #include <fcntl.h>
@@ -45,8 +46,8 @@ std::string parse_settings(std::istream& in, Settings& s) {
             if (key != "version" || value != "1") return where + "expected 'version = 1' first";
             versioned = true;
         } else if (key == "theme") {
-            if (value != "dark" && value != "light" && value != "projector")
-                return where + "theme " + emu::quoted_input(value) + " is not dark, light or projector";
+            if (!parse_enum<plot::Theme>(value))
+                return where + "theme " + emu::quoted_input(value) + " is not " + enum_choices<plot::Theme>();
             s.theme = value;
         } else if (key == "scale") {
             char* end = nullptr;

@@ -6,23 +6,9 @@
 
 namespace fp8lab::gui {
 
-std::string_view theme_name(Theme t) {
-    switch (t) {
-    case Theme::Dark: return "dark";
-    case Theme::Light: return "light";
-    case Theme::Projector: return "projector";
-    }
-    return "light";
-}
-
-bool parse_theme(std::string_view name, Theme& t) {
-    for (Theme c : {Theme::Dark, Theme::Light, Theme::Projector})
-        if (theme_name(c) == name) {
-            t = c;
-            return true;
-        }
-    return false;
-}
+namespace {
+ImU32 colour(labs::Rgb c, double alpha = 1.0) { return IM_COL32(c.r, c.g, c.b, int(alpha * 255)); }
+}  // namespace
 
 ThemeColours apply_theme(Theme theme, float scale) {
     ImGuiStyle style;
@@ -35,8 +21,6 @@ ThemeColours apply_theme(Theme theme, float scale) {
     switch (theme) {
     case Theme::Dark:
         ImGui::StyleColorsDark(&style);
-        c.plot = {IM_COL32(30, 30, 34, 255), IM_COL32(150, 150, 150, 255), IM_COL32(62, 62, 68, 255),
-                  IM_COL32(235, 235, 235, 255), IM_COL32(40, 40, 46, 230), true};
         c.link = IM_COL32(86, 180, 233, 255);
         c.code_background = IM_COL32(60, 60, 66, 255);
         c.done_mark = IM_COL32(86, 180, 233, 255);
@@ -44,8 +28,6 @@ ThemeColours apply_theme(Theme theme, float scale) {
     case Theme::Light:
     case Theme::Projector:
         ImGui::StyleColorsLight(&style);
-        c.plot = {IM_COL32(255, 255, 255, 255), IM_COL32(70, 70, 70, 255), IM_COL32(225, 225, 225, 255),
-                  IM_COL32(20, 20, 20, 255), IM_COL32(255, 255, 255, 230), false};
         c.link = IM_COL32(0, 90, 160, 255);
         c.code_background = IM_COL32(235, 235, 238, 255);
         c.done_mark = IM_COL32(0, 114, 178, 255);
@@ -62,11 +44,11 @@ ThemeColours apply_theme(Theme theme, float scale) {
         col[ImGuiCol_TextDisabled] = ImVec4(0.3f, 0.3f, 0.3f, 1);
         style.FrameBorderSize = 1.5f;
         style.WindowBorderSize = 1.5f;
-        c.plot.text = IM_COL32(0, 0, 0, 255);
-        c.plot.frame = IM_COL32(0, 0, 0, 255);
-        c.plot.grid = IM_COL32(200, 200, 200, 255);
         c.code_background = IM_COL32(228, 228, 228, 255);
     }
+    const plot::ThemeColours p = plot::theme_colours(theme);
+    c.plot = {colour(p.background), colour(p.frame), colour(p.grid), colour(p.text),
+              colour(p.legend_background, p.legend_alpha), p.dark};
     style.WindowRounding = 0;
     style.FrameRounding = 3;
     style.ScaleAllSizes(scale);

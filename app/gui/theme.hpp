@@ -6,12 +6,11 @@
 
 #include "app/gui/markdown_view.hpp"
 #include "app/gui/plot.hpp"
+#include "app/plot/figure_theme.hpp"
 
 namespace fp8lab::gui {
 
-enum class Theme { Dark, Light, Projector };
-std::string_view theme_name(Theme theme);  // "dark", "light", "projector"
-bool parse_theme(std::string_view name, Theme& theme);
+using plot::Theme;  // the figure themes; the names are enum_names<plot::Theme>
 
 struct ThemeColours {
     PlotColours plot;

@@ -1,6 +1,8 @@
 // `fp8lab figures`, `labs` and `run` as a user runs them: files, validity, determinism, errors.
 #include <doctest/doctest.h>
 
+#include <algorithm>
+
 #include <filesystem>
 
 #include "tests/cli/run_command.hpp"
@@ -107,6 +109,41 @@ TEST_CASE("figures --set draws the selected step with those parameters") {
     CHECK(refused.err.find("no selected step has a parameter 'nonsense'") != std::string::npos);
     fs::remove_all(a);
     fs::remove_all(b);
+}
+
+TEST_CASE("figures --theme, --font-scale and --png-scale draw a figure for a slide") {
+    const std::string dir = temp_dir();
+    const std::string step = kExe + " figures --format svg,png --size 400x300 --lab formats/bits-to-value --out " + dir;
+    const auto files = [&](const std::string& options) {
+        std::string name = options;
+        std::replace(name.begin(), name.end(), ' ', '-');
+        const std::string at = dir + "/" + name;
+        REQUIRE(run_command(step + "/" + name + (options == "plain" ? "" : " --" + options)).exit_code == 0);
+        return std::pair{read_file(at + "/formats/bits-to-value-value-by-code.svg"),
+                         read_file(at + "/formats/bits-to-value-value-by-code.png")};
+    };
+    const auto plain = files("plain");
+    // --theme dark paints the background the dark theme's colour (rgb(30,30,34) = 11.8%, 13.3%)
+    const auto dark = files("theme dark");
+    CHECK(plain.first.find("rgb(11.764706%,11.764706%,13.333333%)") == std::string::npos);
+    CHECK(dark.first.find("rgb(11.764706%,11.764706%,13.333333%)") != std::string::npos);
+    CHECK(files("theme projector").first != plain.first);
+    // Larger text changes the drawing, not the size; --png-scale changes only the pixels.
+    const auto large = files("font-scale 1.5");
+    CHECK(large.first != plain.first);
+    CHECK(png_size(large.second) == std::pair<unsigned, unsigned>{400, 300});
+    const auto sharp = files("png-scale 2");
+    CHECK(sharp.first == plain.first);
+    CHECK(png_size(sharp.second) == std::pair<unsigned, unsigned>{800, 600});
+    const std::string manifest = read_file(dir + "/theme-dark/manifest.json");
+    CHECK(manifest.find("\"theme\":\"dark\"") != std::string::npos);
+    const auto bad_theme = run_command(step + "/x --theme blue");
+    CHECK(bad_theme.exit_code == 2);
+    CHECK(bad_theme.err.find("light, dark or projector") != std::string::npos);
+    CHECK(run_command(step + "/x --font-scale 9").exit_code == 2);
+    CHECK(run_command(step + "/x --size 4000x3000 --png-scale 8").exit_code == 2);
+    CHECK(!fs::exists(dir + "/x"));
+    fs::remove_all(dir);
 }
 
 TEST_CASE("figures and run refuse bad input with exit code 2") {
