@@ -10,6 +10,9 @@
 #include <algorithm>
 #include <cmath>
 #include <cstdint>
+#include <optional>
+#include <utility>
+#include <vector>
 #include <stdexcept>
 
 #include "app/plot/axis_ticks.hpp"
@@ -189,69 +192,117 @@ void draw_series(cairo_t* cr, const Series& s, const Frame& fr, double unit) {
     }
 }
 
-void draw_legend(cairo_t* cr, const Figure& f, const Frame& fr, double unit) {
+// The legend's entries and box: in one column inside the frame, or in `columns` columns
+// under the plot when every corner of the frame would cover data.
+struct Legend {
     std::vector<const Series*> entries;
-    for (const Series& s : f.series)
-        if (!s.name.empty() && s.kind != SeriesKind::Heatmap) entries.push_back(&s);
-    if (!f.legend || entries.empty()) return;
-    font(cr, unit * 0.85);
-    double w = 0;
-    for (const Series* s : entries) w = std::max(w, text_width(cr, s->name));
-    const double row = unit * 1.35, swatch = unit * 1.6;
-    const double bw = w + swatch + unit * 1.4, bh = row * double(entries.size()) + unit * 0.6;
-    // The corner that hides the fewest data points.
-    double x = 0, y = 0;
-    std::size_t best = SIZE_MAX;
-    for (int corner = 0; corner < 4; ++corner) {
-        const double cx = corner % 2 == 0 ? fr.left + fr.width - bw - unit * 0.5 : fr.left + unit * 0.5;
-        const double cy = corner < 2 ? fr.top + unit * 0.5 : fr.top + fr.height - bh - unit * 0.5;
-        std::size_t hidden = 0;
-        for (const Series& s : f.series)
-            for (std::size_t i = 0; i < s.x.size() && i < s.y.size(); ++i) {
-                const double px = fr.px(s.x[i]), py = fr.py(s.y[i]);
-                hidden += px >= cx && px <= cx + bw && py >= cy && py <= cy + bh;
-            }
-        for (const labs::Annotation& a : f.annotations) {  // a hidden label costs more than a point
-            const double px = fr.px(a.x), py = fr.py(a.y);
-            hidden += 100 * (px >= cx - bw && px <= cx + bw && py >= cy && py <= cy + bh);
-        }
-        if (hidden < best) {
-            best = hidden;
-            x = cx;
-            y = cy;
-        }
+    double text_width = 0, row = 0, swatch = 0;
+    double entry_width() const { return text_width + swatch + row; }
+    double box_width(int columns) const { return entry_width() * columns; }
+    double box_height(int columns) const {
+        const std::size_t rows = (entries.size() + std::size_t(columns) - 1) / std::size_t(columns);
+        return row * double(rows) + row * 0.45;
     }
-    set_colour(cr, fr.theme->legend_background, fr.theme->legend_alpha);
+};
+
+Legend legend_of(cairo_t* cr, const Figure& f, double unit) {
+    Legend l;
+    if (!f.legend) return l;
+    for (const Series& s : f.series)
+        if (!s.name.empty() && s.kind != SeriesKind::Heatmap) l.entries.push_back(&s);
+    font(cr, unit * 0.85);
+    for (const Series* s : l.entries) l.text_width = std::max(l.text_width, text_width(cr, s->name));
+    l.row = unit * 1.35;
+    l.swatch = unit * 1.6;
+    return l;
+}
+
+// How much of the data a box at (x, y) would hide: points, and annotations (whose text
+// costs more than a point).
+std::size_t hidden_by(const Figure& f, const Frame& fr, double x, double y, double w, double h) {
+    std::size_t hidden = 0;
+    for (const Series& s : f.series)
+        for (std::size_t i = 0; i < s.x.size() && i < s.y.size(); ++i) {
+            const double px = fr.px(s.x[i]), py = fr.py(s.y[i]);
+            hidden += px >= x && px <= x + w && py >= y && py <= y + h;
+        }
+    for (const labs::Annotation& a : f.annotations) {
+        const double px = fr.px(a.x), py = fr.py(a.y);
+        hidden += 100 * (px >= x - w && px <= x + w && py >= y && py <= y + h);
+    }
+    return hidden;
+}
+
+// The frame corner whose box hides no data, if there is one.
+std::optional<std::pair<double, double>> free_corner(const Figure& f, const Frame& fr, const Legend& l, double unit) {
+    const double bw = l.box_width(1), bh = l.box_height(1);
+    for (int corner = 0; corner < 4; ++corner) {
+        const double x = corner % 2 == 0 ? fr.left + fr.width - bw - unit * 0.5 : fr.left + unit * 0.5;
+        const double y = corner < 2 ? fr.top + unit * 0.5 : fr.top + fr.height - bh - unit * 0.5;
+        if (bw <= fr.width - unit && bh <= fr.height - unit && hidden_by(f, fr, x, y, bw, bh) == 0)
+            return std::pair{x, y};
+    }
+    return std::nullopt;
+}
+
+void draw_legend(cairo_t* cr, const Legend& l, const plot::ThemeColours& theme, double x, double y, int columns,
+                 double unit) {
+    const double bw = l.box_width(columns), bh = l.box_height(columns);
+    set_colour(cr, theme.legend_background, theme.legend_alpha);
     cairo_rectangle(cr, x, y, bw, bh);
     cairo_fill_preserve(cr);
-    set_colour(cr, fr.theme->frame, 0.5);
+    set_colour(cr, theme.frame, 0.5);
     cairo_set_line_width(cr, unit * 0.05);
     cairo_stroke(cr);
-    for (std::size_t i = 0; i < entries.size(); ++i) {
-        const Series& s = *entries[i];
-        const double cy = y + unit * 0.3 + row * (double(i) + 0.5);
-        const double sx = x + unit * 0.5;
+    const double rows = std::ceil(double(l.entries.size()) / columns);
+    for (std::size_t i = 0; i < l.entries.size(); ++i) {
+        const Series& s = *l.entries[i];
+        const double column = std::floor(double(i) / rows), row_in_column = double(i) - column * rows;
+        const double cy = y + l.row * 0.225 + l.row * (row_in_column + 0.5);
+        const double sx = x + unit * 0.5 + column * l.entry_width();
+        const labs::Rgb colour = plot::series_colour(theme, labs::palette_colour(s.colour));
         if (s.kind == SeriesKind::Scatter) {
-            set_colour(cr, plot::series_colour(*fr.theme, labs::palette_colour(s.colour)));
-            cairo_arc(cr, sx + swatch / 2 - unit * 0.2, cy, unit * 0.28, 0, 2 * M_PI);
+            set_colour(cr, colour);
+            cairo_arc(cr, sx + l.swatch / 2 - unit * 0.2, cy, unit * 0.28, 0, 2 * M_PI);
             cairo_fill(cr);
         } else if (s.kind == SeriesKind::Bars || s.kind == SeriesKind::Histogram || s.kind == SeriesKind::Band) {
-            set_colour(cr, plot::series_colour(*fr.theme, labs::palette_colour(s.colour)),
-                       s.kind == SeriesKind::Band ? 0.35 : 0.9);
-            cairo_rectangle(cr, sx, cy - unit * 0.35, swatch - unit * 0.4, unit * 0.7);
+            set_colour(cr, colour, s.kind == SeriesKind::Band ? 0.35 : 0.9);
+            cairo_rectangle(cr, sx, cy - unit * 0.35, l.swatch - unit * 0.4, unit * 0.7);
             cairo_fill(cr);
         } else {
-            stroke_style(cr, s, *fr.theme, unit);
+            stroke_style(cr, s, theme, unit);
             cairo_move_to(cr, sx, cy);
-            cairo_line_to(cr, sx + swatch - unit * 0.4, cy);
+            cairo_line_to(cr, sx + l.swatch - unit * 0.4, cy);
             cairo_stroke(cr);
             cairo_set_dash(cr, nullptr, 0, 0);
         }
-        set_colour(cr, fr.theme->text);
+        set_colour(cr, theme.text);
         font(cr, unit * 0.85);
-        cairo_move_to(cr, sx + swatch, cy + unit * 0.3);
+        cairo_move_to(cr, sx + l.swatch, cy + unit * 0.3);
         cairo_show_text(cr, s.name.c_str());
     }
+}
+
+// Words into lines no wider than `width` at the current font (a word longer than a line
+// keeps a line of its own).
+std::vector<std::string> wrapped(cairo_t* cr, const std::string& text, double width) {
+    std::vector<std::string> lines;
+    std::string line, word;
+    std::size_t start = 0;
+    while (start <= text.size()) {
+        const std::size_t space = std::min(text.find(' ', start), text.size());
+        word = text.substr(start, space - start);
+        const std::string longer = line.empty() ? word : line + " " + word;
+        if (!line.empty() && text_width(cr, longer) > width) {
+            lines.push_back(line);
+            line = word;
+        } else {
+            line = longer;
+        }
+        start = space + 1;
+    }
+    if (!line.empty()) lines.push_back(line);
+    return lines;
 }
 
 const Series* heatmap_of(const Figure& f) {
@@ -313,13 +364,17 @@ void draw_figure(cairo_t* cr, const Figure& f, double width, double height, cons
     double y_label_width = 0;
     for (const Tick& t : yt) y_label_width = std::max(y_label_width, tick_width(cr, t, tick_size));
     const Series* heatmap = heatmap_of(f);
-    const double title_h = f.title.empty() ? unit : unit * 2.6;
     Frame fr;
     fr.theme = &theme;
     fr.left = unit * (f.y_axis.label.empty() ? 1.0 : 2.6) + y_label_width + unit * 0.6;
-    fr.top = title_h;
     fr.width = width - fr.left - unit * (heatmap ? 7.5 : 1.2);
-    fr.height = height - fr.top - unit * (f.x_axis.label.empty() ? 2.4 : 4.0);
+    // A title wider than the figure wraps onto more lines instead of being cut.
+    font(cr, unit * 1.15, true);
+    const std::vector<std::string> title_lines = wrapped(cr, f.title, width - fr.left - unit * 0.6);
+    const double title_line = unit * 1.45;
+    fr.top = title_lines.empty() ? unit : unit * 2.6 + title_line * double(title_lines.size() - 1);
+    const double below_frame = unit * (f.x_axis.label.empty() ? 2.4 : 4.0);
+    fr.height = height - fr.top - below_frame;
     fr.tx = {f.x_axis.scale, f.x_axis.linear_threshold};
     fr.ty = {f.y_axis.scale, f.y_axis.linear_threshold};
     fr.tx_lo = fr.tx.forward(xr.lo);
@@ -327,11 +382,24 @@ void draw_figure(cairo_t* cr, const Figure& f, double width, double height, cons
     fr.ty_lo = fr.ty.forward(yr.lo);
     fr.ty_hi = fr.ty.forward(yr.hi);
 
-    if (!f.title.empty()) {
-        font(cr, unit * 1.15, true);
-        set_colour(cr, theme.text);
-        cairo_move_to(cr, fr.left, unit * 1.7);
-        cairo_show_text(cr, f.title.c_str());
+    // The legend goes in a corner of the frame that covers no data, or else under the plot,
+    // which then gives up the room it takes.
+    const Legend legend = legend_of(cr, f, unit);
+    std::optional<std::pair<double, double>> legend_at;
+    int legend_columns = 1;
+    if (!legend.entries.empty()) {
+        legend_at = free_corner(f, fr, legend, unit);
+        if (!legend_at) {
+            legend_columns = std::max(1, std::min(int(legend.entries.size()), int((width - fr.left) / legend.entry_width())));
+            fr.height -= legend.box_height(legend_columns) + unit * 0.5;
+            legend_at = std::pair{fr.left, fr.top + fr.height + below_frame};
+        }
+    }
+    font(cr, unit * 1.15, true);
+    set_colour(cr, theme.text);
+    for (std::size_t i = 0; i < title_lines.size(); ++i) {
+        cairo_move_to(cr, fr.left, unit * 1.7 + title_line * double(i));
+        cairo_show_text(cr, title_lines[i].c_str());
     }
     // Grid lines and ticks.
     cairo_set_line_width(cr, unit * 0.04);
@@ -397,7 +465,7 @@ void draw_figure(cairo_t* cr, const Figure& f, double width, double height, cons
         cairo_move_to(cr, tx, ty);
         cairo_show_text(cr, a.text.c_str());
     }
-    draw_legend(cr, f, fr, unit);
+    if (legend_at) draw_legend(cr, legend, theme, legend_at->first, legend_at->second, legend_columns, unit);
     if (heatmap) draw_colour_bar(cr, *heatmap, theme, fr.left + fr.width + unit * 0.8, fr.top, fr.height, unit);
 }
 

@@ -148,15 +148,18 @@ void export_figures(AppState& app, const labs::Lab& lab, const labs::Step& step,
         fs::path dir;
         for (int n = 1; dir.empty(); ++n)  // create_directory is exclusive: false when it exists
             if (fs::create_directory(base / std::to_string(n))) dir = base / std::to_string(n);
-        std::string command = "fp8lab figures --lab " + lab.id + "/" + step.logic.id;
+        // Drawn in the screen's theme, so that a slide looks like what the class saw.
+        const plot::FigureStyle style{app.theme, 1.0};
+        std::string command = "fp8lab figures --lab " + lab.id + "/" + step.logic.id + " --theme " +
+                              std::string(enum_name(app.theme)) + " --size 960x600 --png-scale 2";
         for (const auto& [name, value] : app.current_state().parameters.values())
             command += " --set '" + name + "=" + labs::value_text(value) + "'";
         cli::write_file_atomically((dir / "command.txt").string(),
                                    "# These figures' parameters, as the command that draws them again:\n" + command +
                                        " --out " + dir.string() + "\n");
         for (const labs::Figure& f : out.figures) {
-            exporter::write_figure(f, (dir / (f.id + ".svg")).string(), exporter::ImageFormat::Svg, 960, 600);
-            exporter::write_figure(f, (dir / (f.id + ".png")).string(), exporter::ImageFormat::Png, 1600, 1000);
+            exporter::write_figure(f, (dir / (f.id + ".svg")).string(), exporter::ImageFormat::Svg, 960, 600, style);
+            exporter::write_figure(f, (dir / (f.id + ".png")).string(), exporter::ImageFormat::Png, 960, 600, style, 2.0);
             cli::write_file_atomically((dir / (f.id + ".csv")).string(), exporter::figure_csv(f));
         }
         for (const labs::Table& t : out.tables)
