@@ -63,6 +63,14 @@ struct AppState {
     FontSet fonts;
     ThemeColours colours{};
     bool presentation = false, blank = false;
+    // Presentation mode turns pages: a presenter key first scrolls the step's columns by
+    // most of their height while either has more to show, then moves to the next step.
+    struct Paging {
+        float text_below = 0, output_below = 0, text_above = 0, output_above = 0;  // pixels, last frame
+        int request = 0;  // +1 a page down, -1 a page up, for the next frame's columns
+        bool more_below() const { return text_below > 1 || output_below > 1; }
+        bool more_above() const { return text_above > 1 || output_above > 1; }
+    } paging;
     bool instructor = false;
     bool confirm_reset = false;  // "Reset progress" asked; the confirmation is open
     bool rebuild_fonts = true;     // scale, theme or mode changed

@@ -60,8 +60,16 @@ void handle_keys(AppState& app) {
     if (io.WantTextInput) return;  // typing an answer: letters and arrows belong to the field
     if (pressed(GLFW_KEY_B) || pressed(GLFW_KEY_PERIOD)) app.blank = !app.blank;
     if (app.inspector_open) return;
-    if (pressed(GLFW_KEY_PAGE_DOWN) || pressed(GLFW_KEY_RIGHT) || pressed(GLFW_KEY_SPACE) || pressed(GLFW_KEY_N)) app.next();
-    if (pressed(GLFW_KEY_PAGE_UP) || pressed(GLFW_KEY_LEFT) || pressed(GLFW_KEY_BACKSPACE) || pressed(GLFW_KEY_P)) app.previous();
+    const bool forward = pressed(GLFW_KEY_PAGE_DOWN) || pressed(GLFW_KEY_RIGHT) || pressed(GLFW_KEY_SPACE) || pressed(GLFW_KEY_N);
+    const bool back = pressed(GLFW_KEY_PAGE_UP) || pressed(GLFW_KEY_LEFT) || pressed(GLFW_KEY_BACKSPACE) || pressed(GLFW_KEY_P);
+    if (forward) {
+        if (app.presentation && app.paging.more_below()) app.paging.request = 1;
+        else app.next();
+    }
+    if (back) {
+        if (app.presentation && app.paging.more_above()) app.paging.request = -1;
+        else app.previous();
+    }
     if (pressed(GLFW_KEY_HOME)) app.go_to(app.lab, 0);
     if (pressed(GLFW_KEY_END)) app.go_to(app.lab, int(app.current_lab().steps.size()) - 1);
 }

@@ -24,6 +24,10 @@ struct ViewState {  // kept across frames, per plot
     double x_lo = 0, x_hi = 1, y_lo = 0, y_hi = 1;  // transformed units
     std::set<std::string> hidden;                   // series toggled off in the legend
     ImRect legend_rect;                             // last frame's, so a click there does not pan
+    // Room under the plot for a legend that would cover data in every corner (0: the legend
+    // sits inside): found while drawing one frame, given to the frame after.
+    float legend_below = 0;
+    int legend_columns = 1;  // kept with it, so that a scroll bar appearing cannot make it taller
 };
 
 struct LegendEntry {
@@ -287,11 +291,22 @@ void draw_legend() {
     const float fs = font_size(), row = fs * 1.3f, swatch = fs * 1.6f;
     float w = 0;
     for (const LegendEntry& e : g.legend) w = std::max(w, ImGui::CalcTextSize(e.name.c_str()).x);
-    const ImVec2 size(w + swatch + fs * 1.2f, row * float(g.legend.size()) + fs * 0.4f);
-    // The corner whose 8x8 bins hold the fewest drawn points.
+    const float entry_w = w + swatch + fs * 1.2f;
+    ImVec2 size(entry_w, row * float(g.legend.size()) + fs * 0.4f);
+    // The corner whose 8x8 bins hold the fewest drawn points; when each holds some, the
+    // legend moves under the plot, in columns, from the next frame on.
     ImVec2 best_pos;
     int best = INT32_MAX;
-    for (int corner = 0; corner < 4; ++corner) {
+    int columns = 1;
+    if (g.view->legend_below > 0) {
+        columns = g.view->legend_columns;
+        const int rows = (int(g.legend.size()) + columns - 1) / columns;
+        size = ImVec2(entry_w * float(columns), row * float(rows) + fs * 0.4f);
+        best_pos = ImVec2(g.frame.Min.x, g.total.Max.y - g.view->legend_below + fs * 0.3f);
+        best = 0;
+        g.view->legend_below = row * float(rows) + fs * 0.7f;  // the font may have changed since
+    }
+    for (int corner = 0; corner < 4 && g.view->legend_below == 0; ++corner) {
         const ImVec2 pos(corner % 2 == 0 ? g.frame.Max.x - size.x - fs * 0.4f : g.frame.Min.x + fs * 0.4f,
                          corner < 2 ? g.frame.Min.y + fs * 0.4f : g.frame.Max.y - size.y - fs * 0.4f);
         int count = 0;
@@ -305,6 +320,11 @@ void draw_legend() {
             best_pos = pos;
         }
     }
+    if (best > 0 && g.view->legend_below == 0) {
+        const int c = std::clamp(int(g.total.GetWidth() / entry_w), 1, int(g.legend.size()));
+        g.view->legend_columns = c;
+        g.view->legend_below = row * float((int(g.legend.size()) + c - 1) / c) + fs * 0.7f;
+    }
     const ImRect box(best_pos, ImVec2(best_pos.x + size.x, best_pos.y + size.y));
     g.view->legend_rect = box;
     g.draw->AddRectFilled(box.Min, box.Max, g_colours.legend_background);
@@ -312,10 +332,12 @@ void draw_legend() {
     for (std::size_t i = 0; i < g.legend.size(); ++i) {
         const LegendEntry& e = g.legend[i];
         const bool hidden = g.view->hidden.count(e.name) > 0;
-        const float y = box.Min.y + fs * 0.2f + row * float(i);
-        const ImRect entry(ImVec2(box.Min.x, y), ImVec2(box.Max.x, y + row));
+        const int rows = (int(g.legend.size()) + columns - 1) / columns;
+        const float x0 = box.Min.x + entry_w * float(int(i) / rows);
+        const float y = box.Min.y + fs * 0.2f + row * float(int(i) % rows);
+        const ImRect entry(ImVec2(x0, y), ImVec2(x0 + entry_w, y + row));
         const ImU32 colour = series_colour(e.colour, hidden ? 0.25f : 1.0f);
-        const float cy = y + row / 2, sx = box.Min.x + fs * 0.4f;
+        const float cy = y + row / 2, sx = x0 + fs * 0.4f;
         if (e.kind == SeriesKind::Scatter) g.draw->AddCircleFilled(ImVec2(sx + swatch / 2 - fs * 0.2f, cy), fs * 0.28f, colour);
         else if (e.kind == SeriesKind::Bars || e.kind == SeriesKind::Histogram || e.kind == SeriesKind::Band)
             g.draw->AddRectFilled(ImVec2(sx, cy - fs * 0.3f), ImVec2(sx + swatch - fs * 0.4f, cy + fs * 0.3f), colour);
@@ -360,14 +382,15 @@ bool BeginPlot(const char* id, const std::string& title, ImVec2 size, int flags)
     const ImVec2 pos = window->DC.CursorPos;
     g = Current{};
     g.id = window->GetID(id);
-    g.total = ImRect(pos, ImVec2(pos.x + size.x, pos.y + size.y));
+    g.view = &g_views[g.id];
+    // A legend under the plot adds its height: the plot itself keeps its size.
+    g.total = ImRect(pos, ImVec2(pos.x + size.x, pos.y + size.y + g.view->legend_below));
     g.flags = flags;
     g.title = title;
     ImGui::ItemSize(g.total);
     if (!ImGui::ItemAdd(g.total, g.id)) return false;
     bool hovered = false, held = false;
     ImGui::ButtonBehavior(g.total, g.id, &hovered, &held, ImGuiButtonFlags_MouseButtonLeft);
-    g.view = &g_views[g.id];
     g.draw = window->DrawList;
     g.hovered = ImGui::IsItemHovered();
     g.mouse = ImGui::GetIO().MousePos;
@@ -412,16 +435,22 @@ void SetupAxes(const labs::Axis& x, plot::AxisRange x_fit, const labs::Axis& y, 
     float y_tick_w = 0;
     for (const plot::Tick& t : yt) y_tick_w = std::max(y_tick_w, tick_width(t));
 
-    const float title_h = g.title.empty() ? fs * 0.5f : fs * 1.8f;
-    g.frame.Min = ImVec2(g.total.Min.x + y_tick_w + fs * (y.label.empty() ? 0.8f : 2.2f), g.total.Min.y + title_h);
+    // A title wider than the plot wraps at spaces instead of running past its edge.
+    const float frame_left = g.total.Min.x + y_tick_w + fs * (y.label.empty() ? 0.8f : 2.2f);
+    const float title_wrap = std::max(fs * 8, g.total.Max.x - frame_left - fs * 0.4f);
+    const float title_text_h = g.title.empty() ? 0 : ImGui::CalcTextSize(g.title.c_str(), nullptr, false, title_wrap).y;
+    const float title_h = g.title.empty() ? fs * 0.5f : title_text_h + fs * 0.6f;
+    g.frame.Min = ImVec2(frame_left, g.total.Min.y + title_h);
     g.frame.Max = ImVec2(g.total.Max.x - fs * ((g.flags & PlotFlags_ColourBar) ? 7.0f : 0.8f),
-                         g.total.Max.y - fs * ((x.label.empty() ? 1.8f : 3.0f) + (wrapped ? 1.2f : 0.0f)));
+                         g.total.Max.y - v.legend_below - fs * ((x.label.empty() ? 1.8f : 3.0f) + (wrapped ? 1.2f : 0.0f)));
     g.hovered = g.hovered && g.frame.Contains(g.mouse);
     handle_input();
 
     ImDrawList* d = g.draw;
     d->AddRectFilled(g.frame.Min, g.frame.Max, g_colours.background);
-    if (!g.title.empty()) d->AddText(ImVec2(g.frame.Min.x, g.total.Min.y + fs * 0.2f), g_colours.text, g.title.c_str());
+    if (!g.title.empty())
+        d->AddText(ImGui::GetFont(), fs, ImVec2(g.frame.Min.x, g.total.Min.y + fs * 0.2f), g_colours.text, g.title.c_str(),
+                   nullptr, title_wrap);
     for (const plot::Tick& t : xt) {
         const float x_px = px(t.value);
         if (!std::isfinite(x_px) || x_px < g.frame.Min.x - 1 || x_px > g.frame.Max.x + 1) continue;

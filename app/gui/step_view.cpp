@@ -189,6 +189,13 @@ void draw_footer(AppState& app) {
 
 }  // namespace
 
+// One column's share of a page turn (AppState::Paging), and what it has left either way.
+void page_column(int request, float& below, float& above) {
+    if (request) ImGui::SetScrollY(ImGui::GetScrollY() + float(request) * ImGui::GetWindowHeight() * 0.85f);
+    below = ImGui::GetScrollMaxY() - ImGui::GetScrollY();
+    above = ImGui::GetScrollY();
+}
+
 void draw_step_view(AppState& app) {
     const labs::Lab& lab = app.current_lab();
     const labs::Step& step = app.current_step();
@@ -202,6 +209,9 @@ void draw_step_view(AppState& app) {
     const float footer = ImGui::GetFrameHeightWithSpacing() + ImGui::GetStyle().ItemSpacing.y;
     const float text_width = std::max(fs * 24, ImGui::GetContentRegionAvail().x * 0.40f);
 
+    // The columns are the step's own windows: each step keeps its scroll, a new one starts at the top.
+    ImGui::PushID(app.step_key(lab, step).c_str());
+    AppState::Paging& paging = app.paging;
     ImGui::BeginChild("text", ImVec2(text_width, -footer), false);
     ImGui::PushFont(app.fonts.heading[2]);
     ImGui::TextWrapped("%s", lab.title.c_str());
@@ -231,6 +241,7 @@ void draw_step_view(AppState& app) {
         }
     }
     if (step.logic.exercise) draw_exercise(app, lab, step, st);
+    page_column(paging.request, paging.text_below, paging.text_above);
     ImGui::EndChild();
 
     ImGui::SameLine();
@@ -253,7 +264,10 @@ void draw_step_view(AppState& app) {
     } else if (st.runner.running()) {
         ImGui::TextDisabled("Computing...");
     }
+    page_column(paging.request, paging.output_below, paging.output_above);
     ImGui::EndChild();
+    ImGui::PopID();
+    paging.request = 0;
     draw_footer(app);
 }
 

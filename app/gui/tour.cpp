@@ -49,6 +49,16 @@ Tour::Tour(const AppState& app, std::string dir) : dir_(std::move(dir)) {
              {GLFW_KEY_B, "B blanks the screen", [](const AppState& a) { return a.blank; }},
              {GLFW_KEY_B, "B again brings it back", [](const AppState& a) { return !a.blank; }},
              {GLFW_KEY_F5, "F5 enters presentation mode", [](const AppState& a) { return a.presentation; }},
+             // The first step does not fit the screen in presentation mode (its exercise and
+             // table lie below): the presenter keys page through it before moving on.
+             {GLFW_KEY_PAGE_DOWN, "PageDown pages down a step that does not fit",
+              [](const AppState& a) { return a.step == 0 && a.paging.more_below(); }},
+             {GLFW_KEY_PAGE_DOWN, "PageDown moves on only at the step's end",
+              [](const AppState& a) { return a.step == 1; }, false, 12},
+             {GLFW_KEY_PAGE_UP, "PageUp goes back to the previous step's end",
+              [](const AppState& a) { return a.step == 0 && a.paging.more_above(); }},
+             {GLFW_KEY_PAGE_UP, "PageUp pages up to its start", [](const AppState& a) {
+                  return a.step == 0 && !a.paging.more_above(); }, false, 12},
              {GLFW_KEY_F5, "F5 leaves it", [](const AppState& a) { return !a.presentation; }},
              {GLFW_KEY_EQUAL, "Ctrl + zooms in", [](const AppState& a) { return a.settings.scale > 1.05f; }, true},
              {GLFW_KEY_0, "Ctrl 0 returns to actual size", [](const AppState& a) { return a.settings.scale == 1.0f; },
@@ -77,10 +87,13 @@ void Tour::check_keys_after(AppState& app) {
     key_down_ = false;
     const KeyPress& k = keys_[key_];
     const bool ok = k.check(app);
-    std::fprintf(stderr, "tour keys: %-40s %s\n", k.what, ok ? "ok" : "FAILED");
+    key_rest_ = true;
+    if (!ok && ++presses_ < k.presses) return;  // the same key again after the rest frame
+    std::fprintf(stderr, "tour keys: %-44s %s (%d press%s)\n", k.what, ok ? "ok" : "FAILED", presses_ + (ok ? 1 : 0),
+                 presses_ + (ok ? 1 : 0) == 1 ? "" : "es");
     if (!ok) key_errors_.push_back(k.what);
     ++key_;
-    key_rest_ = true;
+    presses_ = 0;
     if (key_ == keys_.size() && app.presentation != presentation_) {
         app.presentation = presentation_;
         app.rebuild_fonts = true;

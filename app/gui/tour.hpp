@@ -36,11 +36,13 @@ private:
         const char* what;
         std::function<bool(const AppState&)> check;
         bool ctrl = false;
+        int presses = 1;  // pressed again, up to this many times, until the check holds
     };
     void press_keys_before(AppState& app);
     void check_keys_after(AppState& app);
     std::vector<KeyPress> keys_;
     std::size_t key_ = 0;
+    int presses_ = 0;  // of the current key
     bool key_down_ = false;
     bool key_rest_ = false;  // one frame with the key up between two presses
     bool presentation_ = false;  // the mode asked for, restored after the key checks

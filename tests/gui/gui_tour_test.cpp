@@ -43,7 +43,7 @@ TEST_CASE("the tour shows every step in a real window and saves a screenshot of 
     INFO(r.err);
     CHECK(r.exit_code == 0);
     CHECK(r.out.find(" 0 failed") != std::string::npos);
-    CHECK(r.out.find("presenter keys: 13 checked, 0 failed") != std::string::npos);
+    CHECK(r.out.find("presenter keys: 17 checked, 0 failed") != std::string::npos);
     CHECK(r.out.find("start-up to first frame") != std::string::npos);
     CHECK(r.out.find("renderer draws with vertex offsets: yes") != std::string::npos);
     CHECK(r.err.find("theme 'neon'") != std::string::npos);
