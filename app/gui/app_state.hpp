@@ -8,6 +8,7 @@
 #include <string>
 #include <vector>
 
+#include "app/export/export_settings.hpp"
 #include "app/gui/fonts.hpp"
 #include "app/gui/markdown_view.hpp"
 #include "app/gui/settings.hpp"
@@ -63,6 +64,8 @@ struct AppState {
     FontSet fonts;
     ThemeColours colours{};
     bool presentation = false, blank = false;
+    exporter::ExportSettings export_settings;  // the export dialog's last choices
+    bool open_export_dialog = false;           // asked by its button (or the tour), opened by the step view
     // Presentation mode turns pages: a presenter key first scrolls the step's columns by
     // most of their height while either has more to show, then moves to the next step.
     struct Paging {

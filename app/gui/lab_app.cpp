@@ -156,7 +156,11 @@ void draw_frame(AppState& app) {
         ImGui::PopStyleColor();
         return;
     }
-    ImGuiWindowFlags flags = ImGuiWindowFlags_NoDecoration | ImGuiWindowFlags_NoMove | ImGuiWindowFlags_NoBringToFrontOnFocus;
+    // No background of its own: the frame is cleared to the window colour, and under a
+    // software renderer (llvmpipe, most student laptops in a VM) every full-window fill
+    // costs milliseconds.
+    ImGuiWindowFlags flags = ImGuiWindowFlags_NoDecoration | ImGuiWindowFlags_NoMove |
+                             ImGuiWindowFlags_NoBringToFrontOnFocus | ImGuiWindowFlags_NoBackground;
     if (!app.presentation) flags |= ImGuiWindowFlags_MenuBar;
     ImGui::Begin("fp8lab", nullptr, flags);
     if (!app.presentation) draw_menu(app);

@@ -137,10 +137,12 @@ void draw_exercise(AppState& app, const labs::Lab& lab, const labs::Step& step, 
     if (st.revealed) ImGui::TextWrapped("Answer: %s", ex.answer_text.c_str());
 }
 
-// Figures as SVG and PNG with their CSV, in a new folder ~/fp8lab-figures/LAB/STEP/N
-// (never over an earlier export), with the command that draws them again.
+// The figures in the export settings' formats, with their CSV, in a new folder
+// ~/fp8lab-figures/LAB/STEP/N (never over an earlier export), with the command that draws
+// them again.
 void export_figures(AppState& app, const labs::Lab& lab, const labs::Step& step, const labs::StepOutput& out) {
     namespace fs = std::filesystem;
+    const exporter::ExportSettings& e = app.export_settings;
     const char* home = std::getenv("HOME");
     const fs::path base = fs::path(home && *home ? home : ".") / "fp8lab-figures" / lab.id / step.logic.id;
     try {
@@ -148,18 +150,16 @@ void export_figures(AppState& app, const labs::Lab& lab, const labs::Step& step,
         fs::path dir;
         for (int n = 1; dir.empty(); ++n)  // create_directory is exclusive: false when it exists
             if (fs::create_directory(base / std::to_string(n))) dir = base / std::to_string(n);
-        // Drawn in the screen's theme, so that a slide looks like what the class saw.
-        const plot::FigureStyle style{app.theme, 1.0};
-        std::string command = "fp8lab figures --lab " + lab.id + "/" + step.logic.id + " --theme " +
-                              std::string(enum_name(app.theme)) + " --size 960x600 --png-scale 2";
+        std::string command = "fp8lab figures --lab " + lab.id + "/" + step.logic.id + " " + e.figures_options();
         for (const auto& [name, value] : app.current_state().parameters.values())
             command += " --set '" + name + "=" + labs::value_text(value) + "'";
         cli::write_file_atomically((dir / "command.txt").string(),
                                    "# These figures' parameters, as the command that draws them again:\n" + command +
                                        " --out " + dir.string() + "\n");
         for (const labs::Figure& f : out.figures) {
-            exporter::write_figure(f, (dir / (f.id + ".svg")).string(), exporter::ImageFormat::Svg, 960, 600, style);
-            exporter::write_figure(f, (dir / (f.id + ".png")).string(), exporter::ImageFormat::Png, 960, 600, style, 2.0);
+            for (exporter::ImageFormat format : e.formats())
+                exporter::write_figure(f, (dir / (f.id + "." + exporter::extension(format))).string(), format, e.width,
+                                       e.height, e.style, e.png_scale);
             cli::write_file_atomically((dir / (f.id + ".csv")).string(), exporter::figure_csv(f));
         }
         for (const labs::Table& t : out.tables)
@@ -168,6 +168,53 @@ void export_figures(AppState& app, const labs::Lab& lab, const labs::Step& step,
     } catch (const std::exception& e) {
         app.status = std::string("Export failed: ") + e.what();
     }
+}
+
+// The export dialog: formats, size, theme, text size and PNG density, then the export.
+void draw_export_dialog(AppState& app, const labs::Lab& lab, const labs::Step& step, const labs::StepOutput& out) {
+    if (!ImGui::BeginPopupModal("Export figures", nullptr, ImGuiWindowFlags_AlwaysAutoResize)) return;
+    exporter::ExportSettings& e = app.export_settings;
+    ImGui::TextUnformatted("Formats");
+    ImGui::Checkbox("SVG", &e.svg);
+    ImGui::SameLine();
+    ImGui::Checkbox("PNG", &e.png);
+    ImGui::SameLine();
+    ImGui::Checkbox("PDF", &e.pdf);
+    struct Size {
+        int width, height;
+        const char* label;
+    };
+    static constexpr Size sizes[] = {{960, 600, "960 x 600 (16:10)"}, {1280, 720, "1280 x 720 (16:9)"},
+                                     {1920, 1080, "1920 x 1080 (16:9)"}, {1024, 768, "1024 x 768 (4:3)"}};
+    ImGui::TextUnformatted("Size in points");
+    for (const Size& size : sizes)
+        if (ImGui::RadioButton(size.label, e.width == size.width && e.height == size.height)) {
+            e.width = size.width;
+            e.height = size.height;
+        }
+    ImGui::TextUnformatted("Theme");
+    for (const EnumName<plot::Theme>& n : enum_names<plot::Theme>()) {
+        ImGui::SameLine();
+        if (ImGui::RadioButton(std::string(n.name).c_str(), e.style.theme == n.value)) e.style.theme = n.value;
+    }
+    float font_scale = float(e.style.font_scale);
+    if (ImGui::SliderFloat("Text size", &font_scale, 0.5f, 3.0f, "%.1fx")) e.style.font_scale = font_scale;
+    ImGui::TextUnformatted("PNG pixels per point");
+    for (int scale : {1, 2, 3}) {
+        ImGui::SameLine();
+        if (ImGui::RadioButton(std::to_string(scale).c_str(), e.png_scale == scale)) e.png_scale = scale;
+    }
+    ImGui::TextDisabled("A new folder under ~/fp8lab-figures/%s/%s: an earlier export is never replaced.", lab.id.c_str(),
+                        step.logic.id.c_str());
+    ImGui::BeginDisabled(e.formats().empty());
+    if (ImGui::Button("Export")) {
+        export_figures(app, lab, step, out);
+        ImGui::CloseCurrentPopup();
+    }
+    ImGui::EndDisabled();
+    ImGui::SameLine();
+    if (ImGui::Button("Cancel")) ImGui::CloseCurrentPopup();
+    ImGui::EndPopup();
 }
 
 void draw_footer(AppState& app) {
@@ -248,8 +295,14 @@ void draw_step_view(AppState& app) {
     ImGui::BeginChild("output", ImVec2(0, -footer), false);
     const std::shared_ptr<const labs::StepOutput> out = st.runner.output();
     if (out) {
-        if (!app.presentation && !out->figures.empty() && ImGui::Button("Export this step's figures"))
-            export_figures(app, lab, step, *out);
+        if (!app.presentation && !out->figures.empty() && ImGui::Button("Export this step's figures..."))
+            app.open_export_dialog = true;
+        if (app.open_export_dialog && !out->figures.empty()) {
+            app.open_export_dialog = false;
+            app.export_settings.style.theme = app.theme;  // a slide looks like the screen unless told otherwise
+            ImGui::OpenPopup("Export figures");
+        }
+        draw_export_dialog(app, lab, step, *out);
         if (!app.presentation) {
             if (!out->figures.empty()) ImGui::SameLine();
             if (ImGui::Button("Copy link")) {

@@ -64,6 +64,7 @@ Tour::Tour(const AppState& app, std::string dir) : dir_(std::move(dir)) {
              {GLFW_KEY_0, "Ctrl 0 returns to actual size", [](const AppState& a) { return a.settings.scale == 1.0f; },
               true}};
     stops_.push_back({two_digits(++n) + "-training-panel", 0, 0, false, true});
+    stops_.push_back({two_digits(++n) + "-export-dialog", 0, 0, false, false, true});  // last: it stays open
     if (!dir_.empty()) std::filesystem::create_directories(dir_);
 }
 
@@ -114,6 +115,7 @@ void Tour::before_frame(AppState& app) {
     app.go_to(s.lab, s.step);
     app.inspector_open = s.inspector;
     app.training_open = s.training;
+    app.open_export_dialog = s.export_dialog;
     if (s.training) {
         emu::Experiment settings = labs::lab_experiment();
         settings.steps = 60;  // enough for both curves to be visible, short on 2 cores

@@ -25,7 +25,7 @@ private:
     struct Stop {
         std::string name;  // file name stem and report label
         int lab = 0, step = 0;
-        bool inspector = false, training = false;
+        bool inspector = false, training = false, export_dialog = false;
         std::vector<double> frame_ms;
         std::string error;
     };

@@ -3,6 +3,8 @@
 
 #include <algorithm>
 
+#include "app/export/export_settings.hpp"
+
 #include <filesystem>
 
 #include "tests/cli/run_command.hpp"
@@ -143,6 +145,24 @@ TEST_CASE("figures --theme, --font-scale and --png-scale draw a figure for a sli
     CHECK(run_command(step + "/x --font-scale 9").exit_code == 2);
     CHECK(run_command(step + "/x --size 4000x3000 --png-scale 8").exit_code == 2);
     CHECK(!fs::exists(dir + "/x"));
+    fs::remove_all(dir);
+}
+
+TEST_CASE("the GUI's export settings are figures options that draw the same") {
+    fp8lab::exporter::ExportSettings e;
+    e.svg = false;
+    e.pdf = true;
+    e.width = 1024;
+    e.height = 768;
+    e.style = {fp8lab::plot::Theme::Dark, 1.5};
+    e.png_scale = 3;
+    CHECK(e.figures_options() == "--format png,pdf --size 1024x768 --theme dark --font-scale 1.5 --png-scale 3");
+    const std::string dir = temp_dir();
+    const auto r = run_command(kExe + " figures --lab formats/bits-to-value " + e.figures_options() + " --out " + dir);
+    REQUIRE_MESSAGE(r.exit_code == 0, r.err);
+    CHECK(png_size(read_file(dir + "/formats/bits-to-value-value-by-code.png")) == std::pair<unsigned, unsigned>{3072, 2304});
+    CHECK(fs::exists(dir + "/formats/bits-to-value-value-by-code.pdf"));
+    CHECK(!fs::exists(dir + "/formats/bits-to-value-value-by-code.svg"));
     fs::remove_all(dir);
 }
 

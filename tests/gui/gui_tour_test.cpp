@@ -58,7 +58,7 @@ TEST_CASE("the tour shows every step in a real window and saves a screenshot of 
         CHECK(png_size(entry.path().string()) == std::pair<unsigned, unsigned>{1600, 900});
         CHECK(fs::file_size(entry.path()) > 20000);  // a blank 1600x900 PNG is a few kB
     }
-    CHECK(pngs == steps + 2);  // every step, the bit inspector, the training panel
+    CHECK(pngs == steps + 3);  // every step, the bit inspector, the training panel, the export dialog
     CHECK(fs::exists(dir / "shots" / "01-formats-bits-to-value.png"));
     fs::remove_all(dir);
 }
