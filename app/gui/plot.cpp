@@ -64,6 +64,7 @@ struct Current {
 PlotColours g_colours{IM_COL32(255, 255, 255, 255), IM_COL32(64, 64, 64, 255), IM_COL32(225, 225, 225, 255),
                       IM_COL32(20, 20, 20, 255), IM_COL32(255, 255, 255, 225), false};
 std::map<ImGuiID, ViewState> g_views;
+int g_clipped_titles = 0;
 Current g;
 
 float font_size() { return ImGui::GetFontSize(); }
@@ -375,6 +376,8 @@ void draw_colour_bar() {
 
 void set_plot_colours(const PlotColours& colours) { g_colours = colours; }
 
+int clipped_plot_titles() { return g_clipped_titles; }
+
 bool BeginPlot(const char* id, const std::string& title, ImVec2 size, int flags) {
     ImGuiWindow* window = ImGui::GetCurrentWindow();
     if (window->SkipItems) return false;
@@ -438,8 +441,9 @@ void SetupAxes(const labs::Axis& x, plot::AxisRange x_fit, const labs::Axis& y, 
     // A title wider than the plot wraps at spaces instead of running past its edge.
     const float frame_left = g.total.Min.x + y_tick_w + fs * (y.label.empty() ? 0.8f : 2.2f);
     const float title_wrap = std::max(fs * 8, g.total.Max.x - frame_left - fs * 0.4f);
-    const float title_text_h = g.title.empty() ? 0 : ImGui::CalcTextSize(g.title.c_str(), nullptr, false, title_wrap).y;
-    const float title_h = g.title.empty() ? fs * 0.5f : title_text_h + fs * 0.6f;
+    const ImVec2 title_size = g.title.empty() ? ImVec2() : ImGui::CalcTextSize(g.title.c_str(), nullptr, false, title_wrap);
+    if (title_size.x > g.total.Max.x - frame_left + 0.5f) ++g_clipped_titles;
+    const float title_h = g.title.empty() ? fs * 0.5f : title_size.y + fs * 0.6f;
     g.frame.Min = ImVec2(frame_left, g.total.Min.y + title_h);
     g.frame.Max = ImVec2(g.total.Max.x - fs * ((g.flags & PlotFlags_ColourBar) ? 7.0f : 0.8f),
                          g.total.Max.y - v.legend_below - fs * ((x.label.empty() ? 1.8f : 3.0f) + (wrapped ? 1.2f : 0.0f)));

@@ -21,6 +21,10 @@ struct PlotColours {
 };
 void set_plot_colours(const PlotColours& colours);
 
+// How many plot titles, since the start, had a word too long to fit the plot's width even
+// wrapped (the tour fails a stop that adds one).
+int clipped_plot_titles();
+
 // Reserves `size` (pixels; x <= 0 takes the available width). Returns false when the plot
 // is not visible; call EndPlot only when it returns true.
 bool BeginPlot(const char* id, const std::string& title, ImVec2 size, int flags = PlotFlags_None);

@@ -10,6 +10,7 @@
 #include <cstdio>
 #include <filesystem>
 
+#include "app/gui/plot.hpp"
 #include "labs/training_comparison.hpp"
 #include "labs/training_mapping.hpp"
 
@@ -151,7 +152,10 @@ void Tour::after_frame(AppState& app, const Window& window, double frame_ms) {
         return;
     }
     s.frame_ms.push_back(frame_ms);
+    if (frames_in_phase_ == 0) clipped_before_ = clipped_plot_titles();
     if (++frames_in_phase_ < kMeasuredFrames) return;
+    if (clipped_plot_titles() > clipped_before_ && s.error.empty())
+        s.error = "a plot title does not fit its plot, even wrapped";
     if (!dir_.empty()) {
         try {
             int w = 0, h = 0;

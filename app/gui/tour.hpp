@@ -53,6 +53,7 @@ private:
     std::size_t stop_ = 0;
     Phase phase_ = Phase::Enter;
     int frames_in_phase_ = 0;
+    int clipped_before_ = 0;  // clipped_plot_titles() when the stop's measured frames began
     double waited_ms_ = 0;
     std::string dir_;
 };
