@@ -2,6 +2,7 @@
 // are not. Accumulation error against K for a narrow accumulator with and without
 // periodic promotion to float32 (emulated), and the real tensor cores with and without
 // cuBLASLt's fast accumulation (measured on a GPU, or the H100 recording in assets/).
+#include <algorithm>
 #include <cmath>
 #include <fstream>
 
@@ -132,6 +133,23 @@ StepLogic tensor_cores() {
         out.notes.push_back(measurement_note(live, sweep.header, kAsset));
         return out;
     };
+    // The exercise reads the recording: without it the step's run says why.
+    try {
+        const AccumulationSweep sweep = recorded();
+        int k = 0;
+        double promoted = 0, fast = 0;
+        for (const AccumulationPoint& p : sweep.points) k = std::max(k, p.k);
+        for (const AccumulationPoint& p : sweep.points)
+            if (p.k == k) (p.fast_accumulation ? fast : promoted) = p.mean_error;
+        if (promoted > 0 && fast > 0)
+            s.exercise = numeric_exercise(
+                "In the recorded measurement at K = " + std::to_string(k) +
+                    ", how many times larger is the mean error with fast accumulation than promoted (to two digits)?",
+                fast / promoted,
+                {{promoted / fast, "That is promoted over fast: the other way round."}},
+                "Divide the two mean errors at the largest K in the table.", 0.01);
+    } catch (const std::exception&) {
+    }
     return s;
 }
 

@@ -253,6 +253,14 @@ StepLogic range_and_precision() {
         out.figures.push_back(std::move(fig));
         return out;
     };
+    const double ratio = emu::e5m2().max_finite / emu::e4m3().max_finite;
+    s.exercise = numeric_exercise(
+        "How many times larger is E5M2's largest finite value than E4M3's?", ratio,
+        {{2, "One more exponent bit doubles the number of binades, not the largest value: each binade doubles it."},
+         {65536.0 / emu::e4m3().max_finite,
+          "E5M2 keeps IEEE's top exponent for Inf and NaN, so its largest finite value is below 2^16."},
+         {emu::e5m2().max_finite / 240.0, "240 is E4M3FNUZ's largest value; OCP E4M3 reaches higher."}},
+        "Divide the two maxima in the table.");
     return s;
 }
 

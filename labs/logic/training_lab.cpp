@@ -1,6 +1,7 @@
 // Lab 8, training an MLP in BF16 and FP8: loss curves side by side on the CPU emulator or
 // the GPU, what breaks (no scaling, E4M3 gradients, a one-step history) and what helps
 // (first and last layer in BF16), and the measured crossover where FP8 starts to pay off.
+#include <algorithm>
 #include <cmath>
 #include <fstream>
 
@@ -153,6 +154,18 @@ StepLogic what_breaks() {
         out.notes.push_back("Backend: CPU emulator (bit-exact FP8 arithmetic).");
         return out;
     };
+    const auto power = [](double v) { return "2^" + std::to_string(std::ilogb(v)); };  // exact for a power of two
+    const std::string e4m3_min = power(emu::e4m3().min_subnormal), e5m2_min = power(emu::e5m2().min_subnormal);
+    s.exercise = choice_exercise(
+        "Unscaled, E5M2 gradients barely hurt this run, while E4M3 gradients stall it. Why?",
+        {"E4M3's smallest value is " + e4m3_min + " against E5M2's " + e5m2_min +
+             ": most unscaled gradients are smaller and become zero",
+         "E4M3 overflows at " + number_text(emu::e4m3().max_finite) + " and the gradients are larger than that",
+         "E4M3 rounds more coarsely than E5M2", "E4M3 has no infinities, so an overflow becomes NaN"},
+        0,
+        {"", "Gradients of this model are far below 1: nothing comes near either format's maximum.",
+         "It is the other way round: E4M3 has one more mantissa bit, so it rounds more finely.",
+         "Nothing overflows here (the table's runs have no NaN); the loss is lost at the bottom of the range."});
     return s;
 }
 
@@ -161,6 +174,26 @@ CrossoverSweep recorded_sweep() {
     std::ifstream in(path);
     if (!in) throw std::runtime_error("cannot read " + path);
     return read_crossover_csv(in, path);
+}
+
+// The smallest measured tokens per step from which FP8 is faster than BF16 for model
+// width d (every larger count measured faster too); 0 when it never is.
+int crossover_tokens(const CrossoverSweep& sweep, int d) {
+    int from = 0;
+    for (const CrossoverPoint& p : sweep.points) {
+        if (p.d != d) continue;
+        if (p.bf16_ms <= p.fp8_ms) from = 0;
+        else if (from == 0) from = p.tokens;
+    }
+    return from;
+}
+
+// The widths a sweep measured, in order.
+std::vector<int> widths_of(const CrossoverSweep& sweep) {
+    std::vector<int> widths;
+    for (const CrossoverPoint& p : sweep.points)
+        if (std::find(widths.begin(), widths.end(), p.d) == widths.end()) widths.push_back(p.d);
+    return widths;
 }
 
 StepLogic crossover() {
@@ -179,12 +212,12 @@ StepLogic crossover() {
         StepOutput out;
         Figure speed;
         speed.id = "speedup";
-        speed.title = "FP8 speedup over BF16 by model size (training step, measured)";
-        speed.x_axis = {"model GFLOP per step", AxisScale::Log10};
+        speed.title = "FP8 speedup over BF16 by tokens per step, one curve per model width (training step, measured)";
+        speed.x_axis = {"tokens per step", AxisScale::Log2};
         speed.y_axis = {"BF16 time / FP8 time", AxisScale::Linear};
         Figure memory = speed;
         memory.id = "memory";
-        memory.title = "Device memory of the run, FP8 over BF16";
+        memory.title = "Device memory of the run, FP8 over BF16, by tokens per step";
         memory.y_axis = {"FP8 memory / BF16 memory", AxisScale::Linear};
         Table t{"sweep", "Every size measured", {}, {}};
         t.columns = {{"d", ColumnType::Integer}, {"h", ColumnType::Integer}, {"tokens", ColumnType::Integer},
@@ -192,22 +225,27 @@ StepLogic crossover() {
                      {"speedup", ColumnType::Number, "x"}, {"BF16", ColumnType::Number, "MiB"}, {"FP8", ColumnType::Number, "MiB"}};
         int colour = 0;
         double lo = 1e30, hi = 0;
-        for (int d : {1024, 4096}) {
-            Series sp = line("d = " + std::to_string(d) + ", h = " + std::to_string(4 * d), {}, {}, colour);
-            Series mem = line(sp.name, {}, {}, colour++);
+        for (int d : widths_of(sweep)) {
+            int h = 0;
+            Series sp = line("", {}, {}, colour);
+            Series mem = line("", {}, {}, colour++);
             for (const CrossoverPoint& p : sweep.points) {
                 if (p.d != d) continue;
-                sp.x.push_back(p.model_gflops);
+                h = p.h;
+                sp.x.push_back(p.tokens);
                 sp.y.push_back(p.bf16_ms / p.fp8_ms);
-                mem.x.push_back(p.model_gflops);
+                mem.x.push_back(p.tokens);
                 mem.y.push_back(p.fp8_mib / p.bf16_mib);
-                lo = std::min(lo, p.model_gflops);
-                hi = std::max(hi, p.model_gflops);
+                lo = std::min(lo, double(p.tokens));
+                hi = std::max(hi, double(p.tokens));
                 t.rows.push_back({std::int64_t(p.d), std::int64_t(p.h), std::int64_t(p.tokens), p.model_gflops, p.bf16_ms,
                                   p.fp8_ms, p.bf16_ms / p.fp8_ms, p.bf16_mib, p.fp8_mib});
             }
+            sp.name = mem.name = "width " + std::to_string(d) + " (hidden " + std::to_string(h) + ")";
             speed.series.push_back(std::move(sp));
             memory.series.push_back(std::move(mem));
+            if (!crossover_tokens(sweep, d))
+                out.notes.push_back("Width " + std::to_string(d) + ": FP8 was not faster at any measured size.");
         }
         for (Figure* f : {&speed, &memory}) {
             f->series.push_back(line("break-even", {lo, hi}, {1, 1}, 7));
@@ -219,6 +257,31 @@ StepLogic crossover() {
         out.notes.push_back(measurement_note(live, sweep.header, kCrossoverAsset));
         return out;
     };
+    // The exercise reads the recording: without it the step's run says why, and there is
+    // nothing to check an answer against.
+    try {
+        const CrossoverSweep sweep = recorded_sweep();
+        const std::vector<int> widths = widths_of(sweep);
+        const int d = widths.back(), from = crossover_tokens(sweep, d);
+        int before = 0;  // the measured count just below the crossover
+        for (const CrossoverPoint& p : sweep.points)
+            if (p.d == d && p.tokens < from) before = std::max(before, p.tokens);
+        std::vector<KnownMistake> mistakes;
+        if (before) mistakes.push_back({double(before), "At that count FP8 was still slower: its speedup is below 1."});
+        for (int other : widths)
+            if (other != d && crossover_tokens(sweep, other) && crossover_tokens(sweep, other) != from)
+                mistakes.push_back({double(crossover_tokens(sweep, other)),
+                                    "That is width " + std::to_string(other) + "'s crossover; the question asks about width " +
+                                        std::to_string(d) + "."});
+        if (from)
+            s.exercise = numeric_exercise(
+                "In the recorded H100 sweep, from how many tokens per step on is FP8 faster than BF16 for the model of width " +
+                    std::to_string(d) + "? (The smallest measured count with a speedup above 1.)",
+                double(from), std::move(mistakes),
+                "Follow that width's curve to where it crosses the dashed break-even line, and read the next measured "
+                "count in the table.");
+    } catch (const std::exception&) {
+    }
     return s;
 }
 

@@ -11,11 +11,13 @@
 #include "emulator/convert.hpp"
 #include "emulator/current_scaling.hpp"
 #include <cmath>
+#include <fstream>
 #include <sstream>
 
 #include "labs/catalog.hpp"
 #include "labs/placeholders.hpp"
 #include "labs/accumulation.hpp"
+#include "labs/asset_files.hpp"
 #include "labs/crossover.hpp"
 #include "labs/inference_speed.hpp"
 
@@ -484,4 +486,49 @@ TEST_CASE("lab 6, delayed scaling: steps past the bound are split into absorbed 
             std::get<std::int64_t>(row[2]) == 0)
             found = std::get<std::int64_t>(row[3]) == std::int64_t(past) && std::get<std::int64_t>(row[4]) == std::int64_t(clipped);
     CHECK(found);
+}
+
+TEST_CASE("range, what breaks, the crossover and the tensor cores: exercises") {
+    const Catalog c = load_catalog();
+    const Exercise& range = exercise(c, "formats", "range-and-precision");
+    CHECK(range.check("128").correct);
+    CHECK(range.check("2^7").correct);
+    CHECK(range.check("2").hint.find("binades") != std::string::npos);
+    CHECK(range.check("146.29").hint.find("Inf and NaN") != std::string::npos);
+
+    const Exercise& breaks = exercise(c, "training", "what-breaks");
+    CHECK(breaks.type == AnswerType::Choice);
+    CHECK(breaks.check("1").correct);  // choices are numbered from 1
+    CHECK(breaks.choices[0].find("2^-9") != std::string::npos);  // E4M3's smallest subnormal, computed
+    CHECK(breaks.check("3").hint.find("one more mantissa bit") != std::string::npos);
+
+    // The crossover's answer comes from the recording: the smallest count from which FP8
+    // stays faster at the widest model measured.
+    const std::string crossover_path = labs::asset_path("h100-crossover.csv");
+    std::ifstream crossover_file(crossover_path);
+    const CrossoverSweep sweep = read_crossover_csv(crossover_file, crossover_path);
+    int widest = 0;
+    for (const CrossoverPoint& p : sweep.points) widest = std::max(widest, p.d);
+    int from = 0, before = 0;
+    for (const CrossoverPoint& p : sweep.points) {
+        if (p.d != widest) continue;
+        if (p.bf16_ms > p.fp8_ms) {
+            if (!from) from = p.tokens;
+        } else {
+            from = 0;
+            before = p.tokens;
+        }
+    }
+    REQUIRE(from > 0);
+    const Exercise& crossover = exercise(c, "training", "crossover");
+    CHECK(crossover.check(std::to_string(from)).correct);
+    CHECK(crossover.check(std::to_string(before)).hint.find("still slower") != std::string::npos);
+    CHECK(crossover.prompt.find(std::to_string(widest)) != std::string::npos);
+
+    const Exercise& cores = exercise(c, "tensor-core", "tensor-cores");
+    CHECK(cores.check(cores.answer_text).correct);
+    double answer = 0;
+    REQUIRE(parse_answer_number(cores.answer_text, answer));
+    CHECK(answer > 1);  // fast accumulation loses more than the promoted sums
+    CHECK(cores.check(shortest_text(1 / answer)).hint.find("other way round") != std::string::npos);
 }
