@@ -260,107 +260,172 @@ StepLogic calibration() {
     return s;
 }
 
-// A KV-cache-like tensor: keys of tokens x channels, a few channels much larger
-// (keys have outlier channels), attended to by 16 queries.
+// A KV cache as inference engines keep it: keys and values of every past token, per head,
+// stored in FP8 with a scale per tensor (calibrated, or the 1.0 used without calibration),
+// per head, or in four bits; queries attend over it and the output is compared with
+// float32's.
+struct KvCache {
+    static constexpr int kTokens = 256, kHeads = 4, kHeadDim = 16, kQueries = 16;
+    static constexpr int kDim = kHeads * kHeadDim;
+    std::vector<float> keys, values, queries;  // tokens (queries) x kDim, head h in columns [16h, 16h + 16)
+};
+
+// Keys with three outlier channels 40x the rest, which reach past E4M3's 448 unscaled;
+// values whose heads differ in size by 8x each, the smallest mostly below E4M3's normal
+// range unscaled.
+KvCache make_kv_cache(std::uint64_t seed) {
+    KvCache kv;
+    const std::size_t n = std::size_t(KvCache::kTokens) * KvCache::kDim;
+    kv.keys = sample_tensor(TensorKind::Weights, n, seed + 11);
+    kv.values = sample_tensor(TensorKind::Weights, n, seed + 13);
+    kv.queries = sample_tensor(TensorKind::Weights, std::size_t(KvCache::kQueries) * KvCache::kDim, seed + 12);
+    for (float& v : kv.keys) v *= 200.0f;    // N(0, 4^2)
+    for (float& v : kv.queries) v *= 0.5f;   // N(0, 0.01^2): attention peaked, not one-hot
+    for (int t = 0; t < KvCache::kTokens; ++t) {
+        for (int c : {3, 17, 42}) kv.keys[std::size_t(t) * KvCache::kDim + c] *= 40.0f;
+        for (int c = 0; c < KvCache::kDim; ++c)  // N(0, 0.02^2) in head 1 up to N(0, 10^2) in head 4
+            kv.values[std::size_t(t) * KvCache::kDim + c] *= float(1 << (3 * (c / KvCache::kHeadDim)));
+    }
+    return kv;
+}
+
+// Each head's attention output for every query: softmax(q k^T / sqrt(d)) v, in double.
+std::vector<double> attention_output(const KvCache& kv, const std::vector<float>& keys, const std::vector<float>& values) {
+    const int T = KvCache::kTokens, D = KvCache::kHeadDim, C = KvCache::kDim;
+    std::vector<double> out(std::size_t(KvCache::kQueries) * C, 0.0);
+    std::vector<double> p(static_cast<std::size_t>(T));
+    for (int i = 0; i < KvCache::kQueries; ++i)
+        for (int h = 0; h < KvCache::kHeads; ++h) {
+            double mx = -1e300;
+            for (int t = 0; t < T; ++t) {
+                double sc = 0;
+                for (int c = h * D; c < (h + 1) * D; ++c)
+                    sc += double(kv.queries[std::size_t(i) * C + c]) * keys[std::size_t(t) * C + c];
+                p[std::size_t(t)] = sc / std::sqrt(double(D));
+                mx = std::max(mx, p[std::size_t(t)]);
+            }
+            double sum = 0;
+            for (double& x : p) sum += x = std::exp(x - mx);
+            for (int t = 0; t < T; ++t)
+                for (int c = h * D; c < (h + 1) * D; ++c)
+                    out[std::size_t(i) * C + c] += p[std::size_t(t)] / sum * values[std::size_t(t) * C + c];
+        }
+    return out;
+}
+
+// x stored in `f` with one scale per group of columns (`group` wide; kDim for one per
+// tensor), each the calibrated amax's (or 1.0 when `unit`); counts the elements clipped.
+std::vector<float> store_with_scales(std::vector<float> x, const emu::Format& f, int group, bool unit,
+                                     std::size_t& clipped) {
+    const int C = KvCache::kDim;
+    for (int g0 = 0; g0 < C; g0 += group) {
+        float a = 0;
+        for (std::size_t r = 0; r < x.size() / C; ++r)
+            for (int c = g0; c < g0 + group; ++c) a = std::max(a, std::fabs(x[r * C + std::size_t(c)]));
+        const float scale = unit ? 1.0f : emu::current_scale(a, f).scale;
+        for (std::size_t r = 0; r < x.size() / C; ++r)
+            for (int c = g0; c < g0 + group; ++c) {
+                float& v = x[r * C + std::size_t(c)];
+                // Clipped: past the rounding boundary above max (not only past max itself,
+                // which rounding still absorbs).
+                clipped += !std::isfinite(emu::round_to_format(f, double(v * scale), {emu::RoundingMode::NearestEven,
+                                                                                       emu::Saturation::None}));
+                v = float(emu::round_to_format(f, double(v * scale))) / scale;
+            }
+    }
+    return x;
+}
+
 StepLogic kv_cache() {
     StepLogic s;
     s.id = "kv-cache";
-    s.no_training_reason = "This step quantises a cache of attention keys, which the lab's MLP does not have; it "
-                           "has no setting a training run could take.";
+    s.no_training_reason = "This step quantises a cache of attention keys and values, which the lab's MLP does not "
+                           "have; it has no setting a training run could take.";
     s.run = [](const Parameters&, RunContext& ctx) {
-        const int tokens = 256, dim = 64, queries = 16;
-        const std::vector<int> outlier_channels = {3, 17, 42};
-        const float outlier_factor = 12.0f;
-        std::vector<float> keys = sample_tensor(TensorKind::Weights, std::size_t(tokens) * dim, ctx.seed() + 11);
-        std::vector<float> q = sample_tensor(TensorKind::Weights, std::size_t(queries) * dim, ctx.seed() + 12);
-        for (float& v : keys) v *= 50.0f;
-        for (float& v : q) v *= 50.0f;
-        for (int t = 0; t < tokens; ++t)
-            for (int c : outlier_channels) keys[std::size_t(t) * dim + c] *= outlier_factor;
-        const auto attention = [&](const std::vector<float>& k) {
-            std::vector<double> p(std::size_t(queries) * tokens);
-            for (int i = 0; i < queries; ++i) {
-                double mx = -1e300;
-                for (int t = 0; t < tokens; ++t) {
-                    double sc = 0;
-                    for (int c = 0; c < dim; ++c) sc += double(q[std::size_t(i) * dim + c]) * k[std::size_t(t) * dim + c];
-                    p[std::size_t(i) * tokens + t] = sc / std::sqrt(double(dim));
-                    mx = std::max(mx, p[std::size_t(i) * tokens + t]);
-                }
-                double sum = 0;
-                for (int t = 0; t < tokens; ++t) sum += p[std::size_t(i) * tokens + t] = std::exp(p[std::size_t(i) * tokens + t] - mx);
-                for (int t = 0; t < tokens; ++t) p[std::size_t(i) * tokens + t] /= sum;
-            }
-            return p;
-        };
-        const std::vector<double> ref = attention(keys);
-        struct Kv {
+        const KvCache kv = make_kv_cache(ctx.seed());
+        const std::vector<double> ref = attention_output(kv, kv.keys, kv.values);
+        double ref_norm = 0;
+        for (double v : ref) ref_norm += v * v;
+        struct Variant {
             std::string name, short_name;
             double bits;
-            std::vector<float> k;
+            std::vector<float> keys, values;
+            std::size_t clipped = 0;
         };
-        std::vector<Kv> variants;
-        const auto per_tensor = [&](const emu::Format& f) {
-            std::vector<float> k = keys;
-            emu::fake_quantize(k, f, emu::current_scale(emu::amax(k), f).scale);
-            return k;
+        const int C = KvCache::kDim, D = KvCache::kHeadDim;
+        const auto scaled = [&](std::string name, std::string short_name, const emu::Format& f, int group, bool unit) {
+            Variant v{std::move(name), std::move(short_name), double(f.total_bits), {}, {}};
+            v.keys = store_with_scales(kv.keys, f, group, unit, v.clipped);
+            v.values = store_with_scales(kv.values, f, group, unit, v.clipped);
+            return v;
         };
-        const auto per_channel = [&](const emu::Format& f) {
-            std::vector<float> k = keys;
-            for (int c = 0; c < dim; ++c) {
-                float a = 0;
-                for (int t = 0; t < tokens; ++t) a = std::max(a, std::fabs(k[std::size_t(t) * dim + c]));
-                const float sc = emu::current_scale(a, f).scale;
-                for (int t = 0; t < tokens; ++t) {
-                    float& v = k[std::size_t(t) * dim + c];
-                    v = float(emu::round_to_format(f, double(v * sc))) / sc;
-                }
-            }
-            return k;
-        };
-        variants.push_back({"E4M3, per tensor", "E4M3 tensor", 8, per_tensor(emu::e4m3())});
-        variants.push_back({"E4M3, per channel", "E4M3 channel", 8, per_channel(emu::e4m3())});
-        variants.push_back({"E2M1, per tensor", "E2M1 tensor", 4, per_tensor(emu::e2m1())});
-        variants.push_back({"E2M1, per channel", "E2M1 channel", 4, per_channel(emu::e2m1())});
-        variants.push_back({"NVFP4 (1x16 blocks per token)", "NVFP4", 4.5,
-                            emu::quantize_nvfp4(keys, std::size_t(tokens), std::size_t(dim)).dequantize()});
-        variants.push_back({"MXFP4 (1x32 blocks per token)", "MXFP4", 4.25,
-                            emu::quantize_mx(keys, std::size_t(tokens), std::size_t(dim), emu::e2m1(), emu::MxScaleRule::Rceil).dequantize()});
+        std::vector<Variant> variants;
+        variants.push_back(scaled("E4M3, scale 1.0 (not calibrated)", "E4M3 1.0", emu::e4m3(), C, true));
+        variants.push_back(scaled("E4M3, one calibrated scale per tensor", "E4M3 tensor", emu::e4m3(), C, false));
+        variants.push_back(scaled("E4M3, one calibrated scale per head", "E4M3 head", emu::e4m3(), D, false));
+        variants.push_back(scaled("E2M1, one calibrated scale per head", "E2M1 head", emu::e2m1(), D, false));
+        const auto tokens = std::size_t(KvCache::kTokens), dim = std::size_t(C);
+        variants.push_back({"NVFP4 (1x16 blocks: one per token and head)", "NVFP4", 4.5,
+                            emu::quantize_nvfp4(kv.keys, tokens, dim).dequantize(),
+                            emu::quantize_nvfp4(kv.values, tokens, dim).dequantize()});
+
         StepOutput out;
         Figure fig;
         fig.id = "attention-error";
-        fig.title = "Attention weights with quantised keys: total variation from float32";
-        fig.y_axis = {"mean total variation distance", AxisScale::Log10};
+        fig.title = "Attention output with the quantised cache: relative error from float32";
+        fig.y_axis = {"relative output error", AxisScale::Log10};
         fig.legend = false;
         Series bars{SeriesKind::Bars, "", 3};
         Table t{"kv",
-                std::to_string(tokens) + " keys x " + std::to_string(dim) + " channels, " +
-                    std::to_string(outlier_channels.size()) + " outlier channels " + number_text(outlier_factor) + "x; " +
-                    std::to_string(queries) + " queries",
+                std::to_string(KvCache::kTokens) + " tokens, " + std::to_string(KvCache::kHeads) + " heads of " +
+                    std::to_string(D) + "; keys with 3 outlier channels 40x, values 8x larger from head to head; " +
+                    std::to_string(KvCache::kQueries) + " queries",
                 {}, {}};
-        t.columns = {{"keys stored as"}, {"bits per element", ColumnType::Number}, {"mean total variation", ColumnType::Number},
-                     {"worst total variation", ColumnType::Number}};
-        for (const Kv& v : variants) {
-            const std::vector<double> p = attention(v.k);
-            double mean = 0, worst = 0;
-            for (int i = 0; i < queries; ++i) {
-                double tv = 0;
-                for (int t = 0; t < tokens; ++t) tv += 0.5 * std::fabs(p[std::size_t(i) * tokens + t] - ref[std::size_t(i) * tokens + t]);
-                mean += tv / queries;
-                worst = std::max(worst, tv);
+        t.columns = {{"keys and values stored as"}, {"bits per element", ColumnType::Number},
+                     {"output error", ColumnType::Number}, {"worst head's output error", ColumnType::Number},
+                     {"elements clipped", ColumnType::Integer}};
+        for (const Variant& v : variants) {
+            const std::vector<double> o = attention_output(kv, v.keys, v.values);
+            double err = 0, worst = 0;
+            for (int h = 0; h < KvCache::kHeads; ++h) {
+                double e = 0, n = 0;
+                for (int i = 0; i < KvCache::kQueries; ++i)
+                    for (int c = h * D; c < (h + 1) * D; ++c) {
+                        const std::size_t k = std::size_t(i) * C + std::size_t(c);
+                        e += (o[k] - ref[k]) * (o[k] - ref[k]);
+                        n += ref[k] * ref[k];
+                    }
+                err += e;
+                worst = std::max(worst, std::sqrt(e / n));
             }
+            const double relative = std::sqrt(err / ref_norm);
             fig.x_axis.categories.push_back(v.short_name);
             bars.x.push_back(double(bars.x.size()));
-            bars.y.push_back(mean);
-            t.rows.push_back({v.name, v.bits, mean, worst});
+            bars.y.push_back(std::max(relative, 1e-12));
+            t.rows.push_back({v.name, v.bits, relative, worst, std::int64_t(v.clipped)});
         }
         fig.x_axis.min = -0.6;
         fig.x_axis.max = double(bars.x.size()) - 0.4;
         fig.series.push_back(std::move(bars));
         out.figures.push_back(std::move(fig));
         out.tables.push_back(std::move(t));
+        out.metrics.push_back({"largest key", emu::amax(kv.keys), ""});
+        for (int h : {0, KvCache::kHeads - 1}) {
+            float a = 0;
+            for (int r = 0; r < KvCache::kTokens; ++r)
+                for (int c = h * D; c < (h + 1) * D; ++c) a = std::max(a, std::fabs(kv.values[std::size_t(r) * C + c]));
+            out.metrics.push_back({"largest value in head " + std::to_string(h + 1), a, ""});
+        }
         return out;
     };
+    const double key = 600, stored = emu::round_to_format(emu::e4m3(), key);  // nearest, saturating: the defaults
+    s.exercise = numeric_exercise(
+        "Without calibration the cache's scale is 1.0. A key of " + number_text(key) +
+            " is stored in E4M3 with a saturating cast: what value does attention read back?",
+        stored,
+        {{key, "E4M3 cannot hold " + number_text(key) + ": the cast saturates."},
+         {0, "A saturating cast keeps the largest finite value; nothing is flushed to zero."}},
+        "Look up E4M3's largest finite value.");
     return s;
 }
 

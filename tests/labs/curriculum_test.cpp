@@ -532,3 +532,30 @@ TEST_CASE("range, what breaks, the crossover and the tensor cores: exercises") {
     CHECK(answer > 1);  // fast accumulation loses more than the promoted sums
     CHECK(cores.check(shortest_text(1 / answer)).hint.find("other way round") != std::string::npos);
 }
+
+TEST_CASE("lab 9, the KV cache as deployed: scale 1.0 clips and calibration fixes it") {
+    const Catalog c = load_catalog();
+    const Step* s = c.find("inference")->find_step("kv-cache");
+    REQUIRE(s);
+    RunContext context;
+    const StepOutput out = s->logic.run(Parameters(s->logic.parameters), context);
+    const Table& t = out.tables.at(0);
+    REQUIRE(t.rows.size() == 5);
+    const auto error = [&](std::size_t r) { return std::get<double>(t.rows[r][2]); };
+    const auto clipped = [&](std::size_t r) { return std::get<std::int64_t>(t.rows[r][4]); };
+    CHECK(std::get<std::string>(t.rows[0][0]).find("scale 1.0") != std::string::npos);
+    CHECK(clipped(0) > 0);   // outlier keys past E4M3's rounding boundary
+    CHECK(clipped(1) == 0);  // calibrated: nothing past it
+    CHECK(clipped(2) == 0);
+    CHECK(error(1) < error(0));
+    CHECK(error(2) < error(0));
+    for (std::size_t r : {3, 4}) CHECK(error(r) > error(1));  // four bits lose more than eight
+    const std::map<std::string, double> m = metrics_by_name(out);
+    CHECK(m.at("largest key") > emu::e4m3().max_finite);
+    CHECK(m.at("largest value in head 1") < 8 * emu::e4m3().min_normal);  // mostly subnormal unscaled
+
+    const Exercise& e = exercise(c, "inference", "kv-cache");
+    CHECK(e.check("448").correct);
+    CHECK(e.check("600").hint.find("saturates") != std::string::npos);
+    CHECK(e.check("0").hint.find("flushed") != std::string::npos);
+}
