@@ -198,6 +198,16 @@ StepLogic weights_and_activations() {
                             "(values rounded to the format, arithmetic in float32).");
         return out;
     };
+    s.exercise = choice_exercise(
+        "Why does 'weights per channel' lose less than 'weights per tensor' in the table?",
+        {"Each output channel gets a scale for its own largest weight, so channels of small weights keep their precision",
+         "Per-channel weights use more bits per element", "Per-channel quantisation also quantises the activations",
+         "A per-tensor scale overflows the largest weights"},
+        0,
+        {"", "Both store every weight in the same format; only the scales differ (one per channel is a few bytes more).",
+         "No: in both rows the activations stay float32.",
+         "A per-tensor scale is set from the tensor's largest weight, so nothing overflows; the small channels lose "
+         "precision instead."});
     return s;
 }
 
@@ -502,6 +512,22 @@ StepLogic serving_speed() {
         out.notes.push_back(measurement_note(live, sweep.header, kInferenceAsset));
         return out;
     };
+    // The exercise reads the recording: without it the step's run says why.
+    try {
+        const InferenceSweep sweep = recorded_inference();
+        const std::string model = models.back();
+        const int tokens = inference_batches().front();
+        const double bf16 = sweep.at(model, gpu::InferenceVariant::Bf16, tokens).timing.weight_mib;
+        const double fp8 = sweep.at(model, gpu::InferenceVariant::StaticPerTensor, tokens).timing.weight_mib;
+        s.exercise = numeric_exercise(
+            "In the recording, how many MiB does the " + model +
+                " save by storing its weights in FP8 (weights and activations, static scales) instead of BF16?",
+            bf16 - fp8,
+            {{fp8, "That is what the FP8 weights take; the question asks what they save."},
+             {bf16, "That is what the BF16 weights take; subtract the FP8 size."}},
+            "Subtract the two weight sizes in the table.", 0.01);
+    } catch (const std::exception&) {
+    }
     return s;
 }
 

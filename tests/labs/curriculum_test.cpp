@@ -559,3 +559,21 @@ TEST_CASE("lab 9, the KV cache as deployed: scale 1.0 clips and calibration fixe
     CHECK(e.check("600").hint.find("saturates") != std::string::npos);
     CHECK(e.check("0").hint.find("flushed") != std::string::npos);
 }
+
+TEST_CASE("every step has an exercise; lab 9's inference exercises") {
+    const Catalog c = load_catalog();
+    for (const Lab& lab : c.labs)
+        for (const Step& step : lab.steps) {
+            CAPTURE(lab.id + "/" + step.logic.id);
+            REQUIRE(step.logic.exercise);
+            CHECK(step.logic.exercise->check(step.logic.exercise->answer_text).correct);  // the revealed answer is right
+        }
+    const Exercise& weights = exercise(c, "inference", "weights-and-activations");
+    CHECK(weights.check("1").correct);
+    CHECK(weights.check("2").hint.find("same format") != std::string::npos);
+    const Exercise& serving = exercise(c, "inference", "serving-speed");
+    double saved = 0;
+    REQUIRE(parse_answer_number(serving.answer_text, saved));
+    CHECK(saved > 0);
+    CHECK(serving.check(shortest_text(2 * saved)).hint.find("BF16 weights take") != std::string::npos);  // BF16 = 2x FP8
+}
