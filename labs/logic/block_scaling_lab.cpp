@@ -98,19 +98,27 @@ StepLogic recipes() {
         const std::vector<float> x = outlier_channels(ctx.seed());
         const std::vector<RecipeResult> results = all_recipes(x, mx);
         StepOutput out;
+        // Both error measures side by side, each recipe labelled with its cost: the per-element
+        // RMS counts every element alike, the Frobenius error weighs each by its size.
         Figure fig;
         fig.id = "error-by-recipe";
-        fig.title = "Relative error of each recipe on activations with outlier channels";
+        fig.title = "Both errors of each recipe on activations with outlier channels, and its bits per element";
         fig.x_axis = {"", AxisScale::Linear, -0.6, double(results.size()) - 0.4};
-        fig.y_axis = {"RMS relative error per element", AxisScale::Log10};
-        fig.legend = false;
-        Series bars{SeriesKind::Bars, "", 0};
+        fig.y_axis = {"error", AxisScale::Linear};
+        fig.y_axis.min = 0;
+        Series rms{SeriesKind::Bars, "RMS relative error per element", 0};
+        Series frobenius{SeriesKind::Bars, "relative Frobenius error (the large elements weigh most)", 1};
+        rms.bar_width = frobenius.bar_width = 0.38;
         for (std::size_t i = 0; i < results.size(); ++i) {
-            fig.x_axis.categories.push_back(results[i].name);
-            bars.x.push_back(double(i));
-            bars.y.push_back(results[i].rms_relative);
+            fig.x_axis.categories.push_back(results[i].name + " (" + number_text(std::round(results[i].bits_per_element * 100) / 100) +
+                                            " bits)");
+            rms.x.push_back(double(i) - 0.2);
+            rms.y.push_back(results[i].rms_relative);
+            frobenius.x.push_back(double(i) + 0.2);
+            frobenius.y.push_back(results[i].stats.rel_frobenius_error);
         }
-        fig.series.push_back(std::move(bars));
+        fig.series.push_back(std::move(rms));
+        fig.series.push_back(std::move(frobenius));
         out.figures.push_back(std::move(fig));
         Table t{"recipes",
                 std::to_string(kRows) + " x " + std::to_string(kCols) + " activations, every " + std::to_string(kOutlierEvery) +

@@ -577,3 +577,30 @@ TEST_CASE("every step has an exercise; lab 9's inference exercises") {
     CHECK(saved > 0);
     CHECK(serving.check(shortest_text(2 * saved)).hint.find("BF16 weights take") != std::string::npos);  // BF16 = 2x FP8
 }
+
+TEST_CASE("lab 7, recipes: with E2M1 the floor rule wins one error measure and RCEIL the other, as the text says") {
+    const Catalog c = load_catalog();
+    const Step* s = c.find("block-scaling")->find_step("recipes");
+    REQUIRE(s);
+    RunContext context;
+    const StepOutput out = s->logic.run(Parameters(s->logic.parameters), context);  // E2M1 by default
+    const Table& t = out.tables.at(0);
+    const auto row = [&](const std::string& name) -> const std::vector<Cell>& {
+        for (const auto& r : t.rows)
+            if (std::get<std::string>(r[0]) == name) return r;
+        FAIL("no row " << name);
+        return t.rows.front();
+    };
+    const auto& floor = row("MX floor");
+    const auto& rceil = row("MX RCEIL");
+    CHECK(std::get<double>(floor[5]) < std::get<double>(rceil[5]));  // RMS relative: floor lower
+    CHECK(std::get<double>(floor[6]) > std::get<double>(rceil[6]));  // Frobenius: RCEIL lower
+    CHECK(std::get<double>(floor[8]) < std::get<double>(rceil[8]));  // fewer flushed under floor
+    CHECK(std::get<double>(floor[7]) > 0);                           // the floor rule clips
+    CHECK(std::get<double>(rceil[7]) == 0);
+    // The figure shows both measures, on a linear axis, with each recipe's bits per element.
+    const Figure& f = out.figures.at(0);
+    CHECK(f.series.size() == 2);
+    CHECK(f.y_axis.scale == AxisScale::Linear);
+    CHECK(f.x_axis.categories.at(1).find("4.25 bits") != std::string::npos);
+}
