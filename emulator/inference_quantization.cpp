@@ -103,15 +103,26 @@ std::vector<float> quantized_forward(const std::vector<LayerWeights>& layers, st
                 std::span<float> row = std::span<float>(x).subspan(std::size_t(r) * L.inputs, std::size_t(L.inputs));
                 fake_quantize(row, f, current_scale(amax(row), f).scale);
             }
-        std::vector<float> y(std::size_t(rows) * L.outputs);
-        for (int r = 0; r < rows; ++r)
-            for (int o = 0; o < L.outputs; ++o) {
-                float acc = L.bias.empty() ? 0.0f : L.bias[std::size_t(o)];
-                for (int i = 0; i < L.inputs; ++i)
-                    acc += x[std::size_t(r) * L.inputs + i] * L.weight[std::size_t(o) * L.inputs + i];
-                if (l + 1 < layers.size()) acc = 0.5f * acc * (1.0f + std::tanh(kGeluC * (acc + 0.044715f * acc * acc * acc)));
-                y[std::size_t(r) * L.outputs + o] = acc;
+        // Each output sums bias + x_0 w_0 + x_1 w_1 + ... in that order, as one scalar loop
+        // would; the loop runs over the outputs innermost (on the transposed weight), so the
+        // compiler vectorises across outputs without reordering any sum.
+        const std::size_t in = std::size_t(L.inputs), out = std::size_t(L.outputs);
+        std::vector<float> wt(in * out);
+        for (std::size_t o = 0; o < out; ++o)
+            for (std::size_t i = 0; i < in; ++i) wt[i * out + o] = L.weight[o * in + i];
+        std::vector<float> y(std::size_t(rows) * out);
+        for (std::size_t r = 0; r < std::size_t(rows); ++r) {
+            float* acc = &y[r * out];
+            for (std::size_t o = 0; o < out; ++o) acc[o] = L.bias.empty() ? 0.0f : L.bias[o];
+            for (std::size_t i = 0; i < in; ++i) {
+                const float xi = x[r * in + i];
+                const float* w = &wt[i * out];
+                for (std::size_t o = 0; o < out; ++o) acc[o] += xi * w[o];
             }
+            if (l + 1 < layers.size())
+                for (std::size_t o = 0; o < out; ++o)
+                    acc[o] = 0.5f * acc[o] * (1.0f + std::tanh(kGeluC * (acc[o] + 0.044715f * acc[o] * acc[o] * acc[o])));
+        }
         x = std::move(y);
     }
     return x;

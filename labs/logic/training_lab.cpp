@@ -77,6 +77,58 @@ void map_what_breaks(const Parameters& p, emu::Experiment& e) {
     e.model.hidden = 128;
 }
 
+// Trains each variant in turn on the CPU emulator and shows the losses, each FP8 run's
+// loss over the first (BF16) run's step by step, and the final losses in a table.
+StepOutput compare_variants(const std::vector<Variant>& variants, const std::string& title, RunContext& ctx) {
+    StepOutput out;
+    Figure fig;
+    fig.id = "variants";
+    fig.title = title;
+    fig.x_axis = {"step", AxisScale::Linear};
+    fig.y_axis = {"loss", AxisScale::Log10};
+    Table t{"final", "Final loss (mean of the last 10 steps) and gradients lost", {}, {}};
+    t.columns = {{"run"}, {"final loss", ColumnType::Number}, {"over BF16", ColumnType::Number, "x"},
+                 {"gradient elements flushed to zero", ColumnType::Number, "%"}};
+    Figure ratio;
+    ratio.id = "ratio-to-bf16";
+    ratio.title = "Each quantised run's loss over BF16's, step by step";
+    ratio.x_axis = {"step", AxisScale::Linear};
+    ratio.y_axis = {"loss / BF16 loss", AxisScale::Log10};
+    std::vector<float> bf16_loss;
+    double bf16_final = 0;
+    int colour = 0;
+    for (std::size_t i = 0; i < variants.size(); ++i) {
+        const Variant& var = variants[i];
+        const emu::TrainerResult r = emu::train_mlp(var.config, [&](int, float) { return !ctx.cancel_requested(); });
+        if (r.cancelled) throw RunCancelled();
+        Series l = line(var.name, step_numbers(r.loss.size()), {r.loss.begin(), r.loss.end()}, colour++);
+        if (i == 0) {
+            l.line_width = 2;
+            bf16_loss = r.loss;
+        } else {
+            Series q = line(var.name, {}, {}, colour - 1);
+            for (std::size_t k = 0; k < r.loss.size() && k < bf16_loss.size(); ++k) {
+                q.x.push_back(double(k));
+                q.y.push_back(r.loss[k] / bf16_loss[k]);
+            }
+            ratio.series.push_back(std::move(q));
+        }
+        fig.series.push_back(std::move(l));
+        const double final = emu::final_loss(r.loss);
+        if (i == 0) bf16_final = final;
+        t.rows.push_back({var.name, final, final / bf16_final, 100 * r.flushed_fraction()});
+        ctx.report_progress(double(i + 1) / double(variants.size()), var.name);
+        StepOutput partial;
+        partial.figures.push_back(fig);
+        ctx.publish(std::move(partial));
+    }
+    out.figures.push_back(std::move(fig));
+    out.figures.push_back(std::move(ratio));
+    out.tables.push_back(std::move(t));
+    out.notes.push_back("Backend: CPU emulator (bit-exact FP8 arithmetic).");
+    return out;
+}
+
 StepLogic what_breaks() {
     StepLogic s;
     s.id = "what-breaks";
@@ -106,53 +158,7 @@ StepLogic what_breaks() {
         v.numerics.edge_layers_bf16 = true;
         variants.push_back({"FP8, first and last layer BF16", v});
 
-        StepOutput out;
-        Figure fig;
-        fig.id = "variants";
-        fig.title = "The same MLP, the same data: what each FP8 choice does to the loss";
-        fig.x_axis = {"step", AxisScale::Linear};
-        fig.y_axis = {"loss", AxisScale::Log10};
-        Table t{"final", "Final loss (mean of the last 10 steps) and gradients lost", {}, {}};
-        t.columns = {{"run"}, {"final loss", ColumnType::Number}, {"over BF16", ColumnType::Number, "x"},
-                     {"gradient elements flushed to zero", ColumnType::Number, "%"}};
-        Figure ratio;
-        ratio.id = "ratio-to-bf16";
-        ratio.title = "Each FP8 run's loss over BF16's, step by step";
-        ratio.x_axis = {"step", AxisScale::Linear};
-        ratio.y_axis = {"loss / BF16 loss", AxisScale::Log10};
-        std::vector<float> bf16_loss;
-        double bf16_final = 0;
-        int colour = 0;
-        for (std::size_t i = 0; i < variants.size(); ++i) {
-            const Variant& var = variants[i];
-            const emu::TrainerResult r = emu::train_mlp(var.config, [&](int, float) { return !ctx.cancel_requested(); });
-            if (r.cancelled) throw RunCancelled();
-            Series l = line(var.name, step_numbers(r.loss.size()), {r.loss.begin(), r.loss.end()}, colour++);
-            if (i == 0) {
-                l.line_width = 2;
-                bf16_loss = r.loss;
-            } else {
-                Series q = line(var.name, {}, {}, colour - 1);
-                for (std::size_t k = 0; k < r.loss.size() && k < bf16_loss.size(); ++k) {
-                    q.x.push_back(double(k));
-                    q.y.push_back(r.loss[k] / bf16_loss[k]);
-                }
-                ratio.series.push_back(std::move(q));
-            }
-            fig.series.push_back(std::move(l));
-            const double final = emu::final_loss(r.loss);
-            if (i == 0) bf16_final = final;
-            t.rows.push_back({var.name, final, final / bf16_final, 100 * r.flushed_fraction()});
-            ctx.report_progress(double(i + 1) / double(variants.size()), var.name);
-            StepOutput partial;
-            partial.figures.push_back(fig);
-            ctx.publish(std::move(partial));
-        }
-        out.figures.push_back(std::move(fig));
-        out.figures.push_back(std::move(ratio));
-        out.tables.push_back(std::move(t));
-        out.notes.push_back("Backend: CPU emulator (bit-exact FP8 arithmetic).");
-        return out;
+        return compare_variants(variants, "The same MLP, the same data: what each FP8 choice does to the loss", ctx);
     };
     const auto power = [](double v) { return "2^" + std::to_string(std::ilogb(v)); };  // exact for a power of two
     const std::string e4m3_min = power(emu::e4m3().min_subnormal), e5m2_min = power(emu::e5m2().min_subnormal);
@@ -166,6 +172,83 @@ StepLogic what_breaks() {
         {"", "Gradients of this model are far below 1: nothing comes near either format's maximum.",
          "It is the other way round: E4M3 has one more mantissa bit, so it rounds more finely.",
          "Nothing overflows here (the table's runs have no NaN); the loss is lost at the bottom of the range."});
+    return s;
+}
+
+// NVFP4 training as Transformer Engine's NVFP4BlockScaling runs it, then with each of its
+// options taken away: the step's runs and the training panel start from the same model.
+void map_nvfp4_training(const Parameters& p, emu::Experiment& e) {
+    map_what_breaks(p, e);
+    emu::set_recipe(e, emu::Fp8Recipe::Nvfp4);
+    e.numerics.nvfp4 = {p.toggle("weight_tiles"), p.toggle("stochastic_gradients"), p.toggle("hadamard_wgrad")};
+    e.numerics.edge_layers_bf16 = p.toggle("edge_layers_bf16");
+}
+
+StepLogic nvfp4_training() {
+    StepLogic s;
+    s.id = "nvfp4-training";
+    s.parameters = {integer("steps", "Steps", 20, 400, 40, "Training steps of each run"),
+                    toggle("weight_tiles", "16x16 weight tiles", true,
+                           "One block scale per 16x16 tile of a weight, so the weight and "
+                           "its transpose are quantised alike (1x16 along the rows otherwise)"),
+                    toggle("stochastic_gradients", "Stochastic rounding of gradients", true,
+                           "The gradients' E2M1 elements rounded stochastically"),
+                    toggle("hadamard_wgrad", "Random Hadamard transform (wgrad)", true,
+                           "Both operands of the weight-gradient GEMM transformed by a "
+                           "random 16-point Hadamard transform before quantisation"),
+                    toggle("edge_layers_bf16", "First and last layer in BF16", false,
+                           "The first and the last linear layer stay in BF16")};
+    s.training_parameters = {"steps", "weight_tiles", "stochastic_gradients", "hadamard_wgrad", "edge_layers_bf16"};
+    s.training_mapping = "NVFP4 with the options as toggled, on the step's three-layer model. The step shows the full "
+                         "recipe, each option taken away, and the toggled combination when it is none of those.";
+    s.training = map_nvfp4_training;
+    s.run = [](const Parameters& p, RunContext& ctx) {
+        Parameters full = p;
+        for (const char* option : {"weight_tiles", "stochastic_gradients", "hadamard_wgrad"}) full.set(option, true);
+        full.set("edge_layers_bf16", false);
+        emu::Experiment recipe = lab_experiment();
+        map_nvfp4_training(full, recipe);
+        std::vector<Variant> variants;
+        variants.push_back({"BF16", emu::with_precision(recipe, emu::Precision::Bf16)});
+        variants.push_back({"NVFP4, every option (TE's recipe)", recipe});
+        emu::Experiment v = recipe;
+        v.numerics.nvfp4.stochastic_gradients = false;
+        variants.push_back({"NVFP4, gradients rounded to nearest", v});
+        v = recipe;
+        v.numerics.nvfp4.hadamard_wgrad = false;
+        variants.push_back({"NVFP4, no Hadamard transform", v});
+        v = recipe;
+        v.numerics.nvfp4.weight_tiles = false;
+        variants.push_back({"NVFP4, 1x16 weight blocks", v});
+        v = recipe;
+        v.numerics.edge_layers_bf16 = true;
+        variants.push_back({"NVFP4, first and last layer BF16", v});
+        // The toggles' own combination, where it is not one of the runs above.
+        emu::Experiment yours = lab_experiment();
+        map_nvfp4_training(p, yours);
+        const auto same = [&](const emu::Experiment& e) {
+            return e.numerics.nvfp4.weight_tiles == yours.numerics.nvfp4.weight_tiles &&
+                   e.numerics.nvfp4.stochastic_gradients == yours.numerics.nvfp4.stochastic_gradients &&
+                   e.numerics.nvfp4.hadamard_wgrad == yours.numerics.nvfp4.hadamard_wgrad &&
+                   e.numerics.edge_layers_bf16 == yours.numerics.edge_layers_bf16;
+        };
+        if (std::none_of(variants.begin() + 1, variants.end(), [&](const Variant& x) { return same(x.config); }))
+            variants.push_back({"NVFP4 as toggled", yours});
+        StepOutput out = compare_variants(variants, "NVFP4 training, and each of its options taken away", ctx);
+        out.figures.front().id = "nvfp4-variants";
+        return out;
+    };
+    s.exercise = choice_exercise(
+        "Why does NVFP4 training round the gradients stochastically?",
+        {"Rounding to nearest is biased: an update smaller than half of E2M1's gap always rounds the same way, while "
+         "stochastic rounding is right on average",
+         "Stochastic rounding has a smaller error on every element", "E2M1 cannot round to nearest",
+         "It makes the GEMM faster"},
+        0,
+        {"", "Each element's error is larger under stochastic rounding (up to a whole gap); it is its average that "
+             "is zero.",
+         "E2M1 rounds to nearest like any format: the weights and activations do.",
+         "The rounding happens in the cast before the GEMM; the GEMM runs the same either way."});
     return s;
 }
 
@@ -287,6 +370,6 @@ StepLogic crossover() {
 
 }  // namespace
 
-LabLogic training_lab() { return {"training", {loss_curves(), what_breaks(), crossover()}}; }
+LabLogic training_lab() { return {"training", {loss_curves(), what_breaks(), nvfp4_training(), crossover()}}; }
 
 }  // namespace fp8lab::labs

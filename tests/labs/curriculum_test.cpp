@@ -604,3 +604,31 @@ TEST_CASE("lab 7, recipes: with E2M1 the floor rule wins one error measure and R
     CHECK(f.y_axis.scale == AxisScale::Linear);
     CHECK(f.x_axis.categories.at(1).find("4.25 bits") != std::string::npos);
 }
+
+TEST_CASE("lab 8, NVFP4 training: each option taken away, as the text describes") {
+    const Catalog c = load_catalog();
+    const Step* s = c.find("training")->find_step("nvfp4-training");
+    REQUIRE(s);
+    RunContext context;
+    Parameters p(s->logic.parameters);
+    p.set("steps", std::int64_t(20));
+    const StepOutput out = s->logic.run(p, context);
+    const Table& t = out.tables.at(0);
+    REQUIRE(t.rows.size() == 6);  // the defaults are the full recipe: no extra run
+    const auto ratio = [&](std::size_t r) { return std::get<double>(t.rows[r][2]); };
+    const auto flushed = [&](std::size_t r) { return std::get<double>(t.rows[r][3]); };
+    for (std::size_t r = 1; r < 6; ++r) CHECK(ratio(r) < 1.1);  // within a few percent of BF16
+    CHECK(flushed(3) > flushed(1));                               // no Hadamard: more flushed
+    for (std::size_t r = 1; r < 5; ++r) CHECK(ratio(5) < ratio(r));  // BF16 edge layers help the most
+    // A combination that is none of the runs is added, and the panel trains it.
+    p.set("hadamard_wgrad", false);
+    p.set("edge_layers_bf16", true);
+    RunContext again;
+    CHECK(s->logic.run(p, again).tables.at(0).rows.size() == 7);
+    emu::Experiment e;
+    s->logic.training(p, e);
+    CHECK(e.numerics.recipe == emu::Fp8Recipe::Nvfp4);
+    CHECK_FALSE(e.numerics.nvfp4.hadamard_wgrad);
+    CHECK(e.numerics.edge_layers_bf16);
+    CHECK(exercise(c, "training", "nvfp4-training").check("1").correct);
+}
