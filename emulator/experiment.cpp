@@ -1,5 +1,6 @@
 // The experiment description: its enums' name tables, its rules and its one-line summary.
 #include "emulator/experiment.hpp"
+#include "emulator/recipe_descriptor.hpp"
 
 #include "emulator/bounds.hpp"
 
@@ -86,11 +87,10 @@ bool recipe_allows(Fp8Recipe recipe, const Format& f) {
 
 void set_recipe(Experiment& e, Fp8Recipe recipe) {
     Numerics& n = e.numerics;
-    const bool dictated = n.recipe == Fp8Recipe::Blockwise || n.recipe == Fp8Recipe::Nvfp4;
+    const RecipeDescriptor& to = recipe_descriptor(recipe);
+    // A recipe that defines its formats sets them; leaving one restores the defaults.
+    if (to.formats_fixed || recipe_descriptor(n.recipe).formats_fixed) n.formats = to.formats;
     n.recipe = recipe;
-    if (recipe == Fp8Recipe::Blockwise) n.formats = {&e4m3(), &e4m3(), &e4m3()};
-    else if (recipe == Fp8Recipe::Nvfp4) n.formats = {&e2m1(), &e2m1(), &e2m1()};
-    else if (dictated) n.formats = Numerics{}.formats;
 }
 
 void set_all_formats(Experiment& e, const Format& f) {

@@ -1,5 +1,6 @@
 // Operand quantisation for the CPU trainer: one place that maps a recipe to its function.
 #include "emulator/operand_quantizer.hpp"
+#include "emulator/recipe_descriptor.hpp"
 
 #include <stdexcept>
 
@@ -47,15 +48,18 @@ QuantizedTensor OperandQuantizer::quantize_codes(const std::string& tensor, Tens
             scale_used = 1.0f / q.block_scale_inv[0];
             break;
         case Fp8Recipe::MxFloor:
-            q = quantize_mx(x, rows, cols, format, MxScaleRule::OcpFloor, 32, options);
+            q = quantize_mx(x, rows, cols, format, MxScaleRule::OcpFloor, recipe_descriptor(Fp8Recipe::MxFloor).activation_blocks.cols,
+                            options);
             break;
         case Fp8Recipe::MxRceil:
-            q = quantize_mx(x, rows, cols, format, MxScaleRule::Rceil, 32, options);
+            q = quantize_mx(x, rows, cols, format, MxScaleRule::Rceil, recipe_descriptor(Fp8Recipe::MxRceil).activation_blocks.cols,
+                            options);
             break;
         case Fp8Recipe::Blockwise:
-            q = quantize_blockwise(x, rows, cols, role == TensorRole::Weight ? BlockShape{128, 128}
-                                                                             : BlockShape{1, 128},
-                                   options);
+        {
+            const RecipeDescriptor& d = recipe_descriptor(Fp8Recipe::Blockwise);
+            q = quantize_blockwise(x, rows, cols, role == TensorRole::Weight ? d.weight_blocks : d.activation_blocks, options);
+        }
             break;
         case Fp8Recipe::Nvfp4:
         {

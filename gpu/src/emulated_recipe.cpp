@@ -3,6 +3,7 @@
 
 #include "emulator/convert.hpp"
 #include "emulator/float32_kernel.hpp"
+#include "emulator/recipe_descriptor.hpp"
 
 namespace fp8lab::gpu::detail {
 
@@ -46,15 +47,19 @@ OperandCast plan_operand_cast(const emu::Numerics& n, emu::TensorRole role, bool
     case emu::Fp8Recipe::MxFloor:
     case emu::Fp8Recipe::MxRceil:
         p.rule = n.recipe == emu::Fp8Recipe::MxFloor ? vq::ScaleRule::MxFloor : vq::ScaleRule::MxRceil;
-        c.vector = 32;
-        c.block_rows = 1;
-        c.block_cols = 32;
+        c.block_rows = int(emu::recipe_descriptor(n.recipe).activation_blocks.rows);
+        c.block_cols = int(emu::recipe_descriptor(n.recipe).activation_blocks.cols);
+        c.vector = c.block_cols;  // one thread casts one block
         break;
     case emu::Fp8Recipe::Blockwise:
         p.rule = vq::ScaleRule::Blockwise;
         c.vector = 16;
-        c.block_rows = role == emu::TensorRole::Weight ? 128 : 1;
-        c.block_cols = 128;
+        {
+            const emu::RecipeDescriptor& d = emu::recipe_descriptor(n.recipe);
+            const emu::BlockShape b = role == emu::TensorRole::Weight ? d.weight_blocks : d.activation_blocks;
+            c.block_rows = int(b.rows);
+            c.block_cols = int(b.cols);
+        }
         c.block_amax_pass = true;
         break;
     case emu::Fp8Recipe::Nvfp4: {
@@ -66,10 +71,11 @@ OperandCast plan_operand_cast(const emu::Numerics& n, emu::TensorRole role, bool
         c.element = &emu::e2m1();
         p.stochastic = o.stochastic_gradients && role == emu::TensorRole::GradOutput;
         p.hadamard = o.hadamard_wgrad && wgrad_operand;
-        c.vector = 16;
+        const emu::RecipeDescriptor& d = emu::recipe_descriptor(n.recipe);
         const bool tiles = o.weight_tiles && role == emu::TensorRole::Weight;
-        c.block_rows = tiles ? 16 : 1;
-        c.block_cols = 16;
+        c.block_rows = int(tiles ? d.weight_blocks.rows : d.activation_blocks.rows);
+        c.block_cols = int(d.activation_blocks.cols);
+        c.vector = c.block_cols;
         c.block_amax_pass = tiles;
         c.nvfp4 = true;
         break;

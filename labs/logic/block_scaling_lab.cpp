@@ -1,10 +1,12 @@
 // Lab 7, block scaling and 4/6-bit formats: per-tensor against MX (E8M0 scales, floor
 // and RCEIL), 1x128 blocks with power-of-two scales (TE's Float8BlockScaling) and NVFP4's two-level scales on a tensor with
 // outlier channels; FP6 E3M2/E2M3; error against block size; a heatmap of block scales.
+#include <cctype>
 #include <cmath>
 
 #include "emulator/block_recipes.hpp"
 #include "emulator/convert.hpp"
+#include "emulator/recipe_descriptor.hpp"
 #include "labs/logic/lab_logic.hpp"
 #include "labs/logic/sample_tensors.hpp"
 
@@ -75,6 +77,71 @@ std::vector<RecipeResult> all_recipes(const std::vector<float>& x, const emu::Fo
         run("NVFP4", "1x16", "E4M3 + float32 per tensor", emu::e2m1().total_bits + e4m3_bits / 16 + tensor_scale,
             emu::quantize_nvfp4(x, kRows, kCols), x),
     };
+}
+
+// The recipes in use, as the emulator defines them (emulator/recipe_descriptor): the rows
+// of the table and the bits of the figure are the descriptors the trainers quantise with.
+std::string blocks_text(const emu::BlockShape& b) {
+    return b.rows == 0 ? "whole tensor" : std::to_string(b.rows) + "x" + std::to_string(b.cols);
+}
+
+double activation_bits(const emu::RecipeDescriptor& d) {
+    const emu::BlockShape b = d.activation_blocks;
+    return d.formats.input->total_bits + (b.rows == 0 ? 0.0 : double(d.scale_bits) / double(b.rows * b.cols));
+}
+
+StepLogic recipe_map() {
+    StepLogic s;
+    s.id = "recipe-map";
+    s.no_training_reason = "This step maps the recipes; each of them trains from the steps that teach it (the next "
+                           "step's recipe choice, lab 6, lab 8).";
+    s.run = [](const Parameters&, RunContext&) {
+        StepOutput out;
+        Table t{"recipes", "The training recipes fp8lab emulates, from its recipe descriptors", {}, {}};
+        t.columns = {{"fp8lab --recipe"}, {"defined by"}, {"elements (input / weight / gradient)"},
+                     {"activation and gradient blocks"}, {"weight blocks"}, {"scale"}, {"scale from"},
+                     {"accumulation"}, {"tensor cores on"}};
+        Figure fig;
+        fig.id = "bits";
+        fig.title = "Bits per activation element, the block scales included";
+        fig.y_axis = {"bits per element", AxisScale::Linear};
+        fig.y_axis.min = 0;
+        fig.legend = false;
+        Series bars{SeriesKind::Bars, "", 0};
+        for (const emu::RecipeDescriptor& d : emu::recipe_descriptors()) {
+            const auto upper = [](std::string_view name) {
+                std::string u(name);
+                for (char& ch : u) ch = char(std::toupper(static_cast<unsigned char>(ch)));
+                return u;
+            };
+            const std::string elements = upper(d.formats.input->name) + " / " + upper(d.formats.weight->name) + " / " +
+                                         upper(d.formats.gradient->name) + (d.formats_fixed ? "" : " (default)");
+            t.rows.push_back({std::string(enum_name(d.recipe)), std::string(d.library), elements,
+                              blocks_text(d.activation_blocks), blocks_text(d.weight_blocks), std::string(d.scale_type),
+                              std::string(d.scale_from), std::string(d.accumulation), std::string(d.native_on)});
+            fig.x_axis.categories.push_back(std::string(enum_name(d.recipe)));
+            bars.x.push_back(double(bars.x.size()));
+            bars.y.push_back(activation_bits(d));
+        }
+        fig.x_axis.min = -0.6;
+        fig.x_axis.max = double(bars.x.size()) - 0.4;
+        fig.series.push_back(std::move(bars));
+        out.figures.push_back(std::move(fig));
+        out.tables.push_back(std::move(t));
+        return out;
+    };
+    const emu::RecipeDescriptor& blockwise = emu::recipe_descriptor(emu::Fp8Recipe::Blockwise);
+    const std::size_t n = 1024;
+    const auto scales = [&](const emu::BlockShape& b) { return double((n / b.rows) * (n / b.cols)); };
+    s.exercise = numeric_exercise(
+        "Under " + std::string(blockwise.library) + ", how many scales does a " + std::to_string(n) + " x " +
+            std::to_string(n) + " weight carry?",
+        scales(blockwise.weight_blocks),
+        {{scales(blockwise.activation_blocks), "That is an activation's count: weights use square blocks, "
+                                               "activations and gradients 1 x 128."},
+         {1, "That is a per-tensor recipe: this one scales every block."}},
+        "Divide the weight into its blocks (the table's weight blocks) and count them.");
+    return s;
 }
 
 StepLogic recipes() {
@@ -374,7 +441,7 @@ StepLogic block_size_and_nvfp4() {
 }  // namespace
 
 LabLogic block_scaling_lab() {
-    return {"block-scaling", {recipes(), floor_against_rceil(), e8m0_traps(), block_size_and_nvfp4()}};
+    return {"block-scaling", {recipe_map(), recipes(), floor_against_rceil(), e8m0_traps(), block_size_and_nvfp4()}};
 }
 
 }  // namespace fp8lab::labs

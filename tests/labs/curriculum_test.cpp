@@ -17,6 +17,7 @@
 #include "labs/catalog.hpp"
 #include "labs/placeholders.hpp"
 #include "labs/accumulation.hpp"
+#include "emulator/recipe_descriptor.hpp"
 #include "labs/asset_files.hpp"
 #include "labs/crossover.hpp"
 #include "labs/inference_speed.hpp"
@@ -631,4 +632,32 @@ TEST_CASE("lab 8, NVFP4 training: each option taken away, as the text describes"
     CHECK_FALSE(e.numerics.nvfp4.hadamard_wgrad);
     CHECK(e.numerics.edge_layers_bf16);
     CHECK(exercise(c, "training", "nvfp4-training").check("1").correct);
+}
+
+TEST_CASE("lab 7, the recipe map: its table and bits are the emulator's recipe descriptors") {
+    const Catalog c = load_catalog();
+    const Step* s = c.find("block-scaling")->find_step("recipe-map");
+    REQUIRE(s);
+    RunContext context;
+    const StepOutput out = s->logic.run(Parameters(s->logic.parameters), context);
+    const Table& t = out.tables.at(0);
+    REQUIRE(t.rows.size() == emu::recipe_descriptors().size());
+    for (std::size_t r = 0; r < t.rows.size(); ++r) {
+        const emu::RecipeDescriptor& d = emu::recipe_descriptors()[r];
+        CHECK(std::get<std::string>(t.rows[r][0]) == enum_name(d.recipe));
+        CHECK(std::get<std::string>(t.rows[r][1]) == d.library);
+    }
+    const Series& bits = out.figures.at(0).series.at(0);
+    CHECK(bits.y.at(2) == 8.25);  // MX: 8 bits and an 8-bit scale per 32
+    CHECK(bits.y.at(5) == 4.5);   // NVFP4: 4 bits and an 8-bit scale per 16
+    // set_recipe takes its formats from the same descriptors.
+    emu::Experiment e;
+    emu::set_recipe(e, emu::Fp8Recipe::Blockwise);
+    CHECK(e.numerics.formats == emu::recipe_descriptor(emu::Fp8Recipe::Blockwise).formats);
+    emu::set_recipe(e, emu::Fp8Recipe::Delayed);
+    CHECK(e.numerics.formats == emu::recipe_descriptor(emu::Fp8Recipe::Delayed).formats);
+    const Exercise& x = exercise(c, "block-scaling", "recipe-map");
+    CHECK(x.check("64").correct);
+    CHECK(x.check("8192").hint.find("activation") != std::string::npos);
+    CHECK(x.check("1").hint.find("per-tensor") != std::string::npos);
 }
