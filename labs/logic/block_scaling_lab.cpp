@@ -184,6 +184,15 @@ StepLogic recipes() {
             frobenius.x.push_back(double(i) + 0.2);
             frobenius.y.push_back(results[i].stats.rel_frobenius_error);
         }
+        // The recipe the training panel trains (the second parameter) is marked on the figure.
+        const emu::Fp8Recipe trained = parse_enum_or_throw<emu::Fp8Recipe>(p.choice("training_recipe"), "training_recipe");
+        const std::size_t marked = trained == emu::Fp8Recipe::Delayed || trained == emu::Fp8Recipe::Current ? 0
+                                   : trained == emu::Fp8Recipe::MxFloor                                    ? 1
+                                   : trained == emu::Fp8Recipe::MxRceil                                    ? 2
+                                   : trained == emu::Fp8Recipe::Blockwise                                  ? 3
+                                                                                                           : 4;
+        fig.annotations.push_back({double(marked) - 0.2, results[marked].rms_relative,
+                                   "the training panel trains " + std::string(enum_name(trained))});
         fig.series.push_back(std::move(rms));
         fig.series.push_back(std::move(frobenius));
         out.figures.push_back(std::move(fig));

@@ -169,6 +169,8 @@ StepLogic weights_and_activations() {
              emu::ActivationQuantization::Static},
             {"weights per channel + activations, dynamic", "W + A dynamic", emu::WeightQuantization::PerChannel,
              emu::ActivationQuantization::Dynamic},
+            {"weights per channel + activations per token", "W + A per token", emu::WeightQuantization::PerChannel,
+             emu::ActivationQuantization::PerToken},
             {"weights only, NVFP4", "W NVFP4", emu::WeightQuantization::Nvfp4, emu::ActivationQuantization::None}};
         StepOutput out;
         Figure fig;
@@ -199,15 +201,13 @@ StepLogic weights_and_activations() {
         return out;
     };
     s.exercise = choice_exercise(
-        "Why does 'weights per channel' lose less than 'weights per tensor' in the table?",
-        {"Each output channel gets a scale for its own largest weight, so channels of small weights keep their precision",
-         "Per-channel weights use more bits per element", "Per-channel quantisation also quantises the activations",
-         "A per-tensor scale overflows the largest weights"},
+        "With E4M3, 'weights per channel' is no better than 'weights per tensor' in the table. Why?",
+        {"E4M3's exponent already adapts to each weight's size: a scale per row mostly moves the same grid around",
+         "Per-channel scales are stored in a lower precision", "Per-channel quantisation rounds every weight twice",
+         "Per-channel scales only apply to activations"},
         0,
-        {"", "Both store every weight in the same format; only the scales differ (one per channel is a few bytes more).",
-         "No: in both rows the activations stay float32.",
-         "A per-tensor scale is set from the tensor's largest weight, so nothing overflows; the small channels lose "
-         "precision instead."});
+        {"", "The scales are float32 in both rows.", "Each weight is rounded once, with its row's scale.",
+         "Here they scale the weights' rows; the activations stay float32 in both rows."});
     return s;
 }
 

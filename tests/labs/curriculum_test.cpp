@@ -435,7 +435,7 @@ TEST_CASE("lab 9, inference: the static-scale exercise and the steps' measuremen
     RunContext context;
     const StepOutput out = s->logic.run(Parameters(s->logic.parameters), context);
     const Table& t = out.tables.at(0);
-    REQUIRE(t.rows.size() == 6);
+    REQUIRE(t.rows.size() == 7);
     CHECK(std::get<double>(t.rows[0][1]) == 0);  // float32 against itself
     for (std::size_t r = 1; r < t.rows.size(); ++r) CHECK(std::get<double>(t.rows[r][1]) > 0);
     CHECK(std::get<double>(t.rows[0][2]) > 90);  // the trained model is worth quantising
@@ -571,7 +571,7 @@ TEST_CASE("every step has an exercise; lab 9's inference exercises") {
         }
     const Exercise& weights = exercise(c, "inference", "weights-and-activations");
     CHECK(weights.check("1").correct);
-    CHECK(weights.check("2").hint.find("same format") != std::string::npos);
+    CHECK(weights.check("2").hint.find("float32 in both") != std::string::npos);
     const Exercise& serving = exercise(c, "inference", "serving-speed");
     double saved = 0;
     REQUIRE(parse_answer_number(serving.answer_text, saved));
@@ -660,4 +660,25 @@ TEST_CASE("lab 7, the recipe map: its table and bits are the emulator's recipe d
     CHECK(x.check("64").correct);
     CHECK(x.check("8192").hint.find("activation") != std::string::npos);
     CHECK(x.check("1").hint.find("per-tensor") != std::string::npos);
+}
+
+TEST_CASE("lab 9, weights then activations: per-token activations lose least of the three, per channel is no help in E4M3") {
+    const Catalog c = load_catalog();
+    const Step* s = c.find("inference")->find_step("weights-and-activations");
+    REQUIRE(s);
+    for (const char* format : {"e4m3", "e2m1"}) {
+        CAPTURE(format);
+        Parameters p(s->logic.parameters);
+        p.set("format", std::string(format));
+        RunContext context;
+        const StepOutput out = s->logic.run(p, context);
+        const Table& t = out.tables.at(0);
+        std::map<std::string, double> error;
+        for (const auto& row : t.rows) error[std::get<std::string>(row[0])] = std::get<double>(row[1]);
+        const double per_token = error.at("weights per channel + activations per token");
+        CHECK(per_token < error.at("weights per channel + activations, static"));
+        CHECK(per_token < error.at("weights per channel + activations, dynamic"));
+        if (std::string(format) == "e4m3")  // as the text and the exercise say
+            CHECK(error.at("weights only, per channel") >= error.at("weights only, per tensor"));
+    }
 }
