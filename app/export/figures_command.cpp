@@ -2,12 +2,17 @@
 // manifest and an HTML gallery. Deterministic: the same inputs write the same SVG and CSV.
 #include <CLI/CLI.hpp>
 
+#include <algorithm>
+#include <atomic>
 #include <chrono>
 #include <cstdio>
 #include <filesystem>
 #include <fstream>
 #include <functional>
 #include <memory>
+#include <mutex>
+#include <stdexcept>
+#include <thread>
 
 #include "emulator/quoted_input.hpp"
 #include "app/cli/command_options.hpp"
@@ -95,21 +100,57 @@ struct ExportLog {
     }
 };
 
+// A step's output, or why it has none, and how long it took to compute.
+struct ComputedStep {
+    labs::StepOutput output;
+    std::string error;
+    double seconds = 0;
+};
+
+// Runs every step, `workers` at a time (the steps are independent and their results do
+// not depend on the order; on the CPU most of them use one core), and reports each as
+// it finishes.
+std::vector<ComputedStep> compute_steps(const std::vector<SelectedStep>& steps, const std::vector<labs::Parameters>& parameters,
+                                        labs::Backend backend, std::uint64_t seed, unsigned workers) {
+    std::vector<ComputedStep> computed(steps.size());
+    std::atomic<std::size_t> next{0};
+    std::size_t finished = 0;
+    std::mutex report;
+    const auto work = [&] {
+        for (std::size_t i = next++; i < steps.size(); i = next++) {
+            const auto start = std::chrono::steady_clock::now();
+            try {
+                labs::RunContext context(backend, seed);
+                computed[i].output = steps[i].step->logic.run(parameters[i], context);
+            } catch (const std::exception& e) {
+                computed[i].error = e.what();
+            }
+            computed[i].seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+            const std::lock_guard<std::mutex> lock(report);
+            std::fprintf(stderr, "[%zu/%zu] %s/%s: %s (%.2f s)\n", ++finished, steps.size(), steps[i].lab->id.c_str(),
+                         steps[i].step->logic.id.c_str(), computed[i].error.empty() ? "done" : "FAILED", computed[i].seconds);
+        }
+    };
+    std::vector<std::jthread> pool;
+    for (unsigned w = 1; w < workers; ++w) pool.emplace_back(work);
+    work();
+    return computed;
+}
+
 // One step's figures and tables into DIR; returns its manifest entry and adds to the gallery.
-std::string export_step(const SelectedStep& s, const labs::Parameters& params, const FiguresOptions& o,
-                        const std::vector<ImageFormat>& formats, std::pair<int, int> size,
-                        const plot::FigureStyle& style, labs::Backend backend, std::string& html, ExportLog& log) {
+std::string export_step(const SelectedStep& s, const labs::Parameters& params, const ComputedStep& computed,
+                        const FiguresOptions& o, const std::vector<ImageFormat>& formats, std::pair<int, int> size,
+                        const plot::FigureStyle& style, std::string& html, ExportLog& log) {
     json::JsonWriter entry;
     entry.begin_object().key("lab").value(s.lab->id).key("step").value(s.step->logic.id)
         .key("title").value(s.step->title).key("parameters");
     write_parameters_json(entry, params);
-    labs::StepOutput output;
     const std::string step_name = s.lab->id + "/" + s.step->logic.id;
     if (!log.attempt(step_name, [&] {
-            labs::RunContext context(backend, o.seed);
-            output = s.step->logic.run(params, context);
+            if (!computed.error.empty()) throw std::runtime_error(computed.error);
         }))
         return {};
+    const labs::StepOutput& output = computed.output;
     const fs::path dir = fs::path(o.out) / s.lab->id;
     if (!log.attempt(step_name, [&] { fs::create_directories(dir); }))
         return {};
@@ -194,21 +235,20 @@ void run_figures(const FiguresOptions& o) {
                        "<h1>fp8lab figures</h1>\n<p>fp8lab " FP8LAB_VERSION ", backend " +
                        html_escape(device) + ", seed " + std::to_string(o.seed) + "</p>\n";
     const auto start = std::chrono::steady_clock::now();
+    // On a GPU, steps time their kernels: one at a time, so that none measures another's.
+    const unsigned workers = backend == labs::Backend::Gpu ? 1u : std::max(1u, std::thread::hardware_concurrency());
+    const std::vector<ComputedStep> computed = compute_steps(runnable, parameters, backend, o.seed, workers);
     ExportLog log;
     const labs::Lab* current_lab = nullptr;
     for (std::size_t i = 0; i < runnable.size(); ++i) {
         const SelectedStep& s = runnable[i];
-        const auto step_start = std::chrono::steady_clock::now();
         if (current_lab != s.lab) {
             html += "<h2>" + html_escape(s.lab->title) + "</h2>\n";
             current_lab = s.lab;
         }
-        const std::size_t failures_before = log.failures.size();
-        if (const std::string entry = export_step(s, parameters[i], o, formats, size, style, backend, html, log); !entry.empty())
+        if (const std::string entry = export_step(s, parameters[i], computed[i], o, formats, size, style, html, log);
+            !entry.empty())
             manifest.raw(entry);
-        const double seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - step_start).count();
-        std::fprintf(stderr, "[%zu/%zu] %s/%s: %s (%.2f s)\n", i + 1, runnable.size(), s.lab->id.c_str(),
-                     s.step->logic.id.c_str(), log.failures.size() == failures_before ? "done" : "FAILED", seconds);
     }
     manifest.end_array().key("failures").begin_array();
     for (const std::string& failure : log.failures) manifest.value(failure);
