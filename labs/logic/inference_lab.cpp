@@ -176,7 +176,8 @@ StepLogic weights_and_activations() {
         Figure fig;
         fig.id = "output-error";
         fig.title = "Output error of the quantised MLP (" + std::string(f.display_name) + ")";
-        fig.y_axis = {"relative output error vs float32", AxisScale::Log10};
+        fig.y_axis = {"relative output error vs float32", AxisScale::Linear};  // bars start at 0
+        fig.y_axis.min = 0;
         fig.legend = false;
         Series bars{SeriesKind::Bars, "", 0};
         Table t{"variants", "Evaluated on " + std::to_string(kEvalBatches * kBatchRows) + " held-out samples",
@@ -185,7 +186,7 @@ StepLogic weights_and_activations() {
             const Variant& v = variants[i];
             const Evaluation e = evaluate(emu::quantize_weights(trained_model(), f, v.weights), f, v.activations, scales, set);
             t.rows.push_back({v.name, e.output_error, e.accuracy, e.agreement});
-            if (i == 0) continue;  // float32 has no error to draw on a log axis
+            if (i == 0) continue;  // float32 against itself: no bar to draw
             fig.x_axis.categories.push_back(v.short_name);
             bars.x.push_back(double(bars.x.size()));
             bars.y.push_back(e.output_error);
@@ -383,7 +384,8 @@ StepLogic kv_cache() {
         Figure fig;
         fig.id = "attention-error";
         fig.title = "Attention output with the quantised cache: relative error from float32";
-        fig.y_axis = {"relative output error", AxisScale::Log10};
+        fig.y_axis = {"relative output error", AxisScale::Linear};  // bars start at 0: their heights compare
+        fig.y_axis.min = 0;
         fig.legend = false;
         Series bars{SeriesKind::Bars, "", 3};
         Table t{"kv",
