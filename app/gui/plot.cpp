@@ -1,6 +1,8 @@
 // The screen plot renderer: layout, interaction, ticks, every series kind, legend, tooltip.
 #include "app/gui/plot.hpp"
 
+#include "app/plot/figure_theme.hpp"
+
 #include <imgui_internal.h>
 
 #include <algorithm>
@@ -70,8 +72,7 @@ Current g;
 float font_size() { return ImGui::GetFontSize(); }
 
 ImU32 series_colour(int index, float alpha = 1) {
-    labs::Rgb c = labs::palette_colour(index);
-    if (g_colours.dark && c.r == 0 && c.g == 0 && c.b == 0) c = {230, 230, 230};  // as plot::series_colour
+    const labs::Rgb c = plot::series_colour(g_colours.dark, labs::palette_colour(index));
     return IM_COL32(c.r, c.g, c.b, int(alpha * 255));
 }
 

@@ -26,8 +26,8 @@ ThemeColours theme_colours(Theme theme) {
     return {{255, 255, 255}, {70, 70, 70}, {225, 225, 225}, {20, 20, 20}, {255, 255, 255}, 0.9, false};
 }
 
-labs::Rgb series_colour(const ThemeColours& theme, labs::Rgb c) {
-    if (theme.dark && c.r == 0 && c.g == 0 && c.b == 0) return {230, 230, 230};
+labs::Rgb series_colour(bool dark, labs::Rgb c) {
+    if (dark && c.r == 0 && c.g == 0 && c.b == 0) return {230, 230, 230};
     return c;
 }
 
