@@ -1,4 +1,4 @@
-// Scale selection of each block recipe, in the float32 operation order of DESIGN.md 4.
+// Scale selection of each block recipe, in the float32 operation order of docs/numerics.md §4.
 #include "emulator/block_recipes.hpp"
 
 #include <algorithm>

@@ -11,7 +11,7 @@
 
 namespace fp8lab::emu {
 
-// Current scaling of the whole tensor as one block (DESIGN.md section 4).
+// Current scaling of the whole tensor as one block (docs/numerics.md §4).
 QuantizedTensor quantize_per_tensor(std::span<const float> x, std::size_t rows, std::size_t cols,
                                     const Format& format, bool power_of_two_scale = false,
                                     const ConvertOptions& options = {});

@@ -10,7 +10,7 @@
 
 namespace fp8lab::emu {
 
-// codes[i] = cvt(x[i] * scale): one float32 multiply, then one rounding (DESIGN.md 4).
+// codes[i] = cvt(x[i] * scale): one float32 multiply, then one rounding (docs/numerics.md §4).
 // `first_index` is the global index of x[0] for stochastic rounding, so a tensor split
 // into pieces gets the same bits as the whole. Formats of at most 8 bits.
 void quantize_span(const Format& format, std::span<const float> x, float scale,
@@ -25,7 +25,7 @@ void dequantize_span(const Format& format, std::span<const std::uint8_t> codes,
 void round_span(const Format& format, std::span<const float> x, std::span<float> out,
                 const ConvertOptions& options = {}, std::uint64_t first_index = 0);
 
-// max |x|: NaN is skipped, Inf propagates (DESIGN.md section 4).
+// max |x|: NaN is skipped, Inf propagates (docs/numerics.md §4).
 float amax(std::span<const float> x);
 
 // What happens to each element of x * scale when it is converted.

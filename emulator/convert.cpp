@@ -29,7 +29,7 @@ bool rounds_away(RoundingMode mode, bool negative, std::int64_t truncated, u128 
     case RoundingMode::Down: return rem != 0 && negative;
     case RoundingMode::Odd: return rem != 0 && !odd;  // an inexact result lands on odd
     case RoundingMode::Stochastic: {
-        // Away iff floor(f * 2^n) + r >= 2^n, f = rem / 2^shift (DESIGN.md section 3).
+        // Away iff floor(f * 2^n) + r >= 2^n, f = rem / 2^shift (docs/numerics.md §3).
         const int bits = options.random_bits;
         const u128 scaled = bits >= shift ? rem << (bits - shift) : rem >> (shift - bits);
         const u128 r = stochastic_bits(options.seed, index, bits);

@@ -1,4 +1,4 @@
-// Current scaling in the exact float32 operation order of DESIGN.md section 4.
+// Current scaling in the exact float32 operation order of docs/numerics.md §4.
 #include "emulator/current_scaling.hpp"
 
 #include <bit>

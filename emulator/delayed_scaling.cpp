@@ -1,4 +1,4 @@
-// Delayed scaling update, float32 operation for operation as DESIGN.md section 4.
+// Delayed scaling update, float32 operation for operation as docs/numerics.md §4.
 #include "emulator/delayed_scaling.hpp"
 
 #include "emulator/bounds.hpp"

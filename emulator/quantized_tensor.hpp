@@ -48,7 +48,7 @@ struct QuantizedTensor {
     float tensor_amax() const;
 };
 
-// What one quantisation did to a tensor (DESIGN.md and the labs' tables).
+// What one quantisation did to a tensor (docs/numerics.md and the labs' tables).
 struct QuantizationStats {
     float amax = 0;
     std::size_t elements = 0, overflowed = 0, flushed_to_zero = 0, subnormal = 0;

@@ -17,7 +17,7 @@ struct ConvertOptions {
     RoundingMode rounding = RoundingMode::NearestEven;
     Saturation saturation = Saturation::Finite;
     // Stochastic rounding only: the seed of the counter-based generator and the number n
-    // of random bits compared with the discarded fraction (DESIGN.md section 3).
+    // of random bits compared with the discarded fraction (docs/numerics.md §3).
     std::uint64_t seed = 0;
     int random_bits = 32;
 };

@@ -31,7 +31,7 @@ struct QuantizedOnGpu {
 };
 
 // codes[i] = cvt(x[i] * scale) to E4M3 or E5M2, nearest-even, saturating to finite
-// (DESIGN.md section 4); one kernel reads x once and also reduces the amax.
+// (docs/numerics.md §4); one kernel reads x once and also reduces the amax.
 QuantizedOnGpu quantize_per_tensor(const emu::Format& format, std::span<const float> x, float scale);
 
 // The same from BF16 input (raw bits), as the training step stores activations.

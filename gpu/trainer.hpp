@@ -122,7 +122,7 @@ struct GpuInitialState {
 };
 GpuInitialState gpu_initial_state(const GpuTrainConfig& config);
 
-// The shapes `fp8lab bench gpu` measures (issue 4): tiny 768/3072/32, small 768/3072/8192,
+// The shapes `fp8lab bench gpu` measures: tiny 768/3072/32, small 768/3072/8192,
 // medium 1024/4096/16384, large 4096/16384/16384 (d / h / tokens).
 struct GpuPreset {
     std::string name;

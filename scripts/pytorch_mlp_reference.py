@@ -1,6 +1,6 @@
 #!/usr/bin/env python3
 """The MLP of `fp8lab bench gpu` in PyTorch, BF16 only: the reference our BF16 step is
-compared with (issue 4). Same shapes, no biases, tanh-GELU, MSE, AdamW on float32 master
+compared with. Same shapes, no biases, tanh-GELU, MSE, AdamW on float32 master
 weights (fused), BF16 autocast, torch.compile; median ms/step over CUDA events.
 Usage: python3 pytorch_mlp_reference.py [--steps 200] [--warmup 20] [--no-compile]"""
 import argparse

@@ -10,7 +10,7 @@ StepState& AppState::state_of(const labs::Lab& l, const labs::Step& s) {
     if (!st) {
         st = std::make_unique<StepState>();
         st->parameters = labs::Parameters(s.logic.parameters);
-        // Steps that can run on the GPU do so where one is ready (issue 7); the switch says which.
+        // Steps that can run on the GPU do so where one is ready; the switch says which.
         if (gpu.ready && s.supports(labs::Backend::Gpu)) st->backend = labs::Backend::Gpu;
         try {
             st->text = parse_markdown(labs::render_placeholders(s.markdown));

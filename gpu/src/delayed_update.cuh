@@ -1,4 +1,4 @@
-// The delayed-scaling update of DESIGN.md section 4 as a device function, shared by the
+// The delayed-scaling update of docs/numerics.md §4 as a device function, shared by the
 // test kernel and the training step: float32 operation for operation as the emulator.
 #pragma once
 

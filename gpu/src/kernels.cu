@@ -1,5 +1,5 @@
 // fp8lab's CUDA kernels: fused cast + amax, the delayed-scaling update, conversions and
-// fills. Float32 operation for operation as the emulator (DESIGN.md section 4).
+// fills. Float32 operation for operation as the emulator (docs/numerics.md §4).
 #include <cuda_bf16.h>
 #include <cuda_fp8.h>
 

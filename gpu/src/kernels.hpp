@@ -25,7 +25,7 @@ void quantize_bf16(const std::uint16_t* x, std::size_t n, float scale, bool e4m3
 // used[step] = *state; history[0] = amaxes[step].
 void record_amax(const float* amaxes, int step, float* history, const DeviceScaling* state, DeviceScaling* used,
                  cudaStream_t stream);
-// The delayed-scaling update of DESIGN.md section 4 on the device.
+// The delayed-scaling update of docs/numerics.md §4 on the device.
 void delayed_update(float* history, int length, bool algorithm_max, float numerator, DeviceScaling* state,
                     cudaStream_t stream);
 

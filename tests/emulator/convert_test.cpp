@@ -1,4 +1,4 @@
-// The scalar encoder: traps from DESIGN.md, round trips, and the midpoint oracle.
+// The scalar encoder: traps of docs/numerics.md §3, round trips, and the midpoint oracle.
 #include <doctest/doctest.h>
 
 #include <bit>

@@ -1,4 +1,4 @@
-// Format descriptors against the table of DESIGN.md section 2 (OCP OFP8 and MX v1.0).
+// Format descriptors against the table of docs/numerics.md §2 (OCP OFP8 and MX v1.0).
 #include <doctest/doctest.h>
 
 #include <cmath>

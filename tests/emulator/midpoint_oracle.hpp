@@ -1,5 +1,5 @@
 // Independent reference for every rounding mode: enumerate the grid, compare with midpoints.
-// Shares nothing with the encoder but the format's layout (DESIGN.md section 3).
+// Shares nothing with the encoder but the format's layout (docs/numerics.md §3).
 #pragma once
 
 #include <algorithm>

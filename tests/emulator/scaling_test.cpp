@@ -1,4 +1,4 @@
-// Scaling recipes against sequences and blocks worked out by hand (DESIGN.md section 4).
+// Scaling recipes against sequences and blocks worked out by hand (docs/numerics.md §4).
 #include <doctest/doctest.h>
 
 #include <cfloat>

@@ -187,7 +187,7 @@ TEST_CASE("the output gradient's cast with the loss in it equals the emulator bi
         }
 }
 
-// FP8's final loss against BF16's (issue 4: within 1%), as a mean over seeds: one seed's
+// FP8's final loss against BF16's (the goal: within 1%), as a mean over seeds: one seed's
 // FP8 / BF16 ratio at 300 steps is mostly noise of the rounding. Measured on an H200 over
 // seeds 1 to 8: from -3.2% to +1.0%, mean -1.0% (FP8 a little lower); with the earlier
 // tanhf GELU from -4.1% to +1.5%, where seed 1 alone had passed a two-sided 1% check by
