@@ -81,8 +81,10 @@ int main(int argc, char** argv) {
         app.parse(argc, argv);
     } catch (const CLI::ParseError& e) {
         if (e.get_exit_code() == 0) return delivered(app.exit(e));  // --help, --version
-        std::fprintf(stderr, "fp8lab: error: %s\nRun 'fp8lab --help' (or 'fp8lab COMMAND --help') "
-                             "for usage.\n", e.what());
+        std::fprintf(stderr,
+                     "fp8lab: error: %s\nRun 'fp8lab --help' (or 'fp8lab COMMAND --help') "
+                     "for usage.\n",
+                     e.what());
         return 2;
     } catch (const fp8lab::cli::UsageError& e) {
         std::fflush(stdout);

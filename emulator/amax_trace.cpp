@@ -46,8 +46,10 @@ void fill_histogram(AmaxTraceRecord& record, std::span<const float> x) {
     std::uint64_t bins[277] = {};
     std::uint64_t zeros = 0;
     for (float v : x) {
-        if (v == 0.0f) ++zeros;
-        else if (std::isfinite(v)) ++bins[std::ilogb(v) + 149];
+        if (v == 0.0f)
+            ++zeros;
+        else if (std::isfinite(v))
+            ++bins[std::ilogb(v) + 149];
     }
     record.log2_histogram.clear();
     for (int i = 0; i < 277; ++i)
@@ -92,9 +94,12 @@ bool parse_count(const std::string& text, std::uint64_t& value) {
 
 // A float32 field: the whole text, within float32's range (nan and inf are words).
 bool parse_float(const std::string& text, float& value) {
-    if (text == "nan") value = std::numeric_limits<float>::quiet_NaN();
-    else if (text == "inf") value = std::numeric_limits<float>::infinity();
-    else if (text == "-inf") value = -std::numeric_limits<float>::infinity();
+    if (text == "nan")
+        value = std::numeric_limits<float>::quiet_NaN();
+    else if (text == "inf")
+        value = std::numeric_limits<float>::infinity();
+    else if (text == "-inf")
+        value = -std::numeric_limits<float>::infinity();
     else {
         if (text.empty() || std::isspace(static_cast<unsigned char>(text[0]))) return false;
         char* end = nullptr;
@@ -157,10 +162,12 @@ AmaxTrace read_amax_trace(std::istream& in, const std::string& source) {
         if (line.empty()) continue;
         if (count_line) bad_line(source, number, "text after the '# records:' line that ends a trace");
         if (line[0] == '#') {
-            if (line == kMagic) saw_magic = true;
+            if (line == kMagic)
+                saw_magic = true;
             else if (line == "# fp8lab amax trace v1")
-                bad_line(source, number, "a v1 trace carries no record count, so a truncated one cannot be told "
-                                         "apart; this fp8lab reads v2 (record the trace again)");
+                bad_line(source, number,
+                         "a v1 trace carries no record count, so a truncated one cannot be told "
+                         "apart; this fp8lab reads v2 (record the trace again)");
             else if (line.rfind(kCountPrefix, 0) == 0) {
                 if (!saw_columns) bad_line(source, number, "'# records:' before the column header");
                 if (!parse_count(line.substr(std::string(kCountPrefix).size()), declared))
@@ -188,7 +195,8 @@ AmaxTrace read_amax_trace(std::istream& in, const std::string& source) {
         if (!parse_count(fields[0], r.step))
             bad_line(source, number, "step " + quoted(fields[0]) + " is not a count (0 to 2^64-1)");
         if (!trace.records.empty() && r.step < trace.records.back().step)
-            bad_line(source, number, "step " + fields[0] + " comes after step " + std::to_string(trace.records.back().step));
+            bad_line(source, number,
+                     "step " + fields[0] + " comes after step " + std::to_string(trace.records.back().step));
         if (trace.records.empty() || r.step != trace.records.back().step) tensors_this_step.clear();
         r.tensor = fields[1];
         if (!known_tensor(r.tensor))
@@ -204,11 +212,11 @@ AmaxTrace read_amax_trace(std::istream& in, const std::string& source) {
         trace.records.push_back(std::move(r));
     }
     if (!saw_magic) throw std::runtime_error(source + ": empty, or not an fp8lab amax trace");
-    if (!count_line)
-        bad_line(source, number, "the trace ends without its '# records: N' line: the file is truncated");
+    if (!count_line) bad_line(source, number, "the trace ends without its '# records: N' line: the file is truncated");
     if (declared != trace.records.size())
-        bad_line(source, count_line, "the trace declares " + std::to_string(declared) + " records but holds " +
-                                         std::to_string(trace.records.size()) + ": the file is damaged");
+        bad_line(source, count_line,
+                 "the trace declares " + std::to_string(declared) + " records but holds " +
+                     std::to_string(trace.records.size()) + ": the file is damaged");
     return trace;
 }
 

@@ -54,8 +54,8 @@ struct ReplayRow {
     std::uint64_t step = 0;
     std::string tensor;
     float amax = 0;
-    float scale = 1;             // the scale this configuration would have used
-    bool amax_overflows = false; // amax * scale past the format's max
+    float scale = 1;              // the scale this configuration would have used
+    bool amax_overflows = false;  // amax * scale past the format's max
     // From the histogram (binade resolution, so counts are lower bounds: elements whose
     // whole binade lies past max, or rounds to zero); -1 without a histogram.
     std::int64_t overflowed_at_least = -1;

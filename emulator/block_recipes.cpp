@@ -20,31 +20,26 @@ constexpr std::uint8_t kE8m0Nan = 0xFF;
 
 BlockScale e8m0_scale(int code) {
     // X = 2^(code - 127); elements are multiplied by 1/X = 2^(127 - code), exact in float.
-    return {std::ldexp(1.0f, 127 - code), std::ldexp(1.0f, code - 127),
-            static_cast<std::uint8_t>(code)};
+    return {std::ldexp(1.0f, 127 - code), std::ldexp(1.0f, code - 127), static_cast<std::uint8_t>(code)};
 }
 
-BlockScale nan_scale() {
-    return {1.0f, std::numeric_limits<float>::quiet_NaN(), kE8m0Nan};
-}
+BlockScale nan_scale() { return {1.0f, std::numeric_limits<float>::quiet_NaN(), kE8m0Nan}; }
 
 }  // namespace
 
 std::string_view mx_scale_rule_name(MxScaleRule rule) { return enum_name(rule); }
 
-QuantizedTensor quantize_per_tensor(std::span<const float> x, std::size_t rows, std::size_t cols,
-                                    const Format& format, bool power_of_two_scale,
-                                    const ConvertOptions& options) {
-    return quantize_blocks(x, rows, cols, {std::max<std::size_t>(rows, 1), std::max<std::size_t>(cols, 1)},
-                           format, options, [&](float a) {
-        const ScalePair s = current_scale(a, format, power_of_two_scale);
-        return BlockScale{s.scale, s.scale_inv};
-    });
+QuantizedTensor quantize_per_tensor(std::span<const float> x, std::size_t rows, std::size_t cols, const Format& format,
+                                    bool power_of_two_scale, const ConvertOptions& options) {
+    return quantize_blocks(x, rows, cols, {std::max<std::size_t>(rows, 1), std::max<std::size_t>(cols, 1)}, format,
+                           options, [&](float a) {
+                               const ScalePair s = current_scale(a, format, power_of_two_scale);
+                               return BlockScale{s.scale, s.scale_inv};
+                           });
 }
 
-QuantizedTensor quantize_mx(std::span<const float> x, std::size_t rows, std::size_t cols,
-                            const Format& element, MxScaleRule rule, std::size_t block_size,
-                            const ConvertOptions& options) {
+QuantizedTensor quantize_mx(std::span<const float> x, std::size_t rows, std::size_t cols, const Format& element,
+                            MxScaleRule rule, std::size_t block_size, const ConvertOptions& options) {
     if (element.total_bits > 8 || element.encoding == Encoding::ScaleE8M0)
         throw std::invalid_argument("MX elements are FP8, FP6 or FP4, not " + std::string(element.name));
     const int emax = element.max_exponent;
@@ -63,8 +58,8 @@ QuantizedTensor quantize_mx(std::span<const float> x, std::size_t rows, std::siz
     return q;
 }
 
-QuantizedTensor quantize_blockwise(std::span<const float> x, std::size_t rows, std::size_t cols,
-                                   BlockShape block, const ConvertOptions& options) {
+QuantizedTensor quantize_blockwise(std::span<const float> x, std::size_t rows, std::size_t cols, BlockShape block,
+                                   const ConvertOptions& options) {
     return quantize_blocks(x, rows, cols, block, e4m3(), options, [](float a) {
         const ScalePair s = current_scale(a, e4m3(), true);
         return BlockScale{s.scale, s.scale_inv};
@@ -83,8 +78,8 @@ QuantizedTensor quantize_nvfp4(std::span<const float> input, std::size_t rows, s
     const float tensor_amax = amax(x);
     // Transformer Engine clamps: an amax below 2688 / FLT_MAX would give an infinite S_enc
     // and a tensor that dequantises to zero.
-    float s_enc = tensor_amax == 0.0f || !std::isfinite(tensor_amax) ? 1.0f
-                                                                      : std::min(448.0f * 6.0f / tensor_amax, FLT_MAX);
+    float s_enc =
+        tensor_amax == 0.0f || !std::isfinite(tensor_amax) ? 1.0f : std::min(448.0f * 6.0f / tensor_amax, FLT_MAX);
     if (s_enc == 0.0f) s_enc = 1.0f;
     const float s_enc_inv = 1.0f / s_enc;
     const float sixth = 1.0f / 6.0f;
@@ -108,8 +103,7 @@ QuantizedTensor quantize_nvfp4(std::span<const float> input, std::size_t rows, s
     return q;
 }
 
-void random_hadamard_transform_16(std::span<float> x, std::size_t rows, std::size_t cols,
-                                  std::uint64_t seed) {
+void random_hadamard_transform_16(std::span<float> x, std::size_t rows, std::size_t cols, std::uint64_t seed) {
     if (rows * cols != x.size() || cols % 16 != 0)
         throw std::invalid_argument("the Hadamard transform needs columns in groups of 16");
     float sign[16];

@@ -12,9 +12,8 @@
 namespace fp8lab::emu {
 
 // Current scaling of the whole tensor as one block (docs/numerics.md §4).
-QuantizedTensor quantize_per_tensor(std::span<const float> x, std::size_t rows, std::size_t cols,
-                                    const Format& format, bool power_of_two_scale = false,
-                                    const ConvertOptions& options = {});
+QuantizedTensor quantize_per_tensor(std::span<const float> x, std::size_t rows, std::size_t cols, const Format& format,
+                                    bool power_of_two_scale = false, const ConvertOptions& options = {});
 
 enum class MxScaleRule { OcpFloor, Rceil };
 std::string_view mx_scale_rule_name(MxScaleRule rule);
@@ -23,18 +22,17 @@ std::string_view mx_scale_rule_name(MxScaleRule rule);
 // OCP floor: X = 2^(floor(log2 amax) - emax_elem), elements cvt(x / X).
 // RCEIL: e = E8M0(amax * (1/max)) rounded up, elements cvt(x * 2^(127 - e)).
 // A block whose amax is Inf gets the NaN scale 0xFF (OCP MX: the block is NaN).
-QuantizedTensor quantize_mx(std::span<const float> x, std::size_t rows, std::size_t cols,
-                            const Format& element_format, MxScaleRule rule,
-                            std::size_t block_size = 32, const ConvertOptions& options = {});
+QuantizedTensor quantize_mx(std::span<const float> x, std::size_t rows, std::size_t cols, const Format& element_format,
+                            MxScaleRule rule, std::size_t block_size = 32, const ConvertOptions& options = {});
 
 // DeepSeek-V3: E4M3, 1x128 blocks (activations, gradients) or 128x128 tiles (weights),
 // each with current scaling and a power-of-two scale.
-QuantizedTensor quantize_blockwise(std::span<const float> x, std::size_t rows, std::size_t cols,
-                                   BlockShape block, const ConvertOptions& options = {});
+QuantizedTensor quantize_blockwise(std::span<const float> x, std::size_t rows, std::size_t cols, BlockShape block,
+                                   const ConvertOptions& options = {});
 
 struct Nvfp4Options {
-    bool weight_tiles = false;     // 16x16 blocks (weights) instead of 1x16
-    bool stochastic = false;       // stochastic rounding of the elements (gradients)
+    bool weight_tiles = false;  // 16x16 blocks (weights) instead of 1x16
+    bool stochastic = false;    // stochastic rounding of the elements (gradients)
     std::uint64_t seed = 0;
     int random_bits = 32;
     // Apply random_hadamard_transform_16 (with hadamard_seed) before quantising: the
@@ -50,11 +48,11 @@ QuantizedTensor quantize_nvfp4(std::span<const float> x, std::size_t rows, std::
 // The random Hadamard transform NVFP4 applies to the wgrad inputs: each row's groups of
 // 16 columns become H16 * diag(signs) / 4, an orthogonal map, so a product of two
 // transformed operands is unchanged while outliers are spread across the group.
-void random_hadamard_transform_16(std::span<float> x, std::size_t rows, std::size_t cols,
-                                  std::uint64_t seed);
+void random_hadamard_transform_16(std::span<float> x, std::size_t rows, std::size_t cols, std::uint64_t seed);
 
 }  // namespace fp8lab::emu
 
 namespace fp8lab {
-template <> std::span<const EnumName<emu::MxScaleRule>> enum_names<emu::MxScaleRule>();  // "ocp-floor", "rceil"
+template <>
+std::span<const EnumName<emu::MxScaleRule>> enum_names<emu::MxScaleRule>();  // "ocp-floor", "rceil"
 }

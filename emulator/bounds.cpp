@@ -23,7 +23,9 @@ std::string describe(RealBounds b) {
 
 std::string interval(IntegerBounds b) { return "[" + std::to_string(b.min) + ", " + std::to_string(b.max) + "]"; }
 
-std::string interval(RealBounds b) { return (b.min_excluded ? "(" : "[") + shortest(b.min) + ", " + shortest(b.max) + "]"; }
+std::string interval(RealBounds b) {
+    return (b.min_excluded ? "(" : "[") + shortest(b.min) + ", " + shortest(b.max) + "]";
+}
 
 bool contains(IntegerBounds b, long long v) { return v >= b.min && v <= b.max; }
 

@@ -22,10 +22,8 @@ namespace {
 
 constexpr std::size_t kChunk = 1 << 16;
 
-detail::LoopParams loop_params(const Format& f, const ConvertOptions& o, float scale,
-                               std::uint64_t first_index) {
-    return {detail::make_float32_kernel_constants(f, o.saturation), scale, o.seed,
-            o.random_bits, first_index};
+detail::LoopParams loop_params(const Format& f, const ConvertOptions& o, float scale, std::uint64_t first_index) {
+    return {detail::make_float32_kernel_constants(f, o.saturation), scale, o.seed, o.random_bits, first_index};
 }
 
 void check_options(const ConvertOptions& options) {
@@ -37,8 +35,8 @@ void check_options(const ConvertOptions& options) {
 
 void check_sizes(std::size_t in, std::size_t out, const char* what) {
     if (in != out)
-        throw std::invalid_argument(std::string(what) + ": input has " + std::to_string(in) +
-                                    " elements, output " + std::to_string(out));
+        throw std::invalid_argument(std::string(what) + ": input has " + std::to_string(in) + " elements, output " +
+                                    std::to_string(out));
 }
 
 // Code -> float32 value tables (exact: every format here fits in float32).
@@ -65,19 +63,16 @@ bool zero_drops_sign(const Format& f) { return f.has_sign && !f.has_negative_zer
 
 }  // namespace
 
-void quantize_span(const Format& f, std::span<const float> x, float scale,
-                   std::span<std::uint8_t> codes, const ConvertOptions& options,
-                   std::uint64_t first_index) {
+void quantize_span(const Format& f, std::span<const float> x, float scale, std::span<std::uint8_t> codes,
+                   const ConvertOptions& options, std::uint64_t first_index) {
     check_sizes(x.size(), codes.size(), "quantize");
     check_options(options);
     if (f.total_bits > 8)
-        throw std::invalid_argument("quantize: " + std::string(f.name) +
-                                    " codes do not fit in 8 bits; use round_span");
+        throw std::invalid_argument("quantize: " + std::string(f.name) + " codes do not fit in 8 bits; use round_span");
     if (!detail::float32_kernel_supports(f)) {  // E8M0: scales, one per block, scalar is fine
         parallel_for_chunks(x.size(), kChunk, [&](std::size_t, std::size_t b, std::size_t e) {
             for (std::size_t i = b; i < e; ++i)
-                codes[i] = static_cast<std::uint8_t>(
-                    encode(f, x[i] * scale, options, first_index + i));
+                codes[i] = static_cast<std::uint8_t>(encode(f, x[i] * scale, options, first_index + i));
         });
         return;
     }
@@ -94,20 +89,18 @@ void quantize_span(const Format& f, std::span<const float> x, float scale,
     });
 }
 
-void dequantize_span(const Format& f, std::span<const std::uint8_t> codes, float scale_inv,
-                     std::span<float> out) {
+void dequantize_span(const Format& f, std::span<const std::uint8_t> codes, float scale_inv, std::span<float> out) {
     check_sizes(codes.size(), out.size(), "dequantize");
     if (f.total_bits > 8)
-        throw std::invalid_argument("dequantize: " + std::string(f.name) +
-                                    " codes do not fit in 8 bits");
+        throw std::invalid_argument("dequantize: " + std::string(f.name) + " codes do not fit in 8 bits");
     const float* table = value_table(f).data();
     parallel_for_chunks(codes.size(), kChunk, [&](std::size_t, std::size_t b, std::size_t e) {
         for (std::size_t i = b; i < e; ++i) out[i] = table[codes[i]] * scale_inv;
     });
 }
 
-void round_span(const Format& f, std::span<const float> x, std::span<float> out,
-                const ConvertOptions& options, std::uint64_t first_index) {
+void round_span(const Format& f, std::span<const float> x, std::span<float> out, const ConvertOptions& options,
+                std::uint64_t first_index) {
     check_sizes(x.size(), out.size(), "round");
     check_options(options);
     if (!detail::float32_kernel_supports(f)) {
@@ -125,7 +118,8 @@ void round_span(const Format& f, std::span<const float> x, std::span<float> out,
         detail::round_loop(options.rounding, x.data() + b, out.data() + b, e - b, table, chunk);
         if (zero_drops_sign(f))
             for (std::size_t i = b; i < e; ++i)
-                if (std::isnan(out[i]) && std::fabs(x[i]) < float(f.max_finite)) out[i] = 0.0f;  // not NaN, not overflow
+                if (std::isnan(out[i]) && std::fabs(x[i]) < float(f.max_finite))
+                    out[i] = 0.0f;  // not NaN, not overflow
     });
 }
 
@@ -139,8 +133,8 @@ float amax(std::span<const float> x) {
     return m;
 }
 
-RangeCounts count_range(const Format& f, std::span<const float> x, float scale,
-                        const ConvertOptions& options, std::uint64_t first_index) {
+RangeCounts count_range(const Format& f, std::span<const float> x, float scale, const ConvertOptions& options,
+                        std::uint64_t first_index) {
     check_options(options);
     std::vector<RangeCounts> partial(chunk_count(x.size(), kChunk));
     if (!detail::float32_kernel_supports(f)) {
@@ -151,8 +145,10 @@ RangeCounts count_range(const Format& f, std::span<const float> x, float scale,
             RangeCounts r;
             for (std::size_t i = b; i < e; ++i) {
                 const float y = x[i] * scale;
-                if (std::isnan(y)) ++r.nan_inputs;
-                else if (std::isinf(y)) ++r.inf_inputs;
+                if (std::isnan(y))
+                    ++r.nan_inputs;
+                else if (std::isinf(y))
+                    ++r.inf_inputs;
                 else {
                     const std::uint32_t code = encode(f, y, unsaturated, first_index + i);
                     r.overflowed += f.is_nan_code(code) || f.is_inf_code(code);
@@ -166,8 +162,7 @@ RangeCounts count_range(const Format& f, std::span<const float> x, float scale,
         parallel_for_chunks(x.size(), kChunk, [&](std::size_t c, std::size_t b, std::size_t e) {
             detail::LoopParams chunk = p;
             chunk.first_index += b;
-            const detail::RangeTally t =
-                detail::range_loop(options.rounding, x.data() + b, e - b, first_normal, chunk);
+            const detail::RangeTally t = detail::range_loop(options.rounding, x.data() + b, e - b, first_normal, chunk);
             partial[c] = {0, t.nan, t.inf, t.overflowed, t.flushed, t.subnormal};
         });
     }
@@ -184,8 +179,7 @@ ErrorStats error_stats(std::span<const float> reference, std::span<const float> 
         double sum_sq_err = 0, sum_sq_ref = 0, max_abs = 0, max_rel = 0;
     };
     std::vector<Partial> partial(chunk_count(reference.size(), kChunk));
-    parallel_for_chunks(reference.size(), kChunk,
-                        [&](std::size_t c, std::size_t b, std::size_t e) {
+    parallel_for_chunks(reference.size(), kChunk, [&](std::size_t c, std::size_t b, std::size_t e) {
         Partial p;
         for (std::size_t i = b; i < e; ++i) {
             const double r = reference[i], a = approx[i];
@@ -217,8 +211,7 @@ ErrorStats error_stats(std::span<const float> reference, std::span<const float> 
     s.mean_squared_error = total.n ? total.sum_sq_err / double(total.n) : 0.0;
     s.max_abs_error = total.max_abs;
     s.max_rel_error = total.max_rel;
-    s.rel_frobenius_error =
-        total.sum_sq_ref > 0 ? std::sqrt(total.sum_sq_err / total.sum_sq_ref) : 0.0;
+    s.rel_frobenius_error = total.sum_sq_ref > 0 ? std::sqrt(total.sum_sq_err / total.sum_sq_ref) : 0.0;
     return s;
 }
 

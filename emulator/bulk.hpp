@@ -13,13 +13,11 @@ namespace fp8lab::emu {
 // codes[i] = cvt(x[i] * scale): one float32 multiply, then one rounding (docs/numerics.md §4).
 // `first_index` is the global index of x[0] for stochastic rounding, so a tensor split
 // into pieces gets the same bits as the whole. Formats of at most 8 bits.
-void quantize_span(const Format& format, std::span<const float> x, float scale,
-                   std::span<std::uint8_t> codes, const ConvertOptions& options = {},
-                   std::uint64_t first_index = 0);
+void quantize_span(const Format& format, std::span<const float> x, float scale, std::span<std::uint8_t> codes,
+                   const ConvertOptions& options = {}, std::uint64_t first_index = 0);
 
 // out[i] = value(codes[i]) * scale_inv, in float32.
-void dequantize_span(const Format& format, std::span<const std::uint8_t> codes,
-                     float scale_inv, std::span<float> out);
+void dequantize_span(const Format& format, std::span<const std::uint8_t> codes, float scale_inv, std::span<float> out);
 
 // out[i] = value(cvt(x[i])): "fake quantisation", for every format including BF16/FP16.
 void round_span(const Format& format, std::span<const float> x, std::span<float> out,
@@ -47,17 +45,17 @@ struct RangeCounts {
         return *this;
     }
 };
-RangeCounts count_range(const Format& format, std::span<const float> x, float scale,
-                        const ConvertOptions& options = {}, std::uint64_t first_index = 0);
+RangeCounts count_range(const Format& format, std::span<const float> x, float scale, const ConvertOptions& options = {},
+                        std::uint64_t first_index = 0);
 
 // Error of `approx` against `reference`, accumulated in float64 in a fixed order.
 struct ErrorStats {
     std::size_t elements = 0;
-    std::size_t non_finite = 0;     // pairs where either side is NaN or Inf (excluded)
+    std::size_t non_finite = 0;  // pairs where either side is NaN or Inf (excluded)
     double mean_squared_error = 0;
     double max_abs_error = 0;
-    double max_rel_error = 0;       // over non-zero reference values
-    double rel_frobenius_error = 0; // ||approx - ref|| / ||ref||
+    double max_rel_error = 0;        // over non-zero reference values
+    double rel_frobenius_error = 0;  // ||approx - ref|| / ||ref||
 };
 ErrorStats error_stats(std::span<const float> reference, std::span<const float> approx);
 

@@ -71,8 +71,8 @@ FP8LAB_INLINE std::uint32_t code_of(std::uint32_t u, const Float32KernelConstant
 }
 
 template <RoundingMode Mode>
-FP8LAB_INLINE void quantize_body(const float* __restrict in, std::uint8_t* __restrict out,
-                                 std::size_t n, const LoopParams p) {
+FP8LAB_INLINE void quantize_body(const float* __restrict in, std::uint8_t* __restrict out, std::size_t n,
+                                 const LoopParams p) {
     const float scale = p.scale;
     const Float32KernelConstants k = p.k;
     const NearestEvenConstants c = nearest_even_constants(k);
@@ -130,10 +130,9 @@ FP8LAB_INLINE RangeTally quantize_count_body(const float* in, std::uint8_t* out,
 // Blocks of a compile-time width (0: width known at run time), so that short blocks
 // (NVFP4's 16, MX's 32) are straight vector code with no loop remainder.
 template <RoundingMode Mode, std::size_t Width>
-FP8LAB_INLINE RangeTally row_blocks_body(const float* __restrict in, std::uint8_t* __restrict out,
-                                         std::size_t n, std::size_t block_cols,
-                                         const float* __restrict multipliers, std::uint32_t first_normal,
-                                         const LoopParams p) {
+FP8LAB_INLINE RangeTally row_blocks_body(const float* __restrict in, std::uint8_t* __restrict out, std::size_t n,
+                                         std::size_t block_cols, const float* __restrict multipliers,
+                                         std::uint32_t first_normal, const LoopParams p) {
     const std::size_t width = Width ? Width : block_cols;
     RangeTally total;
     std::size_t b = 0, c0 = 0;
@@ -154,36 +153,31 @@ FP8LAB_INLINE RangeTally row_blocks_body(const float* __restrict in, std::uint8_
 }
 
 template <RoundingMode Mode>
-FP8LAB_INLINE RangeTally row_blocks_dispatch(const float* in, std::uint8_t* out, std::size_t n,
-                                             std::size_t block_cols, const float* multipliers,
-                                             std::uint32_t first_normal, const LoopParams& p) {
+FP8LAB_INLINE RangeTally row_blocks_dispatch(const float* in, std::uint8_t* out, std::size_t n, std::size_t block_cols,
+                                             const float* multipliers, std::uint32_t first_normal,
+                                             const LoopParams& p) {
     if (block_cols == 16) return row_blocks_body<Mode, 16>(in, out, n, block_cols, multipliers, first_normal, p);
     if (block_cols == 32) return row_blocks_body<Mode, 32>(in, out, n, block_cols, multipliers, first_normal, p);
     return row_blocks_body<Mode, 0>(in, out, n, block_cols, multipliers, first_normal, p);
 }
 
 // One cloned entry point per (loop, mode): target_clones does not apply to templates.
-#define FP8LAB_DEFINE_LOOPS(MODE, SUFFIX)                                                     \
-    FP8LAB_CPU_CLONES void quantize_##SUFFIX(const float* in, std::uint8_t* out,              \
-                                             std::size_t n, const LoopParams& p) {            \
-        quantize_body<RoundingMode::MODE>(in, out, n, p);                                     \
-    }                                                                                         \
-    FP8LAB_CPU_CLONES void round_##SUFFIX(const float* in, float* out, std::size_t n,         \
-                                          const float* table, const LoopParams& p) {          \
-        round_body<RoundingMode::MODE>(in, out, n, table, p);                                 \
-    }                                                                                         \
-    FP8LAB_CPU_CLONES RangeTally range_##SUFFIX(const float* in, std::size_t n,               \
-                                                std::uint32_t first_normal,                   \
-                                                const LoopParams& p) {                        \
-        return range_body<RoundingMode::MODE>(in, n, first_normal, p);                        \
-    }                                                                                         \
-    FP8LAB_CPU_CLONES RangeTally row_blocks_##SUFFIX(const float* in, std::uint8_t* out,      \
-                                                     std::size_t n, std::size_t block_cols,   \
-                                                     const float* multipliers,                \
-                                                     std::uint32_t first_normal,              \
-                                                     const LoopParams& p) {                   \
-        return row_blocks_dispatch<RoundingMode::MODE>(in, out, n, block_cols, multipliers,   \
-                                                       first_normal, p);                      \
+#define FP8LAB_DEFINE_LOOPS(MODE, SUFFIX)                                                                              \
+    FP8LAB_CPU_CLONES void quantize_##SUFFIX(const float* in, std::uint8_t* out, std::size_t n, const LoopParams& p) { \
+        quantize_body<RoundingMode::MODE>(in, out, n, p);                                                              \
+    }                                                                                                                  \
+    FP8LAB_CPU_CLONES void round_##SUFFIX(const float* in, float* out, std::size_t n, const float* table,              \
+                                          const LoopParams& p) {                                                       \
+        round_body<RoundingMode::MODE>(in, out, n, table, p);                                                          \
+    }                                                                                                                  \
+    FP8LAB_CPU_CLONES RangeTally range_##SUFFIX(const float* in, std::size_t n, std::uint32_t first_normal,            \
+                                                const LoopParams& p) {                                                 \
+        return range_body<RoundingMode::MODE>(in, n, first_normal, p);                                                 \
+    }                                                                                                                  \
+    FP8LAB_CPU_CLONES RangeTally row_blocks_##SUFFIX(const float* in, std::uint8_t* out, std::size_t n,                \
+                                                     std::size_t block_cols, const float* multipliers,                 \
+                                                     std::uint32_t first_normal, const LoopParams& p) {                \
+        return row_blocks_dispatch<RoundingMode::MODE>(in, out, n, block_cols, multipliers, first_normal, p);          \
     }
 
 FP8LAB_DEFINE_LOOPS(NearestEven, nearest_even)
@@ -212,33 +206,39 @@ FP8LAB_CPU_CLONES void row_block_amax_loop(const float* __restrict in, std::size
 
 }  // namespace
 
-#define FP8LAB_DISPATCH(CALL)                                   \
-    switch (mode) {                                             \
-    case RoundingMode::NearestEven: return CALL(nearest_even);  \
-    case RoundingMode::NearestAway: return CALL(nearest_away);  \
-    case RoundingMode::TowardZero: return CALL(toward_zero);    \
-    case RoundingMode::Up: return CALL(up);                     \
-    case RoundingMode::Down: return CALL(down);                 \
-    case RoundingMode::Odd: return CALL(odd);                   \
-    case RoundingMode::Stochastic: return CALL(stochastic);     \
+#define FP8LAB_DISPATCH(CALL)       \
+    switch (mode) {                 \
+    case RoundingMode::NearestEven: \
+        return CALL(nearest_even);  \
+    case RoundingMode::NearestAway: \
+        return CALL(nearest_away);  \
+    case RoundingMode::TowardZero:  \
+        return CALL(toward_zero);   \
+    case RoundingMode::Up:          \
+        return CALL(up);            \
+    case RoundingMode::Down:        \
+        return CALL(down);          \
+    case RoundingMode::Odd:         \
+        return CALL(odd);           \
+    case RoundingMode::Stochastic:  \
+        return CALL(stochastic);    \
     }
 
-void quantize_loop(RoundingMode mode, const float* in, std::uint8_t* out, std::size_t n,
-                   const LoopParams& p) {
+void quantize_loop(RoundingMode mode, const float* in, std::uint8_t* out, std::size_t n, const LoopParams& p) {
 #define FP8LAB_CALL(S) quantize_##S(in, out, n, p)
     FP8LAB_DISPATCH(FP8LAB_CALL)
 #undef FP8LAB_CALL
 }
 
-void round_loop(RoundingMode mode, const float* in, float* out, std::size_t n,
-                const float* value_table, const LoopParams& p) {
+void round_loop(RoundingMode mode, const float* in, float* out, std::size_t n, const float* value_table,
+                const LoopParams& p){
 #define FP8LAB_CALL(S) round_##S(in, out, n, value_table, p)
     FP8LAB_DISPATCH(FP8LAB_CALL)
 #undef FP8LAB_CALL
 }
 
-RangeTally range_loop(RoundingMode mode, const float* in, std::size_t n, std::uint32_t first_normal,
-                      const LoopParams& p) {
+RangeTally
+    range_loop(RoundingMode mode, const float* in, std::size_t n, std::uint32_t first_normal, const LoopParams& p) {
 #define FP8LAB_CALL(S) range_##S(in, n, first_normal, p)
     FP8LAB_DISPATCH(FP8LAB_CALL)
 #undef FP8LAB_CALL
@@ -246,8 +246,8 @@ RangeTally range_loop(RoundingMode mode, const float* in, std::size_t n, std::ui
 }
 
 RangeTally quantize_row_blocks(RoundingMode mode, const float* in, std::uint8_t* out, std::size_t n,
-                               std::size_t block_cols, const float* multipliers,
-                               std::uint32_t first_normal, const LoopParams& p) {
+                               std::size_t block_cols, const float* multipliers, std::uint32_t first_normal,
+                               const LoopParams& p) {
 #define FP8LAB_CALL(S) row_blocks_##S(in, out, n, block_cols, multipliers, first_normal, p)
     FP8LAB_DISPATCH(FP8LAB_CALL)
 #undef FP8LAB_CALL

@@ -24,10 +24,9 @@ struct RangeTally {
 };
 
 // Each dispatches on the rounding mode to a loop compiled for the best CPU level present.
-void quantize_loop(RoundingMode mode, const float* in, std::uint8_t* out, std::size_t n,
-                   const LoopParams& p);
-void round_loop(RoundingMode mode, const float* in, float* out, std::size_t n,
-                const float* value_table, const LoopParams& p);
+void quantize_loop(RoundingMode mode, const float* in, std::uint8_t* out, std::size_t n, const LoopParams& p);
+void round_loop(RoundingMode mode, const float* in, float* out, std::size_t n, const float* value_table,
+                const LoopParams& p);
 RangeTally range_loop(RoundingMode mode, const float* in, std::size_t n, std::uint32_t first_normal,
                       const LoopParams& p);
 
@@ -36,8 +35,8 @@ RangeTally range_loop(RoundingMode mode, const float* in, std::size_t n, std::ui
 // and the range of every element is tallied from the same rounding. p.scale is unused;
 // p.first_index is the global index of in[0].
 RangeTally quantize_row_blocks(RoundingMode mode, const float* in, std::uint8_t* out, std::size_t n,
-                               std::size_t block_cols, const float* multipliers,
-                               std::uint32_t first_normal, const LoopParams& p);
+                               std::size_t block_cols, const float* multipliers, std::uint32_t first_normal,
+                               const LoopParams& p);
 
 // max |x| of each block of block_cols elements of one row into amax[b]: NaN skipped,
 // Inf kept (compared as the bits of |x|, which order non-negative floats).

@@ -22,12 +22,18 @@ bool rounds_away(RoundingMode mode, bool negative, std::int64_t truncated, u128 
     const u128 half = u128(1) << (shift - 1);
     const bool odd = (truncated & 1) != 0;
     switch (mode) {
-    case RoundingMode::NearestEven: return rem > half || (rem == half && odd);
-    case RoundingMode::NearestAway: return rem >= half;
-    case RoundingMode::TowardZero: return false;
-    case RoundingMode::Up: return rem != 0 && !negative;
-    case RoundingMode::Down: return rem != 0 && negative;
-    case RoundingMode::Odd: return rem != 0 && !odd;  // an inexact result lands on odd
+    case RoundingMode::NearestEven:
+        return rem > half || (rem == half && odd);
+    case RoundingMode::NearestAway:
+        return rem >= half;
+    case RoundingMode::TowardZero:
+        return false;
+    case RoundingMode::Up:
+        return rem != 0 && !negative;
+    case RoundingMode::Down:
+        return rem != 0 && negative;
+    case RoundingMode::Odd:
+        return rem != 0 && !odd;  // an inexact result lands on odd
     case RoundingMode::Stochastic: {
         // Away iff floor(f * 2^n) + r >= 2^n, f = rem / 2^shift (docs/numerics.md §3).
         const int bits = options.random_bits;
@@ -74,14 +80,12 @@ std::uint32_t encode_value(const Format& f, double x, const ConvertOptions& opti
     const std::uint64_t magnitude = bits & 0x7FFFFFFFFFFFFFFFull;
 
     if (magnitude > 0x7FF0000000000000ull) return nan == NanRule::Float64 ? float64_nan_code(f, bits) : f.nan_code;
-    if (magnitude == 0x7FF0000000000000ull)
-        return sign | overflow_magnitude(f, options.saturation, false);
+    if (magnitude == 0x7FF0000000000000ull) return sign | overflow_magnitude(f, options.saturation, false);
     if (magnitude == 0) return f.has_negative_zero ? sign : 0u;  // E8M0 code 0 is its floor, 2^-127
 
     // x = significand * 2^exponent2 exactly.
     const int field = static_cast<int>(magnitude >> 52);
-    const std::uint64_t significand =
-        (magnitude & 0xFFFFFFFFFFFFFull) | (field ? 1ull << 52 : 0ull);
+    const std::uint64_t significand = (magnitude & 0xFFFFFFFFFFFFFull) | (field ? 1ull << 52 : 0ull);
     const int exponent2 = (field ? field : 1) - 1075;
     const int floor_log2 = exponent2 + static_cast<int>(std::bit_width(significand)) - 1;
 
@@ -95,14 +99,12 @@ std::uint32_t encode_value(const Format& f, double x, const ConvertOptions& opti
 
     // Codes are monotone in value: one binade is 2^m codes, and a carry out of the
     // mantissa moves into the exponent. E8M0 has no code for zero, hence the -1.
-    const std::int64_t truncated =
-        (std::int64_t(q - f.min_exponent) << m) + n - (is_scale ? 1 : 0);
+    const std::int64_t truncated = (std::int64_t(q - f.min_exponent) << m) + n - (is_scale ? 1 : 0);
     std::int64_t code =
         truncated + (rounds_away(options.rounding, negative, truncated, rem, shift, options, index) ? 1 : 0);
     if (is_scale) code = std::max<std::int64_t>(code, 0);  // below 2^-127: clipped to it
     if (code > std::int64_t(f.max_magnitude_code))
-        return sign | overflow_magnitude(f, options.saturation,
-                                         overflow_goes_to_max(options.rounding, negative));
+        return sign | overflow_magnitude(f, options.saturation, overflow_goes_to_max(options.rounding, negative));
     if (code == 0 && !f.has_negative_zero) return 0u;  // FNUZ: -0's code is NaN, so a negative rounds to +0
     return sign | static_cast<std::uint32_t>(code);
 }
@@ -113,8 +115,7 @@ std::uint32_t encode(const Format& format, double x, const ConvertOptions& optio
     return encode_value(format, x, options, index, NanRule::Float64);
 }
 
-std::uint32_t encode(const Format& format, float x, const ConvertOptions& options,
-                     std::uint64_t index) {
+std::uint32_t encode(const Format& format, float x, const ConvertOptions& options, std::uint64_t index) {
     return encode_value(format, static_cast<double>(x), options, index, NanRule::Float32);  // exact widening
 }
 
@@ -131,16 +132,13 @@ double decode(const Format& f, std::uint32_t code) {
     } else {
         const int field = static_cast<int>(magnitude >> f.mantissa_bits);
         const std::uint32_t mantissa = magnitude & ((1u << f.mantissa_bits) - 1);
-        value = field == 0
-                    ? std::ldexp(double(mantissa), f.min_exponent - f.mantissa_bits)
-                    : std::ldexp(double(mantissa | (1u << f.mantissa_bits)),
-                                 field - f.bias - f.mantissa_bits);
+        value = field == 0 ? std::ldexp(double(mantissa), f.min_exponent - f.mantissa_bits)
+                           : std::ldexp(double(mantissa | (1u << f.mantissa_bits)), field - f.bias - f.mantissa_bits);
     }
     return negative ? -value : value;
 }
 
-double round_to_format(const Format& format, double x, const ConvertOptions& options,
-                       std::uint64_t index) {
+double round_to_format(const Format& format, double x, const ConvertOptions& options, std::uint64_t index) {
     return decode(format, encode(format, x, options, index));
 }
 

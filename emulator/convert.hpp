@@ -21,16 +21,13 @@ namespace fp8lab::emu {
 //   format has no Inf. FP6/FP4 have neither, so they always saturate.
 // - E8M0 has no sign and no zero: it encodes |x|, and anything that rounds below 2^-127
 //   (zero included) becomes 2^-127.
-std::uint32_t encode(const Format& format, double x, const ConvertOptions& options = {},
-                     std::uint64_t index = 0);
-std::uint32_t encode(const Format& format, float x, const ConvertOptions& options = {},
-                     std::uint64_t index = 0);
+std::uint32_t encode(const Format& format, double x, const ConvertOptions& options = {}, std::uint64_t index = 0);
+std::uint32_t encode(const Format& format, float x, const ConvertOptions& options = {}, std::uint64_t index = 0);
 
 // The exact value of a code (NaN, +-Inf and -0 included).
 double decode(const Format& format, std::uint32_t code);
 
 // Round-trip: the value x becomes after conversion (decode(encode(x))).
-double round_to_format(const Format& format, double x, const ConvertOptions& options = {},
-                       std::uint64_t index = 0);
+double round_to_format(const Format& format, double x, const ConvertOptions& options = {}, std::uint64_t index = 0);
 
 }  // namespace fp8lab::emu

@@ -8,9 +8,7 @@
 
 namespace fp8lab::emu {
 
-float power_of_two_floor(float x) {
-    return std::bit_cast<float>(std::bit_cast<std::uint32_t>(x) & 0xFF800000u);
-}
+float power_of_two_floor(float x) { return std::bit_cast<float>(std::bit_cast<std::uint32_t>(x) & 0xFF800000u); }
 
 ScalePair current_scale(float amax, const Format& format, bool power_of_two) {
     if (amax == 0.0f || !std::isfinite(amax)) return {1.0f, 1.0f};

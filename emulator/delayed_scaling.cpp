@@ -21,11 +21,11 @@ void validate(const DelayedScalingConfig& c) {
         throw std::invalid_argument("history length must be " + describe(bounds::kHistory) + ", not " +
                                     std::to_string(c.history_length));
     if (!contains(bounds::kMargin, c.margin))
-        throw std::invalid_argument("margin must be " + describe(bounds::kMargin) + ", not " + std::to_string(c.margin));
+        throw std::invalid_argument("margin must be " + describe(bounds::kMargin) + ", not " +
+                                    std::to_string(c.margin));
 }
 
-DelayedScaling::DelayedScaling(const Format& format, DelayedScalingConfig config)
-    : format_(&format), config_(config) {
+DelayedScaling::DelayedScaling(const Format& format, DelayedScalingConfig config) : format_(&format), config_(config) {
     validate(config);
     history_.assign(static_cast<std::size_t>(config.history_length), 0.0f);
 }

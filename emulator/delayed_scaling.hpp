@@ -27,16 +27,16 @@ const Format& format_for(FormatRecipe recipe, TensorRole role);
 
 // What a view plots of one tensor's delayed scaling.
 struct DelayedScalingState {
-    std::vector<float> amax_history;   // the window, [0] the newest (0 after the roll)
-    std::vector<float> amax_per_step;  // the amax recorded at each completed step
-    std::vector<float> scale_per_step; // the scale each completed step quantised with
-    ScalePair next_scale;              // what the next step uses
+    std::vector<float> amax_history;    // the window, [0] the newest (0 after the roll)
+    std::vector<float> amax_per_step;   // the amax recorded at each completed step
+    std::vector<float> scale_per_step;  // the scale each completed step quantised with
+    ScalePair next_scale;               // what the next step uses
 };
 
 // One tensor's state. Per step: quantise with scale(), then record_amax(amax of that
 // step), then update(): the new scale takes effect at the next step.
 class DelayedScaling {
-public:
+  public:
     DelayedScaling(const Format& format, DelayedScalingConfig config);
 
     ScalePair scale() const { return scale_; }
@@ -48,7 +48,7 @@ public:
     const Format& format() const { return *format_; }
     const DelayedScalingConfig& config() const { return config_; }
 
-private:
+  private:
     const Format* format_;
     DelayedScalingConfig config_;
     std::vector<float> history_;
@@ -62,6 +62,8 @@ void validate(const DelayedScalingConfig& config);
 }  // namespace fp8lab::emu
 
 namespace fp8lab {
-template <> std::span<const EnumName<emu::AmaxAlgorithm>> enum_names<emu::AmaxAlgorithm>();
-template <> std::span<const EnumName<emu::FormatRecipe>> enum_names<emu::FormatRecipe>();  // "e4m3", "hybrid"
+template <>
+std::span<const EnumName<emu::AmaxAlgorithm>> enum_names<emu::AmaxAlgorithm>();
+template <>
+std::span<const EnumName<emu::FormatRecipe>> enum_names<emu::FormatRecipe>();  // "e4m3", "hybrid"
 }  // namespace fp8lab

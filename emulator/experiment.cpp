@@ -19,9 +19,9 @@ std::span<const EnumName<emu::Precision>> enum_names<emu::Precision>() {
 template <>
 std::span<const EnumName<emu::Fp8Recipe>> enum_names<emu::Fp8Recipe>() {
     using emu::Fp8Recipe;
-    static constexpr EnumName<Fp8Recipe> table[] = {{Fp8Recipe::Delayed, "delayed"},  {Fp8Recipe::Current, "current"},
-                                                    {Fp8Recipe::MxFloor, "mx-floor"}, {Fp8Recipe::MxRceil, "mx-rceil"},
-                                                    {Fp8Recipe::Blockwise, "blockwise"}, {Fp8Recipe::Nvfp4, "nvfp4"}};
+    static constexpr EnumName<Fp8Recipe> table[] = {
+        {Fp8Recipe::Delayed, "delayed"},  {Fp8Recipe::Current, "current"},     {Fp8Recipe::MxFloor, "mx-floor"},
+        {Fp8Recipe::MxRceil, "mx-rceil"}, {Fp8Recipe::Blockwise, "blockwise"}, {Fp8Recipe::Nvfp4, "nvfp4"}};
     return table;
 }
 
@@ -79,9 +79,12 @@ Experiment with_precision(Experiment e, Precision p) {
 
 bool recipe_allows(Fp8Recipe recipe, const Format& f) {
     switch (recipe) {
-    case Fp8Recipe::Blockwise: return &f == &e4m3();  // DeepSeek-V3 and TE: E4M3 everywhere
-    case Fp8Recipe::Nvfp4: return &f == &e2m1();      // the E4M3 block scales are not a choice
-    default: return is_element_format(f);
+    case Fp8Recipe::Blockwise:
+        return &f == &e4m3();  // DeepSeek-V3 and TE: E4M3 everywhere
+    case Fp8Recipe::Nvfp4:
+        return &f == &e2m1();  // the E4M3 block scales are not a choice
+    default:
+        return is_element_format(f);
     }
 }
 
@@ -130,8 +133,8 @@ void validate(const Experiment& e) {
                               std::string(f.name));
         const RoundingMode m = n.rounding.of(role_values[r]);
         if (m != RoundingMode::NearestEven && m != RoundingMode::Stochastic)
-            refuse(std::string("numerics.rounding.") + roles[r], "a training cast rounds to nearest-even or stochastic, not " +
-                                                                     std::string(rounding_mode_name(m)));
+            refuse(std::string("numerics.rounding.") + roles[r],
+                   "a training cast rounds to nearest-even or stochastic, not " + std::string(rounding_mode_name(m)));
     }
     const LossScalerConfig& s = n.loss_scaler;
     check_float("numerics.loss_scaling.initial_scale", s.initial_scale, bounds::kInitialLossScale);
@@ -149,7 +152,8 @@ std::string describe_numerics(const Experiment& e) {
     if (n.precision != Precision::Fp8) return n.precision == Precision::Bf16 ? "BF16" : "FP32";
     std::string text = n.recipe == Fp8Recipe::Nvfp4 ? "NVFP4" : "FP8 " + std::string(fp8_recipe_name(n.recipe));
     if (n.recipe != Fp8Recipe::Nvfp4) text += " (" + role_formats(e) + ")";
-    if (!n.scaling) text += " without scaling (scale 1)";
+    if (!n.scaling)
+        text += " without scaling (scale 1)";
     else if (n.recipe == Fp8Recipe::Delayed)
         text += ", history " + std::to_string(n.delayed.history_length) + " " +
                 std::string(amax_algorithm_name(n.delayed.algorithm)) + " margin " + std::to_string(n.delayed.margin);
@@ -178,10 +182,10 @@ std::string describe_skipped_steps(std::size_t skipped, std::size_t steps, bool 
 
 std::string describe_inference(const InferenceSpec& i) {
     const std::string f(i.format->name);
-    std::string text = "inference with " +
-                       (i.weights == WeightQuantization::None    ? std::string("float32 weights")
-                        : i.weights == WeightQuantization::Nvfp4 ? std::string("NVFP4 weights")
-                                                                 : f + " weights " + std::string(enum_name(i.weights)));
+    std::string text = "inference with " + (i.weights == WeightQuantization::None ? std::string("float32 weights")
+                                            : i.weights == WeightQuantization::Nvfp4
+                                                ? std::string("NVFP4 weights")
+                                                : f + " weights " + std::string(enum_name(i.weights)));
     if (i.activations == ActivationQuantization::None) return text + ", float32 activations";
     text += ", " + f + " activations " + std::string(enum_name(i.activations));
     if (i.activations == ActivationQuantization::Static)
@@ -193,9 +197,9 @@ std::string describe(const Experiment& e) {
     std::string shape = std::to_string(e.model.input);
     for (int l = 0; l < e.model.hidden_layers; ++l) shape += "-" + std::to_string(e.model.hidden);
     shape += "-" + std::to_string(e.model.output);
-    std::string text = shape + (e.model.biases ? " with biases" : "") + ", " + std::string(task_kind_name(e.task.kind)) +
-                       ", " + std::to_string(e.tokens) + " tokens, " + std::to_string(e.steps) + " steps, " +
-                       describe_numerics(e);
+    std::string text = shape + (e.model.biases ? " with biases" : "") + ", " +
+                       std::string(task_kind_name(e.task.kind)) + ", " + std::to_string(e.tokens) + " tokens, " +
+                       std::to_string(e.steps) + " steps, " + describe_numerics(e);
     if (e.inference.enabled) text += "; then " + describe_inference(e.inference);
     return text;
 }

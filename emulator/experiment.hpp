@@ -64,7 +64,7 @@ struct FastAccumulation {  // cuBLASLt's FAST_ACCUM per GEMM (the GPU's tensor c
     bool any() const { return forward || dgrad || wgrad; }
 };
 
-struct Nvfp4Training {  // Transformer Engine's NVFP4BlockScaling options
+struct Nvfp4Training {                 // Transformer Engine's NVFP4BlockScaling options
     bool weight_tiles = true;          // 16x16 blocks for weights (1x16 otherwise)
     bool stochastic_gradients = true;  // stochastic rounding of the gradients' elements
     bool hadamard_wgrad = true;        // random Hadamard transform of both wgrad operands
@@ -139,7 +139,10 @@ std::string describe_skipped_steps(std::size_t skipped, std::size_t steps, bool 
 }  // namespace fp8lab::emu
 
 namespace fp8lab {
-template <> std::span<const EnumName<emu::Precision>> enum_names<emu::Precision>();
-template <> std::span<const EnumName<emu::Fp8Recipe>> enum_names<emu::Fp8Recipe>();
-template <> std::span<const EnumName<emu::TaskKind>> enum_names<emu::TaskKind>();
+template <>
+std::span<const EnumName<emu::Precision>> enum_names<emu::Precision>();
+template <>
+std::span<const EnumName<emu::Fp8Recipe>> enum_names<emu::Fp8Recipe>();
+template <>
+std::span<const EnumName<emu::TaskKind>> enum_names<emu::TaskKind>();
 }  // namespace fp8lab

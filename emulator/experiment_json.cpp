@@ -28,7 +28,7 @@ void write_roles(json::JsonWriter& w, const char* key, const PerRole<RoundingMod
 
 // Reads one JSON object into fields: each known key has a reader; the rest are errors.
 class ObjectReader {
-public:
+  public:
     ObjectReader(const json::Value& v, std::string path, std::string_view source)
         : v_(v), path_(std::move(path)), source_(source) {
         if (v.kind != json::Value::Kind::Object) fail(v, path_.empty() ? "the file" : path_, "must be an object");
@@ -37,7 +37,9 @@ public:
     [[noreturn]] void fail(const json::Value& at, const std::string& field, const std::string& why) const {
         throw std::runtime_error(std::string(source_) + ":" + std::to_string(at.line) + ": " + field + ": " + why);
     }
-    std::string field(std::string_view key) const { return path_.empty() ? std::string(key) : path_ + "." + std::string(key); }
+    std::string field(std::string_view key) const {
+        return path_.empty() ? std::string(key) : path_ + "." + std::string(key);
+    }
 
     template <class Fn>
     void on(std::string_view key, Fn&& read) {
@@ -73,7 +75,8 @@ public:
         on(key, [&](const json::Value& m, const std::string& f) {
             expect(m, f, json::Value::Kind::Number);
             const double d = std::strtod(m.text.c_str(), nullptr);
-            if (!std::isfinite(d) || std::fabs(d) > 3.4028234663852886e38) fail(m, f, "is out of float32's range: " + m.text);
+            if (!std::isfinite(d) || std::fabs(d) > 3.4028234663852886e38)
+                fail(m, f, "is out of float32's range: " + m.text);
             out = float(d);
         });
     }
@@ -116,10 +119,11 @@ public:
         }
     }
 
-private:
+  private:
     void expect(const json::Value& m, const std::string& f, json::Value::Kind kind) const {
         if (m.kind != kind)
-            fail(m, f, "must be " + std::string(json::kind_name(kind)) + ", not " + std::string(json::kind_name(m.kind)));
+            fail(m, f,
+                 "must be " + std::string(json::kind_name(kind)) + ", not " + std::string(json::kind_name(m.kind)));
     }
     long long read_integer(const json::Value& m, const std::string& f, IntegerBounds b) const {
         expect(m, f, json::Value::Kind::Number);
@@ -194,7 +198,8 @@ Experiment experiment_from_json(std::string_view text, std::string_view source) 
     ObjectReader top(doc, "", source);
     const json::Value* version = doc.find(kVersionKey);
     if (!version)
-        top.fail(doc, kVersionKey, "missing: this is not an fp8lab experiment file (it needs \"fp8lab_experiment\": 1)");
+        top.fail(doc, kVersionKey,
+                 "missing: this is not an fp8lab experiment file (it needs \"fp8lab_experiment\": 1)");
     long long v = 0;
     top.integer(kVersionKey, v, IntegerBounds{1, 1000000});
     if (v > Experiment::kVersion)

@@ -12,8 +12,8 @@ namespace fp8lab::emu::detail {
 // Exponents are in float32's biased form so they compare directly with input fields.
 struct Float32KernelConstants {
     std::uint32_t mantissa_bits;
-    std::uint32_t min_field;       // biased float32 exponent of the format's min normal
-    std::uint32_t max_magnitude;   // largest finite magnitude code
+    std::uint32_t min_field;           // biased float32 exponent of the format's min normal
+    std::uint32_t max_magnitude;       // largest finite magnitude code
     std::uint32_t overflow_magnitude;  // Inf, NaN or max, per saturation and format
     std::uint32_t nan_code;
     std::uint32_t sign_shift;
@@ -24,9 +24,8 @@ struct Float32KernelConstants {
 // overflow handling: values past the largest finite code are returned as they are, so
 // callers can both clamp (encode) and count overflows (statistics).
 template <RoundingMode Mode>
-constexpr std::uint32_t rounded_magnitude(std::uint32_t a, std::uint32_t sign,
-                                       const Float32KernelConstants& k, std::uint32_t random,
-                                       int random_bits) {
+constexpr std::uint32_t rounded_magnitude(std::uint32_t a, std::uint32_t sign, const Float32KernelConstants& k,
+                                          std::uint32_t random, int random_bits) {
     const std::uint32_t field = a >> 23;
     const std::uint32_t field_eff = field ? field : 1u;
     const std::uint32_t significand = (a & 0x7FFFFFu) | (field ? 0x800000u : 0u);
@@ -72,8 +71,7 @@ constexpr std::uint32_t rounded_magnitude(std::uint32_t a, std::uint32_t sign,
 // The code of a rounded magnitude (from rounded_magnitude): overflow handled per
 // saturation and direction, Inf and NaN inputs mapped, the sign put back.
 template <RoundingMode Mode>
-constexpr std::uint32_t code_of_magnitude(std::uint32_t magnitude, std::uint32_t u,
-                                          const Float32KernelConstants& k) {
+constexpr std::uint32_t code_of_magnitude(std::uint32_t magnitude, std::uint32_t u, const Float32KernelConstants& k) {
     const std::uint32_t sign = u >> 31;
     const std::uint32_t a = u & 0x7FFFFFFFu;
     // Overflow toward zero stops at max (IEEE 754 7.4); see convert.hpp.
@@ -91,8 +89,8 @@ constexpr std::uint32_t code_of_magnitude(std::uint32_t magnitude, std::uint32_t
 
 // One element: float32 bits in, code out. `random` is read by stochastic rounding only.
 template <RoundingMode Mode>
-constexpr std::uint32_t encode_float32_bits(std::uint32_t u, const Float32KernelConstants& k,
-                                         std::uint32_t random, int random_bits) {
+constexpr std::uint32_t encode_float32_bits(std::uint32_t u, const Float32KernelConstants& k, std::uint32_t random,
+                                            int random_bits) {
     const std::uint32_t magnitude = rounded_magnitude<Mode>(u & 0x7FFFFFFFu, u >> 31, k, random, random_bits);
     return code_of_magnitude<Mode>(magnitude, u, k);
 }

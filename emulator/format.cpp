@@ -13,21 +13,23 @@ bool Format::is_nan_code(std::uint32_t code) const {
     if (!has_nan) return false;
     const std::uint32_t magnitude = code & ~sign_mask();
     switch (encoding) {
-    case Encoding::Ieee: return magnitude > inf_code;
+    case Encoding::Ieee:
+        return magnitude > inf_code;
     case Encoding::FiniteNan:
-    case Encoding::ScaleE8M0: return magnitude == nan_code;
-    case Encoding::FiniteOnly: return false;
-    case Encoding::FiniteNanUnsignedZero: return code == nan_code;  // the sign bit alone
+    case Encoding::ScaleE8M0:
+        return magnitude == nan_code;
+    case Encoding::FiniteOnly:
+        return false;
+    case Encoding::FiniteNanUnsignedZero:
+        return code == nan_code;  // the sign bit alone
     }
     return false;
 }
 
-bool Format::is_inf_code(std::uint32_t code) const {
-    return has_inf && (code & ~sign_mask()) == inf_code;
-}
+bool Format::is_inf_code(std::uint32_t code) const { return has_inf && (code & ~sign_mask()) == inf_code; }
 
-Format make_format(std::string_view name, std::string_view display_name, int exponent_bits,
-                   int mantissa_bits, Encoding encoding) {
+Format make_format(std::string_view name, std::string_view display_name, int exponent_bits, int mantissa_bits,
+                   Encoding encoding) {
     Format f;
     f.name = name;
     f.display_name = display_name;
@@ -79,8 +81,7 @@ Format make_format(std::string_view name, std::string_view display_name, int exp
         f.max_exponent = max_field - f.bias;
         f.min_normal = std::ldexp(1.0, f.min_exponent);
         f.min_subnormal = std::ldexp(1.0, f.min_exponent - mantissa_bits);
-        f.max_finite = std::ldexp(1.0 + std::ldexp(double(max_mantissa), -mantissa_bits),
-                                  f.max_exponent);
+        f.max_finite = std::ldexp(1.0 + std::ldexp(double(max_mantissa), -mantissa_bits), f.max_exponent);
     }
     return f;
 }
@@ -106,10 +107,8 @@ const std::array<Format, 12>& registry() {
 }
 
 bool iequals(std::string_view a, std::string_view b) {
-    return a.size() == b.size() &&
-           std::equal(a.begin(), a.end(), b.begin(), [](char x, char y) {
-               return std::tolower(static_cast<unsigned char>(x)) ==
-                      std::tolower(static_cast<unsigned char>(y));
+    return a.size() == b.size() && std::equal(a.begin(), a.end(), b.begin(), [](char x, char y) {
+               return std::tolower(static_cast<unsigned char>(x)) == std::tolower(static_cast<unsigned char>(y));
            });
 }
 
@@ -125,8 +124,7 @@ const Format* find_format(std::string_view name) {
 
 const Format& format_by_name(std::string_view name) {
     if (const Format* f = find_format(name)) return *f;
-    throw std::invalid_argument("unknown format '" + std::string(name) + "' (known: " +
-                                format_names_list() + ")");
+    throw std::invalid_argument("unknown format '" + std::string(name) + "' (known: " + format_names_list() + ")");
 }
 
 const Format& e4m3() { return registry()[0]; }

@@ -23,8 +23,8 @@ enum class Encoding {
 };
 
 struct Format {
-    std::string_view name;         // canonical lower-case name, e.g. "e4m3"
-    std::string_view display_name; // e.g. "E4M3 (OCP)"
+    std::string_view name;          // canonical lower-case name, e.g. "e4m3"
+    std::string_view display_name;  // e.g. "E4M3 (OCP)"
     int exponent_bits = 0;
     int mantissa_bits = 0;
     Encoding encoding = Encoding::Ieee;
@@ -37,14 +37,14 @@ struct Format {
     bool has_subnormals = true;
     bool has_negative_zero = true;  // false for FNUZ (its code is NaN) and unsigned E8M0
     int bias = 0;
-    int min_exponent = 0;           // exponent of the smallest normal value
-    int max_exponent = 0;           // exponent of the largest finite value
+    int min_exponent = 0;                  // exponent of the smallest normal value
+    int max_exponent = 0;                  // exponent of the largest finite value
     std::uint32_t max_magnitude_code = 0;  // code of the largest finite value, sign clear
     std::uint32_t inf_code = 0;            // +Inf (only if has_inf)
     std::uint32_t nan_code = 0;            // canonical NaN produced for a NaN input
     double max_finite = 0;
     double min_normal = 0;
-    double min_subnormal = 0;       // 0 when the format has no subnormals
+    double min_subnormal = 0;  // 0 when the format has no subnormals
 
     std::uint64_t code_count() const { return std::uint64_t(1) << total_bits; }
     std::uint32_t sign_mask() const { return has_sign ? 1u << (total_bits - 1) : 0u; }
@@ -53,8 +53,8 @@ struct Format {
 };
 
 // Builds a descriptor from the layout; the derived fields are computed, never typed.
-Format make_format(std::string_view name, std::string_view display_name, int exponent_bits,
-                   int mantissa_bits, Encoding encoding);
+Format make_format(std::string_view name, std::string_view display_name, int exponent_bits, int mantissa_bits,
+                   Encoding encoding);
 
 // The formats fp8lab knows, in the order tables list them.
 std::span<const Format> all_formats();

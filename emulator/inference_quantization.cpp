@@ -121,7 +121,8 @@ std::vector<float> quantized_forward(const std::vector<LayerWeights>& layers, st
             }
             if (l + 1 < layers.size())
                 for (std::size_t o = 0; o < out; ++o)
-                    acc[o] = 0.5f * acc[o] * (1.0f + std::tanh(kGeluC * (acc[o] + 0.044715f * acc[o] * acc[o] * acc[o])));
+                    acc[o] =
+                        0.5f * acc[o] * (1.0f + std::tanh(kGeluC * (acc[o] + 0.044715f * acc[o] * acc[o] * acc[o])));
         }
         x = std::move(y);
     }
@@ -151,7 +152,8 @@ InferenceResult evaluate_inference(const Experiment& e, const std::vector<LayerW
     int correct_reference = 0, correct_quantized = 0, agree = 0;
     for (int b = 0; b < kEvaluationBatches; ++b) {
         const Batch batch = task.batch(kEvaluationBatch + std::uint64_t(b), rows);
-        const std::vector<float> ref = quantized_forward(trained, batch.inputs, rows, f, ActivationQuantization::None, {});
+        const std::vector<float> ref =
+            quantized_forward(trained, batch.inputs, rows, f, ActivationQuantization::None, {});
         const std::vector<float> y = quantized_forward(quantized, batch.inputs, rows, f, spec.activations, scales);
         for (std::size_t i = 0; i < y.size(); ++i) {
             diff += double(y[i] - ref[i]) * (y[i] - ref[i]);

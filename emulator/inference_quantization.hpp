@@ -36,7 +36,7 @@ struct InferenceResult {
     double quantized_loss = 0;      // the quantised model's
     double reference_accuracy = 0;  // classification: % of rows whose argmax is the label
     double quantized_accuracy = 0;
-    double agreement = 0;           // classification: % of rows with float32's argmax
+    double agreement = 0;  // classification: % of rows with float32's argmax
 };
 
 // x -> value(cvt(x * scale)) / scale, in float32 as a cast kernel computes it.
@@ -64,6 +64,8 @@ InferenceResult evaluate_inference(const Experiment& experiment, const std::vect
 }  // namespace fp8lab::emu
 
 namespace fp8lab {
-template <> std::span<const EnumName<emu::WeightQuantization>> enum_names<emu::WeightQuantization>();
-template <> std::span<const EnumName<emu::ActivationQuantization>> enum_names<emu::ActivationQuantization>();
+template <>
+std::span<const EnumName<emu::WeightQuantization>> enum_names<emu::WeightQuantization>();
+template <>
+std::span<const EnumName<emu::ActivationQuantization>> enum_names<emu::ActivationQuantization>();
 }  // namespace fp8lab

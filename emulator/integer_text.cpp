@@ -11,10 +11,14 @@ std::optional<std::uint64_t> parse_unsigned(std::string_view text) {
     std::uint64_t value = 0;
     for (char c : text) {
         std::uint64_t digit;
-        if (c >= '0' && c <= '9') digit = std::uint64_t(c - '0');
-        else if (hex && c >= 'a' && c <= 'f') digit = std::uint64_t(c - 'a' + 10);
-        else if (hex && c >= 'A' && c <= 'F') digit = std::uint64_t(c - 'A' + 10);
-        else return std::nullopt;
+        if (c >= '0' && c <= '9')
+            digit = std::uint64_t(c - '0');
+        else if (hex && c >= 'a' && c <= 'f')
+            digit = std::uint64_t(c - 'a' + 10);
+        else if (hex && c >= 'A' && c <= 'F')
+            digit = std::uint64_t(c - 'A' + 10);
+        else
+            return std::nullopt;
         if (value > (UINT64_MAX - digit) / base) return std::nullopt;  // would wrap
         value = value * base + digit;
     }

@@ -11,7 +11,7 @@ namespace {
 constexpr int kMaxDepth = 64;
 
 class Parser {
-public:
+  public:
     Parser(std::string_view text, std::string_view source) : s_(text), source_(source) {}
 
     Value document() {
@@ -21,15 +21,17 @@ public:
         return v;
     }
 
-private:
+  private:
     [[noreturn]] void fail(const std::string& why) const {
         throw std::runtime_error(std::string(source_) + ":" + std::to_string(line_) + ": " + why);
     }
     void skip_space() {
         while (pos_ < s_.size()) {
             const char c = s_[pos_];
-            if (c == '\n') ++line_;
-            else if (c != ' ' && c != '\t' && c != '\r') break;
+            if (c == '\n')
+                ++line_;
+            else if (c != ' ' && c != '\t' && c != '\r')
+                break;
             ++pos_;
         }
     }
@@ -103,8 +105,10 @@ private:
             return pos_ > from;
         };
         if (s_[pos_] == '-') ++pos_;
-        if (pos_ < s_.size() && s_[pos_] == '0') ++pos_;
-        else if (!digits()) fail("a number needs digits");
+        if (pos_ < s_.size() && s_[pos_] == '0')
+            ++pos_;
+        else if (!digits())
+            fail("a number needs digits");
         if (pos_ < s_.size() && s_[pos_] == '.') {
             ++pos_;
             if (!digits()) fail("a number needs digits after '.'");
@@ -123,10 +127,14 @@ private:
         for (int i = 0; i < 4; ++i) {
             const char h = s_[pos_++];
             v <<= 4;
-            if (h >= '0' && h <= '9') v |= unsigned(h - '0');
-            else if (h >= 'a' && h <= 'f') v |= unsigned(h - 'a' + 10);
-            else if (h >= 'A' && h <= 'F') v |= unsigned(h - 'A' + 10);
-            else fail("a \\u escape needs four hex digits");
+            if (h >= '0' && h <= '9')
+                v |= unsigned(h - '0');
+            else if (h >= 'a' && h <= 'f')
+                v |= unsigned(h - 'a' + 10);
+            else if (h >= 'A' && h <= 'F')
+                v |= unsigned(h - 'A' + 10);
+            else
+                fail("a \\u escape needs four hex digits");
         }
         return v;
     }
@@ -164,14 +172,30 @@ private:
             if (pos_ >= s_.size()) fail("a string is not closed");
             const char e = s_[pos_++];
             switch (e) {
-            case '"': out += '"'; break;
-            case '\\': out += '\\'; break;
-            case '/': out += '/'; break;
-            case 'b': out += '\b'; break;
-            case 'f': out += '\f'; break;
-            case 'n': out += '\n'; break;
-            case 'r': out += '\r'; break;
-            case 't': out += '\t'; break;
+            case '"':
+                out += '"';
+                break;
+            case '\\':
+                out += '\\';
+                break;
+            case '/':
+                out += '/';
+                break;
+            case 'b':
+                out += '\b';
+                break;
+            case 'f':
+                out += '\f';
+                break;
+            case 'n':
+                out += '\n';
+                break;
+            case 'r':
+                out += '\r';
+                break;
+            case 't':
+                out += '\t';
+                break;
             case 'u': {
                 unsigned cp = hex4();
                 if (cp >= 0xD800 && cp < 0xDC00) {
@@ -185,7 +209,8 @@ private:
                 append_utf8(out, cp);
                 break;
             }
-            default: fail(std::string("an unknown escape '\\") + e + "'");
+            default:
+                fail(std::string("an unknown escape '\\") + e + "'");
             }
         }
     }
@@ -205,12 +230,18 @@ const Value* Value::find(std::string_view key) const {
 
 std::string_view kind_name(Value::Kind kind) {
     switch (kind) {
-    case Value::Kind::Null: return "null";
-    case Value::Kind::Bool: return "true or false";
-    case Value::Kind::Number: return "a number";
-    case Value::Kind::String: return "a string";
-    case Value::Kind::Array: return "an array";
-    case Value::Kind::Object: return "an object";
+    case Value::Kind::Null:
+        return "null";
+    case Value::Kind::Bool:
+        return "true or false";
+    case Value::Kind::Number:
+        return "a number";
+    case Value::Kind::String:
+        return "a string";
+    case Value::Kind::Array:
+        return "an array";
+    case Value::Kind::Object:
+        return "an object";
     }
     return "?";
 }

@@ -37,12 +37,28 @@ std::string json_escape(std::string_view s) {
     for (std::size_t i = 0; i < s.size();) {
         const char c = s[i];
         switch (c) {
-        case '"': out += "\\\""; ++i; continue;
-        case '\\': out += "\\\\"; ++i; continue;
-        case '\n': out += "\\n"; ++i; continue;
-        case '\t': out += "\\t"; ++i; continue;
-        case '\r': out += "\\r"; ++i; continue;
-        default: break;
+        case '"':
+            out += "\\\"";
+            ++i;
+            continue;
+        case '\\':
+            out += "\\\\";
+            ++i;
+            continue;
+        case '\n':
+            out += "\\n";
+            ++i;
+            continue;
+        case '\t':
+            out += "\\t";
+            ++i;
+            continue;
+        case '\r':
+            out += "\\r";
+            ++i;
+            continue;
+        default:
+            break;
         }
         if (static_cast<unsigned char>(c) < 0x20) {
             char buf[8];
@@ -102,8 +118,10 @@ JsonWriter& JsonWriter::value(std::string_view s) {
 }
 JsonWriter& JsonWriter::value(double v) {
     separate();
-    if (std::isnan(v)) out_ += "\"NaN\"";
-    else if (std::isinf(v)) out_ += v > 0 ? "\"Infinity\"" : "\"-Infinity\"";
+    if (std::isnan(v))
+        out_ += "\"NaN\"";
+    else if (std::isinf(v))
+        out_ += v > 0 ? "\"Infinity\"" : "\"-Infinity\"";
     else {
         char buf[32];
         const auto r = std::to_chars(buf, buf + sizeof buf, v);  // shortest text that reads back exactly

@@ -9,7 +9,7 @@
 namespace fp8lab::json {
 
 class JsonWriter {
-public:
+  public:
     JsonWriter& begin_object();
     JsonWriter& end_object();
     JsonWriter& begin_array();
@@ -27,7 +27,7 @@ public:
     JsonWriter& raw(std::string_view json);  // a value that is JSON already (trailing newline dropped)
     const std::string& text() const { return out_; }
 
-private:
+  private:
     void separate();
     JsonWriter& open(char bracket);
     JsonWriter& close(char bracket);

@@ -5,12 +5,12 @@
 
 namespace fp8lab::emu {
 
-DynamicLossScaler::DynamicLossScaler(LossScalerConfig config)
-    : config_(config), scale_(config.initial_scale) {
+DynamicLossScaler::DynamicLossScaler(LossScalerConfig config) : config_(config), scale_(config.initial_scale) {
     if (!(config.initial_scale > 0) || !(config.growth_factor > 1) ||
         !(config.backoff_factor > 0 && config.backoff_factor < 1) || config.growth_interval < 1)
-        throw std::invalid_argument("loss scaler: need initial scale > 0, growth > 1, "
-                                    "0 < backoff < 1 and growth interval >= 1");
+        throw std::invalid_argument(
+            "loss scaler: need initial scale > 0, growth > 1, "
+            "0 < backoff < 1 and growth interval >= 1");
 }
 
 bool DynamicLossScaler::update(bool found_inf) {

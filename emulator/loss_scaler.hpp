@@ -22,7 +22,7 @@ struct LossScalerState {
 };
 
 class DynamicLossScaler {
-public:
+  public:
     explicit DynamicLossScaler(LossScalerConfig config = {});
 
     float scale() const { return scale_; }
@@ -36,7 +36,7 @@ public:
     const std::vector<std::size_t>& skipped_steps() const { return skipped_steps_; }
     LossScalerState state() const { return {scale_, clean_steps_, scale_per_step_, skipped_steps_}; }
 
-private:
+  private:
     LossScalerConfig config_;
     float scale_;
     int clean_steps_ = 0;

@@ -79,10 +79,11 @@ void product(const Lhs& lhs, const Rhs& rhs, Matrix& dst) {
         dst.noalias() = lhs * rhs;
         return;
     }
-    parallel_for_chunks(std::size_t(n), std::size_t(kProductChunk), [&](std::size_t, std::size_t begin, std::size_t end) {
-        const Eigen::Index j = Eigen::Index(begin), w = Eigen::Index(end - begin);
-        dst.middleCols(j, w).noalias() = lhs * rhs.middleCols(j, w);
-    });
+    parallel_for_chunks(std::size_t(n), std::size_t(kProductChunk),
+                        [&](std::size_t, std::size_t begin, std::size_t end) {
+                            const Eigen::Index j = Eigen::Index(begin), w = Eigen::Index(end - begin);
+                            dst.middleCols(j, w).noalias() = lhs * rhs.middleCols(j, w);
+                        });
 }
 
 // out = GELU(pre) and t = the tanh inside it, element by element in parallel chunks.
@@ -121,9 +122,9 @@ struct AdamStep {
 template <bool Decay>
 FP8LAB_INLINE void adamw_body(const AdamStep& a, float* __restrict w, float* __restrict m, float* __restrict v,
                               const float* __restrict g, std::size_t n) {
-    const float beta1 = a.beta1, beta2 = a.beta2, one_minus_beta1 = 1.0f - a.beta1,
-                one_minus_beta2 = 1.0f - a.beta2, bc1 = a.bc1, bc2 = a.bc2, epsilon = a.epsilon,
-                lr = a.learning_rate, decay = a.weight_decay, clip = a.clip;
+    const float beta1 = a.beta1, beta2 = a.beta2, one_minus_beta1 = 1.0f - a.beta1, one_minus_beta2 = 1.0f - a.beta2,
+                bc1 = a.bc1, bc2 = a.bc2, epsilon = a.epsilon, lr = a.learning_rate, decay = a.weight_decay,
+                clip = a.clip;
     for (std::size_t i = 0; i < n; ++i) {
         const float gi = g[i] * clip;
         const float mi = beta1 * m[i] + one_minus_beta1 * gi;
@@ -181,7 +182,7 @@ void store_in_bf16(Matrix& m) {
 
 // The trainer's state for one run: layers, quantiser, and the operand function.
 class Run {
-public:
+  public:
     Run(const Experiment& e, bool record_trace)
         : c_(e), n_(e.numerics), record_trace_(record_trace), task_(e), quantizer_(e.numerics) {
         std::vector<int> dims = {e.model.input};
@@ -202,8 +203,7 @@ public:
 
     TrainerResult run(const TrainStepCallback& on_step) {
         TrainerResult result;
-        if (record_trace_)
-            result.trace.header = {{"source", "fp8lab CPU emulator"}, {"experiment", describe(c_)}};
+        if (record_trace_) result.trace.header = {{"source", "fp8lab CPU emulator"}, {"experiment", describe(c_)}};
         for (int step = 0; step < c_.steps; ++step) {
             const float loss = train_step(step, result);
             result.loss.push_back(loss);
@@ -216,7 +216,8 @@ public:
         result.gradients_flushed = quantizer_.gradients_flushed();
         result.scaling = quantizer_.state();
         for (const Layer& layer : layers_)
-            result.final_layers.push_back({int(layer.weight.cols()), int(layer.weight.rows()),
+            result.final_layers.push_back({int(layer.weight.cols()),
+                                           int(layer.weight.rows()),
                                            {layer.weight.data(), layer.weight.data() + layer.weight.size()},
                                            {layer.bias.data(), layer.bias.data() + layer.bias.size()}});
         if (scaler_) result.loss_scale = scaler_->scale_per_step();
@@ -250,8 +251,8 @@ public:
     // (the teacher's targets cost as much as a training step's forward pass).
     const Batch& batch_of_step(int step) {
         const std::uint64_t index = std::uint64_t(step) % std::uint64_t(c_.task.batches);
-        const double bytes = double(c_.tokens) * double(c_.model.input + c_.model.output) * 4.0 *
-                             double(c_.task.batches);
+        const double bytes =
+            double(c_.tokens) * double(c_.model.input + c_.model.output) * 4.0 * double(c_.task.batches);
         if (bytes > kBatchCacheBytes) {
             uncached_batch_ = task_.batch_of_step(std::uint64_t(step));
             return uncached_batch_;
@@ -279,15 +280,14 @@ public:
                 for (float& x : v) x /= divisor;
                 return v;
             };
-            snapshot.layers.push_back({int(layer.weight.cols()), int(layer.weight.rows()),
-                                       copy(layer.weight, 1.0f), copy(layer.bias, 1.0f),
-                                       copy(layer.weight_grad, loss_scale),
+            snapshot.layers.push_back({int(layer.weight.cols()), int(layer.weight.rows()), copy(layer.weight, 1.0f),
+                                       copy(layer.bias, 1.0f), copy(layer.weight_grad, loss_scale),
                                        copy(layer.bias_grad, loss_scale)});
         }
         return snapshot;
     }
 
-private:
+  private:
     // Forward, loss and backward of one step: leaves the gradients in the layers.
     float forward_backward(int step, TrainerResult& result) {
         const Batch& batch = batch_of_step(step);
@@ -306,7 +306,8 @@ private:
         for (std::size_t l = 0; l < count; ++l) {
             const std::string prefix = "fc" + std::to_string(l + 1);
             inputs_[l] = x;
-            inputs_q_[l] = &operand(prefix + ".input", TensorRole::Input, inputs_[l], l, step, trace, input_buffers_[l]);
+            inputs_q_[l] =
+                &operand(prefix + ".input", TensorRole::Input, inputs_[l], l, step, trace, input_buffers_[l]);
             weights_q_[l] =
                 &operand(prefix + ".weight", TensorRole::Weight, layers_[l].weight, l, step, trace, weight_buffers_[l]);
             product(*inputs_q_[l], weights_q_[l]->transpose(), pre_[l]);
@@ -485,7 +486,10 @@ void check_cpu_supports(const Experiment& e) {
     const FastAccumulation& f = e.numerics.fast_accumulation;
     if (e.numerics.precision == Precision::Fp8 && f.any())
         throw std::invalid_argument(
-            std::string("numerics.fast_accumulation.") + (f.forward ? "forward" : f.dgrad ? "dgrad" : "wgrad") +
+            std::string("numerics.fast_accumulation.") +
+            (f.forward ? "forward"
+             : f.dgrad ? "dgrad"
+                       : "wgrad") +
             ": the CPU emulator accumulates every GEMM in float32; fast accumulation is a property of the GPU's "
             "FP8 tensor cores (the accumulation lab measures it). Run this on the GPU or turn it off");
 }
@@ -494,7 +498,8 @@ std::uint64_t cpu_training_bytes(const Experiment& e) {
     std::uint64_t parameters = 0, widths = std::uint64_t(e.model.input) + std::uint64_t(e.model.output);
     for (int layer = 0; layer < e.linear_layers(); ++layer) {
         const std::uint64_t in = layer == 0 ? std::uint64_t(e.model.input) : std::uint64_t(e.model.hidden);
-        const std::uint64_t out = layer + 1 == e.linear_layers() ? std::uint64_t(e.model.output) : std::uint64_t(e.model.hidden);
+        const std::uint64_t out =
+            layer + 1 == e.linear_layers() ? std::uint64_t(e.model.output) : std::uint64_t(e.model.hidden);
         parameters += in * out + out;
     }
     widths += std::uint64_t(e.model.hidden) * std::uint64_t(e.model.hidden_layers);

@@ -28,15 +28,15 @@ struct LayerWeights {
 };
 
 struct TrainerResult {
-    std::vector<float> loss;       // per step
-    std::vector<float> accuracy;   // per step, classification only
+    std::vector<float> loss;      // per step
+    std::vector<float> accuracy;  // per step, classification only
     AmaxTrace trace;
     std::uint64_t gradient_elements = 0, gradients_flushed = 0;  // FP8 gradient operands
-    std::vector<float> loss_scale;            // per step, with loss scaling
-    std::vector<std::size_t> skipped_steps;   // steps not applied: a gradient was not finite
-    std::map<std::string, DelayedScalingState> scaling;  // per tensor, delayed scaling only
-    std::vector<LayerWeights> final_layers;   // the parameters after the last step (inference labs)
-    std::optional<InferenceResult> inference;  // experiment.inference's evaluation, when enabled
+    std::vector<float> loss_scale;                               // per step, with loss scaling
+    std::vector<std::size_t> skipped_steps;                      // steps not applied: a gradient was not finite
+    std::map<std::string, DelayedScalingState> scaling;          // per tensor, delayed scaling only
+    std::vector<LayerWeights> final_layers;                      // the parameters after the last step (inference labs)
+    std::optional<InferenceResult> inference;                    // experiment.inference's evaluation, when enabled
     bool cancelled = false;
     double flushed_fraction() const {
         return gradient_elements ? double(gradients_flushed) / double(gradient_elements) : 0.0;
@@ -52,8 +52,7 @@ using TrainStepCallback = std::function<bool(int step, float loss)>;
 // tanh approximation; the loss is the mean squared error (regression) or the mean softmax
 // cross-entropy (classification). With BF16 or FP8 operands every GEMM's output is stored
 // in BF16 (as a GPU stores it); FP32 keeps float32 throughout.
-TrainerResult train_mlp(const Experiment& experiment, const TrainStepCallback& on_step = {},
-                        bool record_trace = false);
+TrainerResult train_mlp(const Experiment& experiment, const TrainStepCallback& on_step = {}, bool record_trace = false);
 
 // Throws std::invalid_argument naming each setting the CPU emulator cannot run.
 void check_cpu_supports(const Experiment& experiment);

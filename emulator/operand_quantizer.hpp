@@ -20,7 +20,7 @@ namespace fp8lab::emu {
 std::uint64_t stochastic_cast_seed(std::uint64_t step, const std::string& tensor);
 
 class OperandQuantizer {
-public:
+  public:
     explicit OperandQuantizer(const Numerics& numerics) : numerics_(numerics) {}
 
     // The values the GEMM sees for a rows x cols operand (contraction along the columns).
@@ -29,9 +29,9 @@ public:
     // operands of a step, so their product is unchanged); other recipes ignore it.
     // `trace` receives the tensor's amax and scale (nullptr: not traced).
     // `out` (rows * cols elements) receives the dequantised values.
-    void quantize(const std::string& tensor, TensorRole role, std::span<const float> x,
-                  std::size_t rows, std::size_t cols, std::uint64_t step, AmaxTrace* trace,
-                  std::span<float> out, bool wgrad_operand = false);
+    void quantize(const std::string& tensor, TensorRole role, std::span<const float> x, std::size_t rows,
+                  std::size_t cols, std::uint64_t step, AmaxTrace* trace, std::span<float> out,
+                  bool wgrad_operand = false);
 
     // The same cast with its codes and scales (quantize() is its dequantisation).
     QuantizedTensor quantize_codes(const std::string& tensor, TensorRole role, std::span<const float> x,
@@ -48,7 +48,7 @@ public:
     // Per tensor, what a view plots of its delayed scaling (empty for other recipes).
     std::map<std::string, DelayedScalingState> state() const;
 
-private:
+  private:
     Numerics numerics_;
     std::map<std::string, DelayedScaling> delayed_;
     std::uint64_t gradient_elements_ = 0, gradients_flushed_ = 0;

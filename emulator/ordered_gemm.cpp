@@ -102,9 +102,8 @@ FP8LAB_INLINE void tile(const float* lhs, std::ptrdiff_t lhs_row_stride, std::pt
 
 // Every row of one strip of the output over one panel: 4 rows at a time, then the rest.
 template <int Vectors>
-FP8LAB_INLINE void strip_rows(const StridedMatrix& lhs, std::ptrdiff_t k0, std::ptrdiff_t depth,
-                              const float* strip, std::ptrdiff_t strip_stride, Output out, int valid,
-                              bool first_panel) {
+FP8LAB_INLINE void strip_rows(const StridedMatrix& lhs, std::ptrdiff_t k0, std::ptrdiff_t depth, const float* strip,
+                              std::ptrdiff_t strip_stride, Output out, int valid, bool first_panel) {
     const float* a = lhs.data + k0 * lhs.col_stride;
     std::ptrdiff_t i = 0;
     for (; i + 4 <= lhs.rows; i += 4)
@@ -132,8 +131,8 @@ FP8LAB_INLINE void panel_strips(const StridedMatrix& rows, std::ptrdiff_t k0, st
 // last 8 wide, zero-padded where rhs ends); lhs is read where it lies. Packed even where
 // rhs's rows are contiguous: rows a multiple of 4 KiB apart (3072 floats) fall in the
 // same L1 sets, and a strip read in place thrashes them.
-FP8LAB_CPU_CLONES void gemm_panels(const StridedMatrix& lhs, const StridedMatrix& rhs, Output out,
-                                   std::ptrdiff_t panel, float* packed) {
+FP8LAB_CPU_CLONES void gemm_panels(const StridedMatrix& lhs, const StridedMatrix& rhs, Output out, std::ptrdiff_t panel,
+                                   float* packed) {
     const std::ptrdiff_t cols = rhs.cols, wide = cols / 16 * 16, padded = (cols + 7) / 8 * 8;
     for (std::ptrdiff_t k0 = 0; k0 < lhs.cols; k0 += panel) {
         const std::ptrdiff_t depth = std::min(panel, lhs.cols - k0);
@@ -186,8 +185,7 @@ void panel_ordered_gemm(const StridedMatrix& lhs, const StridedMatrix& rhs, floa
     const StridedMatrix packed_operand = transpose ? transposed(lhs) : columns;
     packed.resize(std::size_t(std::min(panel, lhs.cols) * ((packed_operand.cols + 15) / 16 * 16)));
     if (transpose)
-        gemm_panels(transposed(columns), transposed(lhs), Output{dst + begin, 1, dst_stride}, panel,
-                        packed.data());
+        gemm_panels(transposed(columns), transposed(lhs), Output{dst + begin, 1, dst_stride}, panel, packed.data());
     else
         gemm_panels(lhs, columns, Output{dst + begin, dst_stride, 1}, panel, packed.data());
 }

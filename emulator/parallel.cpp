@@ -25,9 +25,7 @@ void parallel_for_chunks(std::size_t n, std::size_t chunk_size,
                          const std::function<void(std::size_t, std::size_t, std::size_t)>& body) {
     const std::size_t chunks = chunk_count(n, chunk_size);
     const std::size_t threads = std::min<std::size_t>(max_threads(), chunks);
-    auto run_chunk = [&](std::size_t c) {
-        body(c, c * chunk_size, std::min(n, (c + 1) * chunk_size));
-    };
+    auto run_chunk = [&](std::size_t c) { body(c, c * chunk_size, std::min(n, (c + 1) * chunk_size)); };
     if (threads <= 1) {
         for (std::size_t c = 0; c < chunks; ++c) run_chunk(c);
         return;

@@ -16,8 +16,6 @@ int max_threads();
 void parallel_for_chunks(std::size_t n, std::size_t chunk_size,
                          const std::function<void(std::size_t, std::size_t, std::size_t)>& body);
 
-inline std::size_t chunk_count(std::size_t n, std::size_t chunk_size) {
-    return (n + chunk_size - 1) / chunk_size;
-}
+inline std::size_t chunk_count(std::size_t n, std::size_t chunk_size) { return (n + chunk_size - 1) / chunk_size; }
 
 }  // namespace fp8lab::emu

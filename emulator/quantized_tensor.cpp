@@ -13,16 +13,13 @@ namespace fp8lab::emu {
 
 void check_shape(std::span<const float> x, std::size_t rows, std::size_t cols, BlockShape block) {
     if (rows * cols != x.size())
-        throw std::invalid_argument("tensor of " + std::to_string(x.size()) +
-                                    " elements is not " + std::to_string(rows) + " x " +
-                                    std::to_string(cols));
-    if (block.rows == 0 || block.cols == 0)
-        throw std::invalid_argument("block shape must be at least 1 x 1");
+        throw std::invalid_argument("tensor of " + std::to_string(x.size()) + " elements is not " +
+                                    std::to_string(rows) + " x " + std::to_string(cols));
+    if (block.rows == 0 || block.cols == 0) throw std::invalid_argument("block shape must be at least 1 x 1");
 }
 
-QuantizedTensor quantize_blocks(std::span<const float> x, std::size_t rows, std::size_t cols,
-                                BlockShape block, const Format& element_format,
-                                const ConvertOptions& options,
+QuantizedTensor quantize_blocks(std::span<const float> x, std::size_t rows, std::size_t cols, BlockShape block,
+                                const Format& element_format, const ConvertOptions& options,
                                 const std::function<BlockScale(float amax)>& scale_of) {
     check_shape(x, rows, cols, block);
     if (element_format.total_bits > 8 || !detail::float32_kernel_supports(element_format) ||
@@ -61,19 +58,20 @@ QuantizedTensor quantize_blocks(std::span<const float> x, std::size_t rows, std:
     std::vector<float> multiplier(q.block_count());
     parallel_for_chunks(grid_rows, std::max<std::size_t>(1, 4096 / std::max<std::size_t>(grid_cols, 1)),
                         [&](std::size_t, std::size_t br0, std::size_t br1) {
-        for (std::size_t br = br0; br < br1; ++br)
-            for (std::size_t bc = 0; bc < grid_cols; ++bc) {
-                float a = 0.0f;
-                for (std::size_t r = br * block.rows; r < std::min(rows, (br + 1) * block.rows); ++r)
-                    a = std::max(a, row_amax[r * grid_cols + bc]);
-                const BlockScale s = scale_of(a);
-                const std::size_t b = br * grid_cols + bc;
-                q.block_amax[b] = a;
-                q.block_scale_inv[b] = s.scale_inv;
-                q.scale_codes[b] = s.code;
-                multiplier[b] = s.multiplier;
-            }
-    });
+                            for (std::size_t br = br0; br < br1; ++br)
+                                for (std::size_t bc = 0; bc < grid_cols; ++bc) {
+                                    float a = 0.0f;
+                                    for (std::size_t r = br * block.rows; r < std::min(rows, (br + 1) * block.rows);
+                                         ++r)
+                                        a = std::max(a, row_amax[r * grid_cols + bc]);
+                                    const BlockScale s = scale_of(a);
+                                    const std::size_t b = br * grid_cols + bc;
+                                    q.block_amax[b] = a;
+                                    q.block_scale_inv[b] = s.scale_inv;
+                                    q.scale_codes[b] = s.code;
+                                    multiplier[b] = s.multiplier;
+                                }
+                        });
     // 3. The codes and the range counts of each row, block by block, in one pass.
     const detail::LoopParams params{kernel, 1.0f, options.seed, options.random_bits, 0};
     std::vector<RangeCounts> partial(chunk_count(rows, chunk_rows));
@@ -111,7 +109,8 @@ void QuantizedTensor::dequantize_into(std::span<float> out) const {
         for (std::size_t r = r0; r < r1; ++r)
             for (std::size_t bc = 0; bc < grid_cols; ++bc) {  // one scale per row segment of a block
                 const float s = block_scale_inv[(r / block.rows) * grid_cols + bc];
-                const std::size_t first = r * cols + bc * block.cols, last = r * cols + std::min(cols, (bc + 1) * block.cols);
+                const std::size_t first = r * cols + bc * block.cols,
+                                  last = r * cols + std::min(cols, (bc + 1) * block.cols);
                 for (std::size_t i = first; i < last; ++i) out[i] = value[codes[i]] * s;
             }
     });

@@ -25,13 +25,13 @@ struct QuantizedTensor {
     const Format* format = nullptr;
     std::size_t rows = 0, cols = 0;
     BlockShape block;
-    std::vector<std::uint8_t> codes;          // rows * cols
-    std::vector<float> block_scale_inv;       // per block, row-major over the block grid
-    std::vector<float> block_amax;            // per block, of the input
-    const Format* scale_format = nullptr;     // E8M0 (MX), E4M3 (NVFP4), or none (float32)
-    std::vector<std::uint8_t> scale_codes;    // per block, when scale_format is set
-    float tensor_scale_inv = 1.0f;            // NVFP4's second level (1 / S_enc), for display
-    RangeCounts counts;                       // of the scaled elements, over all blocks
+    std::vector<std::uint8_t> codes;        // rows * cols
+    std::vector<float> block_scale_inv;     // per block, row-major over the block grid
+    std::vector<float> block_amax;          // per block, of the input
+    const Format* scale_format = nullptr;   // E8M0 (MX), E4M3 (NVFP4), or none (float32)
+    std::vector<std::uint8_t> scale_codes;  // per block, when scale_format is set
+    float tensor_scale_inv = 1.0f;          // NVFP4's second level (1 / S_enc), for display
+    RangeCounts counts;                     // of the scaled elements, over all blocks
 
     std::size_t block_grid_rows() const { return (rows + block.rows - 1) / block.rows; }
     std::size_t block_grid_cols() const { return (cols + block.cols - 1) / block.cols; }
@@ -65,9 +65,8 @@ struct BlockScale {
 
 // Walks the blocks of a rows x cols tensor: amax per block, scale_of(amax), then every
 // element cvt(x * multiplier) with its global index (so stochastic bits match).
-QuantizedTensor quantize_blocks(std::span<const float> x, std::size_t rows, std::size_t cols,
-                                BlockShape block, const Format& element_format,
-                                const ConvertOptions& options,
+QuantizedTensor quantize_blocks(std::span<const float> x, std::size_t rows, std::size_t cols, BlockShape block,
+                                const Format& element_format, const ConvertOptions& options,
                                 const std::function<BlockScale(float amax)>& scale_of);
 
 // Throws std::invalid_argument when x cannot be a rows x cols tensor.

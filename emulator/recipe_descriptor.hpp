@@ -21,10 +21,10 @@ struct RecipeDescriptor {
     // Blocks along each GEMM's contraction dimension; {0, 0}: one scale for the whole tensor.
     BlockShape activation_blocks, weight_blocks;
     std::string scale_type;  // "float32", "float32 power of two", "E8M0", "E4M3 x float32 per tensor"
-    int scale_bits;               // of one block's scale (a per-tensor float32 beside it not counted)
+    int scale_bits;          // of one block's scale (a per-tensor float32 beside it not counted)
     std::string scale_from;  // how a scale is chosen
     std::string accumulation;
-    std::string native_on;   // GPUs with tensor cores for it
+    std::string native_on;  // GPUs with tensor cores for it
 };
 
 const RecipeDescriptor& recipe_descriptor(Fp8Recipe recipe);

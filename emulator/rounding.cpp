@@ -9,9 +9,8 @@ namespace fp8lab::emu {
 namespace {
 
 constexpr std::array<RoundingMode, 7> kModes = {
-    RoundingMode::NearestEven, RoundingMode::NearestAway, RoundingMode::TowardZero,
-    RoundingMode::Up,          RoundingMode::Down,        RoundingMode::Odd,
-    RoundingMode::Stochastic};
+    RoundingMode::NearestEven, RoundingMode::NearestAway, RoundingMode::TowardZero, RoundingMode::Up,
+    RoundingMode::Down,        RoundingMode::Odd,         RoundingMode::Stochastic};
 
 std::string lower(std::string_view s) {
     std::string out(s);
@@ -26,9 +25,7 @@ std::span<const RoundingMode> all_rounding_modes() { return kModes; }
 
 std::string_view rounding_mode_name(RoundingMode mode) { return enum_name(mode); }
 
-std::optional<RoundingMode> parse_rounding_mode(std::string_view name) {
-    return parse_enum<RoundingMode>(lower(name));
-}
+std::optional<RoundingMode> parse_rounding_mode(std::string_view name) { return parse_enum<RoundingMode>(lower(name)); }
 
 std::string rounding_mode_names_list() {
     std::string out;
@@ -50,11 +47,13 @@ namespace fp8lab {
 template <>
 std::span<const EnumName<emu::RoundingMode>> enum_names<emu::RoundingMode>() {
     using emu::RoundingMode;
-    static constexpr EnumName<RoundingMode> table[] = {
-        {RoundingMode::NearestEven, "nearest-even"}, {RoundingMode::NearestAway, "nearest-away"},
-        {RoundingMode::TowardZero, "toward-zero"},   {RoundingMode::Up, "up"},
-        {RoundingMode::Down, "down"},                {RoundingMode::Odd, "odd"},
-        {RoundingMode::Stochastic, "stochastic"}};
+    static constexpr EnumName<RoundingMode> table[] = {{RoundingMode::NearestEven, "nearest-even"},
+                                                       {RoundingMode::NearestAway, "nearest-away"},
+                                                       {RoundingMode::TowardZero, "toward-zero"},
+                                                       {RoundingMode::Up, "up"},
+                                                       {RoundingMode::Down, "down"},
+                                                       {RoundingMode::Odd, "odd"},
+                                                       {RoundingMode::Stochastic, "stochastic"}};
     return table;
 }
 

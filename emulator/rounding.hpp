@@ -12,7 +12,6 @@
 
 namespace fp8lab::emu {
 
-
 struct ConvertOptions {
     RoundingMode rounding = RoundingMode::NearestEven;
     Saturation saturation = Saturation::Finite;
@@ -25,7 +24,7 @@ struct ConvertOptions {
 inline constexpr int kMaxRandomBits = 32;
 
 std::span<const RoundingMode> all_rounding_modes();
-std::string_view rounding_mode_name(RoundingMode mode);  // "nearest-even", ...
+std::string_view rounding_mode_name(RoundingMode mode);                  // "nearest-even", ...
 std::optional<RoundingMode> parse_rounding_mode(std::string_view name);  // any case
 std::string rounding_mode_names_list();
 std::string_view saturation_name(Saturation saturation);  // "finite" / "none"
@@ -34,6 +33,8 @@ std::optional<Saturation> parse_saturation(std::string_view name);
 }  // namespace fp8lab::emu
 
 namespace fp8lab {
-template <> std::span<const EnumName<emu::RoundingMode>> enum_names<emu::RoundingMode>();
-template <> std::span<const EnumName<emu::Saturation>> enum_names<emu::Saturation>();
+template <>
+std::span<const EnumName<emu::RoundingMode>> enum_names<emu::RoundingMode>();
+template <>
+std::span<const EnumName<emu::Saturation>> enum_names<emu::Saturation>();
 }  // namespace fp8lab

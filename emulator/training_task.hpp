@@ -18,7 +18,7 @@ struct Batch {
 };
 
 class TrainingTask {
-public:
+  public:
     // The task of an experiment: its kind and seed, the model's input and output sizes.
     explicit TrainingTask(const Experiment& experiment);
 
@@ -29,7 +29,7 @@ public:
     // The batch that step `step` trains on: batch(step mod task.batches).
     Batch batch_of_step(std::uint64_t step) const;
 
-private:
+  private:
     TaskKind kind_;
     std::uint64_t seed_;
     int input_, output_, tokens_, batches_;

@@ -13,8 +13,7 @@
 namespace fp8lab::emu {
 
 std::vector<RepresentableValue> representable_values(const Format& f) {
-    if (f.total_bits > 16)
-        throw std::invalid_argument(std::string(f.name) + " has too many values to list");
+    if (f.total_bits > 16) throw std::invalid_argument(std::string(f.name) + " has too many values to list");
     std::vector<RepresentableValue> out;
     for (std::uint32_t c = 0; c < f.code_count(); ++c) {
         const double v = decode(f, c);

@@ -34,8 +34,8 @@ double ulp(const Format& format, double x);
 
 struct RoundingError {
     double result;
-    double abs_error;   // |result - x|
-    double rel_error;   // |result - x| / |x|, 0 for x = 0
+    double abs_error;  // |result - x|
+    double rel_error;  // |result - x| / |x|, 0 for x = 0
 };
 RoundingError rounding_error(const Format& format, double x, const ConvertOptions& options = {});
 

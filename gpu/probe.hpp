@@ -14,9 +14,9 @@ struct ProbeResult {
     int compute_major = 0;
     int compute_minor = 0;
     std::uint64_t memory_bytes = 0;
-    int driver_version = 0;   // e.g. 13000 for CUDA 13.0
+    int driver_version = 0;  // e.g. 13000 for CUDA 13.0
     int runtime_version = 0;
-    std::string reason;       // why not ready; empty when ready
+    std::string reason;  // why not ready; empty when ready
 };
 
 ProbeResult probe();

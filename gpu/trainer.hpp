@@ -27,7 +27,7 @@ enum class GpuRecipe { Delayed, Current, Blockwise };
 // multiplied in BF16 with float32 accumulation. Hopper has no MX or NVFP4 tensor cores:
 // an emulated run's speed is this emulation's, never that hardware's.
 enum class GpuPath { Native, Emulated };
-std::string_view gpu_path_name(GpuPath p);            // "native" / "emulated"
+std::string_view gpu_path_name(GpuPath p);  // "native" / "emulated"
 // What every time of an emulated run carries (bench table and JSON, training panel, CLI).
 std::string_view emulated_speed_note();
 std::string_view gpu_precision_name(GpuPrecision p);  // "bf16" / "fp8"
@@ -39,10 +39,10 @@ std::string_view gpu_recipe_name(GpuRecipe r);        // "delayed" / "current" /
 // made on the host and uploaded, so both backends start from the same bits; the batches
 // stay on the device as a pool that the steps cycle through.
 struct GpuTrainConfig {
-    int input_dim = 768;   // d, also the output size
-    int hidden_dim = 3072; // h
-    int tokens = 32;       // M, rows per step
-    int hidden_layers = 1; // GELU layers; linear layers = hidden_layers + 1
+    int input_dim = 768;    // d, also the output size
+    int hidden_dim = 3072;  // h
+    int tokens = 32;        // M, rows per step
+    int hidden_layers = 1;  // GELU layers; linear layers = hidden_layers + 1
     GpuPrecision precision = GpuPrecision::Fp8;
     GpuRecipe recipe = GpuRecipe::Delayed;
     emu::FormatRecipe formats = emu::FormatRecipe::Hybrid;  // blockwise: E4M3 whatever this says
@@ -51,17 +51,17 @@ struct GpuTrainConfig {
                                     // (cuBLASLt has none for block scales)
     bool fast_accumulation_dgrad = false, fast_accumulation_wgrad = false;
     int steps = 200;
-    int warmup_steps = 10;          // run before timing (and before graph capture)
+    int warmup_steps = 10;  // run before timing (and before graph capture)
     float learning_rate = 1e-3f;
     float weight_decay = 0.0f;
     float beta1 = 0.9f, beta2 = 0.999f, epsilon = 1e-8f;
-    std::uint64_t seed = 1;         // the task's (data) seed
-    std::uint64_t init_seed = 1;    // the initial weights' seed
-    int data_batches = 0;           // distinct batches; 0: as many as fit in 256 MiB (1 to 16)
-    bool use_graph = true;          // replay the captured step; false launches each kernel
-    bool record_trace = true;       // FP8: amax and scale of every tensor at every step
+    std::uint64_t seed = 1;       // the task's (data) seed
+    std::uint64_t init_seed = 1;  // the initial weights' seed
+    int data_batches = 0;         // distinct batches; 0: as many as fit in 256 MiB (1 to 16)
+    bool use_graph = true;        // replay the captured step; false launches each kernel
+    bool record_trace = true;     // FP8: amax and scale of every tensor at every step
     GpuPath path = GpuPath::Native;
-    emu::Numerics numerics;         // Emulated: every numeric setting (the fields above are unused)
+    emu::Numerics numerics;  // Emulated: every numeric setting (the fields above are unused)
 };
 
 // Throws std::invalid_argument naming the setting or the dimension (cuBLASLt's FP8
@@ -89,19 +89,19 @@ double model_flops_per_step(const GpuTrainConfig& config);
 double gemm_flops_per_step(const GpuTrainConfig& config);
 
 struct GpuTrainResult {
-    std::vector<float> loss;        // per step (warm-up steps included, they train too)
-    double median_step_ms = 0;      // CUDA events around each replay, after warm-up
+    std::vector<float> loss;    // per step (warm-up steps included, they train too)
+    double median_step_ms = 0;  // CUDA events around each replay, after warm-up
     double tokens_per_second = 0;
-    double model_tflops = 0;        // model_flops_per_step / median step time
-    double gemm_tflops = 0;         // gemm_flops_per_step / median step time
+    double model_tflops = 0;              // model_flops_per_step / median step time
+    double gemm_tflops = 0;               // gemm_flops_per_step / median step time
     std::uint64_t peak_memory_bytes = 0;  // device memory this run took (cudaMemGetInfo)
     int timed_steps = 0;
     std::string device;
-    emu::AmaxTrace trace;           // FP8 with record_trace: the emulator's trace format
+    emu::AmaxTrace trace;  // FP8 with record_trace: the emulator's trace format
     bool cancelled = false;
-    GpuPath path = GpuPath::Native;  // emulated: the speed is Hopper emulating the recipe
-    std::vector<float> loss_scale;            // emulated path: the loss scale of each step
-    std::vector<std::size_t> skipped_steps;   // emulated path: steps not applied (a gradient not finite)
+    GpuPath path = GpuPath::Native;          // emulated: the speed is Hopper emulating the recipe
+    std::vector<float> loss_scale;           // emulated path: the loss scale of each step
+    std::vector<std::size_t> skipped_steps;  // emulated path: steps not applied (a gradient not finite)
     // Mean of the last min(10, steps) losses: the batches cycle through the pool, so one
     // step's loss depends on which batch it saw.
     double final_loss() const;

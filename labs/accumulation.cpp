@@ -50,7 +50,8 @@ ExactDot exact_dot(const DotOperands& ops, int i, int j) {
     ExactDot d;
     const emu::Format& f = emu::e4m3();
     for (int t = 0; t < ops.k; ++t) {
-        const double p = emu::decode(f, ops.a[std::size_t(i) * ops.k + t]) * emu::decode(f, ops.b[std::size_t(j) * ops.k + t]);
+        const double p =
+            emu::decode(f, ops.a[std::size_t(i) * ops.k + t]) * emu::decode(f, ops.b[std::size_t(j) * ops.k + t]);
         d.value += p;
         d.magnitude += std::fabs(p);
     }
@@ -103,8 +104,9 @@ AccumulationSweep measure_tensor_core_accumulation(const std::function<bool(int,
     sweep.header = {{"source", "fp8lab tensor-core accumulation (labs/accumulation.cpp)"},
                     {"device", gpu::describe(probe)},
                     {"date", utc_now_text()},
-                    {"configuration", "cuBLASLt E4M3 x E4M3 GEMM, 64 x 64 outputs, float32 output, operands |N(0,1)| "
-                                      "current-scaled, error relative to the sum of |products|"}};
+                    {"configuration",
+                     "cuBLASLt E4M3 x E4M3 GEMM, 64 x 64 outputs, float32 output, operands |N(0,1)| "
+                     "current-scaled, error relative to the sum of |products|"}};
     const int rows = 64, total = int(accumulation_depths().size()) * 2;
     int done = 0;
     for (int k : accumulation_depths()) {

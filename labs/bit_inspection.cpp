@@ -25,38 +25,41 @@ ValueClass classify(const emu::Format& f, std::uint32_t code, double value) {
 std::string explain(const emu::Format& f, ValueClass c) {
     const std::string name(f.display_name);
     switch (c) {
-        case ValueClass::NaN:
-            if (f.encoding == emu::Encoding::FiniteNan)
-                return name + " has no infinities: only the all-ones exponent with the all-ones mantissa is NaN, "
-                              "which frees the other top-binade codes for finite values up to " +
-                       number_text(f.max_finite) + ".";
-            if (f.encoding == emu::Encoding::ScaleE8M0)
-                return "0xFF is the one NaN of the E8M0 scale: a block whose scale is NaN decodes to NaN.";
-            if (f.encoding == emu::Encoding::FiniteNanUnsignedZero)
-                return name + " (\"FNUZ\": finite, NaN, unsigned zero) spends the code of -0 on its one NaN, 0x80, "
-                              "so every other code is finite, up to " + number_text(f.max_finite) +
-                       ", and its bias is one more than IEEE's.";
-            return "An all-ones exponent with a non-zero mantissa is NaN (IEEE 754 style): every such code.";
-        case ValueClass::Infinity:
-            return "The all-ones exponent with a zero mantissa is infinity (IEEE 754 style). "
-                   "Overflow without saturation lands here.";
-        case ValueClass::Zero:
-            if (!f.has_negative_zero)
-                return "All bits zero: zero, the only one. " + name + " has no -0: a negative value that rounds to "
-                       "zero becomes +0, because the code -0 would have is NaN.";
-            return "Exponent and mantissa all zero: zero. The sign bit gives +0 or -0, which compare equal.";
-        case ValueClass::Subnormal:
-            return "Exponent field 0: subnormal, no implicit leading 1. The exponent is fixed at 1 - bias, so the "
-                   "spacing is the smallest value, " + number_text(f.min_subnormal) +
-                   ", and relative precision falls as the value shrinks.";
-        case ValueClass::MaxFinite:
-            return "The largest finite value of " + name + ". Saturating conversion clamps anything larger to it.";
-        case ValueClass::Normal:
-            if (f.encoding == emu::Encoding::ScaleE8M0)
-                return "E8M0 holds only a power of two, 2^(e-127): the shared scale of an MX block. "
-                       "It has no sign, no mantissa and no zero.";
-            return "Normal: value = (-1)^s x 2^(e - bias) x 1.m. Each binade holds 2^" +
-                   std::to_string(f.mantissa_bits) + " values; the gap doubles from one binade to the next.";
+    case ValueClass::NaN:
+        if (f.encoding == emu::Encoding::FiniteNan)
+            return name +
+                   " has no infinities: only the all-ones exponent with the all-ones mantissa is NaN, "
+                   "which frees the other top-binade codes for finite values up to " +
+                   number_text(f.max_finite) + ".";
+        if (f.encoding == emu::Encoding::ScaleE8M0)
+            return "0xFF is the one NaN of the E8M0 scale: a block whose scale is NaN decodes to NaN.";
+        if (f.encoding == emu::Encoding::FiniteNanUnsignedZero)
+            return name +
+                   " (\"FNUZ\": finite, NaN, unsigned zero) spends the code of -0 on its one NaN, 0x80, "
+                   "so every other code is finite, up to " +
+                   number_text(f.max_finite) + ", and its bias is one more than IEEE's.";
+        return "An all-ones exponent with a non-zero mantissa is NaN (IEEE 754 style): every such code.";
+    case ValueClass::Infinity:
+        return "The all-ones exponent with a zero mantissa is infinity (IEEE 754 style). "
+               "Overflow without saturation lands here.";
+    case ValueClass::Zero:
+        if (!f.has_negative_zero)
+            return "All bits zero: zero, the only one. " + name +
+                   " has no -0: a negative value that rounds to "
+                   "zero becomes +0, because the code -0 would have is NaN.";
+        return "Exponent and mantissa all zero: zero. The sign bit gives +0 or -0, which compare equal.";
+    case ValueClass::Subnormal:
+        return "Exponent field 0: subnormal, no implicit leading 1. The exponent is fixed at 1 - bias, so the "
+               "spacing is the smallest value, " +
+               number_text(f.min_subnormal) + ", and relative precision falls as the value shrinks.";
+    case ValueClass::MaxFinite:
+        return "The largest finite value of " + name + ". Saturating conversion clamps anything larger to it.";
+    case ValueClass::Normal:
+        if (f.encoding == emu::Encoding::ScaleE8M0)
+            return "E8M0 holds only a power of two, 2^(e-127): the shared scale of an MX block. "
+                   "It has no sign, no mantissa and no zero.";
+        return "Normal: value = (-1)^s x 2^(e - bias) x 1.m. Each binade holds 2^" + std::to_string(f.mantissa_bits) +
+               " values; the gap doubles from one binade to the next.";
     }
     return {};
 }
@@ -90,20 +93,26 @@ NeighbourValue neighbour(const emu::Format& f, std::uint32_t code, double value,
 
 std::string value_class_name(ValueClass c) {
     switch (c) {
-        case ValueClass::Zero: return "zero";
-        case ValueClass::Subnormal: return "subnormal";
-        case ValueClass::Normal: return "normal";
-        case ValueClass::MaxFinite: return "largest finite";
-        case ValueClass::Infinity: return "infinity";
-        case ValueClass::NaN: return "NaN";
+    case ValueClass::Zero:
+        return "zero";
+    case ValueClass::Subnormal:
+        return "subnormal";
+    case ValueClass::Normal:
+        return "normal";
+    case ValueClass::MaxFinite:
+        return "largest finite";
+    case ValueClass::Infinity:
+        return "infinity";
+    case ValueClass::NaN:
+        return "NaN";
     }
     return "?";
 }
 
 CodeInspection inspect_code(const emu::Format& f, std::uint32_t code) {
     if (f.total_bits < 32 && code >= (std::uint32_t(1) << f.total_bits))
-        throw std::invalid_argument("code " + std::to_string(code) + " does not fit " + std::string(f.name) +
-                                    " (" + std::to_string(f.total_bits) + " bits)");
+        throw std::invalid_argument("code " + std::to_string(code) + " does not fit " + std::string(f.name) + " (" +
+                                    std::to_string(f.total_bits) + " bits)");
     CodeInspection c;
     c.code = code;
     c.total_bits = f.total_bits;

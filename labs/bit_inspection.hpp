@@ -28,8 +28,8 @@ struct CodeInspection {
     std::string sign_bits, exponent_bits, mantissa_bits;
     double value = 0;
     ValueClass value_class = ValueClass::Normal;
-    std::string formula;      // "(-1)^0 x 2^(15-7) x 1.75 = 448"
-    std::string explanation;  // what this kind of code means in this format
+    std::string formula;          // "(-1)^0 x 2^(15-7) x 1.75 = 448"
+    std::string explanation;      // what this kind of code means in this format
     NeighbourValue below, above;  // the adjacent values on the number line (finite codes)
 };
 

@@ -45,7 +45,8 @@ Catalog build_catalog(const std::vector<SourceText>& texts, const std::vector<La
         if (!text.id.empty()) text_file_by_id.emplace(text.id, source.file);
         const auto found = logic_by_id.find(text.id);
         if (!text.id.empty() && found == logic_by_id.end())
-            errors.push_back({source.file, text.id_line, "lab " + emu::quoted_input(text.id) + " has text but no logic in code"});
+            errors.push_back(
+                {source.file, text.id_line, "lab " + emu::quoted_input(text.id) + " has text but no logic in code"});
 
         auto check_placeholders = [&](const std::string& markdown, int first_line) {
             for (const PlaceholderError& e : placeholder_errors(markdown))
@@ -70,8 +71,8 @@ Catalog build_catalog(const std::vector<SourceText>& texts, const std::vector<La
                 if (std::none_of(text.steps.begin(), text.steps.end(),
                                  [&](const StepText& st) { return st.id == s.id; }))
                     errors.push_back({source.file, text.id_line,
-                                      "step " + emu::quoted_input(s.id) + " of lab " + emu::quoted_input(text.id) + " has logic but no text (add '## Title {#" +
-                                          s.id + "}')"});
+                                      "step " + emu::quoted_input(s.id) + " of lab " + emu::quoted_input(text.id) +
+                                          " has logic but no text (add '## Title {#" + s.id + "}')"});
             }
             // Steps in the order the code lists them: the text may not reorder the logic.
             std::vector<std::string> text_order, code_order;
@@ -88,13 +89,12 @@ Catalog build_catalog(const std::vector<SourceText>& texts, const std::vector<La
     }
     for (const LabLogic& l : logic)
         if (!text_file_by_id.count(l.id))
-            catalog.errors.push_back({"labs/content", 0, "lab " + emu::quoted_input(l.id) + " has logic but no text file"});
+            catalog.errors.push_back(
+                {"labs/content", 0, "lab " + emu::quoted_input(l.id) + " has logic but no text file"});
     return catalog;
 }
 
-std::string content_directory() {
-    return data_directory("FP8LAB_CONTENT_DIR", "content", FP8LAB_SOURCE_CONTENT_DIR);
-}
+std::string content_directory() { return data_directory("FP8LAB_CONTENT_DIR", "content", FP8LAB_SOURCE_CONTENT_DIR); }
 
 Catalog load_catalog(const std::string& directory) {
     namespace fs = std::filesystem;
@@ -110,16 +110,20 @@ Catalog load_catalog(const std::string& directory) {
     for (const auto& entry : fs::directory_iterator(directory, ec)) {
         if (entry.path().extension() != ".md") continue;
         // A folder or a FIFO named *.md is no lab text: opening a FIFO would wait forever.
-        if (!entry.is_regular_file(ec)) unreadable.push_back({entry.path().string(), 0, "not a regular file; skipped"});
-        else files.push_back(entry.path());
+        if (!entry.is_regular_file(ec))
+            unreadable.push_back({entry.path().string(), 0, "not a regular file; skipped"});
+        else
+            files.push_back(entry.path());
     }
     std::sort(files.begin(), files.end());
     for (const fs::path& p : files) {
         std::ifstream in(p, std::ios::binary);
         std::ostringstream content;
         content << in.rdbuf();
-        if (!in.good() && !in.eof()) unreadable.push_back({p.string(), 0, "cannot be read; skipped"});
-        else texts.push_back({p.string(), content.str()});
+        if (!in.good() && !in.eof())
+            unreadable.push_back({p.string(), 0, "cannot be read; skipped"});
+        else
+            texts.push_back({p.string(), content.str()});
     }
     Catalog catalog = build_catalog(texts, all_lab_logic());
     catalog.errors.insert(catalog.errors.end(), unreadable.begin(), unreadable.end());

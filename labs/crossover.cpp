@@ -78,7 +78,8 @@ void write_crossover_csv(std::ostream& out, const CrossoverSweep& s) {
     for (const CrossoverPoint& p : s.points)
         out << p.d << ',' << p.h << ',' << p.tokens << ',' << shortest_text(p.model_gflops) << ','
             << shortest_text(p.bf16_ms) << ',' << shortest_text(p.fp8_ms) << ',' << shortest_text(p.bf16_mib) << ','
-            << shortest_text(p.fp8_mib) << ',' << shortest_text(p.bf16_loss) << ',' << shortest_text(p.fp8_loss) << "\n";
+            << shortest_text(p.fp8_mib) << ',' << shortest_text(p.bf16_loss) << ',' << shortest_text(p.fp8_loss)
+            << "\n";
 }
 
 CrossoverSweep read_crossover_csv(std::istream& in, const std::string& source) {

@@ -26,8 +26,7 @@ bool parse_plain(const std::string& s, double& value) {
 
 bool close(double a, double b, double tolerance) {
     if (std::isinf(a) || std::isinf(b)) return a == b;
-    return std::abs(a - b) <= tolerance * std::max(std::abs(a), std::abs(b)) ||
-           (a == 0 && b == 0);
+    return std::abs(a - b) <= tolerance * std::max(std::abs(a), std::abs(b)) || (a == 0 && b == 0);
 }
 
 // A number without a fraction bar: inf, BASE^EXPONENT, or what strtod reads (decimal, hex
@@ -89,8 +88,8 @@ bool matches(const TypedNumber& typed, double target, double tolerance) {
     return typed.significant_digits >= 3 && std::isfinite(target) && std::abs(typed.value - target) <= typed.half_unit;
 }
 
-Exercise numeric_exercise(std::string prompt, double answer, std::vector<KnownMistake> mistakes,
-                          std::string otherwise, double tolerance) {
+Exercise numeric_exercise(std::string prompt, double answer, std::vector<KnownMistake> mistakes, std::string otherwise,
+                          double tolerance) {
     Exercise e;
     e.prompt = std::move(prompt);
     e.type = AnswerType::Number;

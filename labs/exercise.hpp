@@ -34,8 +34,8 @@ struct Exercise {
 // known mistake the same way gets its hint, anything else `otherwise`. Unparseable text
 // gets a hint saying what a number looks like. Accepts 448, 4.48e2, 0x1.cp+8, 2^-9 style
 // powers and fractions of those (448/300, 1/2^6).
-Exercise numeric_exercise(std::string prompt, double answer, std::vector<KnownMistake> mistakes,
-                          std::string otherwise, double tolerance = 1e-9);
+Exercise numeric_exercise(std::string prompt, double answer, std::vector<KnownMistake> mistakes, std::string otherwise,
+                          double tolerance = 1e-9);
 
 // A multiple-choice exercise: the index of the right choice; hints per wrong choice.
 Exercise choice_exercise(std::string prompt, std::vector<std::string> choices, std::size_t answer,

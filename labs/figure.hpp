@@ -42,14 +42,14 @@ struct Rgb {
     std::uint8_t r, g, b;
 };
 inline constexpr std::array<Rgb, 8> kOkabeIto = {{{0, 114, 178},    // blue
-                                                   {230, 159, 0},    // orange
-                                                   {0, 158, 115},    // bluish green
-                                                   {204, 121, 167},  // reddish purple
-                                                   {86, 180, 233},   // sky blue
-                                                   {213, 94, 0},     // vermillion
-                                                   {240, 228, 66},   // yellow
-                                                   {0, 0, 0}}};      // black
-Rgb palette_colour(int index);  // wraps around the palette
+                                                  {230, 159, 0},    // orange
+                                                  {0, 158, 115},    // bluish green
+                                                  {204, 121, 167},  // reddish purple
+                                                  {86, 180, 233},   // sky blue
+                                                  {213, 94, 0},     // vermillion
+                                                  {240, 228, 66},   // yellow
+                                                  {0, 0, 0}}};      // black
+Rgb palette_colour(int index);                                      // wraps around the palette
 
 struct Series {
     SeriesKind kind = SeriesKind::Line;

@@ -39,8 +39,9 @@ InferenceSweep measure_inference(const std::function<bool(int, int)>& progress) 
     sweep.header = {{"source", "fp8lab inference sweep (labs/inference_speed.cpp)"},
                     {"device", gpu::describe(probe)},
                     {"date", utc_now_text()},
-                    {"configuration", "E4M3 weights and activations, one CUDA graph per forward pass, median over 15 "
-                                      "batches of replays of about a millisecond each"}};
+                    {"configuration",
+                     "E4M3 weights and activations, one CUDA graph per forward pass, median over 15 "
+                     "batches of replays of about a millisecond each"}};
     const int total = int(inference_shapes().size() * inference_batches().size());
     int done = 0;
     for (const InferenceShape& shape : inference_shapes())
@@ -65,7 +66,8 @@ void write_inference_csv(std::ostream& out, const InferenceSweep& s) {
             if (c == ',') c = ';';
         out << p.model << ',' << gpu::inference_variant_name(p.timing.variant).id << ',' << p.timing.tokens << ','
             << shortest_text(p.timing.median_us) << ',' << shortest_text(p.timing.weight_mib) << ','
-            << shortest_text(p.timing.device_mib) << ',' << shortest_text(p.timing.output_error) << ',' << kernels << "\n";
+            << shortest_text(p.timing.device_mib) << ',' << shortest_text(p.timing.output_error) << ',' << kernels
+            << "\n";
     }
 }
 

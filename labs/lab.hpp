@@ -47,8 +47,8 @@ struct Step {
 struct Lab {
     std::string id;
     std::string title;
-    std::string file;         // the lab's text file
-    std::string introduction; // Markdown before the first step
+    std::string file;          // the lab's text file
+    std::string introduction;  // Markdown before the first step
     std::vector<Step> steps;
     const Step* find_step(const std::string& id) const;
 };

@@ -59,7 +59,8 @@ LabText parse_lab_text(const std::string& file, std::string_view content, std::v
         if (key == "id") {
             lab.id = value;
             lab.id_line = int(i + 1);
-            if (!valid_id(value)) error(int(i + 1), "lab id " + emu::quoted_input(value) + " must be lower-case letters, digits and '-'");
+            if (!valid_id(value))
+                error(int(i + 1), "lab id " + emu::quoted_input(value) + " must be lower-case letters, digits and '-'");
         } else if (key == "title") {
             lab.title = value;
         } else {
@@ -87,7 +88,8 @@ LabText parse_lab_text(const std::string& file, std::string_view content, std::v
             if (!fence_char && run >= 3) {
                 fence_char = line[0];
                 fence_length = run;
-            } else if (fence_char == line[0] && run >= fence_length && line.find_first_not_of(" \t", run) == std::string::npos) {
+            } else if (fence_char == line[0] && run >= fence_length &&
+                       line.find_first_not_of(" \t", run) == std::string::npos) {
                 fence_char = 0;
             }
         }
@@ -95,7 +97,8 @@ LabText parse_lab_text(const std::string& file, std::string_view content, std::v
             const int number = int(i + 1);
             const auto open = line.rfind("{#");
             if (open == std::string::npos || line.back() != '}') {
-                error(number, "step heading " + emu::quoted_input(line) + " needs its id at the end, like '## Title {#step-id}'");
+                error(number, "step heading " + emu::quoted_input(line) +
+                                  " needs its id at the end, like '## Title {#step-id}'");
                 body = nullptr;
                 continue;
             }
@@ -118,7 +121,9 @@ LabText parse_lab_text(const std::string& file, std::string_view content, std::v
             body->push_back('\n');
         }
     }
-    if (fence_char) error(int(lines.size()), std::string("a ") + std::string(fence_length, fence_char) + " code fence is not closed");
+    if (fence_char)
+        error(int(lines.size()),
+              std::string("a ") + std::string(fence_length, fence_char) + " code fence is not closed");
     for (StepText& s : lab.steps) s.markdown = trim(s.markdown) + "\n";
     lab.introduction = trim(lab.introduction);
     return lab;

@@ -37,8 +37,8 @@ std::vector<std::string> element_format_names() {
     return format_choice_names({&emu::e4m3(), &emu::e5m2(), &emu::e3m2(), &emu::e2m3(), &emu::e2m1()});
 }
 
-ParameterSpec choice(std::string name, std::string label, std::vector<std::string> choices,
-                     std::string default_choice, std::string help) {
+ParameterSpec choice(std::string name, std::string label, std::vector<std::string> choices, std::string default_choice,
+                     std::string help) {
     ParameterSpec s = base(std::move(name), std::move(label), std::move(help), ParameterKind::Choice);
     s.choices = std::move(choices);
     s.default_value = std::move(default_choice);
@@ -54,8 +54,8 @@ ParameterSpec integer(std::string name, std::string label, std::int64_t min, std
     return s;
 }
 
-ParameterSpec real(std::string name, std::string label, double min, double max, double default_value,
-                   bool log_slider, std::string help) {
+ParameterSpec real(std::string name, std::string label, double min, double max, double default_value, bool log_slider,
+                   std::string help) {
     ParameterSpec s = base(std::move(name), std::move(label), std::move(help), ParameterKind::Float);
     s.float_min = min;
     s.float_max = max;
@@ -95,7 +95,8 @@ std::string accepted_values(const ParameterSpec& spec) {
         return "an integer from " + std::to_string(spec.int_min) + " to " + std::to_string(spec.int_max);
     case ParameterKind::Float:
         return "a number from " + value_text(spec.float_min) + " to " + value_text(spec.float_max);
-    case ParameterKind::Toggle: return "true or false";
+    case ParameterKind::Toggle:
+        return "true or false";
     }
     return "";
 }
@@ -103,7 +104,8 @@ std::string accepted_values(const ParameterSpec& spec) {
 namespace {
 
 [[noreturn]] void refuse(const ParameterSpec& spec, const std::string& what) {
-    throw ParameterError("parameter " + emu::quoted_input(spec.name) + ": " + what + "; it accepts " + accepted_values(spec));
+    throw ParameterError("parameter " + emu::quoted_input(spec.name) + ": " + what + "; it accepts " +
+                         accepted_values(spec));
 }
 
 }  // namespace
@@ -111,7 +113,9 @@ namespace {
 ParameterValue parse_value(const ParameterSpec& spec, const std::string& text) {
     ParameterValue value;
     switch (spec.kind) {
-    case ParameterKind::Choice: value = text; break;
+    case ParameterKind::Choice:
+        value = text;
+        break;
     case ParameterKind::Integer: {
         const std::optional<std::int64_t> v = emu::parse_signed(text);
         if (!v) refuse(spec, quoted(text) + " is not an integer (decimal, or hex as 0x...)");
@@ -126,9 +130,12 @@ ParameterValue parse_value(const ParameterSpec& spec, const std::string& text) {
         break;
     }
     case ParameterKind::Toggle:
-        if (text == "true" || text == "on" || text == "1") value = true;
-        else if (text == "false" || text == "off" || text == "0") value = false;
-        else refuse(spec, quoted(text) + " is not a toggle value");
+        if (text == "true" || text == "on" || text == "1")
+            value = true;
+        else if (text == "false" || text == "off" || text == "0")
+            value = false;
+        else
+            refuse(spec, quoted(text) + " is not a toggle value");
         break;
     }
     check_value(spec, value);

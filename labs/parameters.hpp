@@ -19,14 +19,14 @@ enum class ParameterKind { Choice, Integer, Float, Toggle };
 using ParameterValue = std::variant<std::string, std::int64_t, double, bool>;
 
 struct ParameterSpec {
-    std::string name;  // identifier used by --set and saved settings
-    std::string label; // what the GUI shows
+    std::string name;   // identifier used by --set and saved settings
+    std::string label;  // what the GUI shows
     std::string help;
     ParameterKind kind = ParameterKind::Choice;
-    std::vector<std::string> choices;        // Choice
-    std::int64_t int_min = 0, int_max = 0;   // Integer
-    double float_min = 0, float_max = 0;     // Float
-    bool log_slider = false;                 // Float: a slider on a log scale
+    std::vector<std::string> choices;       // Choice
+    std::int64_t int_min = 0, int_max = 0;  // Integer
+    double float_min = 0, float_max = 0;    // Float
+    bool log_slider = false;                // Float: a slider on a log scale
     ParameterValue default_value;
 };
 
@@ -50,12 +50,12 @@ std::vector<std::string> format_choice_names(std::initializer_list<const emu::Fo
 // The element formats of every recipe: E4M3, E5M2, E3M2, E2M3, E2M1.
 std::vector<std::string> element_format_names();
 
-ParameterSpec choice(std::string name, std::string label, std::vector<std::string> choices,
-                     std::string default_choice, std::string help);
+ParameterSpec choice(std::string name, std::string label, std::vector<std::string> choices, std::string default_choice,
+                     std::string help);
 ParameterSpec integer(std::string name, std::string label, std::int64_t min, std::int64_t max,
                       std::int64_t default_value, std::string help);
-ParameterSpec real(std::string name, std::string label, double min, double max, double default_value,
-                   bool log_slider, std::string help);
+ParameterSpec real(std::string name, std::string label, double min, double max, double default_value, bool log_slider,
+                   std::string help);
 ParameterSpec toggle(std::string name, std::string label, bool default_value, std::string help);
 
 // A value that a parameter refused: the message names the parameter and what it accepts.
@@ -74,7 +74,7 @@ void check_value(const ParameterSpec& spec, const ParameterValue& value);
 
 // The values a step runs with: every parameter of its schema, defaults unless set.
 class Parameters {
-public:
+  public:
     Parameters() = default;
     explicit Parameters(const std::vector<ParameterSpec>& schema);
 
@@ -90,7 +90,7 @@ public:
     const std::map<std::string, ParameterValue>& values() const { return values_; }
     const std::vector<ParameterSpec>& schema() const { return schema_; }
 
-private:
+  private:
     const ParameterSpec& spec(const std::string& name) const;
     const ParameterValue& get(const std::string& name) const;
     std::vector<ParameterSpec> schema_;

@@ -96,8 +96,8 @@ std::string walk(std::string_view markdown, Fill fill) {
 
 const std::vector<std::string>& placeholder_properties() {
     static const std::vector<std::string> names = {
-        "max", "min_normal", "min_subnormal", "bias", "bits", "exponent_bits", "mantissa_bits", "epsilon",
-        "min_exponent", "max_exponent", "nan_codes", "inf_codes", "finite_values", "binades"};
+        "max",     "min_normal",   "min_subnormal", "bias",      "bits",      "exponent_bits", "mantissa_bits",
+        "epsilon", "min_exponent", "max_exponent",  "nan_codes", "inf_codes", "finite_values", "binades"};
     return names;
 }
 
@@ -125,13 +125,13 @@ std::string placeholder_value(std::string_view inside) {
     if (modifier == "pow2") {
         int exponent;
         if (value <= 0 || std::frexp(value, &exponent) != 0.5)
-            throw PlaceholderError(0, "placeholder {{" + std::string(inside) + "}}: " + shortest_text(value) +
-                                          " is not a power of two");
+            throw PlaceholderError(
+                0, "placeholder {{" + std::string(inside) + "}}: " + shortest_text(value) + " is not a power of two");
         return "2^" + std::to_string(exponent - 1);
     }
     if (modifier == "round") return shortest_text(std::round(value));
-    throw PlaceholderError(0, "placeholder {{" + std::string(inside) + "}}: unknown modifier ':" + modifier +
-                                  "' (known: :pow2, :round)");
+    throw PlaceholderError(
+        0, "placeholder {{" + std::string(inside) + "}}: unknown modifier ':" + modifier + "' (known: :pow2, :round)");
 }
 
 std::string render_placeholders(std::string_view markdown) {

@@ -50,14 +50,16 @@ ProgressFile read_progress_file(std::string_view text, std::string_view source) 
         ++line_number;
         const std::string where = std::string(source) + ":" + std::to_string(line_number) + ": ";
         if (!seen_magic) {
-            if (line != kMagic) throw std::runtime_error(where + "not an fp8lab progress file (its first line is " +
-                                                         emu::quoted_input(line) + ")");
+            if (line != kMagic)
+                throw std::runtime_error(where + "not an fp8lab progress file (its first line is " +
+                                         emu::quoted_input(line) + ")");
             seen_magic = true;
             continue;
         }
         if (line.empty() || line.front() == '#') continue;
         const std::size_t eq = line.find('=');
-        if (eq == std::string_view::npos) throw std::runtime_error(where + emu::quoted_input(line) + " is not KEY = VALUE");
+        if (eq == std::string_view::npos)
+            throw std::runtime_error(where + emu::quoted_input(line) + " is not KEY = VALUE");
         const std::string_view key = trimmed(line.substr(0, eq)), value = trimmed(line.substr(eq + 1));
         if (key == "student") {
             if (seen_student) throw std::runtime_error(where + "a second student line");

@@ -74,10 +74,12 @@ std::vector<std::string> split_fields(const std::string& line, std::size_t count
     std::vector<std::string> fields;
     std::size_t start = 0;
     while (true) {
-        const std::size_t comma = fields.size() + 1 == count && last_takes_rest ? std::string::npos : line.find(',', start);
+        const std::size_t comma =
+            fields.size() + 1 == count && last_takes_rest ? std::string::npos : line.find(',', start);
         std::string field = line.substr(start, comma == std::string::npos ? std::string::npos : comma - start);
         const std::size_t first = field.find_first_not_of(" \t");
-        field = first == std::string::npos ? std::string() : field.substr(first, field.find_last_not_of(" \t") - first + 1);
+        field =
+            first == std::string::npos ? std::string() : field.substr(first, field.find_last_not_of(" \t") - first + 1);
         fields.push_back(std::move(field));
         if (comma == std::string::npos) break;
         start = comma + 1;

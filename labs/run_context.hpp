@@ -19,9 +19,8 @@ std::string_view backend_name(Backend b);  // "cpu", "gpu"
 // Shared between the thread running a step and whoever shows it: progress and partial
 // results are published here and can be read at any time while the run continues.
 class RunContext {
-public:
-    explicit RunContext(Backend backend = Backend::Cpu, std::uint64_t seed = 1)
-        : backend_(backend), seed_(seed) {}
+  public:
+    explicit RunContext(Backend backend = Backend::Cpu, std::uint64_t seed = 1) : backend_(backend), seed_(seed) {}
 
     Backend backend() const { return backend_; }
     std::uint64_t seed() const { return seed_; }
@@ -40,7 +39,7 @@ public:
     // Optional listener, e.g. the terminal's progress line (called on the step's thread).
     std::function<void(double fraction, const std::string& what)> on_progress;
 
-private:
+  private:
     Backend backend_;
     std::uint64_t seed_;
     std::atomic<bool> cancel_{false};

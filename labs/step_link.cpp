@@ -70,7 +70,8 @@ std::string make_step_link(const Lab& lab, const Step& step, const Parameters& p
     std::string link = std::string(kScheme) + percent_encode(lab.id) + "/" + percent_encode(step.logic.id);
     char separator = '?';
     for (const ParameterSpec& spec : parameters.schema()) {
-        link += separator + percent_encode(spec.name) + "=" + percent_encode(value_text(parameters.values().at(spec.name)));
+        link +=
+            separator + percent_encode(spec.name) + "=" + percent_encode(value_text(parameters.values().at(spec.name)));
         separator = '&';
     }
     return link + separator + "backend=" + std::string(backend_name(backend));
@@ -100,9 +101,11 @@ OpenedLink open_step_link(const Catalog& catalog, std::string_view link) {
     if (const Lab* lab = catalog.find(lab_id)) {
         opened.lab = lab;
         opened.step = &lab->steps.front();
-        if (const Step* step = lab->find_step(step_id)) opened.step = step;
-        else opened.ignored.push_back("step " + emu::quoted_input(step_id) + ": " + lab->id +
-                                      " has no such step; opened its first");
+        if (const Step* step = lab->find_step(step_id))
+            opened.step = step;
+        else
+            opened.ignored.push_back("step " + emu::quoted_input(step_id) + ": " + lab->id +
+                                     " has no such step; opened its first");
     } else {
         opened.ignored.push_back("lab " + emu::quoted_input(lab_id) + ": no such lab; opened the first step");
     }
@@ -119,9 +122,13 @@ OpenedLink open_step_link(const Catalog& catalog, std::string_view link) {
             continue;
         }
         if (name == "backend") {
-            if (value == backend_name(Backend::Gpu) && opened.step->supports(Backend::Gpu)) opened.backend = Backend::Gpu;
-            else if (value == backend_name(Backend::Cpu)) opened.backend = Backend::Cpu;
-            else opened.ignored.push_back("backend " + emu::quoted_input(value) + ": this step runs on the CPU emulator");
+            if (value == backend_name(Backend::Gpu) && opened.step->supports(Backend::Gpu))
+                opened.backend = Backend::Gpu;
+            else if (value == backend_name(Backend::Cpu))
+                opened.backend = Backend::Cpu;
+            else
+                opened.ignored.push_back("backend " + emu::quoted_input(value) +
+                                         ": this step runs on the CPU emulator");
             continue;
         }
         try {

@@ -69,9 +69,11 @@ void add_inference_table(StepOutput& out, const emu::Experiment& e, const emu::T
         columns.push_back({"accuracy, quantised", ColumnType::Number, "%"});
     }
     const emu::InferenceResult& first = *results[0].inference;
-    Table t{"inference", "The trained models, " + emu::describe_inference(e.inference) + "; " +
-                             std::to_string(first.evaluated_rows) + " held-out rows",
-            columns, {}};
+    Table t{"inference",
+            "The trained models, " + emu::describe_inference(e.inference) + "; " +
+                std::to_string(first.evaluated_rows) + " held-out rows",
+            columns,
+            {}};
     for (int run = 0; run < 2; ++run) {
         const emu::InferenceResult& r = *results[run].inference;
         std::vector<Cell> row = {std::string(run == 0 ? "BF16" : label_of(e)), r.reference_loss, r.quantized_loss,
@@ -94,8 +96,9 @@ void add_skipped_steps_note(StepOutput& out, const emu::Experiment& e, std::size
 StepOutput run_on_cpu(const emu::Experiment& e, RunContext& context) {
     Curves c;
     const std::string label = label_of(e);
-    const std::string note = "Backend: CPU emulator (bit-exact FP8 arithmetic; its speed says nothing about "
-                             "FP8 hardware)";
+    const std::string note =
+        "Backend: CPU emulator (bit-exact FP8 arithmetic; its speed says nothing about "
+        "FP8 hardware)";
     emu::TrainerResult results[2];
     for (int run = 0; run < 2; ++run) {
         const emu::Experiment x = run == 0 ? emu::with_precision(e, emu::Precision::Bf16) : e;
@@ -114,7 +117,8 @@ StepOutput run_on_cpu(const emu::Experiment& e, RunContext& context) {
     StepOutput out = output_of(c, label, note);
     out.notes.push_back(experiment_note(e));
     add_final_losses(out, c, family_of(e));
-    out.metrics.push_back({family_of(e) + " gradient elements flushed to zero", 100 * results[1].flushed_fraction(), "%"});
+    out.metrics.push_back(
+        {family_of(e) + " gradient elements flushed to zero", 100 * results[1].flushed_fraction(), "%"});
     add_skipped_steps_note(out, e, results[1].skipped_steps.size(), results[1].loss.size());
     if (results[0].inference && results[1].inference) add_inference_table(out, e, results);
     return out;
@@ -151,10 +155,12 @@ StepOutput run_on_gpu(const emu::Experiment& e, RunContext& context) {
             out.notes.push_back((run == 0 ? std::string("BF16") : family_of(e)) + " speed " +
                                 std::string(gpu::emulated_speed_note()));
     out.metrics.push_back({"BF16 ms per step", results[0].median_step_ms, "ms"});
-    out.metrics.push_back({family_of(e) + (results[1].path == gpu::GpuPath::Emulated ? " ms per step (emulated)" : " ms per step"),
-                           results[1].median_step_ms, "ms"});
+    out.metrics.push_back(
+        {family_of(e) + (results[1].path == gpu::GpuPath::Emulated ? " ms per step (emulated)" : " ms per step"),
+         results[1].median_step_ms, "ms"});
     if (results[1].median_step_ms > 0)
-        out.metrics.push_back({family_of(e) + " speedup over BF16", results[0].median_step_ms / results[1].median_step_ms, "x"});
+        out.metrics.push_back(
+            {family_of(e) + " speedup over BF16", results[0].median_step_ms / results[1].median_step_ms, "x"});
     out.metrics.push_back({"BF16 peak memory", double(results[0].peak_memory_bytes) / mib, "MiB"});
     out.metrics.push_back({family_of(e) + " peak memory", double(results[1].peak_memory_bytes) / mib, "MiB"});
     return out;

@@ -19,10 +19,17 @@ struct Alias {
     const char* ours;
 };
 // ml_dtypes' (and NumPy's) names of the formats both have.
-constexpr Alias kAliases[] = {{"float8_e4m3fn", "e4m3"}, {"float8_e5m2", "e5m2"},   {"float6_e3m2fn", "e3m2"},
-                              {"float6_e2m3fn", "e2m3"}, {"float4_e2m1fn", "e2m1"}, {"float8_e8m0fnu", "e8m0"},
-                              {"float8_e4m3fnuz", "e4m3fnuz"}, {"float8_e5m2fnuz", "e5m2fnuz"},
-                              {"bfloat16", "bf16"},      {"float16", "fp16"},       {"float32", "fp32"}};
+constexpr Alias kAliases[] = {{"float8_e4m3fn", "e4m3"},
+                              {"float8_e5m2", "e5m2"},
+                              {"float6_e3m2fn", "e3m2"},
+                              {"float6_e2m3fn", "e2m3"},
+                              {"float4_e2m1fn", "e2m1"},
+                              {"float8_e8m0fnu", "e8m0"},
+                              {"float8_e4m3fnuz", "e4m3fnuz"},
+                              {"float8_e5m2fnuz", "e5m2fnuz"},
+                              {"bfloat16", "bf16"},
+                              {"float16", "fp16"},
+                              {"float32", "fp32"}};
 
 constexpr std::size_t kChunk = 1 << 16;
 
@@ -46,8 +53,8 @@ py::array output_array(const py::object& out, const py::dtype& dtype, const py::
     if (!py::isinstance<py::array>(out)) throw py::value_error("out: must be a NumPy array");
     py::array a = out.cast<py::array>();
     if (!a.dtype().is(dtype) || shape_of(a) != shape_of(x) || !(a.flags() & py::array::c_style) || !a.writeable())
-        throw py::value_error("out: must be a writable, C-ordered " + std::string(py::str(static_cast<const py::handle&>(dtype))) +
-                              " array of x's shape");
+        throw py::value_error("out: must be a writable, C-ordered " +
+                              std::string(py::str(static_cast<const py::handle&>(dtype))) + " array of x's shape");
     return a;
 }
 
@@ -75,9 +82,12 @@ py::array encode(const py::object& x_in, const py::object& fmt, const std::strin
                 // A float64 is rounded once, directly to the format (never through float32).
                 const std::uint32_t code = is_double ? emu::encode(f, static_cast<const double*>(data)[i], o, i)
                                                      : emu::encode(f, static_cast<const float*>(data)[i], o, i);
-                if (f.total_bits <= 8) static_cast<std::uint8_t*>(dst)[i] = std::uint8_t(code);
-                else if (f.total_bits <= 16) static_cast<std::uint16_t*>(dst)[i] = std::uint16_t(code);
-                else static_cast<std::uint32_t*>(dst)[i] = code;
+                if (f.total_bits <= 8)
+                    static_cast<std::uint8_t*>(dst)[i] = std::uint8_t(code);
+                else if (f.total_bits <= 16)
+                    static_cast<std::uint16_t*>(dst)[i] = std::uint16_t(code);
+                else
+                    static_cast<std::uint32_t*>(dst)[i] = code;
             }
         });
     }
@@ -108,8 +118,8 @@ py::array decode(const py::object& codes_object, const py::object& fmt) {
     return out;
 }
 
-py::array round_to(const py::object& x_in, const py::object& fmt, const std::string& rounding, const py::object& saturate,
-                   std::uint64_t seed, int random_bits) {
+py::array round_to(const py::object& x_in, const py::object& fmt, const std::string& rounding,
+                   const py::object& saturate, std::uint64_t seed, int random_bits) {
     const emu::Format& f = format_argument(fmt, "fmt");
     const emu::ConvertOptions o = convert_options(rounding, saturate, seed, random_bits);
     const py::array x = float_array(x_in, "x");
@@ -139,7 +149,8 @@ py::object as_ml_dtypes(const py::array& codes, const py::object& fmt) {
     if (!codes.dtype().is(code_dtype(f)))
         throw py::value_error("codes: must be " + std::string(py::str(code_dtype(f))) + " codes of " +
                               std::string(f.name) + ", not " + std::string(py::str(codes.dtype())));
-    if (name == "float16" || name == "float32") return codes.attr("view")(py::module_::import("numpy").attr(name.c_str()));
+    if (name == "float16" || name == "float32")
+        return codes.attr("view")(py::module_::import("numpy").attr(name.c_str()));
     py::module_ ml;
     try {
         ml = py::module_::import("ml_dtypes");
@@ -180,7 +191,8 @@ emu::ConvertOptions convert_options(const std::string& rounding, const py::objec
     emu::ConvertOptions o;
     const std::optional<emu::RoundingMode> mode = parse_enum<emu::RoundingMode>(rounding);
     if (!mode)
-        throw py::value_error("rounding: " + emu::quoted_input(rounding) + " is not " + enum_choices<emu::RoundingMode>());
+        throw py::value_error("rounding: " + emu::quoted_input(rounding) + " is not " +
+                              enum_choices<emu::RoundingMode>());
     o.rounding = *mode;
     if (py::isinstance<py::bool_>(saturate)) {
         o.saturation = saturate.cast<bool>() ? emu::Saturation::Finite : emu::Saturation::None;
@@ -204,8 +216,8 @@ py::array float_array(const py::object& x_object, const char* argument) {
     const py::array x = as_array(x_object);
     if (x.dtype().is(py::dtype::of<float>())) return py::array_t<float, py::array::c_style>::ensure(x);
     if (x.dtype().is(py::dtype::of<double>())) return py::array_t<double, py::array::c_style>::ensure(x);
-    throw py::value_error(std::string(argument) + ": must be float32 or float64, not " + std::string(py::str(x.dtype())) +
-                          " (convert with .astype(numpy.float32) or numpy.float64)");
+    throw py::value_error(std::string(argument) + ": must be float32 or float64, not " +
+                          std::string(py::str(x.dtype())) + " (convert with .astype(numpy.float32) or numpy.float64)");
 }
 
 void add_formats(py::module_& m) {
@@ -227,14 +239,18 @@ void add_formats(py::module_& m) {
         .def_readonly("nan_code", &emu::Format::nan_code)
         .def("__repr__", [](const emu::Format& f) { return "fp8lab.format('" + std::string(f.name) + "')"; })
         .def("__eq__", [](const emu::Format& a, const emu::Format& b) { return &a == &b; });
-    m.def("formats", [] {
-        std::vector<const emu::Format*> all;
-        for (const emu::Format& f : emu::all_formats()) all.push_back(&f);
-        return all;
-    }, py::return_value_policy::reference, "Every format fp8lab knows");
-    m.def("format", [](const py::object& name) { return &format_argument(name, "name"); },
-          py::return_value_policy::reference, py::arg("name"),
-          "A format by fp8lab's name ('e4m3') or ml_dtypes' ('float8_e4m3fn')");
+    m.def(
+        "formats",
+        [] {
+            std::vector<const emu::Format*> all;
+            for (const emu::Format& f : emu::all_formats()) all.push_back(&f);
+            return all;
+        },
+        py::return_value_policy::reference, "Every format fp8lab knows");
+    m.def(
+        "format", [](const py::object& name) { return &format_argument(name, "name"); },
+        py::return_value_policy::reference, py::arg("name"),
+        "A format by fp8lab's name ('e4m3') or ml_dtypes' ('float8_e4m3fn')");
     m.def("encode", &encode, py::arg("x"), py::arg("fmt"), py::arg("rounding") = "nearest-even",
           py::arg("saturate") = true, py::arg("seed") = 0, py::arg("random_bits") = 32, py::arg("out") = py::none(),
           "Codes of x (float32 or float64, any shape) in fmt: uint8, uint16 for 16-bit formats. A float64 is rounded "

@@ -37,16 +37,18 @@ emu::BlockShape block_argument(const py::object& block, emu::BlockShape fallback
     }
 }
 
-py::dict quantize(const py::object& x_object, const std::string& recipe_name, const py::object& fmt, const py::object& block,
-                  bool power_of_two, const std::string& rounding, const py::object& saturate, std::uint64_t seed,
-                  bool weight_tiles, bool stochastic, bool hadamard, std::uint64_t hadamard_seed) {
+py::dict quantize(const py::object& x_object, const std::string& recipe_name, const py::object& fmt,
+                  const py::object& block, bool power_of_two, const std::string& rounding, const py::object& saturate,
+                  std::uint64_t seed, bool weight_tiles, bool stochastic, bool hadamard, std::uint64_t hadamard_seed) {
     const std::optional<emu::Fp8Recipe> recipe = parse_enum<emu::Fp8Recipe>(recipe_name);
     if (!recipe)
-        throw py::value_error("recipe: " + emu::quoted_input(recipe_name) + " is not current, mx-floor, mx-rceil, "
+        throw py::value_error("recipe: " + emu::quoted_input(recipe_name) +
+                              " is not current, mx-floor, mx-rceil, "
                               "blockwise or nvfp4");
     if (*recipe == emu::Fp8Recipe::Delayed)
-        throw py::value_error("recipe: delayed scaling keeps state across steps: use fp8lab.DelayedScaling for the "
-                              "scale and encode(x * scale, fmt)");
+        throw py::value_error(
+            "recipe: delayed scaling keeps state across steps: use fp8lab.DelayedScaling for the "
+            "scale and encode(x * scale, fmt)");
     const py::array x_in = as_array(x_object);
     if (!x_in.dtype().is(py::dtype::of<float>()))
         throw py::value_error("x: the recipes compute in float32 (as a GPU does); pass x.astype(numpy.float32), not " +
@@ -70,22 +72,25 @@ py::dict quantize(const py::object& x_object, const std::string& recipe_name, co
         case emu::Fp8Recipe::MxRceil: {
             const emu::BlockShape b = block_argument(block, {1, 32});
             if (b.rows != 1) throw std::invalid_argument("block: MX blocks are one row of columns");
-            q = emu::quantize_mx(values, rows, cols, f,
-                                 *recipe == emu::Fp8Recipe::MxFloor ? emu::MxScaleRule::OcpFloor : emu::MxScaleRule::Rceil,
-                                 b.cols, options);
+            q = emu::quantize_mx(
+                values, rows, cols, f,
+                *recipe == emu::Fp8Recipe::MxFloor ? emu::MxScaleRule::OcpFloor : emu::MxScaleRule::Rceil, b.cols,
+                options);
             break;
         }
         case emu::Fp8Recipe::Blockwise:
-            if (&f != &emu::e4m3()) throw std::invalid_argument("fmt: blockwise FP8 is E4M3, not " + std::string(f.name));
+            if (&f != &emu::e4m3())
+                throw std::invalid_argument("fmt: blockwise FP8 is E4M3, not " + std::string(f.name));
             q = emu::quantize_blockwise(values, rows, cols, block_argument(block, {1, 128}), options);
             break;
         case emu::Fp8Recipe::Nvfp4:
-            if (&f != &emu::e2m1()) throw std::invalid_argument("fmt: NVFP4 elements are E2M1, not " + std::string(f.name));
-            if (!block.is_none()) throw std::invalid_argument("block: NVFP4's blocks are 1 x 16 (weight_tiles: 16 x 16)");
+            if (&f != &emu::e2m1())
+                throw std::invalid_argument("fmt: NVFP4 elements are E2M1, not " + std::string(f.name));
+            if (!block.is_none())
+                throw std::invalid_argument("block: NVFP4's blocks are 1 x 16 (weight_tiles: 16 x 16)");
             if (hadamard && cols % 16 != 0)
                 throw std::invalid_argument("hadamard: the transform needs the last axis in groups of 16");
-            q = emu::quantize_nvfp4(values, rows, cols,
-                                    {weight_tiles, stochastic, seed, 32, hadamard, hadamard_seed});
+            q = emu::quantize_nvfp4(values, rows, cols, {weight_tiles, stochastic, seed, 32, hadamard, hadamard_seed});
             break;
         }
     }
@@ -117,20 +122,24 @@ py::dict quantize(const py::object& x_object, const std::string& recipe_name, co
 }  // namespace
 
 void add_recipes(py::module_& m) {
-    m.def("current_scale", [](float amax, const py::object& fmt, bool power_of_two) {
-        const emu::ScalePair s = emu::current_scale(amax, format_argument(fmt, "fmt"), power_of_two);
-        return py::make_tuple(s.scale, s.scale_inv);
-    }, py::arg("amax"), py::arg("fmt"), py::arg("power_of_two") = false,
-       "(scale, scale_inv) of current scaling: max / amax in float32, 1 for amax 0/Inf/NaN, FLT_MAX for an "
-       "infinite quotient");
+    m.def(
+        "current_scale",
+        [](float amax, const py::object& fmt, bool power_of_two) {
+            const emu::ScalePair s = emu::current_scale(amax, format_argument(fmt, "fmt"), power_of_two);
+            return py::make_tuple(s.scale, s.scale_inv);
+        },
+        py::arg("amax"), py::arg("fmt"), py::arg("power_of_two") = false,
+        "(scale, scale_inv) of current scaling: max / amax in float32, 1 for amax 0/Inf/NaN, FLT_MAX for an "
+        "infinite quotient");
 
     py::class_<emu::DelayedScaling>(m, "DelayedScaling",
                                     "Transformer Engine's delayed scaling of one tensor: record each step's amax, "
                                     "then update() computes the scale the next step uses")
         .def(py::init([](const py::object& fmt, int history, const std::string& algorithm, int margin) {
                  const std::optional<emu::AmaxAlgorithm> a = parse_enum<emu::AmaxAlgorithm>(algorithm);
-                 if (!a) throw py::value_error("algorithm: " + emu::quoted_input(algorithm) + " is not " +
-                                               enum_choices<emu::AmaxAlgorithm>());
+                 if (!a)
+                     throw py::value_error("algorithm: " + emu::quoted_input(algorithm) + " is not " +
+                                           enum_choices<emu::AmaxAlgorithm>());
                  const emu::DelayedScalingConfig config{history, *a, margin};
                  try {
                      emu::validate(config);
@@ -142,22 +151,26 @@ void add_recipes(py::module_& m) {
              py::arg("fmt") = "e4m3", py::arg("history") = 1024, py::arg("algorithm") = "max", py::arg("margin") = 0)
         .def_property_readonly("scale", [](const emu::DelayedScaling& d) { return d.scale().scale; })
         .def_property_readonly("scale_inv", [](const emu::DelayedScaling& d) { return d.scale().scale_inv; })
-        .def_property_readonly("history", [](const emu::DelayedScaling& d) {
-            return array_of(d.history(), {py::ssize_t(d.history().size())});
-        }, "The amax history, newest first")
+        .def_property_readonly(
+            "history",
+            [](const emu::DelayedScaling& d) { return array_of(d.history(), {py::ssize_t(d.history().size())}); },
+            "The amax history, newest first")
         .def("record", &emu::DelayedScaling::record_amax, py::arg("amax"), "This step's amax (history[0])")
         .def("update", &emu::DelayedScaling::update, "End the step: roll the history and compute the next scale")
-        .def("step", [](emu::DelayedScaling& d, float amax) {
-            const emu::ScalePair used = d.scale();
-            d.record_amax(amax);
-            d.update();
-            return py::make_tuple(used.scale, used.scale_inv);
-        }, py::arg("amax"), "record(amax) and update(); returns the (scale, scale_inv) this step used");
+        .def(
+            "step",
+            [](emu::DelayedScaling& d, float amax) {
+                const emu::ScalePair used = d.scale();
+                d.record_amax(amax);
+                d.update();
+                return py::make_tuple(used.scale, used.scale_inv);
+            },
+            py::arg("amax"), "record(amax) and update(); returns the (scale, scale_inv) this step used");
 
-    m.def("quantize", &quantize, py::arg("x"), py::arg("recipe"), py::arg("fmt") = "e4m3", py::arg("block") = py::none(),
-          py::arg("power_of_two") = false, py::arg("rounding") = "nearest-even", py::arg("saturate") = true,
-          py::arg("seed") = 0, py::arg("weight_tiles") = false, py::arg("stochastic") = false,
-          py::arg("hadamard") = false, py::arg("hadamard_seed") = 0,
+    m.def("quantize", &quantize, py::arg("x"), py::arg("recipe"), py::arg("fmt") = "e4m3",
+          py::arg("block") = py::none(), py::arg("power_of_two") = false, py::arg("rounding") = "nearest-even",
+          py::arg("saturate") = true, py::arg("seed") = 0, py::arg("weight_tiles") = false,
+          py::arg("stochastic") = false, py::arg("hadamard") = false, py::arg("hadamard_seed") = 0,
           "Quantise float32 x with a recipe: current, mx-floor, mx-rceil, blockwise or nvfp4 (fmt e2m1). Blocks run "
           "along the last axis; block is a column count or (rows, cols). Returns a dict: codes, dequantized, "
           "scale_inv and block_amax per block, scale_codes and scale_format (E8M0 for MX, E4M3 for NVFP4), "

@@ -15,9 +15,12 @@ namespace {
 
 emu::Experiment experiment_argument(const py::object& experiment) {
     std::string text;
-    if (py::isinstance<py::str>(experiment)) text = experiment.cast<std::string>();
-    else if (py::isinstance<py::dict>(experiment)) text = py::module_::import("json").attr("dumps")(experiment).cast<std::string>();
-    else throw py::value_error("experiment: must be a dict or JSON text (see fp8lab.default_experiment())");
+    if (py::isinstance<py::str>(experiment))
+        text = experiment.cast<std::string>();
+    else if (py::isinstance<py::dict>(experiment))
+        text = py::module_::import("json").attr("dumps")(experiment).cast<std::string>();
+    else
+        throw py::value_error("experiment: must be a dict or JSON text (see fp8lab.default_experiment())");
     try {
         return emu::experiment_from_json(text, "experiment");
     } catch (const std::runtime_error& e) {
@@ -143,9 +146,11 @@ void add_training(py::module_& m) {
           py::arg("margin") = 0, py::arg("formats") = "hybrid",
           "Delayed scaling with these settings replayed on a recorded trace: the scale of each record and what "
           "would have overflowed or flushed (lower bounds from the trace's histograms)");
-    m.def("default_experiment", [] { return py::module_::import("json").attr("loads")(emu::to_json(emu::Experiment{})); },
-          "The labs' default experiment as a dict: change fields, then train(it)");
-    m.def("describe", [](const py::object& e) { return emu::describe(experiment_argument(e)); }, py::arg("experiment"));
+    m.def(
+        "default_experiment", [] { return py::module_::import("json").attr("loads")(emu::to_json(emu::Experiment{})); },
+        "The labs' default experiment as a dict: change fields, then train(it)");
+    m.def(
+        "describe", [](const py::object& e) { return emu::describe(experiment_argument(e)); }, py::arg("experiment"));
     m.def("train", &train, py::arg("experiment"), py::arg("threads") = 0,
           "Train the experiment on the CPU emulator (bit-exact, deterministic for any thread count); returns a dict "
           "with the loss per step, final_loss (mean of the last 10), and the inference evaluation where enabled");

@@ -10,7 +10,6 @@ namespace fp8lab::bench {
 bool cuda_host_reference_available();
 
 // codes[i] = __nv_cvt_float_to_fp8(x[i] * scale, __NV_SATFINITE, __NV_E4M3), on `threads`.
-void cuda_host_quantize_e4m3(std::span<const float> x, float scale, std::span<std::uint8_t> codes,
-                             int threads);
+void cuda_host_quantize_e4m3(std::span<const float> x, float scale, std::span<std::uint8_t> codes, int threads);
 
 }  // namespace fp8lab::bench

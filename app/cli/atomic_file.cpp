@@ -59,7 +59,7 @@ void remove_temporaries_on_signals() {
 
 // Registers the temporary for removal on a signal while it exists.
 class PendingTemporary {
-public:
+  public:
     explicit PendingTemporary(const std::string& path, bool exists) {
         if (!exists || path.size() >= sizeof pending_temporary) return;
         std::memcpy(pending_temporary, path.c_str(), path.size() + 1);
@@ -84,8 +84,9 @@ bool write_and_rename(const std::string& path, const std::string& content, bool 
     const int create_error = errno;
     const PendingTemporary pending(temporary, fd >= 0);
     ::pthread_sigmask(SIG_SETMASK, &previous_mask, nullptr);
-    if (fd < 0) throw std::runtime_error("cannot write " + path + ": cannot create a file in " + folder.string() + ": " +
-                                         std::strerror(create_error));
+    if (fd < 0)
+        throw std::runtime_error("cannot write " + path + ": cannot create a file in " + folder.string() + ": " +
+                                 std::strerror(create_error));
     const auto fail = [&](const char* what, int error) {
         ::unlink(temporary.c_str());
         throw std::runtime_error("cannot write " + path + ": " + what + ": " + std::strerror(error));

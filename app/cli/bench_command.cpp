@@ -53,9 +53,10 @@ double median_seconds(int reps, F&& f) {
 
 void bench_emulator(std::size_t elements, int reps) {
     const int all_threads = emu::max_threads();
-    std::printf("fp8lab bench emulator: %zu float32 values (N(0,1) times a per-tensor scale), "
-                "E4M3, nearest-even, saturate finite; median of %d runs; %d hardware threads\n",
-                elements, reps, all_threads);
+    std::printf(
+        "fp8lab bench emulator: %zu float32 values (N(0,1) times a per-tensor scale), "
+        "E4M3, nearest-even, saturate finite; median of %d runs; %d hardware threads\n",
+        elements, reps, all_threads);
     const std::vector<float> x = normal_data(elements, 2026);
     const float scale = float(emu::e4m3().max_finite) / emu::amax(x);
     std::vector<std::uint8_t> ours(elements), theirs(elements);
@@ -68,24 +69,22 @@ void bench_emulator(std::size_t elements, int reps) {
     std::vector<Row> rows;
     for (int threads : {1, all_threads}) {
         emu::set_max_threads(threads);
-        rows.push_back({"fp8lab bulk quantize", threads, median_seconds(reps, [&] {
-                            emu::quantize_span(emu::e4m3(), x, scale, ours);
-                        })});
+        rows.push_back({"fp8lab bulk quantize", threads,
+                        median_seconds(reps, [&] { emu::quantize_span(emu::e4m3(), x, scale, ours); })});
         if (threads == all_threads && all_threads == 1) break;
     }
     emu::set_max_threads(all_threads);
     const bool have_cuda = bench::cuda_host_reference_available();
     if (have_cuda) {
         for (int threads : {1, all_threads}) {
-            rows.push_back({"CUDA __nv_cvt_float_to_fp8 loop", threads, median_seconds(reps, [&] {
-                                bench::cuda_host_quantize_e4m3(x, scale, theirs, threads);
-                            })});
+            rows.push_back({"CUDA __nv_cvt_float_to_fp8 loop", threads,
+                            median_seconds(reps, [&] { bench::cuda_host_quantize_e4m3(x, scale, theirs, threads); })});
             if (all_threads == 1) break;
         }
     }
     for (const Row& r : rows)
-        std::printf("  %-34s %2d thread(s): %8.3f ms  %7.3f G elements/s\n", r.what, r.threads,
-                    r.seconds * 1e3, double(elements) / r.seconds * 1e-9);
+        std::printf("  %-34s %2d thread(s): %8.3f ms  %7.3f G elements/s\n", r.what, r.threads, r.seconds * 1e3,
+                    double(elements) / r.seconds * 1e-9);
 
     // The exhaustive sweep of one format: every float32 bit pattern through the bulk path.
     std::vector<float> block(1 << 24);
@@ -97,15 +96,16 @@ void bench_emulator(std::size_t elements, int reps) {
         emu::quantize_span(emu::e4m3(), block, 1.0f, codes);
     }
     const double sweep = std::chrono::duration<double>(Clock::now() - sweep_start).count();
-    std::printf("  all 2^32 float32 inputs to E4M3 (bulk path, %d threads, incl. generating "
-                "inputs): %.2f s\n", all_threads, sweep);
+    std::printf(
+        "  all 2^32 float32 inputs to E4M3 (bulk path, %d threads, incl. generating "
+        "inputs): %.2f s\n",
+        all_threads, sweep);
 
     if (have_cuda) {
         const bool same = ours == theirs;
         std::printf("  codes identical to CUDA's: %s\n", same ? "yes" : "NO");
         std::printf("ratio, fp8lab bulk / CUDA host loop: single thread %.1fx, %d threads %.1fx\n",
-                    rows[2].seconds / rows[0].seconds, all_threads,
-                    rows.back().seconds / rows[1].seconds);
+                    rows[2].seconds / rows[0].seconds, all_threads, rows.back().seconds / rows[1].seconds);
         if (!same) throw std::runtime_error("bulk codes differ from CUDA's host conversion");
     } else {
         std::printf("ratio: not measured, this build has no cuda_fp8.h to compare with\n");
@@ -128,10 +128,11 @@ void bench_trainer(int steps, TrainerSize size, int reps) {
     // Start-up (initial weights, the teacher, the first batches) is not a step: the clock
     // runs from the end of the warm-up steps to the last step.
     const int warmup = std::min(steps - 1, std::max(1, base.task.batches));
-    std::printf("fp8lab bench trainer: CPU emulator, %s (%s), %d steps each (ms/step over the last %d), "
-                "median of %d runs, %d threads\n",
-                size == TrainerSize::Lab ? "the labs' default experiment" : "the notebook's MLP",
-                emu::describe(base).c_str(), steps, steps - warmup, reps, emu::max_threads());
+    std::printf(
+        "fp8lab bench trainer: CPU emulator, %s (%s), %d steps each (ms/step over the last %d), "
+        "median of %d runs, %d threads\n",
+        size == TrainerSize::Lab ? "the labs' default experiment" : "the notebook's MLP", emu::describe(base).c_str(),
+        steps, steps - warmup, reps, emu::max_threads());
     struct Row {
         std::string name;
         double ms_per_step;
@@ -163,17 +164,19 @@ void bench_trainer(int steps, TrainerSize size, int reps) {
     for (emu::Fp8Recipe r : {emu::Fp8Recipe::Delayed, emu::Fp8Recipe::Current, emu::Fp8Recipe::MxFloor,
                              emu::Fp8Recipe::MxRceil, emu::Fp8Recipe::Blockwise, emu::Fp8Recipe::Nvfp4}) {
         c.numerics.recipe = r;
-        c.numerics.formats = r == emu::Fp8Recipe::Blockwise ? emu::PerRole<const emu::Format*>{&emu::e4m3(), &emu::e4m3(), &emu::e4m3()}
-                             : r == emu::Fp8Recipe::Nvfp4   ? emu::PerRole<const emu::Format*>{&emu::e2m1(), &emu::e2m1(), &emu::e2m1()}
-                                                            : emu::Numerics{}.formats;
+        c.numerics.formats =
+            r == emu::Fp8Recipe::Blockwise ? emu::PerRole<const emu::Format*>{&emu::e4m3(), &emu::e4m3(), &emu::e4m3()}
+            : r == emu::Fp8Recipe::Nvfp4   ? emu::PerRole<const emu::Format*>{&emu::e2m1(), &emu::e2m1(), &emu::e2m1()}
+                                           : emu::Numerics{}.formats;
         measure("fp8 " + std::string(emu::fp8_recipe_name(r)) + " (emulated)", c);
     }
     std::printf("%-28s %10s %10s %10s %12s\n", "precision", "ms/step", "steps/s", "vs fp32", "final loss");
     for (const Row& r : rows)
         std::printf("%-28s %10.2f %10.1f %9.2fx %12.6f\n", r.name.c_str(), r.ms_per_step, 1000.0 / r.ms_per_step,
                     rows[0].ms_per_step / r.ms_per_step, r.final_loss);
-    std::printf("Emulated FP8 shows accuracy, not speed: quantising every operand in software costs "
-                "time that real FP8 tensor cores save.\n");
+    std::printf(
+        "Emulated FP8 shows accuracy, not speed: quantising every operand in software costs "
+        "time that real FP8 tensor cores save.\n");
 }
 
 }  // namespace
@@ -189,9 +192,11 @@ void add_bench_command(CLI::App& app, CommandStatus& status) {
     CLI::App* emulator = bench->add_subcommand(
         "emulator", "Bulk E4M3 quantisation: elements/s, 1 and all threads, against CUDA's host loop");
     emulator->add_option("--elements", args->elements, "Number of float32 values")
-        ->capture_default_str()->check(integer_in({1 << 10, 1LL << 31}));
+        ->capture_default_str()
+        ->check(integer_in({1 << 10, 1LL << 31}));
     emulator->add_option("--repeat", args->reps, "Runs per measurement (median)")
-        ->capture_default_str()->check(integer_in({1, 100}));
+        ->capture_default_str()
+        ->check(integer_in({1, 100}));
     emulator->callback([args, &status] {
         bench_emulator(args->elements, args->reps);
         status.exit_code = 0;
@@ -203,14 +208,19 @@ void add_bench_command(CLI::App& app, CommandStatus& status) {
     };
     auto trainer_args = std::make_shared<TrainerArgs>();
     CLI::App* trainer = bench->add_subcommand(
-        "trainer", "CPU trainer ms per step in FP32, BF16 and every FP8 recipe (emulated), at the labs' size or the notebook's");
+        "trainer",
+        "CPU trainer ms per step in FP32, BF16 and every FP8 recipe (emulated), at the labs' size or the notebook's");
     trainer->add_option("--steps", trainer_args->steps, "Steps per run (the first ones warm up, untimed)")
-        ->capture_default_str()->check(integer_in({2, 100000}));
+        ->capture_default_str()
+        ->check(integer_in({2, 100000}));
     trainer->add_option("--repeat", trainer_args->reps, "Runs per precision (median)")
-        ->capture_default_str()->check(integer_in({1, 100}));
-    trainer->add_option("--size", trainer_args->size, "lab (the labs' default experiment) or notebook (768-3072-768, 32 tokens)")
-        ->transform(CLI::CheckedTransformer(std::map<std::string, TrainerSize>{{"lab", TrainerSize::Lab},
-                                                                                {"notebook", TrainerSize::Notebook}}))
+        ->capture_default_str()
+        ->check(integer_in({1, 100}));
+    trainer
+        ->add_option("--size", trainer_args->size,
+                     "lab (the labs' default experiment) or notebook (768-3072-768, 32 tokens)")
+        ->transform(CLI::CheckedTransformer(
+            std::map<std::string, TrainerSize>{{"lab", TrainerSize::Lab}, {"notebook", TrainerSize::Notebook}}))
         ->default_str("lab");
     trainer->callback([trainer_args, &status] {
         bench_trainer(trainer_args->steps, trainer_args->size, trainer_args->reps);

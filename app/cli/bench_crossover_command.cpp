@@ -76,13 +76,11 @@ void add_bench_crossover_command(CLI::App& bench) {
                           "GPU: an MLP's forward pass in BF16 and FP8 (weights only, weights and activations) at 1, 32 "
                           "and 8192 tokens (lab 9)",
                           [] { return as_csv(labs::measure_inference(show_progress), labs::write_inference_csv); });
-    add_recording_command(bench, "accumulation",
-                          "GPU: FP8 GEMM accumulation error against K, fast accumulation off and on (lab 10's "
-                          "measurement)",
-                          [] {
-                              return as_csv(labs::measure_tensor_core_accumulation(show_progress),
-                                            labs::write_accumulation_csv);
-                          });
+    add_recording_command(
+        bench, "accumulation",
+        "GPU: FP8 GEMM accumulation error against K, fast accumulation off and on (lab 10's "
+        "measurement)",
+        [] { return as_csv(labs::measure_tensor_core_accumulation(show_progress), labs::write_accumulation_csv); });
 }
 
 }  // namespace fp8lab::cli

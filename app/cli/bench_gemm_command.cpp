@@ -22,17 +22,40 @@ void bench_gemm(int repetitions, bool as_json) {
     std::vector<std::pair<const gpu::GpuPreset*, gpu::GemmTiming>> rows;
     for (const gpu::GpuPreset& p : gpu::gpu_presets()) {
         if (!as_json)
-            std::fprintf(stderr, "timing %s (M=%d, N=%d, K=%d)...\n", p.name.c_str(), p.tokens, p.hidden_dim, p.input_dim);
+            std::fprintf(stderr, "timing %s (M=%d, N=%d, K=%d)...\n", p.name.c_str(), p.tokens, p.hidden_dim,
+                         p.input_dim);
         rows.push_back({&p, gpu::time_forward_gemms(p.tokens, p.hidden_dim, p.input_dim, repetitions)});
     }
     if (as_json) {
         json::JsonWriter json;
-        json.begin_object().key("device").value(gpu::describe(probe)).key("repetitions").value(repetitions)
-            .key("presets").begin_array();
+        json.begin_object()
+            .key("device")
+            .value(gpu::describe(probe))
+            .key("repetitions")
+            .value(repetitions)
+            .key("presets")
+            .begin_array();
         for (const auto& [p, t] : rows)
-            json.begin_object().key("name").value(p->name).key("m").value(t.m).key("n").value(t.n).key("k").value(t.k)
-                .key("bf16_ms").value(t.bf16_ms).key("fp8_ms").value(t.fp8_ms).key("bf16_tflops").value(t.bf16_tflops)
-                .key("fp8_tflops").value(t.fp8_tflops).key("speedup").value(t.bf16_ms / t.fp8_ms).end_object();
+            json.begin_object()
+                .key("name")
+                .value(p->name)
+                .key("m")
+                .value(t.m)
+                .key("n")
+                .value(t.n)
+                .key("k")
+                .value(t.k)
+                .key("bf16_ms")
+                .value(t.bf16_ms)
+                .key("fp8_ms")
+                .value(t.fp8_ms)
+                .key("bf16_tflops")
+                .value(t.bf16_tflops)
+                .key("fp8_tflops")
+                .value(t.fp8_tflops)
+                .key("speedup")
+                .value(t.bf16_ms / t.fp8_ms)
+                .end_object();
         json.end_array().end_object();
         std::printf("%s\n", json.text().c_str());
         return;
@@ -53,7 +76,8 @@ void add_bench_gemm_command(CLI::App& bench) {
     auto json = std::make_shared<bool>(false);
     CLI::App* gemm = bench.add_subcommand("gemm", "GPU: BF16 vs FP8 forward GEMM per preset size (cuBLASLt)");
     gemm->add_option("--repeat", *reps, "Timed repetitions per precision (median)")
-        ->capture_default_str()->check(integer_in({1, 10000}));
+        ->capture_default_str()
+        ->check(integer_in({1, 10000}));
     gemm->add_flag("--json", *json, "Print JSON");
     gemm->callback([reps, json] { bench_gemm(*reps, *json); });
 }

@@ -52,9 +52,11 @@ std::string recipe_description(emu::Fp8Recipe recipe) {
     case emu::Fp8Recipe::Blockwise:
         return "1 x 128 activations and gradients, 128 x 128 weights, E4M3 everywhere, no fast accumulation";
     case emu::Fp8Recipe::Delayed:
-    case emu::Fp8Recipe::Current: return "E4M3 forward / E5M2 gradients, fast accumulation in the forward";
+    case emu::Fp8Recipe::Current:
+        return "E4M3 forward / E5M2 gradients, fast accumulation in the forward";
     case emu::Fp8Recipe::MxFloor:
-    case emu::Fp8Recipe::MxRceil: return "E4M3 forward / E5M2 gradients in 1 x 32 blocks, E8M0 scales";
+    case emu::Fp8Recipe::MxRceil:
+        return "E4M3 forward / E5M2 gradients in 1 x 32 blocks, E8M0 scales";
     case emu::Fp8Recipe::Nvfp4:
         return "E2M1 in 1 x 16 blocks (16 x 16 weight tiles), E4M3 block scales, stochastic gradients, Hadamard wgrad";
     }
@@ -112,8 +114,8 @@ gpu::GpuTrainResult run_one(const gpu::GpuPreset& p, gpu::GpuPrecision precision
     c.steps = a.steps;
     c.warmup_steps = a.warmup;
     c.use_graph = !a.no_graph;
-    const std::string what = p.name + " " + (precision == gpu::GpuPrecision::Bf16 ? std::string("bf16")
-                                                                                  : std::string(enum_name(recipe)));
+    const std::string what =
+        p.name + " " + (precision == gpu::GpuPrecision::Bf16 ? std::string("bf16") : std::string(enum_name(recipe)));
     return gpu::train_mlp_on_gpu(c, [&](int done, const std::vector<float>& loss) {
         if (!quiet)
             std::fprintf(stderr, "\r%-12s step %d/%d, loss %.5f   ", what.c_str(), done, a.steps,
@@ -123,9 +125,10 @@ gpu::GpuTrainResult run_one(const gpu::GpuPreset& p, gpu::GpuPrecision precision
 }
 
 void print_table(const std::string& device, const BenchGpuArgs& a, const std::vector<Row>& rows) {
-    std::printf("%s: MLP d -> h -> d (GELU), MSE, AdamW; median ms/step of %d graph replays after %d warm-up steps "
-                "(CUDA events)\n",
-                device.c_str(), a.steps - a.warmup, a.warmup);
+    std::printf(
+        "%s: MLP d -> h -> d (GELU), MSE, AdamW; median ms/step of %d graph replays after %d warm-up steps "
+        "(CUDA events)\n",
+        device.c_str(), a.steps - a.warmup, a.warmup);
     std::printf("%-7s %5s %6s %6s %-10s %-8s %9s %9s %8s %9s %9s %9s %9s %10s %10s\n", "preset", "d", "h", "M",
                 "recipe", "speed", "BF16 ms", "FP8 ms", "speedup", "BF16 TF/s", "FP8 TF/s", "BF16 MiB", "FP8 MiB",
                 "BF16 loss", "FP8 loss");
@@ -136,10 +139,10 @@ void print_table(const std::string& device, const BenchGpuArgs& a, const std::ve
             any_emulated = any_emulated || f.path == gpu::GpuPath::Emulated;
             std::printf("%-7s %5d %6d %6d %-10s %-8s %9.4f %9.4f %7.2fx %9.1f %9.1f %9.0f %9.0f %10.5f %10.5f\n",
                         r.preset.name.c_str(), r.preset.input_dim, r.preset.hidden_dim, r.preset.tokens,
-                        std::string(enum_name(run.recipe)).c_str(),
-                        std::string(gpu::gpu_path_name(f.path)).c_str(), r.bf16.median_step_ms, f.median_step_ms,
-                        r.bf16.median_step_ms / f.median_step_ms, r.bf16.model_tflops, f.model_tflops,
-                        mib(r.bf16.peak_memory_bytes), mib(f.peak_memory_bytes), r.bf16.final_loss(), f.final_loss());
+                        std::string(enum_name(run.recipe)).c_str(), std::string(gpu::gpu_path_name(f.path)).c_str(),
+                        r.bf16.median_step_ms, f.median_step_ms, r.bf16.median_step_ms / f.median_step_ms,
+                        r.bf16.model_tflops, f.model_tflops, mib(r.bf16.peak_memory_bytes), mib(f.peak_memory_bytes),
+                        r.bf16.final_loss(), f.final_loss());
         }
     for (const emu::Fp8Recipe recipe : chosen_recipes(a.recipes))
         std::printf("%-10s %s\n", std::string(enum_name(recipe)).c_str(), recipe_description(recipe).c_str());
@@ -155,24 +158,56 @@ void print_table(const std::string& device, const BenchGpuArgs& a, const std::ve
 
 void print_json(const std::string& device, const BenchGpuArgs& a, const std::vector<Row>& rows) {
     json::JsonWriter json;
-    json.begin_object().key("device").value(device).key("steps").value(a.steps).key("warmup_steps").value(a.warmup)
-        .key("graph").value(!a.no_graph).key("presets").begin_array();
+    json.begin_object()
+        .key("device")
+        .value(device)
+        .key("steps")
+        .value(a.steps)
+        .key("warmup_steps")
+        .value(a.warmup)
+        .key("graph")
+        .value(!a.no_graph)
+        .key("presets")
+        .begin_array();
     const auto result = [&](const gpu::GpuTrainResult& r) {
-        json.key("ms_per_step").value(r.median_step_ms).key("tokens_per_second").value(r.tokens_per_second)
-            .key("model_tflops").value(r.model_tflops).key("gemm_tflops").value(r.gemm_tflops)
-            .key("peak_memory_bytes").value(std::int64_t(r.peak_memory_bytes)).key("final_loss").value(r.final_loss())
-            .key("timed_steps").value(r.timed_steps);
+        json.key("ms_per_step")
+            .value(r.median_step_ms)
+            .key("tokens_per_second")
+            .value(r.tokens_per_second)
+            .key("model_tflops")
+            .value(r.model_tflops)
+            .key("gemm_tflops")
+            .value(r.gemm_tflops)
+            .key("peak_memory_bytes")
+            .value(std::int64_t(r.peak_memory_bytes))
+            .key("final_loss")
+            .value(r.final_loss())
+            .key("timed_steps")
+            .value(r.timed_steps);
     };
     for (const Row& r : rows) {
-        json.begin_object().key("name").value(r.preset.name).key("d").value(r.preset.input_dim)
-            .key("h").value(r.preset.hidden_dim).key("tokens").value(r.preset.tokens).key("bf16").begin_object();
+        json.begin_object()
+            .key("name")
+            .value(r.preset.name)
+            .key("d")
+            .value(r.preset.input_dim)
+            .key("h")
+            .value(r.preset.hidden_dim)
+            .key("tokens")
+            .value(r.preset.tokens)
+            .key("bf16")
+            .begin_object();
         result(r.bf16);
         json.end_object().key("runs").begin_array();
         for (const RecipeRun& run : r.runs) {
             const bool emulated = run.result.path == gpu::GpuPath::Emulated;
-            json.begin_object().key("recipe").value(std::string(enum_name(run.recipe)))
-                .key("description").value(recipe_description(run.recipe))
-                .key("speed").value(emulated ? "emulated" : "native");
+            json.begin_object()
+                .key("recipe")
+                .value(std::string(enum_name(run.recipe)))
+                .key("description")
+                .value(recipe_description(run.recipe))
+                .key("speed")
+                .value(emulated ? "emulated" : "native");
             if (emulated) json.key("speed_note").value(std::string(gpu::emulated_speed_note()));
             result(run.result);
             json.key("speedup").value(r.bf16.median_step_ms / run.result.median_step_ms).end_object();
@@ -198,8 +233,8 @@ void bench_gpu(const BenchGpuArgs& a) {
     }
     if (chosen.empty())
         for (const gpu::GpuPreset& p : gpu::gpu_presets())
-        if (a.presets.empty() || std::find(a.presets.begin(), a.presets.end(), p.name) != a.presets.end())
-            chosen.push_back(p);
+            if (a.presets.empty() || std::find(a.presets.begin(), a.presets.end(), p.name) != a.presets.end())
+                chosen.push_back(p);
     std::vector<Row> rows;
     for (const gpu::GpuPreset& p : chosen) {
         Row row{p, run_one(p, gpu::GpuPrecision::Bf16, emu::Fp8Recipe::Delayed, a, false), {}};
@@ -216,8 +251,10 @@ void bench_gpu(const BenchGpuArgs& a) {
                      a.trace_out.c_str());
     }
     const std::string device = gpu::describe(probe);
-    if (a.json) print_json(device, a, rows);
-    else print_table(device, a, rows);
+    if (a.json)
+        print_json(device, a, rows);
+    else
+        print_table(device, a, rows);
 }
 
 }  // namespace
@@ -228,21 +265,30 @@ void add_bench_gpu_command(CLI::App& bench) {
     std::vector<std::string> names;
     for (const gpu::GpuPreset& p : gpu::gpu_presets()) names.push_back(p.name);
     cmd->add_option("--preset", a->presets, "Presets to run (default: all)")->check(CLI::IsMember(names));
-    cmd->add_option("--shape", a->shape, "A custom size d,h,M instead of the presets")->delimiter(',')
-        ->excludes("--preset")->check(integer_in(emu::bounds::kWidth));
-    cmd->add_option("--lr", a->learning_rate, "AdamW learning rate")->capture_default_str()
+    cmd->add_option("--shape", a->shape, "A custom size d,h,M instead of the presets")
+        ->delimiter(',')
+        ->excludes("--preset")
+        ->check(integer_in(emu::bounds::kWidth));
+    cmd->add_option("--lr", a->learning_rate, "AdamW learning rate")
+        ->capture_default_str()
         ->check(real_in({1e-7, 1.0}));
-    cmd->add_option("--seed", a->seed, "Seed of the data and the initial weights")->capture_default_str()->check(seed_value());
-    cmd->add_option("--steps", a->steps, "Steps per run, warm-up included")->capture_default_str()
+    cmd->add_option("--seed", a->seed, "Seed of the data and the initial weights")
+        ->capture_default_str()
+        ->check(seed_value());
+    cmd->add_option("--steps", a->steps, "Steps per run, warm-up included")
+        ->capture_default_str()
         ->check(integer_in({2, 100000}));
-    cmd->add_option("--warmup", a->warmup, "Untimed steps before the timed ones")->capture_default_str()
+    cmd->add_option("--warmup", a->warmup, "Untimed steps before the timed ones")
+        ->capture_default_str()
         ->check(integer_in({1, 100000}));
     std::vector<std::string> recipe_names{"all"};
     for (const EnumName<emu::Fp8Recipe>& e : enum_names<emu::Fp8Recipe>()) recipe_names.emplace_back(e.name);
     cmd->add_option("--recipe", a->recipes,
                     "FP8 recipes to run beside BF16, or all; MX and NVFP4 run emulated on Hopper (exact numerics, "
                     "BF16 GEMMs), and their speed says so")
-        ->capture_default_str()->check(CLI::IsMember(recipe_names))->delimiter(',');
+        ->capture_default_str()
+        ->check(CLI::IsMember(recipe_names))
+        ->delimiter(',');
     cmd->add_flag("--no-graph", a->no_graph, "Launch kernel by kernel instead of replaying a CUDA graph");
     cmd->add_option("--trace-out", a->trace_out, "Write the amax trace of the last FP8 run to this file");
     cmd->add_flag("--json", a->json, "Print JSON");

@@ -22,8 +22,8 @@ void add_convert_command(CLI::App& app, CommandStatus& status);
 void add_formats_command(CLI::App& app, CommandStatus& status);
 void add_decode_command(CLI::App& app, CommandStatus& status);
 void add_bench_command(CLI::App& app, CommandStatus& status);
-void add_bench_gemm_command(CLI::App& bench);  // a subcommand of bench
-void add_bench_gpu_command(CLI::App& bench);   // a subcommand of bench
+void add_bench_gemm_command(CLI::App& bench);       // a subcommand of bench
+void add_bench_gpu_command(CLI::App& bench);        // a subcommand of bench
 void add_bench_crossover_command(CLI::App& bench);  // a subcommand of bench
 void add_scaling_command(CLI::App& app, CommandStatus& status);
 void add_quantize_command(CLI::App& app, CommandStatus& status);

@@ -26,7 +26,7 @@ struct ConvertArgs {
 // Buffered output; everything after the input text of a line is cached per code, since
 // a format has few codes and printf-style formatting would dominate a long stream.
 class ConvertWriter {
-public:
+  public:
     explicit ConvertWriter(const emu::Format& format) : format_(format) {
         if (format.total_bits <= 16) suffix_.resize(format.code_count());
     }
@@ -49,7 +49,7 @@ public:
         std::fflush(stdout);
     }
 
-private:
+  private:
     std::string make_suffix(std::uint32_t code) const {
         const double v = emu::decode(format_, code);
         return "\t" + hex_code(format_, code) + "\t" + hex_float(v) + "\t" + decimal_float(v) + "\n";
@@ -60,16 +60,18 @@ private:
 };
 
 class Converter {
-public:
-    Converter(const ConvertArgs& a)
-        : format_(format_option("--to", a.to)), writer_(format_) {
+  public:
+    Converter(const ConvertArgs& a) : format_(format_option("--to", a.to)), writer_(format_) {
         options_.rounding = rounding_option("--round", a.round);
         options_.saturation = saturation_option("--saturate", a.saturate);
         options_.seed = a.seed;
         options_.random_bits = a.random_bits;
-        if (a.from == "f32") precision_ = InputPrecision::Float32;
-        else if (a.from == "f64") precision_ = InputPrecision::Float64;
-        else throw UsageError("--from: unknown input precision " + emu::quoted_input(a.from) + " (f32 or f64)");
+        if (a.from == "f32")
+            precision_ = InputPrecision::Float32;
+        else if (a.from == "f64")
+            precision_ = InputPrecision::Float64;
+        else
+            throw UsageError("--from: unknown input precision " + emu::quoted_input(a.from) + " (f32 or f64)");
     }
 
     // One value; `where` names it in an error message ("line 3", "argument 2").
@@ -84,8 +86,8 @@ public:
         }
         if (!value) {
             writer_.flush();  // keep stdout and stderr in order for a reader of both
-            std::fprintf(stderr, "fp8lab convert: %s: cannot parse '%.*s' as a number\n",
-                         where.c_str(), int(token.size()), token.data());
+            std::fprintf(stderr, "fp8lab convert: %s: cannot parse '%.*s' as a number\n", where.c_str(),
+                         int(token.size()), token.data());
             ++failures_;
             return;
         }
@@ -129,7 +131,7 @@ public:
         return failures_ ? 1 : 0;
     }
 
-private:
+  private:
     const emu::Format& format_;
     emu::ConvertOptions options_;
     InputPrecision precision_ = InputPrecision::Float64;
@@ -142,21 +144,24 @@ private:
 
 void add_convert_command(CLI::App& app, CommandStatus& status) {
     auto args = std::make_shared<ConvertArgs>();
-    CLI::App* cmd = app.add_subcommand(
-        "convert", "Convert values to a format; print code, hex float and decimal per value");
+    CLI::App* cmd =
+        app.add_subcommand("convert", "Convert values to a format; print code, hex float and decimal per value");
     cmd->add_option("--to", args->to, "Target format: " + emu::format_names_list())->required();
-    cmd->add_option("--round", args->round,
-                    "Rounding mode: " + emu::rounding_mode_names_list())->capture_default_str();
+    cmd->add_option("--round", args->round, "Rounding mode: " + emu::rounding_mode_names_list())->capture_default_str();
     cmd->add_option("--saturate", args->saturate, "Overflow handling: finite or none")->capture_default_str();
-    cmd->add_option("--from", args->from,
-                    "Parse values to the nearest f64 (default) or f32, then convert once")->capture_default_str();
-    cmd->add_option("--seed", args->seed, "Seed of the stochastic rounding bits")->capture_default_str()->check(seed_value());
-    cmd->add_option("--random-bits", args->random_bits,
-                    "Random bits compared with the discarded fraction (stochastic)")->capture_default_str()->check(integer_in({1, emu::kMaxRandomBits}));
+    cmd->add_option("--from", args->from, "Parse values to the nearest f64 (default) or f32, then convert once")
+        ->capture_default_str();
+    cmd->add_option("--seed", args->seed, "Seed of the stochastic rounding bits")
+        ->capture_default_str()
+        ->check(seed_value());
+    cmd->add_option("--random-bits", args->random_bits, "Random bits compared with the discarded fraction (stochastic)")
+        ->capture_default_str()
+        ->check(integer_in({1, emu::kMaxRandomBits}));
     // Values are collected as extras: "-inf" or "-0x1p3" look like options to CLI11.
     cmd->allow_extras();
-    cmd->footer("VALUES: decimal, hex float (0x1.8p+3), inf, -inf, nan, as arguments after the "
-                "options, or one per line on standard input when there are none.");
+    cmd->footer(
+        "VALUES: decimal, hex float (0x1.8p+3), inf, -inf, nan, as arguments after the "
+        "options, or one per line on standard input when there are none.");
     cmd->callback([args, cmd, &status] {
         for (std::string& text : cmd->remaining()) {
             if (!text.empty() && text[0] == '-' && !parse_number(text, InputPrecision::Float64))

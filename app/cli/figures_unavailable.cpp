@@ -10,8 +10,9 @@ void add_figures_command(CLI::App& app, CommandStatus&) {
     CLI::App* cmd = app.add_subcommand("figures", "Write every figure (this build has no Cairo: unavailable)");
     cmd->allow_extras();
     cmd->callback([] {
-        throw UsageError("figures: this fp8lab was built without Cairo; install libcairo2-dev and rebuild "
-                         "(FP8LAB_EXPORT=ON)");
+        throw UsageError(
+            "figures: this fp8lab was built without Cairo; install libcairo2-dev and rebuild "
+            "(FP8LAB_EXPORT=ON)");
     });
 }
 

@@ -7,7 +7,7 @@
 namespace fp8lab::cli {
 
 class FolderLock {
-public:
+  public:
     // Locks FOLDER/.fp8lab.lock (created if absent, never through a link); when another
     // process holds it, says so on stderr and waits. Throws std::runtime_error on failure.
     explicit FolderLock(const std::string& folder);
@@ -15,7 +15,7 @@ public:
     FolderLock(const FolderLock&) = delete;
     FolderLock& operator=(const FolderLock&) = delete;
 
-private:
+  private:
     int fd_ = -1;
 };
 

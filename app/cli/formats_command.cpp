@@ -38,35 +38,31 @@ void print_formats(bool json) {
         std::printf("[\n");
         bool first = true;
         for (const emu::Format& f : emu::all_formats()) {
-            std::printf("%s  {\"name\": \"%s\", \"display_name\": \"%s\", \"bits\": %d, "
-                        "\"exponent_bits\": %d, \"mantissa_bits\": %d, \"bias\": %d, "
-                        "\"max_finite\": %s, \"min_normal\": %s, \"min_subnormal\": %s, "
-                        "\"has_inf\": %s, \"has_nan\": %s, \"signed\": %s}",
-                        first ? "" : ",\n", std::string(f.name).c_str(),
-                        std::string(f.display_name).c_str(), f.total_bits, f.exponent_bits,
-                        f.mantissa_bits, f.bias, json_number(f.max_finite).c_str(),
-                        json_number(f.min_normal).c_str(), json_number(f.min_subnormal).c_str(),
-                        f.has_inf ? "true" : "false", f.has_nan ? "true" : "false",
-                        f.has_sign ? "true" : "false");
+            std::printf(
+                "%s  {\"name\": \"%s\", \"display_name\": \"%s\", \"bits\": %d, "
+                "\"exponent_bits\": %d, \"mantissa_bits\": %d, \"bias\": %d, "
+                "\"max_finite\": %s, \"min_normal\": %s, \"min_subnormal\": %s, "
+                "\"has_inf\": %s, \"has_nan\": %s, \"signed\": %s}",
+                first ? "" : ",\n", std::string(f.name).c_str(), std::string(f.display_name).c_str(), f.total_bits,
+                f.exponent_bits, f.mantissa_bits, f.bias, json_number(f.max_finite).c_str(),
+                json_number(f.min_normal).c_str(), json_number(f.min_subnormal).c_str(), f.has_inf ? "true" : "false",
+                f.has_nan ? "true" : "false", f.has_sign ? "true" : "false");
             first = false;
         }
         std::printf("\n]\n");
         return;
     }
-    std::printf("%-10s %4s %3s %3s %5s %-24s %-32s %-32s %-10s %s\n", "format", "bits", "E", "M",
-                "bias", "max finite", "min normal", "min subnormal", "+Inf", "NaN");
+    std::printf("%-10s %4s %3s %3s %5s %-24s %-32s %-32s %-10s %s\n", "format", "bits", "E", "M", "bias", "max finite",
+                "min normal", "min subnormal", "+Inf", "NaN");
     for (const emu::Format& f : emu::all_formats()) {
-        const std::string subnormal =
-            f.has_subnormals ? decimal_float(f.min_subnormal) + " (2^" +
-                                   std::to_string(std::ilogb(f.min_subnormal)) + ")"
-                             : "none";
-        const std::string normal = decimal_float(f.min_normal) + " (2^" +
-                                   std::to_string(std::ilogb(f.min_normal)) + ")";
-        std::printf("%-10s %4d %3d %3d %5d %-24s %-32s %-32s %-10s %s\n",
-                    std::string(f.name).c_str(), f.total_bits, f.exponent_bits, f.mantissa_bits,
-                    f.bias, decimal_float(f.max_finite).c_str(), normal.c_str(),
-                    subnormal.c_str(), codes_or_none(f, f.has_inf, f.inf_code).c_str(),
-                    nan_codes(f).c_str());
+        const std::string subnormal = f.has_subnormals ? decimal_float(f.min_subnormal) + " (2^" +
+                                                             std::to_string(std::ilogb(f.min_subnormal)) + ")"
+                                                       : "none";
+        const std::string normal =
+            decimal_float(f.min_normal) + " (2^" + std::to_string(std::ilogb(f.min_normal)) + ")";
+        std::printf("%-10s %4d %3d %3d %5d %-24s %-32s %-32s %-10s %s\n", std::string(f.name).c_str(), f.total_bits,
+                    f.exponent_bits, f.mantissa_bits, f.bias, decimal_float(f.max_finite).c_str(), normal.c_str(),
+                    subnormal.c_str(), codes_or_none(f, f.has_inf, f.inf_code).c_str(), nan_codes(f).c_str());
     }
 }
 
@@ -126,9 +122,8 @@ void add_decode_command(CLI::App& app, CommandStatus& status) {
             const auto code = parse_code(text);
             if (!code || *code >= f.code_count()) {
                 std::fflush(stdout);
-                std::fprintf(stderr, "fp8lab decode: '%s' is not a code of %s (0 to %s)\n",
-                             text.c_str(), std::string(f.name).c_str(),
-                             hex_code(f, f.code_count() - 1).c_str());
+                std::fprintf(stderr, "fp8lab decode: '%s' is not a code of %s (0 to %s)\n", text.c_str(),
+                             std::string(f.name).c_str(), hex_code(f, f.code_count() - 1).c_str());
                 ++failures;
                 continue;
             }

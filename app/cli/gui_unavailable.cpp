@@ -10,8 +10,9 @@ void add_gui_command(CLI::App& app, CommandStatus&) {
     CLI::App* cmd = app.add_subcommand("gui", "Open the desktop lab (this build has no GUI: unavailable)");
     cmd->allow_extras();
     cmd->callback([] {
-        throw UsageError("gui: this fp8lab was built without the desktop app; install libglfw3-dev libimgui-dev "
-                         "libmd4c-dev libcairo2-dev and rebuild (FP8LAB_GUI=ON)");
+        throw UsageError(
+            "gui: this fp8lab was built without the desktop app; install libglfw3-dev libimgui-dev "
+            "libmd4c-dev libcairo2-dev and rebuild (FP8LAB_GUI=ON)");
     });
 }
 

@@ -31,13 +31,15 @@ std::vector<SelectedStep> select_steps(const labs::Catalog& catalog, const std::
         if (!step_id.empty() && selected.empty()) {
             std::string known;
             for (const labs::Step& s : lab.steps) known += (known.empty() ? "" : ", ") + s.logic.id;
-            throw UsageError("lab " + emu::quoted_input(lab_id) + " has no step " + emu::quoted_input(step_id) + " (its steps: " + known + ")");
+            throw UsageError("lab " + emu::quoted_input(lab_id) + " has no step " + emu::quoted_input(step_id) +
+                             " (its steps: " + known + ")");
         }
     }
     if (selected.empty()) {
         std::string known;
         for (const labs::Lab& l : catalog.labs) known += (known.empty() ? "" : ", ") + l.id;
-        throw UsageError("no lab " + emu::quoted_input(lab_id) + " (labs: " + (known.empty() ? "none loaded" : known) + ")");
+        throw UsageError("no lab " + emu::quoted_input(lab_id) + " (labs: " + (known.empty() ? "none loaded" : known) +
+                         ")");
     }
     return selected;
 }
@@ -56,12 +58,14 @@ void require_backend(const SelectedStep& s, labs::Backend backend) {
                          std::string(labs::backend_name(backend)) + " backend");
 }
 
-std::vector<labs::Parameters> step_parameters(const std::vector<SelectedStep>& steps, const std::vector<std::string>& sets) {
+std::vector<labs::Parameters> step_parameters(const std::vector<SelectedStep>& steps,
+                                              const std::vector<std::string>& sets) {
     std::vector<labs::Parameters> params;
     for (const SelectedStep& s : steps) params.emplace_back(s.step->logic.parameters);
     for (const std::string& set : sets) {
         const auto eq = set.find('=');
-        if (eq == std::string::npos || eq == 0) throw UsageError("--set " + emu::quoted_input(set) + ": write NAME=VALUE");
+        if (eq == std::string::npos || eq == 0)
+            throw UsageError("--set " + emu::quoted_input(set) + ": write NAME=VALUE");
         const std::string name = set.substr(0, eq), value = set.substr(eq + 1);
         bool used = false;
         for (labs::Parameters& p : params) {
@@ -75,7 +79,8 @@ std::vector<labs::Parameters> step_parameters(const std::vector<SelectedStep>& s
             }
             used = true;
         }
-        if (!used) throw UsageError("--set " + set + ": no selected step has a parameter " + emu::quoted_input(name) + "");
+        if (!used)
+            throw UsageError("--set " + set + ": no selected step has a parameter " + emu::quoted_input(name) + "");
     }
     return params;
 }

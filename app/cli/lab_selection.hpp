@@ -29,6 +29,7 @@ void require_backend(const SelectedStep& s, labs::Backend backend);
 // Each selected step's parameters, its defaults with every --set NAME=VALUE applied to the
 // steps that have NAME (a single selected step must have it). Throws UsageError for a
 // malformed or refused setting and for a name no selected step has.
-std::vector<labs::Parameters> step_parameters(const std::vector<SelectedStep>& steps, const std::vector<std::string>& sets);
+std::vector<labs::Parameters> step_parameters(const std::vector<SelectedStep>& steps,
+                                              const std::vector<std::string>& sets);
 
 }  // namespace fp8lab::cli

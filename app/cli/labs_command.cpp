@@ -18,18 +18,32 @@ namespace {
 
 const char* kind_name(labs::ParameterKind k) {
     switch (k) {
-    case labs::ParameterKind::Choice: return "choice";
-    case labs::ParameterKind::Integer: return "integer";
-    case labs::ParameterKind::Float: return "float";
-    case labs::ParameterKind::Toggle: return "toggle";
+    case labs::ParameterKind::Choice:
+        return "choice";
+    case labs::ParameterKind::Integer:
+        return "integer";
+    case labs::ParameterKind::Float:
+        return "float";
+    case labs::ParameterKind::Toggle:
+        return "toggle";
     }
     return "?";
 }
 
 void write_parameter_spec(json::JsonWriter& json, const labs::ParameterSpec& p) {
-    json.begin_object().key("name").value(p.name).key("label").value(p.label).key("kind").value(kind_name(p.kind))
-        .key("help").value(p.help).key("default").value(labs::value_text(p.default_value))
-        .key("accepts").value(labs::accepted_values(p));
+    json.begin_object()
+        .key("name")
+        .value(p.name)
+        .key("label")
+        .value(p.label)
+        .key("kind")
+        .value(kind_name(p.kind))
+        .key("help")
+        .value(p.help)
+        .key("default")
+        .value(labs::value_text(p.default_value))
+        .key("accepts")
+        .value(labs::accepted_values(p));
     if (p.kind == labs::ParameterKind::Choice) {
         json.key("choices").begin_array();
         for (const std::string& c : p.choices) json.value(c);
@@ -62,18 +76,33 @@ void print_labs(const labs::Catalog& catalog, bool as_json) {
         json::JsonWriter json;
         json.begin_object().key("labs").begin_array();
         for (const labs::Lab& lab : catalog.labs) {
-            json.begin_object().key("id").value(lab.id).key("title").value(lab.title).key("file").value(lab.file)
-                .key("steps").begin_array();
+            json.begin_object()
+                .key("id")
+                .value(lab.id)
+                .key("title")
+                .value(lab.title)
+                .key("file")
+                .value(lab.file)
+                .key("steps")
+                .begin_array();
             for (const labs::Step& s : lab.steps) {
-                json.begin_object().key("id").value(s.logic.id).key("title").value(s.title).key("backends").begin_array();
+                json.begin_object()
+                    .key("id")
+                    .value(s.logic.id)
+                    .key("title")
+                    .value(s.title)
+                    .key("backends")
+                    .begin_array();
                 for (labs::Backend b : s.logic.backends) json.value(labs::backend_name(b));
                 json.end_array().key("parameters").begin_array();
                 for (const labs::ParameterSpec& p : s.logic.parameters) write_parameter_spec(json, p);
                 json.end_array().key("training");
                 write_training(json, s.logic);
                 json.key("exercise");
-                if (s.logic.exercise) json.value(s.logic.exercise->prompt);
-                else json.null();
+                if (s.logic.exercise)
+                    json.value(s.logic.exercise->prompt);
+                else
+                    json.null();
                 json.end_object();
             }
             json.end_array().end_object();
@@ -88,7 +117,8 @@ void print_labs(const labs::Catalog& catalog, bool as_json) {
         std::printf("%s: %s\n", lab.id.c_str(), lab.title.c_str());
         for (const labs::Step& s : lab.steps) {
             std::string backends;
-            for (labs::Backend b : s.logic.backends) backends += (backends.empty() ? "" : ",") + std::string(labs::backend_name(b));
+            for (labs::Backend b : s.logic.backends)
+                backends += (backends.empty() ? "" : ",") + std::string(labs::backend_name(b));
             std::printf("  %s/%s: %s [%s]%s\n", lab.id.c_str(), s.logic.id.c_str(), s.title.c_str(), backends.c_str(),
                         s.logic.exercise ? " (exercise)" : "");
             for (const labs::ParameterSpec& p : s.logic.parameters)
@@ -113,15 +143,27 @@ void run_steps(const RunOptions& o) {
     for (const SelectedStep& s : steps) require_backend(s, backend);
     const std::vector<labs::Parameters> params = step_parameters(steps, o.sets);
     json::JsonWriter json;
-    if (o.json) json.begin_object().key("backend").value(labs::backend_name(backend)).key("seed")
-                    .value(std::int64_t(o.seed)).key("steps").begin_array();
+    if (o.json)
+        json.begin_object()
+            .key("backend")
+            .value(labs::backend_name(backend))
+            .key("seed")
+            .value(std::int64_t(o.seed))
+            .key("steps")
+            .begin_array();
     for (std::size_t i = 0; i < steps.size(); ++i) {
         const SelectedStep& s = steps[i];
         labs::RunContext context(backend, o.seed);
         const labs::StepOutput output = s.step->logic.run(params[i], context);
         if (o.json) {
-            json.begin_object().key("lab").value(s.lab->id).key("step").value(s.step->logic.id)
-                .key("title").value(s.step->title).key("parameters");
+            json.begin_object()
+                .key("lab")
+                .value(s.lab->id)
+                .key("step")
+                .value(s.step->logic.id)
+                .key("title")
+                .value(s.step->title)
+                .key("parameters");
             write_parameters_json(json, params[i]);
             write_step_output_json(json, output);
             json.end_object();
@@ -130,8 +172,7 @@ void run_steps(const RunOptions& o) {
         std::string values;
         for (const auto& [name, value] : params[i].values()) values += " " + name + "=" + labs::value_text(value);
         std::printf("== %s/%s: %s [%s]%s\n\n%s\n", s.lab->id.c_str(), s.step->logic.id.c_str(), s.step->title.c_str(),
-                    std::string(labs::backend_name(backend)).c_str(), values.c_str(),
-                    step_output_text(output).c_str());
+                    std::string(labs::backend_name(backend)).c_str(), values.c_str(), step_output_text(output).c_str());
         std::fflush(stdout);
     }
     if (o.json) {

@@ -27,9 +27,8 @@ std::optional<double> parse_number(std::string_view text, InputPrecision precisi
     buffer[text.size()] = '\0';
     char* end = nullptr;
     // The program never calls setlocale, so the decimal point is always '.'.
-    const double value = precision == InputPrecision::Float32
-                             ? static_cast<double>(std::strtof(buffer, &end))
-                             : std::strtod(buffer, &end);
+    const double value = precision == InputPrecision::Float32 ? static_cast<double>(std::strtof(buffer, &end))
+                                                              : std::strtod(buffer, &end);
     if (end != buffer + text.size()) return std::nullopt;
     return value;  // out-of-range text rounds to Inf or zero, as IEEE nearest rounding does
 }

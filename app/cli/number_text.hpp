@@ -19,8 +19,8 @@ std::optional<double> parse_number(std::string_view text, InputPrecision precisi
 // Unsigned integer in decimal or 0x-hex; the whole text must be the number.
 std::optional<std::uint64_t> parse_code(std::string_view text);
 
-std::string hex_float(double v);      // %a, with nan / inf / -inf for specials
-std::string decimal_float(double v);  // %.17g, with nan / inf / -inf for specials
+std::string hex_float(double v);                                      // %a, with nan / inf / -inf for specials
+std::string decimal_float(double v);                                  // %.17g, with nan / inf / -inf for specials
 std::string hex_code(const emu::Format& format, std::uint32_t code);  // 0x7e, 0x7, 0x7fff
 
 std::string_view trim(std::string_view s);

@@ -53,8 +53,9 @@ void print_progress(const std::vector<std::string>& files, CommandStatus& status
 
 void add_progress_command(CLI::App& app, CommandStatus& status) {
     auto files = std::make_shared<std::vector<std::string>>();
-    CLI::App* cmd = app.add_subcommand("progress", "Summarise the progress files students exported from the lab "
-                                                   "(Progress > Export progress)");
+    CLI::App* cmd = app.add_subcommand("progress",
+                                       "Summarise the progress files students exported from the lab "
+                                       "(Progress > Export progress)");
     cmd->add_option("files", *files, "Progress files")->required();
     cmd->callback([files, &status] { print_progress(*files, status); });
 }

@@ -35,8 +35,8 @@ void print_scale_row(std::size_t step, float amax, emu::ScalePair s) {
 }  // namespace
 
 void add_scaling_command(CLI::App& app, CommandStatus& status) {
-    CLI::App* cmd = app.add_subcommand(
-        "scaling", "Per-step scales of a recipe for amax values read from stdin (one per line)");
+    CLI::App* cmd =
+        app.add_subcommand("scaling", "Per-step scales of a recipe for amax values read from stdin (one per line)");
     cmd->require_subcommand(1);
     struct Args {
         std::string format = "e4m3", algo = "max";
@@ -47,13 +47,19 @@ void add_scaling_command(CLI::App& app, CommandStatus& status) {
     CLI::App* delayed = cmd->add_subcommand(
         "delayed", "Transformer Engine's delayed scaling; prints step, amax, scale used, scale_inv");
     delayed->add_option("--format", args->format, "e4m3 or e5m2")->capture_default_str();
-    delayed->add_option("--history", args->history, "amax history length")->capture_default_str()->check(integer_in(emu::bounds::kHistory));
+    delayed->add_option("--history", args->history, "amax history length")
+        ->capture_default_str()
+        ->check(integer_in(emu::bounds::kHistory));
     delayed->add_option("--algo", args->algo, "max or most_recent")->capture_default_str();
-    delayed->add_option("--margin", args->margin, "scale = (max * 2^-margin) / amax")->capture_default_str()->check(integer_in(emu::bounds::kMargin));
+    delayed->add_option("--margin", args->margin, "scale = (max * 2^-margin) / amax")
+        ->capture_default_str()
+        ->check(integer_in(emu::bounds::kMargin));
     delayed->callback([args, &status] {
         const emu::Format& f = fp8_format_option(args->format);
         const std::optional<emu::AmaxAlgorithm> algo = parse_enum<emu::AmaxAlgorithm>(args->algo);
-        if (!algo) throw UsageError("--algo: " + emu::quoted_input(args->algo) + " is not " + enum_choices<emu::AmaxAlgorithm>());
+        if (!algo)
+            throw UsageError("--algo: " + emu::quoted_input(args->algo) + " is not " +
+                             enum_choices<emu::AmaxAlgorithm>());
         const emu::DelayedScalingConfig config{args->history, *algo, args->margin};
         const auto values = read_stdin_values("scaling delayed");
         emu::DelayedScaling state(f, config);
@@ -86,12 +92,14 @@ void add_quantize_command(CLI::App& app, CommandStatus& status) {
         std::size_t block = 0;
     };
     auto args = std::make_shared<Args>();
-    CLI::App* cmd = app.add_subcommand(
-        "quantize", "Quantize values from stdin (one per line, one row) with a scaling recipe; "
-                    "prints each element's code and value, then each block's scale");
+    CLI::App* cmd = app.add_subcommand("quantize",
+                                       "Quantize values from stdin (one per line, one row) with a scaling recipe; "
+                                       "prints each element's code and value, then each block's scale");
     cmd->add_option("--recipe", args->recipe, "current, mx-floor, mx-rceil, blockwise or nvfp4")->required();
-    cmd->add_option("--to", args->to, "Element format (mx: e4m3 e5m2 e3m2 e2m3 e2m1; blockwise: e4m3; "
-                                      "nvfp4: e2m1)")->required();
+    cmd->add_option("--to", args->to,
+                    "Element format (mx: e4m3 e5m2 e3m2 e2m3 e2m1; blockwise: e4m3; "
+                    "nvfp4: e2m1)")
+        ->required();
     cmd->add_option("--block", args->block, "Block size (mx: 32, blockwise: 128, nvfp4: 16)");
     cmd->callback([args, &status] {
         const emu::Format& f = format_option("--to", args->to);
@@ -112,9 +120,10 @@ void add_quantize_command(CLI::App& app, CommandStatus& status) {
         const std::size_t n = x.size();
         const std::optional<emu::Fp8Recipe> recipe = parse_enum<emu::Fp8Recipe>(args->recipe);
         if (!recipe || *recipe == emu::Fp8Recipe::Delayed)
-            throw UsageError("--recipe: " + emu::quoted_input(args->recipe) +
-                             (recipe ? " needs a history of steps (use 'fp8lab scaling delayed')" : " is not a recipe") +
-                             "; quantize takes current, mx-floor, mx-rceil, blockwise or nvfp4");
+            throw UsageError(
+                "--recipe: " + emu::quoted_input(args->recipe) +
+                (recipe ? " needs a history of steps (use 'fp8lab scaling delayed')" : " is not a recipe") +
+                "; quantize takes current, mx-floor, mx-rceil, blockwise or nvfp4");
         emu::QuantizedTensor q;
         switch (*recipe) {
         case emu::Fp8Recipe::Delayed:
@@ -125,8 +134,8 @@ void add_quantize_command(CLI::App& app, CommandStatus& status) {
         case emu::Fp8Recipe::MxFloor:
         case emu::Fp8Recipe::MxRceil:
             check_block(32);
-            q = emu::quantize_mx(x, 1, n, f,
-                                 *recipe == emu::Fp8Recipe::MxFloor ? emu::MxScaleRule::OcpFloor : emu::MxScaleRule::Rceil);
+            q = emu::quantize_mx(
+                x, 1, n, f, *recipe == emu::Fp8Recipe::MxFloor ? emu::MxScaleRule::OcpFloor : emu::MxScaleRule::Rceil);
             break;
         case emu::Fp8Recipe::Blockwise:
             need(emu::e4m3());
@@ -142,8 +151,8 @@ void add_quantize_command(CLI::App& app, CommandStatus& status) {
         const std::vector<float> back = q.dequantize();
         std::printf("# element\tindex\tinput\tcode\tvalue\tblock\n");
         for (std::size_t i = 0; i < n; ++i)
-            std::printf("element\t%zu\t%s\t%s\t%s\t%zu\n", i, values[i].text.c_str(),
-                        hex_code(f, q.codes[i]).c_str(), decimal_float(back[i]).c_str(), q.block_of(0, i));
+            std::printf("element\t%zu\t%s\t%s\t%s\t%zu\n", i, values[i].text.c_str(), hex_code(f, q.codes[i]).c_str(),
+                        decimal_float(back[i]).c_str(), q.block_of(0, i));
         std::printf("# block\tindex\tamax\tscale code\tscale_inv (hex)\tscale_inv\n");
         for (std::size_t b = 0; b < q.block_count(); ++b)
             std::printf("block\t%zu\t%s\t%s\t%s\t%s\n", b, decimal_float(q.block_amax[b]).c_str(),

@@ -18,9 +18,10 @@ std::vector<StdinValue> read_stdin_values(const char* command) {
         const std::string_view token = trim(line);
         const auto v = parse_number(token, InputPrecision::Float32);
         if (!v)
-            throw UsageError(std::string(command) + ": standard input line " + std::to_string(number) +
-                             (token.empty() ? ": empty line" : ": " + emu::quoted_input(std::string(token)) + " is not a number") +
-                             "; nothing was printed");
+            throw UsageError(
+                std::string(command) + ": standard input line " + std::to_string(number) +
+                (token.empty() ? ": empty line" : ": " + emu::quoted_input(std::string(token)) + " is not a number") +
+                "; nothing was printed");
         values.push_back({std::string(token), *v});
     }
     if (values.empty()) throw UsageError(std::string(command) + ": no values on standard input");

@@ -7,7 +7,8 @@ namespace fp8lab::cli {
 
 std::string table_text(const labs::Table& table) {
     std::vector<std::string> header;
-    for (const labs::Column& c : table.columns) header.push_back(c.unit.empty() ? c.name : c.name + " (" + c.unit + ")");
+    for (const labs::Column& c : table.columns)
+        header.push_back(c.unit.empty() ? c.name : c.name + " (" + c.unit + ")");
     std::vector<std::vector<std::string>> cells = {header};
     for (const auto& row : table.rows) {
         std::vector<std::string> r;
@@ -50,17 +51,24 @@ std::string step_output_text(const labs::StepOutput& output) {
 namespace {
 
 void write_cell(json::JsonWriter& json, const labs::Cell& cell) {
-    if (const auto* s = std::get_if<std::string>(&cell)) json.value(*s);
-    else if (const auto* i = std::get_if<std::int64_t>(&cell)) json.value(*i);
-    else json.value(std::get<double>(cell));
+    if (const auto* s = std::get_if<std::string>(&cell))
+        json.value(*s);
+    else if (const auto* i = std::get_if<std::int64_t>(&cell))
+        json.value(*i);
+    else
+        json.value(std::get<double>(cell));
 }
 
 const char* column_type_name(labs::ColumnType t) {
     switch (t) {
-    case labs::ColumnType::Text: return "text";
-    case labs::ColumnType::Integer: return "integer";
-    case labs::ColumnType::Number: return "number";
-    case labs::ColumnType::Code: return "code";
+    case labs::ColumnType::Text:
+        return "text";
+    case labs::ColumnType::Integer:
+        return "integer";
+    case labs::ColumnType::Number:
+        return "number";
+    case labs::ColumnType::Code:
+        return "code";
     }
     return "?";
 }
@@ -71,10 +79,14 @@ void write_parameters_json(json::JsonWriter& json, const labs::Parameters& param
     json.begin_object();
     for (const auto& [name, value] : parameters.values()) {
         json.key(name);
-        if (const auto* s = std::get_if<std::string>(&value)) json.value(*s);
-        else if (const auto* i = std::get_if<std::int64_t>(&value)) json.value(*i);
-        else if (const auto* d = std::get_if<double>(&value)) json.value(*d);
-        else json.value(std::get<bool>(value));
+        if (const auto* s = std::get_if<std::string>(&value))
+            json.value(*s);
+        else if (const auto* i = std::get_if<std::int64_t>(&value))
+            json.value(*i);
+        else if (const auto* d = std::get_if<double>(&value))
+            json.value(*d);
+        else
+            json.value(std::get<bool>(value));
     }
     json.end_object();
 }
@@ -84,8 +96,14 @@ void write_step_output_json(json::JsonWriter& json, const labs::StepOutput& outp
     for (const labs::Table& t : output.tables) {
         json.begin_object().key("id").value(t.id).key("title").value(t.title).key("columns").begin_array();
         for (const labs::Column& c : t.columns)
-            json.begin_object().key("name").value(c.name).key("type").value(column_type_name(c.type))
-                .key("unit").value(c.unit).end_object();
+            json.begin_object()
+                .key("name")
+                .value(c.name)
+                .key("type")
+                .value(column_type_name(c.type))
+                .key("unit")
+                .value(c.unit)
+                .end_object();
         json.end_array().key("rows").begin_array();
         for (const auto& row : t.rows) {
             json.begin_array();
@@ -96,11 +114,24 @@ void write_step_output_json(json::JsonWriter& json, const labs::StepOutput& outp
     }
     json.end_array().key("metrics").begin_array();
     for (const labs::Metric& m : output.metrics)
-        json.begin_object().key("name").value(m.name).key("value").value(m.value).key("unit").value(m.unit).end_object();
+        json.begin_object()
+            .key("name")
+            .value(m.name)
+            .key("value")
+            .value(m.value)
+            .key("unit")
+            .value(m.unit)
+            .end_object();
     json.end_array().key("figures").begin_array();
     for (const labs::Figure& f : output.figures)
-        json.begin_object().key("id").value(f.id).key("title").value(f.title)
-            .key("series").value(std::int64_t(f.series.size())).end_object();
+        json.begin_object()
+            .key("id")
+            .value(f.id)
+            .key("title")
+            .value(f.title)
+            .key("series")
+            .value(std::int64_t(f.series.size()))
+            .end_object();
     json.end_array().key("notes").begin_array();
     for (const std::string& n : output.notes) json.value(n);
     json.end_array();

@@ -33,8 +33,10 @@ std::string trace_text(const emu::AmaxTrace& trace) {
 void print_losses(const std::vector<float>& loss, const std::vector<float>& accuracy) {
     std::printf("step\tloss%s\n", accuracy.empty() ? "" : "\taccuracy");
     for (std::size_t i = 0; i < loss.size(); ++i) {
-        if (i >= accuracy.size()) std::printf("%zu\t%.9g\n", i, loss[i]);
-        else std::printf("%zu\t%.9g\t%.4f\n", i, loss[i], accuracy[i]);
+        if (i >= accuracy.size())
+            std::printf("%zu\t%.9g\n", i, loss[i]);
+        else
+            std::printf("%zu\t%.9g\t%.4f\n", i, loss[i], accuracy[i]);
     }
 }
 
@@ -84,9 +86,8 @@ int train_on_cpu(const emu::Experiment& e, const TrainArgs& args) {
     // Refuse before allocating: a model that does not fit would swap the machine to a halt.
     const std::uint64_t needed = emu::cpu_training_bytes(e), available = available_memory_bytes();
     if (available && needed > available)
-        throw UsageError("this model and batch need about " + gib(needed) +
-                         " on the CPU emulator; this machine has " + gib(available) +
-                         " available. Use smaller --hidden, --layers, --tokens, --input or --output");
+        throw UsageError("this model and batch need about " + gib(needed) + " on the CPU emulator; this machine has " +
+                         gib(available) + " available. Use smaller --hidden, --layers, --tokens, --input or --output");
     std::fprintf(stderr, "fp8lab train: %d steps on the CPU emulator: %s\n", e.steps, emu::describe(e).c_str());
     const emu::TrainerResult r = emu::train_mlp(
         e,
@@ -100,13 +101,14 @@ int train_on_cpu(const emu::Experiment& e, const TrainArgs& args) {
     if (e.numerics.precision == emu::Precision::Fp8)
         std::fprintf(stderr, "gradient elements flushed to zero: %.4f%%\n", 100 * r.flushed_fraction());
     if (!r.skipped_steps.empty())
-        std::fprintf(stderr, "%s\n",
-                     emu::describe_skipped_steps(r.skipped_steps.size(), r.loss.size(), e.numerics.loss_scaling).c_str());
+        std::fprintf(
+            stderr, "%s\n",
+            emu::describe_skipped_steps(r.skipped_steps.size(), r.loss.size(), e.numerics.loss_scaling).c_str());
     if (r.inference) {
         const emu::InferenceResult& i = *r.inference;
         std::fprintf(stderr, "%s, %d held-out rows: loss %.6g in float32, %.6g quantised; output error %.4g\n",
-                     emu::describe_inference(e.inference).c_str(), i.evaluated_rows, i.reference_loss,
-                     i.quantized_loss, i.output_error);
+                     emu::describe_inference(e.inference).c_str(), i.evaluated_rows, i.reference_loss, i.quantized_loss,
+                     i.output_error);
         if (e.task.kind == emu::TaskKind::GaussianClusters)
             std::fprintf(stderr, "accuracy %.2f%% in float32, %.2f%% quantised (%.2f%% same predictions)\n",
                          i.reference_accuracy, i.quantized_accuracy, i.agreement);
@@ -139,8 +141,9 @@ int train_on_gpu(const emu::Experiment& e, const TrainArgs& args) {
     if (r.path == gpu::GpuPath::Emulated)
         std::fprintf(stderr, "speed: %s\n", std::string(gpu::emulated_speed_note()).c_str());
     if (!r.skipped_steps.empty())
-        std::fprintf(stderr, "%s\n",
-                     emu::describe_skipped_steps(r.skipped_steps.size(), r.loss.size(), e.numerics.loss_scaling).c_str());
+        std::fprintf(
+            stderr, "%s\n",
+            emu::describe_skipped_steps(r.skipped_steps.size(), r.loss.size(), e.numerics.loss_scaling).c_str());
     if (!args.trace.empty()) {
         write_file_atomically(args.trace, trace_text(r.trace));
         std::fprintf(stderr, "amax trace: %s (%zu records)\n", args.trace.c_str(), r.trace.records.size());
@@ -180,20 +183,28 @@ void add_trace_command(CLI::App& app, CommandStatus& status) {
         int history = 1024, margin = 0;
     };
     auto args = std::make_shared<Args>();
-    CLI::App* replay = cmd->add_subcommand(
-        "replay", "Run a delayed-scaling configuration over a recorded trace: per step and tensor, "
-                  "the scale it would use and what would overflow or flush to zero");
+    CLI::App* replay =
+        cmd->add_subcommand("replay",
+                            "Run a delayed-scaling configuration over a recorded trace: per step and tensor, "
+                            "the scale it would use and what would overflow or flush to zero");
     replay->add_option("file", args->file, "Trace file (fp8lab amax trace v2)")->required();
     replay->add_option("--formats", args->formats, "hybrid or e4m3")->capture_default_str();
-    replay->add_option("--history", args->history, "amax history length")->capture_default_str()->check(integer_in(emu::bounds::kHistory));
+    replay->add_option("--history", args->history, "amax history length")
+        ->capture_default_str()
+        ->check(integer_in(emu::bounds::kHistory));
     replay->add_option("--algo", args->algo, "max or most_recent")->capture_default_str();
-    replay->add_option("--margin", args->margin, "scale = (max * 2^-margin) / amax")->capture_default_str()->check(integer_in(emu::bounds::kMargin));
+    replay->add_option("--margin", args->margin, "scale = (max * 2^-margin) / amax")
+        ->capture_default_str()
+        ->check(integer_in(emu::bounds::kMargin));
     replay->callback([args, &status] {
         const std::optional<emu::AmaxAlgorithm> algo = parse_enum<emu::AmaxAlgorithm>(args->algo);
-        if (!algo) throw UsageError("--algo: " + emu::quoted_input(args->algo) + " is not " + enum_choices<emu::AmaxAlgorithm>());
+        if (!algo)
+            throw UsageError("--algo: " + emu::quoted_input(args->algo) + " is not " +
+                             enum_choices<emu::AmaxAlgorithm>());
         const std::optional<emu::FormatRecipe> formats = parse_enum<emu::FormatRecipe>(args->formats);
         if (!formats)
-            throw UsageError("--formats: " + emu::quoted_input(args->formats) + " is not " + enum_choices<emu::FormatRecipe>());
+            throw UsageError("--formats: " + emu::quoted_input(args->formats) + " is not " +
+                             enum_choices<emu::FormatRecipe>());
         const emu::DelayedScalingConfig config{args->history, *algo, args->margin};
         try {
             emu::validate(config);
@@ -208,19 +219,16 @@ void add_trace_command(CLI::App& app, CommandStatus& status) {
         } catch (const std::runtime_error& e) {
             throw UsageError(e.what());
         }
-        const auto rows = emu::replay_delayed_scaling(
-            trace, *formats, config);
+        const auto rows = emu::replay_delayed_scaling(trace, *formats, config);
         std::printf("step\ttensor\tamax\tscale\tamax_overflows\toverflowed_at_least\tflushed_at_least\n");
         std::size_t overflow_steps = 0;
         for (const auto& r : rows) {
             overflow_steps += r.amax_overflows;
-            std::printf("%llu\t%s\t%s\t%s\t%d\t%lld\t%lld\n", static_cast<unsigned long long>(r.step),
-                        r.tensor.c_str(), hex_float(r.amax).c_str(), hex_float(r.scale).c_str(),
-                        int(r.amax_overflows), static_cast<long long>(r.overflowed_at_least),
-                        static_cast<long long>(r.flushed_at_least));
+            std::printf("%llu\t%s\t%s\t%s\t%d\t%lld\t%lld\n", static_cast<unsigned long long>(r.step), r.tensor.c_str(),
+                        hex_float(r.amax).c_str(), hex_float(r.scale).c_str(), int(r.amax_overflows),
+                        static_cast<long long>(r.overflowed_at_least), static_cast<long long>(r.flushed_at_least));
         }
-        std::fprintf(stderr, "replay: %zu records, %zu with amax past the format's max\n", rows.size(),
-                     overflow_steps);
+        std::fprintf(stderr, "replay: %zu records, %zu with amax past the format's max\n", rows.size(), overflow_steps);
         status.exit_code = 0;
     });
 }

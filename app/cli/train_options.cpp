@@ -29,7 +29,8 @@ E parse_option(const std::string& text, const char* option) {
 const emu::Format* element_format(const std::string& name, const char* option) {
     const emu::Format* f = emu::find_format(name);
     if (!f || !emu::recipe_allows(emu::Fp8Recipe::Delayed, *f))
-        throw UsageError(std::string(option) + ": " + emu::quoted_input(name) + " is not e4m3, e5m2, e3m2, e2m3 or e2m1");
+        throw UsageError(std::string(option) + ": " + emu::quoted_input(name) +
+                         " is not e4m3, e5m2, e3m2, e2m3 or e2m1");
     return f;
 }
 
@@ -58,35 +59,62 @@ std::string shortest(float v) {
 void add_train_options(CLI::App& cmd, TrainArgs& a) {
     a.command = &cmd;
     const emu::Experiment d;
-    cmd.add_option("--experiment", a.experiment_file, "Experiment file (JSON) to start from; options given override it");
+    cmd.add_option("--experiment", a.experiment_file,
+                   "Experiment file (JSON) to start from; options given override it");
     cmd.add_option("--backend", a.backend, "cpu (the emulator) or gpu")->capture_default_str();
     cmd.add_flag("--print-experiment", a.print_experiment, "Print the experiment as JSON and exit");
-    cmd.add_option("--precision", a.precision, enum_choices<emu::Precision>() + " (default " + std::string(enum_name(d.numerics.precision)) + ")");
-    cmd.add_option("--recipe", a.recipe, enum_choices<emu::Fp8Recipe>() + " (default " + std::string(enum_name(d.numerics.recipe)) + ")");
+    cmd.add_option("--precision", a.precision,
+                   enum_choices<emu::Precision>() + " (default " + std::string(enum_name(d.numerics.precision)) + ")");
+    cmd.add_option("--recipe", a.recipe,
+                   enum_choices<emu::Fp8Recipe>() + " (default " + std::string(enum_name(d.numerics.recipe)) + ")");
     cmd.add_option("--formats", a.formats, "hybrid (E4M3, E5M2 gradients) or e4m3 (every role)");
     cmd.add_option("--input-format", a.input_format, "Element format of the layer inputs");
     cmd.add_option("--weight-format", a.weight_format, "Element format of the weights");
     cmd.add_option("--gradient-format", a.gradient_format, "Element format of the output gradients");
     cmd.add_option("--gradient-rounding", a.gradient_rounding, "nearest-even or stochastic");
     cmd.add_option("--saturation", a.saturation, "finite or none (overflow becomes Inf/NaN)");
-    cmd.add_option("--history", a.history, "Delayed scaling: amax history length (default " + std::to_string(d.numerics.delayed.history_length) + ")")->check(integer_in(emu::bounds::kHistory));
-    cmd.add_option("--algo", a.algo, enum_choices<emu::AmaxAlgorithm>() + " (default " + std::string(enum_name(d.numerics.delayed.algorithm)) + ")");
-    cmd.add_option("--margin", a.margin, "Delayed scaling: margin (default " + std::to_string(d.numerics.delayed.margin) + ")")->check(integer_in(emu::bounds::kMargin));
-    cmd.add_option("--fast-accumulation", a.fast_accumulation, "GEMMs with fast accumulation (GPU): none or a list of "
-                                                               "forward, dgrad, wgrad (e.g. forward,wgrad)");
-    cmd.add_option("--task", a.task, enum_choices<emu::TaskKind>() + " (default " + std::string(enum_name(d.task.kind)) + ")");
-    cmd.add_option("--batches", a.batches, "Distinct batches of data (default " + std::to_string(d.task.batches) + ")")->check(integer_in(emu::bounds::kBatches));
-    cmd.add_option("--steps", a.steps, "Training steps (default " + std::to_string(d.steps) + ")")->check(integer_in(emu::bounds::kSteps));
-    cmd.add_option("--hidden", a.hidden, "Hidden size (default " + std::to_string(d.model.hidden) + ")")->check(integer_in(emu::bounds::kWidth));
-    cmd.add_option("--layers", a.layers, "Hidden layers (default " + std::to_string(d.model.hidden_layers) + ")")->check(integer_in(emu::bounds::kHiddenLayers));
-    cmd.add_option("--tokens", a.tokens, "Tokens (rows) per step (default " + std::to_string(d.tokens) + ")")->check(integer_in(emu::bounds::kTokens));
-    cmd.add_option("--input", a.input_dim, "Input size (default " + std::to_string(d.model.input) + ")")->check(integer_in(emu::bounds::kWidth));
-    cmd.add_option("--output", a.output_dim, "Outputs or classes (default " + std::to_string(d.model.output) + ")")->check(integer_in(emu::bounds::kWidth));
+    cmd.add_option(
+           "--history", a.history,
+           "Delayed scaling: amax history length (default " + std::to_string(d.numerics.delayed.history_length) + ")")
+        ->check(integer_in(emu::bounds::kHistory));
+    cmd.add_option(
+        "--algo", a.algo,
+        enum_choices<emu::AmaxAlgorithm>() + " (default " + std::string(enum_name(d.numerics.delayed.algorithm)) + ")");
+    cmd.add_option("--margin", a.margin,
+                   "Delayed scaling: margin (default " + std::to_string(d.numerics.delayed.margin) + ")")
+        ->check(integer_in(emu::bounds::kMargin));
+    cmd.add_option("--fast-accumulation", a.fast_accumulation,
+                   "GEMMs with fast accumulation (GPU): none or a list of "
+                   "forward, dgrad, wgrad (e.g. forward,wgrad)");
+    cmd.add_option("--task", a.task,
+                   enum_choices<emu::TaskKind>() + " (default " + std::string(enum_name(d.task.kind)) + ")");
+    cmd.add_option("--batches", a.batches, "Distinct batches of data (default " + std::to_string(d.task.batches) + ")")
+        ->check(integer_in(emu::bounds::kBatches));
+    cmd.add_option("--steps", a.steps, "Training steps (default " + std::to_string(d.steps) + ")")
+        ->check(integer_in(emu::bounds::kSteps));
+    cmd.add_option("--hidden", a.hidden, "Hidden size (default " + std::to_string(d.model.hidden) + ")")
+        ->check(integer_in(emu::bounds::kWidth));
+    cmd.add_option("--layers", a.layers, "Hidden layers (default " + std::to_string(d.model.hidden_layers) + ")")
+        ->check(integer_in(emu::bounds::kHiddenLayers));
+    cmd.add_option("--tokens", a.tokens, "Tokens (rows) per step (default " + std::to_string(d.tokens) + ")")
+        ->check(integer_in(emu::bounds::kTokens));
+    cmd.add_option("--input", a.input_dim, "Input size (default " + std::to_string(d.model.input) + ")")
+        ->check(integer_in(emu::bounds::kWidth));
+    cmd.add_option("--output", a.output_dim, "Outputs or classes (default " + std::to_string(d.model.output) + ")")
+        ->check(integer_in(emu::bounds::kWidth));
     cmd.add_flag("--biases", a.biases, "Give every layer a bias");
-    cmd.add_option("--lr", a.learning_rate, "AdamW learning rate (default " + shortest(d.optimizer.learning_rate) + ")")->check(real_in(emu::bounds::kLearningRate));
-    cmd.add_option("--weight-decay", a.weight_decay, "AdamW decoupled weight decay (default " + shortest(d.optimizer.weight_decay) + ")")->check(real_in(emu::bounds::kWeightDecay));
-    cmd.add_option("--grad-clip", a.grad_clip, "Clip the gradients' global L2 norm to this, 0 off (default " + shortest(d.optimizer.grad_clip) + ")")->check(real_in(emu::bounds::kGradClip));
-    cmd.add_option("--seed", a.seed, "Seed of the data and of the initial weights (default " + std::to_string(d.task.seed) + ")")->check(seed_value());
+    cmd.add_option("--lr", a.learning_rate, "AdamW learning rate (default " + shortest(d.optimizer.learning_rate) + ")")
+        ->check(real_in(emu::bounds::kLearningRate));
+    cmd.add_option("--weight-decay", a.weight_decay,
+                   "AdamW decoupled weight decay (default " + shortest(d.optimizer.weight_decay) + ")")
+        ->check(real_in(emu::bounds::kWeightDecay));
+    cmd.add_option(
+           "--grad-clip", a.grad_clip,
+           "Clip the gradients' global L2 norm to this, 0 off (default " + shortest(d.optimizer.grad_clip) + ")")
+        ->check(real_in(emu::bounds::kGradClip));
+    cmd.add_option("--seed", a.seed,
+                   "Seed of the data and of the initial weights (default " + std::to_string(d.task.seed) + ")")
+        ->check(seed_value());
     cmd.add_flag("--no-scaling", a.no_scaling, "FP8 with scale 1 everywhere (shows underflow)");
     cmd.add_flag("--first-last-bf16", a.first_last_bf16, "Keep the first and last layer in BF16");
     cmd.add_flag("--loss-scaling", a.loss_scaling, "Dynamic loss scaling (GradScaler defaults)");
@@ -133,11 +161,15 @@ emu::Experiment experiment_from_options(const TrainArgs& a) {
         n.fast_accumulation = {};
         std::stringstream list(a.fast_accumulation);
         for (std::string gemm; std::getline(list, gemm, ',');) {
-            if (gemm == "forward") n.fast_accumulation.forward = true;
-            else if (gemm == "dgrad") n.fast_accumulation.dgrad = true;
-            else if (gemm == "wgrad") n.fast_accumulation.wgrad = true;
+            if (gemm == "forward")
+                n.fast_accumulation.forward = true;
+            else if (gemm == "dgrad")
+                n.fast_accumulation.dgrad = true;
+            else if (gemm == "wgrad")
+                n.fast_accumulation.wgrad = true;
             else if (gemm != "none")
-                throw UsageError("--fast-accumulation: " + emu::quoted_input(gemm) + " is not none, forward, dgrad or wgrad");
+                throw UsageError("--fast-accumulation: " + emu::quoted_input(gemm) +
+                                 " is not none, forward, dgrad or wgrad");
         }
     }
     if (given(a, "--task")) e.task.kind = parse_option<emu::TaskKind>(a.task, "--task");
@@ -167,21 +199,28 @@ emu::Experiment experiment_from_options(const TrainArgs& a) {
         inference.activations =
             parse_option<emu::ActivationQuantization>(a.inference_activations, "--inference-activations");
     if (given(a, "--calibration-batches")) inference.calibration_batches = a.calibration_batches;
-    if (!inference.enabled && (given(a, "--inference-weights") || given(a, "--inference-activations") ||
-                               given(a, "--calibration-batches")))
-        throw UsageError("--inference-weights, --inference-activations and --calibration-batches need "
-                         "--inference-format (or an experiment file with inference enabled)");
+    if (!inference.enabled &&
+        (given(a, "--inference-weights") || given(a, "--inference-activations") || given(a, "--calibration-batches")))
+        throw UsageError(
+            "--inference-weights, --inference-activations and --calibration-batches need "
+            "--inference-format (or an experiment file with inference enabled)");
     try {
         emu::validate(e);
     } catch (const std::invalid_argument& err) {
         // Name the option that set the field, where one did.
         static constexpr std::pair<const char*, const char*> kOptionOf[] = {
-            {"steps", "--steps"},           {"tokens", "--tokens"},
-            {"model.hidden", "--hidden"},   {"model.hidden_layers", "--layers"},
-            {"model.input", "--input"},     {"model.output", "--output"},
-            {"task.batches", "--batches"},  {"numerics.delayed.history", "--history"},
-            {"numerics.delayed.margin", "--margin"}, {"optimizer.learning_rate", "--lr"},
-            {"optimizer.weight_decay", "--weight-decay"}, {"optimizer.grad_clip", "--grad-clip"},
+            {"steps", "--steps"},
+            {"tokens", "--tokens"},
+            {"model.hidden", "--hidden"},
+            {"model.hidden_layers", "--layers"},
+            {"model.input", "--input"},
+            {"model.output", "--output"},
+            {"task.batches", "--batches"},
+            {"numerics.delayed.history", "--history"},
+            {"numerics.delayed.margin", "--margin"},
+            {"optimizer.learning_rate", "--lr"},
+            {"optimizer.weight_decay", "--weight-decay"},
+            {"optimizer.grad_clip", "--grad-clip"},
             {"inference.calibration_batches", "--calibration-batches"}};
         const std::string what = err.what();
         for (const auto& [field, option] : kOptionOf)

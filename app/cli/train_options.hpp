@@ -18,8 +18,8 @@ struct TrainArgs {
     std::string experiment_file, backend = "cpu", trace;
     bool print_experiment = false;
     // Values of the options; each applies only when given on the command line.
-    std::string precision, recipe, formats, input_format, weight_format, gradient_format, gradient_rounding,
-        saturation, algo, task, fast_accumulation, inference_format, inference_weights, inference_activations;
+    std::string precision, recipe, formats, input_format, weight_format, gradient_format, gradient_rounding, saturation,
+        algo, task, fast_accumulation, inference_format, inference_weights, inference_activations;
     int calibration_batches = 0;
     int history = 0, margin = 0, steps = 0, hidden = 0, layers = 0, tokens = 0, input_dim = 0, output_dim = 0,
         batches = 0;

@@ -37,7 +37,8 @@ void set_colour(cairo_t* cr, labs::Rgb c, double alpha = 1) {
 }
 
 void font(cairo_t* cr, double size, bool bold = false) {
-    cairo_select_font_face(cr, kFont, CAIRO_FONT_SLANT_NORMAL, bold ? CAIRO_FONT_WEIGHT_BOLD : CAIRO_FONT_WEIGHT_NORMAL);
+    cairo_select_font_face(cr, kFont, CAIRO_FONT_SLANT_NORMAL,
+                           bold ? CAIRO_FONT_WEIGHT_BOLD : CAIRO_FONT_WEIGHT_NORMAL);
     cairo_set_font_size(cr, size);
 }
 
@@ -105,13 +106,15 @@ void draw_series(cairo_t* cr, const Series& s, const Frame& fr, double unit) {
                 pen_down = false;
                 continue;
             }
-            if (!pen_down) cairo_move_to(cr, x, y);
+            if (!pen_down)
+                cairo_move_to(cr, x, y);
             else if (s.kind == SeriesKind::Stairs) {
                 double cx, cy;
                 cairo_get_current_point(cr, &cx, &cy);
                 cairo_line_to(cr, x, cy);
                 cairo_line_to(cr, x, y);
-            } else cairo_line_to(cr, x, y);
+            } else
+                cairo_line_to(cr, x, y);
             pen_down = true;
         }
         cairo_stroke(cr);
@@ -145,8 +148,10 @@ void draw_series(cairo_t* cr, const Series& s, const Frame& fr, double unit) {
         const std::size_t n = std::min({s.x.size(), s.y.size(), s.y_upper.size()});
         for (std::size_t i = 0; i < n; ++i) {
             const double x = fr.px(s.x[i]), y = fr.py(s.y_upper[i]);
-            if (i == 0) cairo_move_to(cr, x, y);
-            else cairo_line_to(cr, x, y);
+            if (i == 0)
+                cairo_move_to(cr, x, y);
+            else
+                cairo_line_to(cr, x, y);
         }
         for (std::size_t i = n; i-- > 0;) cairo_line_to(cr, fr.px(s.x[i]), fr.py(s.y[i]));
         cairo_close_path(cr);
@@ -342,9 +347,12 @@ void draw_colour_bar(cairo_t* cr, const Series& s, const plot::ThemeColours& the
 
 const char* extension(ImageFormat f) {
     switch (f) {
-    case ImageFormat::Svg: return "svg";
-    case ImageFormat::Png: return "png";
-    case ImageFormat::Pdf: return "pdf";
+    case ImageFormat::Svg:
+        return "svg";
+    case ImageFormat::Png:
+        return "png";
+    case ImageFormat::Pdf:
+        return "pdf";
     }
     return "";
 }
@@ -390,7 +398,8 @@ void draw_figure(cairo_t* cr, const Figure& f, double width, double height, cons
     if (!legend.entries.empty()) {
         legend_at = free_corner(f, fr, legend, unit);
         if (!legend_at) {
-            legend_columns = std::max(1, std::min(int(legend.entries.size()), int((width - fr.left) / legend.entry_width())));
+            legend_columns =
+                std::max(1, std::min(int(legend.entries.size()), int((width - fr.left) / legend.entry_width())));
             fr.height -= legend.box_height(legend_columns) + unit * 0.5;
             legend_at = std::pair{fr.left, fr.top + fr.height + below_frame};
         }
@@ -483,8 +492,12 @@ void write_figure(const Figure& figure, const std::string& path, ImageFormat for
     std::string bytes;
     cairo_surface_t* surface = nullptr;
     switch (format) {
-    case ImageFormat::Svg: surface = cairo_svg_surface_create_for_stream(append_to_string, &bytes, width, height); break;
-    case ImageFormat::Pdf: surface = cairo_pdf_surface_create_for_stream(append_to_string, &bytes, width, height); break;
+    case ImageFormat::Svg:
+        surface = cairo_svg_surface_create_for_stream(append_to_string, &bytes, width, height);
+        break;
+    case ImageFormat::Pdf:
+        surface = cairo_pdf_surface_create_for_stream(append_to_string, &bytes, width, height);
+        break;
     case ImageFormat::Png:
         surface = cairo_image_surface_create(CAIRO_FORMAT_RGB24, int(std::lround(width * png_scale)),
                                              int(std::lround(height * png_scale)));

@@ -14,14 +14,22 @@ std::string num(double v) {
 
 const char* kind_name(labs::SeriesKind k) {
     switch (k) {
-    case labs::SeriesKind::Line: return "line";
-    case labs::SeriesKind::Scatter: return "scatter";
-    case labs::SeriesKind::Stairs: return "stairs";
-    case labs::SeriesKind::VerticalLines: return "vertical-lines";
-    case labs::SeriesKind::Band: return "band";
-    case labs::SeriesKind::Bars: return "bars";
-    case labs::SeriesKind::Histogram: return "histogram";
-    case labs::SeriesKind::Heatmap: return "heatmap";
+    case labs::SeriesKind::Line:
+        return "line";
+    case labs::SeriesKind::Scatter:
+        return "scatter";
+    case labs::SeriesKind::Stairs:
+        return "stairs";
+    case labs::SeriesKind::VerticalLines:
+        return "vertical-lines";
+    case labs::SeriesKind::Band:
+        return "band";
+    case labs::SeriesKind::Bars:
+        return "bars";
+    case labs::SeriesKind::Histogram:
+        return "histogram";
+    case labs::SeriesKind::Heatmap:
+        return "heatmap";
     }
     return "?";
 }

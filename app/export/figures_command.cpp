@@ -53,26 +53,36 @@ std::vector<ImageFormat> parse_formats(const std::string& text) {
     while (start <= text.size()) {
         const std::size_t comma = std::min(text.find(',', start), text.size());
         const std::string name = text.substr(start, comma - start);
-        if (name == "svg") formats.push_back(ImageFormat::Svg);
-        else if (name == "png") formats.push_back(ImageFormat::Png);
-        else if (name == "pdf") formats.push_back(ImageFormat::Pdf);
-        else throw UsageError("--format: " + emu::quoted_input(name) + " is not svg, png or pdf");
+        if (name == "svg")
+            formats.push_back(ImageFormat::Svg);
+        else if (name == "png")
+            formats.push_back(ImageFormat::Png);
+        else if (name == "pdf")
+            formats.push_back(ImageFormat::Pdf);
+        else
+            throw UsageError("--format: " + emu::quoted_input(name) + " is not svg, png or pdf");
         start = comma + 1;
     }
     return formats;
 }
 
-
-void write_file(const fs::path& path, const std::string& content) { cli::write_file_atomically(path.string(), content); }
+void write_file(const fs::path& path, const std::string& content) {
+    cli::write_file_atomically(path.string(), content);
+}
 
 std::string html_escape(const std::string& s) {
     std::string out;
     for (char c : s) {
-        if (c == '<') out += "&lt;";
-        else if (c == '>') out += "&gt;";
-        else if (c == '&') out += "&amp;";
-        else if (c == '"') out += "&quot;";
-        else out += c;
+        if (c == '<')
+            out += "&lt;";
+        else if (c == '>')
+            out += "&gt;";
+        else if (c == '&')
+            out += "&amp;";
+        else if (c == '"')
+            out += "&quot;";
+        else
+            out += c;
     }
     return out;
 }
@@ -110,8 +120,9 @@ struct ComputedStep {
 // Runs every step, `workers` at a time (the steps are independent and their results do
 // not depend on the order; on the CPU most of them use one core), and reports each as
 // it finishes.
-std::vector<ComputedStep> compute_steps(const std::vector<SelectedStep>& steps, const std::vector<labs::Parameters>& parameters,
-                                        labs::Backend backend, std::uint64_t seed, unsigned workers) {
+std::vector<ComputedStep> compute_steps(const std::vector<SelectedStep>& steps,
+                                        const std::vector<labs::Parameters>& parameters, labs::Backend backend,
+                                        std::uint64_t seed, unsigned workers) {
     std::vector<ComputedStep> computed(steps.size());
     std::atomic<std::size_t> next{0};
     std::size_t finished = 0;
@@ -128,7 +139,8 @@ std::vector<ComputedStep> compute_steps(const std::vector<SelectedStep>& steps, 
             computed[i].seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
             const std::lock_guard<std::mutex> lock(report);
             std::fprintf(stderr, "[%zu/%zu] %s/%s: %s (%.2f s)\n", ++finished, steps.size(), steps[i].lab->id.c_str(),
-                         steps[i].step->logic.id.c_str(), computed[i].error.empty() ? "done" : "FAILED", computed[i].seconds);
+                         steps[i].step->logic.id.c_str(), computed[i].error.empty() ? "done" : "FAILED",
+                         computed[i].seconds);
         }
     };
     std::vector<std::jthread> pool;
@@ -142,8 +154,14 @@ std::string export_step(const SelectedStep& s, const labs::Parameters& params, c
                         const FiguresOptions& o, const std::vector<ImageFormat>& formats, std::pair<int, int> size,
                         const plot::FigureStyle& style, std::string& html, ExportLog& log) {
     json::JsonWriter entry;
-    entry.begin_object().key("lab").value(s.lab->id).key("step").value(s.step->logic.id)
-        .key("title").value(s.step->title).key("parameters");
+    entry.begin_object()
+        .key("lab")
+        .value(s.lab->id)
+        .key("step")
+        .value(s.step->logic.id)
+        .key("title")
+        .value(s.step->title)
+        .key("parameters");
     write_parameters_json(entry, params);
     const std::string step_name = s.lab->id + "/" + s.step->logic.id;
     if (!log.attempt(step_name, [&] {
@@ -152,8 +170,7 @@ std::string export_step(const SelectedStep& s, const labs::Parameters& params, c
         return {};
     const labs::StepOutput& output = computed.output;
     const fs::path dir = fs::path(o.out) / s.lab->id;
-    if (!log.attempt(step_name, [&] { fs::create_directories(dir); }))
-        return {};
+    if (!log.attempt(step_name, [&] { fs::create_directories(dir); })) return {};
     html += "<h3>" + html_escape(s.step->title) + "</h3>\n";
     const bool has_svg = std::find(formats.begin(), formats.end(), ImageFormat::Svg) != formats.end();
     const bool has_png = std::find(formats.begin(), formats.end(), ImageFormat::Png) != formats.end();
@@ -165,7 +182,10 @@ std::string export_step(const SelectedStep& s, const labs::Parameters& params, c
         std::string shown;  // the image the gallery shows: SVG first, else PNG
         for (ImageFormat format : formats) {
             const std::string name = stem + "." + exporter::extension(format);
-            if (!log.write(prefix + name, [&] { exporter::write_figure(f, (dir / name).string(), format, size.first, size.second, style, o.png_scale); }))
+            if (!log.write(prefix + name, [&] {
+                    exporter::write_figure(f, (dir / name).string(), format, size.first, size.second, style,
+                                           o.png_scale);
+                }))
                 continue;
             entry.value(prefix + name);
             if ((format == ImageFormat::Svg) || (format == ImageFormat::Png && !has_svg)) shown = prefix + name;
@@ -209,7 +229,8 @@ void run_figures(const FiguresOptions& o) {
     std::vector<SelectedStep> runnable;
     for (const SelectedStep& s : steps)
         if (s.step->supports(backend)) runnable.push_back(s);
-    if (runnable.empty()) throw UsageError("no selected step runs on the " + std::string(labs::backend_name(backend)) + " backend");
+    if (runnable.empty())
+        throw UsageError("no selected step runs on the " + std::string(labs::backend_name(backend)) + " backend");
     const std::vector<labs::Parameters> parameters = step_parameters(runnable, o.sets);
     std::error_code ec;
     fs::create_directories(o.out, ec);
@@ -219,21 +240,42 @@ void run_figures(const FiguresOptions& o) {
     const FolderLock lock(o.out);
     for (const char* stale : {"manifest.json", "index.html"}) {
         fs::remove(fs::path(o.out) / stale, ec);
-        if (ec) throw std::runtime_error("cannot remove the previous " + (fs::path(o.out) / stale).string() + ": " + ec.message());
+        if (ec)
+            throw std::runtime_error("cannot remove the previous " + (fs::path(o.out) / stale).string() + ": " +
+                                     ec.message());
     }
 
     const std::string device = backend == labs::Backend::Gpu ? gpu::describe(gpu::probe()) : "CPU emulator";
     json::JsonWriter manifest;
-    manifest.begin_object().key("program").value("fp8lab").key("version").value(FP8LAB_VERSION)
-        .key("seed").value(o.seed).key("backend").value(labs::backend_name(backend))
-        .key("device").value(device).key("width").value(size.first).key("height").value(size.second)
-        .key("theme").value(o.theme).key("font_scale").value(o.font_scale).key("png_scale").value(o.png_scale)
-        .key("steps").begin_array();
-    std::string html = "<!DOCTYPE html>\n<html><head><meta charset=\"utf-8\"><title>fp8lab figures</title>\n"
-                       "<style>body{font-family:'DejaVu Sans',sans-serif;max-width:1100px;margin:auto;padding:1em}"
-                       "img{width:100%;border:1px solid #ccc}figure{margin:1em 0 2em}</style></head><body>\n"
-                       "<h1>fp8lab figures</h1>\n<p>fp8lab " FP8LAB_VERSION ", backend " +
-                       html_escape(device) + ", seed " + std::to_string(o.seed) + "</p>\n";
+    manifest.begin_object()
+        .key("program")
+        .value("fp8lab")
+        .key("version")
+        .value(FP8LAB_VERSION)
+        .key("seed")
+        .value(o.seed)
+        .key("backend")
+        .value(labs::backend_name(backend))
+        .key("device")
+        .value(device)
+        .key("width")
+        .value(size.first)
+        .key("height")
+        .value(size.second)
+        .key("theme")
+        .value(o.theme)
+        .key("font_scale")
+        .value(o.font_scale)
+        .key("png_scale")
+        .value(o.png_scale)
+        .key("steps")
+        .begin_array();
+    std::string html =
+        "<!DOCTYPE html>\n<html><head><meta charset=\"utf-8\"><title>fp8lab figures</title>\n"
+        "<style>body{font-family:'DejaVu Sans',sans-serif;max-width:1100px;margin:auto;padding:1em}"
+        "img{width:100%;border:1px solid #ccc}figure{margin:1em 0 2em}</style></head><body>\n"
+        "<h1>fp8lab figures</h1>\n<p>fp8lab " FP8LAB_VERSION ", backend " +
+        html_escape(device) + ", seed " + std::to_string(o.seed) + "</p>\n";
     const auto start = std::chrono::steady_clock::now();
     // On a GPU, steps time their kernels: one at a time, so that none measures another's.
     const unsigned workers = backend == labs::Backend::Gpu ? 1u : std::max(1u, std::thread::hardware_concurrency());
@@ -257,10 +299,11 @@ void run_figures(const FiguresOptions& o) {
     write_file(fs::path(o.out) / "index.html", html + "</body></html>\n");
     write_file(fs::path(o.out) / "manifest.json", manifest.text() + "\n");
     const double total = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
-    std::fprintf(stderr, "wrote %zu files to %s in %.2f s (open %s/index.html)\n", log.written + 2, o.out.c_str(), total,
-                 o.out.c_str());
+    std::fprintf(stderr, "wrote %zu files to %s in %.2f s (open %s/index.html)\n", log.written + 2, o.out.c_str(),
+                 total, o.out.c_str());
     if (!log.failures.empty())
-        throw std::runtime_error(std::to_string(log.failures.size()) + " part(s) of the export failed (listed above and "
+        throw std::runtime_error(std::to_string(log.failures.size()) +
+                                 " part(s) of the export failed (listed above and "
                                  "under \"failures\" in manifest.json)");
 }
 
@@ -272,14 +315,19 @@ void add_figures_command(CLI::App& app, CommandStatus&) {
     cmd->add_option("--out", o->out, "Output folder")->required();
     cmd->add_option("--format", o->formats, "Comma-separated: svg,png,pdf")->capture_default_str();
     cmd->add_option("--lab", o->lab, "Only this lab (or LAB/STEP)");
-    cmd->add_option("--set", o->sets, "NAME=VALUE: a parameter of the selected steps (repeatable; `fp8lab labs` lists them)");
+    cmd->add_option("--set", o->sets,
+                    "NAME=VALUE: a parameter of the selected steps (repeatable; `fp8lab labs` lists them)");
     cmd->add_option("--backend", o->backend, "cpu or gpu")->capture_default_str();
-    cmd->add_option("--size", o->size, "WIDTHxHEIGHT in points (a PNG has --png-scale pixels per point)")->capture_default_str();
-    cmd->add_option("--theme", o->theme, "light, dark or projector: the figure's colours, as on the screen")->capture_default_str();
+    cmd->add_option("--size", o->size, "WIDTHxHEIGHT in points (a PNG has --png-scale pixels per point)")
+        ->capture_default_str();
+    cmd->add_option("--theme", o->theme, "light, dark or projector: the figure's colours, as on the screen")
+        ->capture_default_str();
     cmd->add_option("--font-scale", o->font_scale, "Text, lines and margins this many times larger (1.5 for slides)")
-        ->capture_default_str()->check(CLI::Range(0.5, 4.0));
+        ->capture_default_str()
+        ->check(CLI::Range(0.5, 4.0));
     cmd->add_option("--png-scale", o->png_scale, "PNG pixels per point: 2 draws the same figure twice as sharp")
-        ->capture_default_str()->check(CLI::Range(0.5, 8.0));
+        ->capture_default_str()
+        ->check(CLI::Range(0.5, 8.0));
     cmd->add_option("--seed", o->seed, "Seed of every random choice")->capture_default_str()->check(seed_value());
     cmd->callback([o] { run_figures(*o); });
 }

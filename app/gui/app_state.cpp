@@ -33,13 +33,17 @@ void AppState::go_to(int new_lab, int new_step) {
 }
 
 void AppState::next() {
-    if (step + 1 < int(current_lab().steps.size())) go_to(lab, step + 1);
-    else if (lab + 1 < int(catalog.labs.size())) go_to(lab + 1, 0);
+    if (step + 1 < int(current_lab().steps.size()))
+        go_to(lab, step + 1);
+    else if (lab + 1 < int(catalog.labs.size()))
+        go_to(lab + 1, 0);
 }
 
 void AppState::previous() {
-    if (step > 0) go_to(lab, step - 1);
-    else if (lab > 0) go_to(lab - 1, int(catalog.labs[std::size_t(lab - 1)].steps.size()) - 1);
+    if (step > 0)
+        go_to(lab, step - 1);
+    else if (lab > 0)
+        go_to(lab - 1, int(catalog.labs[std::size_t(lab - 1)].steps.size()) - 1);
 }
 
 void AppState::save_settings_now() {

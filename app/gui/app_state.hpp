@@ -41,7 +41,7 @@ struct TrainingRecord {
 };
 
 struct InspectorState {
-    int format = 0;          // index into emu::all_formats()
+    int format = 0;  // index into emu::all_formats()
     std::uint32_t code = 0x7E;
     std::string number = "0.3";
     bool saturate = true;
@@ -59,7 +59,7 @@ struct AppState {
     std::string status;  // one line at the bottom: what just happened, or what went wrong
 
     Theme theme = Theme::Light;
-    float scale = 1;               // the user's zoom times the monitor's content scale
+    float scale = 1;  // the user's zoom times the monitor's content scale
     float monitor_scale = 1;
     FontSet fonts;
     ThemeColours colours{};
@@ -76,15 +76,15 @@ struct AppState {
     } paging;
     bool instructor = false;
     bool confirm_reset = false;  // "Reset progress" asked; the confirmation is open
-    bool rebuild_fonts = true;     // scale, theme or mode changed
+    bool rebuild_fonts = true;   // scale, theme or mode changed
 
     bool training_open = false;
     labs::Backend training_backend = labs::Backend::Cpu;
     StepRunner training_runner;
     std::string training_settings, training_where;
-    int training_size = 0;  // index into training_sizes(): the step's model or a larger one
+    int training_size = 0;                 // index into training_sizes(): the step's model or a larger one
     std::string training_experiment_json;  // the last experiment started, for "Save experiment"
-    bool training_recorded = true;  // the finished run is in training_runs
+    bool training_recorded = true;         // the finished run is in training_runs
     std::vector<TrainingRecord> training_runs;
 
     InspectorState inspector;
@@ -98,7 +98,7 @@ struct AppState {
     void go_to(int lab, int step);  // remembers the place in the settings
     void next();
     void previous();
-    void save_settings_now();       // failures go to the status line
+    void save_settings_now();  // failures go to the status line
     MarkdownFonts markdown_fonts() const;
 };
 

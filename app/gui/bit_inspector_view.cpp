@@ -32,7 +32,9 @@ void draw_bits(AppState& app, const emu::Format& f, const labs::CodeInspection& 
     for (int i = bits - 1; i >= 0; --i) {
         const bool sign = f.has_sign && i == bits - 1;
         const bool exponent = !sign && i >= f.mantissa_bits;
-        const ImU32 colour = sign ? app.colours.field_sign : exponent ? app.colours.field_exponent : app.colours.field_mantissa;
+        const ImU32 colour = sign       ? app.colours.field_sign
+                             : exponent ? app.colours.field_exponent
+                                        : app.colours.field_mantissa;
         const bool set = (c.code >> i) & 1;
         ImVec4 fill = to_vec4(colour);
         if (!set) fill.w = 0.25f;
@@ -47,7 +49,8 @@ void draw_bits(AppState& app, const emu::Format& f, const labs::CodeInspection& 
         if (i > 0) ImGui::SameLine(0, (i == f.mantissa_bits || (sign && f.exponent_bits > 0)) ? fs * 0.6f : 2.0f);
     }
     ImGui::PopFont();
-    ImGui::TextColored(to_vec4(app.colours.field_sign), "sign %s", c.sign_bits.empty() ? "(none)" : c.sign_bits.c_str());
+    ImGui::TextColored(to_vec4(app.colours.field_sign), "sign %s",
+                       c.sign_bits.empty() ? "(none)" : c.sign_bits.c_str());
     ImGui::SameLine();
     ImGui::TextColored(to_vec4(app.colours.field_exponent), "  exponent %s = %u", c.exponent_bits.c_str(), c.exponent);
     ImGui::SameLine();
@@ -82,8 +85,8 @@ void draw_encodings(AppState& app) {
     const auto rows = labs::encode_in_every_format(x, s.saturate ? emu::Saturation::Finite : emu::Saturation::None);
     if (rows.empty()) return;
     const int columns = 2 + int(rows[0].modes.size()) + 1;
-    const ImGuiTableFlags flags = ImGuiTableFlags_Borders | ImGuiTableFlags_RowBg | ImGuiTableFlags_SizingFixedFit |
-                                  ImGuiTableFlags_ScrollX;
+    const ImGuiTableFlags flags =
+        ImGuiTableFlags_Borders | ImGuiTableFlags_RowBg | ImGuiTableFlags_SizingFixedFit | ImGuiTableFlags_ScrollX;
     if (!ImGui::BeginTable("encodings", columns, flags)) return;
     ImGui::TableSetupColumn("format");
     ImGui::TableSetupColumn("value (nearest-even)");
@@ -106,7 +109,8 @@ void draw_encodings(AppState& app) {
             if (ImGui::IsItemHovered()) ImGui::SetTooltip("value %s", labs::number_text(m.value).c_str());
         }
         ImGui::TableSetColumnIndex(columns - 1);
-        ImGui::TextUnformatted(std::isnan(e.stochastic_up_probability) ? "-" : labs::number_text(e.stochastic_up_probability).c_str());
+        ImGui::TextUnformatted(
+            std::isnan(e.stochastic_up_probability) ? "-" : labs::number_text(e.stochastic_up_probability).c_str());
     }
     ImGui::EndTable();
 }
@@ -135,7 +139,8 @@ void draw_bit_inspector(AppState& app) {
     s.code &= mask;
     ImGui::SameLine();
     ImGui::SetNextItemWidth(fs * 9);
-    ImGui::InputScalar("code", ImGuiDataType_U32, &s.code, nullptr, nullptr, "%X", ImGuiInputTextFlags_CharsHexadecimal);
+    ImGui::InputScalar("code", ImGuiDataType_U32, &s.code, nullptr, nullptr, "%X",
+                       ImGuiInputTextFlags_CharsHexadecimal);
     s.code &= mask;
     const labs::CodeInspection c = labs::inspect_code(f, s.code);
     draw_bits(app, f, c);

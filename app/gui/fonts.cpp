@@ -40,7 +40,8 @@ std::string find_font_directory() {
 FontSet build_fonts(float scale) {
     const std::string dir = find_font_directory();
     if (dir.empty())
-        throw std::runtime_error("DejaVuSans.ttf was not found in /usr/share/fonts (apt-get install fonts-dejavu-core)");
+        throw std::runtime_error(
+            "DejaVuSans.ttf was not found in /usr/share/fonts (apt-get install fonts-dejavu-core)");
     ImFontAtlas* atlas = ImGui::GetIO().Fonts;
     atlas->Clear();
     atlas->FontBuilderIO = ImGuiFreeType::GetBuilderForFreeType();

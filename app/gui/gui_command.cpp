@@ -14,17 +14,21 @@ namespace fp8lab::cli {
 void add_gui_command(CLI::App& app, CommandStatus& status) {
     auto options = std::make_shared<gui::GuiOptions>();
     auto size = std::make_shared<std::string>("1600x900");
-    CLI::App* cmd = app.add_subcommand("gui", "Open the desktop lab (Dear ImGui): step-through labs, bit inspector, "
-                                              "training panel");
+    CLI::App* cmd = app.add_subcommand("gui",
+                                       "Open the desktop lab (Dear ImGui): step-through labs, bit inspector, "
+                                       "training panel");
     cmd->add_option("--start", options->start, "Open at LAB or LAB/STEP (default: where you left off)");
     // Also positional, for the desktop entry's "fp8lab gui %u" (which gives no word when
     // the menu opens the program without a link).
-    cmd->add_option("--open,link", options->open, "Open an fp8lab://LAB/STEP?NAME=VALUE&... link (the step's \"Copy link\")");
+    cmd->add_option("--open,link", options->open,
+                    "Open an fp8lab://LAB/STEP?NAME=VALUE&... link (the step's \"Copy link\")");
     cmd->add_option("--theme", options->theme, "light, dark or projector (default: the saved one)");
     cmd->add_flag("--presentation", options->presentation, "Start in presentation mode (F5 toggles it)");
-    cmd->add_flag("--instructor", options->instructor, "Show \"Reveal answer\" at once (students see it after 3 tries)");
+    cmd->add_flag("--instructor", options->instructor,
+                  "Show \"Reveal answer\" at once (students see it after 3 tries)");
     cmd->add_option("--size", *size, "Window size WIDTHxHEIGHT")->capture_default_str();
-    cmd->add_option("--settings", options->settings_path, "Settings file (default: $XDG_CONFIG_HOME/fp8lab/settings.ini)");
+    cmd->add_option("--settings", options->settings_path,
+                    "Settings file (default: $XDG_CONFIG_HOME/fp8lab/settings.ini)");
     cmd->add_flag("--tour", options->tour, "Walk every step, print frame times per step, then exit (1 on any error)");
     cmd->add_option("--screenshots", options->screenshots, "With --tour: save a PNG of every step in this folder");
     cmd->add_option("--screenshot", options->screenshot, "Save a PNG of the window once its step has run, then exit");
@@ -32,7 +36,8 @@ void add_gui_command(CLI::App& app, CommandStatus& status) {
         const PixelSize window = pixel_size_option("--size", *size, {640, 400}, {8000, 8000});
         if (!options->screenshots.empty() && !options->tour) throw UsageError("--screenshots needs --tour");
         if (!options->open.empty() && !options->start.empty()) throw UsageError("--open and --start: give one");
-        if (!options->screenshot.empty() && options->tour) throw UsageError("--screenshot and --tour: the tour takes --screenshots DIR");
+        if (!options->screenshot.empty() && options->tour)
+            throw UsageError("--screenshot and --tour: the tour takes --screenshots DIR");
         options->width = window.width;
         options->height = window.height;
         status.exit_code = gui::run_gui(*options);

@@ -51,7 +51,8 @@ void handle_keys(AppState& app) {
         app.rebuild_fonts = true;
     }
     if (pressed(GLFW_KEY_ESCAPE)) {
-        if (app.blank) app.blank = false;
+        if (app.blank)
+            app.blank = false;
         else if (app.presentation) {
             app.presentation = false;
             app.rebuild_fonts = true;
@@ -60,15 +61,21 @@ void handle_keys(AppState& app) {
     if (io.WantTextInput) return;  // typing an answer: letters and arrows belong to the field
     if (pressed(GLFW_KEY_B) || pressed(GLFW_KEY_PERIOD)) app.blank = !app.blank;
     if (app.inspector_open) return;
-    const bool forward = pressed(GLFW_KEY_PAGE_DOWN) || pressed(GLFW_KEY_RIGHT) || pressed(GLFW_KEY_SPACE) || pressed(GLFW_KEY_N);
-    const bool back = pressed(GLFW_KEY_PAGE_UP) || pressed(GLFW_KEY_LEFT) || pressed(GLFW_KEY_BACKSPACE) || pressed(GLFW_KEY_P);
+    const bool forward =
+        pressed(GLFW_KEY_PAGE_DOWN) || pressed(GLFW_KEY_RIGHT) || pressed(GLFW_KEY_SPACE) || pressed(GLFW_KEY_N);
+    const bool back =
+        pressed(GLFW_KEY_PAGE_UP) || pressed(GLFW_KEY_LEFT) || pressed(GLFW_KEY_BACKSPACE) || pressed(GLFW_KEY_P);
     if (forward) {
-        if (app.presentation && app.paging.more_below()) app.paging.request = 1;
-        else app.next();
+        if (app.presentation && app.paging.more_below())
+            app.paging.request = 1;
+        else
+            app.next();
     }
     if (back) {
-        if (app.presentation && app.paging.more_above()) app.paging.request = -1;
-        else app.previous();
+        if (app.presentation && app.paging.more_above())
+            app.paging.request = -1;
+        else
+            app.previous();
     }
     if (pressed(GLFW_KEY_HOME)) app.go_to(app.lab, 0);
     if (pressed(GLFW_KEY_END)) app.go_to(app.lab, int(app.current_lab().steps.size()) - 1);
@@ -83,7 +90,8 @@ void export_progress(AppState& app) {
     file.student = user && *user ? user : "student";
     file.solved = app.settings.solved;
     try {
-        const std::string stem = (std::filesystem::path(home && *home ? home : ".") / ("fp8lab-progress-" + file.student)).string();
+        const std::string stem =
+            (std::filesystem::path(home && *home ? home : ".") / ("fp8lab-progress-" + file.student)).string();
         const std::string path = cli::write_numbered_file(stem, ".txt", labs::progress_file_text(file));
         app.status = "Progress exported to " + path + " (fp8lab progress FILE... summarises such files)";
     } catch (const std::exception& e) {
@@ -133,7 +141,8 @@ void draw_reset_confirmation(AppState& app) {
         app.confirm_reset = false;
     }
     if (!ImGui::BeginPopupModal("Reset progress?", nullptr, ImGuiWindowFlags_AlwaysAutoResize)) return;
-    ImGui::Text("Forget all %zu solved exercises? Export your progress first to keep a copy.", app.settings.solved.size());
+    ImGui::Text("Forget all %zu solved exercises? Export your progress first to keep a copy.",
+                app.settings.solved.size());
     if (ImGui::Button("Reset")) {
         app.settings.solved.clear();
         app.save_settings_now();
@@ -174,8 +183,10 @@ void draw_frame(AppState& app) {
     }
     const bool training = app.training_open && !app.presentation;
     ImGui::BeginChild("main", ImVec2(training ? -fs * 30 : 0, -status_h), false);
-    if (app.catalog.labs.empty() || app.inspector_open) draw_bit_inspector(app);
-    else draw_step_view(app);
+    if (app.catalog.labs.empty() || app.inspector_open)
+        draw_bit_inspector(app);
+    else
+        draw_step_view(app);
     ImGui::EndChild();
     if (training) {
         ImGui::SameLine();
@@ -213,7 +224,8 @@ struct StartPoint {
 };
 std::optional<StartPoint> find_start(const labs::Catalog& catalog, const std::string& want, std::string& problem) {
     const std::size_t slash = want.find('/');
-    const std::string lab_id = want.substr(0, slash), step_id = slash == std::string::npos ? "" : want.substr(slash + 1);
+    const std::string lab_id = want.substr(0, slash),
+                      step_id = slash == std::string::npos ? "" : want.substr(slash + 1);
     for (std::size_t l = 0; l < catalog.labs.size(); ++l) {
         if (catalog.labs[l].id != lab_id) continue;
         const auto& steps = catalog.labs[l].steps;
@@ -232,8 +244,10 @@ void choose_start(AppState& app, const std::string& start) {
     std::string ignored;
     const std::optional<StartPoint> p =
         find_start(app.catalog, start.empty() ? app.settings.lab + "/" + app.settings.step : start, ignored);
-    if (p) app.go_to(p->lab, p->step);
-    else app.go_to(0, 0);
+    if (p)
+        app.go_to(p->lab, p->step);
+    else
+        app.go_to(0, 0);
 }
 
 // Opens the nearest valid state to a link and says on the status line what was ignored.
@@ -281,8 +295,10 @@ int run_gui(const GuiOptions& options) {
     if (!loaded.problem.empty()) {
         std::fprintf(stderr, "fp8lab gui: %s\n", loaded.problem.c_str());
         app.status = loaded.problem;
-        if (loaded.writable) app.save_settings_now();  // the corrupt file is kept aside: start afresh
-        else app.settings_path.clear();                 // keep the file we could not back up
+        if (loaded.writable)
+            app.save_settings_now();  // the corrupt file is kept aside: start afresh
+        else
+            app.settings_path.clear();  // keep the file we could not back up
     }
     const std::string theme = options.theme.empty() ? app.settings.theme : options.theme;
     app.theme = parse_enum_or_throw<Theme>(theme, "theme");
@@ -332,11 +348,12 @@ int run_gui(const GuiOptions& options) {
         const auto frame_start = Clock::now();
         // Idle, the loop sleeps until an event: a few frames after each let ImGui settle
         // (a click shows its effect a frame later); a running step wakes it 30 times a second.
-        const bool running = app.training_runner.running() ||
-                             (!app.inspector_open && (app.current_state().runner.running() || app.current_state().needs_run));
+        const bool running =
+            app.training_runner.running() ||
+            (!app.inspector_open && (app.current_state().runner.running() || app.current_state().needs_run));
         if (running || app.rebuild_fonts) settle_frames = kSettleFrames;
-        const Window::Wait wait = tour ? Window::Wait::None
-                                  : running ? Window::Wait::Briefly
+        const Window::Wait wait = tour                ? Window::Wait::None
+                                  : running           ? Window::Wait::Briefly
                                   : settle_frames > 0 ? Window::Wait::None
                                                       : Window::Wait::UntilEvent;
         if (wait == Window::Wait::UntilEvent) settle_frames = kSettleFrames;

@@ -9,14 +9,14 @@ namespace fp8lab::gui {
 
 struct GuiOptions {
     int width = 1600, height = 900;
-    std::string theme;        // empty: from the settings
-    std::string start;        // LAB or LAB/STEP; empty: where the user left off
-    std::string open;         // an fp8lab:// link: the step, its parameters and backend
+    std::string theme;  // empty: from the settings
+    std::string start;  // LAB or LAB/STEP; empty: where the user left off
+    std::string open;   // an fp8lab:// link: the step, its parameters and backend
     bool presentation = false;
-    bool instructor = false;  // "Reveal answer" from the start (students get it after a few tries)
-    bool tour = false;        // walk every step, print frame times, then exit
-    std::string screenshots;  // with tour: a PNG per step in this folder
-    std::string screenshot;   // a PNG of the window once its step has run, then exit
+    bool instructor = false;    // "Reveal answer" from the start (students get it after a few tries)
+    bool tour = false;          // walk every step, print frame times, then exit
+    std::string screenshots;    // with tour: a PNG per step in this folder
+    std::string screenshot;     // a PNG of the window once its step has run, then exit
     std::string settings_path;  // empty: the XDG default
     std::chrono::steady_clock::time_point started = std::chrono::steady_clock::now();
 };

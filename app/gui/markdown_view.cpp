@@ -29,23 +29,33 @@ struct Builder {
     void add_text(std::string_view text) {
         if (!has_open) start(in_quote ? MarkdownBlock::Quote : MarkdownBlock::Paragraph, list_depth);
         std::vector<TextRun>& runs = blocks.back().runs;
-        if (!runs.empty() && runs.back().style == style && runs.back().link == link) runs.back().text.append(text);
-        else runs.push_back({std::string(text), style, link});
+        if (!runs.empty() && runs.back().style == style && runs.back().link == link)
+            runs.back().text.append(text);
+        else
+            runs.push_back({std::string(text), style, link});
     }
 };
 
 int enter_block(MD_BLOCKTYPE type, void* detail, void* user) {
     Builder& b = *static_cast<Builder*>(user);
     switch (type) {
-    case MD_BLOCK_H: b.start(MarkdownBlock::Heading, int(static_cast<MD_BLOCK_H_DETAIL*>(detail)->level)); break;
+    case MD_BLOCK_H:
+        b.start(MarkdownBlock::Heading, int(static_cast<MD_BLOCK_H_DETAIL*>(detail)->level));
+        break;
     case MD_BLOCK_P:
         // A list item's first paragraph continues the item's block.
         if (!(b.open() && b.open()->kind == MarkdownBlock::ListItem && b.open()->runs.empty()))
             b.start(b.in_quote ? MarkdownBlock::Quote : MarkdownBlock::Paragraph, b.list_depth);
         break;
-    case MD_BLOCK_CODE: b.start(MarkdownBlock::CodeBlock); break;
-    case MD_BLOCK_HR: b.start(MarkdownBlock::Rule); break;
-    case MD_BLOCK_QUOTE: b.in_quote = true; break;
+    case MD_BLOCK_CODE:
+        b.start(MarkdownBlock::CodeBlock);
+        break;
+    case MD_BLOCK_HR:
+        b.start(MarkdownBlock::Rule);
+        break;
+    case MD_BLOCK_QUOTE:
+        b.in_quote = true;
+        break;
     case MD_BLOCK_UL:
         ++b.list_depth;
         b.ordered_next.push_back(-1);
@@ -59,7 +69,8 @@ int enter_block(MD_BLOCKTYPE type, void* detail, void* user) {
         b.start(MarkdownBlock::ListItem, b.list_depth, next < 0 ? "\xE2\x80\xA2" : std::to_string(next++) + ".");
         break;
     }
-    default: break;
+    default:
+        break;
     }
     return 0;
 }
@@ -72,8 +83,11 @@ int leave_block(MD_BLOCKTYPE type, void*, void* user) {
         --b.list_depth;
         b.ordered_next.pop_back();
         break;
-    case MD_BLOCK_QUOTE: b.in_quote = false; break;
-    default: break;
+    case MD_BLOCK_QUOTE:
+        b.in_quote = false;
+        break;
+    default:
+        break;
     }
     b.has_open = false;
     return 0;
@@ -81,11 +95,16 @@ int leave_block(MD_BLOCKTYPE type, void*, void* user) {
 
 unsigned span_style(MD_SPANTYPE type) {
     switch (type) {
-    case MD_SPAN_STRONG: return Style_Bold;
-    case MD_SPAN_EM: return Style_Italic;
-    case MD_SPAN_CODE: return Style_Code;
-    case MD_SPAN_A: return Style_Link;
-    default: return 0;
+    case MD_SPAN_STRONG:
+        return Style_Bold;
+    case MD_SPAN_EM:
+        return Style_Italic;
+    case MD_SPAN_CODE:
+        return Style_Code;
+    case MD_SPAN_A:
+        return Style_Link;
+    default:
+        return 0;
     }
 }
 
@@ -109,15 +128,21 @@ int leave_span(MD_SPANTYPE type, void*, void* user) {
 int text(MD_TEXTTYPE type, const MD_CHAR* text, MD_SIZE size, void* user) {
     Builder& b = *static_cast<Builder*>(user);
     switch (type) {
-    case MD_TEXT_SOFTBR: b.add_text(" "); break;
-    case MD_TEXT_BR: b.add_text("\n"); break;
-    case MD_TEXT_NULLCHAR: break;
+    case MD_TEXT_SOFTBR:
+        b.add_text(" ");
+        break;
+    case MD_TEXT_BR:
+        b.add_text("\n");
+        break;
+    case MD_TEXT_NULLCHAR:
+        break;
     case MD_TEXT_ENTITY: {
         const std::string_view e(text, size);
         b.add_text(e == "&amp;" ? "&" : e == "&lt;" ? "<" : e == "&gt;" ? ">" : e == "&nbsp;" ? " " : e);
         break;
     }
-    default: b.add_text(std::string_view(text, size));
+    default:
+        b.add_text(std::string_view(text, size));
     }
     return 0;
 }
@@ -148,7 +173,8 @@ void draw_runs(const std::vector<TextRun>& runs, const MarkdownFonts& fonts, ImF
     float line_h = base->FontSize * 1.25f;
     const ImU32 text_colour = ImGui::GetColorU32(ImGuiCol_Text);
     for (const TextRun& run : runs) {
-        ImFont* font = base == fonts.regular ? font_for(run.style, fonts) : (run.style & Style_Code ? fonts.mono : base);
+        ImFont* font =
+            base == fonts.regular ? font_for(run.style, fonts) : (run.style & Style_Code ? fonts.mono : base);
         const float size = font->FontSize;
         std::size_t i = 0;
         while (i < run.text.size()) {
@@ -173,7 +199,8 @@ void draw_runs(const std::vector<TextRun>& runs, const MarkdownFonts& fonts, ImF
             const ImVec2 pos(x, y + (line_h - size) / 2);
             ImU32 colour = text_colour;
             if (run.style & Style_Code)
-                draw->AddRectFilled(ImVec2(pos.x - 1, pos.y), ImVec2(pos.x + w + 1, pos.y + size), fonts.code_background);
+                draw->AddRectFilled(ImVec2(pos.x - 1, pos.y), ImVec2(pos.x + w + 1, pos.y + size),
+                                    fonts.code_background);
             if (run.style & Style_Link) {
                 colour = fonts.link_colour;
                 draw->AddLine(ImVec2(pos.x, pos.y + size), ImVec2(pos.x + w, pos.y + size), colour);
@@ -224,8 +251,9 @@ void draw_markdown(const std::vector<MarkdownBlock>& blocks, const MarkdownFonts
         }
         case MarkdownBlock::ListItem: {
             const float indent = fs * 1.4f * float(block.level);
-            ImGui::GetWindowDrawList()->AddText(fonts.regular, fs, ImVec2(left + indent - fs * 1.1f, ImGui::GetCursorScreenPos().y + fs * 0.12f),
-                                                ImGui::GetColorU32(ImGuiCol_Text), block.bullet.c_str());
+            ImGui::GetWindowDrawList()->AddText(
+                fonts.regular, fs, ImVec2(left + indent - fs * 1.1f, ImGui::GetCursorScreenPos().y + fs * 0.12f),
+                ImGui::GetColorU32(ImGuiCol_Text), block.bullet.c_str());
             draw_runs(block.runs, fonts, fonts.regular, left + indent, right);
             break;
         }
@@ -253,11 +281,14 @@ void draw_markdown(const std::vector<MarkdownBlock>& blocks, const MarkdownFonts
         case MarkdownBlock::Quote: {
             const ImVec2 p = ImGui::GetCursorScreenPos();
             draw_runs(block.runs, fonts, fonts.italic, left + fs, right);
-            ImGui::GetWindowDrawList()->AddLine(ImVec2(left + fs * 0.3f, p.y), ImVec2(left + fs * 0.3f, ImGui::GetCursorScreenPos().y),
+            ImGui::GetWindowDrawList()->AddLine(ImVec2(left + fs * 0.3f, p.y),
+                                                ImVec2(left + fs * 0.3f, ImGui::GetCursorScreenPos().y),
                                                 fonts.link_colour, fs * 0.2f);
             break;
         }
-        case MarkdownBlock::Paragraph: draw_runs(block.runs, fonts, fonts.regular, left, right); break;
+        case MarkdownBlock::Paragraph:
+            draw_runs(block.runs, fonts, fonts.regular, left, right);
+            break;
         }
         if (block.kind != MarkdownBlock::ListItem) ImGui::Dummy(ImVec2(0, fs * 0.35f));
     }

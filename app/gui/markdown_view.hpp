@@ -20,8 +20,8 @@ struct TextRun {
 
 struct MarkdownBlock {
     enum Kind { Paragraph, Heading, ListItem, CodeBlock, Rule, Quote } kind = Paragraph;
-    int level = 0;        // heading level; list nesting depth (1 = top)
-    std::string bullet;   // "•" or "3."
+    int level = 0;       // heading level; list nesting depth (1 = top)
+    std::string bullet;  // "•" or "3."
     std::vector<TextRun> runs;
 };
 

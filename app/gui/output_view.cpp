@@ -13,8 +13,9 @@ void draw_figure(const labs::Figure& f, const char* id, float height) {
     ImGui::PushID(id);
     const bool colour_bar = std::any_of(f.series.begin(), f.series.end(),
                                         [](const labs::Series& s) { return s.kind == labs::SeriesKind::Heatmap; });
-    if (BeginPlot(f.id.c_str(), f.title, ImVec2(-1, height),
-                  (colour_bar ? PlotFlags_ColourBar : PlotFlags_None) | (f.legend ? PlotFlags_None : PlotFlags_NoLegend))) {
+    if (BeginPlot(
+            f.id.c_str(), f.title, ImVec2(-1, height),
+            (colour_bar ? PlotFlags_ColourBar : PlotFlags_None) | (f.legend ? PlotFlags_None : PlotFlags_NoLegend))) {
         SetupAxes(f.x_axis, plot::fit_range(f.x_axis, plot::figure_x_values(f)), f.y_axis,
                   plot::fit_range(f.y_axis, plot::figure_y_values(f)));
         for (const labs::Series& s : f.series) PlotSeries(s);
@@ -31,7 +32,8 @@ void draw_table(const labs::Table& t) {
                                   ImGuiTableFlags_ScrollX | ImGuiTableFlags_NoHostExtendY;
     const float rows_shown = float(std::min<std::size_t>(t.rows.size(), 16) + 1);
     const float height = ImGui::GetTextLineHeightWithSpacing() * (rows_shown + 0.8f) + ImGui::GetStyle().ScrollbarSize;
-    if (!ImGui::BeginTable(t.id.c_str(), int(t.columns.size()), flags | ImGuiTableFlags_ScrollY, ImVec2(0, height))) return;
+    if (!ImGui::BeginTable(t.id.c_str(), int(t.columns.size()), flags | ImGuiTableFlags_ScrollY, ImVec2(0, height)))
+        return;
     ImGui::TableSetupScrollFreeze(0, 1);
     for (const labs::Column& c : t.columns)
         ImGui::TableSetupColumn((c.unit.empty() ? c.name : c.name + " (" + c.unit + ")").c_str());

@@ -63,8 +63,8 @@ struct Current {
     double heat_lo = 0, heat_hi = 1;
 };
 
-PlotColours g_colours{IM_COL32(255, 255, 255, 255), IM_COL32(64, 64, 64, 255), IM_COL32(225, 225, 225, 255),
-                      IM_COL32(20, 20, 20, 255), IM_COL32(255, 255, 255, 225), false};
+PlotColours g_colours{IM_COL32(255, 255, 255, 255), IM_COL32(64, 64, 64, 255),    IM_COL32(225, 225, 225, 255),
+                      IM_COL32(20, 20, 20, 255),    IM_COL32(255, 255, 255, 225), false};
 std::map<ImGuiID, ViewState> g_views;
 int g_clipped_titles = 0;
 Current g;
@@ -80,7 +80,8 @@ float px(double x) {
     return g.frame.Min.x + float((g.tx.forward(x) - g.view->x_lo) / (g.view->x_hi - g.view->x_lo)) * g.frame.GetWidth();
 }
 float py(double y) {
-    return g.frame.Max.y - float((g.ty.forward(y) - g.view->y_lo) / (g.view->y_hi - g.view->y_lo)) * g.frame.GetHeight();
+    return g.frame.Max.y -
+           float((g.ty.forward(y) - g.view->y_lo) / (g.view->y_hi - g.view->y_lo)) * g.frame.GetHeight();
 }
 bool finite(ImVec2 p) { return std::isfinite(p.x) && std::isfinite(p.y); }
 
@@ -97,9 +98,9 @@ void consider_hover(ImVec2 p, const Series& s, double x, double y) {
     const float d = std::sqrt(dx * dx + dy * dy);
     if (d < g.hover.distance && d < font_size() * 1.5f) {
         g.hover.distance = d;
-        g.hover.text = (s.name.empty() ? std::string() : s.name + "\n") + g.x_axis.label + (g.x_axis.label.empty() ? "" : " ") +
-                       "x = " + labs::number_text(x) + "\n" + g.y_axis.label + (g.y_axis.label.empty() ? "" : " ") +
-                       "y = " + labs::number_text(y);
+        g.hover.text = (s.name.empty() ? std::string() : s.name + "\n") + g.x_axis.label +
+                       (g.x_axis.label.empty() ? "" : " ") + "x = " + labs::number_text(x) + "\n" + g.y_axis.label +
+                       (g.y_axis.label.empty() ? "" : " ") + "y = " + labs::number_text(y);
     }
 }
 
@@ -114,7 +115,8 @@ void draw_tick(const plot::Tick& t, ImVec2 at) {
     if (const std::size_t nl = t.label.find('\n'); nl != std::string::npos) {  // a wrapped category: centred lines
         const float centre = at.x + tick_width(t) / 2;
         for (const std::string& part : {t.label.substr(0, nl), t.label.substr(nl + 1)}) {
-            g.draw->AddText(ImVec2(centre - ImGui::CalcTextSize(part.c_str()).x / 2, at.y), g_colours.text, part.c_str());
+            g.draw->AddText(ImVec2(centre - ImGui::CalcTextSize(part.c_str()).x / 2, at.y), g_colours.text,
+                            part.c_str());
             at.y += font_size();
         }
         return;
@@ -166,8 +168,10 @@ void dashed_polyline(const std::vector<ImVec2>& pts, ImU32 colour, float thickne
 void stroke(const std::vector<ImVec2>& pts, const Series& s) {
     if (pts.size() < 2) return;
     const float thickness = std::max(1.0f, font_size() * 0.12f * float(s.line_width));
-    if (s.dashed) dashed_polyline(pts, series_colour(s.colour), thickness);
-    else g.draw->AddPolyline(pts.data(), int(pts.size()), series_colour(s.colour), 0, thickness);
+    if (s.dashed)
+        dashed_polyline(pts, series_colour(s.colour), thickness);
+    else
+        g.draw->AddPolyline(pts.data(), int(pts.size()), series_colour(s.colour), 0, thickness);
 }
 
 void plot_lines(const Series& s) {
@@ -184,7 +188,8 @@ void plot_lines(const Series& s) {
         if (!run.empty()) {  // long segments count along their length, so the legend avoids them
             const ImVec2 a = run.back();
             const float len = std::hypot(p.x - a.x, p.y - a.y), step = font_size();
-            for (float t = step; t < len; t += step) occupy(ImVec2(a.x + (p.x - a.x) * t / len, a.y + (p.y - a.y) * t / len));
+            for (float t = step; t < len; t += step)
+                occupy(ImVec2(a.x + (p.x - a.x) * t / len, a.y + (p.y - a.y) * t / len));
         }
         run.push_back(p);
         occupy(p);
@@ -208,8 +213,8 @@ void plot_filled(const Series& s) {
     } else {
         const bool bars = s.kind == SeriesKind::Bars;
         const float base = std::isfinite(py(0)) ? py(0) : g.frame.Max.y;
-        const std::size_t n = bars ? std::min(s.x.size(), s.y.size())
-                                   : std::min(s.x.size() ? s.x.size() - 1 : 0, s.y.size());
+        const std::size_t n =
+            bars ? std::min(s.x.size(), s.y.size()) : std::min(s.x.size() ? s.x.size() - 1 : 0, s.y.size());
         for (std::size_t i = 0; i < n; ++i) {
             const double x0 = bars ? s.x[i] - s.bar_width / 2 : s.x[i];
             const double x1 = bars ? s.x[i] + s.bar_width / 2 : s.x[i + 1];
@@ -245,7 +250,8 @@ void plot_heatmap(const Series& s) {
             const labs::Rgb rgb = plot::sequential_colour(hi > lo ? (v - lo) / (hi - lo) : 0.5);
             const ImVec2 a(px(x0 + (x1 - x0) * c / s.columns), py(y0 + (y1 - y0) * r / s.rows));
             const ImVec2 b(px(x0 + (x1 - x0) * (c + 1) / s.columns), py(y0 + (y1 - y0) * (r + 1) / s.rows));
-            const ImRect cell(ImVec2(std::min(a.x, b.x), std::min(a.y, b.y)), ImVec2(std::max(a.x, b.x), std::max(a.y, b.y)));
+            const ImRect cell(ImVec2(std::min(a.x, b.x), std::min(a.y, b.y)),
+                              ImVec2(std::max(a.x, b.x), std::max(a.y, b.y)));
             g.draw->AddRectFilled(cell.Min, cell.Max, IM_COL32(rgb.r, rgb.g, rgb.b, 255));
             if (g.hovered && cell.Contains(g.mouse)) {
                 g.hover.distance = 0;
@@ -315,7 +321,8 @@ void draw_legend() {
         for (int b = 0; b < 64; ++b) {
             const ImVec2 centre(g.frame.Min.x + (float(b % 8) + 0.5f) * g.frame.GetWidth() / 8,
                                 g.frame.Min.y + (float(b / 8) + 0.5f) * g.frame.GetHeight() / 8);
-            if (ImRect(pos, ImVec2(pos.x + size.x, pos.y + size.y)).Contains(centre)) count += g.occupancy[std::size_t(b)];
+            if (ImRect(pos, ImVec2(pos.x + size.x, pos.y + size.y)).Contains(centre))
+                count += g.occupancy[std::size_t(b)];
         }
         if (count < best) {
             best = count;
@@ -340,17 +347,21 @@ void draw_legend() {
         const ImRect entry(ImVec2(x0, y), ImVec2(x0 + entry_w, y + row));
         const ImU32 colour = series_colour(e.colour, hidden ? 0.25f : 1.0f);
         const float cy = y + row / 2, sx = x0 + fs * 0.4f;
-        if (e.kind == SeriesKind::Scatter) g.draw->AddCircleFilled(ImVec2(sx + swatch / 2 - fs * 0.2f, cy), fs * 0.28f, colour);
+        if (e.kind == SeriesKind::Scatter)
+            g.draw->AddCircleFilled(ImVec2(sx + swatch / 2 - fs * 0.2f, cy), fs * 0.28f, colour);
         else if (e.kind == SeriesKind::Bars || e.kind == SeriesKind::Histogram || e.kind == SeriesKind::Band)
             g.draw->AddRectFilled(ImVec2(sx, cy - fs * 0.3f), ImVec2(sx + swatch - fs * 0.4f, cy + fs * 0.3f), colour);
-        else g.draw->AddLine(ImVec2(sx, cy), ImVec2(sx + swatch - fs * 0.4f, cy), colour, std::max(1.0f, fs * 0.14f));
+        else
+            g.draw->AddLine(ImVec2(sx, cy), ImVec2(sx + swatch - fs * 0.4f, cy), colour, std::max(1.0f, fs * 0.14f));
         ImU32 text = g_colours.text;
         if (hidden) text = (text & 0x00FFFFFF) | 0x60000000;
         g.draw->AddText(ImVec2(sx + swatch, y + (row - fs) / 2), text, e.name.c_str());
         if (entry.Contains(ImGui::GetIO().MousePos) && ImGui::IsMouseClicked(ImGuiMouseButton_Left) &&
             ImGui::IsWindowHovered()) {
-            if (hidden) g.view->hidden.erase(e.name);
-            else g.view->hidden.insert(e.name);
+            if (hidden)
+                g.view->hidden.erase(e.name);
+            else
+                g.view->hidden.insert(e.name);
         }
     }
 }
@@ -362,12 +373,14 @@ void draw_colour_bar() {
     const int steps = 48;
     for (int i = 0; i < steps; ++i) {
         const labs::Rgb c = plot::sequential_colour((i + 0.5) / steps);
-        g.draw->AddRectFilled(ImVec2(x, top + h * (1 - float(i + 1) / steps)), ImVec2(x + fs * 0.8f, top + h * (1 - float(i) / steps) + 0.5f),
+        g.draw->AddRectFilled(ImVec2(x, top + h * (1 - float(i + 1) / steps)),
+                              ImVec2(x + fs * 0.8f, top + h * (1 - float(i) / steps) + 0.5f),
                               IM_COL32(c.r, c.g, c.b, 255));
     }
     labs::Axis axis;
     for (const plot::Tick& t : plot::make_ticks(axis, {g.heat_lo, g.heat_hi}, 5)) {
-        const float y = g.heat_hi > g.heat_lo ? top + h * float(1 - (t.value - g.heat_lo) / (g.heat_hi - g.heat_lo)) : top + h / 2;
+        const float y =
+            g.heat_hi > g.heat_lo ? top + h * float(1 - (t.value - g.heat_lo) / (g.heat_hi - g.heat_lo)) : top + h / 2;
         draw_tick(t, ImVec2(x + fs * 1.1f, y - fs / 2));
     }
     if (!g.heatmap->value_label.empty()) draw_vertical_text(g.heatmap->value_label, ImVec2(x + fs * 5.2f, top + h / 2));
@@ -429,7 +442,8 @@ void SetupAxes(const labs::Axis& x, plot::AxisRange x_fit, const labs::Axis& y, 
             if (tick_width(t) <= slot * 0.9f) continue;
             std::size_t best = std::string::npos;
             for (std::size_t i = t.label.find(' '); i != std::string::npos; i = t.label.find(' ', i + 1))
-                if (best == std::string::npos || std::abs(int(i) - int(t.label.size() / 2)) < std::abs(int(best) - int(t.label.size() / 2)))
+                if (best == std::string::npos ||
+                    std::abs(int(i) - int(t.label.size() / 2)) < std::abs(int(best) - int(t.label.size() / 2)))
                     best = i;
             if (best == std::string::npos) continue;
             t.label[best] = '\n';
@@ -442,12 +456,14 @@ void SetupAxes(const labs::Axis& x, plot::AxisRange x_fit, const labs::Axis& y, 
     // A title wider than the plot wraps at spaces instead of running past its edge.
     const float frame_left = g.total.Min.x + y_tick_w + fs * (y.label.empty() ? 0.8f : 2.2f);
     const float title_wrap = std::max(fs * 8, g.total.Max.x - frame_left - fs * 0.4f);
-    const ImVec2 title_size = g.title.empty() ? ImVec2() : ImGui::CalcTextSize(g.title.c_str(), nullptr, false, title_wrap);
+    const ImVec2 title_size =
+        g.title.empty() ? ImVec2() : ImGui::CalcTextSize(g.title.c_str(), nullptr, false, title_wrap);
     if (title_size.x > g.total.Max.x - frame_left + 0.5f) ++g_clipped_titles;
     const float title_h = g.title.empty() ? fs * 0.5f : title_size.y + fs * 0.6f;
     g.frame.Min = ImVec2(frame_left, g.total.Min.y + title_h);
-    g.frame.Max = ImVec2(g.total.Max.x - fs * ((g.flags & PlotFlags_ColourBar) ? 7.0f : 0.8f),
-                         g.total.Max.y - v.legend_below - fs * ((x.label.empty() ? 1.8f : 3.0f) + (wrapped ? 1.2f : 0.0f)));
+    g.frame.Max =
+        ImVec2(g.total.Max.x - fs * ((g.flags & PlotFlags_ColourBar) ? 7.0f : 0.8f),
+               g.total.Max.y - v.legend_below - fs * ((x.label.empty() ? 1.8f : 3.0f) + (wrapped ? 1.2f : 0.0f)));
     g.hovered = g.hovered && g.frame.Contains(g.mouse);
     handle_input();
 
@@ -458,8 +474,8 @@ void SetupAxes(const labs::Axis& x, plot::AxisRange x_fit, const labs::Axis& y, 
     if (g_colours.background != ImGui::GetColorU32(ImGuiCol_WindowBg))
         d->AddRectFilled(g.frame.Min, g.frame.Max, g_colours.background);
     if (!g.title.empty())
-        d->AddText(ImGui::GetFont(), fs, ImVec2(g.frame.Min.x, g.total.Min.y + fs * 0.2f), g_colours.text, g.title.c_str(),
-                   nullptr, title_wrap);
+        d->AddText(ImGui::GetFont(), fs, ImVec2(g.frame.Min.x, g.total.Min.y + fs * 0.2f), g_colours.text,
+                   g.title.c_str(), nullptr, title_wrap);
     for (const plot::Tick& t : xt) {
         const float x_px = px(t.value);
         if (!std::isfinite(x_px) || x_px < g.frame.Min.x - 1 || x_px > g.frame.Max.x + 1) continue;
@@ -477,7 +493,8 @@ void SetupAxes(const labs::Axis& x, plot::AxisRange x_fit, const labs::Axis& y, 
         d->AddText(ImVec2((g.frame.Min.x + g.frame.Max.x - w) / 2, g.frame.Max.y + fs * (wrapped ? 2.7f : 1.5f)),
                    g_colours.text, x.label.c_str());
     }
-    if (!y.label.empty()) draw_vertical_text(y.label, ImVec2(g.total.Min.x + fs * 0.6f, (g.frame.Min.y + g.frame.Max.y) / 2));
+    if (!y.label.empty())
+        draw_vertical_text(y.label, ImVec2(g.total.Min.x + fs * 0.6f, (g.frame.Min.y + g.frame.Max.y) / 2));
     d->PushClipRect(g.frame.Min, g.frame.Max, true);
 }
 
@@ -486,7 +503,9 @@ void PlotSeries(const labs::Series& s) {
     if (!s.name.empty() && g.view->hidden.count(s.name)) return;
     switch (s.kind) {
     case SeriesKind::Line:
-    case SeriesKind::Stairs: plot_lines(s); break;
+    case SeriesKind::Stairs:
+        plot_lines(s);
+        break;
     case SeriesKind::Scatter: {
         const std::size_t n = std::min(s.x.size(), s.y.size());
         const float r = std::max(1.5f, font_size() * 0.2f);
@@ -504,7 +523,8 @@ void PlotSeries(const labs::Series& s) {
             const float x_px = px(x);
             if (!std::isfinite(x_px)) continue;
             g.draw->AddLine(ImVec2(x_px, g.frame.Min.y), ImVec2(x_px, g.frame.Max.y), series_colour(s.colour, 0.8f));
-            if (g.hovered && std::fabs(x_px - g.mouse.x) < g.hover.distance && std::fabs(x_px - g.mouse.x) < font_size() * 0.5f) {
+            if (g.hovered && std::fabs(x_px - g.mouse.x) < g.hover.distance &&
+                std::fabs(x_px - g.mouse.x) < font_size() * 0.5f) {
                 g.hover.distance = std::fabs(x_px - g.mouse.x);
                 g.hover.text = (s.name.empty() ? "" : s.name + "\n") + "x = " + labs::number_text(x);
             }
@@ -512,8 +532,12 @@ void PlotSeries(const labs::Series& s) {
         break;
     case SeriesKind::Band:
     case SeriesKind::Bars:
-    case SeriesKind::Histogram: plot_filled(s); break;
-    case SeriesKind::Heatmap: plot_heatmap(s); break;
+    case SeriesKind::Histogram:
+        plot_filled(s);
+        break;
+    case SeriesKind::Heatmap:
+        plot_heatmap(s);
+        break;
     }
 }
 
@@ -526,7 +550,8 @@ void PlotAnnotation(const labs::Annotation& a) {
     float tx = p.x + fs * 0.5f;
     if (tx + size.x > g.frame.Max.x - fs * 0.3f) tx = p.x - fs * 0.5f - size.x;
     const float ty = std::clamp(p.y - fs * 1.2f, g.frame.Min.y + fs * 0.2f, g.frame.Max.y - fs * 1.2f);
-    g.draw->AddRectFilled(ImVec2(tx - fs * 0.15f, ty), ImVec2(tx + size.x + fs * 0.15f, ty + size.y), g_colours.legend_background);
+    g.draw->AddRectFilled(ImVec2(tx - fs * 0.15f, ty), ImVec2(tx + size.x + fs * 0.15f, ty + size.y),
+                          g_colours.legend_background);
     g.draw->AddText(ImVec2(tx, ty), g_colours.text, a.text.c_str());
 }
 

@@ -60,7 +60,8 @@ std::string parse_settings(std::istream& in, Settings& s) {
         } else if (key == "step") {
             s.step = value;
         } else if (key == "solved") {
-            if (value.find('/') == std::string::npos) return where + "solved " + emu::quoted_input(value) + " is not lab/step";
+            if (value.find('/') == std::string::npos)
+                return where + "solved " + emu::quoted_input(value) + " is not lab/step";
             s.solved.insert(value);
         } else {
             return where + "unknown key " + emu::quoted_input(key) + "";
@@ -100,7 +101,7 @@ LoadedSettings load_settings(const std::string& path) {
     LoadedSettings loaded;
     struct stat info {};
     if (::stat(path.c_str(), &info) != 0) return loaded;  // first start: defaults
-    if (!S_ISREG(info.st_mode)) {  // a folder or a FIFO: reading it would fail or block
+    if (!S_ISREG(info.st_mode)) {                         // a folder or a FIFO: reading it would fail or block
         loaded.problem = path + ": not a regular file; using the defaults, and settings are not saved this session";
         loaded.writable = false;
         return loaded;

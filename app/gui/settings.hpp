@@ -11,16 +11,16 @@ namespace fp8lab::gui {
 
 struct Settings {
     std::string theme = "light";
-    float scale = 1;   // the user's zoom (Ctrl +/-), applied on top of the monitor's content scale
-    std::string lab, step;           // where the user was
-    std::set<std::string> solved;    // "lab/step" of every exercise answered right
+    float scale = 1;               // the user's zoom (Ctrl +/-), applied on top of the monitor's content scale
+    std::string lab, step;         // where the user was
+    std::set<std::string> solved;  // "lab/step" of every exercise answered right
     bool operator==(const Settings&) const = default;
 };
 
 struct LoadedSettings {
     Settings settings;
-    std::string problem;  // empty when the file was fine or absent
-    bool writable = true; // false when saving would destroy a file that could not be kept
+    std::string problem;   // empty when the file was fine or absent
+    bool writable = true;  // false when saving would destroy a file that could not be kept
 };
 
 // $XDG_CONFIG_HOME/fp8lab/settings.ini, else $HOME/.config/fp8lab/settings.ini.

@@ -14,7 +14,7 @@
 namespace fp8lab::gui {
 
 class StepRunner {
-public:
+  public:
     using Work = std::function<labs::StepOutput(labs::RunContext&)>;
     StepRunner() = default;
     StepRunner(const StepRunner&) = delete;
@@ -32,7 +32,7 @@ public:
     std::shared_ptr<const labs::StepOutput> output() const;
     std::string error() const;  // why the last run failed ("cancelled" when it was)
 
-private:
+  private:
     struct Run;
     void join();
     std::shared_ptr<Run> run_;

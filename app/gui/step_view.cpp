@@ -36,8 +36,8 @@ bool draw_parameter(const labs::ParameterSpec& spec, labs::Parameters& values) {
     }
     case labs::ParameterKind::Integer: {
         std::int64_t v = values.integer(spec.name);
-        const ImGuiSliderFlags flags = ImGuiSliderFlags_AlwaysClamp |
-                                       (spec.int_max - spec.int_min > 4096 ? ImGuiSliderFlags_Logarithmic : 0);
+        const ImGuiSliderFlags flags =
+            ImGuiSliderFlags_AlwaysClamp | (spec.int_max - spec.int_min > 4096 ? ImGuiSliderFlags_Logarithmic : 0);
         if (ImGui::SliderScalar(label, ImGuiDataType_S64, &v, &spec.int_min, &spec.int_max, nullptr, flags)) {
             values.set(spec.name, v);
             changed = true;
@@ -46,7 +46,8 @@ bool draw_parameter(const labs::ParameterSpec& spec, labs::Parameters& values) {
     }
     case labs::ParameterKind::Float: {
         double v = values.real(spec.name);
-        const ImGuiSliderFlags flags = ImGuiSliderFlags_AlwaysClamp | (spec.log_slider ? ImGuiSliderFlags_Logarithmic : 0);
+        const ImGuiSliderFlags flags =
+            ImGuiSliderFlags_AlwaysClamp | (spec.log_slider ? ImGuiSliderFlags_Logarithmic : 0);
         if (ImGui::SliderScalar(label, ImGuiDataType_Double, &v, &spec.float_min, &spec.float_max, "%.4g", flags)) {
             values.set(spec.name, v);
             changed = true;
@@ -100,7 +101,8 @@ void draw_run_controls(StepState& st) {
     const std::string error = st.runner.error();
     if (!error.empty()) {
         ImGui::SameLine();
-        ImGui::TextColored(ImVec4(0.84f, 0.37f, 0.0f, 1), "%s", error == "cancelled" ? "Cancelled." : ("Failed: " + error).c_str());
+        ImGui::TextColored(ImVec4(0.84f, 0.37f, 0.0f, 1), "%s",
+                           error == "cancelled" ? "Cancelled." : ("Failed: " + error).c_str());
     }
 }
 
@@ -131,8 +133,10 @@ void draw_exercise(AppState& app, const labs::Lab& lab, const labs::Step& step, 
         if (st.feedback->correct && app.settings.solved.insert(app.step_key(lab, step)).second) app.save_settings_now();
     }
     if (st.feedback) {
-        if (st.feedback->correct) ImGui::TextColored(ImVec4(0.0f, 0.45f, 0.70f, 1), "Correct.");
-        else ImGui::TextWrapped("Not yet: %s", st.feedback->hint.c_str());
+        if (st.feedback->correct)
+            ImGui::TextColored(ImVec4(0.0f, 0.45f, 0.70f, 1), "Correct.");
+        else
+            ImGui::TextWrapped("Not yet: %s", st.feedback->hint.c_str());
     }
     if (st.revealed) ImGui::TextWrapped("Answer: %s", ex.answer_text.c_str());
 }
@@ -184,8 +188,10 @@ void draw_export_dialog(AppState& app, const labs::Lab& lab, const labs::Step& s
         int width, height;
         const char* label;
     };
-    static constexpr Size sizes[] = {{960, 600, "960 x 600 (16:10)"}, {1280, 720, "1280 x 720 (16:9)"},
-                                     {1920, 1080, "1920 x 1080 (16:9)"}, {1024, 768, "1024 x 768 (4:3)"}};
+    static constexpr Size sizes[] = {{960, 600, "960 x 600 (16:10)"},
+                                     {1280, 720, "1280 x 720 (16:9)"},
+                                     {1920, 1080, "1920 x 1080 (16:9)"},
+                                     {1024, 768, "1024 x 768 (4:3)"}};
     ImGui::TextUnformatted("Size in points");
     for (const Size& size : sizes)
         if (ImGui::RadioButton(size.label, e.width == size.width && e.height == size.height)) {
@@ -204,8 +210,8 @@ void draw_export_dialog(AppState& app, const labs::Lab& lab, const labs::Step& s
         ImGui::SameLine();
         if (ImGui::RadioButton(std::to_string(scale).c_str(), e.png_scale == scale)) e.png_scale = scale;
     }
-    ImGui::TextDisabled("A new folder under ~/fp8lab-figures/%s/%s: an earlier export is never replaced.", lab.id.c_str(),
-                        step.logic.id.c_str());
+    ImGui::TextDisabled("A new folder under ~/fp8lab-figures/%s/%s: an earlier export is never replaced.",
+                        lab.id.c_str(), step.logic.id.c_str());
     ImGui::BeginDisabled(e.formats().empty());
     if (ImGui::Button("Export")) {
         export_figures(app, lab, step, out);
@@ -225,8 +231,8 @@ void draw_footer(AppState& app) {
     ImGui::EndDisabled();
     ImGui::SameLine();
     const std::string where = "Step " + std::to_string(app.step + 1) + " of " + std::to_string(lab.steps.size());
-    ImGui::ProgressBar(float(app.step + 1) / float(lab.steps.size()), ImVec2(ImGui::GetContentRegionAvail().x - fs * 7, 0),
-                       where.c_str());
+    ImGui::ProgressBar(float(app.step + 1) / float(lab.steps.size()),
+                       ImVec2(ImGui::GetContentRegionAvail().x - fs * 7, 0), where.c_str());
     ImGui::SameLine();
     const bool last = app.lab + 1 == int(app.catalog.labs.size()) && app.step + 1 == int(lab.steps.size());
     ImGui::BeginDisabled(last);
@@ -311,8 +317,8 @@ void draw_step_view(AppState& app) {
                 app.status = "Link copied: " + link + " (fp8lab gui --open reopens this state)";
             }
         }
-        const float height = std::clamp(ImGui::GetContentRegionAvail().y * (out->figures.size() > 1 ? 0.55f : 0.75f),
-                                        fs * 14, fs * 40);
+        const float height =
+            std::clamp(ImGui::GetContentRegionAvail().y * (out->figures.size() > 1 ? 0.55f : 0.75f), fs * 14, fs * 40);
         draw_step_output(*out, app.step_key(lab, step).c_str(), height);
     } else if (st.runner.running()) {
         ImGui::TextDisabled("Computing...");

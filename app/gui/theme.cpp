@@ -50,8 +50,12 @@ ThemeColours apply_theme(Theme theme, float scale) {
         c.code_background = IM_COL32(228, 228, 228, 255);
     }
     const plot::ThemeColours p = plot::theme_colours(theme);
-    c.plot = {colour(p.background), colour(p.frame), colour(p.grid), colour(p.text),
-              colour(p.legend_background, p.legend_alpha), p.dark};
+    c.plot = {colour(p.background),
+              colour(p.frame),
+              colour(p.grid),
+              colour(p.text),
+              colour(p.legend_background, p.legend_alpha),
+              p.dark};
     style.WindowRounding = 0;
     style.FrameRounding = 3;
     style.ScaleAllSizes(scale);

@@ -58,8 +58,8 @@ Tour::Tour(const AppState& app, std::string dir) : dir_(std::move(dir)) {
               [](const AppState& a) { return a.step == 1; }, false, 12},
              {GLFW_KEY_PAGE_UP, "PageUp goes back to the previous step's end",
               [](const AppState& a) { return a.step == 0 && a.paging.more_above(); }},
-             {GLFW_KEY_PAGE_UP, "PageUp pages up to its start", [](const AppState& a) {
-                  return a.step == 0 && !a.paging.more_above(); }, false, 12},
+             {GLFW_KEY_PAGE_UP, "PageUp pages up to its start",
+              [](const AppState& a) { return a.step == 0 && !a.paging.more_above(); }, false, 12},
              {GLFW_KEY_F5, "F5 leaves it", [](const AppState& a) { return !a.presentation; }},
              {GLFW_KEY_EQUAL, "Ctrl + zooms in", [](const AppState& a) { return a.settings.scale > 1.05f; }, true},
              {GLFW_KEY_0, "Ctrl 0 returns to actual size", [](const AppState& a) { return a.settings.scale == 1.0f; },
@@ -106,8 +106,10 @@ void Tour::before_frame(AppState& app) {
     if (key_ < keys_.size()) {
         // The key goes down for one frame, then stays up for one, so that ImGui sees
         // every press as a new one (the same key may follow itself).
-        if (key_rest_) key_rest_ = false;
-        else if (!key_down_) press_keys_before(app);
+        if (key_rest_)
+            key_rest_ = false;
+        else if (!key_down_)
+            press_keys_before(app);
         return;
     }
     if (finished() || phase_ != Phase::Enter) return;
@@ -123,8 +125,8 @@ void Tour::before_frame(AppState& app) {
         app.training_settings = emu::describe(settings);
         app.training_where = "tour, CPU emulator";
         app.training_recorded = false;
-        app.training_runner.start([settings](labs::RunContext& c) { return labs::run_training_comparison(settings, c); },
-                                  labs::Backend::Cpu);
+        app.training_runner.start(
+            [settings](labs::RunContext& c) { return labs::run_training_comparison(settings, c); }, labs::Backend::Cpu);
     }
     phase_ = Phase::Settle;
     frames_in_phase_ = 0;
@@ -143,8 +145,10 @@ void Tour::after_frame(AppState& app, const Window& window, double frame_ms) {
         StepRunner& runner = s.training ? app.training_runner : app.current_state().runner;
         const bool busy = runner.running() || (!s.inspector && !s.training && app.current_state().needs_run);
         frames_in_phase_ = busy ? 0 : frames_in_phase_ + 1;
-        if (waited_ms_ > kSettleTimeoutMs) s.error = "did not settle within " + std::to_string(int(kSettleTimeoutMs / 1000)) + " s";
-        else if (!s.inspector && !busy && !runner.error().empty()) s.error = runner.error();
+        if (waited_ms_ > kSettleTimeoutMs)
+            s.error = "did not settle within " + std::to_string(int(kSettleTimeoutMs / 1000)) + " s";
+        else if (!s.inspector && !busy && !runner.error().empty())
+            s.error = runner.error();
         if (!s.error.empty() || frames_in_phase_ >= kSettleFrames) {
             phase_ = Phase::Measure;
             frames_in_phase_ = 0;
@@ -166,8 +170,8 @@ void Tour::after_frame(AppState& app, const Window& window, double frame_ms) {
         }
     }
     std::fprintf(stderr, "tour %zu/%zu %-48s median %6.2f ms, worst %6.2f ms%s%s\n", stop_ + 1, stops_.size(),
-                 s.name.c_str(), percentile(s.frame_ms, 0.5), percentile(s.frame_ms, 1.0), s.error.empty() ? "" : "  ERROR: ",
-                 s.error.c_str());
+                 s.name.c_str(), percentile(s.frame_ms, 0.5), percentile(s.frame_ms, 1.0),
+                 s.error.empty() ? "" : "  ERROR: ", s.error.c_str());
     ++stop_;
     phase_ = Phase::Enter;
 }

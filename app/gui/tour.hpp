@@ -12,7 +12,7 @@
 namespace fp8lab::gui {
 
 class Tour {
-public:
+  public:
     Tour(const AppState& app, std::string screenshot_dir);
     bool finished() const { return key_ >= keys_.size() && stop_ >= stops_.size(); }
     void before_frame(AppState& app);  // moves to the current stop when it begins
@@ -21,7 +21,7 @@ public:
     // Prints per-stop frame statistics; returns 0, or 1 when any stop failed.
     int report(double startup_ms) const;
 
-private:
+  private:
     struct Stop {
         std::string name;  // file name stem and report label
         int lab = 0, step = 0;
@@ -44,7 +44,7 @@ private:
     std::size_t key_ = 0;
     int presses_ = 0;  // of the current key
     bool key_down_ = false;
-    bool key_rest_ = false;  // one frame with the key up between two presses
+    bool key_rest_ = false;      // one frame with the key up between two presses
     bool presentation_ = false;  // the mode asked for, restored after the key checks
     std::vector<std::string> key_errors_;
 

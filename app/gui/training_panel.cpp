@@ -108,9 +108,9 @@ void draw_training_panel(AppState& app) {
                 const labs::Backend backend = app.training_backend;
                 app.training_settings = emu::describe(experiment);
                 app.training_experiment_json = emu::to_json(experiment);
-                app.training_where = lab.title + " / " + step.title + ", " +
-                                     (backend == labs::Backend::Gpu ? "GPU " + app.gpu.device_name
-                                                                    : std::string("CPU emulator"));
+                app.training_where =
+                    lab.title + " / " + step.title + ", " +
+                    (backend == labs::Backend::Gpu ? "GPU " + app.gpu.device_name : std::string("CPU emulator"));
                 app.training_recorded = false;
                 app.training_runner.start(
                     [experiment](labs::RunContext& c) { return labs::run_training_comparison(experiment, c); },
@@ -127,13 +127,16 @@ void draw_training_panel(AppState& app) {
         if (auto out = app.training_runner.output()) draw_step_output(*out, "training-live", fs * 16);
     }
     section("Runs");
-    if (app.training_runs.empty()) ImGui::TextDisabled("No runs yet.");
-    else if (ImGui::Button("Clear the list")) app.training_runs.clear();
+    if (app.training_runs.empty())
+        ImGui::TextDisabled("No runs yet.");
+    else if (ImGui::Button("Clear the list"))
+        app.training_runs.clear();
     for (std::size_t i = app.training_runs.size(); i-- > 0;) {
         const TrainingRecord& r = app.training_runs[i];
         ImGui::PushID(int(i));
         const std::string header = std::to_string(i + 1) + ". " + r.where;
-        if (ImGui::CollapsingHeader(header.c_str(), i + 1 == app.training_runs.size() ? ImGuiTreeNodeFlags_DefaultOpen : 0)) {
+        if (ImGui::CollapsingHeader(header.c_str(),
+                                    i + 1 == app.training_runs.size() ? ImGuiTreeNodeFlags_DefaultOpen : 0)) {
             ImGui::TextWrapped("%s", r.settings.c_str());
             if (r.output) draw_step_output(*r.output, "run", fs * 14);
         }

@@ -64,9 +64,12 @@ void Window::wake() {
 bool Window::should_close() const { return glfwWindowShouldClose(window_); }
 
 void Window::begin_frame(Wait wait) {
-    if (wait == Wait::UntilEvent) glfwWaitEvents();
-    else if (wait == Wait::Briefly) glfwWaitEventsTimeout(1.0 / 30);
-    else glfwPollEvents();
+    if (wait == Wait::UntilEvent)
+        glfwWaitEvents();
+    else if (wait == Wait::Briefly)
+        glfwWaitEventsTimeout(1.0 / 30);
+    else
+        glfwPollEvents();
     ImGui_ImplOpenGL3_NewFrame();
     ImGui_ImplGlfw_NewFrame();
     ImGui::NewFrame();

@@ -10,7 +10,7 @@ struct GLFWwindow;
 namespace fp8lab::gui {
 
 class Window {
-public:
+  public:
     // Throws std::runtime_error with GLFW's reason (no display, no OpenGL 3.3).
     Window(int width, int height, const std::string& title);
     ~Window();
@@ -36,7 +36,7 @@ public:
     std::vector<std::uint8_t> read_pixels(int& width, int& height) const;
     void set_vsync(bool on);
 
-private:
+  private:
     GLFWwindow* window_ = nullptr;
     bool vsync_ = true;
 };

@@ -74,8 +74,10 @@ std::vector<Tick> power_ticks(double base, double lo, double hi, int target) {
     for (int k = klo; k <= khi; ++k) {
         if (((k % every) + every) % every) continue;
         const double v = std::pow(base, k);
-        if (base == 10 && k >= -3 && k <= 4) ticks.push_back({v, plain(v, v), ""});
-        else ticks.push_back({v, base == 10 ? "10" : "2", std::to_string(k)});
+        if (base == 10 && k >= -3 && k <= 4)
+            ticks.push_back({v, plain(v, v), ""});
+        else
+            ticks.push_back({v, base == 10 ? "10" : "2", std::to_string(k)});
     }
     if (ticks.size() < 2) return linear_ticks(lo, hi, target);
     if (base == 10 && ticks.size() < 3) {  // about one decade: add 2 x and 5 x 10^k
@@ -93,20 +95,28 @@ std::vector<Tick> power_ticks(double base, double lo, double hi, int target) {
 
 double AxisTransform::forward(double v) const {
     switch (scale) {
-    case AxisScale::Linear: return v;
-    case AxisScale::Log10: return v > 0 ? std::log10(v) : NAN;
-    case AxisScale::Log2: return v > 0 ? std::log2(v) : NAN;
-    case AxisScale::SymLog: return std::copysign(std::log10(1 + std::abs(v) / linear_threshold), v);
+    case AxisScale::Linear:
+        return v;
+    case AxisScale::Log10:
+        return v > 0 ? std::log10(v) : NAN;
+    case AxisScale::Log2:
+        return v > 0 ? std::log2(v) : NAN;
+    case AxisScale::SymLog:
+        return std::copysign(std::log10(1 + std::abs(v) / linear_threshold), v);
     }
     return v;
 }
 
 double AxisTransform::inverse(double t) const {
     switch (scale) {
-    case AxisScale::Linear: return t;
-    case AxisScale::Log10: return std::pow(10.0, t);
-    case AxisScale::Log2: return std::exp2(t);
-    case AxisScale::SymLog: return std::copysign((std::pow(10.0, std::abs(t)) - 1) * linear_threshold, t);
+    case AxisScale::Linear:
+        return t;
+    case AxisScale::Log10:
+        return std::pow(10.0, t);
+    case AxisScale::Log2:
+        return std::exp2(t);
+    case AxisScale::SymLog:
+        return std::copysign((std::pow(10.0, std::abs(t)) - 1) * linear_threshold, t);
     }
     return t;
 }
@@ -145,9 +155,12 @@ std::vector<Tick> make_ticks(const labs::Axis& axis, AxisRange range, int target
         return ticks;
     }
     switch (axis.scale) {
-    case AxisScale::Linear: return linear_ticks(lo, hi, target);
-    case AxisScale::Log10: return power_ticks(10, lo, hi, target);
-    case AxisScale::Log2: return power_ticks(2, lo, hi, target);
+    case AxisScale::Linear:
+        return linear_ticks(lo, hi, target);
+    case AxisScale::Log10:
+        return power_ticks(10, lo, hi, target);
+    case AxisScale::Log2:
+        return power_ticks(2, lo, hi, target);
     case AxisScale::SymLog: {
         std::vector<Tick> ticks;
         const double c = axis.linear_threshold;
@@ -157,8 +170,10 @@ std::vector<Tick> make_ticks(const labs::Axis& axis, AxisRange range, int target
         while ((khi - klo) / every + 1 > std::max(2, target / 2)) ++every;
         auto add = [&](double v, int k) {
             if (v < lo || v > hi) return;
-            if (k >= -3 && k <= 4) ticks.push_back({v, plain(v, std::abs(v)), ""});
-            else ticks.push_back({v, v < 0 ? "-10" : "10", std::to_string(k)});
+            if (k >= -3 && k <= 4)
+                ticks.push_back({v, plain(v, std::abs(v)), ""});
+            else
+                ticks.push_back({v, v < 0 ? "-10" : "10", std::to_string(k)});
         };
         for (int k = khi; k >= klo; --k)
             if ((k - klo) % every == 0) add(-std::pow(10.0, k), k);
@@ -170,7 +185,8 @@ std::vector<Tick> make_ticks(const labs::Axis& axis, AxisRange range, int target
         const AxisTransform tr{AxisScale::SymLog, c};
         const double min_gap = (tr.forward(hi) - tr.forward(lo)) / (2.5 * target);
         std::vector<Tick> kept;
-        std::sort(ticks.begin(), ticks.end(), [](const Tick& a, const Tick& b) { return std::abs(a.value) < std::abs(b.value); });
+        std::sort(ticks.begin(), ticks.end(),
+                  [](const Tick& a, const Tick& b) { return std::abs(a.value) < std::abs(b.value); });
         for (const Tick& t : ticks) {
             const bool crowded = std::any_of(kept.begin(), kept.end(), [&](const Tick& k) {
                 return std::abs(tr.forward(k.value) - tr.forward(t.value)) < min_gap;

@@ -9,11 +9,8 @@
 namespace fp8lab::plot {
 
 labs::Rgb sequential_colour(double t) {
-    static constexpr std::array<std::array<double, 3>, 5> anchors = {{{0, 34, 78},
-                                                                     {62, 76, 110},
-                                                                     {124, 123, 120},
-                                                                     {190, 175, 100},
-                                                                     {253, 231, 55}}};
+    static constexpr std::array<std::array<double, 3>, 5> anchors = {
+        {{0, 34, 78}, {62, 76, 110}, {124, 123, 120}, {190, 175, 100}, {253, 231, 55}}};
     t = std::clamp(std::isfinite(t) ? t : 0.0, 0.0, 1.0) * double(anchors.size() - 1);
     const std::size_t i = std::min(std::size_t(t), anchors.size() - 2);
     const double f = t - double(i);

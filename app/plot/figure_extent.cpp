@@ -14,7 +14,8 @@ std::vector<double> figure_x_values(const labs::Figure& f) {
                 v.push_back(x - s.bar_width / 2);
                 v.push_back(x + s.bar_width / 2);
             }
-        else v.insert(v.end(), s.x.begin(), s.x.end());
+        else
+            v.insert(v.end(), s.x.begin(), s.x.end());
     }
     return v;
 }

@@ -5,7 +5,8 @@
 #include <array>
 
 namespace fp8lab {
-template <> std::span<const EnumName<plot::Theme>> enum_names<plot::Theme>() {
+template <>
+std::span<const EnumName<plot::Theme>> enum_names<plot::Theme>() {
     static constexpr std::array<EnumName<plot::Theme>, 3> names = {{
         {plot::Theme::Light, "light"},
         {plot::Theme::Dark, "dark"},
@@ -19,9 +20,12 @@ namespace fp8lab::plot {
 
 ThemeColours theme_colours(Theme theme) {
     switch (theme) {
-    case Theme::Dark: return {{30, 30, 34}, {150, 150, 150}, {62, 62, 68}, {235, 235, 235}, {40, 40, 46}, 0.9, true};
-    case Theme::Projector: return {{255, 255, 255}, {0, 0, 0}, {200, 200, 200}, {0, 0, 0}, {255, 255, 255}, 0.9, false};
-    case Theme::Light: break;
+    case Theme::Dark:
+        return {{30, 30, 34}, {150, 150, 150}, {62, 62, 68}, {235, 235, 235}, {40, 40, 46}, 0.9, true};
+    case Theme::Projector:
+        return {{255, 255, 255}, {0, 0, 0}, {200, 200, 200}, {0, 0, 0}, {255, 255, 255}, 0.9, false};
+    case Theme::Light:
+        break;
     }
     return {{255, 255, 255}, {70, 70, 70}, {225, 225, 225}, {20, 20, 20}, {255, 255, 255}, 0.9, false};
 }

@@ -21,7 +21,9 @@ ThemeColours theme_colours(Theme theme);
 
 // A series' colour as drawn on a dark or light background, and on this theme.
 labs::Rgb series_colour(bool dark, labs::Rgb colour);
-inline labs::Rgb series_colour(const ThemeColours& theme, labs::Rgb colour) { return series_colour(theme.dark, colour); }
+inline labs::Rgb series_colour(const ThemeColours& theme, labs::Rgb colour) {
+    return series_colour(theme.dark, colour);
+}
 
 // How an exported figure is drawn: its theme, and text (with the lines and margins that go
 // with it) scaled from the size that fits the figure's shorter side.
@@ -33,5 +35,6 @@ struct FigureStyle {
 }  // namespace fp8lab::plot
 
 namespace fp8lab {
-template <> std::span<const EnumName<plot::Theme>> enum_names<plot::Theme>();
+template <>
+std::span<const EnumName<plot::Theme>> enum_names<plot::Theme>();
 }

@@ -45,8 +45,8 @@ __device__ std::uint32_t pack4(const float (&v)[4], const float (&scale)[4]) {
 }
 
 template <Source K, bool kTiles>
-__global__ void __launch_bounds__(kThreadsX * kThreadsY) blockwise_cast_kernel(CastSource s, int rows, int cols,
-                                                                               BlockwiseTarget t) {
+__global__ void __launch_bounds__(kThreadsX* kThreadsY)
+    blockwise_cast_kernel(CastSource s, int rows, int cols, BlockwiseTarget t) {
     __shared__ __align__(16) std::uint8_t staged[kBlock][kBlock + 4];  // codes by column, for out_t
     __shared__ float column_partial[kThreadsY][kBlock];
     const int tx = threadIdx.x, ty = threadIdx.y;
@@ -94,8 +94,8 @@ __global__ void __launch_bounds__(kThreadsX * kThreadsY) blockwise_cast_kernel(C
         if constexpr (kTiles) {
             for (int j = 0; j < 4; ++j) row_scale[j] = column_scale[j];
         } else {  // one warp holds one whole row of the tile: a 1 x 128 block
-            const float2 sc =
-                blockwise_scale(warp_max(fmaxf(fmaxf(fabsf(v[i][0]), fabsf(v[i][1])), fmaxf(fabsf(v[i][2]), fabsf(v[i][3])))));
+            const float2 sc = blockwise_scale(
+                warp_max(fmaxf(fmaxf(fabsf(v[i][0]), fabsf(v[i][1])), fmaxf(fabsf(v[i][2]), fabsf(v[i][3])))));
             for (int j = 0; j < 4; ++j) row_scale[j] = sc.x;
             if (tx == 0 && t.scale_inv && r < rows) t.scale_inv[blockIdx.x * t.scale_line + r] = sc.y;
         }
@@ -122,8 +122,10 @@ __global__ void __launch_bounds__(kThreadsX * kThreadsY) blockwise_cast_kernel(C
 template <Source K>
 void launch(const CastSource& s, int rows, int cols, const BlockwiseTarget& t, cudaStream_t stream) {
     const dim3 block(kThreadsX, kThreadsY), grid((cols + kBlock - 1) / kBlock, (rows + kBlock - 1) / kBlock);
-    if (t.tiles) blockwise_cast_kernel<K, true><<<grid, block, 0, stream>>>(s, rows, cols, t);
-    else blockwise_cast_kernel<K, false><<<grid, block, 0, stream>>>(s, rows, cols, t);
+    if (t.tiles)
+        blockwise_cast_kernel<K, true><<<grid, block, 0, stream>>>(s, rows, cols, t);
+    else
+        blockwise_cast_kernel<K, false><<<grid, block, 0, stream>>>(s, rows, cols, t);
 }
 
 }  // namespace

@@ -14,15 +14,15 @@
 namespace fp8lab::gpu::train {
 
 struct BlockwiseTarget {
-    bool tiles = false;              // 128 x 128 tiles, else 1 x 128 blocks
-    std::uint8_t* out = nullptr;     // rows x cols codes (may be null)
-    float* scale_inv = nullptr;      // their block scales in BlockScaleLayout{tiles, rows, cols}
-    std::size_t scale_line = 0;      // that layout's line()
-    std::uint8_t* out_t = nullptr;   // the transpose, cols x rows, leading dimension ld_t (may be null)
+    bool tiles = false;             // 128 x 128 tiles, else 1 x 128 blocks
+    std::uint8_t* out = nullptr;    // rows x cols codes (may be null)
+    float* scale_inv = nullptr;     // their block scales in BlockScaleLayout{tiles, rows, cols}
+    std::size_t scale_line = 0;     // that layout's line()
+    std::uint8_t* out_t = nullptr;  // the transpose, cols x rows, leading dimension ld_t (may be null)
     int ld_t = 0;
-    float* scale_inv_t = nullptr;    // in BlockScaleLayout{tiles, cols, rows}
+    float* scale_inv_t = nullptr;  // in BlockScaleLayout{tiles, cols, rows}
     std::size_t scale_line_t = 0;
-    unsigned* amax_bits = nullptr;   // max |x| of the whole tensor, for the amax trace (may be null)
+    unsigned* amax_bits = nullptr;  // max |x| of the whole tensor, for the amax trace (may be null)
 };
 
 // rows and cols must be multiples of 16 (as every GEMM dimension).

@@ -79,8 +79,8 @@ BlockwiseCastOnGpu cast_transpose_blockwise(std::span<const float> x, int rows, 
     DeviceBuffer<unsigned> amax(1);
     FP8LAB_CUDA_CHECK(cudaMemcpy(in.ptr, x.data(), x.size_bytes(), cudaMemcpyHostToDevice));
     FP8LAB_CUDA_CHECK(cudaMemset(amax.ptr, 0, sizeof(unsigned)));
-    const train::BlockwiseTarget target{weight_tiles, codes.ptr, scales.ptr, layout.line(), codes_t.ptr, rows,
-                                        scales_t.ptr, layout_t.line(), amax.ptr};
+    const train::BlockwiseTarget target{weight_tiles, codes.ptr,    scales.ptr,      layout.line(), codes_t.ptr,
+                                        rows,         scales_t.ptr, layout_t.line(), amax.ptr};
     train::blockwise_cast({train::Source::F32, in.ptr, nullptr, cols}, rows, cols, target, cudaStream_t{});
     FP8LAB_CUDA_CHECK(cudaGetLastError());
     BlockwiseCastOnGpu result;
@@ -95,7 +95,8 @@ BlockwiseCastOnGpu cast_transpose_blockwise(std::span<const float> x, int rows, 
 
 std::vector<float> fp8_blockwise_gemm(const emu::QuantizedTensor& a, const emu::QuantizedTensor& b) {
     if (a.format != &emu::e4m3() || b.format != &emu::e4m3())
-        throw std::invalid_argument("fp8_blockwise_gemm: both operands must be e4m3 (as emu::quantize_blockwise makes)");
+        throw std::invalid_argument(
+            "fp8_blockwise_gemm: both operands must be e4m3 (as emu::quantize_blockwise makes)");
     if (!is_block(a.block, 1, 128) || !(is_block(b.block, 1, 128) || is_block(b.block, 128, 128)))
         throw std::invalid_argument("fp8_blockwise_gemm: A needs 1 x 128 blocks, B 1 x 128 blocks or 128 x 128 tiles");
     if (a.cols != b.cols) throw std::invalid_argument("fp8_blockwise_gemm: A and B have different k");
@@ -114,10 +115,10 @@ std::vector<float> fp8_blockwise_gemm(const emu::QuantizedTensor& a, const emu::
     using detail::ScaleMode;
     using detail::Stored;
     detail::LtHandle handle;
-    detail::LtMatmul gemm(handle.h, m, n, k, {CUDA_R_8F_E4M3, Stored::AsIs, sa.ptr, ScaleMode::Blocks1x128},
-                          {CUDA_R_8F_E4M3, Stored::Transposed, sb.ptr,
-                           b_tiles ? ScaleMode::Tiles128x128 : ScaleMode::Blocks1x128},
-                          CUDA_R_32F, false);
+    detail::LtMatmul gemm(
+        handle.h, m, n, k, {CUDA_R_8F_E4M3, Stored::AsIs, sa.ptr, ScaleMode::Blocks1x128},
+        {CUDA_R_8F_E4M3, Stored::Transposed, sb.ptr, b_tiles ? ScaleMode::Tiles128x128 : ScaleMode::Blocks1x128},
+        CUDA_R_32F, false);
     gemm.run(da.ptr, db.ptr, out.ptr, workspace.ptr, nullptr);
     FP8LAB_CUDA_CHECK(cudaGetLastError());
     return download(out);

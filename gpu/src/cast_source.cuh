@@ -81,7 +81,9 @@ __device__ inline float load_one(const CastSource& s, int r, int c) {
     return bf16_rounded(d * s.grad_scale);
 }
 
-__device__ inline float abs_max4(float4 v) { return fmaxf(fmaxf(fabsf(v.x), fabsf(v.y)), fmaxf(fabsf(v.z), fabsf(v.w))); }
+__device__ inline float abs_max4(float4 v) {
+    return fmaxf(fmaxf(fabsf(v.x), fabsf(v.y)), fmaxf(fabsf(v.z), fabsf(v.w)));
+}
 
 // The thread's index in its block, x fastest (the order warps are formed in), for 1D
 // and 2D blocks alike.
@@ -99,7 +101,8 @@ __device__ inline void publish_amax(float local, unsigned* amax_bits) {
     __syncthreads();
     if (warp == 0) {
         local = lane < kWarps ? warp_max[lane] : 0.0f;
-        for (int offset = 16; offset > 0; offset /= 2) local = fmaxf(local, __shfl_xor_sync(0xffffffffu, local, offset));
+        for (int offset = 16; offset > 0; offset /= 2)
+            local = fmaxf(local, __shfl_xor_sync(0xffffffffu, local, offset));
         if (lane == 0) atomicMax(amax_bits, __float_as_uint(local));
     }
 }
@@ -125,10 +128,10 @@ __device__ inline std::uint8_t to_fp8(float v, float scale, __nv_fp8_interpretat
 
 // Four codes in one word, the first column in the lowest byte (the lowest address).
 __device__ inline std::uint32_t to_fp8x4(float4 v, float scale, __nv_fp8_interpretation_t format) {
-    const __nv_fp8x2_storage_t lo = __nv_cvt_float2_to_fp8x2(make_float2(__fmul_rn(v.x, scale), __fmul_rn(v.y, scale)),
-                                                             __NV_SATFINITE, format);
-    const __nv_fp8x2_storage_t hi = __nv_cvt_float2_to_fp8x2(make_float2(__fmul_rn(v.z, scale), __fmul_rn(v.w, scale)),
-                                                             __NV_SATFINITE, format);
+    const __nv_fp8x2_storage_t lo =
+        __nv_cvt_float2_to_fp8x2(make_float2(__fmul_rn(v.x, scale), __fmul_rn(v.y, scale)), __NV_SATFINITE, format);
+    const __nv_fp8x2_storage_t hi =
+        __nv_cvt_float2_to_fp8x2(make_float2(__fmul_rn(v.z, scale), __fmul_rn(v.w, scale)), __NV_SATFINITE, format);
     return std::uint32_t(lo) | (std::uint32_t(hi) << 16);
 }
 
@@ -137,12 +140,18 @@ __device__ inline std::uint32_t to_fp8x4(float4 v, float scale, __nv_fp8_interpr
 template <class Launch>
 void with_source_kind(Source kind, Launch&& launch) {
     switch (kind) {
-        case Source::Bf16: return launch(std::integral_constant<Source, Source::Bf16>{});
-        case Source::F32: return launch(std::integral_constant<Source, Source::F32>{});
-        case Source::GeluOfBf16: return launch(std::integral_constant<Source, Source::GeluOfBf16>{});
-        case Source::GeluGradBf16: return launch(std::integral_constant<Source, Source::GeluGradBf16>{});
-        case Source::MseGradBf16: return launch(std::integral_constant<Source, Source::MseGradBf16>{});
-        case Source::MseGradF32: return launch(std::integral_constant<Source, Source::MseGradF32>{});
+    case Source::Bf16:
+        return launch(std::integral_constant<Source, Source::Bf16>{});
+    case Source::F32:
+        return launch(std::integral_constant<Source, Source::F32>{});
+    case Source::GeluOfBf16:
+        return launch(std::integral_constant<Source, Source::GeluOfBf16>{});
+    case Source::GeluGradBf16:
+        return launch(std::integral_constant<Source, Source::GeluGradBf16>{});
+    case Source::MseGradBf16:
+        return launch(std::integral_constant<Source, Source::MseGradBf16>{});
+    case Source::MseGradF32:
+        return launch(std::integral_constant<Source, Source::MseGradF32>{});
     }
 }
 

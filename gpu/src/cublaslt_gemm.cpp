@@ -95,8 +95,10 @@ GemmTiming time_forward_gemms(int m, int n, int k, int repetitions) {
     for (int r = 0; r < repetitions + 5; ++r) {
         for (int which = 0; which < 2; ++which) {
             FP8LAB_CUDA_CHECK(cudaEventRecord(start));
-            if (which == 0) bf16.run(a16.ptr, b16.ptr, y.ptr, workspace.ptr, nullptr);
-            else fp8.run(a8.ptr, b8.ptr, y.ptr, workspace.ptr, nullptr);
+            if (which == 0)
+                bf16.run(a16.ptr, b16.ptr, y.ptr, workspace.ptr, nullptr);
+            else
+                fp8.run(a8.ptr, b8.ptr, y.ptr, workspace.ptr, nullptr);
             FP8LAB_CUDA_CHECK(cudaEventRecord(stop));
             FP8LAB_CUDA_CHECK(cudaEventSynchronize(stop));
             float ms = 0;

@@ -12,11 +12,13 @@
 namespace fp8lab::gpu::detail {
 
 inline void check(cudaError_t e, const char* what, int line) {
-    if (e != cudaSuccess) throw GpuError(std::string(what) + " (line " + std::to_string(line) + "): " + cudaGetErrorString(e));
+    if (e != cudaSuccess)
+        throw GpuError(std::string(what) + " (line " + std::to_string(line) + "): " + cudaGetErrorString(e));
 }
 inline void check(cublasStatus_t s, const char* what, int line) {
     if (s != CUBLAS_STATUS_SUCCESS)
-        throw GpuError(std::string(what) + " (line " + std::to_string(line) + "): cuBLASLt status " + std::to_string(int(s)));
+        throw GpuError(std::string(what) + " (line " + std::to_string(line) + "): cuBLASLt status " +
+                       std::to_string(int(s)));
 }
 
 // Throws GpuUnavailable with the probe's reason when no FP8-capable GPU is usable.

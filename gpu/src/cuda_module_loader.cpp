@@ -45,14 +45,16 @@ Loaded open_module() {
         if (!handle) return {nullptr, "fp8lab's GPU part " + path.string() + " cannot be loaded: " + dlerror()};
         using Entry = const detail::CudaModule* (*)();
         const auto entry = reinterpret_cast<Entry>(dlsym(handle, detail::kCudaModuleEntry));
-        if (!entry) return {nullptr, path.string() + " is not fp8lab's GPU part (it has no " + detail::kCudaModuleEntry + ")"};
+        if (!entry)
+            return {nullptr, path.string() + " is not fp8lab's GPU part (it has no " + detail::kCudaModuleEntry + ")"};
         const detail::CudaModule* module = entry();
         if (module->abi != detail::kCudaModuleAbi || std::strcmp(module->version, FP8LAB_VERSION) != 0)
             return {nullptr, path.string() + " is from another build of fp8lab (version " + module->version +
                                  "); this program is " + FP8LAB_VERSION};
         return {module, {}};
     }
-    return {nullptr, "fp8lab's GPU part (" + std::string(detail::kCudaModuleFile) + ") is not installed; looked for " + looked};
+    return {nullptr,
+            "fp8lab's GPU part (" + std::string(detail::kCudaModuleFile) + ") is not installed; looked for " + looked};
 }
 
 const Loaded& loaded() {
@@ -99,7 +101,8 @@ std::vector<float> fp8_gemm(int m, int n, int k, const emu::Format& a_format, st
                             float a_scale_inv, const emu::Format& b_format, std::span<const std::uint8_t> b,
                             float b_scale_inv, bool fast_accumulation, bool float32_output) {
     check_gemm_shape(m, n, k);  // the same refusal with or without the library
-    return module().fp8_gemm(m, n, k, a_format, a, a_scale_inv, b_format, b, b_scale_inv, fast_accumulation, float32_output);
+    return module().fp8_gemm(m, n, k, a_format, a, a_scale_inv, b_format, b, b_scale_inv, fast_accumulation,
+                             float32_output);
 }
 std::string blockwise_unsupported_reason() {
     const Loaded& l = loaded();

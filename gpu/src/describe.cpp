@@ -6,8 +6,8 @@ namespace fp8lab::gpu {
 std::string describe(const ProbeResult& r) {
     if (!r.ready) return r.reason;
     const double gib = double(r.memory_bytes) / double(1ull << 30);
-    return r.device_name + " (sm_" + std::to_string(r.compute_major) +
-           std::to_string(r.compute_minor) + ", " + std::to_string(int(gib + 0.5)) + " GiB)";
+    return r.device_name + " (sm_" + std::to_string(r.compute_major) + std::to_string(r.compute_minor) + ", " +
+           std::to_string(int(gib + 0.5)) + " GiB)";
 }
 
 }  // namespace fp8lab::gpu

@@ -51,8 +51,8 @@ __global__ void __launch_bounds__(kThreads) emulated_cast_kernel(CastSource s, i
         p.hadamard_seed = std::uint64_t(*e.step);
     }
     // The vectors: along each row (Columns false) or down each column, `vector` long.
-    const int along = Columns ? rows : cols;             // the contraction dimension's extent
-    const int per_line = ceil_div(along, e.vector);       // vectors per row (or column)
+    const int along = Columns ? rows : cols;         // the contraction dimension's extent
+    const int per_line = ceil_div(along, e.vector);  // vectors per row (or column)
     const std::size_t total = std::size_t(per_line) * (Columns ? cols : rows);
     const std::size_t t = blockIdx.x * std::size_t(kThreads) + threadIdx.x;
     float local_amax = 0.0f;
@@ -157,12 +157,14 @@ __global__ void __launch_bounds__(kThreads)
         for (int j = 0; j < 16; j += 4) amax = fmaxf(amax, abs_max4(load_quad<K>(s, r, c + j)));
     }
     // A segment lies in one block: blocks are whole multiples of 16 along the segment.
-    atomicMax(amax_bits + std::size_t(r / block_rows) * ceil_div(cols, block_cols) + c / block_cols, __float_as_uint(amax));
+    atomicMax(amax_bits + std::size_t(r / block_rows) * ceil_div(cols, block_cols) + c / block_cols,
+              __float_as_uint(amax));
 }
 
 template <Source K>
-__global__ void __launch_bounds__(kThreads) tensor_amax_kernel(CastSource s, int rows, int cols, bool hadamard,
-                                                               std::uint64_t seed, const int* step, unsigned* amax_bits) {
+__global__ void __launch_bounds__(kThreads)
+    tensor_amax_kernel(CastSource s, int rows, int cols, bool hadamard, std::uint64_t seed, const int* step,
+                       unsigned* amax_bits) {
     if (step) seed = std::uint64_t(*step);
     const std::size_t segments = std::size_t(rows) * cols / 16;
     float local = 0.0f;
@@ -194,8 +196,10 @@ void emulated_cast(const CastSource& s, int rows, int cols, const EmulatedCast& 
     const std::size_t threads = std::size_t((along + e.vector - 1) / e.vector) * (e.columns ? cols : rows);
     with_source_kind(s.kind, [&](auto kind) {
         constexpr Source K = decltype(kind)::value;
-        if (e.columns) emulated_cast_kernel<K, true><<<blocks_for(threads), kThreads, 0, stream>>>(s, rows, cols, e);
-        else emulated_cast_kernel<K, false><<<blocks_for(threads), kThreads, 0, stream>>>(s, rows, cols, e);
+        if (e.columns)
+            emulated_cast_kernel<K, true><<<blocks_for(threads), kThreads, 0, stream>>>(s, rows, cols, e);
+        else
+            emulated_cast_kernel<K, false><<<blocks_for(threads), kThreads, 0, stream>>>(s, rows, cols, e);
     });
 }
 

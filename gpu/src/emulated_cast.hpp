@@ -25,8 +25,8 @@ struct EmulatedCast {
     vq::Params params;
     bool columns = false;
     int vector = 32;
-    int block_rows = 1, block_cols = 32;       // in the emulator's (possibly transposed) tensor
-    const unsigned* block_amax_bits = nullptr;  // per block of the stored tensor, row-major over its grid
+    int block_rows = 1, block_cols = 32;            // in the emulator's (possibly transposed) tensor
+    const unsigned* block_amax_bits = nullptr;      // per block of the stored tensor, row-major over its grid
     const DeviceScaling* tensor_scaling = nullptr;  // PerTensor: the scale to cast with
     const unsigned* tensor_amax_bits = nullptr;     // Nvfp4: the amax S_enc comes from
     // Set in training: the step counter on the device, so that a captured graph draws new
@@ -35,9 +35,9 @@ struct EmulatedCast {
     const int* step = nullptr;
     const float* element_values = nullptr;  // 256 floats: the element format's values by code
     const float* e4m3_values = nullptr;     // 256 floats: E4M3's (NVFP4's block scales)
-    void* out = nullptr;              // BF16 rows x cols: value(code) * the block's part
-    float* tensor_factor = nullptr;   // the tensor's part of the dequantisation (GEMM alpha), may be null
-    unsigned* amax_bits = nullptr;    // max |x| of the tensor (delayed scaling's record), may be null
+    void* out = nullptr;                    // BF16 rows x cols: value(code) * the block's part
+    float* tensor_factor = nullptr;         // the tensor's part of the dequantisation (GEMM alpha), may be null
+    unsigned* amax_bits = nullptr;          // max |x| of the tensor (delayed scaling's record), may be null
     // For the tests: codes in the emulator's tensor order and every block's scale_inv in the
     // emulator's block order (either may be null).
     std::uint8_t* codes = nullptr;

@@ -27,7 +27,7 @@
 namespace fp8lab::gpu::detail {
 
 class GpuEmulatedMlp {
-public:
+  public:
     GpuEmulatedMlp(const GpuTrainConfig& c, const HostTrainingData& data)
         : c_(c),
           n_(c.numerics),
@@ -111,7 +111,8 @@ public:
         train::guard_update(guard_.ptr, rules, step_.ptr, scale_per_step_.ptr, skipped_per_step_.ptr, c_.steps, s);
         const train::AdamParams adam{c_.learning_rate, c_.beta1, c_.beta2, c_.epsilon, c_.weight_decay};
         for (Layer& layer : layers_)
-            train::guarded_adamw(layer.w.ptr, layer.m.ptr, layer.v.ptr, layer.dw.ptr, layer.w.count, adam, guard_.ptr, s);
+            train::guarded_adamw(layer.w.ptr, layer.m.ptr, layer.v.ptr, layer.dw.ptr, layer.w.count, adam, guard_.ptr,
+                                 s);
         train::StepEnd end;
         end.loss_partials = loss_partials_.ptr;
         end.loss_partial_count = train::loss_partials(outputs());
@@ -119,8 +120,11 @@ public:
         end.losses = losses_.ptr;
         end.capacity = c_.steps;
         if (fp8_) {
-            end.scaling = {scaling_.ptr, amax_bits_.ptr, history_ ? history_->ptr : nullptr,
-                           numerators_ ? numerators_->ptr : nullptr, trace_amax_ ? trace_amax_->ptr : nullptr,
+            end.scaling = {scaling_.ptr,
+                           amax_bits_.ptr,
+                           history_ ? history_->ptr : nullptr,
+                           numerators_ ? numerators_->ptr : nullptr,
+                           trace_amax_ ? trace_amax_->ptr : nullptr,
                            trace_scale_ ? trace_scale_->ptr : nullptr};
             end.tensors = tensors_;
             end.history_length = n_.delayed.history_length;
@@ -156,7 +160,7 @@ public:
         return trace;
     }
 
-private:
+  private:
     // Per layer, the factors its GEMMs multiply by: one per operand cast, one per GEMM.
     enum Factor { kInput, kWeight, kWeightT, kGrad, kGradT, kInputT, kForward, kDgrad, kWgrad, kFactorsPerLayer };
 
@@ -173,8 +177,8 @@ private:
     struct Layer {
         LayerShape shape;
         DeviceBuffer<float> w, m, v, dw;
-        Bf16Buffer h16, xq, wq;            // pre-activation output; forward operands
-        std::unique_ptr<Bf16Buffer> wtq;    // the weight cast along its rows' other dimension (dgrad)
+        Bf16Buffer h16, xq, wq;           // pre-activation output; forward operands
+        std::unique_ptr<Bf16Buffer> wtq;  // the weight cast along its rows' other dimension (dgrad)
         LayerCasts casts;
         bool edge = false;
         bool reuse_weight = false;  // dgrad reads wq (per-tensor, or square blocks cast to nearest)
@@ -200,8 +204,8 @@ private:
         FP8LAB_CUDA_CHECK(cudaMemset(layer.v.ptr, 0, layer.v.count * sizeof(float)));
         layer.edge = n_.edge_layers_bf16 && (l == 0 || l + 1 == layers_count_);
         const auto plan = [&](emu::TensorRole role, const char* suffix, bool wgrad, int tensor) {
-            return LayerCasts::Cast{
-                plan_operand_cast(n_, role, layer.edge, wgrad, tensor_name(l, suffix).size()), tensor};
+            return LayerCasts::Cast{plan_operand_cast(n_, role, layer.edge, wgrad, tensor_name(l, suffix).size()),
+                                    tensor};
         };
         LayerCasts& k = layer.casts;
         k.input = plan(emu::TensorRole::Input, ".input", false, 3 * l);
@@ -219,11 +223,11 @@ private:
         const MatmulOperand as_is{CUDA_R_16BF, Stored::AsIs}, transposed{CUDA_R_16BF, Stored::Transposed};
         layer.forward = std::make_unique<LtMatmul>(lt_.h, rows_, sh.out, sh.in, as_is, transposed, CUDA_R_16BF, false,
                                                    f + kForward);
-        layer.wgrad = std::make_unique<LtMatmul>(lt_.h, sh.out, sh.in, rows_, transposed, as_is, CUDA_R_32F, false,
-                                                 f + kWgrad);
+        layer.wgrad =
+            std::make_unique<LtMatmul>(lt_.h, sh.out, sh.in, rows_, transposed, as_is, CUDA_R_32F, false, f + kWgrad);
         if (l > 0)
-            layer.dgrad = std::make_unique<LtMatmul>(lt_.h, rows_, sh.in, sh.out, as_is, as_is, CUDA_R_16BF, false,
-                                                     f + kDgrad);
+            layer.dgrad =
+                std::make_unique<LtMatmul>(lt_.h, rows_, sh.in, sh.out, as_is, as_is, CUDA_R_16BF, false, f + kDgrad);
     }
 
     void make_tables() {
@@ -250,8 +254,8 @@ private:
         for (int j = 0; j < tensors_; ++j)  // formed in float32 first, exactly as the emulator does
             numerators.push_back(std::ldexp(max_finite_[j % 3], -n_.delayed.margin));
         numerators_ = std::make_unique<DeviceBuffer<float>>(numerators.size());
-        FP8LAB_CUDA_CHECK(cudaMemcpy(numerators_->ptr, numerators.data(), numerators.size() * sizeof(float),
-                                     cudaMemcpyHostToDevice));
+        FP8LAB_CUDA_CHECK(
+            cudaMemcpy(numerators_->ptr, numerators.data(), numerators.size() * sizeof(float), cudaMemcpyHostToDevice));
         if (c_.record_trace) {
             trace_amax_ = std::make_unique<DeviceBuffer<float>>(std::size_t(c_.steps) * tensors_);
             trace_scale_ = std::make_unique<DeviceBuffer<float>>(trace_amax_->count);
@@ -260,8 +264,8 @@ private:
 
     // One cast of `source` (rows x cols) into `out`. `columns`: blocks down the columns
     // (the CPU quantises the transpose); `record`: this cast carries the tensor's amax.
-    void cast(const LayerCasts::Cast& k, const train::CastSource& source, int rows, int cols, bool columns,
-              bool record, __nv_bfloat16* out, float* factor, cudaStream_t s) {
+    void cast(const LayerCasts::Cast& k, const train::CastSource& source, int rows, int cols, bool columns, bool record,
+              __nv_bfloat16* out, float* factor, cudaStream_t s) {
         const OperandCast& p = k.plan;
         const int j = k.tensor;
         train::EmulatedCast e;
@@ -321,8 +325,8 @@ private:
         // dgrad of the layer above through GELU's derivative.
         const train::CastSource grad =
             l + 1 == layers_count_
-                ? train::CastSource{train::Source::MseGradF32, y_out(), target_batch(batch), c_.input_dim,
-                                    2.0f / float(outputs()), &guard_.ptr->scale}
+                ? train::CastSource{train::Source::MseGradF32, y_out(),           target_batch(batch), c_.input_dim,
+                                    2.0f / float(outputs()),   &guard_.ptr->scale}
                 : train::CastSource{train::Source::GeluGradBf16, da16_.ptr, layer.h16.ptr, sh.out};
         cast(layer.casts.grad, grad, rows_, sh.out, false, true, gq_.ptr, factor(l, kGrad), s);
         // wgrad contracts over the tokens: block recipes cast both operands down the columns.
@@ -332,7 +336,8 @@ private:
         Factor g_t_factor = kGrad, x_t_factor = kInput;
         if (!per_tensor) {
             cast(layer.casts.grad_t, grad, rows_, sh.out, true, false, gtq_.ptr, factor(l, kGradT), s);
-            cast(layer.casts.input_t, layer_input(l, batch), rows_, sh.in, true, false, xtq_.ptr, factor(l, kInputT), s);
+            cast(layer.casts.input_t, layer_input(l, batch), rows_, sh.in, true, false, xtq_.ptr, factor(l, kInputT),
+                 s);
             g_t = gtq_.ptr;
             x_t = xtq_.ptr;
             g_t_factor = kGradT;

@@ -37,8 +37,9 @@ EmulatedCastOnGpu emulated_cast_on_gpu(const emu::Numerics& numerics, emu::Tenso
     const detail::OperandCast plan = detail::plan_operand_cast(numerics, role, false, wgrad_operand, tensor.size());
     const std::size_t n = x.size();
     const int l_rows = columns ? cols : rows, l_cols = columns ? rows : cols;
-    const std::size_t grid = std::size_t((l_rows + std::min(plan.block_rows, l_rows) - 1) / std::min(plan.block_rows, l_rows)) *
-                             std::size_t((l_cols + std::min(plan.block_cols, l_cols) - 1) / std::min(plan.block_cols, l_cols));
+    const std::size_t grid =
+        std::size_t((l_rows + std::min(plan.block_rows, l_rows) - 1) / std::min(plan.block_rows, l_rows)) *
+        std::size_t((l_cols + std::min(plan.block_cols, l_cols) - 1) / std::min(plan.block_cols, l_cols));
     DeviceBuffer<float> in(n), scale_inv(grid), factor(1), element_values(256), e4m3_values(256);
     DeviceBuffer<std::uint8_t> codes(n);
     DeviceBuffer<__nv_bfloat16> out(n);
@@ -81,8 +82,8 @@ EmulatedCastOnGpu emulated_cast_on_gpu(const emu::Numerics& numerics, emu::Tenso
         e.tensor_amax_bits = tensor_amax.ptr;
     }
     if (plan.block_amax_pass) {
-        train::block_amax(source, rows, cols, columns ? e.block_cols : e.block_rows, columns ? e.block_rows : e.block_cols,
-                          block_amax.ptr, s);
+        train::block_amax(source, rows, cols, columns ? e.block_cols : e.block_rows,
+                          columns ? e.block_rows : e.block_cols, block_amax.ptr, s);
         e.block_amax_bits = block_amax.ptr;
     }
     train::emulated_cast(source, rows, cols, e, s);

@@ -27,7 +27,8 @@ OperandCast plan_operand_cast(const emu::Numerics& n, emu::TensorRole role, bool
     p.element_max = static_cast<float>(element.max_finite);
     p.stochastic = n.rounding.of(role) == emu::RoundingMode::Stochastic;
     p.seed = seed_key;  // the step is added on the device
-    if (!p.stochastic && n.saturation == emu::Saturation::Finite && n.rounding.of(role) == emu::RoundingMode::NearestEven)
+    if (!p.stochastic && n.saturation == emu::Saturation::Finite &&
+        n.rounding.of(role) == emu::RoundingMode::NearestEven)
         p.hardware = &element == &emu::e4m3()   ? vq::Params::Hardware::E4M3
                      : &element == &emu::e5m2() ? vq::Params::Hardware::E5M2
                                                 : vq::Params::Hardware::None;
@@ -43,7 +44,9 @@ OperandCast plan_operand_cast(const emu::Numerics& n, emu::TensorRole role, bool
     }
     switch (n.recipe) {
     case emu::Fp8Recipe::Delayed:
-    case emu::Fp8Recipe::Current: whole(vq::ScaleRule::PerTensor); break;
+    case emu::Fp8Recipe::Current:
+        whole(vq::ScaleRule::PerTensor);
+        break;
     case emu::Fp8Recipe::MxFloor:
     case emu::Fp8Recipe::MxRceil:
         p.rule = n.recipe == emu::Fp8Recipe::MxFloor ? vq::ScaleRule::MxFloor : vq::ScaleRule::MxRceil;

@@ -72,8 +72,9 @@ struct HostTrainingData {
 // Host data into a device buffer of exactly as many elements (bits copied as they are).
 template <class T, class Device>
 void upload(Device* device, const std::vector<T>& host, std::size_t count) {
-    if (host.size() != count) throw GpuError("internal: host data of " + std::to_string(host.size()) +
-                                             " elements for a device buffer of " + std::to_string(count));
+    if (host.size() != count)
+        throw GpuError("internal: host data of " + std::to_string(host.size()) + " elements for a device buffer of " +
+                       std::to_string(count));
     FP8LAB_CUDA_CHECK(cudaMemcpy(device, host.data(), count * sizeof(T), cudaMemcpyHostToDevice));
 }
 
@@ -106,7 +107,7 @@ inline std::vector<float> read_bf16(const __nv_bfloat16* device, std::size_t cou
 }
 
 class GpuMlp {
-public:
+  public:
     GpuMlp(const GpuTrainConfig& c, const HostTrainingData& data)
         : c_(c),
           shapes_(layer_shapes(c)),
@@ -135,8 +136,10 @@ public:
         if (fp8_ && blockwise_) make_block_scales();
         for (std::size_t l = 0; l < shapes_.size(); ++l) add_layer(int(l), data.weights[l], s);
         if (!defer_last_update_) side_workspace_ = std::make_unique<DeviceBuffer<char>>(detail::kMatmulWorkspaceBytes);
-        if (fp8_) make_scaling(s);
-        else make_bf16_buffers();
+        if (fp8_)
+            make_scaling(s);
+        else
+            make_bf16_buffers();
         if (!loss_in_cast_) dy16_ = std::make_unique<Bf16Buffer>(std::size_t(rows_) * c_.input_dim);
         FP8LAB_CUDA_CHECK(cudaStreamSynchronize(s));
         FP8LAB_CUDA_CHECK(cudaGetLastError());
@@ -164,24 +167,33 @@ public:
         const cudaStream_t side = side_.stream;
         FP8LAB_CUDA_CHECK(cudaEventRecord(side_.fork, main));
         FP8LAB_CUDA_CHECK(cudaStreamWaitEvent(side, side_.fork, 0));
-        if (fp8_) forward_fp8(batch, main);
-        else forward_bf16(batch, main);
+        if (fp8_)
+            forward_fp8(batch, main);
+        else
+            forward_bf16(batch, main);
         if (!loss_in_cast_)
             train::mse_loss(y_out(), target_batch(batch), outputs(), dy16_->ptr, loss_partials_.ptr, main);
-        if (fp8_) backward_fp8(batch, main);
-        else backward_bf16(batch, main);
+        if (fp8_)
+            backward_fp8(batch, main);
+        else
+            backward_bf16(batch, main);
         update_pending_ = defer_last_update_;
         FP8LAB_CUDA_CHECK(cudaEventRecord(side_.join, side));
         FP8LAB_CUDA_CHECK(cudaStreamWaitEvent(main, side_.join, 0));
         train::StepEnd end;
         end.loss_partials = loss_partials_.ptr;
-        end.loss_partial_count = loss_in_cast_ ? train::cast_tiles(rows_, c_.input_dim) : train::loss_partials(outputs());
+        end.loss_partial_count =
+            loss_in_cast_ ? train::cast_tiles(rows_, c_.input_dim) : train::loss_partials(outputs());
         end.inv_outputs = 1.0f / float(outputs());
         end.losses = losses_.ptr;
         end.capacity = c_.steps;
         if (fp8_) {
-            end.scaling = {scaling_->ptr, amax_bits_->ptr, history_->ptr, numerators_->ptr,
-                           trace_amax_ ? trace_amax_->ptr : nullptr, trace_scale_ ? trace_scale_->ptr : nullptr};
+            end.scaling = {scaling_->ptr,
+                           amax_bits_->ptr,
+                           history_->ptr,
+                           numerators_->ptr,
+                           trace_amax_ ? trace_amax_->ptr : nullptr,
+                           trace_scale_ ? trace_scale_->ptr : nullptr};
             end.tensors = tensors_;
             end.history_length = c_.delayed.history_length;
             end.algorithm_max = c_.delayed.algorithm == emu::AmaxAlgorithm::Max;
@@ -200,7 +212,8 @@ public:
     std::vector<float> losses(int steps_done) const {
         std::vector<float> host(static_cast<std::size_t>(steps_done));
         if (steps_done)
-            FP8LAB_CUDA_CHECK(cudaMemcpy(host.data(), losses_.ptr, host.size() * sizeof(float), cudaMemcpyDeviceToHost));
+            FP8LAB_CUDA_CHECK(
+                cudaMemcpy(host.data(), losses_.ptr, host.size() * sizeof(float), cudaMemcpyDeviceToHost));
         return host;
     }
 
@@ -220,7 +233,7 @@ public:
         return trace;
     }
 
-private:
+  private:
     struct Layer {
         LayerShape shape;
         DeviceBuffer<float> w, m, v, dw;
@@ -234,7 +247,8 @@ private:
 
     std::string describe_config() const {
         std::string text = "d=" + std::to_string(c_.input_dim) + " h=" + std::to_string(c_.hidden_dim) +
-                           " tokens=" + std::to_string(c_.tokens) + " hidden_layers=" + std::to_string(c_.hidden_layers) +
+                           " tokens=" + std::to_string(c_.tokens) +
+                           " hidden_layers=" + std::to_string(c_.hidden_layers) +
                            " precision=" + std::string(gpu_precision_name(c_.precision));
         if (fp8_)
             text += " recipe=" + std::string(gpu_recipe_name(c_.recipe)) +
@@ -261,9 +275,9 @@ private:
             layer.w8t = std::make_unique<Fp8Buffer>(n);
             layer.at8 = std::make_unique<Fp8Buffer>(std::size_t(rows_) * sh.in);
             const int input = 3 * l, weight = 3 * l + 1, grad = 3 * l + 2;
-            layer.forward = std::make_unique<LtMatmul>(lt_.h, rows_, sh.out, sh.in, fp8_operand(input, false, Stored::AsIs),
-                                                       fp8_operand(weight, false, Stored::Transposed), CUDA_R_16BF,
-                                                       c_.fast_accumulation);
+            layer.forward = std::make_unique<LtMatmul>(
+                lt_.h, rows_, sh.out, sh.in, fp8_operand(input, false, Stored::AsIs),
+                fp8_operand(weight, false, Stored::Transposed), CUDA_R_16BF, c_.fast_accumulation);
             // wgrad: dW (out x in) = G^T (stored out x M) * X (stored transposed, in x M).
             layer.wgrad = std::make_unique<LtMatmul>(lt_.h, sh.out, sh.in, rows_, fp8_operand(grad, true, Stored::AsIs),
                                                      fp8_operand(input, true, Stored::Transposed), CUDA_R_32F,
@@ -271,24 +285,23 @@ private:
             // dgrad: dX (rows x in) = G (rows x out) * W (stored transposed, in x out).
             if (l > 0)
                 for (int rows : chunk_row_counts())
-                    layer.dgrad.push_back(std::make_unique<LtMatmul>(lt_.h, rows, sh.in, sh.out,
-                                                                     fp8_operand(grad, false, Stored::AsIs),
-                                                                     fp8_operand(weight, true, Stored::Transposed),
-                                                                     CUDA_R_16BF, c_.fast_accumulation_dgrad));
+                    layer.dgrad.push_back(std::make_unique<LtMatmul>(
+                        lt_.h, rows, sh.in, sh.out, fp8_operand(grad, false, Stored::AsIs),
+                        fp8_operand(weight, true, Stored::Transposed), CUDA_R_16BF, c_.fast_accumulation_dgrad));
         } else {
             layer.w16 = std::make_unique<Bf16Buffer>(n);
             train::f32_to_bf16(layer.w.ptr, layer.w16->ptr, n, s);
             if (l > 0) layer.a16 = std::make_unique<Bf16Buffer>(std::size_t(rows_) * sh.in);
-            layer.forward = std::make_unique<LtMatmul>(lt_.h, rows_, sh.out, sh.in, MatmulOperand{CUDA_R_16BF, Stored::AsIs},
-                                                       MatmulOperand{CUDA_R_16BF, Stored::Transposed}, CUDA_R_16BF, false);
-            layer.wgrad = std::make_unique<LtMatmul>(lt_.h, sh.out, sh.in, rows_,
-                                                     MatmulOperand{CUDA_R_16BF, Stored::Transposed},
-                                                     MatmulOperand{CUDA_R_16BF, Stored::AsIs}, CUDA_R_32F, false);
+            layer.forward =
+                std::make_unique<LtMatmul>(lt_.h, rows_, sh.out, sh.in, MatmulOperand{CUDA_R_16BF, Stored::AsIs},
+                                           MatmulOperand{CUDA_R_16BF, Stored::Transposed}, CUDA_R_16BF, false);
+            layer.wgrad =
+                std::make_unique<LtMatmul>(lt_.h, sh.out, sh.in, rows_, MatmulOperand{CUDA_R_16BF, Stored::Transposed},
+                                           MatmulOperand{CUDA_R_16BF, Stored::AsIs}, CUDA_R_32F, false);
             if (l > 0)
-                layer.dgrad.push_back(std::make_unique<LtMatmul>(lt_.h, rows_, sh.in, sh.out,
-                                                                 MatmulOperand{CUDA_R_16BF, Stored::AsIs},
-                                                                 MatmulOperand{CUDA_R_16BF, Stored::AsIs}, CUDA_R_16BF,
-                                                                 false));
+                layer.dgrad.push_back(
+                    std::make_unique<LtMatmul>(lt_.h, rows_, sh.in, sh.out, MatmulOperand{CUDA_R_16BF, Stored::AsIs},
+                                               MatmulOperand{CUDA_R_16BF, Stored::AsIs}, CUDA_R_16BF, false));
         }
     }
 
@@ -314,8 +327,10 @@ private:
     // runs on the side stream beside that layer's wgrad; otherwise nothing is left to run
     // beside it, and on the main stream it need not wait behind the side stream's updates.
     void release_first_layer(cudaStream_t main) {
-        if (defer_last_update_) release_layer(0, main);
-        else adamw_of(0, 0, main);
+        if (defer_last_update_)
+            release_layer(0, main);
+        else
+            adamw_of(0, 0, main);
     }
 
     // step_offset -1: the update of the step before, run after the step counter moved on.
@@ -376,8 +391,8 @@ private:
                 b.columnwise = std::make_unique<DeviceBuffer<float>>(b.layout_t.count());
                 // The padding is never read as a scale; ones keep it harmless all the same.
                 const std::vector<float> ones(std::max(b.layout.count(), b.layout_t.count()), 1.0f);
-                FP8LAB_CUDA_CHECK(cudaMemcpy(b.rowwise->ptr, ones.data(), b.layout.count() * sizeof(float),
-                                             cudaMemcpyHostToDevice));
+                FP8LAB_CUDA_CHECK(
+                    cudaMemcpy(b.rowwise->ptr, ones.data(), b.layout.count() * sizeof(float), cudaMemcpyHostToDevice));
                 FP8LAB_CUDA_CHECK(cudaMemcpy(b.columnwise->ptr, ones.data(), b.layout_t.count() * sizeof(float),
                                              cudaMemcpyHostToDevice));
             }
@@ -442,8 +457,15 @@ private:
               cudaStream_t s, float* loss_partials = nullptr) {
         if (blockwise_) {  // whole tensors only (no dgrad chunks): the block scales index all rows
             const BlockScales& b = block_scales_[std::size_t(j)];
-            const train::BlockwiseTarget target{j % 3 == 1, out,   b.rowwise->ptr,    b.layout.line(), out_t,
-                                                ld_t,       b.columnwise->ptr, b.layout_t.line(), amax_bits_->ptr + j};
+            const train::BlockwiseTarget target{j % 3 == 1,
+                                                out,
+                                                b.rowwise->ptr,
+                                                b.layout.line(),
+                                                out_t,
+                                                ld_t,
+                                                b.columnwise->ptr,
+                                                b.layout_t.line(),
+                                                amax_bits_->ptr + j};
             train::blockwise_cast(source, rows, cols, target, s);
             return;
         }
@@ -451,8 +473,8 @@ private:
             train::amax_only(source, rows, cols, amax_bits_->ptr + j, s);
             train::current_scale(amax_bits_->ptr + j, max_finite_[std::size_t(j)], scaling_->ptr + j, s);
         }
-        const CastTarget target{scaling_->ptr + j, role_is_e4m3(kTensorRoles[j % 3]), out,
-                                out_t, ld_t, amax_bits_->ptr + j, loss_partials};
+        const CastTarget target{
+            scaling_->ptr + j, role_is_e4m3(kTensorRoles[j % 3]), out, out_t, ld_t, amax_bits_->ptr + j, loss_partials};
         train::cast_transpose(source, rows, cols, target, s);
     }
 
@@ -604,7 +626,7 @@ private:
     DeviceBuffer<float> loss_partials_, losses_;
     DeviceBuffer<int> step_;
     std::unique_ptr<Bf16Buffer> dy16_;  // the output's gradient, where mse_loss writes it
-    std::deque<Layer> layers_;  // a deque: layers hold buffers that never move
+    std::deque<Layer> layers_;          // a deque: layers hold buffers that never move
     // FP8 scaling state: per tensor (3 per layer: input, weight, grad_output).
     std::unique_ptr<DeviceBuffer<DeviceScaling>> scaling_;
     std::unique_ptr<DeviceBuffer<unsigned>> amax_bits_;

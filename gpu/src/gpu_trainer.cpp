@@ -39,7 +39,9 @@ const detail::HostTrainingData& host_training_data(const GpuTrainConfig& config)
     const std::size_t per_batch = std::size_t(e.tokens) * e.model.input;
     data.inputs.resize(per_batch * batches);
     data.targets.resize(per_batch * batches);
-    const auto bits = [](float v) { return std::uint16_t(std::bit_cast<std::uint32_t>(v) >> 16); };  // exact: BF16 values
+    const auto bits = [](float v) {
+        return std::uint16_t(std::bit_cast<std::uint32_t>(v) >> 16);
+    };  // exact: BF16 values
     for (int b = 0; b < batches; ++b) {
         const emu::Batch batch = task.batch(std::uint64_t(b), e.tokens);
         for (std::size_t i = 0; i < per_batch; ++i) {
@@ -126,8 +128,10 @@ GpuTrainResult train_with(const GpuTrainConfig& config, const GpuProgress& progr
         for (int i = 0; go_on && i < timed; ++i, ++done) {
             const int batch = done % mlp.batches();
             FP8LAB_CUDA_CHECK(cudaEventRecord(events[std::size_t(2 * i)], stream));
-            if (config.use_graph) FP8LAB_CUDA_CHECK(cudaGraphLaunch(graphs[std::size_t(batch)], stream));
-            else mlp.enqueue_step(batch, stream);
+            if (config.use_graph)
+                FP8LAB_CUDA_CHECK(cudaGraphLaunch(graphs[std::size_t(batch)], stream));
+            else
+                mlp.enqueue_step(batch, stream);
             FP8LAB_CUDA_CHECK(cudaEventRecord(events[std::size_t(2 * i + 1)], stream));
             if ((i + 1) % kReportEvery == 0 && i + 1 < timed) go_on = report();
         }
@@ -176,7 +180,8 @@ GpuTrainResult train_mlp_on_gpu(const GpuTrainConfig& config, const GpuProgress&
 GpuInitialState gpu_initial_state(const GpuTrainConfig& config) {
     validate(config);
     detail::require_gpu();
-    if (config.path == GpuPath::Emulated) return detail::GpuEmulatedMlp(config, host_training_data(config)).initial_state();
+    if (config.path == GpuPath::Emulated)
+        return detail::GpuEmulatedMlp(config, host_training_data(config)).initial_state();
     const detail::GpuMlp mlp(config, host_training_data(config));
     return mlp.initial_state();
 }

@@ -48,12 +48,14 @@ __device__ float row_amax_of(const __nv_bfloat16* row, int cols) {
 __device__ uint2 cast_eight(uint4 raw, float scale) {
     const __nv_bfloat16* v = reinterpret_cast<const __nv_bfloat16*>(&raw);
     unsigned char codes[8];
-    for (int j = 0; j < 8; ++j) codes[j] = __nv_cvt_float_to_fp8(__bfloat162float(v[j]) * scale, __NV_SATFINITE, __NV_E4M3);
+    for (int j = 0; j < 8; ++j)
+        codes[j] = __nv_cvt_float_to_fp8(__bfloat162float(v[j]) * scale, __NV_SATFINITE, __NV_E4M3);
     return *reinterpret_cast<const uint2*>(codes);
 }
 
 __global__ void fill_uniform_kernel(__nv_bfloat16* out, std::size_t n, unsigned seed, float bound) {
-    for (std::size_t i = blockIdx.x * std::size_t(blockDim.x) + threadIdx.x; i < n; i += std::size_t(gridDim.x) * blockDim.x) {
+    for (std::size_t i = blockIdx.x * std::size_t(blockDim.x) + threadIdx.x; i < n;
+         i += std::size_t(gridDim.x) * blockDim.x) {
         unsigned h = unsigned(i) * 2654435761u ^ seed * 0x9e3779b9u;
         h ^= h >> 16;
         h *= 0x85ebca6bu;
@@ -92,18 +94,21 @@ __global__ void scales_kernel(const float* amax, int n, bool per_tensor, float* 
 __global__ void cast_rows_kernel(const __nv_bfloat16* x, int rows, int cols, const float* scale, bool per_row,
                                  std::uint8_t* out) {
     const std::size_t groups = std::size_t(rows) * cols / 8;
-    for (std::size_t g = blockIdx.x * std::size_t(blockDim.x) + threadIdx.x; g < groups; g += std::size_t(gridDim.x) * blockDim.x) {
+    for (std::size_t g = blockIdx.x * std::size_t(blockDim.x) + threadIdx.x; g < groups;
+         g += std::size_t(gridDim.x) * blockDim.x) {
         const float s = scale[per_row ? g * 8 / cols : 0];
         reinterpret_cast<uint2*>(out)[g] = cast_eight(reinterpret_cast<const uint4*>(x)[g], s);
     }
 }
 
-__global__ void cast_rows_dynamic_kernel(const __nv_bfloat16* x, int rows, int cols, std::uint8_t* out, float* scale_inv) {
+__global__ void cast_rows_dynamic_kernel(const __nv_bfloat16* x, int rows, int cols, std::uint8_t* out,
+                                         float* scale_inv) {
     for (int r = blockIdx.x; r < rows; r += gridDim.x) {
         const __nv_bfloat16* row = x + std::size_t(r) * cols;
         const float s = scale_for(row_amax_of(row, cols));
         for (int g = threadIdx.x; g < cols / 8; g += blockDim.x)
-            reinterpret_cast<uint2*>(out + std::size_t(r) * cols)[g] = cast_eight(reinterpret_cast<const uint4*>(row)[g], s);
+            reinterpret_cast<uint2*>(out + std::size_t(r) * cols)[g] =
+                cast_eight(reinterpret_cast<const uint4*>(row)[g], s);
         if (threadIdx.x == 0) scale_inv[r] = 1.0f / s;
     }
 }
@@ -115,7 +120,8 @@ __device__ float decode_e4m3(unsigned char code) {
 __global__ void widen_rows_kernel(const std::uint8_t* codes, const float* scale_inv, int rows, int cols,
                                   __nv_bfloat16* out) {
     const std::size_t groups = std::size_t(rows) * cols / 8;
-    for (std::size_t g = blockIdx.x * std::size_t(blockDim.x) + threadIdx.x; g < groups; g += std::size_t(gridDim.x) * blockDim.x) {
+    for (std::size_t g = blockIdx.x * std::size_t(blockDim.x) + threadIdx.x; g < groups;
+         g += std::size_t(gridDim.x) * blockDim.x) {
         const float s = scale_inv[g * 8 / cols];
         const uint2 raw = reinterpret_cast<const uint2*>(codes)[g];
         const unsigned char* c = reinterpret_cast<const unsigned char*>(&raw);
@@ -162,7 +168,8 @@ __global__ void fp8_weight_gemv_kernel(const __nv_bfloat16* x, const std::uint8_
 
 __global__ void bias_gelu_kernel(__nv_bfloat16* y, int rows, int cols, const __nv_bfloat16* bias, bool gelu_on) {
     const std::size_t n = std::size_t(rows) * cols;
-    for (std::size_t i = blockIdx.x * std::size_t(blockDim.x) + threadIdx.x; i < n; i += std::size_t(gridDim.x) * blockDim.x) {
+    for (std::size_t i = blockIdx.x * std::size_t(blockDim.x) + threadIdx.x; i < n;
+         i += std::size_t(gridDim.x) * blockDim.x) {
         const float v = __bfloat162float(y[i]) + __bfloat162float(bias[i % cols]);
         y[i] = __float2bfloat16(gelu_on ? train::gelu(v) : v);
     }
@@ -179,7 +186,8 @@ void fill_uniform_bf16(void* out, std::size_t n, unsigned seed, float bound, cud
 }
 
 void row_amax_bf16(const void* x, int rows, int cols, float* amax, cudaStream_t stream) {
-    row_amax_kernel<<<std::min(rows, 4096), kRowThreads, 0, stream>>>(static_cast<const __nv_bfloat16*>(x), rows, cols, amax);
+    row_amax_kernel<<<std::min(rows, 4096), kRowThreads, 0, stream>>>(static_cast<const __nv_bfloat16*>(x), rows, cols,
+                                                                      amax);
 }
 
 void scales_from_amax(const float* amax, int n, bool per_tensor, float* scale, float* scale_inv, cudaStream_t stream) {
@@ -192,14 +200,16 @@ void cast_rows_e4m3(const void* x, int rows, int cols, const float* scale, bool 
         static_cast<const __nv_bfloat16*>(x), rows, cols, scale, per_row, out);
 }
 
-void cast_rows_dynamic_e4m3(const void* x, int rows, int cols, std::uint8_t* out, float* scale_inv, cudaStream_t stream) {
-    cast_rows_dynamic_kernel<<<std::min(rows, 4096), kRowThreads, 0, stream>>>(static_cast<const __nv_bfloat16*>(x), rows,
-                                                                                cols, out, scale_inv);
+void cast_rows_dynamic_e4m3(const void* x, int rows, int cols, std::uint8_t* out, float* scale_inv,
+                            cudaStream_t stream) {
+    cast_rows_dynamic_kernel<<<std::min(rows, 4096), kRowThreads, 0, stream>>>(static_cast<const __nv_bfloat16*>(x),
+                                                                               rows, cols, out, scale_inv);
 }
 
-void widen_rows_e4m3(const std::uint8_t* codes, const float* scale_inv, int rows, int cols, void* out, cudaStream_t stream) {
-    widen_rows_kernel<<<grid_for(std::size_t(rows) * cols / 8, 256), 256, 0, stream>>>(codes, scale_inv, rows, cols,
-                                                                                      static_cast<__nv_bfloat16*>(out));
+void widen_rows_e4m3(const std::uint8_t* codes, const float* scale_inv, int rows, int cols, void* out,
+                     cudaStream_t stream) {
+    widen_rows_kernel<<<grid_for(std::size_t(rows) * cols / 8, 256), 256, 0, stream>>>(
+        codes, scale_inv, rows, cols, static_cast<__nv_bfloat16*>(out));
 }
 
 void fp8_weight_gemv(const void* x, int tokens, const std::uint8_t* w, const float* scale_inv, const void* bias,
@@ -209,11 +219,20 @@ void fp8_weight_gemv(const void* x, int tokens, const std::uint8_t* w, const flo
     auto* yb = static_cast<__nv_bfloat16*>(y);
     const int warps = 8, blocks = std::max(1, std::min((n + warps - 1) / warps, 4096));
     switch (tokens) {
-        case 1: fp8_weight_gemv_kernel<1><<<blocks, warps * 32, 0, stream>>>(xb, w, scale_inv, bb, gelu_on, n, k, yb); break;
-        case 2: fp8_weight_gemv_kernel<2><<<blocks, warps * 32, 0, stream>>>(xb, w, scale_inv, bb, gelu_on, n, k, yb); break;
-        case 3: fp8_weight_gemv_kernel<3><<<blocks, warps * 32, 0, stream>>>(xb, w, scale_inv, bb, gelu_on, n, k, yb); break;
-        case 4: fp8_weight_gemv_kernel<4><<<blocks, warps * 32, 0, stream>>>(xb, w, scale_inv, bb, gelu_on, n, k, yb); break;
-        default: break;  // the caller checks kFusedWeightOnlyTokens
+    case 1:
+        fp8_weight_gemv_kernel<1><<<blocks, warps * 32, 0, stream>>>(xb, w, scale_inv, bb, gelu_on, n, k, yb);
+        break;
+    case 2:
+        fp8_weight_gemv_kernel<2><<<blocks, warps * 32, 0, stream>>>(xb, w, scale_inv, bb, gelu_on, n, k, yb);
+        break;
+    case 3:
+        fp8_weight_gemv_kernel<3><<<blocks, warps * 32, 0, stream>>>(xb, w, scale_inv, bb, gelu_on, n, k, yb);
+        break;
+    case 4:
+        fp8_weight_gemv_kernel<4><<<blocks, warps * 32, 0, stream>>>(xb, w, scale_inv, bb, gelu_on, n, k, yb);
+        break;
+    default:
+        break;  // the caller checks kFusedWeightOnlyTokens
     }
 }
 

@@ -31,8 +31,9 @@ constexpr unsigned kInputSeed = 1000;
 // no kernel with that epilogue, the bare GEMM and the epilogue as a kernel of its own.
 // FP8 GEMMs ask for fast accumulation (what inference engines use) first.
 class LayerGemm {
-public:
-    LayerGemm(cublasLtHandle_t handle, int m, int n, int k, MatmulOperand a, MatmulOperand b, const void* bias, bool gelu)
+  public:
+    LayerGemm(cublasLtHandle_t handle, int m, int n, int k, MatmulOperand a, MatmulOperand b, const void* bias,
+              bool gelu)
         : n_(n), m_(m), bias_(bias), gelu_(gelu) {
         const bool fp8 = a.type == CUDA_R_8F_E4M3;
         for (const bool fast : fp8 ? std::vector<bool>{true, false} : std::vector<bool>{false})
@@ -47,8 +48,8 @@ public:
                     gemm_.reset();
                 }
             }
-        throw GpuError("cuBLASLt has no kernel for the " + std::string(fp8 ? "FP8" : "BF16") + " GEMM m=" +
-                       std::to_string(m) + " n=" + std::to_string(n) + " k=" + std::to_string(k));
+        throw GpuError("cuBLASLt has no kernel for the " + std::string(fp8 ? "FP8" : "BF16") +
+                       " GEMM m=" + std::to_string(m) + " n=" + std::to_string(n) + " k=" + std::to_string(k));
     }
     void run(const void* a, const void* b, void* y, void* workspace, cudaStream_t stream) {
         gemm_->run(a, b, y, workspace, stream);
@@ -56,10 +57,11 @@ public:
     }
     std::string describe() const {
         return std::string(fast_ ? "fast accumulation, " : "") +
-               (fused_ ? "bias+GELU in the GEMM's epilogue" : "bias+GELU in a kernel of its own (cuBLASLt refused the epilogue)");
+               (fused_ ? "bias+GELU in the GEMM's epilogue"
+                       : "bias+GELU in a kernel of its own (cuBLASLt refused the epilogue)");
     }
 
-private:
+  private:
     std::optional<LtMatmul> gemm_;
     int n_, m_;
     const void* bias_;
@@ -71,7 +73,7 @@ struct LayerWeights {
     int inputs = 0, outputs = 0;
     std::unique_ptr<DeviceBuffer<std::uint16_t>> bf16;  // outputs x inputs
     std::unique_ptr<DeviceBuffer<std::uint8_t>> codes;  // E4M3, outputs x inputs
-    std::unique_ptr<DeviceBuffer<float>> scale_inv;  // 1 (per tensor) or `outputs` (per channel)
+    std::unique_ptr<DeviceBuffer<float>> scale_inv;     // 1 (per tensor) or `outputs` (per channel)
     std::unique_ptr<DeviceBuffer<std::uint16_t>> bias;
     std::size_t stored_bytes() const {
         return (bf16 ? bf16->count * 2 : 0) + (codes ? codes->count : 0) + (scale_inv ? scale_inv->count * 4 : 0) +
@@ -83,9 +85,7 @@ bool quantised_weights(InferenceVariant v) { return v != InferenceVariant::Bf16;
 bool per_channel_weights(InferenceVariant v) {
     return v == InferenceVariant::WeightOnly || v == InferenceVariant::PerTokenPerChannel;
 }
-bool fp8_activations(InferenceVariant v) {
-    return v != InferenceVariant::Bf16 && v != InferenceVariant::WeightOnly;
-}
+bool fp8_activations(InferenceVariant v) { return v != InferenceVariant::Bf16 && v != InferenceVariant::WeightOnly; }
 
 // The same draw for every variant: layer l's weights from seed l, uniform with the
 // variance 1/inputs (so activations keep their size through the layers), its bias from
@@ -121,7 +121,7 @@ LayerWeights make_weights(InferenceVariant v, int l, int inputs, int outputs, cu
 
 // A variant's model, buffers and GEMMs at one token count: forward() enqueues one pass.
 class InferenceRun {
-public:
+  public:
     // `rows` >= tokens: the rows the GEMMs run on (padding where cuBLASLt needs it).
     InferenceRun(const InferenceModel& model, InferenceVariant v, int tokens, int rows, cublasLtHandle_t handle,
                  cudaStream_t stream, const std::vector<std::vector<float>>& calibration_amax)
@@ -130,7 +130,8 @@ public:
         int widest = 0;
         for (int w : model.widths) widest = std::max(widest, w);
         for (int l = 0; l <= layers; ++l)
-            h_.push_back(std::make_unique<DeviceBuffer<std::uint16_t>>(std::size_t(rows) * model.widths[std::size_t(l)]));
+            h_.push_back(
+                std::make_unique<DeviceBuffer<std::uint16_t>>(std::size_t(rows) * model.widths[std::size_t(l)]));
         kernels::fill_uniform_bf16(h_[0]->ptr, h_[0]->count, kInputSeed, 1.0f, stream);
         if (fp8_activations(v)) {
             a8_ = std::make_unique<DeviceBuffer<std::uint8_t>>(std::size_t(rows) * widest);
@@ -139,7 +140,8 @@ public:
         const bool fused_gemv = v == InferenceVariant::WeightOnly && rows <= kernels::kFusedWeightOnlyTokens;
         std::size_t widest_weight = 0;
         for (int l = 0; l < layers; ++l)
-            widest_weight = std::max(widest_weight, std::size_t(model.widths[std::size_t(l)]) * model.widths[std::size_t(l) + 1]);
+            widest_weight =
+                std::max(widest_weight, std::size_t(model.widths[std::size_t(l)]) * model.widths[std::size_t(l) + 1]);
         if (v == InferenceVariant::WeightOnly && !fused_gemv)
             widened_ = std::make_unique<DeviceBuffer<std::uint16_t>>(widest_weight);
         for (int l = 0; l < layers; ++l) {
@@ -155,8 +157,8 @@ public:
                 const std::vector<float>& amax = calibration_amax[std::size_t(l)];
                 DeviceBuffer<float> a(amax.size());
                 FP8LAB_CUDA_CHECK(cudaMemcpy(a.ptr, amax.data(), amax.size() * 4, cudaMemcpyHostToDevice));
-                kernels::scales_from_amax(a.ptr, int(amax.size()), true, act_scale_.back()->ptr, act_scale_inv_.back()->ptr,
-                                          stream);
+                kernels::scales_from_amax(a.ptr, int(amax.size()), true, act_scale_.back()->ptr,
+                                          act_scale_inv_.back()->ptr, stream);
                 FP8LAB_CUDA_CHECK(cudaStreamSynchronize(stream));
             }
             const bool gelu = l + 1 < layers;
@@ -175,8 +177,9 @@ public:
             gemms_.push_back(std::make_unique<LayerGemm>(handle, rows, n, k, a, b, w.bias->ptr, gelu));
         }
         kernels_ = describe_kernels(fused_gemv);
-        if (rows > tokens) kernels_ += "; " + std::to_string(tokens) + " token(s) padded to " + std::to_string(rows) +
-                                       " rows (cuBLASLt had no FP8 kernel for " + std::to_string(tokens) + ")";
+        if (rows > tokens)
+            kernels_ += "; " + std::to_string(tokens) + " token(s) padded to " + std::to_string(rows) +
+                        " rows (cuBLASLt had no FP8 kernel for " + std::to_string(tokens) + ")";
     }
 
     void forward(cudaStream_t stream) {
@@ -189,30 +192,33 @@ public:
             float* scale = act_scale_[std::size_t(l)]->ptr;
             float* scale_inv = act_scale_inv_[std::size_t(l)]->ptr;
             switch (v_) {
-                case InferenceVariant::Bf16: gemms_[std::size_t(l)]->run(x, w.bf16->ptr, y, workspace_.ptr, stream); break;
-                case InferenceVariant::WeightOnly:
-                    if (!gemms_[std::size_t(l)]) {
-                        kernels::fp8_weight_gemv(x, rows_, w.codes->ptr, w.scale_inv->ptr, w.bias->ptr, gelu, w.outputs,
-                                                 w.inputs, y, stream);
-                    } else {
-                        kernels::widen_rows_e4m3(w.codes->ptr, w.scale_inv->ptr, w.outputs, w.inputs, widened_->ptr, stream);
-                        gemms_[std::size_t(l)]->run(x, widened_->ptr, y, workspace_.ptr, stream);
-                    }
-                    break;
-                case InferenceVariant::StaticPerTensor:
-                    kernels::cast_rows_e4m3(x, rows_, w.inputs, scale, false, a8_->ptr, stream);
-                    gemms_[std::size_t(l)]->run(a8_->ptr, w.codes->ptr, y, workspace_.ptr, stream);
-                    break;
-                case InferenceVariant::DynamicPerTensor:
-                    kernels::row_amax_bf16(x, rows_, w.inputs, row_amax_->ptr, stream);
-                    kernels::scales_from_amax(row_amax_->ptr, rows_, true, scale, scale_inv, stream);
-                    kernels::cast_rows_e4m3(x, rows_, w.inputs, scale, false, a8_->ptr, stream);
-                    gemms_[std::size_t(l)]->run(a8_->ptr, w.codes->ptr, y, workspace_.ptr, stream);
-                    break;
-                case InferenceVariant::PerTokenPerChannel:
-                    kernels::cast_rows_dynamic_e4m3(x, rows_, w.inputs, a8_->ptr, scale_inv, stream);
-                    gemms_[std::size_t(l)]->run(a8_->ptr, w.codes->ptr, y, workspace_.ptr, stream);
-                    break;
+            case InferenceVariant::Bf16:
+                gemms_[std::size_t(l)]->run(x, w.bf16->ptr, y, workspace_.ptr, stream);
+                break;
+            case InferenceVariant::WeightOnly:
+                if (!gemms_[std::size_t(l)]) {
+                    kernels::fp8_weight_gemv(x, rows_, w.codes->ptr, w.scale_inv->ptr, w.bias->ptr, gelu, w.outputs,
+                                             w.inputs, y, stream);
+                } else {
+                    kernels::widen_rows_e4m3(w.codes->ptr, w.scale_inv->ptr, w.outputs, w.inputs, widened_->ptr,
+                                             stream);
+                    gemms_[std::size_t(l)]->run(x, widened_->ptr, y, workspace_.ptr, stream);
+                }
+                break;
+            case InferenceVariant::StaticPerTensor:
+                kernels::cast_rows_e4m3(x, rows_, w.inputs, scale, false, a8_->ptr, stream);
+                gemms_[std::size_t(l)]->run(a8_->ptr, w.codes->ptr, y, workspace_.ptr, stream);
+                break;
+            case InferenceVariant::DynamicPerTensor:
+                kernels::row_amax_bf16(x, rows_, w.inputs, row_amax_->ptr, stream);
+                kernels::scales_from_amax(row_amax_->ptr, rows_, true, scale, scale_inv, stream);
+                kernels::cast_rows_e4m3(x, rows_, w.inputs, scale, false, a8_->ptr, stream);
+                gemms_[std::size_t(l)]->run(a8_->ptr, w.codes->ptr, y, workspace_.ptr, stream);
+                break;
+            case InferenceVariant::PerTokenPerChannel:
+                kernels::cast_rows_dynamic_e4m3(x, rows_, w.inputs, a8_->ptr, scale_inv, stream);
+                gemms_[std::size_t(l)]->run(a8_->ptr, w.codes->ptr, y, workspace_.ptr, stream);
+                break;
             }
         }
     }
@@ -248,22 +254,23 @@ public:
     }
     const std::string& kernels() const { return kernels_; }
 
-private:
+  private:
     std::string describe_kernels(bool fused_gemv) const {
         switch (v_) {
-            case InferenceVariant::Bf16: return "cuBLASLt BF16 GEMMs, " + gemms_.front()->describe();
-            case InferenceVariant::WeightOnly:
-                return fused_gemv ? "fp8lab's fused kernel: FP8 weights read once, decoded in registers, float32 "
-                                    "accumulation on CUDA cores, bias+GELU in the same kernel"
-                                  : "each layer's FP8 weights widened to BF16 by a kernel, then a cuBLASLt BF16 GEMM, " +
-                                        gemms_.front()->describe();
-            case InferenceVariant::StaticPerTensor:
-                return "activation cast with the calibrated scale, cuBLASLt FP8 GEMMs, " + gemms_.front()->describe();
-            case InferenceVariant::DynamicPerTensor:
-                return "activation amax, scale and cast (3 kernels), cuBLASLt FP8 GEMMs, " + gemms_.front()->describe();
-            case InferenceVariant::PerTokenPerChannel:
-                return "per-token amax and cast in one kernel, cuBLASLt FP8 GEMMs with outer-vector scales, " +
-                       gemms_.front()->describe();
+        case InferenceVariant::Bf16:
+            return "cuBLASLt BF16 GEMMs, " + gemms_.front()->describe();
+        case InferenceVariant::WeightOnly:
+            return fused_gemv ? "fp8lab's fused kernel: FP8 weights read once, decoded in registers, float32 "
+                                "accumulation on CUDA cores, bias+GELU in the same kernel"
+                              : "each layer's FP8 weights widened to BF16 by a kernel, then a cuBLASLt BF16 GEMM, " +
+                                    gemms_.front()->describe();
+        case InferenceVariant::StaticPerTensor:
+            return "activation cast with the calibrated scale, cuBLASLt FP8 GEMMs, " + gemms_.front()->describe();
+        case InferenceVariant::DynamicPerTensor:
+            return "activation amax, scale and cast (3 kernels), cuBLASLt FP8 GEMMs, " + gemms_.front()->describe();
+        case InferenceVariant::PerTokenPerChannel:
+            return "per-token amax and cast in one kernel, cuBLASLt FP8 GEMMs with outer-vector scales, " +
+                   gemms_.front()->describe();
         }
         return {};
     }
@@ -272,7 +279,7 @@ private:
     int tokens_, rows_;
     DeviceBuffer<std::uint8_t> workspace_;
     std::vector<std::unique_ptr<DeviceBuffer<std::uint16_t>>> h_;  // h_[l]: layer l's input, BF16
-    std::unique_ptr<DeviceBuffer<std::uint8_t>> a8_;             // an FP8 layer input
+    std::unique_ptr<DeviceBuffer<std::uint8_t>> a8_;               // an FP8 layer input
     std::unique_ptr<DeviceBuffer<float>> row_amax_;
     std::unique_ptr<DeviceBuffer<std::uint16_t>> widened_;
     std::vector<std::unique_ptr<DeviceBuffer<float>>> act_scale_, act_scale_inv_;
@@ -342,8 +349,8 @@ std::vector<InferenceTiming> time_inference(const InferenceModel& model, int tok
     if (model.widths.size() < 2) throw std::invalid_argument("an inference model needs at least two widths");
     for (int w : model.widths)
         if (w <= 0 || w % 16 != 0)
-            throw std::invalid_argument("inference model widths must be positive multiples of 16 (cuBLASLt's FP8 rule): " +
-                                        std::to_string(w));
+            throw std::invalid_argument(
+                "inference model widths must be positive multiples of 16 (cuBLASLt's FP8 rule): " + std::to_string(w));
     if (tokens <= 0) throw std::invalid_argument("tokens must be positive");
     detail::require_gpu();
     detail::LtHandle handle;
@@ -372,8 +379,8 @@ std::vector<InferenceTiming> time_inference(const InferenceModel& model, int tok
         } catch (const GpuError&) {
             if (!fp8_gemms || tokens % 16 == 0) throw;
             made.reset();
-            made = std::make_unique<InferenceRun>(model, name.variant, tokens, (tokens + 15) / 16 * 16, handle.h, stream,
-                                                  calibration);
+            made = std::make_unique<InferenceRun>(model, name.variant, tokens, (tokens + 15) / 16 * 16, handle.h,
+                                                  stream, calibration);
             made->forward(stream);
             FP8LAB_CUDA_CHECK(cudaStreamSynchronize(stream));
         }

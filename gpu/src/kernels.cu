@@ -52,12 +52,14 @@ __global__ void delayed_update_kernel(float* history, int length, bool algorithm
 }
 
 __global__ void bf16_to_float_kernel(const __nv_bfloat16* in, float* out, std::size_t n) {
-    for (std::size_t i = blockIdx.x * std::size_t(blockDim.x) + threadIdx.x; i < n; i += std::size_t(gridDim.x) * blockDim.x)
+    for (std::size_t i = blockIdx.x * std::size_t(blockDim.x) + threadIdx.x; i < n;
+         i += std::size_t(gridDim.x) * blockDim.x)
         out[i] = __bfloat162float(in[i]);
 }
 
 __global__ void fill_kernel(std::uint8_t* codes, __nv_bfloat16* values, std::size_t n, unsigned seed) {
-    for (std::size_t i = blockIdx.x * std::size_t(blockDim.x) + threadIdx.x; i < n; i += std::size_t(gridDim.x) * blockDim.x) {
+    for (std::size_t i = blockIdx.x * std::size_t(blockDim.x) + threadIdx.x; i < n;
+         i += std::size_t(gridDim.x) * blockDim.x) {
         unsigned h = unsigned(i) * 2654435761u ^ seed;
         h ^= h >> 15;
         h *= 2246822519u;

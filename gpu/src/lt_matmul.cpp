@@ -44,25 +44,29 @@ LtMatmul::LtMatmul(cublasLtHandle_t handle, int m, int n, int k, MatmulOperand a
             FP8LAB_CUDA_CHECK(cudaMalloc(&device_beta_, sizeof(float)));
             FP8LAB_CUDA_CHECK(cudaMemset(device_beta_, 0, sizeof(float)));
             const cublasLtPointerMode_t mode = CUBLASLT_POINTER_MODE_DEVICE;
-            FP8LAB_CUDA_CHECK(cublasLtMatmulDescSetAttribute(desc_, CUBLASLT_MATMUL_DESC_POINTER_MODE, &mode, sizeof mode));
+            FP8LAB_CUDA_CHECK(
+                cublasLtMatmulDescSetAttribute(desc_, CUBLASLT_MATMUL_DESC_POINTER_MODE, &mode, sizeof mode));
         }
         // First operand (our B): stored n x k is column-major k x n = B, to be transposed.
         const cublasOperation_t op_first = b.stored == Stored::Transposed ? CUBLAS_OP_T : CUBLAS_OP_N;
         // Second operand (our A): stored m x k is column-major k x m = A^T, taken as is.
         const cublasOperation_t op_second = a.stored == Stored::AsIs ? CUBLAS_OP_N : CUBLAS_OP_T;
-        FP8LAB_CUDA_CHECK(cublasLtMatmulDescSetAttribute(desc_, CUBLASLT_MATMUL_DESC_TRANSA, &op_first, sizeof op_first));
-        FP8LAB_CUDA_CHECK(cublasLtMatmulDescSetAttribute(desc_, CUBLASLT_MATMUL_DESC_TRANSB, &op_second, sizeof op_second));
+        FP8LAB_CUDA_CHECK(
+            cublasLtMatmulDescSetAttribute(desc_, CUBLASLT_MATMUL_DESC_TRANSA, &op_first, sizeof op_first));
+        FP8LAB_CUDA_CHECK(
+            cublasLtMatmulDescSetAttribute(desc_, CUBLASLT_MATMUL_DESC_TRANSB, &op_second, sizeof op_second));
         if (b.scale_inv)
             FP8LAB_CUDA_CHECK(cublasLtMatmulDescSetAttribute(desc_, CUBLASLT_MATMUL_DESC_A_SCALE_POINTER, &b.scale_inv,
-                                                            sizeof b.scale_inv));
+                                                             sizeof b.scale_inv));
         if (a.scale_inv)
             FP8LAB_CUDA_CHECK(cublasLtMatmulDescSetAttribute(desc_, CUBLASLT_MATMUL_DESC_B_SCALE_POINTER, &a.scale_inv,
-                                                            sizeof a.scale_inv));
+                                                             sizeof a.scale_inv));
         set_scale_mode(desc_, CUBLASLT_MATMUL_DESC_A_SCALE_MODE, b.scale_mode);  // cuBLASLt's A is our B
         set_scale_mode(desc_, CUBLASLT_MATMUL_DESC_B_SCALE_MODE, a.scale_mode);
         if (is_fp8(a.type) && !block_scaled) {
             const std::int8_t fast = fast_accumulation ? 1 : 0;
-            FP8LAB_CUDA_CHECK(cublasLtMatmulDescSetAttribute(desc_, CUBLASLT_MATMUL_DESC_FAST_ACCUM, &fast, sizeof fast));
+            FP8LAB_CUDA_CHECK(
+                cublasLtMatmulDescSetAttribute(desc_, CUBLASLT_MATMUL_DESC_FAST_ACCUM, &fast, sizeof fast));
         }
         if (epilogue.bias) {
             // Our n output columns are the rows of cuBLASLt's column-major D: its bias length.
@@ -70,14 +74,18 @@ LtMatmul::LtMatmul(cublasLtHandle_t handle, int m, int n, int k, MatmulOperand a
             const cudaDataType_t bias_type = CUDA_R_16BF;
             FP8LAB_CUDA_CHECK(cublasLtMatmulDescSetAttribute(desc_, CUBLASLT_MATMUL_DESC_EPILOGUE, &kind, sizeof kind));
             FP8LAB_CUDA_CHECK(cublasLtMatmulDescSetAttribute(desc_, CUBLASLT_MATMUL_DESC_BIAS_POINTER, &epilogue.bias,
-                                                            sizeof epilogue.bias));
+                                                             sizeof epilogue.bias));
             FP8LAB_CUDA_CHECK(cublasLtMatmulDescSetAttribute(desc_, CUBLASLT_MATMUL_DESC_BIAS_DATA_TYPE, &bias_type,
-                                                            sizeof bias_type));
+                                                             sizeof bias_type));
         }
-        if (b.stored == Stored::Transposed) FP8LAB_CUDA_CHECK(cublasLtMatrixLayoutCreate(&lt_first_, b.type, k, n, k));
-        else FP8LAB_CUDA_CHECK(cublasLtMatrixLayoutCreate(&lt_first_, b.type, n, k, n));
-        if (a.stored == Stored::AsIs) FP8LAB_CUDA_CHECK(cublasLtMatrixLayoutCreate(&lt_second_, a.type, k, m, k));
-        else FP8LAB_CUDA_CHECK(cublasLtMatrixLayoutCreate(&lt_second_, a.type, m, k, m));
+        if (b.stored == Stored::Transposed)
+            FP8LAB_CUDA_CHECK(cublasLtMatrixLayoutCreate(&lt_first_, b.type, k, n, k));
+        else
+            FP8LAB_CUDA_CHECK(cublasLtMatrixLayoutCreate(&lt_first_, b.type, n, k, n));
+        if (a.stored == Stored::AsIs)
+            FP8LAB_CUDA_CHECK(cublasLtMatrixLayoutCreate(&lt_second_, a.type, k, m, k));
+        else
+            FP8LAB_CUDA_CHECK(cublasLtMatrixLayoutCreate(&lt_second_, a.type, m, k, m));
         FP8LAB_CUDA_CHECK(cublasLtMatrixLayoutCreate(&lt_out_, out_type, n, m, n));
         cublasLtMatmulPreference_t pref;
         FP8LAB_CUDA_CHECK(cublasLtMatmulPreferenceCreate(&pref));

@@ -36,7 +36,7 @@ struct MatmulOperand {
 inline constexpr std::size_t kMatmulWorkspaceBytes = 32u << 20;
 
 class LtMatmul {
-public:
+  public:
     // FP8 operands must be A as is and B transposed (cuBLASLt's TN rule for FP8); anything
     // else throws std::invalid_argument. Throws GpuError when cuBLASLt has no kernel.
     // Block-scaled operands have no fast-accumulation mode (refused).
@@ -52,7 +52,7 @@ public:
     // runs (a candidate can be refused at run time); run it once before graph capture.
     void run(const void* a, const void* b, void* c, void* workspace, cudaStream_t stream);
 
-private:
+  private:
     void release();
     cublasLtHandle_t handle_;
     cublasLtMatmulDesc_t desc_ = nullptr;

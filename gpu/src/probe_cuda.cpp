@@ -17,8 +17,7 @@ ProbeResult probe() {
     const cudaError_t err = cudaGetDeviceCount(&count);
     if (err != cudaSuccess || count == 0) {
         r.reason = err == cudaSuccess ? std::string("no CUDA device found")
-                                      : std::string("no usable CUDA device: ") +
-                                            cudaGetErrorString(err);
+                                      : std::string("no usable CUDA device: ") + cudaGetErrorString(err);
         return r;
     }
     cudaDeviceProp prop{};
@@ -37,10 +36,9 @@ ProbeResult probe() {
         return r;
     }
     if (r.runtime_version > r.driver_version) {
-        r.reason = "the NVIDIA driver supports CUDA " + std::to_string(r.driver_version / 1000) +
-                   "." + std::to_string(r.driver_version % 1000 / 10) +
-                   ", older than this build's runtime " + std::to_string(r.runtime_version / 1000) +
-                   "." + std::to_string(r.runtime_version % 1000 / 10);
+        r.reason = "the NVIDIA driver supports CUDA " + std::to_string(r.driver_version / 1000) + "." +
+                   std::to_string(r.driver_version % 1000 / 10) + ", older than this build's runtime " +
+                   std::to_string(r.runtime_version / 1000) + "." + std::to_string(r.runtime_version % 1000 / 10);
         return r;
     }
     r.ready = true;

@@ -5,8 +5,9 @@ namespace fp8lab::gpu {
 
 ProbeResult probe() {
     ProbeResult r;
-    r.reason = "this fp8lab was built without CUDA (configure with FP8LAB_CUDA=ON on a machine "
-               "with the CUDA Toolkit)";
+    r.reason =
+        "this fp8lab was built without CUDA (configure with FP8LAB_CUDA=ON on a machine "
+        "with the CUDA Toolkit)";
     return r;
 }
 

@@ -13,7 +13,8 @@ int grid_for(std::size_t n) { return int(std::clamp<std::size_t>((n + kThreads *
 
 __global__ void finite_check_kernel(const float* values, std::size_t n, StepGuard* guard) {
     bool bad = false;
-    for (std::size_t i = blockIdx.x * std::size_t(kThreads) + threadIdx.x; i < n; i += std::size_t(gridDim.x) * kThreads)
+    for (std::size_t i = blockIdx.x * std::size_t(kThreads) + threadIdx.x; i < n;
+         i += std::size_t(gridDim.x) * kThreads)
         bad = bad || !isfinite(values[i]);
     if (__syncthreads_or(bad) && threadIdx.x == 0) guard->found_inf = 1;
 }
@@ -75,8 +76,8 @@ void guard_update(StepGuard* guard, LossScalingRules rules, const int* step, flo
     guard_update_kernel<<<1, 1, 0, stream>>>(guard, rules, step, scale_per_step, skipped_per_step, capacity);
 }
 
-void guarded_adamw(float* w, float* m, float* v, const float* grad, std::size_t n, AdamParams p,
-                   const StepGuard* guard, cudaStream_t stream) {
+void guarded_adamw(float* w, float* m, float* v, const float* grad, std::size_t n, AdamParams p, const StepGuard* guard,
+                   cudaStream_t stream) {
     guarded_adamw_kernel<<<grid_for(n), kThreads, 0, stream>>>(
         reinterpret_cast<float4*>(w), reinterpret_cast<float4*>(m), reinterpret_cast<float4*>(v),
         reinterpret_cast<const float4*>(grad), n / 4, p, guard);

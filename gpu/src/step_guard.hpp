@@ -14,12 +14,12 @@ namespace fp8lab::gpu::train {
 // The guard's state on the device. The step's loss scale multiplies the output's
 // gradient; after the backward, found_inf says whether a weight gradient held Inf or NaN.
 struct StepGuard {
-    float scale = 1.0f;        // the loss scale of the next step (1 without loss scaling)
-    float used = 1.0f;         // the scale this step used: the gradients are divided by it
-    int clean_steps = 0;       // steps since the last growth or backoff
-    int found_inf = 0;         // set by finite_check, cleared by guard_update
-    int apply = 1;             // whether this step's AdamW runs
-    int adam_steps = 0;        // updates applied so far: AdamW's bias correction counts these
+    float scale = 1.0f;   // the loss scale of the next step (1 without loss scaling)
+    float used = 1.0f;    // the scale this step used: the gradients are divided by it
+    int clean_steps = 0;  // steps since the last growth or backoff
+    int found_inf = 0;    // set by finite_check, cleared by guard_update
+    int apply = 1;        // whether this step's AdamW runs
+    int adam_steps = 0;   // updates applied so far: AdamW's bias correction counts these
 };
 
 struct LossScalingRules {  // emu::LossScalerConfig, and whether it is on
@@ -37,7 +37,7 @@ void guard_update(StepGuard* guard, LossScalingRules rules, const int* step, flo
                   int* skipped_per_step, int capacity, cudaStream_t stream);
 // AdamW of the gradient divided by guard->used, with the bias correction of
 // guard->adam_steps; nothing when guard->apply is 0. n must be a multiple of 4.
-void guarded_adamw(float* w, float* m, float* v, const float* grad, std::size_t n, AdamParams p,
-                   const StepGuard* guard, cudaStream_t stream);
+void guarded_adamw(float* w, float* m, float* v, const float* grad, std::size_t n, AdamParams p, const StepGuard* guard,
+                   cudaStream_t stream);
 
 }  // namespace fp8lab::gpu::train

@@ -64,9 +64,10 @@ CastTransposedOnGpu run_step_cast(train::CastSource source, int rows, int cols, 
     FP8LAB_CUDA_CHECK(cudaMemcpy(scaling.ptr, &host_scaling, sizeof host_scaling, cudaMemcpyHostToDevice));
     FP8LAB_CUDA_CHECK(cudaMemset(amax.ptr, 0, sizeof(unsigned)));
     FP8LAB_CUDA_CHECK(cudaMemset(partials.ptr, 0xff, partials.count * sizeof(float)));  // NaN until written
-    train::cast_transpose(source, rows, cols,
-                          {scaling.ptr, e4m3, out.ptr, out_t.ptr, rows, amax.ptr, loss_partials ? partials.ptr : nullptr},
-                          cudaStream_t{});
+    train::cast_transpose(
+        source, rows, cols,
+        {scaling.ptr, e4m3, out.ptr, out_t.ptr, rows, amax.ptr, loss_partials ? partials.ptr : nullptr},
+        cudaStream_t{});
     FP8LAB_CUDA_CHECK(cudaGetLastError());
     CastTransposedOnGpu result;
     result.codes.resize(n);
@@ -121,7 +122,8 @@ std::vector<emu::ScalePair> delayed_scaling_on_gpu(const emu::Format& format, em
     DeviceBuffer<float> amaxes(amax_per_step.size()), history(std::size_t(config.history_length));
     DeviceBuffer<kernels::DeviceScaling> state(1), used(amax_per_step.size());
     if (steps)
-        FP8LAB_CUDA_CHECK(cudaMemcpy(amaxes.ptr, amax_per_step.data(), amax_per_step.size_bytes(), cudaMemcpyHostToDevice));
+        FP8LAB_CUDA_CHECK(
+            cudaMemcpy(amaxes.ptr, amax_per_step.data(), amax_per_step.size_bytes(), cudaMemcpyHostToDevice));
     FP8LAB_CUDA_CHECK(cudaMemset(history.ptr, 0, history.count * sizeof(float)));
     const kernels::DeviceScaling initial{};
     FP8LAB_CUDA_CHECK(cudaMemcpy(state.ptr, &initial, sizeof initial, cudaMemcpyHostToDevice));

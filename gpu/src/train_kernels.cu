@@ -21,7 +21,8 @@ int grid_for(std::size_t n, int per_thread = 1) {
 }
 
 __global__ void f32_to_bf16_kernel(const float* in, __nv_bfloat16* out, std::size_t n) {
-    for (std::size_t i = blockIdx.x * std::size_t(blockDim.x) + threadIdx.x; i < n; i += std::size_t(gridDim.x) * blockDim.x)
+    for (std::size_t i = blockIdx.x * std::size_t(blockDim.x) + threadIdx.x; i < n;
+         i += std::size_t(gridDim.x) * blockDim.x)
         out[i] = __float2bfloat16(in[i]);
 }
 
@@ -47,7 +48,7 @@ __device__ inline void transpose_bytes_4x4(std::uint32_t (&words)[4]) {
 }
 
 template <Source K>
-__global__ void __launch_bounds__(kSide * kSide) cast_transpose_kernel(CastSource s, int rows, int cols, CastTarget t) {
+__global__ void __launch_bounds__(kSide* kSide) cast_transpose_kernel(CastSource s, int rows, int cols, CastTarget t) {
     __shared__ std::uint32_t by_column[kTile][kSide + 1];  // [column][group of 4 rows]
     const __nv_fp8_interpretation_t format = t.e4m3 ? __NV_E4M3 : __NV_E5M2;
     const float scale = t.scaling->scale;

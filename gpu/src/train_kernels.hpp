@@ -87,18 +87,18 @@ void adamw(float* w, float* m, float* v, const float* grad, std::size_t n, AdamP
 struct ScalingStateArrays {
     DeviceScaling* scaling;
     unsigned* amax_bits;
-    float* history;          // tensors x history_length
+    float* history;  // tensors x history_length
     const float* numerators;
-    float* trace_amax;       // capacity x tensors (may be null)
+    float* trace_amax;  // capacity x tensors (may be null)
     float* trace_scale;
 };
 struct StepEnd {
     const float* loss_partials = nullptr;
     int loss_partial_count = 0;
-    float inv_outputs = 0;           // 1 / n of the MSE
-    float* losses = nullptr;         // losses[*step] when *step < capacity
+    float inv_outputs = 0;    // 1 / n of the MSE
+    float* losses = nullptr;  // losses[*step] when *step < capacity
     int capacity = 0;
-    ScalingStateArrays scaling{};    // scaling.scaling null: BF16, nothing to record
+    ScalingStateArrays scaling{};  // scaling.scaling null: BF16, nothing to record
     int tensors = 0, history_length = 0;
     bool algorithm_max = true, delayed = true;
 };

@@ -15,7 +15,8 @@ namespace {
 
 void require_multiple_of_16(int value, const char* name) {
     if (value <= 0 || value % 16 != 0)
-        throw std::invalid_argument(std::string(name) + " must be a positive multiple of 16 (cuBLASLt's FP8 GEMMs), not " +
+        throw std::invalid_argument(std::string(name) +
+                                    " must be a positive multiple of 16 (cuBLASLt's FP8 GEMMs), not " +
                                     std::to_string(value));
 }
 
@@ -29,9 +30,12 @@ std::string_view emulated_speed_note() {
 std::string_view gpu_precision_name(GpuPrecision p) { return p == GpuPrecision::Bf16 ? "bf16" : "fp8"; }
 std::string_view gpu_recipe_name(GpuRecipe r) {
     switch (r) {
-    case GpuRecipe::Delayed: return "delayed";
-    case GpuRecipe::Current: return "current";
-    case GpuRecipe::Blockwise: return "blockwise";
+    case GpuRecipe::Delayed:
+        return "delayed";
+    case GpuRecipe::Current:
+        return "current";
+    case GpuRecipe::Blockwise:
+        return "blockwise";
     }
     return "?";
 }
@@ -53,12 +57,14 @@ void validate(const GpuTrainConfig& c) {
                                     std::to_string(c.delayed.history_length));
     if (c.precision == GpuPrecision::Fp8 && c.recipe == GpuRecipe::Blockwise &&
         (c.fast_accumulation || c.fast_accumulation_dgrad || c.fast_accumulation_wgrad))
-        throw std::invalid_argument("blockwise scaling needs fast accumulation off: cuBLASLt's block-scaled FP8 GEMMs "
-                                    "always promote their partial sums");
+        throw std::invalid_argument(
+            "blockwise scaling needs fast accumulation off: cuBLASLt's block-scaled FP8 GEMMs "
+            "always promote their partial sums");
     if (c.delayed.margin < 0 || c.delayed.margin > 64)
         throw std::invalid_argument("the margin must be 0 to 64, not " + std::to_string(c.delayed.margin));
     if (c.data_batches < 0 || c.data_batches > 4096)
-        throw std::invalid_argument("data batches must be 0 (automatic) to 4096, not " + std::to_string(c.data_batches));
+        throw std::invalid_argument("data batches must be 0 (automatic) to 4096, not " +
+                                    std::to_string(c.data_batches));
 }
 
 int data_batches(const GpuTrainConfig& c) {
@@ -70,19 +76,23 @@ int data_batches(const GpuTrainConfig& c) {
 GpuTrainConfig gpu_config(const emu::Experiment& e) {
     emu::validate(e);
     std::vector<std::string> refused;
-    const auto refuse = [&](const std::string& field, const std::string& why) { refused.push_back(field + ": " + why); };
+    const auto refuse = [&](const std::string& field, const std::string& why) {
+        refused.push_back(field + ": " + why);
+    };
     const emu::Numerics& n = e.numerics;
     const bool fp8 = n.precision == emu::Precision::Fp8;
     if (e.model.output != e.model.input)
-        refuse("model.output", "the GPU trainer's last layer maps back to the input size (d -> h -> d); set output = input");
+        refuse("model.output",
+               "the GPU trainer's last layer maps back to the input size (d -> h -> d); set output = input");
     if (e.model.biases) refuse("model.biases", "the GPU trainer's layers have no biases");
     if (e.task.kind != emu::TaskKind::TeacherRegression)
         refuse("task.kind", "the GPU trainer has the mean squared error only (teacher regression)");
     if (e.optimizer.grad_clip > 0) refuse("optimizer.grad_clip", "the GPU trainer does not clip gradients");
     if (n.precision == emu::Precision::Fp32) refuse("numerics.precision", "the GPU trains BF16 or FP8, not FP32");
     if (e.inference.enabled)
-        refuse("inference.enabled", "the quantised model's evaluation runs on the CPU emulator; on the GPU lab 9's "
-                                    "serving-speed step times FP8 inference");
+        refuse("inference.enabled",
+               "the quantised model's evaluation runs on the CPU emulator; on the GPU lab 9's "
+               "serving-speed step times FP8 inference");
     const bool native = detail::native_path_can_run(n);
     if (!native && n.fast_accumulation.any())
         refuse("numerics.fast_accumulation",
@@ -135,8 +145,9 @@ emu::Experiment experiment_of(const GpuTrainConfig& c) {
     n.recipe = c.recipe == GpuRecipe::Current     ? emu::Fp8Recipe::Current
                : c.recipe == GpuRecipe::Blockwise ? emu::Fp8Recipe::Blockwise
                                                   : emu::Fp8Recipe::Delayed;
-    n.formats = {&emu::e4m3(), &emu::e4m3(),
-                 c.formats == emu::FormatRecipe::Hybrid && c.recipe != GpuRecipe::Blockwise ? &emu::e5m2() : &emu::e4m3()};
+    n.formats = {
+        &emu::e4m3(), &emu::e4m3(),
+        c.formats == emu::FormatRecipe::Hybrid && c.recipe != GpuRecipe::Blockwise ? &emu::e5m2() : &emu::e4m3()};
     n.delayed = c.delayed;
     n.fast_accumulation = {c.fast_accumulation, c.fast_accumulation_dgrad, c.fast_accumulation_wgrad};
     if (c.path == GpuPath::Emulated) n = c.numerics;

@@ -39,9 +39,9 @@ struct Params {
     // bit for bit) in one instruction instead of the thirty of the generic cast, which
     // bounded the emulated recipes' casts by instructions.
     enum class Hardware : int { None, E4M3, E5M2 } hardware = Hardware::None;
-    std::uint64_t seed = 0;                         // its counter's seed
+    std::uint64_t seed = 0;  // its counter's seed
     int random_bits = 32;
-    bool hadamard = false;                          // NVFP4 wgrad: the random Hadamard transform
+    bool hadamard = false;  // NVFP4 wgrad: the random Hadamard transform
     std::uint64_t hadamard_seed = 0;
 };
 
@@ -87,8 +87,10 @@ FP8LAB_HD inline int e8m0_ceil_code(float x) {
     const std::uint32_t u = float_bits(x);
     const std::uint32_t mantissa = u & 0x7FFFFFu;
     int e;
-    if (u >> 23) e = int(u >> 23) - 127 + (mantissa ? 1 : 0);
-    else e = floor_log2(x) + ((mantissa & (mantissa - 1u)) ? 1 : 0);  // a subnormal power of two is exact
+    if (u >> 23)
+        e = int(u >> 23) - 127 + (mantissa ? 1 : 0);
+    else
+        e = floor_log2(x) + ((mantissa & (mantissa - 1u)) ? 1 : 0);  // a subnormal power of two is exact
     e += 127;
     return e < 0 ? 0 : e > 254 ? 254 : e;
 }
@@ -114,7 +116,8 @@ FP8LAB_HD inline BlockScale block_scale(const Params& p, float amax, float tenso
     BlockScale s;
     switch (p.rule) {
     case ScaleRule::Bf16Only:
-    case ScaleRule::Unit: return s;
+    case ScaleRule::Unit:
+        return s;
     case ScaleRule::PerTensor:
         s.multiplier = tensor_scale;
         s.scale_inv = 1.0f / tensor_scale;

@@ -24,8 +24,9 @@ StepLogic emulated() {
                             "How often the narrow sum is added into a float32 total"),
                     choice("signs", "Operand signs", {"positive", "random"}, "positive",
                            "All-positive operands make the sums, and the accumulator's weakness, grow fastest")};
-    s.no_training_reason = "This step emulates an accumulator of any width; training GEMMs accumulate in float32 on "
-                           "the CPU, and the tensor-cores step maps fast accumulation for the GPU.";
+    s.no_training_reason =
+        "This step emulates an accumulator of any width; training GEMMs accumulate in float32 on "
+        "the CPU, and the tensor-cores step maps fast accumulation for the GPU.";
     s.run = [](const Parameters& p, RunContext& ctx) {
         const int bits = int(p.integer("mantissa_bits")), every = int(p.integer("promote_every"));
         const bool positive = p.choice("signs") == "positive";
@@ -40,8 +41,11 @@ StepLogic emulated() {
         Series promoted = line(std::to_string(bits) + "-bit, promoted every " + std::to_string(every), {}, {}, 2);
         promoted.dashed = true;
         Table t{"by-k", "Mean and worst error over 16 dot products", {}, {}};
-        t.columns = {{"K", ColumnType::Integer}, {"float32 mean", ColumnType::Number}, {"narrow mean", ColumnType::Number},
-                     {"narrow worst", ColumnType::Number}, {"promoted mean", ColumnType::Number}};
+        t.columns = {{"K", ColumnType::Integer},
+                     {"float32 mean", ColumnType::Number},
+                     {"narrow mean", ColumnType::Number},
+                     {"narrow worst", ColumnType::Number},
+                     {"promoted mean", ColumnType::Number}};
         for (int k = 64; k <= 65536; k *= 4) {
             if (ctx.cancel_requested()) throw RunCancelled();
             const int outputs = 4;
@@ -62,8 +66,9 @@ StepLogic emulated() {
         fig.series = {f32, narrow, promoted};
         out.figures.push_back(std::move(fig));
         out.tables.push_back(std::move(t));
-        out.notes.push_back("The narrow accumulator is a model (truncation to a fixed number of fraction bits after "
-                            "every addition); the next step measures real tensor cores.");
+        out.notes.push_back(
+            "The narrow accumulator is a model (truncation to a fixed number of fraction bits after "
+            "every addition); the next step measures real tensor cores.");
         return out;
     };
     const int product_bits = 2 * (emu::e4m3().mantissa_bits + 1);
@@ -91,8 +96,9 @@ StepLogic tensor_cores() {
                     toggle("fast_dgrad", "Fast accumulation: dgrad", false, "Feeds the training panel (GPU)"),
                     toggle("fast_wgrad", "Fast accumulation: wgrad", false, "Feeds the training panel (GPU)")};
     s.training_parameters = {"fast_forward", "fast_dgrad", "fast_wgrad"};
-    s.training_mapping = "Each toggle is cuBLASLt's fast accumulation of that GEMM in training. Only the GPU has it: "
-                         "the CPU emulator accumulates in float32 and refuses it by name.";
+    s.training_mapping =
+        "Each toggle is cuBLASLt's fast accumulation of that GEMM in training. Only the GPU has it: "
+        "the CPU emulator accumulates in float32 and refuses it by name.";
     s.training = [](const Parameters& p, emu::Experiment& e) {
         e.numerics.fast_accumulation = {p.toggle("fast_forward"), p.toggle("fast_dgrad"), p.toggle("fast_wgrad")};
     };
@@ -110,12 +116,16 @@ StepLogic tensor_cores() {
         fig.x_axis = {"K", AxisScale::Log2};
         fig.y_axis = {"|error| / sum |products|", AxisScale::Log10};
         Table t{"measured", "Measured error by K", {}, {}};
-        t.columns = {{"K", ColumnType::Integer}, {"fast accumulation"}, {"mean error", ColumnType::Number},
+        t.columns = {{"K", ColumnType::Integer},
+                     {"fast accumulation"},
+                     {"mean error", ColumnType::Number},
                      {"worst error", ColumnType::Number}};
         int colour = 0;
         for (bool fast : {false, true}) {
-            Series mean = line(std::string(fast ? "fast accumulation" : "promoted (default)") + ", mean", {}, {}, colour);
-            Series worst = line(std::string(fast ? "fast accumulation" : "promoted (default)") + ", worst", {}, {}, colour++);
+            Series mean =
+                line(std::string(fast ? "fast accumulation" : "promoted (default)") + ", mean", {}, {}, colour);
+            Series worst =
+                line(std::string(fast ? "fast accumulation" : "promoted (default)") + ", worst", {}, {}, colour++);
             worst.dashed = true;
             for (const AccumulationPoint& p : sweep.points) {
                 if (p.fast_accumulation != fast) continue;
@@ -145,8 +155,7 @@ StepLogic tensor_cores() {
             s.exercise = numeric_exercise(
                 "In the recorded measurement at K = " + std::to_string(k) +
                     ", how many times larger is the mean error with fast accumulation than promoted (to two digits)?",
-                fast / promoted,
-                {{promoted / fast, "That is promoted over fast: the other way round."}},
+                fast / promoted, {{promoted / fast, "That is promoted over fast: the other way round."}},
                 "Divide the two mean errors at the largest K in the table.", 0.01);
     } catch (const std::exception&) {
     }

@@ -4,6 +4,9 @@
 
 namespace fp8lab::labs {
 
-std::vector<LabLogic> all_lab_logic() { return {formats_lab(), values_lab(), rounding_lab(), why_scale_lab(), delayed_scaling_lab(), block_scaling_lab(), loss_scaling_lab(), training_lab(), inference_lab(), accumulation_lab()}; }
+std::vector<LabLogic> all_lab_logic() {
+    return {formats_lab(),       values_lab(),       rounding_lab(), why_scale_lab(), delayed_scaling_lab(),
+            block_scaling_lab(), loss_scaling_lab(), training_lab(), inference_lab(), accumulation_lab()};
+}
 
 }  // namespace fp8lab::labs

@@ -58,8 +58,13 @@ struct RecipeResult {
 
 RecipeResult run(std::string name, std::string blocks, std::string scales, double bits, const emu::QuantizedTensor& q,
                  const std::vector<float>& x) {
-    return {std::move(name), std::string(q.format->name), std::move(blocks), std::move(scales), bits,
-            emu::quantization_stats(x, q), rms_relative_error(x, q)};
+    return {std::move(name),
+            std::string(q.format->name),
+            std::move(blocks),
+            std::move(scales),
+            bits,
+            emu::quantization_stats(x, q),
+            rms_relative_error(x, q)};
 }
 
 std::vector<RecipeResult> all_recipes(const std::vector<float>& x, const emu::Format& mx_elements) {
@@ -71,7 +76,8 @@ std::vector<RecipeResult> all_recipes(const std::vector<float>& x, const emu::Fo
             emu::quantize_per_tensor(x, kRows, kCols, mx_elements), x),
         run("MX floor", "1x32", "E8M0", mx_bits,
             emu::quantize_mx(x, kRows, kCols, mx_elements, emu::MxScaleRule::OcpFloor), x),
-        run("MX RCEIL", "1x32", "E8M0", mx_bits, emu::quantize_mx(x, kRows, kCols, mx_elements, emu::MxScaleRule::Rceil), x),
+        run("MX RCEIL", "1x32", "E8M0", mx_bits,
+            emu::quantize_mx(x, kRows, kCols, mx_elements, emu::MxScaleRule::Rceil), x),
         run("blockwise 1x128", "1x128", "float32 power of 2", e4m3_bits + 32.0 / 128,
             emu::quantize_blockwise(x, kRows, kCols, {1, 128}), x),
         run("NVFP4", "1x16", "E4M3 + float32 per tensor", emu::e2m1().total_bits + e4m3_bits / 16 + tensor_scale,
@@ -93,14 +99,21 @@ double activation_bits(const emu::RecipeDescriptor& d) {
 StepLogic recipe_map() {
     StepLogic s;
     s.id = "recipe-map";
-    s.no_training_reason = "This step maps the recipes; each of them trains from the steps that teach it (the next "
-                           "step's recipe choice, lab 6, lab 8).";
+    s.no_training_reason =
+        "This step maps the recipes; each of them trains from the steps that teach it (the next "
+        "step's recipe choice, lab 6, lab 8).";
     s.run = [](const Parameters&, RunContext&) {
         StepOutput out;
         Table t{"recipes", "The training recipes fp8lab emulates, from its recipe descriptors", {}, {}};
-        t.columns = {{"fp8lab --recipe"}, {"defined by"}, {"elements (input / weight / gradient)"},
-                     {"activation and gradient blocks"}, {"weight blocks"}, {"scale"}, {"scale from"},
-                     {"accumulation"}, {"tensor cores on"}};
+        t.columns = {{"fp8lab --recipe"},
+                     {"defined by"},
+                     {"elements (input / weight / gradient)"},
+                     {"activation and gradient blocks"},
+                     {"weight blocks"},
+                     {"scale"},
+                     {"scale from"},
+                     {"accumulation"},
+                     {"tensor cores on"}};
         Figure fig;
         fig.id = "bits";
         fig.title = "Bits per activation element, the block scales included";
@@ -133,14 +146,14 @@ StepLogic recipe_map() {
     const emu::RecipeDescriptor& blockwise = emu::recipe_descriptor(emu::Fp8Recipe::Blockwise);
     const std::size_t n = 1024;
     const auto scales = [&](const emu::BlockShape& b) { return double((n / b.rows) * (n / b.cols)); };
-    s.exercise = numeric_exercise(
-        "Under " + std::string(blockwise.library) + ", how many scales does a " + std::to_string(n) + " x " +
-            std::to_string(n) + " weight carry?",
-        scales(blockwise.weight_blocks),
-        {{scales(blockwise.activation_blocks), "That is an activation's count: weights use square blocks, "
-                                               "activations and gradients 1 x 128."},
-         {1, "That is a per-tensor recipe: this one scales every block."}},
-        "Divide the weight into its blocks (the table's weight blocks) and count them.");
+    s.exercise = numeric_exercise("Under " + std::string(blockwise.library) + ", how many scales does a " +
+                                      std::to_string(n) + " x " + std::to_string(n) + " weight carry?",
+                                  scales(blockwise.weight_blocks),
+                                  {{scales(blockwise.activation_blocks),
+                                    "That is an activation's count: weights use square blocks, "
+                                    "activations and gradients 1 x 128."},
+                                   {1, "That is a per-tensor recipe: this one scales every block."}},
+                                  "Divide the weight into its blocks (the table's weight blocks) and count them.");
     return s;
 }
 
@@ -149,11 +162,12 @@ StepLogic recipes() {
     s.id = "recipes";
     s.parameters = {choice("mx_elements", "Element format", element_format_names(), "e2m1",
                            "For per-tensor and MX: MXFP8 (e4m3, e5m2), MXFP6 (e3m2, e2m3) or MXFP4 (e2m1)"),
-                    choice("training_recipe", "Recipe for training", enum_choice_names<emu::Fp8Recipe>(),
-                           "mx-rceil", "Feeds the training panel")};
+                    choice("training_recipe", "Recipe for training", enum_choice_names<emu::Fp8Recipe>(), "mx-rceil",
+                           "Feeds the training panel")};
     s.training_parameters = {"mx_elements", "training_recipe"};
-    s.training_mapping = "The recipe for training is the experiment's recipe; the element format is every role's "
-                         "for per-tensor and MX recipes (blockwise is E4M3, NVFP4 E2M1, whatever it says).";
+    s.training_mapping =
+        "The recipe for training is the experiment's recipe; the element format is every role's "
+        "for per-tensor and MX recipes (blockwise is E4M3, NVFP4 E2M1, whatever it says).";
     s.training = [](const Parameters& p, emu::Experiment& e) {
         const emu::Fp8Recipe r = parse_enum_or_throw<emu::Fp8Recipe>(p.choice("training_recipe"), "training_recipe");
         emu::set_recipe(e, r);
@@ -177,49 +191,57 @@ StepLogic recipes() {
         Series frobenius{SeriesKind::Bars, "relative Frobenius error (the large elements weigh most)", 1};
         rms.bar_width = frobenius.bar_width = 0.38;
         for (std::size_t i = 0; i < results.size(); ++i) {
-            fig.x_axis.categories.push_back(results[i].name + " (" + number_text(std::round(results[i].bits_per_element * 100) / 100) +
-                                            " bits)");
+            fig.x_axis.categories.push_back(
+                results[i].name + " (" + number_text(std::round(results[i].bits_per_element * 100) / 100) + " bits)");
             rms.x.push_back(double(i) - 0.2);
             rms.y.push_back(results[i].rms_relative);
             frobenius.x.push_back(double(i) + 0.2);
             frobenius.y.push_back(results[i].stats.rel_frobenius_error);
         }
         // The recipe the training panel trains (the second parameter) is marked on the figure.
-        const emu::Fp8Recipe trained = parse_enum_or_throw<emu::Fp8Recipe>(p.choice("training_recipe"), "training_recipe");
+        const emu::Fp8Recipe trained =
+            parse_enum_or_throw<emu::Fp8Recipe>(p.choice("training_recipe"), "training_recipe");
         const std::size_t marked = trained == emu::Fp8Recipe::Delayed || trained == emu::Fp8Recipe::Current ? 0
-                                   : trained == emu::Fp8Recipe::MxFloor                                    ? 1
-                                   : trained == emu::Fp8Recipe::MxRceil                                    ? 2
-                                   : trained == emu::Fp8Recipe::Blockwise                                  ? 3
-                                                                                                           : 4;
+                                   : trained == emu::Fp8Recipe::MxFloor                                     ? 1
+                                   : trained == emu::Fp8Recipe::MxRceil                                     ? 2
+                                   : trained == emu::Fp8Recipe::Blockwise                                   ? 3
+                                                                                                            : 4;
         fig.annotations.push_back({double(marked) - 0.2, results[marked].rms_relative,
                                    "the training panel trains " + std::string(enum_name(trained))});
         fig.series.push_back(std::move(rms));
         fig.series.push_back(std::move(frobenius));
         out.figures.push_back(std::move(fig));
         Table t{"recipes",
-                std::to_string(kRows) + " x " + std::to_string(kCols) + " activations, every " + std::to_string(kOutlierEvery) +
-                    "th channel " + number_text(kOutlierFactor) + "x",
-                {}, {}};
-        t.columns = {{"recipe"}, {"elements"}, {"blocks"}, {"scales"}, {"bits per element", ColumnType::Number},
-                     {"RMS relative error", ColumnType::Number}, {"relative Frobenius error", ColumnType::Number},
+                std::to_string(kRows) + " x " + std::to_string(kCols) + " activations, every " +
+                    std::to_string(kOutlierEvery) + "th channel " + number_text(kOutlierFactor) + "x",
+                {},
+                {}};
+        t.columns = {{"recipe"},
+                     {"elements"},
+                     {"blocks"},
+                     {"scales"},
+                     {"bits per element", ColumnType::Number},
+                     {"RMS relative error", ColumnType::Number},
+                     {"relative Frobenius error", ColumnType::Number},
                      {"clipped at max", ColumnType::Number, "%"},
                      {"flushed to zero", ColumnType::Number, "%"}};
         for (const RecipeResult& r : results) {
             const double n = double(r.stats.elements);
             t.rows.push_back({r.name, r.elements, r.blocks, r.scales, r.bits_per_element, r.rms_relative,
-                              r.stats.rel_frobenius_error,
-                              100 * double(r.stats.overflowed) / n, 100 * double(r.stats.flushed_to_zero) / n});
+                              r.stats.rel_frobenius_error, 100 * double(r.stats.overflowed) / n,
+                              100 * double(r.stats.flushed_to_zero) / n});
         }
         out.tables.push_back(std::move(t));
         return out;
     };
     const emu::Format &e4m3 = emu::e4m3(), &e8m0 = emu::e8m0();
     s.exercise = numeric_exercise(
-        "MXFP8 stores one " + bits_text(e8m0) + " E8M0 scale for every block of 32 E4M3 elements. How many bits per "
-        "element does the tensor take, scales included?",
+        "MXFP8 stores one " + bits_text(e8m0) +
+            " E8M0 scale for every block of 32 E4M3 elements. How many bits per "
+            "element does the tensor take, scales included?",
         bits_per_element(e4m3, e8m0, 32),
-        {{double(e4m3.total_bits), "The scales take space too: " + number_text(e8m0.total_bits) +
-                                       " bits shared by 32 elements."},
+        {{double(e4m3.total_bits),
+          "The scales take space too: " + number_text(e8m0.total_bits) + " bits shared by 32 elements."},
          {bits_per_element(e4m3, e8m0, 16),
           "That is one " + bits_text(e8m0) + " scale per 16 elements, NVFP4's block size; MX blocks hold 32."},
          {bits_per_element(e4m3, e8m0, 1), "The scale is shared by the block, not stored per element."}},
@@ -231,11 +253,11 @@ StepLogic recipes() {
 StepLogic floor_against_rceil() {
     StepLogic s;
     s.id = "floor-vs-rceil";
-    s.parameters = {choice("elements", "Element format", element_format_names(), "e4m3",
-                           "The MX element format")};
+    s.parameters = {choice("elements", "Element format", element_format_names(), "e4m3", "The MX element format")};
     s.training_parameters = {"elements"};
-    s.training_mapping = "Training runs MX with the floor rule (mx-floor) and this element format for every role; "
-                         "the recipes step trains RCEIL.";
+    s.training_mapping =
+        "Training runs MX with the floor rule (mx-floor) and this element format for every role; "
+        "the recipes step trains RCEIL.";
     s.training = [](const Parameters& p, emu::Experiment& e) {
         emu::set_recipe(e, emu::Fp8Recipe::MxFloor);
         emu::set_all_formats(e, emu::format_by_name(p.choice("elements")));
@@ -254,7 +276,8 @@ StepLogic floor_against_rceil() {
             const float amax = 1.0f + float(i) / 400.0f;
             std::vector<float> block(32, 0.1f);
             block[0] = amax;
-            for (auto [rule, series] : {std::pair{emu::MxScaleRule::OcpFloor, &floor}, std::pair{emu::MxScaleRule::Rceil, &rceil}}) {
+            for (auto [rule, series] :
+                 {std::pair{emu::MxScaleRule::OcpFloor, &floor}, std::pair{emu::MxScaleRule::Rceil, &rceil}}) {
                 const std::vector<float> back = emu::quantize_mx(block, 1, 32, f, rule).dequantize();
                 series->x.push_back(amax);
                 series->y.push_back(std::fabs(double(back[0]) - amax) / amax);
@@ -264,12 +287,14 @@ StepLogic floor_against_rceil() {
         out.figures.push_back(std::move(fig));
 
         Table t{"example", "Blocks at and past E4M3's maximum: the block maximum after each rule", {}, {}};
-        t.columns = {{"block amax", ColumnType::Number}, {"OCP floor gives", ColumnType::Number},
+        t.columns = {{"block amax", ColumnType::Number},
+                     {"OCP floor gives", ColumnType::Number},
                      {"RCEIL gives", ColumnType::Number}};
         for (float amax : {448.0f, 500.0f, 957.0f, 1000.0f}) {
             std::vector<float> block(32, 1.0f);
             block[0] = amax;
-            t.rows.push_back({double(amax), double(emu::quantize_mx(block, 1, 32, f, emu::MxScaleRule::OcpFloor).dequantize()[0]),
+            t.rows.push_back({double(amax),
+                              double(emu::quantize_mx(block, 1, 32, f, emu::MxScaleRule::OcpFloor).dequantize()[0]),
                               double(emu::quantize_mx(block, 1, 32, f, emu::MxScaleRule::Rceil).dequantize()[0])});
         }
         out.tables.push_back(std::move(t));
@@ -312,16 +337,24 @@ StepLogic e8m0_traps() {
         const emu::Format& e8m0 = emu::e8m0();
         StepOutput out;
         Table codes{"e8m0-codes", "What E8M0 makes of a scale, rounded down (floor) and up (RCEIL)", {}, {}};
-        codes.columns = {{"scale asked for"}, {"code, rounded down", ColumnType::Code}, {"its value", ColumnType::Number},
-                         {"code, rounded up", ColumnType::Code}, {"its value", ColumnType::Number}};
+        codes.columns = {{"scale asked for"},
+                         {"code, rounded down", ColumnType::Code},
+                         {"its value", ColumnType::Number},
+                         {"code, rounded up", ColumnType::Code},
+                         {"its value", ColumnType::Number}};
         const emu::ConvertOptions down{emu::RoundingMode::TowardZero, emu::Saturation::Finite};
         const emu::ConvertOptions up{emu::RoundingMode::Up, emu::Saturation::Finite};
-        const std::pair<const char*, double> asked[] = {
-            {"1", 1.0}, {"0.75", 0.75}, {"0 (an all-zero block)", 0.0}, {"2^-130", std::ldexp(1.0, -130)},
-            {"-8 (a sign)", -8.0}, {"2^130", std::ldexp(1.0, 130)}, {"NaN", std::nan("")}};
+        const std::pair<const char*, double> asked[] = {{"1", 1.0},
+                                                        {"0.75", 0.75},
+                                                        {"0 (an all-zero block)", 0.0},
+                                                        {"2^-130", std::ldexp(1.0, -130)},
+                                                        {"-8 (a sign)", -8.0},
+                                                        {"2^130", std::ldexp(1.0, 130)},
+                                                        {"NaN", std::nan("")}};
         for (const auto& [label, x] : asked) {
             const std::uint32_t d = emu::encode(e8m0, x, down), u = emu::encode(e8m0, x, up);
-            codes.rows.push_back({std::string(label), std::int64_t(d), emu::decode(e8m0, d), std::int64_t(u), emu::decode(e8m0, u)});
+            codes.rows.push_back(
+                {std::string(label), std::int64_t(d), emu::decode(e8m0, d), std::int64_t(u), emu::decode(e8m0, u)});
         }
         out.tables.push_back(std::move(codes));
 
@@ -335,23 +368,31 @@ StepLogic e8m0_traps() {
         const std::vector<float> zeros(32, 0.0f);
         const emu::QuantizedTensor z = emu::quantize_mx(zeros, 1, 32, f, rule);
         const std::vector<float> zeros_back = z.dequantize();
-        Table blocks{"blocks", "Blocks of 32 " + std::string(f.display_name) + " elements: their E8M0 scale and what comes back", {}, {}};
-        blocks.columns = {{"block"}, {"amax", ColumnType::Number}, {"scale code", ColumnType::Code},
-                          {"scale", ColumnType::Number}, {"elements that read back finite", ColumnType::Integer}};
+        Table blocks{"blocks",
+                     "Blocks of 32 " + std::string(f.display_name) + " elements: their E8M0 scale and what comes back",
+                     {},
+                     {}};
+        blocks.columns = {{"block"},
+                          {"amax", ColumnType::Number},
+                          {"scale code", ColumnType::Code},
+                          {"scale", ColumnType::Number},
+                          {"elements that read back finite", ColumnType::Integer}};
         auto finite_in = [](const std::vector<float>& v, std::size_t b, std::size_t e) {
             return std::int64_t(std::count_if(v.begin() + std::ptrdiff_t(b), v.begin() + std::ptrdiff_t(e),
                                               [](float y) { return std::isfinite(y); }));
         };
         blocks.rows.push_back({std::string("ordinary values"), double(q.block_amax[0]), std::int64_t(q.scale_codes[0]),
                                emu::decode(e8m0, q.scale_codes[0]), finite_in(back, 0, 32)});
-        blocks.rows.push_back({std::string("the same with one Inf"), double(q.block_amax[1]), std::int64_t(q.scale_codes[1]),
-                               emu::decode(e8m0, q.scale_codes[1]), finite_in(back, 32, 64)});
+        blocks.rows.push_back({std::string("the same with one Inf"), double(q.block_amax[1]),
+                               std::int64_t(q.scale_codes[1]), emu::decode(e8m0, q.scale_codes[1]),
+                               finite_in(back, 32, 64)});
         blocks.rows.push_back({std::string("all zeros"), double(z.block_amax[0]), std::int64_t(z.scale_codes[0]),
                                emu::decode(e8m0, z.scale_codes[0]), finite_in(zeros_back, 0, 32)});
         out.tables.push_back(std::move(blocks));
         out.metrics.push_back({"finite elements left in the block with one Inf", double(finite_in(back, 32, 64)), ""});
         out.metrics.push_back({"scale code of the all-zero block", double(z.scale_codes[0]), ""});
-        out.metrics.push_back({"largest all-zero block element read back", double(*std::max_element(zeros_back.begin(), zeros_back.end())), ""});
+        out.metrics.push_back({"largest all-zero block element read back",
+                               double(*std::max_element(zeros_back.begin(), zeros_back.end())), ""});
         return out;
     };
     std::vector<float> x(32, 0.5f);
@@ -362,8 +403,9 @@ StepLogic e8m0_traps() {
         "An MX block of 32 E4M3 elements holds 31 values of 0.5 and one Inf. How many of its 32 elements read back "
         "as finite numbers?",
         finite,
-        {{31.0, "The Inf makes the block's amax Inf, and an E8M0 scale of Inf is the NaN code 0xFF: it multiplies "
-                "every element of the block, not only the Inf."},
+        {{31.0,
+          "The Inf makes the block's amax Inf, and an E8M0 scale of Inf is the NaN code 0xFF: it multiplies "
+          "every element of the block, not only the Inf."},
          {32.0, "E8M0 has no code for Inf; the block's scale is NaN."}},
         "The scale is shared by the whole block: look at its code.");
     return s;
@@ -375,8 +417,9 @@ StepLogic block_size_and_nvfp4() {
     s.parameters = {choice("heatmap", "Heatmap of block scales", {"nvfp4", "mxfp4", "mxfp8"}, "nvfp4",
                            "Whose block scales the heatmap shows")};
     s.training_parameters = {"heatmap"};
-    s.training_mapping = "The heatmap's recipe is trained: nvfp4 (E2M1, 16-element blocks), mxfp4 (MX RCEIL, E2M1) "
-                         "or mxfp8 (MX RCEIL, E4M3).";
+    s.training_mapping =
+        "The heatmap's recipe is trained: nvfp4 (E2M1, 16-element blocks), mxfp4 (MX RCEIL, E2M1) "
+        "or mxfp8 (MX RCEIL, E4M3).";
     s.training = [](const Parameters& p, emu::Experiment& e) {
         const std::string& which = p.choice("heatmap");
         if (which == "nvfp4") {
@@ -411,9 +454,10 @@ StepLogic block_size_and_nvfp4() {
         // The heatmap: log2 of each block's scale_inv (the factor its values are read back
         // with: large where the block's values are large) over the first 32 rows.
         const std::string which = p.choice("heatmap");
-        const emu::QuantizedTensor q = which == "nvfp4"   ? nv
-                                       : which == "mxfp4" ? emu::quantize_mx(x, kRows, kCols, emu::e2m1(), emu::MxScaleRule::Rceil)
-                                                          : emu::quantize_mx(x, kRows, kCols, emu::e4m3(), emu::MxScaleRule::Rceil);
+        const emu::QuantizedTensor q = which == "nvfp4" ? nv
+                                       : which == "mxfp4"
+                                           ? emu::quantize_mx(x, kRows, kCols, emu::e2m1(), emu::MxScaleRule::Rceil)
+                                           : emu::quantize_mx(x, kRows, kCols, emu::e4m3(), emu::MxScaleRule::Rceil);
         const int rows = 32, columns = int(q.block_grid_cols());
         Figure heat;
         heat.id = "block-scales";
@@ -427,7 +471,8 @@ StepLogic block_size_and_nvfp4() {
         h.value_label = "log2(block scale_inv)";
         for (int r = 0; r < rows; ++r)
             for (int c = 0; c < columns; ++c)
-                h.values.push_back(std::log2(double(q.block_scale_inv[std::size_t(r) * q.block_grid_cols() + std::size_t(c)])));
+                h.values.push_back(
+                    std::log2(double(q.block_scale_inv[std::size_t(r) * q.block_grid_cols() + std::size_t(c)])));
         heat.series.push_back(std::move(h));
         out.figures.push_back(std::move(heat));
         out.metrics.push_back({"NVFP4 tensor scale S_enc", double(1.0f / nv.tensor_scale_inv), ""});
@@ -435,7 +480,8 @@ StepLogic block_size_and_nvfp4() {
     };
     const emu::Format &e2m1 = emu::e2m1(), &e4m3 = emu::e4m3(), &e8m0 = emu::e8m0();
     s.exercise = numeric_exercise(
-        "NVFP4 gives every block of 16 E2M1 elements one E4M3 scale. Ignoring the one float32 per tensor, how many bits "
+        "NVFP4 gives every block of 16 E2M1 elements one E4M3 scale. Ignoring the one float32 per tensor, how many "
+        "bits "
         "per element is that?",
         bits_per_element(e2m1, e4m3, 16),
         {{bits_per_element(e2m1, e8m0, 32),

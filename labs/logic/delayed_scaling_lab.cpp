@@ -59,15 +59,16 @@ void map_delayed(const Parameters& p, emu::Experiment& e) {
     e.numerics.delayed = delayed_config(p);
 }
 
-const char* kMapping = "History length, amax algorithm and margin feed the training panel's delayed scaling "
-                       "(every tensor, hybrid formats).";
+const char* kMapping =
+    "History length, amax algorithm and margin feed the training panel's delayed scaling "
+    "(every tensor, hybrid formats).";
 
 // Replays one amax sequence: the scale each step uses, the largest amax it can hold.
 struct Replay {
     std::vector<float> scale, bound;
     std::vector<int> overflow_steps;  // amax * scale past max
     std::vector<int> clipped_steps;   // of those, the ones whose amax rounds past max (the rest round back to it)
-    double worst = 0;  // the largest amax / bound: how far past the scale's reach
+    double worst = 0;                 // the largest amax / bound: how far past the scale's reach
 };
 Replay replay(const std::vector<float>& amax, const emu::Format& f, const emu::DelayedScalingConfig& c) {
     emu::DelayedScaling ds(f, c);
@@ -81,7 +82,8 @@ Replay replay(const std::vector<float>& amax, const emu::Format& f, const emu::D
             // Nearest-even sends values up to the midpoint past max back to max (464 in
             // E4M3): only an amax that rounds past it loses its largest values.
             const emu::ConvertOptions unsaturated{emu::RoundingMode::NearestEven, emu::Saturation::None};
-            if (!std::isfinite(emu::round_to_format(f, double(amax[t] * s), unsaturated))) r.clipped_steps.push_back(int(t));
+            if (!std::isfinite(emu::round_to_format(f, double(amax[t] * s), unsaturated)))
+                r.clipped_steps.push_back(int(t));
         }
         r.worst = std::max(r.worst, double(amax[t]) * s / f.max_finite);
         ds.record_amax(amax[t]);
@@ -110,7 +112,8 @@ Figure amax_figure(std::string id, std::string title, const std::vector<float>& 
     }
     const std::vector<double> x = step_numbers(amax.size());
     fig.series.push_back(line("amax of the step", x, {amax.begin(), amax.end()}, 0));
-    Series bound{SeriesKind::Stairs, "largest amax the scale holds (max / scale)", 1, x, {r.bound.begin(), r.bound.end()}};
+    Series bound{
+        SeriesKind::Stairs, "largest amax the scale holds (max / scale)", 1, x, {r.bound.begin(), r.bound.end()}};
     fig.series.push_back(std::move(bound));
     Series clipped = scatter("clipped: amax rounds past the format's max", {}, {}, 5);
     Series absorbed = scatter("past the bound, absorbed by rounding", {}, {}, 3);
@@ -128,8 +131,10 @@ StepLogic history_window() {
     StepLogic s;
     s.id = "history";
     s.parameters = delayed_parameters();
-    s.parameters.push_back(choice("format", "Format", format_choice_names({&emu::e4m3(), &emu::e5m2()}), "e4m3", "The tensor's format"));
-    s.parameters.push_back(real("spike", "Spike factor", 1.0, 64.0, 8.0, true, "How much larger the spike (and the later jump) is"));
+    s.parameters.push_back(
+        choice("format", "Format", format_choice_names({&emu::e4m3(), &emu::e5m2()}), "e4m3", "The tensor's format"));
+    s.parameters.push_back(
+        real("spike", "Spike factor", 1.0, 64.0, 8.0, true, "How much larger the spike (and the later jump) is"));
     s.training_parameters = {"history", "algorithm", "margin"};
     s.training_mapping = kMapping;
     s.training = map_delayed;
@@ -141,8 +146,9 @@ StepLogic history_window() {
         const Replay r = replay(amax, f, c);
         StepOutput out;
         out.figures.push_back(amax_figure("amax-and-bound",
-                                          "Delayed scaling of a drifting tensor with a spike at " + std::to_string(kSpikeStep) +
-                                              " and a jump at " + std::to_string(kJumpStep),
+                                          "Delayed scaling of a drifting tensor with a spike at " +
+                                              std::to_string(kSpikeStep) + " and a jump at " +
+                                              std::to_string(kJumpStep),
                                           amax, r));
         Figure headroom;
         headroom.id = "headroom";
@@ -158,8 +164,12 @@ StepLogic history_window() {
 
         // The same tensor under other settings, to compare at a glance.
         Table t{"settings", "The same tensor under other settings (" + std::string(f.name) + ")", {}, {}};
-        t.columns = {{"history"}, {"algorithm"}, {"margin", ColumnType::Integer}, {"steps past the bound", ColumnType::Integer},
-                     {"of them clipped", ColumnType::Integer}, {"first clipped at step"},
+        t.columns = {{"history"},
+                     {"algorithm"},
+                     {"margin", ColumnType::Integer},
+                     {"steps past the bound", ColumnType::Integer},
+                     {"of them clipped", ColumnType::Integer},
+                     {"first clipped at step"},
                      {"worst amax / bound", ColumnType::Number}};
         for (int margin : {0, 1})
             for (int history : {1, 16, 128})
@@ -187,13 +197,16 @@ StepLogic history_window() {
     for (int t = 0; t < kSteps; ++t) lowered += with.scale[std::size_t(t)] != without.scale[std::size_t(t)];
     s.exercise = numeric_exercise(
         "History 16, algorithm max, margin 0. A tensor's amax is 1 at every step except one spike of 8 at step " +
-            std::to_string(kSpikeStep) + ". For "
-        "how many steps does the scale stay lower because of the spike?",
+            std::to_string(kSpikeStep) +
+            ". For "
+            "how many steps does the scale stay lower because of the spike?",
         lowered,
-        {{double(lowered - 1), "Count again: the spike enters the history after its step and stays for as many "
-                               "updates as the history is long."},
-         {double(lowered + 1), "The spike's own step still used the old scale: delayed scaling sets a step's scale "
-                               "before it sees that step's amax."},
+        {{double(lowered - 1),
+          "Count again: the spike enters the history after its step and stays for as many "
+          "updates as the history is long."},
+         {double(lowered + 1),
+          "The spike's own step still used the old scale: delayed scaling sets a step's scale "
+          "before it sees that step's amax."},
          {1, "That would be most_recent: with max, the spike stays in the window until it rolls out."}},
         "The spike is in the window from the update after step 60 until it rolls out.");
     return s;
@@ -212,13 +225,14 @@ StepLogic trace_replay() {
     s.parameters = delayed_parameters();
     s.parameters.push_back(choice("formats", "Formats", enum_choice_names<emu::FormatRecipe>(), "hybrid",
                                   "hybrid: E5M2 for gradients; e4m3: E4M3 for every tensor"));
-    s.parameters.push_back(choice("tensor", "Tensor to plot",
-                                  {"fc1.input", "fc1.weight", "fc1.grad_output", "fc2.input", "fc2.weight",
-                                   "fc2.grad_output"},
-                                  "fc2.grad_output", "One of the six tensors the run scaled"));
+    s.parameters.push_back(
+        choice("tensor", "Tensor to plot",
+               {"fc1.input", "fc1.weight", "fc1.grad_output", "fc2.input", "fc2.weight", "fc2.grad_output"},
+               "fc2.grad_output", "One of the six tensors the run scaled"));
     s.training_parameters = {"history", "algorithm", "margin", "formats"};
-    s.training_mapping = "History length, amax algorithm, margin and formats (hybrid: E5M2 gradients; e4m3: every "
-                         "tensor) feed the experiment's delayed scaling.";
+    s.training_mapping =
+        "History length, amax algorithm, margin and formats (hybrid: E5M2 gradients; e4m3: every "
+        "tensor) feed the experiment's delayed scaling.";
     s.training = [](const Parameters& p, emu::Experiment& e) {
         map_delayed(p, e);
         const emu::FormatRecipe formats = parse_enum_or_throw<emu::FormatRecipe>(p.choice("formats"), "formats");
@@ -249,16 +263,19 @@ StepLogic trace_replay() {
             chosen.bound.push_back(float(f.max_finite / r.scale));
         }
         StepOutput out;
-        out.figures.push_back(amax_figure("replayed", tensor + " recorded on " + header_value(trace.header, "device"), amax, chosen));
+        out.figures.push_back(
+            amax_figure("replayed", tensor + " recorded on " + header_value(trace.header, "device"), amax, chosen));
         Table t{"per-tensor", "Every tensor of the run, replayed with these settings", {}, {}};
-        t.columns = {{"tensor"}, {"format"}, {"steps with amax past the bound", ColumnType::Integer}, {"first at step"}};
+        t.columns = {
+            {"tensor"}, {"format"}, {"steps with amax past the bound", ColumnType::Integer}, {"first at step"}};
         for (const auto& [name, v] : per_tensor)
             t.rows.push_back({name, std::string(emu::format_for(formats, emu::role_of_tensor(name)).name),
                               std::int64_t(v.first), v.second < 0 ? std::string("none") : std::to_string(v.second)});
         out.tables.push_back(std::move(t));
         out.metrics.push_back({"steps in the trace", double(rows.empty() ? 0 : rows.back().step + 1), ""});
         out.metrics.push_back({"steps where some tensor passed its bound", double(steps_with_overflow.size()), ""});
-        out.notes.push_back("Recorded by " + header_value(trace.header, "source") + " on " + header_value(trace.header, "device") +
+        out.notes.push_back("Recorded by " + header_value(trace.header, "source") + " on " +
+                            header_value(trace.header, "device") +
                             "; the run's configuration: " + header_value(trace.header, "configuration"));
         return out;
     };
@@ -278,8 +295,9 @@ StepLogic trace_replay() {
         "Replay the trace with the run's own settings (history 16, max, margin 0, hybrid). At how many steps did some "
         "tensor's amax pass the largest value its scale could hold?",
         double(answer),
-        {{0, "The run produced no NaN, but that does not mean nothing passed the bound: saturating casts clamp those "
-             "elements to the maximum without a trace. Look at the table."}},
+        {{0,
+          "The run produced no NaN, but that does not mean nothing passed the bound: saturating casts clamp those "
+          "elements to the maximum without a trace. Look at the table."}},
         "Count the steps with at least one tensor past its bound: the metric under the table gives it.");
     return s;
 }
@@ -292,8 +310,9 @@ StepLogic trace_replay() {
 StepLogic amax_across_ranks() {
     StepLogic s;
     s.id = "amax-across-ranks";
-    s.parameters = {integer("ranks", "Ranks", 2, 64, 8, "Data-parallel ranks, each with its own shard of activations"),
-                    choice("format", "Format", format_choice_names({&emu::e4m3(), &emu::e5m2()}), "e4m3", "The FP8 format")};
+    s.parameters = {
+        integer("ranks", "Ranks", 2, 64, 8, "Data-parallel ranks, each with its own shard of activations"),
+        choice("format", "Format", format_choice_names({&emu::e4m3(), &emu::e5m2()}), "e4m3", "The FP8 format")};
     s.no_training_reason = "The training experiment runs on one device; this step simulates the ranks on the CPU.";
     s.run = [](const Parameters& p, RunContext& ctx) {
         const int ranks = int(p.integer("ranks"));
@@ -321,7 +340,9 @@ StepLogic amax_across_ranks() {
             return std::sqrt(error / norm);
         };
         Table t{"ranks", "Each rank's shard in the gathered FP8 tensor (" + std::string(f.display_name) + ")", {}, {}};
-        t.columns = {{"rank", ColumnType::Integer}, {"amax", ColumnType::Number}, {"its own scale", ColumnType::Number},
+        t.columns = {{"rank", ColumnType::Integer},
+                     {"amax", ColumnType::Number},
+                     {"its own scale", ColumnType::Number},
                      {"error, own scale, read with rank 0's scale_inv", ColumnType::Number, "%"},
                      {"error, all-reduced amax", ColumnType::Number, "%"}};
         Figure fig;
@@ -329,7 +350,8 @@ StepLogic amax_across_ranks() {
         fig.title = "Each shard's error in the gathered tensor, without and with the all-reduce";
         fig.x_axis = {"rank", AxisScale::Linear};
         fig.y_axis = {"relative RMS error", AxisScale::Log10};
-        Series without{SeriesKind::Bars, "own scales, rank 0's scale_inv", 0}, with{SeriesKind::Bars, "all-reduced amax", 1};
+        Series without{SeriesKind::Bars, "own scales, rank 0's scale_inv", 0},
+            with{SeriesKind::Bars, "all-reduced amax", 1};
         without.bar_width = with.bar_width = 0.4;
         double worst_without = 0, worst_with = 0;
         for (int r = 0; r < ranks; ++r) {
@@ -360,9 +382,12 @@ StepLogic amax_across_ranks() {
         "200, rank 1's 400. Rank 1's FP8 shard is gathered and read with rank 0's scale_inv. By what factor are rank "
         "1's values off?",
         double(r1.scale) * r0.scale_inv,
-        {{double(r0.scale) * r1.scale_inv, "That is the inverse ratio: rank 1's codes hold x times " + max + "/400, and rank "
-                                           "0's scale_inv, 200/" + max + ", brings them to x times 200/400."},
-         {1.0, "They would be right only if both ranks had used one scale: that is what the all-reduce of amax gives."}},
+        {{double(r0.scale) * r1.scale_inv, "That is the inverse ratio: rank 1's codes hold x times " + max +
+                                               "/400, and rank "
+                                               "0's scale_inv, 200/" +
+                                               max + ", brings them to x times 200/400."},
+         {1.0,
+          "They would be right only if both ranks had used one scale: that is what the all-reduce of amax gives."}},
         "Rank 1's codes hold x times its own scale; reading multiplies by rank 0's scale_inv.", 1e-6);
     return s;
 }

@@ -15,8 +15,8 @@ using emu::Format;
 
 Table bits_table(const Format& source, std::uint32_t code) {
     Table t{"fields", "The same value in every format", {}, {}};
-    t.columns = {{"format"}, {"code", ColumnType::Code}, {"sign"}, {"exponent"}, {"mantissa"},
-                 {"value", ColumnType::Number}, {"formula"}};
+    t.columns = {{"format"},   {"code", ColumnType::Code},    {"sign"},   {"exponent"},
+                 {"mantissa"}, {"value", ColumnType::Number}, {"formula"}};
     const double value = emu::decode(source, code);
     for (const Format* f : {&source, &emu::fp16(), &emu::bf16(), &emu::fp32()}) {
         if (f != &source && f->name == source.name) continue;
@@ -49,19 +49,21 @@ Figure value_of_every_code(std::uint32_t selected, const Format& selected_format
     }
     const double v = emu::decode(selected_format, selected);
     if (std::isfinite(v))
-        fig.annotations.push_back({double(selected), v, "code " + cell_text({"", ColumnType::Code},
-                                                                            std::int64_t(selected))});
+        fig.annotations.push_back(
+            {double(selected), v, "code " + cell_text({"", ColumnType::Code}, std::int64_t(selected))});
     return fig;
 }
 
 StepLogic bits_to_value() {
     StepLogic s;
     s.id = "bits-to-value";
-    s.parameters = {choice("format", "Format", format_choice_names({&emu::e4m3(), &emu::e5m2()}), "e4m3", "The 8-bit format to decode"),
+    s.parameters = {choice("format", "Format", format_choice_names({&emu::e4m3(), &emu::e5m2()}), "e4m3",
+                           "The 8-bit format to decode"),
                     integer("code", "Code", 0, 255, 0x5A, "The 8-bit code (0x00 to 0xff)")};
     s.training_parameters = {"format"};
-    s.training_mapping = "The format is every training cast's element format (inputs, weights and gradients), "
-                         "with delayed scaling.";
+    s.training_mapping =
+        "The format is every training cast's element format (inputs, weights and gradients), "
+        "with delayed scaling.";
     s.training = [](const Parameters& p, emu::Experiment& e) {
         if (p.choice("format") != "all") emu::set_all_formats(e, emu::format_by_name(p.choice("format")));
     };
@@ -81,7 +83,8 @@ StepLogic bits_to_value() {
         "Decode the E4M3 code 0x5A (binary 0 1011 010) by hand. What value is it?", right,
         {{std::ldexp(1.25, 11 - (f.bias + 1)), "That uses a bias one too large: E4M3's bias is 7."},
          {std::ldexp(1.25, 11 - (f.bias - 1)), "That uses a bias one too small: E4M3's bias is 7."},
-         {std::ldexp(0.25, 11 - f.bias), "Normal numbers have an implicit leading 1: the significand is 1.010 in binary."},
+         {std::ldexp(0.25, 11 - f.bias),
+          "Normal numbers have an implicit leading 1: the significand is 1.010 in binary."},
          {std::ldexp(1.0 + 2.0 / 8.0, 0), "The exponent field 1011 is 11; subtract the bias 7 and scale by 2^4."}},
         "Split the code into sign (1 bit), exponent (4 bits) and mantissa (3 bits), then use "
         "(-1)^s x 2^(e-7) x 1.m.");
@@ -102,9 +105,13 @@ StepLogic special_values() {
     s.run = [](const Parameters&, RunContext&) {
         StepOutput out;
         Table t{"specials", "Special values by format", {}, {}};
-        t.columns = {{"format"}, {"zeros", ColumnType::Integer}, {"infinity codes", ColumnType::Integer},
-                     {"NaN codes", ColumnType::Integer}, {"largest finite", ColumnType::Number},
-                     {"overflow, saturating"}, {"overflow, not saturating"}};
+        t.columns = {{"format"},
+                     {"zeros", ColumnType::Integer},
+                     {"infinity codes", ColumnType::Integer},
+                     {"NaN codes", ColumnType::Integer},
+                     {"largest finite", ColumnType::Number},
+                     {"overflow, saturating"},
+                     {"overflow, not saturating"}};
         Figure fig;
         fig.id = "codes-on-specials";
         fig.title = "Share of the codes that are not finite numbers";
@@ -142,12 +149,12 @@ StepLogic special_values() {
         out.figures.push_back(std::move(fig));
         return out;
     };
-    s.exercise = choice_exercise(
-        "An E4M3 (OCP) conversion without saturation receives 1000. What comes out?",
-        {"+Inf", "NaN", "448", "1000 wraps around to a small number"}, 1,
-        {"E4M3 (OCP) has no infinities: it gave those codes to finite values. Overflow gives NaN.", "",
-         "That is the saturating conversion (satfinite). Without saturation E4M3 has only NaN left.",
-         "Floating-point conversion never wraps around: it rounds, saturates or overflows."});
+    s.exercise =
+        choice_exercise("An E4M3 (OCP) conversion without saturation receives 1000. What comes out?",
+                        {"+Inf", "NaN", "448", "1000 wraps around to a small number"}, 1,
+                        {"E4M3 (OCP) has no infinities: it gave those codes to finite values. Overflow gives NaN.", "",
+                         "That is the saturating conversion (satfinite). Without saturation E4M3 has only NaN left.",
+                         "Floating-point conversion never wraps around: it rounds, saturates or overflows."});
     return s;
 }
 
@@ -201,9 +208,10 @@ StepLogic ocp_versus_ieee() {
     const Format& ieee = emu::e4m3_ieee();
     s.exercise = numeric_exercise(
         "What is the largest finite value of E4M3 as the OCP specification defines it?", ocp.max_finite,
-        {{ieee.max_finite, number_text(ieee.max_finite) + " is the maximum of two other layouts: the IEEE-style one, "
-                           "which reserves the whole top exponent for Inf and NaN, and E4M3FNUZ (AMD MI300, "
-                           "Graphcore: bias 8, NaN at 0x80). OCP E4M3 keeps only S.1111.111 for NaN."},
+        {{ieee.max_finite, number_text(ieee.max_finite) +
+                               " is the maximum of two other layouts: the IEEE-style one, "
+                               "which reserves the whole top exponent for Inf and NaN, and E4M3FNUZ (AMD MI300, "
+                               "Graphcore: bias 8, NaN at 0x80). OCP E4M3 keeps only S.1111.111 for NaN."},
          {std::ldexp(1.875, 15 - ocp.bias), "S.1111.111 is NaN in OCP E4M3, so the largest mantissa there is 110."},
          {std::ldexp(1.75, 15 - (ocp.bias + 1)), "The bias of OCP E4M3 is 7 (8 is FNUZ's), and its top code is NaN."},
          {INFINITY, "E4M3 (OCP) has no infinities."}},
@@ -218,11 +226,17 @@ StepLogic range_and_precision() {
     s.run = [](const Parameters&, RunContext&) {
         StepOutput out;
         Table t{"range", "Range and precision", {}, {}};
-        t.columns = {{"format"}, {"bits", ColumnType::Integer}, {"exponent bits", ColumnType::Integer},
-                     {"mantissa bits", ColumnType::Integer}, {"bias", ColumnType::Integer},
-                     {"max", ColumnType::Number}, {"min normal", ColumnType::Number},
-                     {"min subnormal", ColumnType::Number}, {"epsilon", ColumnType::Number},
-                     {"decimal digits", ColumnType::Number}, {"binades", ColumnType::Number}};
+        t.columns = {{"format"},
+                     {"bits", ColumnType::Integer},
+                     {"exponent bits", ColumnType::Integer},
+                     {"mantissa bits", ColumnType::Integer},
+                     {"bias", ColumnType::Integer},
+                     {"max", ColumnType::Number},
+                     {"min normal", ColumnType::Number},
+                     {"min subnormal", ColumnType::Number},
+                     {"epsilon", ColumnType::Number},
+                     {"decimal digits", ColumnType::Number},
+                     {"binades", ColumnType::Number}};
         Figure fig;
         fig.id = "dynamic-range";
         fig.title = "Dynamic range: subnormals (dashed) and normals (solid)";

@@ -68,8 +68,8 @@ std::vector<std::vector<float>> calibration_amax(int batches) {
     std::vector<std::vector<float>> per_batch;
     for (int b = 0; b < batches; ++b) {
         std::vector<float> amax(trained_model().size(), 0.0f);
-        emu::quantized_forward(trained_model(), task.batch(50000 + std::uint64_t(b), kBatchRows).inputs, kBatchRows, emu::e4m3(),
-                emu::ActivationQuantization::None, {}, &amax);
+        emu::quantized_forward(trained_model(), task.batch(50000 + std::uint64_t(b), kBatchRows).inputs, kBatchRows,
+                               emu::e4m3(), emu::ActivationQuantization::None, {}, &amax);
         per_batch.push_back(std::move(amax));
     }
     return per_batch;
@@ -100,7 +100,8 @@ EvaluationSet evaluation_set(double shifted) {
         for (int r = 0; r < kBatchRows; ++r)
             if ((b * kBatchRows + r) % 1000 < int(shifted * 1000))
                 for (int i = 0; i < inputs; ++i) batch.inputs[std::size_t(r) * inputs + i] *= kShiftFactor;
-        set.reference.push_back(emu::quantized_forward(trained_model(), batch.inputs, kBatchRows, emu::e4m3(), emu::ActivationQuantization::None, {}));
+        set.reference.push_back(emu::quantized_forward(trained_model(), batch.inputs, kBatchRows, emu::e4m3(),
+                                                       emu::ActivationQuantization::None, {}));
         set.batches.push_back(std::move(batch));
     }
     return set;
@@ -140,19 +141,23 @@ Evaluation evaluate(const std::vector<emu::LayerWeights>& layers, const emu::For
 }
 
 std::vector<Column> evaluation_columns() {
-    return {{"model"}, {"output error vs float32", ColumnType::Number}, {"accuracy", ColumnType::Number, "%"},
+    return {{"model"},
+            {"output error vs float32", ColumnType::Number},
+            {"accuracy", ColumnType::Number, "%"},
             {"same prediction as float32", ColumnType::Number, "%"}};
 }
 
 StepLogic weights_and_activations() {
     StepLogic s;
     s.id = "weights-and-activations";
-    s.parameters = {choice("format", "Format", format_choice_names({&emu::e4m3(), &emu::e5m2(), &emu::e2m1()}), "e4m3", "For weights and activations"),
+    s.parameters = {choice("format", "Format", format_choice_names({&emu::e4m3(), &emu::e5m2(), &emu::e2m1()}), "e4m3",
+                           "For weights and activations"),
                     integer("calibration", "Calibration batches", 1, 64, 8, "Batches that set the static scales")};
     s.training_parameters = {"format", "calibration"};
-    s.training_mapping = "Training runs this lab's classifier (64-128-128-16 with biases, Gaussian clusters); the "
-                         "trained model is then quantised for inference in the format, weights per channel and "
-                         "activations with static scales from the calibration batches, and evaluated on held-out data.";
+    s.training_mapping =
+        "Training runs this lab's classifier (64-128-128-16 with biases, Gaussian clusters); the "
+        "trained model is then quantised for inference in the format, weights per channel and "
+        "activations with static scales from the calibration batches, and evaluated on held-out data.";
     s.training = [](const Parameters& p, emu::Experiment& e) {
         map_inference(e, emu::format_by_name(p.choice("format")), int(p.integer("calibration")));
     };
@@ -163,8 +168,10 @@ StepLogic weights_and_activations() {
         const EvaluationSet set = evaluation_set(0);
         const std::vector<Variant> variants = {
             {"float32", "float32", emu::WeightQuantization::None, emu::ActivationQuantization::None},
-            {"weights only, per tensor", "W per tensor", emu::WeightQuantization::PerTensor, emu::ActivationQuantization::None},
-            {"weights only, per channel", "W per channel", emu::WeightQuantization::PerChannel, emu::ActivationQuantization::None},
+            {"weights only, per tensor", "W per tensor", emu::WeightQuantization::PerTensor,
+             emu::ActivationQuantization::None},
+            {"weights only, per channel", "W per channel", emu::WeightQuantization::PerChannel,
+             emu::ActivationQuantization::None},
             {"weights per channel + activations, static", "W + A static", emu::WeightQuantization::PerChannel,
              emu::ActivationQuantization::Static},
             {"weights per channel + activations, dynamic", "W + A dynamic", emu::WeightQuantization::PerChannel,
@@ -180,11 +187,14 @@ StepLogic weights_and_activations() {
         fig.y_axis.min = 0;
         fig.legend = false;
         Series bars{SeriesKind::Bars, "", 0};
-        Table t{"variants", "Evaluated on " + std::to_string(kEvalBatches * kBatchRows) + " held-out samples",
-                evaluation_columns(), {}};
+        Table t{"variants",
+                "Evaluated on " + std::to_string(kEvalBatches * kBatchRows) + " held-out samples",
+                evaluation_columns(),
+                {}};
         for (std::size_t i = 0; i < variants.size(); ++i) {
             const Variant& v = variants[i];
-            const Evaluation e = evaluate(emu::quantize_weights(trained_model(), f, v.weights), f, v.activations, scales, set);
+            const Evaluation e =
+                evaluate(emu::quantize_weights(trained_model(), f, v.weights), f, v.activations, scales, set);
             t.rows.push_back({v.name, e.output_error, e.accuracy, e.agreement});
             if (i == 0) continue;  // float32 against itself: no bar to draw
             fig.x_axis.categories.push_back(v.short_name);
@@ -215,20 +225,23 @@ StepLogic weights_and_activations() {
 StepLogic calibration() {
     StepLogic s;
     s.id = "calibration";
-    s.parameters = {choice("format", "Format", format_choice_names({&emu::e4m3(), &emu::e5m2(), &emu::e2m1()}), "e4m3", "For weights and activations"),
+    s.parameters = {choice("format", "Format", format_choice_names({&emu::e4m3(), &emu::e5m2(), &emu::e2m1()}), "e4m3",
+                           "For weights and activations"),
                     integer("shifted", "Shifted inputs at inference (%)", 0, 20, 2,
                             "Inputs several times larger than anything the calibration saw")};
     s.training_parameters = {"format"};
-    s.training_mapping = "Training runs this lab's classifier; the trained model is then quantised for inference in "
-                         "the format (weights per channel, static activation scales from 8 calibration batches) and "
-                         "evaluated on held-out data. The shift is this step's own test and is not mapped.";
+    s.training_mapping =
+        "Training runs this lab's classifier; the trained model is then quantised for inference in "
+        "the format (weights per channel, static activation scales from 8 calibration batches) and "
+        "evaluated on held-out data. The shift is this step's own test and is not mapped.";
     s.training = [](const Parameters& p, emu::Experiment& e) {
         map_inference(e, emu::format_by_name(p.choice("format")), 8);
     };
     s.run = [](const Parameters& p, RunContext& ctx) {
         const emu::Format& f = emu::format_by_name(p.choice("format"));
         const double shifted = double(p.integer("shifted")) / 100;
-        const std::vector<emu::LayerWeights> weights = emu::quantize_weights(trained_model(), f, emu::WeightQuantization::PerChannel);
+        const std::vector<emu::LayerWeights> weights =
+            emu::quantize_weights(trained_model(), f, emu::WeightQuantization::PerChannel);
         const EvaluationSet set = evaluation_set(shifted);
         const std::vector<std::vector<float>> amax = calibration_amax(64);
         const Evaluation dynamic = evaluate(weights, f, emu::ActivationQuantization::Dynamic, {}, set);
@@ -242,16 +255,20 @@ StepLogic calibration() {
         Table t{"by-calibration",
                 "Static scales; " + number_text(100 * shifted) + "% of the evaluation inputs are " +
                     number_text(kShiftFactor) + " times larger than the calibration's",
-                evaluation_columns(), {}};
+                evaluation_columns(),
+                {}};
         for (int n = 1; n <= 64; n *= 2) {
             if (ctx.cancel_requested()) throw RunCancelled();
-            const Evaluation e = evaluate(weights, f, emu::ActivationQuantization::Static, static_scales(amax, n, f), set);
+            const Evaluation e =
+                evaluate(weights, f, emu::ActivationQuantization::Static, static_scales(amax, n, f), set);
             stat.x.push_back(n);
             stat.y.push_back(e.output_error);
             t.rows.push_back({std::to_string(n) + " batch(es)", e.output_error, e.accuracy, e.agreement});
         }
-        t.rows.push_back({std::string("dynamic (per batch)"), dynamic.output_error, dynamic.accuracy, dynamic.agreement});
-        Series dyn = line("dynamic: scale from each batch's own amax", {1, 64}, {dynamic.output_error, dynamic.output_error}, 1);
+        t.rows.push_back(
+            {std::string("dynamic (per batch)"), dynamic.output_error, dynamic.accuracy, dynamic.agreement});
+        Series dyn =
+            line("dynamic: scale from each batch's own amax", {1, 64}, {dynamic.output_error, dynamic.output_error}, 1);
         dyn.dashed = true;
         fig.series = {stat, dyn};
         out.figures.push_back(std::move(fig));
@@ -290,8 +307,8 @@ KvCache make_kv_cache(std::uint64_t seed) {
     kv.keys = sample_tensor(TensorKind::Weights, n, seed + 11);
     kv.values = sample_tensor(TensorKind::Weights, n, seed + 13);
     kv.queries = sample_tensor(TensorKind::Weights, std::size_t(KvCache::kQueries) * KvCache::kDim, seed + 12);
-    for (float& v : kv.keys) v *= 200.0f;    // N(0, 4^2)
-    for (float& v : kv.queries) v *= 0.5f;   // N(0, 0.01^2): attention peaked, not one-hot
+    for (float& v : kv.keys) v *= 200.0f;   // N(0, 4^2)
+    for (float& v : kv.queries) v *= 0.5f;  // N(0, 0.01^2): attention peaked, not one-hot
     for (int t = 0; t < KvCache::kTokens; ++t) {
         for (int c : {3, 17, 42}) kv.keys[std::size_t(t) * KvCache::kDim + c] *= 40.0f;
         for (int c = 0; c < KvCache::kDim; ++c)  // N(0, 0.02^2) in head 1 up to N(0, 10^2) in head 4
@@ -301,7 +318,8 @@ KvCache make_kv_cache(std::uint64_t seed) {
 }
 
 // Each head's attention output for every query: softmax(q k^T / sqrt(d)) v, in double.
-std::vector<double> attention_output(const KvCache& kv, const std::vector<float>& keys, const std::vector<float>& values) {
+std::vector<double> attention_output(const KvCache& kv, const std::vector<float>& keys,
+                                     const std::vector<float>& values) {
     const int T = KvCache::kTokens, D = KvCache::kHeadDim, C = KvCache::kDim;
     std::vector<double> out(std::size_t(KvCache::kQueries) * C, 0.0);
     std::vector<double> p(static_cast<std::size_t>(T));
@@ -339,8 +357,8 @@ std::vector<float> store_with_scales(std::vector<float> x, const emu::Format& f,
                 float& v = x[r * C + std::size_t(c)];
                 // Clipped: past the rounding boundary above max (not only past max itself,
                 // which rounding still absorbs).
-                clipped += !std::isfinite(emu::round_to_format(f, double(v * scale), {emu::RoundingMode::NearestEven,
-                                                                                       emu::Saturation::None}));
+                clipped += !std::isfinite(emu::round_to_format(
+                    f, double(v * scale), {emu::RoundingMode::NearestEven, emu::Saturation::None}));
                 v = float(emu::round_to_format(f, double(v * scale))) / scale;
             }
     }
@@ -350,8 +368,9 @@ std::vector<float> store_with_scales(std::vector<float> x, const emu::Format& f,
 StepLogic kv_cache() {
     StepLogic s;
     s.id = "kv-cache";
-    s.no_training_reason = "This step quantises a cache of attention keys and values, which the lab's MLP does not "
-                           "have; it has no setting a training run could take.";
+    s.no_training_reason =
+        "This step quantises a cache of attention keys and values, which the lab's MLP does not "
+        "have; it has no setting a training run could take.";
     s.run = [](const Parameters&, RunContext& ctx) {
         const KvCache kv = make_kv_cache(ctx.seed());
         const std::vector<double> ref = attention_output(kv, kv.keys, kv.values);
@@ -392,9 +411,12 @@ StepLogic kv_cache() {
                 std::to_string(KvCache::kTokens) + " tokens, " + std::to_string(KvCache::kHeads) + " heads of " +
                     std::to_string(D) + "; keys with 3 outlier channels 40x, values 8x larger from head to head; " +
                     std::to_string(KvCache::kQueries) + " queries",
-                {}, {}};
-        t.columns = {{"keys and values stored as"}, {"bits per element", ColumnType::Number},
-                     {"output error", ColumnType::Number}, {"worst head's output error", ColumnType::Number},
+                {},
+                {}};
+        t.columns = {{"keys and values stored as"},
+                     {"bits per element", ColumnType::Number},
+                     {"output error", ColumnType::Number},
+                     {"worst head's output error", ColumnType::Number},
                      {"elements clipped", ColumnType::Integer}};
         for (const Variant& v : variants) {
             const std::vector<double> o = attention_output(kv, v.keys, v.values);
@@ -431,13 +453,13 @@ StepLogic kv_cache() {
         return out;
     };
     const double key = 600, stored = emu::round_to_format(emu::e4m3(), key);  // nearest, saturating: the defaults
-    s.exercise = numeric_exercise(
-        "Without calibration the cache's scale is 1.0. A key of " + number_text(key) +
-            " is stored in E4M3 with a saturating cast: what value does attention read back?",
-        stored,
-        {{key, "E4M3 cannot hold " + number_text(key) + ": the cast saturates."},
-         {0, "A saturating cast keeps the largest finite value; nothing is flushed to zero."}},
-        "Look up E4M3's largest finite value.");
+    s.exercise =
+        numeric_exercise("Without calibration the cache's scale is 1.0. A key of " + number_text(key) +
+                             " is stored in E4M3 with a saturating cast: what value does attention read back?",
+                         stored,
+                         {{key, "E4M3 cannot hold " + number_text(key) + ": the cast saturates."},
+                          {0, "A saturating cast keeps the largest finite value; nothing is flushed to zero."}},
+                         "Look up E4M3's largest finite value.");
     return s;
 }
 
@@ -458,8 +480,9 @@ StepLogic serving_speed() {
     std::vector<std::string> models;
     for (const InferenceShape& shape : inference_shapes()) models.push_back(shape.name);
     s.parameters = {choice("model", "Model", models, models.back(), "The layer widths whose forward pass is timed")};
-    s.no_training_reason = "Inference timing: this step times forward passes of fixed models; none of its settings "
-                           "changes how a model trains.";
+    s.no_training_reason =
+        "Inference timing: this step times forward passes of fixed models; none of its settings "
+        "changes how a model trains.";
     s.run = [](const Parameters& p, RunContext& ctx) {
         const bool live = ctx.backend() == Backend::Gpu;
         const InferenceSweep sweep = live ? measure_inference([&](int done, int total) {

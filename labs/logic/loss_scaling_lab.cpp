@@ -26,7 +26,8 @@ StepLogic underflow() {
                     integer("scale_log2", "Loss scale (log2)", 0, 40, 16, "The loss is multiplied by 2^this")};
     s.no_training_reason = "A fixed loss scale on sampled gradients; the dynamic step trains with a loss scaler.";
     s.run = [](const Parameters& p, RunContext& ctx) {
-        const std::vector<float> g = sample_tensor(TensorKind::Gradients, 1 << 14, ctx.seed(), int(p.integer("decades")));
+        const std::vector<float> g =
+            sample_tensor(TensorKind::Gradients, 1 << 14, ctx.seed(), int(p.integer("decades")));
         const int chosen = int(p.integer("scale_log2"));
         StepOutput out;
         Figure fig;
@@ -35,7 +36,9 @@ StepLogic underflow() {
         fig.x_axis = {"loss scale S", AxisScale::Log2};
         fig.y_axis = {"% of gradient elements", AxisScale::Linear, 0.0, 100.0};
         Table t{"at-scale", "Gradients multiplied by 2^" + std::to_string(chosen) + ", no per-tensor scaling", {}, {}};
-        t.columns = {{"format"}, {"flushed to zero", ColumnType::Number, "%"}, {"overflowed", ColumnType::Number, "%"},
+        t.columns = {{"format"},
+                     {"flushed to zero", ColumnType::Number, "%"},
+                     {"overflowed", ColumnType::Number, "%"},
                      {"subnormal", ColumnType::Number, "%"}};
         int colour = 0;
         for (const emu::Format* f : {&emu::fp16(), &emu::e5m2(), &emu::bf16()}) {
@@ -60,11 +63,13 @@ StepLogic underflow() {
     };
     const int k = smallest_saving_power();
     s.exercise = numeric_exercise(
-        "A gradient of 1e-8 is stored in FP16 (smallest subnormal 2^-24, about 6e-8). What is the smallest power-of-two "
+        "A gradient of 1e-8 is stored in FP16 (smallest subnormal 2^-24, about 6e-8). What is the smallest "
+        "power-of-two "
         "loss scale that keeps it from becoming zero?",
         std::ldexp(1.0, k),
-        {{std::ldexp(1.0, k - 1), "Not quite: the scaled gradient is still below half of the smallest subnormal, and "
-                                  "rounds to zero."},
+        {{std::ldexp(1.0, k - 1),
+          "Not quite: the scaled gradient is still below half of the smallest subnormal, and "
+          "rounds to zero."},
          {std::ldexp(1.0, k + 1), "That works, but a smaller scale already does."},
          {65536, "GradScaler starts at 2^16, which works; the question asks for the smallest that does."},
          {1, "Without a scale, 1e-8 is below half of FP16's smallest subnormal and becomes zero."}},
@@ -78,7 +83,8 @@ constexpr int kSteps = 600;
 std::vector<double> gradient_amax() {
     std::vector<double> a(kSteps);
     for (int t = 0; t < kSteps; ++t) {
-        a[std::size_t(t)] = 2e-3 * std::pow(10.0, -t / double(kSteps)) * (1 + 0.3 * std::sin(t * 0.9) * std::sin(t * 0.13));
+        a[std::size_t(t)] =
+            2e-3 * std::pow(10.0, -t / double(kSteps)) * (1 + 0.3 * std::sin(t * 0.9) * std::sin(t * 0.13));
         if (t == 150 || t == 151 || t == 400) a[std::size_t(t)] *= 3000;
     }
     return a;
@@ -93,9 +99,10 @@ StepLogic dynamic_scaler() {
                     toggle("train_with_loss_scaling", "Train FP8 with loss scaling only", true,
                            "Feeds the training panel: one global loss scale instead of per-tensor scaling")};
     s.training_parameters = {"growth_interval", "initial_log2", "train_with_loss_scaling"};
-    s.training_mapping = "With the toggle on, training runs FP8 without per-tensor scaling (scale 1) and with "
-                         "dynamic loss scaling from this step's initial scale and growth interval, as FP16 "
-                         "training did; off leaves delayed per-tensor scaling and no loss scaler.";
+    s.training_mapping =
+        "With the toggle on, training runs FP8 without per-tensor scaling (scale 1) and with "
+        "dynamic loss scaling from this step's initial scale and growth interval, as FP16 "
+        "training did; off leaves delayed per-tensor scaling and no loss scaler.";
     s.training = [](const Parameters& p, emu::Experiment& e) {
         const bool on = p.toggle("train_with_loss_scaling");
         e.numerics.loss_scaling = on;
@@ -117,8 +124,8 @@ StepLogic dynamic_scaler() {
             x.push_back(t);
             fits.push_back(f.max_finite / scale);
             kept.push_back(f.min_subnormal / 2 / scale);
-            const bool overflow = !std::isfinite(emu::round_to_format(f, amax[std::size_t(t)] * scale,
-                                                                      {emu::RoundingMode::NearestEven, emu::Saturation::None}));
+            const bool overflow = !std::isfinite(emu::round_to_format(
+                f, amax[std::size_t(t)] * scale, {emu::RoundingMode::NearestEven, emu::Saturation::None}));
             if (!scaler.update(overflow)) {
                 skipped.x.push_back(t);
                 skipped.y.push_back(amax[std::size_t(t)]);
@@ -140,7 +147,8 @@ StepLogic dynamic_scaler() {
         out.metrics.push_back({"skipped steps", double(st.skipped_steps.size()), ""});
         out.metrics.push_back({"final scale (log2)", std::log2(double(st.scale)), ""});
         Table t{"skips", "Skipped steps and the scale after each", {}, {}};
-        t.columns = {{"step", ColumnType::Integer}, {"scale used", ColumnType::Number}, {"scale after", ColumnType::Number}};
+        t.columns = {
+            {"step", ColumnType::Integer}, {"scale used", ColumnType::Number}, {"scale after", ColumnType::Number}};
         for (std::size_t step : st.skipped_steps)
             t.rows.push_back({std::int64_t(step), double(st.scale_per_step[step]),
                               double(step + 1 < st.scale_per_step.size() ? st.scale_per_step[step + 1] : st.scale)});
@@ -150,7 +158,8 @@ StepLogic dynamic_scaler() {
     emu::DynamicLossScaler scaler;  // GradScaler's defaults
     for (int i = 0; i < 3; ++i) scaler.update(true);
     s.exercise = numeric_exercise(
-        "GradScaler's defaults: initial scale 2^16, halved on overflow, doubled after 2000 clean steps. The first three "
+        "GradScaler's defaults: initial scale 2^16, halved on overflow, doubled after 2000 clean steps. The first "
+        "three "
         "steps overflow. What scale does step 3 (the fourth) use?",
         scaler.scale(),
         {{65536, "Every overflow halves the scale and skips the step."},

@@ -17,7 +17,7 @@ QuantizationCensus census(const emu::Format& f, std::span<const float> x, float 
     const emu::RangeCounts counts = emu::count_range(f, x, scale);
     std::vector<float> scaled(x.size()), rounded(x.size());
     for (std::size_t i = 0; i < x.size(); ++i) scaled[i] = x[i] * scale;  // float32, as the cast kernels do
-    emu::round_span(f, scaled, rounded);  // saturating
+    emu::round_span(f, scaled, rounded);                                  // saturating
     double squared = 0;
     std::size_t nonzero = 0;
     for (std::size_t i = 0; i < x.size(); ++i)

@@ -9,10 +9,10 @@
 namespace fp8lab::labs {
 
 struct QuantizationCensus {
-    double overflow = 0;     // fraction of values past the largest (NaN/Inf without saturation)
-    double flushed = 0;      // fraction of non-zero values that became zero
-    double subnormal = 0;    // fraction landing on a subnormal value
-    double normal = 0;       // the rest (zeros that were zero count here)
+    double overflow = 0;            // fraction of values past the largest (NaN/Inf without saturation)
+    double flushed = 0;             // fraction of non-zero values that became zero
+    double subnormal = 0;           // fraction landing on a subnormal value
+    double normal = 0;              // the rest (zeros that were zero count here)
     double rms_relative_error = 0;  // over non-zero values, with saturation, after dividing the scale back out
 };
 

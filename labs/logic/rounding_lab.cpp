@@ -26,7 +26,6 @@ double rounded(const Format& f, double x, RoundingMode mode, Saturation saturati
     return emu::round_to_format(f, x, o, index);
 }
 
-
 constexpr RoundingMode kDeterministicModes[] = {RoundingMode::NearestEven, RoundingMode::NearestAway,
                                                 RoundingMode::TowardZero, RoundingMode::Up, RoundingMode::Down};
 
@@ -35,8 +34,9 @@ StepLogic modes() {
     s.id = "modes";
     s.parameters = {choice("format", "Format", element_format_names(), "e4m3", "The target format"),
                     real("x", "Value x", -400.0, 400.0, 1.0625, false, "The value to convert")};
-    s.no_training_reason = "This step rounds one value every way; a training cast rounds to nearest-even or "
-                           "stochastically (the stochastic-rounding step maps that).";
+    s.no_training_reason =
+        "This step rounds one value every way; a training cast rounds to nearest-even or "
+        "stochastically (the stochastic-rounding step maps that).";
     s.run = [](const Parameters& p, RunContext&) {
         const Format& f = emu::format_by_name(p.choice("format"));
         const double x = p.real("x");
@@ -45,8 +45,8 @@ StepLogic modes() {
         const double gap = emu::ulp(f, 1.0);
         Figure fig;
         fig.id = "staircases";
-        fig.title = "Where each rounding mode sends the values between 1 and 1 + 2 gaps of " +
-                    std::string(f.display_name);
+        fig.title =
+            "Where each rounding mode sends the values between 1 and 1 + 2 gaps of " + std::string(f.display_name);
         fig.x_axis = {"x", AxisScale::Linear, 1.0 - gap / 2, 1.0 + 2.5 * gap};
         fig.y_axis = {"converted value", AxisScale::Linear};
         int colour = 0;
@@ -65,8 +65,8 @@ StepLogic modes() {
         out.figures.push_back(std::move(fig));
 
         Table t{"x-in-every-mode", "x in every rounding mode", {}, {}};
-        t.columns = {{"mode"}, {"result", ColumnType::Number}, {"error", ColumnType::Number},
-                     {"code", ColumnType::Code}};
+        t.columns = {
+            {"mode"}, {"result", ColumnType::Number}, {"error", ColumnType::Number}, {"code", ColumnType::Code}};
         for (RoundingMode mode : kDeterministicModes) {
             ConvertOptions o;
             o.rounding = mode;
@@ -84,8 +84,9 @@ StepLogic modes() {
         "1.0625 lies exactly halfway between the E4M3 values 1 and 1.125. What does round to nearest, ties to even, "
         "give?",
         even,
-        {{rounded(f, tie, RoundingMode::NearestAway), "That is ties away from zero. Ties to even picks the neighbour "
-                                                      "whose last mantissa bit is 0."},
+        {{rounded(f, tie, RoundingMode::NearestAway),
+          "That is ties away from zero. Ties to even picks the neighbour "
+          "whose last mantissa bit is 0."},
          {tie, "1.0625 needs four mantissa bits; E4M3 has three."}},
         "Write both neighbours' mantissas in binary: 1.000 and 1.001. The even one ends in 0.");
     return s;
@@ -108,14 +109,15 @@ StepLogic stochastic() {
                     real("delta", "Update size", 1e-5, 0.5, 1e-3, true, "What every step adds"),
                     integer("steps", "Steps", 10, 20000, 1000, "How many updates are added"),
                     choice("training_rounding", "Gradient rounding for training",
-                           enum_choice_names({emu::RoundingMode::NearestEven, emu::RoundingMode::Stochastic}), "stochastic",
-                           "Feeds the training panel: how the gradients' casts round")};
+                           enum_choice_names({emu::RoundingMode::NearestEven, emu::RoundingMode::Stochastic}),
+                           "stochastic", "Feeds the training panel: how the gradients' casts round")};
     s.training_parameters = {"training_rounding"};
-    s.training_mapping = "Training rounding is the rounding of the gradients' casts (nearest-even or stochastic, "
-                         "with the emulator's counter-based random bits).";
+    s.training_mapping =
+        "Training rounding is the rounding of the gradients' casts (nearest-even or stochastic, "
+        "with the emulator's counter-based random bits).";
     s.training = [](const Parameters& p, emu::Experiment& e) {
-        e.numerics.rounding.gradient = parse_enum_or_throw<emu::RoundingMode>(p.choice("training_rounding"),
-                                                                               "training_rounding");
+        e.numerics.rounding.gradient =
+            parse_enum_or_throw<emu::RoundingMode>(p.choice("training_rounding"), "training_rounding");
     };
     s.run = [](const Parameters& p, RunContext& context) {
         const Format& f = emu::format_by_name(p.choice("format"));
@@ -136,7 +138,8 @@ StepLogic stochastic() {
         fig.series.push_back(line("exact", x, exact, 7));
         fig.series.back().dashed = true;
         Table t{"final-values", "After the last step", {}, {}};
-        t.columns = {{"rounding"}, {"final value", ColumnType::Number}, {"relative to the exact sum", ColumnType::Number}};
+        t.columns = {
+            {"rounding"}, {"final value", ColumnType::Number}, {"relative to the exact sum", ColumnType::Number}};
         t.rows.push_back({std::string("exact"), exact.back(), 0.0});
         const std::vector<double> nearest = running_sum(f, 1.0, delta, steps, RoundingMode::NearestEven, 0);
         fig.series.push_back(line("nearest-even", x, nearest, 0));
@@ -161,8 +164,9 @@ StepLogic stochastic() {
         "A weight of 1.0 stored in BF16 receives +0.001 a thousand times, rounding to nearest even after each "
         "addition. What is it at the end?",
         lost,
-        {{2.0, "That is the exact sum. Each addition is rounded: 1.001 is closer to 1 than to the next BF16 value, "
-               "1 + 2^-7."},
+        {{2.0,
+          "That is the exact sum. Each addition is rounded: 1.001 is closer to 1 than to the next BF16 value, "
+          "1 + 2^-7."},
          {1.0078125, "That is the next BF16 value after 1. The sum never gets there: every step rounds back."}},
         "The BF16 gap at 1 is 2^-7 = 0.0078125; an update smaller than half of it is lost entirely.");
     return s;
@@ -171,15 +175,18 @@ StepLogic stochastic() {
 StepLogic saturation() {
     StepLogic s;
     s.id = "saturation";
-    s.parameters = {choice("format", "Format", format_choice_names({&emu::e4m3(), &emu::e5m2()}), "e4m3", "The target format"),
-                    choice("training_saturation", "Saturation for training", enum_choice_names<emu::Saturation>(), "finite", "Feeds the training panel: finite clips overflow, none lets it become Inf or NaN")};
+    s.parameters = {
+        choice("format", "Format", format_choice_names({&emu::e4m3(), &emu::e5m2()}), "e4m3", "The target format"),
+        choice("training_saturation", "Saturation for training", enum_choice_names<emu::Saturation>(), "finite",
+               "Feeds the training panel: finite clips overflow, none lets it become Inf or NaN")};
     s.training_parameters = {"format", "training_saturation"};
-    s.training_mapping = "The format is every training cast's element format; saturation none lets an overflow "
-                         "become Inf (E5M2) or NaN (E4M3) in training, finite clips it to the largest value.";
+    s.training_mapping =
+        "The format is every training cast's element format; saturation none lets an overflow "
+        "become Inf (E5M2) or NaN (E4M3) in training, finite clips it to the largest value.";
     s.training = [](const Parameters& p, emu::Experiment& e) {
         emu::set_all_formats(e, emu::format_by_name(p.choice("format")));
-        e.numerics.saturation = parse_enum_or_throw<emu::Saturation>(p.choice("training_saturation"),
-                                                                      "training_saturation");
+        e.numerics.saturation =
+            parse_enum_or_throw<emu::Saturation>(p.choice("training_saturation"), "training_saturation");
     };
     s.run = [](const Parameters& p, RunContext&) {
         const Format& f = emu::format_by_name(p.choice("format"));
@@ -189,8 +196,10 @@ StepLogic saturation() {
         double lo = max, hi = 2 * max;
         for (int i = 0; i < 200; ++i) {
             const double mid = (lo + hi) / 2;
-            if (std::isfinite(rounded(f, mid, RoundingMode::NearestEven, Saturation::None))) lo = mid;
-            else hi = mid;
+            if (std::isfinite(rounded(f, mid, RoundingMode::NearestEven, Saturation::None)))
+                lo = mid;
+            else
+                hi = mid;
         }
         Figure fig;
         fig.id = "past-max";
@@ -237,8 +246,9 @@ StepLogic saturation() {
         {{512.0, "E4M3 has no 512: OCP E4M3 stops at 448 (the top code is NaN)."},
          {480.0, "480 would be the next value, but OCP E4M3 uses that code's binade top for NaN."},
          {emu::e4m3fnuz().max_finite,
-          number_text(emu::e4m3fnuz().max_finite) + " is the maximum of E4M3FNUZ (AMD MI300, Graphcore) and of the "
-          "IEEE-style layout; the question is about OCP E4M3, NVIDIA's and PyTorch's float8_e4m3fn."}},
+          number_text(emu::e4m3fnuz().max_finite) +
+              " is the maximum of E4M3FNUZ (AMD MI300, Graphcore) and of the "
+              "IEEE-style layout; the question is about OCP E4M3, NVIDIA's and PyTorch's float8_e4m3fn."}},
         "Saturation clamps anything past the maximum to the maximum.");
     return s;
 }
@@ -247,8 +257,9 @@ StepLogic double_rounding() {
     StepLogic s;
     s.id = "double-rounding";
     s.parameters = {choice("format", "Format", element_format_names(), "e4m3", "The target format")};
-    s.no_training_reason = "Double rounding is about float64 inputs; a training cast converts each float32 value "
-                           "once.";
+    s.no_training_reason =
+        "Double rounding is about float64 inputs; a training cast converts each float32 value "
+        "once.";
     s.run = [](const Parameters& p, RunContext&) {
         const Format& f = emu::format_by_name(p.choice("format"));
         const double mid = 1.0 + emu::ulp(f, 1.0) / 2;  // the tie between 1 and the next value
@@ -275,7 +286,9 @@ StepLogic double_rounding() {
         out.figures.push_back(std::move(fig));
 
         Table t{"examples", "Values just above the tie", {}, {}};
-        t.columns = {{"x (float64)"}, {"float32(x)"}, {"one rounding", ColumnType::Number},
+        t.columns = {{"x (float64)"},
+                     {"float32(x)"},
+                     {"one rounding", ColumnType::Number},
                      {"two roundings", ColumnType::Number}};
         const auto above_tie = [&](double v) {
             return v == mid ? std::string("the tie") : "tie + 2^" + std::to_string(std::ilogb(v - mid));

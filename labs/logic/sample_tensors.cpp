@@ -31,14 +31,18 @@ TensorKind tensor_kind(const std::string& name) {
     if (name == "weights") return TensorKind::Weights;
     if (name == "activations") return TensorKind::Activations;
     if (name == "gradients") return TensorKind::Gradients;
-    throw std::invalid_argument("unknown tensor kind " + emu::quoted_input(name) + " (weights, activations, gradients)");
+    throw std::invalid_argument("unknown tensor kind " + emu::quoted_input(name) +
+                                " (weights, activations, gradients)");
 }
 
 std::string tensor_description(TensorKind kind, int decades) {
     switch (kind) {
-    case TensorKind::Weights: return "weights ~ N(0, 0.02^2)";
-    case TensorKind::Activations: return "activations ~ N(0, 1), 0.1% outliers at 50-150x";
-    case TensorKind::Gradients: return "gradients over " + std::to_string(decades) + " decades around 1e-6";
+    case TensorKind::Weights:
+        return "weights ~ N(0, 0.02^2)";
+    case TensorKind::Activations:
+        return "activations ~ N(0, 1), 0.1% outliers at 50-150x";
+    case TensorKind::Gradients:
+        return "gradients over " + std::to_string(decades) + " decades around 1e-6";
     }
     return {};
 }
@@ -47,7 +51,9 @@ std::vector<float> sample_tensor(TensorKind kind, std::size_t n, std::uint64_t s
     std::vector<float> x(n);
     for (std::size_t i = 0; i < n; ++i) {
         switch (kind) {
-        case TensorKind::Weights: x[i] = float(0.02 * normal(seed, i)); break;
+        case TensorKind::Weights:
+            x[i] = float(0.02 * normal(seed, i));
+            break;
         case TensorKind::Activations: {
             double v = normal(seed, i);
             if (uniform(seed, i, 2) < 1e-3) v *= 50 + 100 * uniform(seed, i, 3);

@@ -37,19 +37,21 @@ StepLogic loss_curves() {
     StepLogic s;
     s.id = "loss-curves";
     s.backends = {Backend::Cpu, Backend::Gpu};
-    s.parameters = {choice("recipe", "FP8 recipe", enum_choice_names<emu::Fp8Recipe>(),
-                           "delayed", "The GPU runs delayed, current and blockwise; the CPU emulator all six"),
-                    choice("formats", "Formats", enum_choice_names<emu::FormatRecipe>(), "hybrid", "hybrid: E5M2 gradients"),
-                    integer("history", "History length", 1, 1024, 16, "Delayed scaling's amax history"),
-                    integer("steps", "Steps", 20, 1000, 300, "Training steps of each run"),
-                    // One batch, learnt by heart at a brisk rate, drives the loss down until the
-                    // formats' rounding stops it: the default shows FP8's floor beside BF16's.
-                    integer("batches", "Distinct batches", 1, 64, 1,
-                            "1: the model learns one batch by heart, so the loss falls until rounding stops it"),
-                    real("lr", "Learning rate", 1e-4, 1e-2, 3e-3, true, "AdamW's learning rate")};
+    s.parameters = {
+        choice("recipe", "FP8 recipe", enum_choice_names<emu::Fp8Recipe>(), "delayed",
+               "The GPU runs delayed, current and blockwise; the CPU emulator all six"),
+        choice("formats", "Formats", enum_choice_names<emu::FormatRecipe>(), "hybrid", "hybrid: E5M2 gradients"),
+        integer("history", "History length", 1, 1024, 16, "Delayed scaling's amax history"),
+        integer("steps", "Steps", 20, 1000, 300, "Training steps of each run"),
+        // One batch, learnt by heart at a brisk rate, drives the loss down until the
+        // formats' rounding stops it: the default shows FP8's floor beside BF16's.
+        integer("batches", "Distinct batches", 1, 64, 1,
+                "1: the model learns one batch by heart, so the loss falls until rounding stops it"),
+        real("lr", "Learning rate", 1e-4, 1e-2, 3e-3, true, "AdamW's learning rate")};
     s.training_parameters = {"recipe", "formats", "history", "steps", "batches", "lr"};
-    s.training_mapping = "Recipe, formats (hybrid: E5M2 gradients), history length, steps, distinct batches and "
-                         "learning rate are the experiment's.";
+    s.training_mapping =
+        "Recipe, formats (hybrid: E5M2 gradients), history length, steps, distinct batches and "
+        "learning rate are the experiment's.";
     s.training = map_loss_curves;
     s.run = [](const Parameters& p, RunContext& ctx) { return run_training_comparison(experiment_of(p), ctx); };
     const double weight_mib = 4096.0 * 16384.0 * emu::e4m3().total_bits / 8 / (1024.0 * 1024.0);
@@ -87,7 +89,9 @@ StepOutput compare_variants(const std::vector<Variant>& variants, const std::str
     fig.x_axis = {"step", AxisScale::Linear};
     fig.y_axis = {"loss", AxisScale::Log10};
     Table t{"final", "Final loss (mean of the last 10 steps) and gradients lost", {}, {}};
-    t.columns = {{"run"}, {"final loss", ColumnType::Number}, {"over BF16", ColumnType::Number, "x"},
+    t.columns = {{"run"},
+                 {"final loss", ColumnType::Number},
+                 {"over BF16", ColumnType::Number, "x"},
                  {"gradient elements flushed to zero", ColumnType::Number, "%"}};
     Figure ratio;
     ratio.id = "ratio-to-bf16";
@@ -134,8 +138,9 @@ StepLogic what_breaks() {
     s.id = "what-breaks";
     s.parameters = {integer("steps", "Steps", 20, 400, 100, "Training steps of each run")};
     s.training_parameters = {"steps"};
-    s.training_mapping = "Steps is the experiment's, on the step's three-layer model; the panel trains BF16 against "
-                         "the recipe (delayed, hybrid, history 16).";
+    s.training_mapping =
+        "Steps is the experiment's, on the step's three-layer model; the panel trains BF16 against "
+        "the recipe (delayed, hybrid, history 16).";
     s.training = map_what_breaks;
     s.run = [](const Parameters& p, RunContext& ctx) {
         emu::Experiment base = lab_experiment();
@@ -199,8 +204,9 @@ StepLogic nvfp4_training() {
                     toggle("edge_layers_bf16", "First and last layer in BF16", false,
                            "The first and the last linear layer stay in BF16")};
     s.training_parameters = {"steps", "weight_tiles", "stochastic_gradients", "hadamard_wgrad", "edge_layers_bf16"};
-    s.training_mapping = "NVFP4 with the options as toggled, on the step's three-layer model. The step shows the full "
-                         "recipe, each option taken away, and the toggled combination when it is none of those.";
+    s.training_mapping =
+        "NVFP4 with the options as toggled, on the step's three-layer model. The step shows the full "
+        "recipe, each option taken away, and the toggled combination when it is none of those.";
     s.training = map_nvfp4_training;
     s.run = [](const Parameters& p, RunContext& ctx) {
         Parameters full = p;
@@ -245,8 +251,9 @@ StepLogic nvfp4_training() {
          "Stochastic rounding has a smaller error on every element", "E2M1 cannot round to nearest",
          "It makes the GEMM faster"},
         0,
-        {"", "Each element's error is larger under stochastic rounding (up to a whole gap); it is its average that "
-             "is zero.",
+        {"",
+         "Each element's error is larger under stochastic rounding (up to a whole gap); it is its average that "
+         "is zero.",
          "E2M1 rounds to nearest like any format: the weights and activations do.",
          "The rounding happens in the cast before the GEMM; the GEMM runs the same either way."});
     return s;
@@ -265,8 +272,10 @@ int crossover_tokens(const CrossoverSweep& sweep, int d) {
     int from = 0;
     for (const CrossoverPoint& p : sweep.points) {
         if (p.d != d) continue;
-        if (p.bf16_ms <= p.fp8_ms) from = 0;
-        else if (from == 0) from = p.tokens;
+        if (p.bf16_ms <= p.fp8_ms)
+            from = 0;
+        else if (from == 0)
+            from = p.tokens;
     }
     return from;
 }
@@ -283,15 +292,19 @@ StepLogic crossover() {
     StepLogic s;
     s.id = "crossover";
     s.backends = {Backend::Cpu, Backend::Gpu};
-    s.no_training_reason = "This step shows speeds measured on a GPU across model sizes; it has no numeric setting "
-                           "of its own (the loss-curves step trains).";
+    s.no_training_reason =
+        "This step shows speeds measured on a GPU across model sizes; it has no numeric setting "
+        "of its own (the loss-curves step trains).";
     s.run = [](const Parameters&, RunContext& ctx) {
         const bool live = ctx.backend() == Backend::Gpu;
-        const CrossoverSweep sweep = live ? measure_crossover(40, [&](int done, int total) {
-            ctx.report_progress(double(done) / total, "run " + std::to_string(done) + " of " + std::to_string(total));
-            return !ctx.cancel_requested();
-        })
-                                          : recorded_sweep();
+        const CrossoverSweep sweep =
+            live ? measure_crossover(40,
+                                     [&](int done, int total) {
+                                         ctx.report_progress(double(done) / total, "run " + std::to_string(done) +
+                                                                                       " of " + std::to_string(total));
+                                         return !ctx.cancel_requested();
+                                     })
+                 : recorded_sweep();
         StepOutput out;
         Figure speed;
         speed.id = "speedup";
@@ -303,9 +316,11 @@ StepLogic crossover() {
         memory.title = "Device memory of the run, FP8 over BF16, by tokens per step";
         memory.y_axis = {"FP8 memory / BF16 memory", AxisScale::Linear};
         Table t{"sweep", "Every size measured", {}, {}};
-        t.columns = {{"d", ColumnType::Integer}, {"h", ColumnType::Integer}, {"tokens", ColumnType::Integer},
-                     {"GFLOP per step", ColumnType::Number}, {"BF16", ColumnType::Number, "ms"}, {"FP8", ColumnType::Number, "ms"},
-                     {"speedup", ColumnType::Number, "x"}, {"BF16", ColumnType::Number, "MiB"}, {"FP8", ColumnType::Number, "MiB"}};
+        t.columns = {{"d", ColumnType::Integer},           {"h", ColumnType::Integer},
+                     {"tokens", ColumnType::Integer},      {"GFLOP per step", ColumnType::Number},
+                     {"BF16", ColumnType::Number, "ms"},   {"FP8", ColumnType::Number, "ms"},
+                     {"speedup", ColumnType::Number, "x"}, {"BF16", ColumnType::Number, "MiB"},
+                     {"FP8", ColumnType::Number, "MiB"}};
         int colour = 0;
         double lo = 1e30, hi = 0;
         for (int d : widths_of(sweep)) {
@@ -321,8 +336,8 @@ StepLogic crossover() {
                 mem.y.push_back(p.fp8_mib / p.bf16_mib);
                 lo = std::min(lo, double(p.tokens));
                 hi = std::max(hi, double(p.tokens));
-                t.rows.push_back({std::int64_t(p.d), std::int64_t(p.h), std::int64_t(p.tokens), p.model_gflops, p.bf16_ms,
-                                  p.fp8_ms, p.bf16_ms / p.fp8_ms, p.bf16_mib, p.fp8_mib});
+                t.rows.push_back({std::int64_t(p.d), std::int64_t(p.h), std::int64_t(p.tokens), p.model_gflops,
+                                  p.bf16_ms, p.fp8_ms, p.bf16_ms / p.fp8_ms, p.bf16_mib, p.fp8_mib});
             }
             sp.name = mem.name = "width " + std::to_string(d) + " (hidden " + std::to_string(h) + ")";
             speed.series.push_back(std::move(sp));
@@ -354,11 +369,12 @@ StepLogic crossover() {
         for (int other : widths)
             if (other != d && crossover_tokens(sweep, other) && crossover_tokens(sweep, other) != from)
                 mistakes.push_back({double(crossover_tokens(sweep, other)),
-                                    "That is width " + std::to_string(other) + "'s crossover; the question asks about width " +
-                                        std::to_string(d) + "."});
+                                    "That is width " + std::to_string(other) +
+                                        "'s crossover; the question asks about width " + std::to_string(d) + "."});
         if (from)
             s.exercise = numeric_exercise(
-                "In the recorded H100 sweep, from how many tokens per step on is FP8 faster than BF16 for the model of width " +
+                "In the recorded H100 sweep, from how many tokens per step on is FP8 faster than BF16 for the model of "
+                "width " +
                     std::to_string(d) + "? (The smallest measured count with a speedup above 1.)",
                 double(from), std::move(mistakes),
                 "Follow that width's curve to where it crosses the dashed break-even line, and read the next measured "

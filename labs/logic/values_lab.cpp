@@ -20,8 +20,9 @@ StepLogic number_line() {
     s.id = "number-line";
     s.parameters = {choice("format", "Format", kSmallFormats, "e4m3", "The format whose values are drawn")};
     s.training_parameters = {"format"};
-    s.training_mapping = "The format is every training cast's element format (inputs, weights and gradients), "
-                         "with delayed scaling.";
+    s.training_mapping =
+        "The format is every training cast's element format (inputs, weights and gradients), "
+        "with delayed scaling.";
     s.training = [](const Parameters& p, emu::Experiment& e) {
         if (p.choice("format") != "all") emu::set_all_formats(e, emu::format_by_name(p.choice("format")));
     };
@@ -85,8 +86,9 @@ StepLogic number_line() {
     s.exercise = numeric_exercise(
         "How many E4M3 values lie in [1, 2)? (1 counts, 2 does not.)", std::ldexp(1.0, emu::e4m3().mantissa_bits),
         {{std::ldexp(1.0, emu::e4m3().mantissa_bits) - 1, "1 itself is in [1, 2): count it."},
-         {std::ldexp(1.0, emu::e4m3().exponent_bits), "That is 2^(exponent bits). Inside one binade only the "
-                                                        "mantissa changes."}},
+         {std::ldexp(1.0, emu::e4m3().exponent_bits),
+          "That is 2^(exponent bits). Inside one binade only the "
+          "mantissa changes."}},
         "Inside one binade the exponent is fixed and the mantissa takes every value: 2^(mantissa bits).");
     return s;
 }
@@ -133,15 +135,17 @@ StepLogic error_by_magnitude() {
     choices.insert(choices.end(), kSmallFormats.begin(), kSmallFormats.end());
     s.parameters = {choice("format", "Formats", choices, "all", "One format, or all of them on one plot")};
     s.training_parameters = {"format"};
-    s.training_mapping = "One format (not all) is every training cast's element format (inputs, weights and gradients), "
-                         "with delayed scaling.";
+    s.training_mapping =
+        "One format (not all) is every training cast's element format (inputs, weights and gradients), "
+        "with delayed scaling.";
     s.training = [](const Parameters& p, emu::Experiment& e) {
         if (p.choice("format") != "all") emu::set_all_formats(e, emu::format_by_name(p.choice("format")));
     };
     s.run = [](const Parameters& p, RunContext& context) {
         std::vector<const Format*> formats;
         for (const std::string& name : kSmallFormats)
-            if (p.choice("format") == "all" || p.choice("format") == name) formats.push_back(&emu::format_by_name(name));
+            if (p.choice("format") == "all" || p.choice("format") == name)
+                formats.push_back(&emu::format_by_name(name));
         StepOutput out;
         Figure fig;
         fig.id = "relative-error";
@@ -149,7 +153,9 @@ StepLogic error_by_magnitude() {
         fig.x_axis = {"|x|", AxisScale::Log2};
         fig.y_axis = {"relative error |q(x) - x| / |x|", AxisScale::Log10};
         Table t{"worst-error", "Worst relative error (at the midpoints between neighbours)", {}, {}};
-        t.columns = {{"format"}, {"normal range", ColumnType::Number}, {"bound 2^-(m+1)", ColumnType::Number},
+        t.columns = {{"format"},
+                     {"normal range", ColumnType::Number},
+                     {"bound 2^-(m+1)", ColumnType::Number},
                      {"subnormal range", ColumnType::Number}};
         int colour = 0;
         for (const Format* f : formats) {
@@ -189,7 +195,9 @@ StepLogic fixed_grid() {
     s.run = [](const Parameters& p, RunContext&) {
         const Format& f = emu::e4m3();
         const double step = 1.0 / double(p.integer("grid"));
-        auto grid_round = [&](double x) { return std::clamp(std::nearbyint(x / step) * step, -f.max_finite, f.max_finite); };
+        auto grid_round = [&](double x) {
+            return std::clamp(std::nearbyint(x / step) * step, -f.max_finite, f.max_finite);
+        };
         StepOutput out;
         Figure fig;
         fig.id = "fixed-grid-error";
@@ -209,7 +217,9 @@ StepLogic fixed_grid() {
         for (double v : x) flushed += grid_round(v) == 0;
 
         Table t{"examples", "What each method makes of a few values", {}, {}};
-        t.columns = {{"x", ColumnType::Number}, {"fixed grid", ColumnType::Number}, {"E4M3", ColumnType::Number},
+        t.columns = {{"x", ColumnType::Number},
+                     {"fixed grid", ColumnType::Number},
+                     {"E4M3", ColumnType::Number},
                      {"E4M3 relative error", ColumnType::Number}};
         for (double v : {0.001, 0.01, 0.05, 0.3, 3.3, 100.3, 300.0, 1000.0})
             t.rows.push_back({v, grid_round(v), emu::round_to_format(f, v), emu::rounding_error(f, v).rel_error});
@@ -218,7 +228,8 @@ StepLogic fixed_grid() {
         for (double v : x) e4m3_flushed += emu::round_to_format(f, v) == 0;
         out.metrics.push_back({"of E4M3's range (log-uniform) the grid flushes to zero",
                                100.0 * double(flushed) / double(x.size()), "%"});
-        out.metrics.push_back({"of the same samples E4M3 flushes to zero", 100.0 * double(e4m3_flushed) / double(x.size()), "%"});
+        out.metrics.push_back(
+            {"of the same samples E4M3 flushes to zero", 100.0 * double(e4m3_flushed) / double(x.size()), "%"});
         return out;
     };
     const double right = emu::round_to_format(emu::e4m3(), 0.3);

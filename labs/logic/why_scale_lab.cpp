@@ -61,18 +61,21 @@ Figure histogram_figure(std::string id, std::string title) {
 }
 
 std::vector<Column> census_columns() {
-    return {{"tensor"}, {"scale", ColumnType::Number}, {"overflow", ColumnType::Number, "%"},
-            {"flushed to zero", ColumnType::Number, "%"}, {"subnormal", ColumnType::Number, "%"},
-            {"normal", ColumnType::Number, "%"}, {"RMS relative error", ColumnType::Number}};
+    return {{"tensor"},
+            {"scale", ColumnType::Number},
+            {"overflow", ColumnType::Number, "%"},
+            {"flushed to zero", ColumnType::Number, "%"},
+            {"subnormal", ColumnType::Number, "%"},
+            {"normal", ColumnType::Number, "%"},
+            {"RMS relative error", ColumnType::Number}};
 }
 
 std::vector<Cell> census_row(std::string label, float scale, const QuantizationCensus& c) {
-    return {std::move(label), double(scale), 100 * c.overflow, 100 * c.flushed, 100 * c.subnormal, 100 * c.normal,
-            c.rms_relative_error};
+    return {std::move(label),  double(scale),  100 * c.overflow,    100 * c.flushed,
+            100 * c.subnormal, 100 * c.normal, c.rms_relative_error};
 }
 
 const std::vector<std::string> kFp8 = format_choice_names({&emu::e4m3(), &emu::e5m2()});
-
 
 StepLogic against_the_grid() {
     StepLogic s;
@@ -80,8 +83,9 @@ StepLogic against_the_grid() {
     s.parameters = {choice("tensor", "Tensor", {"weights", "activations", "gradients"}, "weights", "What to sample"),
                     choice("format", "Format", element_format_names(), "e4m3", "The target format")};
     s.training_parameters = {"tensor", "format"};
-    s.training_mapping = "The format is the training cast of the chosen tensor's role (weights: the weights, "
-                         "activations: the layer inputs, gradients: the output gradients), with delayed scaling.";
+    s.training_mapping =
+        "The format is the training cast of the chosen tensor's role (weights: the weights, "
+        "activations: the layer inputs, gradients: the output gradients), with delayed scaling.";
     s.training = [](const Parameters& p, emu::Experiment& e) {
         const emu::Format* f = &emu::format_by_name(p.choice("format"));
         auto& roles = e.numerics.formats;
@@ -94,7 +98,8 @@ StepLogic against_the_grid() {
         const TensorKind kind = tensor_kind(p.choice("tensor"));
         const std::vector<float> x = sample_tensor(kind, kElements, ctx.seed());
         StepOutput out;
-        Figure fig = histogram_figure("magnitudes", tensor_description(kind, 8) + " against " + std::string(f.display_name));
+        Figure fig =
+            histogram_figure("magnitudes", tensor_description(kind, 8) + " against " + std::string(f.display_name));
         fig.series.push_back(magnitude_histogram(x, 1, "elements", 0, SeriesKind::Histogram));
         add_format_range(fig, f);
         out.figures.push_back(std::move(fig));
@@ -103,15 +108,16 @@ StepLogic against_the_grid() {
         out.tables.push_back(std::move(t));
         out.metrics.push_back({"amax of the tensor", double(emu::amax(x)), ""});
         out.metrics.push_back({"largest value of " + std::string(f.name), f.max_finite, ""});
-        out.metrics.push_back({"smallest non-zero value of " + std::string(f.name), f.has_subnormals ? f.min_subnormal : f.min_normal, ""});
+        out.metrics.push_back({"smallest non-zero value of " + std::string(f.name),
+                               f.has_subnormals ? f.min_subnormal : f.min_normal, ""});
         return out;
     };
     const double answer = emu::round_to_format(emu::e4m3(), 0.0009);
     s.exercise = numeric_exercise(
-        "A weight of 0.0009 is converted to E4M3 without a scale (round to nearest even). What does it become?",
-        answer,
-        {{emu::e4m3().min_subnormal, "That is E4M3's smallest subnormal, 2^-9 = 0.00195. 0.0009 lies below half of it, "
-                                     "so the nearest value is zero."},
+        "A weight of 0.0009 is converted to E4M3 without a scale (round to nearest even). What does it become?", answer,
+        {{emu::e4m3().min_subnormal,
+          "That is E4M3's smallest subnormal, 2^-9 = 0.00195. 0.0009 lies below half of it, "
+          "so the nearest value is zero."},
          {0.0009, "E4M3 cannot hold 0.0009: near zero its grid has steps of 2^-9."}},
         "Compare 0.0009 with the smallest subnormal, 2^-9, and with half of it.");
     return s;
@@ -124,9 +130,10 @@ StepLogic per_tensor_scaling() {
                     choice("format", "Format", kFp8, "e4m3", "The target format"),
                     toggle("scale", "Scale the tensor", true, "Multiply by max / amax before converting")};
     s.training_parameters = {"tensor", "format", "scale"};
-    s.training_mapping = "The format is the training cast of the chosen tensor's role (weights: the weights, "
-                         "activations: the layer inputs, gradients: the output gradients); scale off trains "
-                         "with scale 1 for every tensor, on with delayed scaling.";
+    s.training_mapping =
+        "The format is the training cast of the chosen tensor's role (weights: the weights, "
+        "activations: the layer inputs, gradients: the output gradients); scale off trains "
+        "with scale 1 for every tensor, on with delayed scaling.";
     s.training = [](const Parameters& p, emu::Experiment& e) {
         e.numerics.scaling = p.toggle("scale");
         const emu::Format* f = &emu::format_by_name(p.choice("format"));
@@ -143,10 +150,11 @@ StepLogic per_tensor_scaling() {
         const float scale = p.toggle("scale") ? emu::current_scale(amax, f).scale : 1.0f;
         const float normalise = amax > 0 ? 1.0f / amax : 1.0f;
         StepOutput out;
-        Figure fig = histogram_figure("before-after", tensor_description(kind, 8) + ": unscaled and scaled by " +
-                                                          number_text(scale));
+        Figure fig = histogram_figure("before-after",
+                                      tensor_description(kind, 8) + ": unscaled and scaled by " + number_text(scale));
         fig.series.push_back(magnitude_histogram(x, 1, "unscaled", 0, SeriesKind::Stairs));
-        if (scale != 1) fig.series.push_back(magnitude_histogram(x, scale, "scaled (max / amax)", 1, SeriesKind::Stairs));
+        if (scale != 1)
+            fig.series.push_back(magnitude_histogram(x, scale, "scaled (max / amax)", 1, SeriesKind::Stairs));
         add_format_range(fig, f);
         out.figures.push_back(std::move(fig));
         Table t{"census", "Where the values land in " + std::string(f.display_name), census_columns(), {}};
@@ -166,9 +174,10 @@ StepLogic per_tensor_scaling() {
         answer,
         {{300.0 / 448.0, "That is the inverse scale (amax / max), stored to dequantise afterwards."},
          {57344.0 / 300.0, "57344 is E5M2's largest value; the target here is E4M3."},
-         {emu::e4m3fnuz().max_finite / 300.0,
-          "That maps amax onto " + number_text(emu::e4m3fnuz().max_finite) + ", the maximum of E4M3FNUZ (AMD MI300, "
-          "Graphcore); the target here is OCP E4M3, which reaches " + number_text(emu::e4m3().max_finite) + "."},
+         {emu::e4m3fnuz().max_finite / 300.0, "That maps amax onto " + number_text(emu::e4m3fnuz().max_finite) +
+                                                  ", the maximum of E4M3FNUZ (AMD MI300, "
+                                                  "Graphcore); the target here is OCP E4M3, which reaches " +
+                                                  number_text(emu::e4m3().max_finite) + "."},
          {1.0 / 300.0, "That normalises amax to 1 and wastes the range above 1."}},
         "scale = largest value of the format / amax.", 1e-6);
     return s;
@@ -179,8 +188,9 @@ StepLogic per_tensor_scaling() {
 StepLogic scale_or_scale_inv() {
     StepLogic s;
     s.id = "scale-or-scale-inv";
-    s.parameters = {real("amax", "Tensor amax", 1e-3, 1e4, 300.0, true, "The tensor's largest magnitude"),
-                    choice("format", "Format", format_choice_names({&emu::e4m3(), &emu::e5m2()}), "e4m3", "The FP8 format")};
+    s.parameters = {
+        real("amax", "Tensor amax", 1e-3, 1e4, 300.0, true, "The tensor's largest magnitude"),
+        choice("format", "Format", format_choice_names({&emu::e4m3(), &emu::e5m2()}), "e4m3", "The FP8 format")};
     s.no_training_reason = "This step reads stored scales; every training recipe applies them the right way round.";
     s.run = [](const Parameters& p, RunContext&) {
         const float amax = float(p.real("amax"));
@@ -200,8 +210,14 @@ StepLogic scale_or_scale_inv() {
         const emu::QuantizedTensor q = emu::quantize_nvfp4(nv, 1, 16);
         const double nv_back = q.dequantize()[0];
         const double s_enc = 1.0 / double(q.tensor_scale_inv);
-        Table t{"conventions", "The amax element read back under each convention (true value " + number_text(amax) + ")", {}, {}};
-        t.columns = {{"convention"}, {"number stored"}, {"read back as"}, {"value", ColumnType::Number},
+        Table t{"conventions",
+                "The amax element read back under each convention (true value " + number_text(amax) + ")",
+                {},
+                {}};
+        t.columns = {{"convention"},
+                     {"number stored"},
+                     {"read back as"},
+                     {"value", ColumnType::Number},
                      {"over the true value", ColumnType::Number, "x"}};
         auto row = [&](std::string who, std::string stored, std::string rule, double v) {
             t.rows.push_back({std::move(who), std::move(stored), std::move(rule), v, v / amax});
@@ -220,22 +236,25 @@ StepLogic scale_or_scale_inv() {
         out.tables.push_back(std::move(t));
         out.metrics.push_back({"scale (multiplies before the cast)", pair.scale, ""});
         out.metrics.push_back({"scale_inv (multiplies the value read back)", pair.scale_inv, ""});
-        out.metrics.push_back({"factor off when scale_inv is taken for the scale", 1.0 / (double(pair.scale_inv) * pair.scale_inv), "x"});
+        out.metrics.push_back(
+            {"factor off when scale_inv is taken for the scale", 1.0 / (double(pair.scale_inv) * pair.scale_inv), "x"});
         return out;
     };
     const emu::ScalePair pair = emu::current_scale(300.0f, emu::e4m3());
     const double stored = emu::decode(emu::e4m3(), 0x7E);
-    s.exercise = numeric_exercise(
-        "A tensor with amax 300 was cast to E4M3 with current scaling. One element's code is 0x7E (" +
-            number_text(stored) + ") and the stored scale_inv is " + number_text(pair.scale_inv) +
-            ". What real value does the element stand for?",
-        stored * pair.scale_inv,
-        {{stored / pair.scale_inv, "You divided by scale_inv, as if it were the scale: scale_inv multiplies the value "
-                                   "read back."},
-         {stored, "That is the value in scaled units; multiply by scale_inv to undo the scale."},
-         {stored * pair.scale, "That multiplies by the scale again: the scale was applied before the cast, so undo it "
-                               "with its inverse."}},
-        "real value = value(code) x scale_inv.", 1e-6);
+    s.exercise =
+        numeric_exercise("A tensor with amax 300 was cast to E4M3 with current scaling. One element's code is 0x7E (" +
+                             number_text(stored) + ") and the stored scale_inv is " + number_text(pair.scale_inv) +
+                             ". What real value does the element stand for?",
+                         stored * pair.scale_inv,
+                         {{stored / pair.scale_inv,
+                           "You divided by scale_inv, as if it were the scale: scale_inv multiplies the value "
+                           "read back."},
+                          {stored, "That is the value in scaled units; multiply by scale_inv to undo the scale."},
+                          {stored * pair.scale,
+                           "That multiplies by the scale again: the scale was applied before the cast, so undo it "
+                           "with its inverse."}},
+                         "real value = value(code) x scale_inv.", 1e-6);
     return s;
 }
 
@@ -246,8 +265,9 @@ StepLogic gradients() {
                     choice("training_format", "Gradient format for training", kFp8, "e5m2",
                            "Feeds the training panel: e4m3 everywhere, or E5M2 for gradients (hybrid)")};
     s.training_parameters = {"training_format"};
-    s.training_mapping = "The gradient format is the training cast of the output gradients (inputs and weights "
-                         "stay E4M3), with delayed scaling.";
+    s.training_mapping =
+        "The gradient format is the training cast of the output gradients (inputs and weights "
+        "stay E4M3), with delayed scaling.";
     s.training = [](const Parameters& p, emu::Experiment& e) {
         e.numerics.formats.gradient = &emu::format_by_name(p.choice("training_format"));
     };
@@ -263,7 +283,8 @@ StepLogic gradients() {
         error.id = "error-by-width";
         error.title = "RMS relative error after per-tensor scaling";
         error.y_axis = {"RMS relative error", AxisScale::Log10};
-        Table t{"census", "Gradients over " + std::to_string(chosen) + " decades, scaled per tensor", census_columns(), {}};
+        Table t{
+            "census", "Gradients over " + std::to_string(chosen) + " decades, scaled per tensor", census_columns(), {}};
         int colour = 0;
         for (const emu::Format* f : {&emu::e4m3(), &emu::e5m2()}) {
             Series flushed = line(std::string(f->display_name), {}, {}, colour);

@@ -54,13 +54,15 @@ constexpr bool kNoFigures = true;
 
 }  // namespace
 
-TEST_CASE("an export killed half-way leaves whole files, no temporary and no stale manifest" * doctest::skip(kNoFigures)) {
+TEST_CASE("an export killed half-way leaves whole files, no temporary and no stale manifest" *
+          doctest::skip(kNoFigures)) {
     TempDir dir;
     const std::string out = dir / "out";
     REQUIRE(run_command(kExe + " figures --out " + out + " --lab formats --format svg").exit_code == 0);
     REQUIRE(fs::exists(out + "/manifest.json"));
     // The whole catalog as SVG and PNG takes seconds: stop it after one.
-    const auto r = run_command("{ " + kExe + " figures --out " + out + " --format svg,png 2>/dev/null & pid=$!; sleep 1; "
+    const auto r = run_command("{ " + kExe + " figures --out " + out +
+                               " --format svg,png 2>/dev/null & pid=$!; sleep 1; "
                                "kill -TERM $pid; wait $pid; echo status $?; }");
     CHECK(r.out.find("status 143") != std::string::npos);  // ended by SIGTERM, as a killed program does
     CHECK_FALSE(fs::exists(out + "/manifest.json"));       // the old one went before the new files came
@@ -94,7 +96,7 @@ TEST_CASE("one file that cannot be written is reported; the rest of the export g
     const std::string manifest = read_file(out + "/manifest.json");
     CHECK(manifest.find("\"failures\":[\"formats/bits-to-value-value-by-code.svg: cannot write") != std::string::npos);
     CHECK(manifest.find("\"formats/bits-to-value-value-by-code.svg\"") == std::string::npos);  // not listed as written
-    CHECK(manifest.find("bits-to-value-value-by-code.csv") != std::string::npos);             // its data still is
+    CHECK(manifest.find("bits-to-value-value-by-code.csv") != std::string::npos);              // its data still is
     CHECK(fs::exists(out + "/formats/bits-to-value-value-by-code.csv"));
 }
 

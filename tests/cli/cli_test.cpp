@@ -28,16 +28,13 @@ TEST_CASE("convert prints input, code, hex float and decimal, tab-separated") {
 
 TEST_CASE("convert options: case, rounding, saturation, f32 parsing") {
     CHECK(run_command(exe + " convert --to E5M2 --saturate none 1e6").out == "1e6\t0x7c\tinf\tinf\n");
-    CHECK(run_command(exe + " convert --to e4m3 --round toward-zero 479").out ==
-          "479\t0x7e\t0x1.cp+8\t448\n");
-    CHECK(run_command(exe + " convert --to e4m3 --round UP 1.01").out ==
-          "1.01\t0x39\t0x1.2p+0\t1.125\n");
+    CHECK(run_command(exe + " convert --to e4m3 --round toward-zero 479").out == "479\t0x7e\t0x1.cp+8\t448\n");
+    CHECK(run_command(exe + " convert --to e4m3 --round UP 1.01").out == "1.01\t0x39\t0x1.2p+0\t1.125\n");
     // Parsed to float first, -431.99999999999994 is -432: a tie that goes to -448.
     CHECK(run_command(exe + " convert --to e4m3 --from f32 -431.99999999999994").out ==
           "-431.99999999999994\t0xfe\t-0x1.cp+8\t-448\n");
     CHECK(run_command(exe + " convert --to e2m1 5").out == "5\t0x6\t0x1p+2\t4\n");
-    CHECK(run_command(exe + " convert --to bf16 1.00390625").out ==
-          "1.00390625\t0x3f80\t0x1p+0\t1\n");
+    CHECK(run_command(exe + " convert --to bf16 1.00390625").out == "1.00390625\t0x3f80\t0x1p+0\t1\n");
 }
 
 TEST_CASE("stochastic rounding is reproducible with a seed") {
@@ -55,8 +52,9 @@ TEST_CASE("stochastic rounding is reproducible with a seed") {
 TEST_CASE("standard input: one value per line; bad lines are reported and skipped") {
     const auto r = run_command(exe + " convert --to e4m3", "1\n  2.5 \r\nabc\n\n-0x1p-2\n448");
     CHECK(r.exit_code == 1);
-    CHECK(r.out == "1\t0x38\t0x1p+0\t1\n2.5\t0x42\t0x1.4p+1\t2.5\n"
-                   "-0x1p-2\t0xa8\t-0x1p-2\t-0.25\n448\t0x7e\t0x1.cp+8\t448\n");
+    CHECK(r.out ==
+          "1\t0x38\t0x1p+0\t1\n2.5\t0x42\t0x1.4p+1\t2.5\n"
+          "-0x1p-2\t0xa8\t-0x1p-2\t-0.25\n448\t0x7e\t0x1.cp+8\t448\n");
     CHECK(r.err.find("line 3: cannot parse 'abc'") != std::string::npos);
     CHECK(r.err.find("line 4: empty line") != std::string::npos);
 }
@@ -86,8 +84,8 @@ TEST_CASE("bad usage exits with status 2 and says what was wrong") {
 }
 
 TEST_CASE("--help works on every level") {
-    for (const char* args : {" --help", " convert --help", " formats --help", " decode --help",
-                             " bench --help", " bench emulator --help"}) {
+    for (const char* args : {" --help", " convert --help", " formats --help", " decode --help", " bench --help",
+                             " bench emulator --help"}) {
         CAPTURE(args);
         const auto r = run_command(exe + args);
         CHECK(r.exit_code == 0);
@@ -106,9 +104,10 @@ TEST_CASE("formats and decode") {
     CHECK(j.out.find("\"max_finite\": 6,") != std::string::npos);
     const auto d = run_command(exe + " decode --format e4m3 0x7e 0x7f 1 0x100");
     CHECK(d.exit_code == 1);
-    CHECK(d.out == "0x7e\t0.1111.110\tnormal\t0x1.cp+8\t448\n"
-                   "0x7f\t0.1111.111\tnan\tnan\tnan\n"
-                   "0x01\t0.0000.001\tsubnormal\t0x1p-9\t0.001953125\n");
+    CHECK(d.out ==
+          "0x7e\t0.1111.110\tnormal\t0x1.cp+8\t448\n"
+          "0x7f\t0.1111.111\tnan\tnan\tnan\n"
+          "0x01\t0.0000.001\tsubnormal\t0x1p-9\t0.001953125\n");
     CHECK(d.err.find("'0x100' is not a code of e4m3") != std::string::npos);
 }
 
@@ -173,7 +172,8 @@ TEST_CASE("train writes a trace that trace replay reads") {
 // load it (glibc's LD_DEBUG lists every library a process opens), a GPU command does, and
 // a missing or broken library is named in the refusal.
 TEST_CASE("only GPU commands open the CUDA part, and a missing one is named") {
-    for (const std::string command : {" --version", " formats", " convert --to e4m3 3.14", " run formats/bits-to-value"}) {
+    for (const std::string command :
+         {" --version", " formats", " convert --to e4m3 3.14", " run formats/bits-to-value"}) {
         INFO(command);
         const auto r = run_command("LD_DEBUG=files " + exe + command);
         CHECK(r.exit_code == 0);
@@ -187,7 +187,8 @@ TEST_CASE("only GPU commands open the CUDA part, and a missing one is named") {
     CHECK(missing.exit_code != 0);
     CHECK(missing.err.find("GPU part (libfp8lab_cuda.so) is not installed; looked for /no/such/libfp8lab_cuda.so") !=
           std::string::npos);
-    const auto broken = run_command("FP8LAB_CUDA_MODULE=" + exe + " " + exe + " run inference/serving-speed --backend gpu");
+    const auto broken =
+        run_command("FP8LAB_CUDA_MODULE=" + exe + " " + exe + " run inference/serving-speed --backend gpu");
     CHECK(broken.exit_code != 0);
     CHECK(broken.err.find("cannot be loaded") != std::string::npos);
 }
@@ -227,7 +228,8 @@ TEST_CASE("progress summarises the students' files; a bad file is named and the 
     const auto ada = r.out.find("ada"), bob = r.out.find("bob");
     REQUIRE(ada != std::string::npos);
     REQUIRE(bob != std::string::npos);
-    CHECK(r.out.substr(ada, r.out.find('\n', ada) - ada).find(" 2/") != std::string::npos);  // lab 1: two of its exercises
+    CHECK(r.out.substr(ada, r.out.find('\n', ada) - ada).find(" 2/") !=
+          std::string::npos);  // lab 1: two of its exercises
     CHECK(r.out.substr(ada).find("3/") != std::string::npos);
     CHECK(r.out.substr(bob, r.out.find('\n', bob) - bob).find(" 0/") != std::string::npos);
     std::filesystem::remove_all(dir);

@@ -32,7 +32,8 @@ Reference reference_blocks(const std::vector<float>& x, std::size_t rows, std::s
                            const std::function<BlockScale(float)>& scale_of) {
     Reference r;
     r.codes.resize(x.size());
-    const std::size_t grid_rows = (rows + block.rows - 1) / block.rows, grid_cols = (cols + block.cols - 1) / block.cols;
+    const std::size_t grid_rows = (rows + block.rows - 1) / block.rows,
+                      grid_cols = (cols + block.cols - 1) / block.cols;
     ConvertOptions finite = options;
     finite.saturation = Saturation::Finite;
     for (std::size_t br = 0; br < grid_rows; ++br)
@@ -93,10 +94,28 @@ std::vector<float> hard_tensor(std::size_t rows, std::size_t cols, std::uint32_t
     std::mt19937 rng(seed);
     std::vector<float> x(rows * cols);
     for (float& v : x) v = std::ldexp(std::uniform_real_distribution<float>(-2, 2)(rng), int(rng() % 40) - 20);
-    const float specials[] = {0.0f, -0.0f, std::numeric_limits<float>::quiet_NaN(), INFINITY, -INFINITY,
-                              957.0f, 448.0f, 464.0f, std::nextafter(464.0f, 0.0f), std::nextafter(464.0f, 1e9f),
-                              8.0f, std::nextafter(8.0f, 0.0f), std::nextafter(8.0f, 16.0f), 1e-40f, -3e-39f,
-                              FLT_MAX, FLT_TRUE_MIN, 61440.0f, 57344.0f, 6.0f, 5.0f, 0.25f};
+    const float specials[] = {0.0f,
+                              -0.0f,
+                              std::numeric_limits<float>::quiet_NaN(),
+                              INFINITY,
+                              -INFINITY,
+                              957.0f,
+                              448.0f,
+                              464.0f,
+                              std::nextafter(464.0f, 0.0f),
+                              std::nextafter(464.0f, 1e9f),
+                              8.0f,
+                              std::nextafter(8.0f, 0.0f),
+                              std::nextafter(8.0f, 16.0f),
+                              1e-40f,
+                              -3e-39f,
+                              FLT_MAX,
+                              FLT_TRUE_MIN,
+                              61440.0f,
+                              57344.0f,
+                              6.0f,
+                              5.0f,
+                              0.25f};
     for (std::size_t k = 0; k < std::size(specials) && k * 37 < x.size(); ++k) x[k * 37] = specials[k];
     // An all-zero stretch, a subnormal-range stretch and a tiny-amax stretch.
     for (std::size_t i = 0; i < std::min<std::size_t>(cols, 64); ++i) {
@@ -134,8 +153,7 @@ TEST_CASE("block quantiser: MX, blockwise and NVFP4 block shapes equal the scala
         const auto rceil = [&](float a) {
             if (std::isinf(a)) return BlockScale{1.0f, NAN, 0xFF};
             const auto code = encode(e8m0(), a * inv_max, ConvertOptions{RoundingMode::Up, Saturation::Finite});
-            return BlockScale{std::ldexp(1.0f, 127 - int(code)), std::ldexp(1.0f, int(code) - 127),
-                              std::uint8_t(code)};
+            return BlockScale{std::ldexp(1.0f, 127 - int(code)), std::ldexp(1.0f, int(code) - 127), std::uint8_t(code)};
         };
         for (BlockShape block : {BlockShape{1, 16}, BlockShape{1, 32}, BlockShape{1, 128}, BlockShape{16, 16},
                                  BlockShape{128, 128}, BlockShape{3, 7}})

@@ -22,12 +22,23 @@ std::vector<float> awkward_values(std::size_t n, std::uint32_t seed) {
     std::vector<float> x(n);
     for (std::size_t i = 0; i < n; ++i) {
         switch (rng() % 8) {
-        case 0: x[i] = std::bit_cast<float>(static_cast<std::uint32_t>(rng())); break;  // any bits
-        case 1: x[i] = std::ldexp(float(rng() % 1000) - 500.0f, -int(rng() % 40)); break;
-        case 2: x[i] = std::numeric_limits<float>::quiet_NaN(); break;
-        case 3: x[i] = (rng() & 1 ? 1 : -1) * std::numeric_limits<float>::infinity(); break;
-        case 4: x[i] = 0.0f * float(int(rng() & 1) * 2 - 1); break;
-        default: x[i] = std::ldexp(std::uniform_real_distribution<float>(-2, 2)(rng), int(rng() % 60) - 30);
+        case 0:
+            x[i] = std::bit_cast<float>(static_cast<std::uint32_t>(rng()));
+            break;  // any bits
+        case 1:
+            x[i] = std::ldexp(float(rng() % 1000) - 500.0f, -int(rng() % 40));
+            break;
+        case 2:
+            x[i] = std::numeric_limits<float>::quiet_NaN();
+            break;
+        case 3:
+            x[i] = (rng() & 1 ? 1 : -1) * std::numeric_limits<float>::infinity();
+            break;
+        case 4:
+            x[i] = 0.0f * float(int(rng() & 1) * 2 - 1);
+            break;
+        default:
+            x[i] = std::ldexp(std::uniform_real_distribution<float>(-2, 2)(rng), int(rng() % 60) - 30);
         }
     }
     return x;
@@ -121,7 +132,13 @@ TEST_CASE("amax skips NaN and propagates Inf") {
 
 TEST_CASE("count_range counts overflow after rounding, flushes and subnormals") {
     // E4M3: 464 rounds to 448 (no overflow), 465 overflows; 2^-11 flushes; 2^-8 is subnormal.
-    const std::vector<float> x = {464.0f, 465.0f, -1000.0f, 0x1p-11f, 0x1p-8f, 0.0f, 1.0f,
+    const std::vector<float> x = {464.0f,
+                                  465.0f,
+                                  -1000.0f,
+                                  0x1p-11f,
+                                  0x1p-8f,
+                                  0.0f,
+                                  1.0f,
                                   std::numeric_limits<float>::quiet_NaN(),
                                   std::numeric_limits<float>::infinity()};
     const RangeCounts c = count_range(e4m3(), x, 1.0f);

@@ -28,13 +28,13 @@ const ConvertOptions kNone = with(RoundingMode::NearestEven, Saturation::None);
 }  // namespace
 
 TEST_CASE("E4M3 saturation is decided after rounding") {
-    CHECK(encode(e4m3(), 464.0) == 0x7E);                // midpoint, ties to even 448
-    CHECK(encode(e4m3(), 464.0, kNone) == 0x7E);         // and it is not an overflow
-    CHECK(encode(e4m3(), 464.0001, kNone) == 0x7F);      // past the midpoint: NaN
-    CHECK(encode(e4m3(), -464.0001, kNone) == 0xFF);     // the sign is kept
-    CHECK(encode(e4m3(), 464.0001) == 0x7E);             // saturated to 448
+    CHECK(encode(e4m3(), 464.0) == 0x7E);             // midpoint, ties to even 448
+    CHECK(encode(e4m3(), 464.0, kNone) == 0x7E);      // and it is not an overflow
+    CHECK(encode(e4m3(), 464.0001, kNone) == 0x7F);   // past the midpoint: NaN
+    CHECK(encode(e4m3(), -464.0001, kNone) == 0xFF);  // the sign is kept
+    CHECK(encode(e4m3(), 464.0001) == 0x7E);          // saturated to 448
     CHECK(encode(e4m3(), 1e30) == 0x7E);
-    CHECK(encode(e5m2(), 61440.0, kNone) == 0x7C);       // E5M2 overflows to Inf
+    CHECK(encode(e5m2(), 61440.0, kNone) == 0x7C);  // E5M2 overflows to Inf
     CHECK(encode(e5m2(), 61439.99, kNone) == 0x7B);
 }
 
@@ -50,8 +50,7 @@ TEST_CASE("values just below powers of two round by their bits, not by log2") {
         CAPTURE(k);
         const float below = std::nextafter(std::ldexp(1.0f, k), 0.0f);
         CHECK(decode(e4m3(), encode(e4m3(), below)) == std::ldexp(1.0, k));  // rounds up
-        CHECK(decode(e4m3(), encode(e4m3(), below, with(RoundingMode::TowardZero))) ==
-              std::ldexp(1.875, k - 1));
+        CHECK(decode(e4m3(), encode(e4m3(), below, with(RoundingMode::TowardZero))) == std::ldexp(1.875, k - 1));
         CHECK(encode(e8m0(), below, with(RoundingMode::TowardZero)) == unsigned(126 + k));
         CHECK(encode(e8m0(), below, with(RoundingMode::Up)) == unsigned(127 + k));
     }
@@ -72,9 +71,7 @@ TEST_CASE("NaN and Inf under both saturation modes") {
         CHECK(encode(*f, -nan) == (fp8 ? f->sign_mask() | float64_nan : f->nan_code));
         CHECK(encode(*f, inf) == f->max_magnitude_code);
         CHECK(encode(*f, -inf) == (f->sign_mask() | f->max_magnitude_code));
-        const std::uint32_t expected_inf = f->has_inf   ? f->inf_code
-                                           : f->has_nan ? f->nan_code
-                                                        : f->max_magnitude_code;
+        const std::uint32_t expected_inf = f->has_inf ? f->inf_code : f->has_nan ? f->nan_code : f->max_magnitude_code;
         CHECK(encode(*f, inf, kNone) == expected_inf);
         CHECK(encode(*f, -inf, kNone) == (f->sign_mask() | expected_inf));
         // An infinite input is not an overflow: toward zero keeps it infinite.
@@ -176,8 +173,7 @@ TEST_CASE("every mode of every format agrees with the enumerate-and-midpoint ora
             }
         }
         // Random doubles over the format's range and a little past it.
-        std::uniform_int_distribution<int> exponent(f.min_exponent - f.mantissa_bits - 4,
-                                                    f.max_exponent + 2);
+        std::uniform_int_distribution<int> exponent(f.min_exponent - f.mantissa_bits - 4, f.max_exponent + 2);
         for (int i = 0; i < 20000; ++i) {
             const double m = 1.0 + double(rng() >> 11) * 0x1p-53;
             inputs.push_back(std::ldexp(rng() & 1 ? -m : m, exponent(rng)));
@@ -210,13 +206,15 @@ TEST_CASE("FP32 from float64 matches the hardware conversion in each direction")
     const struct {
         RoundingMode mode;
         int fe;
-    } modes[] = {{RoundingMode::NearestEven, FE_TONEAREST}, {RoundingMode::TowardZero, FE_TOWARDZERO},
-                 {RoundingMode::Up, FE_UPWARD}, {RoundingMode::Down, FE_DOWNWARD}};
+    } modes[] = {{RoundingMode::NearestEven, FE_TONEAREST},
+                 {RoundingMode::TowardZero, FE_TOWARDZERO},
+                 {RoundingMode::Up, FE_UPWARD},
+                 {RoundingMode::Down, FE_DOWNWARD}};
     for (const auto& m : modes) {
         CAPTURE(rounding_mode_name(m.mode));
         int mismatches = 0;
         for (int i = 0; i < 200000; ++i) {
-            const double x = std::bit_cast<double>(rng()) ;
+            const double x = std::bit_cast<double>(rng());
             if (!std::isfinite(x) || std::fabs(x) > 0x1p127) continue;  // stay in range
             std::fesetround(m.fe);
             volatile double vx = x;
@@ -261,8 +259,7 @@ TEST_CASE("stochastic rounding: float64 path uses the same bits as the float32 k
     for (std::uint64_t i = 0; i < 100000; ++i) {
         const float x = dist(rng) * (i % 3 == 0 ? 1e-3f : 1.0f);
         const std::uint32_t r = stochastic_bits(o.seed, i, o.random_bits);
-        REQUIRE(encode(e4m3(), double(x), o, i) ==
-                detail::encode_float32_bits<RoundingMode::Stochastic>(
-                    std::bit_cast<std::uint32_t>(x), k, r, o.random_bits));
+        REQUIRE(encode(e4m3(), double(x), o, i) == detail::encode_float32_bits<RoundingMode::Stochastic>(
+                                                       std::bit_cast<std::uint32_t>(x), k, r, o.random_bits));
     }
 }

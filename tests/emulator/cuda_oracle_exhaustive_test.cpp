@@ -37,23 +37,23 @@ struct CudaCase {
 
 std::vector<CudaCase> cuda_cases() {
     std::vector<CudaCase> cases;
-    for (auto [sat, cuda_sat] : {std::pair{Saturation::Finite, __NV_SATFINITE},
-                                 std::pair{Saturation::None, __NV_NOSAT}}) {
+    for (auto [sat, cuda_sat] :
+         {std::pair{Saturation::Finite, __NV_SATFINITE}, std::pair{Saturation::None, __NV_NOSAT}}) {
         for (auto [f, interp] : {std::pair{&e4m3(), __NV_E4M3}, std::pair{&e5m2(), __NV_E5M2}}) {
             cases.push_back({"fp8", f, RoundingMode::NearestEven, sat,
                              [=](float x) { return std::uint32_t(__nv_cvt_float_to_fp8(x, cuda_sat, interp)); },
                              [=](double x) { return std::uint32_t(__nv_cvt_double_to_fp8(x, cuda_sat, interp)); }});
         }
-        for (auto [mode, cuda_mode] : {std::pair{RoundingMode::TowardZero, cudaRoundZero},
-                                       std::pair{RoundingMode::Up, cudaRoundPosInf}}) {
+        for (auto [mode, cuda_mode] :
+             {std::pair{RoundingMode::TowardZero, cudaRoundZero}, std::pair{RoundingMode::Up, cudaRoundPosInf}}) {
             cases.push_back({"e8m0", &e8m0(), mode, sat,
                              [=](float x) { return std::uint32_t(__nv_cvt_float_to_e8m0(x, cuda_sat, cuda_mode)); },
                              [=](double x) { return std::uint32_t(__nv_cvt_double_to_e8m0(x, cuda_sat, cuda_mode)); }});
         }
     }
     // FP6 and FP4 always saturate: CUDA takes no saturation argument.
-    for (auto [mode, cuda_mode] : {std::pair{RoundingMode::NearestEven, cudaRoundNearest},
-                                   std::pair{RoundingMode::TowardZero, cudaRoundZero}}) {
+    for (auto [mode, cuda_mode] :
+         {std::pair{RoundingMode::NearestEven, cudaRoundNearest}, std::pair{RoundingMode::TowardZero, cudaRoundZero}}) {
         for (auto [f, interp] : {std::pair{&e2m3(), __NV_E2M3}, std::pair{&e3m2(), __NV_E3M2}}) {
             cases.push_back({"fp6", f, mode, Saturation::Finite,
                              [=](float x) { return std::uint32_t(__nv_cvt_float_to_fp6(x, interp, cuda_mode)); },
@@ -72,12 +72,10 @@ std::string describe(const CudaCase& c) {
 }
 
 // Runs body(begin, end) over [0, n) on both cores, in blocks.
-void on_all_cores(std::uint64_t n, std::uint64_t block,
-                  const std::function<void(std::uint64_t, std::uint64_t)>& body) {
+void on_all_cores(std::uint64_t n, std::uint64_t block, const std::function<void(std::uint64_t, std::uint64_t)>& body) {
     std::atomic<std::uint64_t> next{0};
     auto worker = [&] {
-        for (std::uint64_t b = next.fetch_add(block); b < n; b = next.fetch_add(block))
-            body(b, std::min(n, b + block));
+        for (std::uint64_t b = next.fetch_add(block); b < n; b = next.fetch_add(block)) body(b, std::min(n, b + block));
     };
     std::vector<std::jthread> pool;
     const unsigned cores = std::max(1u, std::thread::hardware_concurrency());
@@ -96,8 +94,7 @@ TEST_CASE("all 2^32 float32 inputs match CUDA's host conversions (bulk and scala
         on_all_cores(1ull << 32, 1 << 20, [&](std::uint64_t b, std::uint64_t e) {
             std::vector<float> x(e - b);
             std::vector<std::uint8_t> codes(x.size());
-            for (std::size_t i = 0; i < x.size(); ++i)
-                x[i] = std::bit_cast<float>(static_cast<std::uint32_t>(b + i));
+            for (std::size_t i = 0; i < x.size(); ++i) x[i] = std::bit_cast<float>(static_cast<std::uint32_t>(b + i));
             quantize_span(*c.format, x, 1.0f, codes, o);
             std::uint64_t bad = 0, scalar_bad = 0;
             for (std::size_t i = 0; i < x.size(); ++i) {
@@ -129,8 +126,7 @@ TEST_CASE("float64 inputs match CUDA's host conversions and the midpoint oracle"
         // Boundary exponents crossed with significand patterns, then random significands.
         std::vector<double> inputs;
         const std::uint64_t patterns[] = {0, 1, 0xFFFFFFFFFFFFFull, 0xFFFFFFFFFFFFEull};
-        for (int e = c.format->min_exponent - c.format->mantissa_bits - 3;
-             e <= c.format->max_exponent + 3; ++e)
+        for (int e = c.format->min_exponent - c.format->mantissa_bits - 3; e <= c.format->max_exponent + 3; ++e)
             for (std::uint64_t p : patterns)
                 for (double s : {1.0, -1.0})
                     inputs.push_back(s * std::bit_cast<double>((std::uint64_t(e + 1023) << 52) | p));
@@ -179,12 +175,23 @@ TEST_CASE("float64 inputs match CUDA's host conversions and the midpoint oracle"
 // subnormals, in every (format, mode, saturation) CUDA defines.
 TEST_CASE("float64 NaN, Inf, -0 and subnormals convert as CUDA's float64 functions do") {
     const auto from_bits = [](std::uint64_t b) { return std::bit_cast<double>(b); };
-    const double specials[] = {from_bits(0x7FF8000000000000ull), from_bits(0xFFF8000000000000ull),
-                               from_bits(0x7FF4000000000000ull), from_bits(0xFFF4000000000000ull),
-                               from_bits(0x7FFC000000000000ull), from_bits(0xFFFC000000000000ull),
-                               from_bits(0x7FF0000000000001ull), from_bits(0xFFF0000000000001ull),
-                               from_bits(0x7FFFFFFFFFFFFFFFull), INFINITY, -INFINITY, 0.0, -0.0, 0x1p-1074,
-                               -0x1p-1074, 0x1.fffffffffffffp-1023, -0x1.8p-1050};
+    const double specials[] = {from_bits(0x7FF8000000000000ull),
+                               from_bits(0xFFF8000000000000ull),
+                               from_bits(0x7FF4000000000000ull),
+                               from_bits(0xFFF4000000000000ull),
+                               from_bits(0x7FFC000000000000ull),
+                               from_bits(0xFFFC000000000000ull),
+                               from_bits(0x7FF0000000000001ull),
+                               from_bits(0xFFF0000000000001ull),
+                               from_bits(0x7FFFFFFFFFFFFFFFull),
+                               INFINITY,
+                               -INFINITY,
+                               0.0,
+                               -0.0,
+                               0x1p-1074,
+                               -0x1p-1074,
+                               0x1.fffffffffffffp-1023,
+                               -0x1.8p-1050};
     for (const CudaCase& c : cuda_cases()) {
         const ConvertOptions o{c.mode, c.saturation};
         for (double x : specials) {

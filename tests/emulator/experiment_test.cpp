@@ -84,11 +84,13 @@ TEST_CASE("an experiment round-trips through JSON, every field") {
 }
 
 TEST_CASE("bad experiment files are refused with file:line and the field") {
-    CHECK(refusal("{\"fp8lab_experiment\": 2}").find("exp.json:1: fp8lab_experiment: version 2 was written by a "
-                                                     "newer fp8lab") == 0);
+    CHECK(refusal("{\"fp8lab_experiment\": 2}")
+              .find("exp.json:1: fp8lab_experiment: version 2 was written by a "
+                    "newer fp8lab") == 0);
     CHECK(refusal("{\"steps\": 3}").find("missing") != std::string::npos);
     CHECK(refusal("{\"fp8lab_experiment\": 1,\n \"stepz\": 3}").find("exp.json:2: stepz: unknown field") == 0);
-    CHECK(refusal("{\"fp8lab_experiment\": 1,\n\n \"steps\": \"many\"}").find("exp.json:3: steps: must be a number") == 0);
+    CHECK(refusal("{\"fp8lab_experiment\": 1,\n\n \"steps\": \"many\"}").find("exp.json:3: steps: must be a number") ==
+          0);
     CHECK(refusal("{\"fp8lab_experiment\": 1, \"steps\": 0}").find("steps: must be a whole number from 1") !=
           std::string::npos);
     CHECK(refusal("{\"fp8lab_experiment\": 1, \"numerics\": {\"recipe\": \"magic\"}}")

@@ -98,7 +98,8 @@ TEST_CASE("FNUZ formats: the top binades, overflow, Inf and NaN against the orac
         const fp8lab::test::MidpointOracle oracle(*c.fnuz);
         const std::uint32_t from = std::bit_cast<std::uint32_t>(float(c.ocp->max_finite / 2));
         // Twice the first grid value past max: beyond it every input overflows the same way.
-        const float past = float(2 * (c.fnuz->max_finite + std::ldexp(1.0, c.fnuz->max_exponent - c.fnuz->mantissa_bits)));
+        const float past =
+            float(2 * (c.fnuz->max_finite + std::ldexp(1.0, c.fnuz->max_exponent - c.fnuz->mantissa_bits)));
         const std::uint32_t whole_to = std::bit_cast<std::uint32_t>(past);
         // Every input of [from, whole_to), then every 4099th bit pattern up to NaN's, both signs.
         std::vector<std::uint32_t> magnitudes;
@@ -112,7 +113,8 @@ TEST_CASE("FNUZ formats: the top binades, overflow, Inf and NaN against the orac
                 on_all_cores(magnitudes.size(), 1 << 18, [&](std::uint64_t b, std::uint64_t e) {
                     std::vector<float> x;
                     for (std::uint64_t i = b; i < e; ++i)
-                        for (std::uint32_t sign : {0u, 0x80000000u}) x.push_back(std::bit_cast<float>(magnitudes[i] | sign));
+                        for (std::uint32_t sign : {0u, 0x80000000u})
+                            x.push_back(std::bit_cast<float>(magnitudes[i] | sign));
                     std::vector<std::uint8_t> codes(x.size());
                     quantize_span(*c.fnuz, x, 1.0f, codes, o, 2 * b);
                     std::uint64_t bad = 0, scalar = 0;

@@ -44,7 +44,7 @@ TEST_CASE("derived properties match the OCP specifications") {
     CHECK(e5m2().inf_code == 0x7C);            // S.11111.00
     CHECK(e8m0().nan_code == 0xFF);
     CHECK(e8m0().max_magnitude_code == 0xFE);
-    CHECK(e4m3fnuz().nan_code == 0x80);         // the sign over a zero magnitude
+    CHECK(e4m3fnuz().nan_code == 0x80);  // the sign over a zero magnitude
     CHECK(e4m3fnuz().max_magnitude_code == 0x7F);
     CHECK(e5m2fnuz().nan_code == 0x80);
     CHECK_FALSE(e4m3fnuz().has_negative_zero);

@@ -13,12 +13,11 @@
 namespace fp8lab::test {
 
 class MidpointOracle {
-public:
+  public:
     explicit MidpointOracle(const emu::Format& f) : f_(f) {
         // Magnitude codes in increasing value order, computed from the fields here.
         const std::uint32_t magnitudes = f.has_sign ? f.code_count() / 2 : f.code_count();
-        for (std::uint32_t c = 0; c <= f.max_magnitude_code && c < magnitudes; ++c)
-            grid_.push_back({c, value_of(c)});
+        for (std::uint32_t c = 0; c <= f.max_magnitude_code && c < magnitudes; ++c) grid_.push_back({c, value_of(c)});
         std::sort(grid_.begin(), grid_.end(), [](auto& a, auto& b) { return a.value < b.value; });
         // The next grid point past max, as an exponent without limit would place it.
         const double top_quantum = f.encoding == emu::Encoding::ScaleE8M0
@@ -42,8 +41,7 @@ public:
         if (a >= beyond_.value) return sign | overflow(o, toward_zero(o.rounding, negative));
 
         // lo <= a <= hi, by exact comparison.
-        auto it = std::upper_bound(grid_.begin(), grid_.end(), a,
-                                   [](double v, const Point& p) { return v < p.value; });
+        auto it = std::upper_bound(grid_.begin(), grid_.end(), a, [](double v, const Point& p) { return v < p.value; });
         if (it == grid_.begin()) return with_sign(grid_.front().code);  // E8M0: below 2^-127
         const Point lo = *(it - 1);
         const Point hi = it == grid_.end() ? beyond_ : *it;
@@ -52,12 +50,24 @@ public:
         const double mid = lo.value + (hi.value - lo.value) / 2;  // exact: few bits
         bool up = false;
         switch (o.rounding) {
-        case emu::RoundingMode::NearestEven: up = a > mid || (a == mid && (hi.code & 1) == 0); break;
-        case emu::RoundingMode::NearestAway: up = a >= mid; break;
-        case emu::RoundingMode::TowardZero: up = false; break;
-        case emu::RoundingMode::Up: up = !negative; break;
-        case emu::RoundingMode::Down: up = negative; break;
-        case emu::RoundingMode::Odd: up = (hi.code & 1) == 1; break;
+        case emu::RoundingMode::NearestEven:
+            up = a > mid || (a == mid && (hi.code & 1) == 0);
+            break;
+        case emu::RoundingMode::NearestAway:
+            up = a >= mid;
+            break;
+        case emu::RoundingMode::TowardZero:
+            up = false;
+            break;
+        case emu::RoundingMode::Up:
+            up = !negative;
+            break;
+        case emu::RoundingMode::Down:
+            up = negative;
+            break;
+        case emu::RoundingMode::Odd:
+            up = (hi.code & 1) == 1;
+            break;
         case emu::RoundingMode::Stochastic: {
             // f = (a - lo) / (hi - lo), exact (Sterbenz); away iff floor(f 2^n) + r >= 2^n.
             const double f = (a - lo.value) / (hi.value - lo.value);
@@ -67,8 +77,7 @@ public:
         }
         }
         const Point chosen = up ? hi : lo;
-        if (chosen.code > f_.max_magnitude_code)
-            return sign | overflow(o, toward_zero(o.rounding, negative));
+        if (chosen.code > f_.max_magnitude_code) return sign | overflow(o, toward_zero(o.rounding, negative));
         return with_sign(chosen.code);
     }
 
@@ -86,7 +95,7 @@ public:
         return out;
     }
 
-private:
+  private:
     struct Point {
         std::uint32_t code;
         double value;
@@ -97,8 +106,7 @@ private:
         if (f_.encoding == emu::Encoding::ScaleE8M0) return std::ldexp(1.0, int(c) - f_.bias);
         const int field = int(c >> m);
         const double fraction = double(c & ((1u << m) - 1)) / double(1u << m);
-        return field == 0 ? std::ldexp(fraction, 1 - f_.bias)
-                          : std::ldexp(1.0 + fraction, field - f_.bias);
+        return field == 0 ? std::ldexp(fraction, 1 - f_.bias) : std::ldexp(1.0 + fraction, field - f_.bias);
     }
 
     static bool toward_zero(emu::RoundingMode m, bool negative) {

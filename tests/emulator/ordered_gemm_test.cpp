@@ -70,9 +70,8 @@ TEST_CASE("the ordered GEMM equals Eigen's product bit for bit wherever Eigen su
     };
     // Rows off the 4-row tiles, columns off the 16-wide strips (an 8-wide tail), depths of
     // one panel and of several (Eigen cuts depths past its L1 budget, about 680 here).
-    const Shape shapes[] = {{2, 16, 9},       {3, 24, 17},     {4, 16, 700},   {5, 40, 1400},
-                            {7, 56, 2100},     {32, 192, 768},  {32, 48, 3072}, {48, 80, 96},
-                            {13, 8, 4096},     {2, 8, 10}};
+    const Shape shapes[] = {{2, 16, 9},     {3, 24, 17},    {4, 16, 700}, {5, 40, 1400}, {7, 56, 2100},
+                            {32, 192, 768}, {32, 48, 3072}, {48, 80, 96}, {13, 8, 4096}, {2, 8, 10}};
     for (const Shape& s : shapes) {
         CAPTURE(s.rows);
         CAPTURE(s.cols);

@@ -22,7 +22,7 @@ TEST_CASE("current scaling: guards, FLT_MAX clamp and power-of-two scales") {
     CHECK(current_scale(0.0f, e4m3()).scale == 1.0f);
     CHECK(current_scale(INFINITY, e4m3()).scale == 1.0f);
     CHECK(current_scale(NAN, e4m3()).scale == 1.0f);
-    CHECK(current_scale(1e-45f, e4m3()).scale == FLT_MAX);  // 448 / 1e-45 overflows
+    CHECK(current_scale(1e-45f, e4m3()).scale == FLT_MAX);     // 448 / 1e-45 overflows
     CHECK(current_scale(3.0f, e4m3(), true).scale == 128.0f);  // 149.33 -> 2^7
     CHECK(current_scale(3.0f, e5m2(), true).scale == 16384.0f);
 }
@@ -32,15 +32,15 @@ TEST_CASE("delayed scaling: the roll, max over the window, and the one-step dela
     CHECK(d.scale().scale == 1.0f);  // step 0 quantises with the initial scale
     d.record_amax(2.0f);
     d.update();
-    CHECK(d.scale().scale == 224.0f);                         // 448 / 2, used from step 1
+    CHECK(d.scale().scale == 224.0f);                            // 448 / 2, used from step 1
     CHECK(d.history() == std::vector<float>{0.0f, 0.0f, 2.0f});  // rolled: newest went last
     d.record_amax(4.0f);
     d.update();
-    CHECK(d.scale().scale == 112.0f);                         // max(4, 2)
+    CHECK(d.scale().scale == 112.0f);  // max(4, 2)
     CHECK(d.history() == std::vector<float>{0.0f, 2.0f, 4.0f});
     d.record_amax(1.0f);
     d.update();
-    CHECK(d.scale().scale == 112.0f);                         // 4 still in the window
+    CHECK(d.scale().scale == 112.0f);  // 4 still in the window
     // The roll moved the 2 into slot 0 and zeroed it: a window of L keeps L - 1 old amaxes.
     CHECK(d.history() == std::vector<float>{0.0f, 4.0f, 1.0f});
     d.record_amax(1.0f);  // the window is {1, 4, 1}
@@ -143,12 +143,11 @@ TEST_CASE("MX: zero and Inf blocks, and ragged tensors") {
     std::vector<float> x(64, 0.0f);
     x[40] = INFINITY;
     const QuantizedTensor q = quantize_mx(x, 1, 64, e4m3(), MxScaleRule::Rceil);
-    CHECK(q.scale_codes[0] == 0);      // amax 0: the smallest scale, elements stay 0
+    CHECK(q.scale_codes[0] == 0);  // amax 0: the smallest scale, elements stay 0
     CHECK(q.dequantize()[0] == 0.0f);
-    CHECK(q.scale_codes[1] == 0xFF);   // Inf in the block: the NaN scale
+    CHECK(q.scale_codes[1] == 0xFF);  // Inf in the block: the NaN scale
     CHECK(std::isnan(q.dequantize()[33]));
-    const QuantizedTensor ragged = quantize_mx(std::vector<float>(40, 1.0f), 2, 20, e5m2(),
-                                               MxScaleRule::OcpFloor);
+    const QuantizedTensor ragged = quantize_mx(std::vector<float>(40, 1.0f), 2, 20, e5m2(), MxScaleRule::OcpFloor);
     CHECK(ragged.block_count() == 2);
     CHECK(ragged.dequantize() == std::vector<float>(40, 1.0f));
 }
@@ -241,12 +240,12 @@ TEST_CASE("dynamic loss scaling: backoff on overflow, growth after the interval"
     CHECK(s.update(false));
     CHECK(s.scale() == 8.0f);
     CHECK(s.update(false));
-    CHECK(s.scale() == 16.0f);   // three clean steps
+    CHECK(s.scale() == 16.0f);  // three clean steps
     CHECK_FALSE(s.update(true));
-    CHECK(s.scale() == 8.0f);    // backed off, step skipped
+    CHECK(s.scale() == 8.0f);  // backed off, step skipped
     CHECK(s.update(false));
     CHECK(s.update(false));
-    CHECK(s.scale() == 8.0f);    // the count restarted at the overflow
+    CHECK(s.scale() == 8.0f);  // the count restarted at the overflow
     CHECK(s.update(false));
     CHECK(s.scale() == 16.0f);
     CHECK(s.scale_per_step() == std::vector<float>{8, 8, 8, 16, 8, 8, 8});

@@ -126,7 +126,7 @@ TEST_CASE("recipe objects expose what a view plots") {
     const DelayedScalingState s = d.state();
     CHECK(s.amax_per_step == std::vector<float>{2, 8, 4});
     CHECK(s.scale_per_step == std::vector<float>{1, 224, 56});  // 448/2 after step 0, 448/8 after step 1
-    CHECK(s.next_scale.scale == 56.0f);                          // max of the window {2, 8, 4}
+    CHECK(s.next_scale.scale == 56.0f);                         // max of the window {2, 8, 4}
     CHECK(s.amax_history.size() == 3);
 
     DynamicLossScaler scaler({.initial_scale = 8, .growth_interval = 2});
@@ -233,8 +233,8 @@ TEST_CASE("a step whose gradient is not finite is not applied, and the result sa
     CHECK(r.skipped_steps.front() == 0);
     for (std::size_t t : r.skipped_steps)  // every skipped step halved the scale
         if (t + 1 < r.loss_scale.size()) CHECK(r.loss_scale[t + 1] == r.loss_scale[t] * 0.5f);
-    CHECK(describe_skipped_steps(r.skipped_steps.size(), r.loss.size(), true).starts_with(
-        std::to_string(r.skipped_steps.size()) + " of 40 steps not applied"));
+    CHECK(describe_skipped_steps(r.skipped_steps.size(), r.loss.size(), true)
+              .starts_with(std::to_string(r.skipped_steps.size()) + " of 40 steps not applied"));
     CHECK(describe_skipped_steps(2, 9, false) == "2 of 9 steps not applied: a weight gradient was not finite");
 }
 

@@ -160,7 +160,8 @@ TEST_CASE("the GUI's export settings are figures options that draw the same") {
     const std::string dir = temp_dir();
     const auto r = run_command(kExe + " figures --lab formats/bits-to-value " + e.figures_options() + " --out " + dir);
     REQUIRE_MESSAGE(r.exit_code == 0, r.err);
-    CHECK(png_size(read_file(dir + "/formats/bits-to-value-value-by-code.png")) == std::pair<unsigned, unsigned>{3072, 2304});
+    CHECK(png_size(read_file(dir + "/formats/bits-to-value-value-by-code.png")) ==
+          std::pair<unsigned, unsigned>{3072, 2304});
     CHECK(fs::exists(dir + "/formats/bits-to-value-value-by-code.pdf"));
     CHECK(!fs::exists(dir + "/formats/bits-to-value-value-by-code.svg"));
     fs::remove_all(dir);
@@ -215,7 +216,8 @@ TEST_CASE("figures and train --trace replace a planted link instead of writing t
     std::filesystem::create_symlink(victim, dir / "trace.csv");
     CHECK(run_command(kExe + " figures --out " + (dir / "out").string() + " --lab formats/bits-to-value --format svg")
               .exit_code == 0);
-    CHECK(run_command("umask 022; " + kExe + " train --steps 3 --trace " + (dir / "trace.csv").string()).exit_code == 0);
+    CHECK(run_command("umask 022; " + kExe + " train --steps 3 --trace " + (dir / "trace.csv").string()).exit_code ==
+          0);
     // A new file gets the mode a file written in place would have (mkostemp's is rw-------).
     CHECK((std::filesystem::status(dir / "trace.csv").permissions() & std::filesystem::perms::others_read) !=
           std::filesystem::perms::none);

@@ -50,7 +50,8 @@ bool same_bits(const std::vector<float>& a, const std::vector<float>& b) {
 }
 
 // Relative Frobenius error of y against float64 of dequant(a) * dequant(b)^T.
-double error_against_float64(const std::vector<float>& y, const emu::QuantizedTensor& a, const emu::QuantizedTensor& b) {
+double error_against_float64(const std::vector<float>& y, const emu::QuantizedTensor& a,
+                             const emu::QuantizedTensor& b) {
     const std::vector<float> da = a.dequantize(), db = b.dequantize();
     const std::size_t m = a.rows, n = b.rows, k = a.cols;
     double err = 0, norm = 0;
@@ -72,8 +73,8 @@ TEST_CASE("the blockwise cast on the GPU equals emu::quantize_blockwise bit for 
     const int rows = 208, cols = 336;  // partial blocks along both dimensions
     std::vector<float> x = hard_tensor(std::size_t(rows) * cols, 31);
     for (int c = 0; c < cols; ++c) {
-        x[std::size_t(5) * cols + c] = 0.0f;                     // an all-zero row: scale 1
-        x[std::size_t(6) * cols + c] = 1e-39f * float(c % 7);     // a subnormal row: scale 2^127
+        x[std::size_t(5) * cols + c] = 0.0f;                       // an all-zero row: scale 1
+        x[std::size_t(6) * cols + c] = 1e-39f * float(c % 7);      // a subnormal row: scale 2^127
         x[std::size_t(7) * cols + c] *= std::ldexp(1.0f, c % 40);  // blocks far apart in size
     }
     const std::vector<float> xt = transposed(x, rows, cols);
@@ -100,13 +101,16 @@ TEST_CASE("block-scaled cuBLASLt GEMMs match a float64 product of the dequantise
     std::vector<float> a(std::size_t(m) * k), b(std::size_t(n) * k);
     for (int i = 0; i < m; ++i)
         for (int p = 0; p < k; ++p)
-            a[std::size_t(i) * k + p] = std::ldexp(emu::normal_sample(41, std::size_t(i) * k + p), i % 5 + 3 * (p / 128));
+            a[std::size_t(i) * k + p] =
+                std::ldexp(emu::normal_sample(41, std::size_t(i) * k + p), i % 5 + 3 * (p / 128));
     for (int j = 0; j < n; ++j)
         for (int p = 0; p < k; ++p)
-            b[std::size_t(j) * k + p] = std::ldexp(emu::normal_sample(42, std::size_t(j) * k + p), j / 128 - 2 * (p / 128) + j % 3);
+            b[std::size_t(j) * k + p] =
+                std::ldexp(emu::normal_sample(42, std::size_t(j) * k + p), j / 128 - 2 * (p / 128) + j % 3);
     const emu::QuantizedTensor qa = emu::quantize_blockwise(a, m, k, {1, 128});
     for (bool tiles : {false, true}) {
-        const emu::QuantizedTensor qb = emu::quantize_blockwise(b, n, k, tiles ? emu::BlockShape{128, 128} : emu::BlockShape{1, 128});
+        const emu::QuantizedTensor qb =
+            emu::quantize_blockwise(b, n, k, tiles ? emu::BlockShape{128, 128} : emu::BlockShape{1, 128});
         const double relative = error_against_float64(gpu::fp8_blockwise_gemm(qa, qb), qa, qb);
         std::printf("block-scaled FP8 GEMM, A 1x128 x B %s, float32 output: relative Frobenius error %.3g\n",
                     tiles ? "128x128" : "1x128", relative);
@@ -132,9 +136,10 @@ TEST_CASE("blockwise FP8 training on the GPU reaches BF16's loss, repeatably") {
     c.fast_accumulation = false;
     const gpu::GpuTrainResult fp8 = gpu::train_mlp_on_gpu(c);
     REQUIRE(fp8.loss.size() == 300);
-    std::printf("GPU training d=768 h=3072 M=32, 300 steps: loss %.5f (BF16), %.5f (FP8 blockwise); "
-                "%.4f vs %.4f ms/step\n",
-                bf16.final_loss(), fp8.final_loss(), bf16.median_step_ms, fp8.median_step_ms);
+    std::printf(
+        "GPU training d=768 h=3072 M=32, 300 steps: loss %.5f (BF16), %.5f (FP8 blockwise); "
+        "%.4f vs %.4f ms/step\n",
+        bf16.final_loss(), fp8.final_loss(), bf16.median_step_ms, fp8.median_step_ms);
     // No worse than BF16 by more than 1%. It may end lower: this task's loss curve has
     // spikes, and where a run ends depends on its path (H100: 3.2% below BF16).
     CHECK(fp8.final_loss() < 1.01 * bf16.final_loss());

@@ -37,8 +37,8 @@ std::vector<float> transposed(const std::vector<float>& x, int rows, int cols) {
 std::vector<float> edge_tensor(int rows, int cols, std::uint64_t seed, float magnitude) {
     std::vector<float> x = hard_tensor(std::size_t(rows) * cols, seed);
     for (float& v : x) v *= magnitude;
-    const float amaxes[] = {0.0f, 448.0f, std::nextafter(448.0f, 0.0f), std::nextafter(448.0f, 1e9f), 957.0f,
-                            1e-40f, 1e-7f, 2688.0f, std::ldexp(1.0f, -126)};
+    const float amaxes[] = {0.0f,  448.0f,  std::nextafter(448.0f, 0.0f), std::nextafter(448.0f, 1e9f), 957.0f, 1e-40f,
+                            1e-7f, 2688.0f, std::ldexp(1.0f, -126)};
     for (int b = 0; b < 9 && (b + 1) * 16 <= rows; ++b)
         for (int j = 0; j < 16; ++j) x[std::size_t(b * 16 + j) * cols + 1 + b] = amaxes[b] * float(j + 1) / 16.0f;
     for (int b = 0; b < 9 && b + 2 < rows; ++b)
@@ -71,7 +71,7 @@ std::vector<float> expected_operand(const emu::QuantizedTensor& q, bool columns,
         for (std::size_t c = 0; c < q.cols; ++c) {
             const std::size_t i = r * q.cols + c, b = q.block_of(r, c);
             const float value = float(emu::decode(*q.format, q.codes[i]));
-            const float part = nvfp4 ? float(emu::decode(emu::e4m3(), q.scale_codes[b]))
+            const float part = nvfp4        ? float(emu::decode(emu::e4m3(), q.scale_codes[b]))
                                : per_tensor ? 1.0f
                                             : q.block_scale_inv[b];
             // Saturation none: an Inf code stays Inf in BF16, as on the GPU.
@@ -85,12 +85,11 @@ void check_cast(const emu::Numerics& n, emu::TensorRole role, const std::string&
                 int rows, int cols, bool columns, bool wgrad, std::uint64_t step) {
     emu::OperandQuantizer quantizer(n);
     const std::vector<float> l = columns ? transposed(x, rows, cols) : x;
-    const emu::QuantizedTensor q = quantizer.quantize_codes(name, role, l, columns ? cols : rows, columns ? rows : cols,
-                                                            step, nullptr, wgrad);
+    const emu::QuantizedTensor q =
+        quantizer.quantize_codes(name, role, l, columns ? cols : rows, columns ? rows : cols, step, nullptr, wgrad);
     const gpu::EmulatedCastOnGpu g = gpu::emulated_cast_on_gpu(n, role, name, x, rows, cols, columns, wgrad, step);
     const bool nvfp4 = n.recipe == emu::Fp8Recipe::Nvfp4 && n.scaling;
-    const bool per_tensor =
-        !n.scaling || n.recipe == emu::Fp8Recipe::Delayed || n.recipe == emu::Fp8Recipe::Current;
+    const bool per_tensor = !n.scaling || n.recipe == emu::Fp8Recipe::Delayed || n.recipe == emu::Fp8Recipe::Current;
     CAPTURE(emu::fp8_recipe_name(n.recipe));
     CAPTURE(n.formats.of(role)->name);
     CAPTURE(name);
@@ -105,7 +104,8 @@ void check_cast(const emu::Numerics& n, emu::TensorRole role, const std::string&
             break;
         }
     CHECK(count_differences(q.codes, g.codes) == 0);
-    const std::vector<float> scales(g.scale_inv.begin(), g.scale_inv.begin() + std::ptrdiff_t(q.block_scale_inv.size()));
+    const std::vector<float> scales(g.scale_inv.begin(),
+                                    g.scale_inv.begin() + std::ptrdiff_t(q.block_scale_inv.size()));
     CHECK(count_differences(q.block_scale_inv, scales) == 0);
     CHECK(count_differences(expected_operand(q, columns, nvfp4, per_tensor), g.operand) == 0);
     if (nvfp4) CHECK(g.tensor_factor == q.tensor_scale_inv);
@@ -123,8 +123,9 @@ TEST_CASE("the GPU's MX casts equal the emulator's bit for bit: both rules, ever
                 emu::Numerics n;
                 n.recipe = recipe;
                 n.formats = {f, f, f};
-                if (stochastic) n.rounding = {emu::RoundingMode::Stochastic, emu::RoundingMode::Stochastic,
-                                              emu::RoundingMode::Stochastic};
+                if (stochastic)
+                    n.rounding = {emu::RoundingMode::Stochastic, emu::RoundingMode::Stochastic,
+                                  emu::RoundingMode::Stochastic};
                 for (const float magnitude : {1.0f, 3e-3f, 2e4f}) {
                     // 48 rows: the column casts end in a block of 16.
                     const std::vector<float> x = edge_tensor(48, 96, 3, magnitude);

@@ -93,10 +93,11 @@ TEST_CASE("the first step's loss is the CPU's, and every recipe both backends ru
             gpu_sum += on_gpu.final_loss();
         }
         const double agreement = gpu_sum / cpu_sum - 1.0;
-        std::printf("%-14s (%s) first-step loss gap %.2e, final loss GPU/CPU %+.3f%% (mean of 4 seeds), "
-                    "largest per-step gap %.2f%%\n",
-                    c.name, std::string(gpu::gpu_path_name(gpu::gpu_config(c.e).path)).c_str(), first_gap,
-                    100 * agreement, 100 * worst_gap);
+        std::printf(
+            "%-14s (%s) first-step loss gap %.2e, final loss GPU/CPU %+.3f%% (mean of 4 seeds), "
+            "largest per-step gap %.2f%%\n",
+            c.name, std::string(gpu::gpu_path_name(gpu::gpu_config(c.e).path)).c_str(), first_gap, 100 * agreement,
+            100 * worst_gap);
         // Both start from the same bits; the GPU's accumulation order and GELU differ in the
         // last bits, so the first loss agrees to float32-level rounding of the BF16 outputs.
         CHECK(first_gap < 1e-3);

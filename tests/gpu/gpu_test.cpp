@@ -18,11 +18,11 @@
 
 using namespace fp8lab;
 
-
 TEST_CASE("GEMM shapes that are not multiples of 16 are refused naming the dimension") {
     CHECK_THROWS_WITH_AS(gpu::check_gemm_shape(32, 40, 64), doctest::Contains("n (output features) is 40"),
                          std::invalid_argument);
-    CHECK_THROWS_WITH_AS(gpu::check_gemm_shape(32, 48, 0), doctest::Contains("k (input features"), std::invalid_argument);
+    CHECK_THROWS_WITH_AS(gpu::check_gemm_shape(32, 48, 0), doctest::Contains("k (input features"),
+                         std::invalid_argument);
     CHECK_NOTHROW(gpu::check_gemm_shape(16, 32, 48));
 }
 
@@ -61,7 +61,8 @@ TEST_CASE("delayed scaling on the device gives the emulator's scales bit for bit
     if (!gpu_ready()) return;
     const float inf = std::numeric_limits<float>::infinity(), nan = std::numeric_limits<float>::quiet_NaN();
     std::vector<float> amaxes = {2.0f, 8.0f, 0.0f, 4.0f, 1e-38f, 3.0f, nan, 5.0f, inf, 1.0f, 1.0f, 2.5f, 0.5f};
-    for (int i = 0; i < 200; ++i) amaxes.push_back(std::exp(emu::normal_sample(3, std::uint64_t(i))) * (i % 50 == 0 ? 100.0f : 1.0f));
+    for (int i = 0; i < 200; ++i)
+        amaxes.push_back(std::exp(emu::normal_sample(3, std::uint64_t(i))) * (i % 50 == 0 ? 100.0f : 1.0f));
     for (const emu::Format* f : {&emu::e4m3(), &emu::e5m2()})
         for (int history : {1, 4, 16, 1024})
             for (emu::AmaxAlgorithm algo : {emu::AmaxAlgorithm::Max, emu::AmaxAlgorithm::MostRecent})
@@ -96,7 +97,8 @@ TEST_CASE("the FP8 GEMM matches a float64 product of the dequantised operands") 
             std::vector<std::uint8_t> qa(a.size()), qb(b.size());
             emu::quantize_span(*af, a, sa.scale, qa);
             emu::quantize_span(emu::e4m3(), b, sb.scale, qb);
-            const std::vector<float> y = gpu::fp8_gemm(m, n, k, *af, qa, sa.scale_inv, emu::e4m3(), qb, sb.scale_inv, fast);
+            const std::vector<float> y =
+                gpu::fp8_gemm(m, n, k, *af, qa, sa.scale_inv, emu::e4m3(), qb, sb.scale_inv, fast);
             double err = 0, norm = 0;
             for (int i = 0; i < m; ++i)
                 for (int j = 0; j < n; ++j) {

@@ -100,10 +100,11 @@ TEST_CASE("FP8 training on the GPU reaches BF16's loss, repeatably, with the emu
     const gpu::GpuTrainResult fp8 = gpu::train_mlp_on_gpu(test_config(gpu::GpuPrecision::Fp8));
     REQUIRE(bf16.loss.size() == 300);
     REQUIRE(fp8.loss.size() == 300);
-    std::printf("GPU training d=768 h=3072 M=32, 300 steps: loss %.5f -> %.5f (BF16), %.5f -> %.5f (FP8 delayed); "
-                "%.4f vs %.4f ms/step\n",
-                bf16.loss.front(), bf16.final_loss(), fp8.loss.front(), fp8.final_loss(), bf16.median_step_ms,
-                fp8.median_step_ms);
+    std::printf(
+        "GPU training d=768 h=3072 M=32, 300 steps: loss %.5f -> %.5f (BF16), %.5f -> %.5f (FP8 delayed); "
+        "%.4f vs %.4f ms/step\n",
+        bf16.loss.front(), bf16.final_loss(), fp8.loss.front(), fp8.final_loss(), bf16.median_step_ms,
+        fp8.median_step_ms);
     CHECK(bf16.final_loss() < 0.5 * bf16.loss.front());  // it trains
     // The same initial weights: FP8's first loss (computed in the gradient's cast) is
     // BF16's up to the forward's quantisation (0.2% measured).
@@ -146,9 +147,9 @@ TEST_CASE("the output gradient's cast with the loss in it equals the emulator bi
     std::vector<std::uint16_t> y(n), t(n);
     for (std::size_t i = 0; i < n; ++i) {
         float yv = emu::normal_sample(31, i), tv = std::tanh(emu::normal_sample(32, i));
-        if (i % 41 == 0) yv *= 3000.0f;   // an outlier: the largest gradients
-        if (i % 43 == 1) tv = yv;         // a zero gradient
-        if (i % 47 == 2) tv = yv + 1e-3f; // a tiny one
+        if (i % 41 == 0) yv *= 3000.0f;    // an outlier: the largest gradients
+        if (i % 43 == 1) tv = yv;          // a zero gradient
+        if (i % 47 == 2) tv = yv + 1e-3f;  // a tiny one
         y[i] = std::uint16_t(emu::encode(emu::bf16(), yv));
         t[i] = std::uint16_t(emu::encode(emu::bf16(), tv));
     }
@@ -181,7 +182,7 @@ TEST_CASE("the output gradient's cast with the loss in it equals the emulator bi
             CHECK(transposed_mismatches == 0);
             CHECK(got.cast.amax == emu::amax(grad));
             REQUIRE(got.loss_partials.size() == tile_sums.size());
-            CHECK(std::isinf(got.loss_partials[0]));  // the tile with the Inf output
+            CHECK(std::isinf(got.loss_partials[0]));            // the tile with the Inf output
             for (std::size_t k = 1; k < tile_sums.size(); ++k)  // float32 sums in another order
                 CHECK(got.loss_partials[k] == doctest::Approx(tile_sums[k]).epsilon(1e-5));
         }

@@ -13,12 +13,23 @@ inline std::vector<float> hard_tensor(std::size_t n, std::uint64_t seed) {
     for (std::size_t i = 0; i < n; ++i) {
         float v = fp8lab::emu::normal_sample(seed, i);
         switch (i % 97) {
-        case 0: v *= 1000.0f; break;     // outlier
-        case 1: v = 0.0f; break;
-        case 2: v = -0.0f; break;
-        case 3: v *= 1e-4f; break;       // subnormal range after a scale near 1
-        case 4: v *= 1e-7f; break;       // flushes to zero
-        default: break;
+        case 0:
+            v *= 1000.0f;
+            break;  // outlier
+        case 1:
+            v = 0.0f;
+            break;
+        case 2:
+            v = -0.0f;
+            break;
+        case 3:
+            v *= 1e-4f;
+            break;  // subnormal range after a scale near 1
+        case 4:
+            v *= 1e-7f;
+            break;  // flushes to zero
+        default:
+            break;
         }
         x[i] = v;
     }
@@ -27,4 +38,3 @@ inline std::vector<float> hard_tensor(std::size_t n, std::uint64_t seed) {
     x[12] = std::numeric_limits<float>::quiet_NaN();
     return x;
 }
-

@@ -123,7 +123,8 @@ std::vector<float> transposed(const std::vector<float>& x, std::size_t rows, std
 void check_operand(const emu::Numerics& n, emu::TensorRole role, const std::vector<float>& x, std::size_t rows,
                    std::size_t cols, bool wgrad, std::uint64_t step, const std::string& name) {
     emu::OperandQuantizer quantizer(n);
-    const std::vector<float> cpu = quantizer.quantize_codes(name, role, x, rows, cols, step, nullptr, wgrad).dequantize();
+    const std::vector<float> cpu =
+        quantizer.quantize_codes(name, role, x, rows, cols, step, nullptr, wgrad).dequantize();
     const OperandCast c = gpu::detail::plan_operand_cast(n, role, false, wgrad, name.size());
     const std::vector<float> gpu = cast_like_the_kernel(c, n, x, rows, cols, step);
     INFO("recipe " << emu::fp8_recipe_name(n.recipe) << ", format " << n.formats.of(role)->name << ", role "
@@ -233,11 +234,11 @@ TEST_CASE("the emulated path is taken exactly where the native FP8 GEMMs cannot 
     emu::Numerics e5m2_everywhere;
     e5m2_everywhere.formats = {&emu::e5m2(), &emu::e5m2(), &emu::e5m2()};
     CHECK_FALSE(gpu::detail::native_path_can_run(e5m2_everywhere));
-    for (auto change : {+[](emu::Numerics& m) { m.loss_scaling = true; },
-                        +[](emu::Numerics& m) { m.edge_layers_bf16 = true; },
-                        +[](emu::Numerics& m) { m.rounding.gradient = emu::RoundingMode::Stochastic; },
-                        +[](emu::Numerics& m) { m.scaling = false; },
-                        +[](emu::Numerics& m) { m.saturation = emu::Saturation::None; }}) {
+    for (auto change :
+         {+[](emu::Numerics& m) { m.loss_scaling = true; }, +[](emu::Numerics& m) { m.edge_layers_bf16 = true; },
+          +[](emu::Numerics& m) { m.rounding.gradient = emu::RoundingMode::Stochastic; },
+          +[](emu::Numerics& m) { m.scaling = false; },
+          +[](emu::Numerics& m) { m.saturation = emu::Saturation::None; }}) {
         emu::Numerics m;
         change(m);
         CHECK_FALSE(gpu::detail::native_path_can_run(m));

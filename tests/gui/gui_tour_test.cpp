@@ -36,9 +36,9 @@ TEST_CASE("the tour shows every step in a real window and saves a screenshot of 
     const fs::path dir = mkdtemp(name);
     // A corrupt settings file: reported, kept aside, and the tour still runs.
     std::ofstream(dir / "settings.ini") << "version = 1\ntheme = neon\n";
-    const auto r = run_command("xvfb-run -a -s '-screen 0 1600x900x24' " + exe() + " gui --tour --screenshots " +
-                               (dir / "shots").string() + " --settings " + (dir / "settings.ini").string() +
-                               " --size 1600x900");
+    const auto r =
+        run_command("xvfb-run -a -s '-screen 0 1600x900x24' " + exe() + " gui --tour --screenshots " +
+                    (dir / "shots").string() + " --settings " + (dir / "settings.ini").string() + " --size 1600x900");
     INFO(r.out);
     INFO(r.err);
     CHECK(r.exit_code == 0);
@@ -73,7 +73,7 @@ TEST_CASE("in presentation mode on a projector every step is reachable and no ti
     INFO(r.out);
     INFO(r.err);
     CHECK(r.exit_code == 0);
-    CHECK(r.out.find(" 0 failed") != std::string::npos);  // a cut title fails its stop
+    CHECK(r.out.find(" 0 failed") != std::string::npos);                             // a cut title fails its stop
     CHECK(r.out.find("presenter keys: 17 checked, 0 failed") != std::string::npos);  // paging included
     fs::remove_all(dir);
 }

@@ -48,11 +48,13 @@ TEST_CASE("settings survive a save and a load; a missing file gives the defaults
     CHECK(back.settings == s);
 }
 
-TEST_CASE("a corrupt settings file is reported with its line, kept aside under its own name, and replaced by defaults") {
+TEST_CASE(
+    "a corrupt settings file is reported with its line, kept aside under its own name, and replaced by defaults") {
     TempDir dir;
     const std::string path = (dir.path / "settings.ini").string();
     const char* corrupt[] = {"version = 1\ntheme = purple\n", "version = 1\nscale = 9\n", "version = 2\n",
-                             "version = 1\nwho = me\n", "\x01\x02garbage", "", "version = 1\nsolved = nolab\n"};
+                             "version = 1\nwho = me\n",       "\x01\x02garbage",          "",
+                             "version = 1\nsolved = nolab\n"};
     int n = 0;
     for (const char* text : corrupt) {
         CAPTURE(text);
@@ -104,8 +106,9 @@ TEST_CASE("XDG_CONFIG_HOME decides where settings live") {
 }
 
 TEST_CASE("Markdown becomes headings, paragraphs with styled runs, list items and code blocks") {
-    const auto blocks = parse_markdown("# Title\n\nSome *em* and **bold** and `code` and [a link](https://x.org).\n\n"
-                                       "- one\n- two\n\n1. first\n2. second\n\n```\nint x;\n```\n");
+    const auto blocks = parse_markdown(
+        "# Title\n\nSome *em* and **bold** and `code` and [a link](https://x.org).\n\n"
+        "- one\n- two\n\n1. first\n2. second\n\n```\nint x;\n```\n");
     REQUIRE(blocks.size() == 7);
     CHECK(blocks[0].kind == MarkdownBlock::Heading);
     CHECK(blocks[0].level == 1);

@@ -74,7 +74,8 @@ TEST_CASE("flipping bits and refusing codes that do not fit") {
     CHECK(labs::flip_bit(emu::e4m3(), 0x7E, 7) == 0xFE);
     CHECK(labs::flip_bit(emu::e4m3(), 0x7E, 0) == 0x7F);
     CHECK_THROWS_AS(labs::flip_bit(emu::e4m3(), 0, 8), std::invalid_argument);
-    CHECK_THROWS_WITH_AS(labs::inspect_code(emu::e4m3(), 0x100), doctest::Contains("does not fit"), std::invalid_argument);
+    CHECK_THROWS_WITH_AS(labs::inspect_code(emu::e4m3(), 0x100), doctest::Contains("does not fit"),
+                         std::invalid_argument);
     const labs::CodeInspection one = labs::inspect_code(emu::fp32(), 0x3F800000);
     CHECK(one.value == 1);
     CHECK(one.above.gap == std::ldexp(1.0, -23));

@@ -51,9 +51,15 @@ std::vector<ParameterValue> other_values(const ParameterSpec& p) {
     case ParameterKind::Choice:
         for (const std::string& c : p.choices) values.emplace_back(c);
         break;
-    case ParameterKind::Integer: values = {p.int_min, p.int_max}; break;
-    case ParameterKind::Float: values = {p.float_min, p.float_max}; break;
-    case ParameterKind::Toggle: values = {true, false}; break;
+    case ParameterKind::Integer:
+        values = {p.int_min, p.int_max};
+        break;
+    case ParameterKind::Float:
+        values = {p.float_min, p.float_max};
+        break;
+    case ParameterKind::Toggle:
+        values = {true, false};
+        break;
     }
     return values;
 }
@@ -156,7 +162,7 @@ TEST_CASE("lab 6, amax across ranks: without the all-reduce a gathered shard rea
         const StepOutput out = s->logic.run(p, context);
         const std::map<std::string, double> m = metrics_by_name(out);
         CHECK(m.at("worst shard's error without the all-reduce") > 10);  // percent: a ratio of scales
-        CHECK(m.at("worst shard's error with the all-reduce") < 10);    // rounding and flushing only
+        CHECK(m.at("worst shard's error with the all-reduce") < 10);     // rounding and flushing only
         CHECK(out.tables.at(0).rows.size() == std::size_t(std::stoi(ranks)));
     }
     const Exercise& ratio = exercise(c, "delayed-scaling", "amax-across-ranks");
@@ -312,7 +318,8 @@ TEST_CASE("lab 8, training: the FP8 weight copy exercise and the recorded crosso
     RunContext breaks_context;
     const StepOutput broken = breaks->logic.run(Parameters(breaks->logic.parameters), breaks_context);
     std::map<std::string, double> over_bf16;
-    for (const std::vector<Cell>& row : broken.tables.at(0).rows) over_bf16[std::get<std::string>(row[0])] = std::get<double>(row[2]);
+    for (const std::vector<Cell>& row : broken.tables.at(0).rows)
+        over_bf16[std::get<std::string>(row[0])] = std::get<double>(row[2]);
     CHECK(over_bf16.at("FP8, E4M3 gradients, no scaling") > 2);
     CHECK(over_bf16.at("FP8, first and last layer BF16") < over_bf16.at("FP8, delayed, hybrid (the recipe)"));
     CHECK(broken.figures.at(1).y_axis.scale == AxisScale::Log10);
@@ -328,14 +335,19 @@ TEST_CASE("lab 8, training: the FP8 weight copy exercise and the recorded crosso
 TEST_CASE("a crossover file that is not one is refused with its line") {
     std::stringstream wrong("# something else\n");
     CHECK_THROWS_WITH_AS(read_crossover_csv(wrong, "x.csv"), doctest::Contains("x.csv:1"), std::runtime_error);
-    std::stringstream bad_row("# fp8lab crossover v1\n# device: d\n"
-                              "d,h,tokens,model_gflops,bf16_ms,fp8_ms,bf16_mib,fp8_mib,bf16_loss,fp8_loss\n1,2,3\n");
-    CHECK_THROWS_WITH_AS(read_crossover_csv(bad_row, "x.csv"), doctest::Contains("x.csv:4: expected 10 comma-separated fields"), std::runtime_error);
-    std::stringstream negative("# fp8lab crossover v1\n# device: d\n"
-                               "d,h,tokens,model_gflops,bf16_ms,fp8_ms,bf16_mib,fp8_mib,bf16_loss,fp8_loss\n"
-                               "768,3072,-8192,1,1,1,1,1,1,1\n");
-    CHECK_THROWS_WITH_AS(read_crossover_csv(negative, "x.csv"), doctest::Contains("x.csv:4: tokens '-8192'"), std::runtime_error);
-    std::stringstream empty("# fp8lab crossover v1\nd,h,tokens,model_gflops,bf16_ms,fp8_ms,bf16_mib,fp8_mib,bf16_loss,fp8_loss\n");
+    std::stringstream bad_row(
+        "# fp8lab crossover v1\n# device: d\n"
+        "d,h,tokens,model_gflops,bf16_ms,fp8_ms,bf16_mib,fp8_mib,bf16_loss,fp8_loss\n1,2,3\n");
+    CHECK_THROWS_WITH_AS(read_crossover_csv(bad_row, "x.csv"),
+                         doctest::Contains("x.csv:4: expected 10 comma-separated fields"), std::runtime_error);
+    std::stringstream negative(
+        "# fp8lab crossover v1\n# device: d\n"
+        "d,h,tokens,model_gflops,bf16_ms,fp8_ms,bf16_mib,fp8_mib,bf16_loss,fp8_loss\n"
+        "768,3072,-8192,1,1,1,1,1,1,1\n");
+    CHECK_THROWS_WITH_AS(read_crossover_csv(negative, "x.csv"), doctest::Contains("x.csv:4: tokens '-8192'"),
+                         std::runtime_error);
+    std::stringstream empty(
+        "# fp8lab crossover v1\nd,h,tokens,model_gflops,bf16_ms,fp8_ms,bf16_mib,fp8_mib,bf16_loss,fp8_loss\n");
     CHECK_THROWS_WITH_AS(read_crossover_csv(empty, "x.csv"), doctest::Contains("no measurements"), std::runtime_error);
 }
 
@@ -378,11 +390,12 @@ TEST_CASE("an inference measurement survives its CSV round trip, and a bad one i
     CHECK(r.kernels == "per-token cast; FP8 GEMM; bias+GELU fused");
     CHECK_THROWS_AS(back.at(inference_shapes().back().name, t.variant, 1), std::runtime_error);
 
-    const std::string head = "# fp8lab inference v1\nmodel,variant,tokens,median_us,weight_mib,device_mib,output_error,kernels\n";
+    const std::string head =
+        "# fp8lab inference v1\nmodel,variant,tokens,median_us,weight_mib,device_mib,output_error,kernels\n";
     const auto refused = [&](const std::string& row, const char* why) {
         std::stringstream in(head + row + "\n");
-        CHECK_THROWS_WITH_AS(read_inference_csv(in, "x.csv"), doctest::Contains((std::string("x.csv:3: ") + why).c_str()),
-                             std::runtime_error);
+        CHECK_THROWS_WITH_AS(read_inference_csv(in, "x.csv"),
+                             doctest::Contains((std::string("x.csv:3: ") + why).c_str()), std::runtime_error);
     };
     const std::string model = inference_shapes().front().name;
     refused(model + ",bf16,1,2", "expected 8 comma-separated fields");
@@ -478,14 +491,15 @@ TEST_CASE("lab 6, delayed scaling: steps past the bound are split into absorbed 
         if (m.name == "steps past the bound with these settings") past = m.value;
         if (m.name == "of them clipped (the rest round back to max)") clipped = m.value;
     }
-    CHECK(clipped > 0);       // the spike and the jump
-    CHECK(clipped < past);    // the drift passes the bound by less than rounding absorbs
+    CHECK(clipped > 0);     // the spike and the jump
+    CHECK(clipped < past);  // the drift passes the bound by less than rounding absorbs
     // The table agrees for the step's own settings (history 16, max, margin 0).
     bool found = false;
     for (const auto& row : out.tables.at(0).rows)
         if (std::get<std::string>(row[0]) == "16" && std::get<std::string>(row[1]) == "max" &&
             std::get<std::int64_t>(row[2]) == 0)
-            found = std::get<std::int64_t>(row[3]) == std::int64_t(past) && std::get<std::int64_t>(row[4]) == std::int64_t(clipped);
+            found = std::get<std::int64_t>(row[3]) == std::int64_t(past) &&
+                    std::get<std::int64_t>(row[4]) == std::int64_t(clipped);
     CHECK(found);
 }
 
@@ -499,7 +513,7 @@ TEST_CASE("range, what breaks, the crossover and the tensor cores: exercises") {
 
     const Exercise& breaks = exercise(c, "training", "what-breaks");
     CHECK(breaks.type == AnswerType::Choice);
-    CHECK(breaks.check("1").correct);  // choices are numbered from 1
+    CHECK(breaks.check("1").correct);                            // choices are numbered from 1
     CHECK(breaks.choices[0].find("2^-9") != std::string::npos);  // E4M3's smallest subnormal, computed
     CHECK(breaks.check("3").hint.find("one more mantissa bit") != std::string::npos);
 
@@ -567,7 +581,8 @@ TEST_CASE("every step has an exercise; lab 9's inference exercises") {
         for (const Step& step : lab.steps) {
             CAPTURE(lab.id + "/" + step.logic.id);
             REQUIRE(step.logic.exercise);
-            CHECK(step.logic.exercise->check(step.logic.exercise->answer_text).correct);  // the revealed answer is right
+            CHECK(
+                step.logic.exercise->check(step.logic.exercise->answer_text).correct);  // the revealed answer is right
         }
     const Exercise& weights = exercise(c, "inference", "weights-and-activations");
     CHECK(weights.check("1").correct);
@@ -576,7 +591,8 @@ TEST_CASE("every step has an exercise; lab 9's inference exercises") {
     double saved = 0;
     REQUIRE(parse_answer_number(serving.answer_text, saved));
     CHECK(saved > 0);
-    CHECK(serving.check(shortest_text(2 * saved)).hint.find("BF16 weights take") != std::string::npos);  // BF16 = 2x FP8
+    CHECK(serving.check(shortest_text(2 * saved)).hint.find("BF16 weights take") !=
+          std::string::npos);  // BF16 = 2x FP8
 }
 
 TEST_CASE("lab 7, recipes: with E2M1 the floor rule wins one error measure and RCEIL the other, as the text says") {
@@ -618,8 +634,8 @@ TEST_CASE("lab 8, NVFP4 training: each option taken away, as the text describes"
     REQUIRE(t.rows.size() == 6);  // the defaults are the full recipe: no extra run
     const auto ratio = [&](std::size_t r) { return std::get<double>(t.rows[r][2]); };
     const auto flushed = [&](std::size_t r) { return std::get<double>(t.rows[r][3]); };
-    for (std::size_t r = 1; r < 6; ++r) CHECK(ratio(r) < 1.1);  // within a few percent of BF16
-    CHECK(flushed(3) > flushed(1));                               // no Hadamard: more flushed
+    for (std::size_t r = 1; r < 6; ++r) CHECK(ratio(r) < 1.1);       // within a few percent of BF16
+    CHECK(flushed(3) > flushed(1));                                  // no Hadamard: more flushed
     for (std::size_t r = 1; r < 5; ++r) CHECK(ratio(5) < ratio(r));  // BF16 edge layers help the most
     // A combination that is none of the runs is added, and the panel trains it.
     p.set("hadamard_wgrad", false);
@@ -662,7 +678,8 @@ TEST_CASE("lab 7, the recipe map: its table and bits are the emulator's recipe d
     CHECK(x.check("1").hint.find("per-tensor") != std::string::npos);
 }
 
-TEST_CASE("lab 9, weights then activations: per-token activations lose least of the three, per channel is no help in E4M3") {
+TEST_CASE(
+    "lab 9, weights then activations: per-token activations lose least of the three, per channel is no help in E4M3") {
     const Catalog c = load_catalog();
     const Step* s = c.find("inference")->find_step("weights-and-activations");
     REQUIRE(s);

@@ -29,8 +29,9 @@ LabLogic two_step_logic() {
     return {"demo", {a, b}};
 }
 
-const char* kGoodText = "---\nid: demo\ntitle: Demo\n---\nIntro.\n\n## First step {#first}\nE4M3 max is {{E4M3.max}}.\n"
-                        "\n## Second step {#second}\n```\n## not a step\n```\nText.\n";
+const char* kGoodText =
+    "---\nid: demo\ntitle: Demo\n---\nIntro.\n\n## First step {#first}\nE4M3 max is {{E4M3.max}}.\n"
+    "\n## Second step {#second}\n```\n## not a step\n```\nText.\n";
 
 bool has_error(const Catalog& c, const std::string& file_line, const std::string& words) {
     return std::any_of(c.errors.begin(), c.errors.end(), [&](const TextError& e) {
@@ -53,8 +54,9 @@ TEST_CASE("a well-formed lab loads with its steps in order, headings in code fen
     CHECK(render_placeholders(lab.steps[0].markdown) == "E4M3 max is 448.\n");
     CHECK(lab.steps[1].markdown.find("## not a step") != std::string::npos);
     // ~~~ fences are fences, and a fence closes only with its own character, at least as long.
-    const char* tildes = "---\nid: demo\ntitle: Demo\n---\n\n## First step {#first}\n~~~~\n## not a step\n```\n"
-                         "## still code\n~~~\n## still code\n~~~~\n\n## Second step {#second}\nText.\n";
+    const char* tildes =
+        "---\nid: demo\ntitle: Demo\n---\n\n## First step {#first}\n~~~~\n## not a step\n```\n"
+        "## still code\n~~~\n## still code\n~~~~\n\n## Second step {#second}\nText.\n";
     const Catalog t = build_catalog({{"demo.md", tildes}}, {two_step_logic()});
     REQUIRE(t.errors.empty());
     REQUIRE(t.labs.at(0).steps.size() == 2);
@@ -104,25 +106,27 @@ TEST_CASE("validation errors name the file and the line") {
         CHECK(c.labs.empty());
     }
     SUBCASE("logic without text") {
-        const Catalog c = build_catalog({{"demo.md", "---\nid: demo\ntitle: Demo\n---\n## First {#first}\nx\n"}},
-                                        {two_step_logic()});
+        const Catalog c =
+            build_catalog({{"demo.md", "---\nid: demo\ntitle: Demo\n---\n## First {#first}\nx\n"}}, {two_step_logic()});
         CHECK(has_error(c, "demo.md:2:", "step 'second' of lab 'demo' has logic but no text"));
     }
     SUBCASE("an unknown placeholder") {
         const Catalog c = build_catalog(
-            {{"demo.md", "---\nid: demo\ntitle: Demo\n---\n## First {#first}\nok\n{{E4M3.maxx}}\n## Second {#second}\n"}},
+            {{"demo.md",
+              "---\nid: demo\ntitle: Demo\n---\n## First {#first}\nok\n{{E4M3.maxx}}\n## Second {#second}\n"}},
             {two_step_logic()});
         CHECK(has_error(c, "demo.md:7:", "unknown property 'maxx'"));
     }
     SUBCASE("an unknown placeholder in the introduction") {
         const Catalog c = build_catalog(
-            {{"demo.md", "---\nid: demo\ntitle: Demo\n---\n\nIntro line.\n{{FP8.max}}\n## First {#first}\n## Second {#second}\n"}},
+            {{"demo.md",
+              "---\nid: demo\ntitle: Demo\n---\n\nIntro line.\n{{FP8.max}}\n## First {#first}\n## Second {#second}\n"}},
             {two_step_logic()});
         CHECK(has_error(c, "demo.md:7:", "unknown format 'FP8'"));
     }
     SUBCASE("a heading without an id, and no front matter") {
-        const Catalog c = build_catalog({{"a.md", "---\nid: demo\ntitle: Demo\n---\n## First\n"}, {"b.md", "# Hello\n"}},
-                                        {two_step_logic()});
+        const Catalog c = build_catalog(
+            {{"a.md", "---\nid: demo\ntitle: Demo\n---\n## First\n"}, {"b.md", "# Hello\n"}}, {two_step_logic()});
         CHECK(has_error(c, "a.md:5:", "needs its id"));
         CHECK(has_error(c, "b.md:1:", "front matter"));
     }
@@ -130,8 +134,8 @@ TEST_CASE("validation errors name the file and the line") {
         LabLogic other = two_step_logic();
         other.id = "other";
         const std::string other_text = std::string(kGoodText).replace(std::string(kGoodText).find("demo"), 4, "other");
-        const Catalog c = build_catalog({{"bad.md", "---\nid: demo\n"}, {"good.md", other_text}},
-                                        {two_step_logic(), other});
+        const Catalog c =
+            build_catalog({{"bad.md", "---\nid: demo\n"}, {"good.md", other_text}}, {two_step_logic(), other});
         CHECK(has_error(c, "bad.md:1:", "not closed"));
         REQUIRE(c.labs.size() == 1);
         CHECK(c.labs[0].id == "other");
@@ -170,12 +174,16 @@ TEST_CASE("parameters refuse bad values naming the parameter and what it accepts
     CHECK(p.integer("code") == 10);
     p.set_text("on", "true");
     CHECK(p.toggle("on"));
-    CHECK_THROWS_WITH_AS(p.set_text("code", "256"), doctest::Contains("'code': 256 is out of range; it accepts an integer from 0 to 255"), ParameterError);
+    CHECK_THROWS_WITH_AS(p.set_text("code", "256"),
+                         doctest::Contains("'code': 256 is out of range; it accepts an integer from 0 to 255"),
+                         ParameterError);
     CHECK_THROWS_WITH_AS(p.set_text("code", "1.5"), doctest::Contains("not an integer"), ParameterError);
     CHECK_THROWS_WITH_AS(p.set_text("format", "e4m4"), doctest::Contains("one of e4m3, e5m2"), ParameterError);
     CHECK_THROWS_WITH_AS(p.set_text("lr", "2"), doctest::Contains("a number from"), ParameterError);
     CHECK_THROWS_WITH_AS(p.set_text("on", "maybe"), doctest::Contains("true or false"), ParameterError);
-    CHECK_THROWS_WITH_AS(p.set_text("size", "1"), doctest::Contains("unknown parameter 'size'; this step has format, code, lr, on"), ParameterError);
+    CHECK_THROWS_WITH_AS(p.set_text("size", "1"),
+                         doctest::Contains("unknown parameter 'size'; this step has format, code, lr, on"),
+                         ParameterError);
     CHECK_THROWS_AS(p.set("code", ParameterValue(std::string("x"))), ParameterError);
 }
 
@@ -254,7 +262,8 @@ TEST_CASE("every lab in labs/content loads, and every step runs with its default
                 for (const auto& row : t.rows) CHECK(row.size() == t.columns.size());
         }
         // Every lab ends with at least one exercise.
-        CHECK(std::any_of(lab.steps.begin(), lab.steps.end(), [](const Step& s) { return s.logic.exercise.has_value(); }));
+        CHECK(std::any_of(lab.steps.begin(), lab.steps.end(),
+                          [](const Step& s) { return s.logic.exercise.has_value(); }));
     }
 }
 

@@ -18,8 +18,8 @@ TEST_CASE("progress counts each lab's solved exercises among its steps with one"
         exercises += p.exercises;
     }
     CHECK(exercises > 20);
-    const std::vector<LabProgress> some =
-        progress_by_lab(c, {"formats/bits-to-value", "formats/ocp-vs-ieee", "nolab/nostep", "formats/range-and-precision"});
+    const std::vector<LabProgress> some = progress_by_lab(
+        c, {"formats/bits-to-value", "formats/ocp-vs-ieee", "nolab/nostep", "formats/range-and-precision"});
     CHECK(some[0].lab->id == "formats");
     CHECK(some[0].solved == 3);  // an unknown step does not count
     // Nor does a step without an exercise (the first one the catalog has, if any).
@@ -39,8 +39,8 @@ TEST_CASE("a progress file round-trips and a bad one is refused with its line") 
     const ProgressFile back = read_progress_file(progress_file_text(p), "p.txt");
     CHECK(back.student == p.student);
     CHECK(back.solved == p.solved);
-    CHECK_THROWS_WITH_AS(read_progress_file("student = x\n", "a.txt"), doctest::Contains("a.txt:1: not an fp8lab progress file"),
-                         std::runtime_error);
+    CHECK_THROWS_WITH_AS(read_progress_file("student = x\n", "a.txt"),
+                         doctest::Contains("a.txt:1: not an fp8lab progress file"), std::runtime_error);
     CHECK_THROWS_WITH_AS(read_progress_file("# fp8lab progress v1\nstudent = x\nsolved = nolab\n", "b.txt"),
                          doctest::Contains("b.txt:3: solved 'nolab' is not lab/step"), std::runtime_error);
     CHECK_THROWS_WITH_AS(read_progress_file("# fp8lab progress v1\nscore = 10\n", "c.txt"),

@@ -38,8 +38,8 @@ TEST_CASE("a bad link opens the nearest valid state and says what it ignored") {
 
     const OpenedLink bad_values = open_step_link(c, "fp8lab://rounding/stochastic?format=e9m9&steps=20&delta=%zz");
     CHECK(bad_values.step == c.find("rounding")->find_step("stochastic"));
-    CHECK(bad_values.parameters.integer("steps") == 20);                 // the good one is taken
-    CHECK(bad_values.parameters.choice("format") == "bf16");             // the bad ones keep their defaults
+    CHECK(bad_values.parameters.integer("steps") == 20);      // the good one is taken
+    CHECK(bad_values.parameters.choice("format") == "bf16");  // the bad ones keep their defaults
     CHECK(bad_values.ignored.size() == 2);
 
     const OpenedLink gpu_on_cpu_step = open_step_link(c, "fp8lab://formats/bits-to-value?backend=gpu");

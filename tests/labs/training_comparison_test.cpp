@@ -47,7 +47,8 @@ TEST_CASE("the CPU comparison trains BF16 and FP8 exactly as the trainer does") 
     CHECK(found);
     CHECK(out.notes.at(0).find("CPU emulator") != std::string::npos);
     bool names_experiment = false;
-    for (const std::string& n : out.notes) names_experiment = names_experiment || n.find("64-256-64") != std::string::npos;
+    for (const std::string& n : out.notes)
+        names_experiment = names_experiment || n.find("64-256-64") != std::string::npos;
     CHECK(names_experiment);
 }
 
