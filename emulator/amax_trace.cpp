@@ -105,7 +105,7 @@ bool parse_float(const std::string& text, float& value) {
         char* end = nullptr;
         errno = 0;
         value = std::strtof(text.c_str(), &end);
-        if (*end || errno == ERANGE && std::isinf(value)) return false;
+        if (*end || (errno == ERANGE && std::isinf(value))) return false;
         if (std::isnan(value) || std::isinf(value)) return false;  // "nan(...)", "infinity": not ours
     }
     return true;

@@ -143,7 +143,8 @@ void validate(const Experiment& e) {
     check_range("numerics.loss_scaling.growth_interval", s.growth_interval, bounds::kGrowthInterval);
     const InferenceSpec& i = e.inference;
     if (!is_element_format(*i.format))
-        refuse("inference.format", "'" + std::string(i.format->name) + "' is not e4m3, e5m2, e3m2, e2m3 or e2m1");
+        refuse("inference.format",
+               ((std::string(1, '\'') += i.format->name) += "' is not e4m3, e5m2, e3m2, e2m3 or e2m1"));
     check_range("inference.calibration_batches", i.calibration_batches, bounds::kCalibrationBatches);
 }
 
@@ -195,8 +196,8 @@ std::string describe_inference(const InferenceSpec& i) {
 
 std::string describe(const Experiment& e) {
     std::string shape = std::to_string(e.model.input);
-    for (int l = 0; l < e.model.hidden_layers; ++l) shape += "-" + std::to_string(e.model.hidden);
-    shape += "-" + std::to_string(e.model.output);
+    for (int l = 0; l < e.model.hidden_layers; ++l) (shape += '-') += std::to_string(e.model.hidden);
+    (shape += '-') += std::to_string(e.model.output);
     std::string text = shape + (e.model.biases ? " with biases" : "") + ", " +
                        std::string(task_kind_name(e.task.kind)) + ", " + std::to_string(e.tokens) + " tokens, " +
                        std::to_string(e.steps) + " steps, " + describe_numerics(e);

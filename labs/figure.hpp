@@ -19,10 +19,10 @@ enum class AxisScale {
 struct Axis {
     std::string label;
     AxisScale scale = AxisScale::Linear;
-    std::optional<double> min, max;  // unset: fitted to the data
-    double linear_threshold = 1.0;   // SymLog only
+    std::optional<double> min = {}, max = {};  // unset: fitted to the data
+    double linear_threshold = 1.0;             // SymLog only
     // Category axis (bar charts, one row per format): tick i at value i reads categories[i].
-    std::vector<std::string> categories;
+    std::vector<std::string> categories = {};
     bool show_ticks = true;  // false: an axis whose values mean nothing (a number line's height)
 };
 
@@ -55,14 +55,14 @@ struct Series {
     SeriesKind kind = SeriesKind::Line;
     std::string name;  // legend entry; empty: not in the legend
     int colour = 0;    // index into kOkabeIto
-    std::vector<double> x, y, y_upper;
+    std::vector<double> x = {}, y = {}, y_upper = {};
     double bar_width = 0.8;   // Bars, in x units
     bool dashed = false;      // Line / Stairs / VerticalLines
     double line_width = 1.0;  // relative to the renderer's default
     // Heatmap
     int rows = 0, columns = 0;
-    std::vector<double> values;
-    std::string value_label;  // colour-bar label
+    std::vector<double> values = {};
+    std::string value_label = {};  // colour-bar label
 };
 
 struct Annotation {

@@ -13,7 +13,7 @@ enum class ColumnType { Text, Integer, Number, Code };  // Code: an integer show
 struct Column {
     std::string name;
     ColumnType type = ColumnType::Text;
-    std::string unit;  // e.g. "ms", "%", empty when unitless
+    std::string unit = {};  // e.g. "ms", "%", empty when unitless
 };
 
 using Cell = std::variant<std::string, std::int64_t, double>;

@@ -76,8 +76,13 @@ void add_inference_table(StepOutput& out, const emu::Experiment& e, const emu::T
             {}};
     for (int run = 0; run < 2; ++run) {
         const emu::InferenceResult& r = *results[run].inference;
-        std::vector<Cell> row = {std::string(run == 0 ? "BF16" : label_of(e)), r.reference_loss, r.quantized_loss,
-                                 r.output_error};
+        // Cell by cell: GCC 12 misreads a braced list of variants holding a string as
+        // destroying an uninitialised one (-Wmaybe-uninitialized).
+        std::vector<Cell> row;
+        row.emplace_back(std::string(run == 0 ? "BF16" : label_of(e)));
+        row.emplace_back(r.reference_loss);
+        row.emplace_back(r.quantized_loss);
+        row.emplace_back(r.output_error);
         if (classes) {
             row.push_back(r.reference_accuracy);
             row.push_back(r.quantized_accuracy);

@@ -74,7 +74,7 @@ bool write_and_rename(const std::string& path, const std::string& content, bool 
     const std::filesystem::path target(path);
     const std::filesystem::path folder = target.has_parent_path() ? target.parent_path() : ".";
     // mkostemp creates the name exclusively (O_EXCL): never an existing file or a link.
-    std::string temporary = (folder / ("." + target.filename().string() + ".XXXXXX")).string();
+    std::string temporary = (folder / (std::string(1, '.') + target.filename().string() + ".XXXXXX")).string();
     remove_temporaries_on_signals();
     sigset_t signals, previous_mask;
     sigemptyset(&signals);

@@ -117,8 +117,7 @@ void print_labs(const labs::Catalog& catalog, bool as_json) {
         std::printf("%s: %s\n", lab.id.c_str(), lab.title.c_str());
         for (const labs::Step& s : lab.steps) {
             std::string backends;
-            for (labs::Backend b : s.logic.backends)
-                backends += (backends.empty() ? "" : ",") + std::string(labs::backend_name(b));
+            for (labs::Backend b : s.logic.backends) (backends += backends.empty() ? "" : ",") += labs::backend_name(b);
             std::printf("  %s/%s: %s [%s]%s\n", lab.id.c_str(), s.logic.id.c_str(), s.title.c_str(), backends.c_str(),
                         s.logic.exercise ? " (exercise)" : "");
             for (const labs::ParameterSpec& p : s.logic.parameters)

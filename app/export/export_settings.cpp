@@ -15,7 +15,7 @@ std::vector<ImageFormat> ExportSettings::formats() const {
 
 std::string ExportSettings::figures_options() const {
     std::string list;
-    for (ImageFormat f : formats()) list += (list.empty() ? "" : ",") + std::string(extension(f));
+    for (ImageFormat f : formats()) (list += list.empty() ? "" : ",") += extension(f);
     char scales[64];
     std::snprintf(scales, sizeof scales, " --font-scale %g --png-scale %g", style.font_scale, png_scale);
     return "--format " + list + " --size " + std::to_string(width) + "x" + std::to_string(height) + " --theme " +

@@ -73,7 +73,7 @@ std::string table_csv(const labs::Table& t) {
     std::string out;
     for (std::size_t i = 0; i < t.columns.size(); ++i) {
         const labs::Column& c = t.columns[i];
-        out += (i ? "," : "") + csv_field(c.unit.empty() ? c.name : c.name + " [" + c.unit + "]");
+        (out += i ? "," : "") += csv_field(c.unit.empty() ? c.name : c.name + " [" + c.unit + "]");
     }
     out += "\n";
     for (const auto& row : t.rows) {
@@ -81,7 +81,7 @@ std::string table_csv(const labs::Table& t) {
             const labs::Cell& cell = row[i];
             std::string text = std::holds_alternative<double>(cell) ? num(std::get<double>(cell))
                                                                     : labs::cell_text(t.columns[i], cell);
-            out += (i ? "," : "") + csv_field(text);
+            (out += i ? "," : "") += csv_field(text);
         }
         out += "\n";
     }

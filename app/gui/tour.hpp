@@ -26,8 +26,8 @@ class Tour {
         std::string name;  // file name stem and report label
         int lab = 0, step = 0;
         bool inspector = false, training = false, export_dialog = false;
-        std::vector<double> frame_ms;
-        std::string error;
+        std::vector<double> frame_ms = {};
+        std::string error = {};
     };
     // Presenter keys, pressed through ImGui's key state before the stops: each press must
     // move the app where the check says.

@@ -27,8 +27,8 @@ namespace {
 // What the emulated cast kernel computes for the tensor the emulator quantises (rows x
 // cols, blocks along its rows), with every thread's vector walked in turn: the values a
 // GEMM sees (value(code) times the block's scale_inv, as QuantizedTensor::dequantize).
-std::vector<float> cast_like_the_kernel(const OperandCast& c, const emu::Numerics& n, std::vector<float> x,
-                                        std::size_t rows, std::size_t cols, std::uint64_t step) {
+std::vector<float> cast_like_the_kernel(const OperandCast& c, std::vector<float> x, std::size_t rows, std::size_t cols,
+                                        std::uint64_t step) {
     vq::Params p = c.params;
     p.seed = emu::training_cast_seed(step, p.seed);
     p.hadamard_seed = step;
@@ -126,7 +126,7 @@ void check_operand(const emu::Numerics& n, emu::TensorRole role, const std::vect
     const std::vector<float> cpu =
         quantizer.quantize_codes(name, role, x, rows, cols, step, nullptr, wgrad).dequantize();
     const OperandCast c = gpu::detail::plan_operand_cast(n, role, false, wgrad, name.size());
-    const std::vector<float> gpu = cast_like_the_kernel(c, n, x, rows, cols, step);
+    const std::vector<float> gpu = cast_like_the_kernel(c, x, rows, cols, step);
     INFO("recipe " << emu::fp8_recipe_name(n.recipe) << ", format " << n.formats.of(role)->name << ", role "
                    << int(role) << ", rows " << rows << ", cols " << cols << ", wgrad " << wgrad << ", stochastic "
                    << c.params.stochastic << ", first difference at " << first_difference(cpu, gpu));
