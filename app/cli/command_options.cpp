@@ -12,21 +12,21 @@
 
 namespace fp8lab::cli {
 
-const emu::Format& format_option(const std::string& option, const std::string& text) {
+const emu::Format& format_option(std::string_view option, const std::string& text) {
     if (const emu::Format* f = emu::find_format(text)) return *f;
-    throw UsageError(option + ": unknown format " + emu::quoted_input(text) + " (one of: " + emu::format_names_list() +
-                     ")");
+    throw UsageError(std::string(option) + ": unknown format " + emu::quoted_input(text) +
+                     " (one of: " + emu::format_names_list() + ")");
 }
 
-emu::RoundingMode rounding_option(const std::string& option, const std::string& text) {
+emu::RoundingMode rounding_option(std::string_view option, const std::string& text) {
     if (auto mode = emu::parse_rounding_mode(text)) return *mode;
-    throw UsageError(option + ": unknown rounding mode " + emu::quoted_input(text) +
+    throw UsageError(std::string(option) + ": unknown rounding mode " + emu::quoted_input(text) +
                      " (one of: " + emu::rounding_mode_names_list() + ")");
 }
 
-emu::Saturation saturation_option(const std::string& option, const std::string& text) {
+emu::Saturation saturation_option(std::string_view option, const std::string& text) {
     if (auto s = emu::parse_saturation(text)) return *s;
-    throw UsageError(option + ": unknown saturation " + emu::quoted_input(text) + " (finite or none)");
+    throw UsageError(std::string(option) + ": unknown saturation " + emu::quoted_input(text) + " (finite or none)");
 }
 
 }  // namespace fp8lab::cli

@@ -2,6 +2,7 @@
 #pragma once
 
 #include <string>
+#include <string_view>
 
 #include <CLI/CLI.hpp>
 
@@ -11,10 +12,12 @@
 
 namespace fp8lab::cli {
 
-// Each throws UsageError naming the option, the text, and what it accepts.
-const emu::Format& format_option(const std::string& option, const std::string& text);
-emu::RoundingMode rounding_option(const std::string& option, const std::string& text);
-emu::Saturation saturation_option(const std::string& option, const std::string& text);
+// Each throws UsageError naming the option, the text, and what it accepts. The option's
+// name is a string_view: a std::string made from a literal at the call would be a
+// temporary bound to a reference, which GCC 13 warns may dangle in the returned Format&.
+const emu::Format& format_option(std::string_view option, const std::string& text);
+emu::RoundingMode rounding_option(std::string_view option, const std::string& text);
+emu::Saturation saturation_option(std::string_view option, const std::string& text);
 
 // Checks for numeric options, run on the text before CLI11 converts it: integers are
 // decimal or 0x-hex (010 is ten; nothing wraps or saturates), reals are finite; a value out
