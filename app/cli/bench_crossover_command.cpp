@@ -14,9 +14,9 @@
 #include "app/cli/commands.hpp"
 #include "app/cli/usage_error.hpp"
 #include "gpu/probe.hpp"
-#include "labs/accumulation.hpp"
-#include "labs/crossover.hpp"
-#include "labs/inference_speed.hpp"
+#include "labs/experiments/accumulation.hpp"
+#include "labs/experiments/crossover.hpp"
+#include "labs/experiments/inference_speed.hpp"
 
 namespace fp8lab::cli {
 namespace {

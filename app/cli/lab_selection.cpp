@@ -7,12 +7,13 @@
 #include "app/cli/usage_error.hpp"
 #include "gpu/probe.hpp"
 #include "emulator/quoted_input.hpp"
+#include "labs/logic/curriculum.hpp"
 
 namespace fp8lab::cli {
 
 const labs::Catalog& lab_catalog() {
     static const labs::Catalog catalog = [] {
-        labs::Catalog c = labs::load_catalog();
+        labs::Catalog c = labs::load_curriculum();
         for (const labs::TextError& e : c.errors) std::fprintf(stderr, "fp8lab: lab text: %s\n", e.describe().c_str());
         return c;
     }();

@@ -4,7 +4,7 @@
 #include <string>
 #include <vector>
 
-#include "labs/catalog.hpp"
+#include "labs/framework/catalog.hpp"
 
 namespace fp8lab::cli {
 

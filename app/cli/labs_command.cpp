@@ -8,7 +8,7 @@
 #include "app/cli/command_options.hpp"
 #include "app/cli/commands.hpp"
 #include "emulator/json_writer.hpp"
-#include "labs/training_mapping.hpp"
+#include "labs/framework/training_mapping.hpp"
 #include "app/cli/lab_selection.hpp"
 #include "app/cli/step_output_text.hpp"
 #include "app/cli/usage_error.hpp"

@@ -8,7 +8,7 @@
 
 #include "app/cli/commands.hpp"
 #include "app/cli/lab_selection.hpp"
-#include "labs/progress.hpp"
+#include "labs/framework/progress.hpp"
 
 namespace fp8lab::cli {
 namespace {

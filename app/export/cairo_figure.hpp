@@ -4,7 +4,7 @@
 #include <string>
 
 #include "app/plot/figure_theme.hpp"
-#include "labs/figure.hpp"
+#include "labs/framework/figure.hpp"
 
 typedef struct _cairo cairo_t;
 

@@ -3,8 +3,8 @@
 
 #include <string>
 
-#include "labs/figure.hpp"
-#include "labs/table.hpp"
+#include "labs/framework/figure.hpp"
+#include "labs/framework/table.hpp"
 
 namespace fp8lab::exporter {
 

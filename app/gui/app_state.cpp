@@ -1,7 +1,7 @@
 // AppState's navigation and persistence: moving between steps, saving where the user is.
 #include "app/gui/app_state.hpp"
 
-#include "labs/placeholders.hpp"
+#include "labs/framework/placeholders.hpp"
 
 namespace fp8lab::gui {
 

@@ -15,7 +15,7 @@
 #include "app/gui/step_runner.hpp"
 #include "app/gui/theme.hpp"
 #include "gpu/probe.hpp"
-#include "labs/catalog.hpp"
+#include "labs/framework/catalog.hpp"
 
 namespace fp8lab::gui {
 

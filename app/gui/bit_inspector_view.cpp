@@ -9,9 +9,9 @@
 #include "app/gui/app_state.hpp"
 #include "app/gui/widgets.hpp"
 #include "emulator/rounding.hpp"
-#include "labs/bit_inspection.hpp"
-#include "labs/exercise.hpp"
-#include "labs/table.hpp"
+#include "labs/experiments/bit_inspection.hpp"
+#include "labs/framework/exercise.hpp"
+#include "labs/framework/table.hpp"
 
 namespace fp8lab::gui {
 namespace {

@@ -19,9 +19,10 @@
 #include "app/gui/tour.hpp"
 #include "app/gui/window.hpp"
 #include "emulator/quoted_input.hpp"
-#include "labs/step_link.hpp"
-#include "labs/progress.hpp"
+#include "labs/framework/step_link.hpp"
+#include "labs/framework/progress.hpp"
 #include "app/cli/atomic_file.hpp"
+#include "labs/logic/curriculum.hpp"
 
 namespace fp8lab::gui {
 namespace {
@@ -274,7 +275,7 @@ void open_link(AppState& app, const std::string& link) {
 
 int run_gui(const GuiOptions& options) {
     AppState app;
-    app.catalog = labs::load_catalog();
+    app.catalog = labs::load_curriculum();
     for (const labs::TextError& e : app.catalog.errors) std::fprintf(stderr, "fp8lab gui: %s\n", e.describe().c_str());
     if (app.catalog.labs.empty()) throw std::runtime_error("no lab could be loaded (see the errors above)");
     if (options.tour && !app.catalog.errors.empty()) throw std::runtime_error("the lab texts have errors");

@@ -2,7 +2,7 @@
 #include <imgui.h>
 
 #include "app/gui/app_state.hpp"
-#include "labs/progress.hpp"
+#include "labs/framework/progress.hpp"
 
 namespace fp8lab::gui {
 

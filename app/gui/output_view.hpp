@@ -3,7 +3,7 @@
 
 #include <imgui.h>
 
-#include "labs/step_output.hpp"
+#include "labs/framework/step_output.hpp"
 
 namespace fp8lab::gui {
 

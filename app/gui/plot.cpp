@@ -13,7 +13,7 @@
 #include <vector>
 
 #include "app/plot/colour_map.hpp"
-#include "labs/table.hpp"
+#include "labs/framework/table.hpp"
 
 namespace fp8lab::gui {
 namespace {
@@ -226,10 +226,15 @@ void plot_filled(const Series& s) {
             occupy(ImVec2(r.GetCenter().x, top));
             if (g.hovered && r.Contains(g.mouse)) {
                 g.hover.distance = 0;
-                g.hover.text = (s.name.empty() ? "" : s.name + "\n") +
-                               (bars ? "x = " + labs::number_text(s.x[i])
-                                     : "[" + labs::number_text(x0) + ", " + labs::number_text(x1) + ")") +
-                               "\ny = " + labs::number_text(s.y[i]);
+                // Appended piece by piece: GCC 12 at -O3 reports a false -Wrestrict
+                // overlap inside operator+(const char*, std::string&&) (its bug 105651).
+                std::string& text = g.hover.text;
+                text = s.name.empty() ? "" : s.name + "\n";
+                if (bars)
+                    (text += "x = ") += labs::number_text(s.x[i]);
+                else
+                    ((((text += "[") += labs::number_text(x0)) += ", ") += labs::number_text(x1)) += ")";
+                (text += "\ny = ") += labs::number_text(s.y[i]);
             }
         }
     }

@@ -8,7 +8,7 @@
 #include <string>
 
 #include "app/plot/axis_ticks.hpp"
-#include "labs/figure.hpp"
+#include "labs/framework/figure.hpp"
 
 namespace fp8lab::gui {
 

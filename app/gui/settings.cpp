@@ -84,7 +84,8 @@ namespace {
 // earlier backup. Returns the name used, or empty with the reason in `error`.
 std::string set_aside(const std::string& path, std::string& error) {
     for (int n = 1; n <= 1000; ++n) {
-        const std::string backup = path + ".corrupt" + (n == 1 ? "" : "." + std::to_string(n));
+        std::string backup = path + ".corrupt";
+        if (n > 1) (backup += '.') += std::to_string(n);
         if (::renameat2(AT_FDCWD, path.c_str(), AT_FDCWD, backup.c_str(), RENAME_NOREPLACE) == 0) return backup;
         if (errno != EEXIST) {
             error = std::strerror(errno);

@@ -8,8 +8,8 @@
 #include <string>
 #include <thread>
 
-#include "labs/run_context.hpp"
-#include "labs/step_output.hpp"
+#include "labs/framework/run_context.hpp"
+#include "labs/framework/step_output.hpp"
 
 namespace fp8lab::gui {
 

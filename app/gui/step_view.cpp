@@ -10,7 +10,7 @@
 #include "app/cli/atomic_file.hpp"
 #include "app/export/cairo_figure.hpp"
 #include "app/export/figure_csv.hpp"
-#include "labs/step_link.hpp"
+#include "labs/framework/step_link.hpp"
 #include "app/gui/app_state.hpp"
 #include "app/gui/output_view.hpp"
 #include "app/gui/widgets.hpp"

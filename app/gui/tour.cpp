@@ -11,8 +11,8 @@
 #include <filesystem>
 
 #include "app/gui/plot.hpp"
-#include "labs/training_comparison.hpp"
-#include "labs/training_mapping.hpp"
+#include "labs/experiments/training_comparison.hpp"
+#include "labs/framework/training_mapping.hpp"
 
 namespace fp8lab::gui {
 namespace {
@@ -21,7 +21,7 @@ constexpr int kSettleFrames = 4;
 constexpr int kMeasuredFrames = 30;
 constexpr double kSettleTimeoutMs = 60000;
 
-std::string two_digits(std::size_t n) { return (n < 10 ? "0" : "") + std::to_string(n); }
+std::string two_digits(std::size_t n) { return n < 10 ? std::string(1, '0') += std::to_string(n) : std::to_string(n); }
 
 double percentile(std::vector<double> v, double p) {
     if (v.empty()) return 0;

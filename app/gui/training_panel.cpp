@@ -9,8 +9,8 @@
 #include "app/gui/output_view.hpp"
 #include "app/gui/widgets.hpp"
 #include "app/cli/atomic_file.hpp"
-#include "labs/training_comparison.hpp"
-#include "labs/training_mapping.hpp"
+#include "labs/experiments/training_comparison.hpp"
+#include "labs/framework/training_mapping.hpp"
 
 namespace fp8lab::gui {
 namespace {

@@ -4,7 +4,7 @@
 #include <string>
 #include <vector>
 
-#include "labs/figure.hpp"
+#include "labs/framework/figure.hpp"
 
 namespace fp8lab::plot {
 

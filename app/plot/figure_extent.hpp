@@ -3,7 +3,7 @@
 
 #include <vector>
 
-#include "labs/figure.hpp"
+#include "labs/framework/figure.hpp"
 
 namespace fp8lab::plot {
 

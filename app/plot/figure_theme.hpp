@@ -5,7 +5,7 @@
 #include <span>
 
 #include "emulator/enum_names.hpp"
-#include "labs/figure.hpp"
+#include "labs/framework/figure.hpp"
 
 namespace fp8lab::plot {
 

@@ -6,8 +6,8 @@
 #include <cmath>
 #include <fstream>
 
-#include "labs/accumulation.hpp"
-#include "labs/asset_files.hpp"
+#include "labs/experiments/accumulation.hpp"
+#include "labs/framework/asset_files.hpp"
 #include "labs/logic/lab_logic.hpp"
 
 namespace fp8lab::labs {

@@ -8,7 +8,7 @@
 #include "emulator/convert.hpp"
 #include "emulator/recipe_descriptor.hpp"
 #include "labs/logic/lab_logic.hpp"
-#include "labs/logic/sample_tensors.hpp"
+#include "labs/experiments/sample_tensors.hpp"
 
 namespace fp8lab::labs {
 namespace {

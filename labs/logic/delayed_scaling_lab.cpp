@@ -14,10 +14,10 @@
 #include "emulator/current_scaling.hpp"
 #include "emulator/convert.hpp"
 #include "emulator/delayed_scaling.hpp"
-#include "labs/asset_files.hpp"
-#include "labs/recorded_csv.hpp"
+#include "labs/framework/asset_files.hpp"
+#include "labs/experiments/recorded_csv.hpp"
 #include "labs/logic/lab_logic.hpp"
-#include "labs/logic/sample_tensors.hpp"
+#include "labs/experiments/sample_tensors.hpp"
 
 namespace fp8lab::labs {
 namespace {

@@ -14,10 +14,10 @@
 #include "emulator/inference_quantization.hpp"
 #include "emulator/mlp_trainer.hpp"
 #include "emulator/training_task.hpp"
-#include "labs/asset_files.hpp"
-#include "labs/inference_speed.hpp"
+#include "labs/framework/asset_files.hpp"
+#include "labs/experiments/inference_speed.hpp"
 #include "labs/logic/lab_logic.hpp"
-#include "labs/logic/sample_tensors.hpp"
+#include "labs/experiments/sample_tensors.hpp"
 
 namespace fp8lab::labs {
 namespace {

@@ -1,8 +1,8 @@
 // The labs written in code; each function builds one lab's steps.
 #pragma once
 
-#include "labs/lab.hpp"
-#include "labs/training_mapping.hpp"
+#include "labs/framework/lab.hpp"
+#include "labs/framework/training_mapping.hpp"
 
 namespace fp8lab::labs {
 

@@ -6,8 +6,8 @@
 #include "emulator/convert.hpp"
 #include "emulator/loss_scaler.hpp"
 #include "labs/logic/lab_logic.hpp"
-#include "labs/logic/quantization_census.hpp"
-#include "labs/logic/sample_tensors.hpp"
+#include "labs/experiments/quantization_census.hpp"
+#include "labs/experiments/sample_tensors.hpp"
 
 namespace fp8lab::labs {
 namespace {

@@ -6,7 +6,7 @@
 
 #include "emulator/convert.hpp"
 #include "emulator/value_grid.hpp"
-#include "labs/logic/format_text.hpp"
+#include "labs/experiments/format_text.hpp"
 #include "labs/logic/lab_logic.hpp"
 
 namespace fp8lab::labs {

@@ -6,10 +6,10 @@
 #include <fstream>
 
 #include "emulator/mlp_trainer.hpp"
-#include "labs/asset_files.hpp"
-#include "labs/crossover.hpp"
+#include "labs/framework/asset_files.hpp"
+#include "labs/experiments/crossover.hpp"
 #include "labs/logic/lab_logic.hpp"
-#include "labs/training_comparison.hpp"
+#include "labs/experiments/training_comparison.hpp"
 
 namespace fp8lab::labs {
 namespace {

@@ -9,8 +9,8 @@
 #include "emulator/block_recipes.hpp"
 #include "emulator/current_scaling.hpp"
 #include "labs/logic/lab_logic.hpp"
-#include "labs/logic/quantization_census.hpp"
-#include "labs/logic/sample_tensors.hpp"
+#include "labs/experiments/quantization_census.hpp"
+#include "labs/experiments/sample_tensors.hpp"
 
 namespace fp8lab::labs {
 namespace {

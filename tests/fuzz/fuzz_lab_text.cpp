@@ -5,8 +5,8 @@
 #include <string>
 #include <vector>
 
-#include "labs/lab_text.hpp"
-#include "labs/placeholders.hpp"
+#include "labs/framework/lab_text.hpp"
+#include "labs/framework/placeholders.hpp"
 
 extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size) {
     using namespace fp8lab::labs;

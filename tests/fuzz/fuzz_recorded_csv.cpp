@@ -6,9 +6,9 @@
 #include <stdexcept>
 #include <string>
 
-#include "labs/accumulation.hpp"
-#include "labs/crossover.hpp"
-#include "labs/inference_speed.hpp"
+#include "labs/experiments/accumulation.hpp"
+#include "labs/experiments/crossover.hpp"
+#include "labs/experiments/inference_speed.hpp"
 
 namespace {
 

@@ -16,7 +16,7 @@
 #include "emulator/operand_quantizer.hpp"
 #include "gpu/tensor_ops.hpp"
 #include "gpu/trainer.hpp"
-#include "labs/training_mapping.hpp"
+#include "labs/framework/training_mapping.hpp"
 #include "tests/gpu/gpu_ready.hpp"
 #include "tests/gpu/hard_tensor.hpp"
 

@@ -10,7 +10,7 @@
 #include "emulator/mlp_trainer.hpp"
 #include "emulator/training_task.hpp"
 #include "gpu/trainer.hpp"
-#include "labs/training_mapping.hpp"
+#include "labs/framework/training_mapping.hpp"
 #include "tests/gpu/gpu_ready.hpp"
 
 using namespace fp8lab;

@@ -5,7 +5,7 @@
 #include <sstream>
 
 #include "gpu/inference_timing.hpp"
-#include "labs/inference_speed.hpp"
+#include "labs/experiments/inference_speed.hpp"
 #include "tests/gpu/gpu_ready.hpp"
 
 using namespace fp8lab;

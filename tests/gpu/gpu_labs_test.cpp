@@ -4,10 +4,10 @@
 
 #include <sstream>
 
-#include "labs/accumulation.hpp"
-#include "labs/crossover.hpp"
-#include "labs/training_comparison.hpp"
-#include "labs/training_mapping.hpp"
+#include "labs/experiments/accumulation.hpp"
+#include "labs/experiments/crossover.hpp"
+#include "labs/experiments/training_comparison.hpp"
+#include "labs/framework/training_mapping.hpp"
 #include "tests/gpu/gpu_ready.hpp"
 
 using namespace fp8lab;

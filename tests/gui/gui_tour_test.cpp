@@ -6,7 +6,7 @@
 #include <filesystem>
 #include <fstream>
 
-#include "labs/catalog.hpp"
+#include "labs/logic/curriculum.hpp"
 #include "tests/cli/run_command.hpp"
 
 using fp8lab::test::run_command;
@@ -50,7 +50,7 @@ TEST_CASE("the tour shows every step in a real window and saves a screenshot of 
     CHECK(fs::exists(dir / "settings.ini.corrupt"));
 
     std::size_t steps = 0;
-    for (const auto& lab : fp8lab::labs::load_catalog().labs) steps += lab.steps.size();
+    for (const auto& lab : fp8lab::labs::load_curriculum().labs) steps += lab.steps.size();
     std::size_t pngs = 0;
     for (const auto& entry : fs::directory_iterator(dir / "shots")) {
         CAPTURE(entry.path().string());

@@ -8,7 +8,7 @@
 
 #include "emulator/convert.hpp"
 #include "emulator/value_grid.hpp"
-#include "labs/bit_inspection.hpp"
+#include "labs/experiments/bit_inspection.hpp"
 
 using namespace fp8lab;
 using labs::ValueClass;

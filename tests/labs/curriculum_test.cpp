@@ -6,7 +6,7 @@
 
 #include <optional>
 
-#include "labs/training_mapping.hpp"
+#include "labs/framework/training_mapping.hpp"
 
 #include "emulator/convert.hpp"
 #include "emulator/current_scaling.hpp"
@@ -14,13 +14,13 @@
 #include <fstream>
 #include <sstream>
 
-#include "labs/catalog.hpp"
-#include "labs/placeholders.hpp"
-#include "labs/accumulation.hpp"
+#include "labs/logic/curriculum.hpp"
+#include "labs/framework/placeholders.hpp"
+#include "labs/experiments/accumulation.hpp"
 #include "emulator/recipe_descriptor.hpp"
-#include "labs/asset_files.hpp"
-#include "labs/crossover.hpp"
-#include "labs/inference_speed.hpp"
+#include "labs/framework/asset_files.hpp"
+#include "labs/experiments/crossover.hpp"
+#include "labs/experiments/inference_speed.hpp"
 
 using namespace fp8lab;
 using namespace fp8lab::labs;
@@ -65,7 +65,7 @@ std::vector<ParameterValue> other_values(const ParameterSpec& p) {
 }
 
 TEST_CASE("every step maps its settings onto the experiment, or says why it has none") {
-    const Catalog c = load_catalog();
+    const Catalog c = load_curriculum();
     int mapped = 0;
     for (const Lab& lab : c.labs)
         for (const Step& s : lab.steps) {
@@ -100,7 +100,7 @@ TEST_CASE("every step maps its settings onto the experiment, or says why it has 
 }
 
 TEST_CASE("lab 4, why scale: exercises") {
-    const Catalog c = load_catalog();
+    const Catalog c = load_curriculum();
     const Exercise& small = exercise(c, "why-scale", "against-the-grid");
     CHECK(small.check("0").correct);
     CHECK(small.check("0.001953125").hint.find("smallest subnormal") != std::string::npos);
@@ -128,7 +128,7 @@ TEST_CASE("lab 4, why scale: exercises") {
 }
 
 TEST_CASE("lab 4, scale or scale_inv: the right reading gives amax back, the wrong one is off by the scale squared") {
-    const Catalog c = load_catalog();
+    const Catalog c = load_curriculum();
     const Step* s = c.find("why-scale")->find_step("scale-or-scale-inv");
     REQUIRE(s);
     for (double amax : {0.01, 300.0, 3000.0}) {
@@ -152,7 +152,7 @@ TEST_CASE("lab 4, scale or scale_inv: the right reading gives amax back, the wro
 }
 
 TEST_CASE("lab 6, amax across ranks: without the all-reduce a gathered shard reads back off by the ratio of scales") {
-    const Catalog c = load_catalog();
+    const Catalog c = load_curriculum();
     const Step* s = c.find("delayed-scaling")->find_step("amax-across-ranks");
     REQUIRE(s);
     for (const char* ranks : {"2", "8", "64"}) {
@@ -173,7 +173,7 @@ TEST_CASE("lab 6, amax across ranks: without the all-reduce a gathered shard rea
 }
 
 TEST_CASE("lab 4 maps its scaling switch and format onto the training settings") {
-    const Catalog c = load_catalog();
+    const Catalog c = load_curriculum();
     const Step* s = c.find("why-scale")->find_step("per-tensor-scaling");
     Parameters p(s->logic.parameters);
     p.set("scale", false);
@@ -192,7 +192,7 @@ TEST_CASE("lab 4 maps its scaling switch and format onto the training settings")
 }
 
 TEST_CASE("lab 6, delayed scaling: exercises and the replay of the shipped GPU trace") {
-    const Catalog c = load_catalog();
+    const Catalog c = load_curriculum();
     const Exercise& spike = exercise(c, "delayed-scaling", "history");
     CHECK(spike.check("16").correct);  // the window's length: the spike stays for 16 updates
     CHECK(spike.check("17").hint.find("old scale") != std::string::npos);
@@ -220,7 +220,7 @@ TEST_CASE("lab 6, delayed scaling: exercises and the replay of the shipped GPU t
 }
 
 TEST_CASE("lab 1 names 240 as E4M3FNUZ's maximum and shows the three E4M3 layouts side by side") {
-    const Catalog c = load_catalog();
+    const Catalog c = load_curriculum();
     const Step* s = c.find("formats")->find_step("ocp-vs-ieee");
     REQUIRE(s);
     RunContext context;
@@ -242,7 +242,7 @@ TEST_CASE("lab 1 names 240 as E4M3FNUZ's maximum and shows the three E4M3 layout
 }
 
 TEST_CASE("lab 7, E8M0's traps: no zero, no sign, a NaN scale poisons its block") {
-    const Catalog c = load_catalog();
+    const Catalog c = load_curriculum();
     const Step* s = c.find("block-scaling")->find_step("e8m0-traps");
     REQUIRE(s);
     for (const char* rule : {"ocp-floor", "rceil"}) {
@@ -263,7 +263,7 @@ TEST_CASE("lab 7, E8M0's traps: no zero, no sign, a NaN scale poisons its block"
 }
 
 TEST_CASE("lab 7, block scaling: exercises follow the formats' bit widths and the floor rule") {
-    const Catalog c = load_catalog();
+    const Catalog c = load_curriculum();
     const Exercise& mx = exercise(c, "block-scaling", "recipes");
     CHECK(mx.check("8.25").correct);
     CHECK(mx.check("8").hint.find("take space") != std::string::npos);
@@ -278,7 +278,7 @@ TEST_CASE("lab 7, block scaling: exercises follow the formats' bit widths and th
 }
 
 TEST_CASE("lab 5, loss scaling: exercises") {
-    const Catalog c = load_catalog();
+    const Catalog c = load_curriculum();
     const Exercise& smallest = exercise(c, "loss-scaling", "underflow");
     CHECK(smallest.check("4").correct);  // 4e-8 passes half of 2^-24; 2e-8 does not
     CHECK(smallest.check("2").hint.find("half of the smallest subnormal") != std::string::npos);
@@ -290,7 +290,7 @@ TEST_CASE("lab 5, loss scaling: exercises") {
 }
 
 TEST_CASE("lab 8, training: the FP8 weight copy exercise and the recorded crossover") {
-    const Catalog c = load_catalog();
+    const Catalog c = load_curriculum();
     const Exercise& copy = exercise(c, "training", "loss-curves");
     CHECK(copy.check("64").correct);
     CHECK(copy.check("128").hint.find("BF16") != std::string::npos);
@@ -352,7 +352,7 @@ TEST_CASE("a crossover file that is not one is refused with its line") {
 }
 
 TEST_CASE("lab 9, serving speed: the recorded measurement has every model, batch and variant") {
-    const Catalog c = load_catalog();
+    const Catalog c = load_curriculum();
     const Step* s = c.find("inference")->find_step("serving-speed");
     REQUIRE(s);
     for (const ParameterValue& model : other_values(s->logic.parameters.at(0))) {
@@ -413,7 +413,7 @@ TEST_CASE("an inference measurement survives its CSV round trip, and a bad one i
 }
 
 TEST_CASE("lab 10, tensor core: exact products, the narrow accumulator model, the recorded measurement") {
-    const Catalog c = load_catalog();
+    const Catalog c = load_curriculum();
     const Exercise& bits = exercise(c, "tensor-core", "accumulation");
     CHECK(bits.check("8").correct);
     CHECK(bits.check("6").hint.find("implicit leading 1") != std::string::npos);
@@ -438,7 +438,7 @@ TEST_CASE("lab 10, tensor core: exact products, the narrow accumulator model, th
 }
 
 TEST_CASE("lab 9, inference: the static-scale exercise and the steps' measurements") {
-    const Catalog c = load_catalog();
+    const Catalog c = load_curriculum();
     const Exercise& clip = exercise(c, "inference", "calibration");
     CHECK(clip.check("6").correct);  // 9 is clamped at 448, which is 6 in real units
     CHECK(clip.check("9").hint.find("clamps") != std::string::npos);
@@ -455,7 +455,7 @@ TEST_CASE("lab 9, inference: the static-scale exercise and the steps' measuremen
 }
 
 TEST_CASE("lab 3, saturation: the midpoint past max rounds to max in E4M3 and overflows in E5M2") {
-    const Catalog c = load_catalog();
+    const Catalog c = load_curriculum();
     const Step* s = c.find("rounding")->find_step("saturation");
     REQUIRE(s);
     const auto metric = [](const StepOutput& out, const std::string& name) {
@@ -481,7 +481,7 @@ TEST_CASE("lab 3, saturation: the midpoint past max rounds to max in E4M3 and ov
 }
 
 TEST_CASE("lab 6, delayed scaling: steps past the bound are split into absorbed by rounding and clipped") {
-    const Catalog c = load_catalog();
+    const Catalog c = load_curriculum();
     const Step* s = c.find("delayed-scaling")->find_step("history");
     REQUIRE(s);
     RunContext context;
@@ -504,7 +504,7 @@ TEST_CASE("lab 6, delayed scaling: steps past the bound are split into absorbed 
 }
 
 TEST_CASE("range, what breaks, the crossover and the tensor cores: exercises") {
-    const Catalog c = load_catalog();
+    const Catalog c = load_curriculum();
     const Exercise& range = exercise(c, "formats", "range-and-precision");
     CHECK(range.check("128").correct);
     CHECK(range.check("2^7").correct);
@@ -549,7 +549,7 @@ TEST_CASE("range, what breaks, the crossover and the tensor cores: exercises") {
 }
 
 TEST_CASE("lab 9, the KV cache as deployed: scale 1.0 clips and calibration fixes it") {
-    const Catalog c = load_catalog();
+    const Catalog c = load_curriculum();
     const Step* s = c.find("inference")->find_step("kv-cache");
     REQUIRE(s);
     RunContext context;
@@ -576,7 +576,7 @@ TEST_CASE("lab 9, the KV cache as deployed: scale 1.0 clips and calibration fixe
 }
 
 TEST_CASE("every step has an exercise; lab 9's inference exercises") {
-    const Catalog c = load_catalog();
+    const Catalog c = load_curriculum();
     for (const Lab& lab : c.labs)
         for (const Step& step : lab.steps) {
             CAPTURE(lab.id + "/" + step.logic.id);
@@ -596,7 +596,7 @@ TEST_CASE("every step has an exercise; lab 9's inference exercises") {
 }
 
 TEST_CASE("lab 7, recipes: with E2M1 the floor rule wins one error measure and RCEIL the other, as the text says") {
-    const Catalog c = load_catalog();
+    const Catalog c = load_curriculum();
     const Step* s = c.find("block-scaling")->find_step("recipes");
     REQUIRE(s);
     RunContext context;
@@ -623,7 +623,7 @@ TEST_CASE("lab 7, recipes: with E2M1 the floor rule wins one error measure and R
 }
 
 TEST_CASE("lab 8, NVFP4 training: each option taken away, as the text describes") {
-    const Catalog c = load_catalog();
+    const Catalog c = load_curriculum();
     const Step* s = c.find("training")->find_step("nvfp4-training");
     REQUIRE(s);
     RunContext context;
@@ -651,7 +651,7 @@ TEST_CASE("lab 8, NVFP4 training: each option taken away, as the text describes"
 }
 
 TEST_CASE("lab 7, the recipe map: its table and bits are the emulator's recipe descriptors") {
-    const Catalog c = load_catalog();
+    const Catalog c = load_curriculum();
     const Step* s = c.find("block-scaling")->find_step("recipe-map");
     REQUIRE(s);
     RunContext context;
@@ -680,7 +680,7 @@ TEST_CASE("lab 7, the recipe map: its table and bits are the emulator's recipe d
 
 TEST_CASE(
     "lab 9, weights then activations: per-token activations lose least of the three, per channel is no help in E4M3") {
-    const Catalog c = load_catalog();
+    const Catalog c = load_curriculum();
     const Step* s = c.find("inference")->find_step("weights-and-activations");
     REQUIRE(s);
     for (const char* format : {"e4m3", "e2m1"}) {

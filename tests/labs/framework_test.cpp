@@ -8,8 +8,8 @@
 #include <cstdlib>
 #include <filesystem>
 
-#include "labs/catalog.hpp"
-#include "labs/placeholders.hpp"
+#include "labs/logic/curriculum.hpp"
+#include "labs/framework/placeholders.hpp"
 
 using namespace fp8lab::labs;
 
@@ -71,7 +71,7 @@ TEST_CASE("a folder or a FIFO named *.md is reported and skipped, never opened")
     const std::string dir = mkdtemp(name);
     std::filesystem::create_directory(dir + "/folder.md");
     REQUIRE(mkfifo((dir + "/fifo.md").c_str(), 0600) == 0);
-    const Catalog c = load_catalog(dir);  // a FIFO opened for reading would block here
+    const Catalog c = load_curriculum(dir);  // a FIFO opened for reading would block here
     CHECK(has_error(c, dir + "/fifo.md", "not a regular file; skipped"));
     CHECK(has_error(c, dir + "/folder.md", "not a regular file; skipped"));
     std::filesystem::remove_all(dir);
@@ -188,7 +188,7 @@ TEST_CASE("parameters refuse bad values naming the parameter and what it accepts
 }
 
 TEST_CASE("exercises recognise the mistake behind a wrong answer") {
-    const Catalog c = load_catalog();
+    const Catalog c = load_curriculum();
     const Lab* formats = c.find("formats");
     REQUIRE(formats);
     const Exercise& max = *formats->find_step("ocp-vs-ieee")->logic.exercise;
@@ -241,7 +241,7 @@ TEST_CASE("exercises recognise the mistake behind a wrong answer") {
 }
 
 TEST_CASE("every lab in labs/content loads, and every step runs with its defaults") {
-    const Catalog c = load_catalog();
+    const Catalog c = load_curriculum();
     for (const TextError& e : c.errors) FAIL_CHECK(e.describe());
     CHECK(c.labs.size() == all_lab_logic().size());
     for (const Lab& lab : c.labs) {

@@ -3,13 +3,13 @@
 
 #include <stdexcept>
 
-#include "labs/catalog.hpp"
-#include "labs/progress.hpp"
+#include "labs/logic/curriculum.hpp"
+#include "labs/framework/progress.hpp"
 
 using namespace fp8lab::labs;
 
 TEST_CASE("progress counts each lab's solved exercises among its steps with one") {
-    const Catalog c = load_catalog();
+    const Catalog c = load_curriculum();
     const std::vector<LabProgress> none = progress_by_lab(c, {});
     REQUIRE(none.size() == c.labs.size());
     int exercises = 0;

@@ -2,14 +2,14 @@
 // and names what it ignored.
 #include <doctest/doctest.h>
 
-#include "labs/catalog.hpp"
-#include "labs/step_link.hpp"
+#include "labs/logic/curriculum.hpp"
+#include "labs/framework/step_link.hpp"
 
 using namespace fp8lab;
 using namespace fp8lab::labs;
 
 TEST_CASE("a step link round-trips the lab, step, every parameter and the backend") {
-    const Catalog c = load_catalog();
+    const Catalog c = load_curriculum();
     const Lab& lab = *c.find("rounding");
     const Step& step = *lab.find_step("stochastic");
     Parameters p(step.logic.parameters);
@@ -29,7 +29,7 @@ TEST_CASE("a step link round-trips the lab, step, every parameter and the backen
 }
 
 TEST_CASE("a bad link opens the nearest valid state and says what it ignored") {
-    const Catalog c = load_catalog();
+    const Catalog c = load_curriculum();
     const OpenedLink unknown_step = open_step_link(c, "fp8lab://rounding/nope?format=e5m2&steps=99999999&colour=red");
     CHECK(unknown_step.lab == c.find("rounding"));
     CHECK(unknown_step.step == &c.find("rounding")->steps.front());

@@ -5,8 +5,8 @@
 #include "gpu/probe.hpp"
 #include "gpu/tensor_ops.hpp"
 #include "emulator/mlp_trainer.hpp"
-#include "labs/training_comparison.hpp"
-#include "labs/training_mapping.hpp"
+#include "labs/experiments/training_comparison.hpp"
+#include "labs/framework/training_mapping.hpp"
 
 using namespace fp8lab;
 

@@ -1,0 +1,190 @@
+// BF16 against FP8 training with a step's settings, on the CPU emulator or the GPU.
+#include "labs/experiments/training_comparison.hpp"
+
+#include <algorithm>
+#include <stdexcept>
+
+#include "emulator/mlp_trainer.hpp"
+#include "gpu/probe.hpp"
+#include "gpu/tensor_ops.hpp"
+#include "gpu/trainer.hpp"
+#include "labs/framework/table.hpp"
+
+namespace fp8lab::labs {
+namespace {
+
+struct Curves {
+    std::vector<float> bf16, fp8;
+};
+
+Figure loss_figure(const Curves& c, const std::string& fp8_label) {
+    Figure f;
+    f.id = "training-loss";
+    f.title = "Training loss, BF16 against " + fp8_label;
+    f.x_axis.label = "step";
+    f.y_axis.label = "loss";
+    f.y_axis.scale = AxisScale::Log10;
+    f.series.push_back(line("BF16", step_numbers(c.bf16.size()), {c.bf16.begin(), c.bf16.end()}, 0));
+    f.series.push_back(line(fp8_label, step_numbers(c.fp8.size()), {c.fp8.begin(), c.fp8.end()}, 5));
+    return f;
+}
+
+StepOutput output_of(const Curves& c, const std::string& fp8_label, const std::string& backend_note) {
+    StepOutput out;
+    out.figures.push_back(loss_figure(c, fp8_label));
+    out.notes.push_back(backend_note);
+    return out;
+}
+
+// What the quantised run is called in metric names: NVFP4 is not FP8.
+std::string family_of(const emu::Experiment& e) {
+    return e.numerics.precision == emu::Precision::Fp8 && e.numerics.recipe == emu::Fp8Recipe::Nvfp4 ? "NVFP4" : "FP8";
+}
+
+void add_final_losses(StepOutput& out, const Curves& c, const std::string& family) {
+    const double bf16 = emu::final_loss(c.bf16), fp8 = emu::final_loss(c.fp8);
+    out.metrics.push_back({"BF16 final loss (mean of last 10 steps)", bf16, ""});
+    out.metrics.push_back({family + " final loss (mean of last 10 steps)", fp8, ""});
+    if (bf16 > 0) out.metrics.push_back({family + " loss over BF16 loss", fp8 / bf16, "x"});
+}
+
+// The curve's label: the recipe, or the precision when it is not FP8.
+std::string label_of(const emu::Experiment& e) {
+    if (e.numerics.precision != emu::Precision::Fp8) return std::string(emu::precision_name(e.numerics.precision));
+    if (e.numerics.recipe == emu::Fp8Recipe::Nvfp4) return "NVFP4";
+    return "FP8 (" + std::string(emu::fp8_recipe_name(e.numerics.recipe)) + ")";
+}
+
+std::string experiment_note(const emu::Experiment& e) { return "Experiment: " + emu::describe(e); }
+
+// Each trained model quantised for inference as the experiment says, on held-out data.
+void add_inference_table(StepOutput& out, const emu::Experiment& e, const emu::TrainerResult (&results)[2]) {
+    const bool classes = e.task.kind == emu::TaskKind::GaussianClusters;
+    std::vector<Column> columns = {{"trained in"},
+                                   {"loss, float32 inference", ColumnType::Number},
+                                   {"loss, quantised inference", ColumnType::Number},
+                                   {"output error vs float32", ColumnType::Number}};
+    if (classes) {
+        columns.push_back({"accuracy, float32", ColumnType::Number, "%"});
+        columns.push_back({"accuracy, quantised", ColumnType::Number, "%"});
+    }
+    const emu::InferenceResult& first = *results[0].inference;
+    Table t{"inference",
+            "The trained models, " + emu::describe_inference(e.inference) + "; " +
+                std::to_string(first.evaluated_rows) + " held-out rows",
+            columns,
+            {}};
+    for (int run = 0; run < 2; ++run) {
+        const emu::InferenceResult& r = *results[run].inference;
+        // Cell by cell: GCC 12 misreads a braced list of variants holding a string as
+        // destroying an uninitialised one (-Wmaybe-uninitialized).
+        std::vector<Cell> row;
+        row.emplace_back(std::string(run == 0 ? "BF16" : label_of(e)));
+        row.emplace_back(r.reference_loss);
+        row.emplace_back(r.quantized_loss);
+        row.emplace_back(r.output_error);
+        if (classes) {
+            row.push_back(r.reference_accuracy);
+            row.push_back(r.quantized_accuracy);
+        }
+        t.rows.push_back(std::move(row));
+    }
+    out.tables.push_back(std::move(t));
+}
+
+// Both backends skip a step whose weight gradient is not finite; say how many, and why.
+void add_skipped_steps_note(StepOutput& out, const emu::Experiment& e, std::size_t skipped, std::size_t steps) {
+    if (e.numerics.loss_scaling || skipped)
+        out.notes.push_back(family_of(e) + ": " + emu::describe_skipped_steps(skipped, steps, e.numerics.loss_scaling));
+}
+
+StepOutput run_on_cpu(const emu::Experiment& e, RunContext& context) {
+    Curves c;
+    const std::string label = label_of(e);
+    const std::string note =
+        "Backend: CPU emulator (bit-exact FP8 arithmetic; its speed says nothing about "
+        "FP8 hardware)";
+    emu::TrainerResult results[2];
+    for (int run = 0; run < 2; ++run) {
+        const emu::Experiment x = run == 0 ? emu::with_precision(e, emu::Precision::Bf16) : e;
+        std::vector<float>& curve = run == 0 ? c.bf16 : c.fp8;
+        results[run] = emu::train_mlp(x, [&](int step, float loss) {
+            curve.push_back(loss);
+            if (step % 10 == 9 || step + 1 == e.steps) {
+                context.report_progress((run * e.steps + step + 1) / (2.0 * e.steps),
+                                        std::string(run == 0 ? "BF16" : label) + " step " + std::to_string(step + 1));
+                context.publish(output_of(c, label, note));
+            }
+            return !context.cancel_requested();
+        });
+        if (results[run].cancelled) throw RunCancelled();
+    }
+    StepOutput out = output_of(c, label, note);
+    out.notes.push_back(experiment_note(e));
+    add_final_losses(out, c, family_of(e));
+    out.metrics.push_back(
+        {family_of(e) + " gradient elements flushed to zero", 100 * results[1].flushed_fraction(), "%"});
+    add_skipped_steps_note(out, e, results[1].skipped_steps.size(), results[1].loss.size());
+    if (results[0].inference && results[1].inference) add_inference_table(out, e, results);
+    return out;
+}
+
+StepOutput run_on_gpu(const emu::Experiment& e, RunContext& context) {
+    const gpu::GpuTrainConfig configs[2] = {gpu::gpu_config(emu::with_precision(e, emu::Precision::Bf16)),
+                                            gpu::gpu_config(e)};
+    const gpu::ProbeResult p = gpu::probe();
+    if (!p.ready) throw gpu::GpuUnavailable(p.reason);
+    Curves c;
+    const std::string label = label_of(e);
+    const std::string note = "Backend: GPU, " + gpu::describe(p) + "; ms/step is the median over the timed steps";
+    gpu::GpuTrainResult results[2];
+    for (int run = 0; run < 2; ++run) {
+        std::vector<float>& curve = run == 0 ? c.bf16 : c.fp8;
+        results[run] = gpu::train_mlp_on_gpu(configs[run], [&](int done, const std::vector<float>& loss) {
+            curve = loss;
+            context.report_progress((run * e.steps + done) / (2.0 * e.steps),
+                                    std::string(run == 0 ? "BF16" : label) + " step " + std::to_string(done));
+            context.publish(output_of(c, label, note));
+            return !context.cancel_requested();
+        });
+        if (results[run].cancelled) throw RunCancelled();
+        curve = results[run].loss;
+    }
+    StepOutput out = output_of(c, label, note);
+    out.notes.push_back(experiment_note(e));
+    add_final_losses(out, c, family_of(e));
+    add_skipped_steps_note(out, e, results[1].skipped_steps.size(), results[1].loss.size());
+    const double mib = 1024.0 * 1024.0;
+    for (int run = 0; run < 2; ++run)
+        if (results[run].path == gpu::GpuPath::Emulated)
+            out.notes.push_back((run == 0 ? std::string("BF16") : family_of(e)) + " speed " +
+                                std::string(gpu::emulated_speed_note()));
+    out.metrics.push_back({"BF16 ms per step", results[0].median_step_ms, "ms"});
+    out.metrics.push_back(
+        {family_of(e) + (results[1].path == gpu::GpuPath::Emulated ? " ms per step (emulated)" : " ms per step"),
+         results[1].median_step_ms, "ms"});
+    if (results[1].median_step_ms > 0)
+        out.metrics.push_back(
+            {family_of(e) + " speedup over BF16", results[0].median_step_ms / results[1].median_step_ms, "x"});
+    out.metrics.push_back({"BF16 peak memory", double(results[0].peak_memory_bytes) / mib, "MiB"});
+    out.metrics.push_back({family_of(e) + " peak memory", double(results[1].peak_memory_bytes) / mib, "MiB"});
+    return out;
+}
+
+}  // namespace
+
+void check_backend_supports(const emu::Experiment& e, Backend backend) {
+    if (backend == Backend::Gpu) {
+        gpu::gpu_config(emu::with_precision(e, emu::Precision::Bf16));
+        gpu::gpu_config(e);
+    } else {
+        emu::check_cpu_supports(e);
+    }
+}
+
+StepOutput run_training_comparison(const emu::Experiment& e, RunContext& context) {
+    check_backend_supports(e, context.backend());
+    return context.backend() == Backend::Gpu ? run_on_gpu(e, context) : run_on_cpu(e, context);
+}
+
+}  // namespace fp8lab::labs

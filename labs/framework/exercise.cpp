@@ -1,0 +1,130 @@
+// Checking answers: parse what the student typed, compare, and name the mistake.
+#include "labs/framework/exercise.hpp"
+
+#include <algorithm>
+#include <cmath>
+#include <cstdio>
+#include <cstdlib>
+#include <optional>
+#include <string_view>
+
+namespace fp8lab::labs {
+namespace {
+
+std::string trim(const std::string& s) {
+    const auto b = s.find_first_not_of(" \t\r\n");
+    if (b == std::string::npos) return "";
+    return s.substr(b, s.find_last_not_of(" \t\r\n") - b + 1);
+}
+
+bool parse_plain(const std::string& s, double& value) {
+    if (s.empty()) return false;
+    char* end = nullptr;
+    value = std::strtod(s.c_str(), &end);
+    return *end == '\0';
+}
+
+bool close(double a, double b, double tolerance) {
+    if (std::isinf(a) || std::isinf(b)) return a == b;
+    return std::abs(a - b) <= tolerance * std::max(std::abs(a), std::abs(b)) || (a == 0 && b == 0);
+}
+
+// A number without a fraction bar: inf, BASE^EXPONENT, or what strtod reads (decimal, hex
+// float). For a decimal, half a unit of its last digit and its significant digits.
+std::optional<TypedNumber> parse_term(const std::string& s) {
+    TypedNumber n;
+    if (s == "inf" || s == "Inf" || s == "infinity" || s == "+inf") return n.value = INFINITY, n;
+    if (s == "-inf" || s == "-Inf") return n.value = -INFINITY, n;
+    if (const auto caret = s.find('^'); caret != std::string::npos) {
+        double base, exponent;
+        if (!parse_plain(s.substr(0, caret), base) || !parse_plain(s.substr(caret + 1), exponent)) return std::nullopt;
+        n.value = std::pow(base, exponent);
+        if (!std::isfinite(n.value)) return std::nullopt;
+        return n;
+    }
+    if (!parse_plain(s, n.value) || std::isnan(n.value)) return std::nullopt;
+    const std::size_t start = s.find_first_not_of("+-");
+    if (start == std::string::npos || s.compare(start, 2, "0x") == 0 || s.compare(start, 2, "0X") == 0) return n;
+    const std::size_t e = s.find_first_of("eE", start);
+    const std::string mantissa = s.substr(start, e == std::string::npos ? std::string::npos : e - start);
+    const int exponent10 = e == std::string::npos ? 0 : std::atoi(s.c_str() + e + 1);
+    const std::size_t point = mantissa.find('.');
+    const int decimals = point == std::string::npos ? 0 : int(mantissa.size() - point - 1);
+    std::string digits;
+    for (char c : mantissa)
+        if (c >= '0' && c <= '9') digits += c;
+    const std::size_t first = digits.find_first_not_of('0');
+    n.significant_digits = first == std::string::npos ? 0 : int(digits.size() - first);
+    n.half_unit = 0.5 * std::pow(10.0, exponent10 - decimals);
+    return n;
+}
+
+}  // namespace
+
+std::optional<TypedNumber> parse_typed_number(const std::string& text) {
+    std::string s;
+    for (char c : trim(text))
+        if (c != ',' && c != '_' && c != ' ') s += c;  // 1,024 and 1 024 read as 1024
+    const auto bar = s.find('/');
+    if (bar == std::string::npos) return parse_term(s);
+    const std::optional<TypedNumber> top = parse_term(s.substr(0, bar)), bottom = parse_term(s.substr(bar + 1));
+    if (!top || !bottom || bottom->value == 0) return std::nullopt;
+    TypedNumber n;  // a fraction is exact: judged by the exercise's tolerance alone
+    n.value = top->value / bottom->value;
+    if (std::isnan(n.value)) return std::nullopt;
+    return n;
+}
+
+bool parse_answer_number(const std::string& text, double& value) {
+    const std::optional<TypedNumber> n = parse_typed_number(text);
+    if (n) value = n->value;
+    return n.has_value();
+}
+
+bool matches(const TypedNumber& typed, double target, double tolerance) {
+    if (close(typed.value, target, tolerance)) return true;
+    // To the digits given: 1.4933 is 448/300 to five digits. Fewer than three digits is a
+    // guess, not an answer (1.5 would otherwise be "right" for anything from 1.45 to 1.55).
+    return typed.significant_digits >= 3 && std::isfinite(target) && std::abs(typed.value - target) <= typed.half_unit;
+}
+
+Exercise numeric_exercise(std::string prompt, double answer, std::vector<KnownMistake> mistakes, std::string otherwise,
+                          double tolerance) {
+    Exercise e;
+    e.prompt = std::move(prompt);
+    e.type = AnswerType::Number;
+    char buf[64];
+    std::snprintf(buf, sizeof buf, "%.17g", answer);
+    e.answer_text = buf;
+    e.check = [answer, mistakes = std::move(mistakes), otherwise = std::move(otherwise),
+               tolerance](const std::string& text) -> Feedback {
+        const std::optional<TypedNumber> typed = parse_typed_number(text);
+        if (!typed) return {false, "Type a number, e.g. 448, 0.0625, 2^-6, 448/300 or 1.5e-3."};
+        if (matches(*typed, answer, tolerance)) return {true, ""};
+        for (const KnownMistake& m : mistakes)
+            if (matches(*typed, m.value, tolerance)) return {false, m.hint};
+        return {false, otherwise};
+    };
+    return e;
+}
+
+Exercise choice_exercise(std::string prompt, std::vector<std::string> choices, std::size_t answer,
+                         std::vector<std::string> hints) {
+    Exercise e;
+    e.prompt = std::move(prompt);
+    e.type = AnswerType::Choice;
+    e.choices = choices;
+    e.answer_text = choices.at(answer);
+    e.check = [choices, answer, hints = std::move(hints)](const std::string& text) -> Feedback {
+        const std::string t = trim(text);
+        for (std::size_t i = 0; i < choices.size(); ++i) {
+            if (t != choices[i] && t != std::to_string(i + 1)) continue;
+            if (i == answer) return {true, ""};
+            return {false, i < hints.size() ? hints[i] : "Not this one."};
+        }
+        return {false, "Answer with one of the choices (its text or its number)."};
+    };
+    return e;
+}
+
+}  // namespace fp8lab::labs

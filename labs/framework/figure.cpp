@@ -1,0 +1,33 @@
+// Figure model helpers.
+#include "labs/framework/figure.hpp"
+
+namespace fp8lab::labs {
+
+Rgb palette_colour(int index) {
+    const int n = int(kOkabeIto.size());
+    return kOkabeIto[std::size_t(((index % n) + n) % n)];
+}
+
+Series line(std::string name, std::vector<double> x, std::vector<double> y, int colour) {
+    Series s;
+    s.kind = SeriesKind::Line;
+    s.name = std::move(name);
+    s.x = std::move(x);
+    s.y = std::move(y);
+    s.colour = colour;
+    return s;
+}
+
+Series scatter(std::string name, std::vector<double> x, std::vector<double> y, int colour) {
+    Series s = line(std::move(name), std::move(x), std::move(y), colour);
+    s.kind = SeriesKind::Scatter;
+    return s;
+}
+
+std::vector<double> step_numbers(std::size_t n) {
+    std::vector<double> x(n);
+    for (std::size_t i = 0; i < n; ++i) x[i] = double(i);
+    return x;
+}
+
+}  // namespace fp8lab::labs

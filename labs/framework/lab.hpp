@@ -1,0 +1,56 @@
+// Labs and steps: the logic written in code, joined with the text in labs/content.
+#pragma once
+
+#include <functional>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "labs/framework/exercise.hpp"
+#include "labs/framework/parameters.hpp"
+#include "labs/framework/run_context.hpp"
+#include "labs/framework/step_output.hpp"
+#include "emulator/experiment.hpp"
+
+namespace fp8lab::labs {
+
+struct StepLogic {
+    std::string id;  // matches the step's heading in the lab text
+    std::vector<ParameterSpec> parameters;
+    std::vector<Backend> backends = {Backend::Cpu};
+    std::function<StepOutput(const Parameters&, RunContext&)> run;
+    std::optional<Exercise> exercise;
+    // Training: a step whose parameters can change a training run names them
+    // (training_parameters), says how they map (training_mapping, shown by the panel) and
+    // applies them to the labs' experiment (training). A step whose settings cannot
+    // change a run has no training and says why (no_training_reason).
+    std::vector<std::string> training_parameters;
+    std::string training_mapping;
+    std::function<void(const Parameters&, emu::Experiment&)> training;
+    std::string no_training_reason;
+};
+
+struct LabLogic {
+    std::string id;
+    std::vector<StepLogic> steps;
+};
+
+// A step as the app shows it: logic plus its title and Markdown text.
+struct Step {
+    StepLogic logic;
+    std::string title;
+    std::string markdown;  // placeholders still in it: render_placeholders fills them
+    int text_line = 0;     // where its heading is in the lab's file
+    bool supports(Backend b) const;
+};
+
+struct Lab {
+    std::string id;
+    std::string title;
+    std::string file;          // the lab's text file
+    std::string introduction;  // Markdown before the first step
+    std::vector<Step> steps;
+    const Step* find_step(const std::string& id) const;
+};
+
+}  // namespace fp8lab::labs

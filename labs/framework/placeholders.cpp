@@ -1,0 +1,165 @@
+// Placeholder filling: every number comes from the emulator's format descriptors.
+#include "labs/framework/placeholders.hpp"
+
+#include <algorithm>
+#include <cmath>
+#include <map>
+#include <mutex>
+#include <utility>
+
+#include "emulator/format.hpp"
+#include "emulator/value_grid.hpp"
+#include "labs/framework/table.hpp"
+#include "emulator/quoted_input.hpp"
+
+namespace fp8lab::labs {
+namespace {
+
+std::uint64_t count_codes(const emu::Format& f, bool (emu::Format::*test)(std::uint32_t) const) {
+    if (f.total_bits > 16) {  // FP32: from the layout (all-ones exponent, both signs)
+        return test == &emu::Format::is_nan_code ? 2 * ((std::uint64_t(1) << f.mantissa_bits) - 1) : 2;
+    }
+    std::uint64_t n = 0;
+    for (std::uint64_t c = 0; c < f.code_count(); ++c) n += (f.*test)(std::uint32_t(c));
+    return n;
+}
+
+double compute_property(const emu::Format& f, const std::string& name) {
+    if (name == "max") return f.max_finite;
+    if (name == "min_normal") return f.min_normal;
+    if (name == "min_subnormal") return f.min_subnormal;
+    if (name == "bias") return f.bias;
+    if (name == "bits") return f.total_bits;
+    if (name == "exponent_bits") return f.exponent_bits;
+    if (name == "mantissa_bits") return f.mantissa_bits;
+    if (name == "epsilon") return std::ldexp(1.0, -f.mantissa_bits);
+    if (name == "min_exponent") return f.min_exponent;
+    if (name == "max_exponent") return f.max_exponent;
+    if (name == "nan_codes") return double(count_codes(f, &emu::Format::is_nan_code));
+    if (name == "inf_codes") return double(count_codes(f, &emu::Format::is_inf_code));
+    if (name == "finite_values") {
+        if (f.total_bits > 16) throw std::invalid_argument("finite_values is only listed for formats up to 16 bits");
+        return double(emu::representable_values(f).size());  // -0 and +0 are one value
+    }
+    if (name == "binades") {
+        const double smallest = f.has_subnormals ? f.min_subnormal : f.min_normal;
+        return std::log2(f.max_finite / smallest);
+    }
+    std::string known;
+    for (const std::string& p : placeholder_properties()) known += (known.empty() ? "" : ", ") + p;
+    throw std::invalid_argument("unknown property " + emu::quoted_input(name) + " (known: " + known + ")");
+}
+
+// Properties that count codes walk up to 65536 of them: each is computed once per format.
+double property(const emu::Format& f, const std::string& name) {
+    static std::mutex mutex;
+    static std::map<std::pair<const emu::Format*, std::string>, double> known;
+    const std::lock_guard<std::mutex> lock(mutex);
+    const auto key = std::make_pair(&f, name);
+    if (const auto it = known.find(key); it != known.end()) return it->second;
+    const double value = compute_property(f, name);  // throws for an unknown name: nothing stored
+    known.emplace(key, value);
+    return value;
+}
+
+// Walks the placeholders in one pass (linear in the text: the line number is carried
+// along, and "}}" is looked for on the placeholder's own line only); `fill` gets
+// (line, inside, unclosed) and returns the replacement.
+template <class Fill>
+std::string walk(std::string_view markdown, Fill fill) {
+    std::string out;
+    out.reserve(markdown.size());
+    std::size_t pos = 0;
+    int line = 1;
+    while (true) {
+        const std::size_t open = markdown.find("{{", pos);
+        if (open == std::string_view::npos) break;
+        const std::string_view before = markdown.substr(pos, open - pos);
+        line += int(std::count(before.begin(), before.end(), '\n'));
+        out.append(before);
+        const std::size_t newline = std::min(markdown.find('\n', open), markdown.size());
+        const std::string_view rest_of_line = markdown.substr(open + 2, newline - open - 2);
+        const std::size_t close = rest_of_line.find("}}");
+        if (close == std::string_view::npos) {
+            out += fill(line, std::string_view{}, true);
+            pos = open + 2;
+            continue;
+        }
+        out += fill(line, rest_of_line.substr(0, close), false);
+        pos = open + 2 + close + 2;
+    }
+    out.append(markdown.substr(pos));
+    return out;
+}
+
+}  // namespace
+
+const std::vector<std::string>& placeholder_properties() {
+    static const std::vector<std::string> names = {
+        "max",     "min_normal",   "min_subnormal", "bias",      "bits",      "exponent_bits", "mantissa_bits",
+        "epsilon", "min_exponent", "max_exponent",  "nan_codes", "inf_codes", "finite_values", "binades"};
+    return names;
+}
+
+std::string placeholder_value(std::string_view inside) {
+    std::string text(inside);
+    std::string modifier;
+    if (const auto colon = text.find(':'); colon != std::string::npos) {
+        modifier = text.substr(colon + 1);
+        text.resize(colon);
+    }
+    const auto dot = text.find('.');
+    if (dot == std::string::npos)
+        throw PlaceholderError(0, "placeholder {{" + std::string(inside) + "}} is not FORMAT.property");
+    const emu::Format* format = emu::find_format(text.substr(0, dot));
+    if (!format)
+        throw PlaceholderError(0, "placeholder {{" + std::string(inside) + "}}: unknown format '" +
+                                      text.substr(0, dot) + "' (known: " + emu::format_names_list() + ")");
+    double value;
+    try {
+        value = property(*format, text.substr(dot + 1));
+    } catch (const std::invalid_argument& e) {
+        throw PlaceholderError(0, "placeholder {{" + std::string(inside) + "}}: " + e.what());
+    }
+    if (modifier.empty()) return shortest_text(value);
+    if (modifier == "pow2") {
+        int exponent;
+        if (value <= 0 || std::frexp(value, &exponent) != 0.5)
+            throw PlaceholderError(
+                0, "placeholder {{" + std::string(inside) + "}}: " + shortest_text(value) + " is not a power of two");
+        return "2^" + std::to_string(exponent - 1);
+    }
+    if (modifier == "round") return shortest_text(std::round(value));
+    throw PlaceholderError(
+        0, "placeholder {{" + std::string(inside) + "}}: unknown modifier ':" + modifier + "' (known: :pow2, :round)");
+}
+
+std::string render_placeholders(std::string_view markdown) {
+    return walk(markdown, [](int line, std::string_view inside, bool unclosed) -> std::string {
+        if (unclosed) throw PlaceholderError(line, "'{{' is not closed by '}}' on the same line");
+        try {
+            return placeholder_value(inside);
+        } catch (const PlaceholderError& e) {
+            throw PlaceholderError(line, e.what());
+        }
+    });
+}
+
+std::vector<PlaceholderError> placeholder_errors(std::string_view markdown) {
+    std::vector<PlaceholderError> errors;
+    walk(markdown, [&](int line, std::string_view inside, bool unclosed) -> std::string {
+        if (unclosed) {
+            errors.emplace_back(line, "'{{' is not closed by '}}' on the same line");
+            return {};
+        }
+        try {
+            return placeholder_value(inside);
+        } catch (const PlaceholderError& e) {
+            errors.emplace_back(line, e.what());
+            return {};
+        }
+    });
+    return errors;
+}
+
+}  // namespace fp8lab::labs

@@ -1,0 +1,19 @@
+// What running a step produces: figures, tables, metrics and short notes.
+#pragma once
+
+#include <string>
+#include <vector>
+
+#include "labs/framework/figure.hpp"
+#include "labs/framework/table.hpp"
+
+namespace fp8lab::labs {
+
+struct StepOutput {
+    std::vector<Figure> figures;
+    std::vector<Table> tables;
+    std::vector<Metric> metrics;
+    std::vector<std::string> notes;  // e.g. which backend ran, what was skipped and why
+};
+
+}  // namespace fp8lab::labs

@@ -1,0 +1,37 @@
+// Cell text: exact numbers stay exact (448, 0.001953125), long ones get 6 digits.
+#include "labs/framework/table.hpp"
+
+#include <charconv>
+#include <cmath>
+#include <cstdio>
+
+namespace fp8lab::labs {
+
+std::string shortest_text(double v) {
+    char buf[64];
+    const auto r = std::to_chars(buf, buf + sizeof buf, v);
+    return std::string(buf, r.ptr);
+}
+
+std::string number_text(double v) {
+    if (std::isnan(v)) return "NaN";
+    if (std::isinf(v)) return v > 0 ? "Inf" : "-Inf";
+    std::string shortest = shortest_text(v);
+    if (shortest.size() <= 12) return shortest;
+    char buf[64];
+    std::snprintf(buf, sizeof buf, "%.6g", v);
+    return buf;
+}
+
+std::string cell_text(const Column& column, const Cell& cell) {
+    if (const auto* s = std::get_if<std::string>(&cell)) return *s;
+    if (const auto* i = std::get_if<std::int64_t>(&cell)) {
+        if (column.type != ColumnType::Code) return std::to_string(*i);
+        char buf[32];
+        std::snprintf(buf, sizeof buf, "0x%02llx", static_cast<unsigned long long>(*i));
+        return buf;
+    }
+    return number_text(std::get<double>(cell));
+}
+
+}  // namespace fp8lab::labs

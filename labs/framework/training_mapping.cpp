@@ -1,0 +1,23 @@
+// The labs' default experiment and the mapping helpers of the steps.
+#include "labs/framework/training_mapping.hpp"
+
+#include "labs/framework/lab.hpp"
+
+namespace fp8lab::labs {
+
+emu::Experiment lab_experiment() { return emu::Experiment{}; }
+
+std::optional<emu::Experiment> step_experiment(const StepLogic& step, const Parameters& parameters) {
+    if (!step.training) return std::nullopt;
+    emu::Experiment e = lab_experiment();
+    step.training(parameters, e);
+    return e;
+}
+
+emu::TensorRole role_of_tensor(const std::string& tensor) {
+    if (tensor == "weights") return emu::TensorRole::Weight;
+    if (tensor == "activations") return emu::TensorRole::Input;
+    return emu::TensorRole::GradOutput;
+}
+
+}  // namespace fp8lab::labs
