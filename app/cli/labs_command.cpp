@@ -155,15 +155,7 @@ void run_steps(const RunOptions& o) {
         labs::RunContext context(backend, o.seed);
         const labs::StepOutput output = s.step->logic.run(params[i], context);
         if (o.json) {
-            json.begin_object()
-                .key("lab")
-                .value(s.lab->id)
-                .key("step")
-                .value(s.step->logic.id)
-                .key("title")
-                .value(s.step->title)
-                .key("parameters");
-            write_parameters_json(json, params[i]);
+            begin_step_json(json, *s.lab, *s.step, params[i]);
             write_step_output_json(json, output);
             json.end_object();
             continue;

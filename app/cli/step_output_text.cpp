@@ -75,6 +75,13 @@ const char* column_type_name(labs::ColumnType t) {
 
 }  // namespace
 
+void begin_step_json(json::JsonWriter& json, const labs::Lab& lab, const labs::Step& step,
+                     const labs::Parameters& parameters) {
+    json.begin_object().key("lab").value(lab.id).key("step").value(step.logic.id).key("title").value(step.title);
+    json.key("parameters");
+    write_parameters_json(json, parameters);
+}
+
 void write_parameters_json(json::JsonWriter& json, const labs::Parameters& parameters) {
     json.begin_object();
     for (const auto& [name, value] : parameters.values()) {

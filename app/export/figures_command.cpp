@@ -154,15 +154,7 @@ std::string export_step(const SelectedStep& s, const labs::Parameters& params, c
                         const FiguresOptions& o, const std::vector<ImageFormat>& formats, std::pair<int, int> size,
                         const plot::FigureStyle& style, std::string& html, ExportLog& log) {
     json::JsonWriter entry;
-    entry.begin_object()
-        .key("lab")
-        .value(s.lab->id)
-        .key("step")
-        .value(s.step->logic.id)
-        .key("title")
-        .value(s.step->title)
-        .key("parameters");
-    write_parameters_json(entry, params);
+    begin_step_json(entry, *s.lab, *s.step, params);
     const std::string step_name = s.lab->id + "/" + s.step->logic.id;
     if (!log.attempt(step_name, [&] {
             if (!computed.error.empty()) throw std::runtime_error(computed.error);
