@@ -25,18 +25,10 @@ constexpr std::ptrdiff_t kEigenKernelRows = 2 * Eigen::internal::gebp_traits<flo
 // every lane as one scalar mul then one scalar add would (this file is compiled with
 // -ffp-contract=off: no FMA).
 using Floats8 = float __attribute__((vector_size(32)));
-// The helpers that pass Floats8 by value are always inlined into the clones: no call
-// crosses an ABI boundary, so GCC's note that AVX vectors change the ABI does not apply.
-#if defined(__GNUC__) && !defined(__clang__)
-#pragma GCC diagnostic ignored "-Wpsabi"
-#endif
-
-FP8LAB_INLINE Floats8 load8(const float* p) {
-    Floats8 v;
-    std::memcpy(&v, p, sizeof v);
-    return v;
-}
-FP8LAB_INLINE void store8(float* p, Floats8 v) { std::memcpy(p, &v, sizeof v); }
+// Passed by reference only: a 32-byte vector by value has another ABI with and without
+// AVX, which GCC points out (-Wpsabi) even where every call is inlined.
+FP8LAB_INLINE void load8(Floats8& v, const float* p) { std::memcpy(&v, p, sizeof v); }
+FP8LAB_INLINE void store8(float* p, const Floats8& v) { std::memcpy(p, &v, sizeof v); }
 
 // Where the computed block goes: its element (r, c) is data[r * row_step + c * col_step].
 // The transposed product writes its rows down the result's columns.
@@ -76,7 +68,7 @@ FP8LAB_INLINE void tile(const float* lhs, std::ptrdiff_t lhs_row_stride, std::pt
     Floats8 acc[Rows][Vectors] = {};
     for (std::ptrdiff_t k = 0; k < depth; ++k) {
         Floats8 b[Vectors];
-        for (int v = 0; v < Vectors; ++v) b[v] = load8(strip + k * strip_stride + v * 8);
+        for (int v = 0; v < Vectors; ++v) load8(b[v], strip + k * strip_stride + v * 8);
         for (int r = 0; r < Rows; ++r) {
             const float a = lhs[r * lhs_row_stride + k * lhs_col_stride];
             for (int v = 0; v < Vectors; ++v) acc[r][v] = acc[r][v] + b[v] * a;
@@ -86,7 +78,13 @@ FP8LAB_INLINE void tile(const float* lhs, std::ptrdiff_t lhs_row_stride, std::pt
         for (int r = 0; r < Rows; ++r)
             for (int v = 0; v < Vectors; ++v) {
                 float* o = out.data + r * out.row_step + v * 8;
-                store8(o, first_panel ? acc[r][v] : load8(o) + acc[r][v]);
+                Floats8 sum = acc[r][v];
+                if (!first_panel) {
+                    Floats8 earlier;
+                    load8(earlier, o);
+                    sum = earlier + acc[r][v];
+                }
+                store8(o, sum);
             }
         return;
     }
