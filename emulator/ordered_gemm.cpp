@@ -57,18 +57,16 @@ FP8LAB_INLINE void pack_strip(const StridedMatrix& m, std::ptrdiff_t k0, std::pt
     }
 }
 
-// Rows x (Vectors*8) outputs over one panel of `depth` terms (row k of the strip at
-// strip + k * strip_stride): each output summed from +0
-// term by term, then stored (first panel) or added to what the earlier panels left. Only
+// Rows x (Vectors*8) outputs over one panel of `depth` terms of a packed strip (row k at
+// strip + k * Vectors * 8): each output summed from +0 term by term, then stored (first panel) or added to what the earlier panels left. Only
 // the first `valid` columns are stored.
 template <int Rows, int Vectors>
 FP8LAB_INLINE void tile(const float* lhs, std::ptrdiff_t lhs_row_stride, std::ptrdiff_t lhs_col_stride,
-                        const float* strip, std::ptrdiff_t strip_stride, std::ptrdiff_t depth, Output out, int valid,
-                        bool first_panel) {
+                        const float* strip, std::ptrdiff_t depth, Output out, int valid, bool first_panel) {
     Floats8 acc[Rows][Vectors] = {};
     for (std::ptrdiff_t k = 0; k < depth; ++k) {
         Floats8 b[Vectors];
-        for (int v = 0; v < Vectors; ++v) load8(b[v], strip + k * strip_stride + v * 8);
+        for (int v = 0; v < Vectors; ++v) load8(b[v], strip + (k * Vectors + v) * 8);
         for (int r = 0; r < Rows; ++r) {
             const float a = lhs[r * lhs_row_stride + k * lhs_col_stride];
             for (int v = 0; v < Vectors; ++v) acc[r][v] = acc[r][v] + b[v] * a;
@@ -101,14 +99,14 @@ FP8LAB_INLINE void tile(const float* lhs, std::ptrdiff_t lhs_row_stride, std::pt
 // Every row of one strip of the output over one panel: 4 rows at a time, then the rest.
 template <int Vectors>
 FP8LAB_INLINE void strip_rows(const StridedMatrix& lhs, std::ptrdiff_t k0, std::ptrdiff_t depth, const float* strip,
-                              std::ptrdiff_t strip_stride, Output out, int valid, bool first_panel) {
+                              Output out, int valid, bool first_panel) {
     const float* a = lhs.data + k0 * lhs.col_stride;
     std::ptrdiff_t i = 0;
     for (; i + 4 <= lhs.rows; i += 4)
-        tile<4, Vectors>(a + i * lhs.row_stride, lhs.row_stride, lhs.col_stride, strip, strip_stride, depth,
+        tile<4, Vectors>(a + i * lhs.row_stride, lhs.row_stride, lhs.col_stride, strip, depth,
                          Output{out.data + i * out.row_step, out.row_step, out.col_step}, valid, first_panel);
     for (; i < lhs.rows; ++i)
-        tile<1, Vectors>(a + i * lhs.row_stride, lhs.row_stride, lhs.col_stride, strip, strip_stride, depth,
+        tile<1, Vectors>(a + i * lhs.row_stride, lhs.row_stride, lhs.col_stride, strip, depth,
                          Output{out.data + i * out.row_step, out.row_step, out.col_step}, valid, first_panel);
 }
 
@@ -117,10 +115,10 @@ FP8LAB_INLINE void panel_strips(const StridedMatrix& rows, std::ptrdiff_t k0, st
                                 Output out, std::ptrdiff_t cols, bool first_panel) {
     const std::ptrdiff_t wide = cols / 16 * 16;
     for (std::ptrdiff_t j = 0; j < wide; j += 16)
-        strip_rows<2>(rows, k0, depth, packed + j * depth, 16,
+        strip_rows<2>(rows, k0, depth, packed + j * depth,
                       Output{out.data + j * out.col_step, out.row_step, out.col_step}, 16, first_panel);
     for (std::ptrdiff_t j = wide; j < cols; j += 8)
-        strip_rows<1>(rows, k0, depth, packed + j * depth, 8,
+        strip_rows<1>(rows, k0, depth, packed + j * depth,
                       Output{out.data + j * out.col_step, out.row_step, out.col_step},
                       int(std::min<std::ptrdiff_t>(8, cols - j)), first_panel);
 }
