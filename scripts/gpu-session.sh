@@ -5,6 +5,7 @@
 #   torch   scripts/pytorch_mlp_reference.py                  keep   copy the binary to $OUT
 #   clocks  SM clock and power while the large preset trains and while its GEMM runs alone
 #   same    the FP8 amax traces and losses of tiny and small equal those of $BASE_EXE
+#   profile each kernel's time (Nsight Compute) in 3 large steps of each $PROFILE_RECIPES
 # A binary at $BASE_EXE (an earlier build), or the tree at $BASE_SRC (built here too), is
 # benched in the same run, alternating with this one: two versions side by side on one GPU.
 set -uo pipefail
@@ -55,6 +56,15 @@ for what in "$@"; do
         done
         python3 -c "import json,sys; [print(sys.argv[i][-15:], [(k, r[k]['final_loss']) for r in json.load(open(sys.argv[i]))['presets'] for k in ('bf16','fp8')]) for i in (1,2)]" "$scratch/losses-$p-new.json" "$scratch/losses-$p-base.json" || true
         if cmp -s "$scratch/trace-$p-new.csv" "$scratch/trace-$p-base.csv"; then echo "$p: FP8 amax traces equal"; else echo "$p: FP8 amax traces DIFFER"; fi
+      done ;;
+    profile)
+      for r in ${PROFILE_RECIPES:-nvfp4}; do
+        ncu --clock-control none --print-summary per-kernel --metrics gpu__time_duration.sum \
+          "$exe" bench gpu --preset large --recipe "$r" --steps 4 --warmup 1 --no-graph >"$scratch/profile-$r.txt" 2>&1
+        # One line per kernel: its name, launches and mean time (the summary's own numbers).
+        awk '/^  [A-Za-z_]/ {name=$0} /gpu__time_duration.sum/ {print $NF, $(NF-1), $(NF-2), $(NF-3), "|", name}' \
+          "$scratch/profile-$r.txt" >"$out/profile-$r.txt"
+        cp "$scratch/profile-$r.txt" "$out/profile-$r-full.txt"
       done ;;
     *) echo "unknown: $what" >&2; exit 2 ;;
   esac

@@ -4,6 +4,7 @@
 #include <cuda_bf16.h>
 
 #include <algorithm>
+#include <stdexcept>
 
 #include "gpu/src/cast_source.cuh"
 #include "gpu/src/emulated_cast.hpp"
@@ -12,7 +13,6 @@ namespace fp8lab::gpu::train {
 namespace {
 
 constexpr int kThreads = 256;
-constexpr int kMaxVector = 32;
 
 int blocks_for(std::size_t threads) { return int((threads + kThreads - 1) / kThreads); }
 
@@ -20,14 +20,14 @@ __device__ inline int ceil_div(int a, int b) { return (a + b - 1) / b; }
 
 // The values of a vector: `count` elements from (r, c) along the row (columns false, in
 // quads) or down the column (columns true).
-template <Source K, bool Columns>
-__device__ inline void load_vector(const CastSource& s, int r, int c, int count, float (&v)[kMaxVector]) {
+template <Source K, bool Columns, int Vector>
+__device__ inline void load_vector(const CastSource& s, int r, int c, int count, float (&v)[Vector]) {
     if constexpr (Columns) {
 #pragma unroll
-        for (int j = 0; j < kMaxVector; ++j) v[j] = j < count ? load_one<K>(s, r + j, c) : 0.0f;
+        for (int j = 0; j < Vector; ++j) v[j] = j < count ? load_one<K>(s, r + j, c) : 0.0f;
     } else {
 #pragma unroll
-        for (int j = 0; j < kMaxVector; j += 4) {
+        for (int j = 0; j < Vector; j += 4) {
             float4 q = make_float4(0.0f, 0.0f, 0.0f, 0.0f);
             if (j < count) q = load_quad<K>(s, r, c + j);
             v[j] = q.x;
@@ -38,102 +38,170 @@ __device__ inline void load_vector(const CastSource& s, int r, int c, int count,
     }
 }
 
-template <Source K, bool Columns>
-__global__ void __launch_bounds__(kThreads) emulated_cast_kernel(CastSource s, int rows, int cols, EmulatedCast e) {
-    __shared__ float values[256], e4m3_values[256];
-    values[threadIdx.x] = e.element_values ? e.element_values[threadIdx.x] : 0.0f;
-    e4m3_values[threadIdx.x] = e.e4m3_values ? e.e4m3_values[threadIdx.x] : 0.0f;
-    __syncthreads();
-
+// The cast's parameters at this step: in training the seeds come from the step counter.
+__device__ inline vq::Params params_at_step(const EmulatedCast& e) {
     vq::Params p = e.params;
     if (e.step) {
         p.seed = emu::training_cast_seed(std::uint64_t(*e.step), p.seed);
         p.hadamard_seed = std::uint64_t(*e.step);
     }
-    // The vectors: along each row (Columns false) or down each column, `vector` long.
-    const int along = Columns ? rows : cols;         // the contraction dimension's extent
-    const int per_line = ceil_div(along, e.vector);  // vectors per row (or column)
-    const std::size_t total = std::size_t(per_line) * (Columns ? cols : rows);
-    const std::size_t t = blockIdx.x * std::size_t(kThreads) + threadIdx.x;
+    return p;
+}
+
+// The tensor's share of the dequantisation (the GEMM's alpha), written once per cast.
+__device__ inline void write_tensor_factor(const EmulatedCast& e, const vq::Params& p) {
+    if (!e.tensor_factor) return;
+    float factor = 1.0f;
+    if (p.rule == vq::ScaleRule::PerTensor) factor = e.tensor_scaling->scale_inv;
+    if (p.rule == vq::ScaleRule::Nvfp4) factor = 1.0f / vq::nvfp4_s_enc(__uint_as_float(*e.tensor_amax_bits));
+    *e.tensor_factor = factor;
+}
+
+// Casts one vector: v holds `count` values (zeros after) from (r, c) of the stored rows x
+// cols tensor, along the row (Columns false) or down the column, and writes their BF16
+// operand values at the same places. Returns the vector's amax (before any transform).
+// Vector (16 or 32) is a template argument: with the loops unrolled to the vector's own
+// length, a 16-element cast issues no instructions for the slots it does not have.
+template <bool Columns, int Vector>
+__device__ inline float cast_vector(const EmulatedCast& e, const vq::Params& p, float (&v)[Vector], int r, int c,
+                                    int count, int rows, int cols, const float* values, const float* e4m3_values) {
+    float plain_amax = 0.0f;
+#pragma unroll
+    for (int j = 0; j < Vector; ++j) plain_amax = fmaxf(plain_amax, fabsf(v[j]));  // fmaxf skips NaN, keeps Inf
+    if constexpr (Vector == 16)
+        if (p.hadamard && count == 16) vq::hadamard16(v, p.hadamard_seed);
+    float amax = plain_amax;
+    if constexpr (Vector == 16)
+        if (p.hadamard && count == 16) {
+            amax = 0.0f;
+#pragma unroll
+            for (int j = 0; j < Vector; ++j) amax = fmaxf(amax, fabsf(v[j]));
+        }
+    // The emulator's tensor: the stored one, or its transpose (cols x rows); the vector
+    // lies in one of its rows, l_row, from l_start.
+    const int l_cols = Columns ? rows : cols;
+    const int l_row = Columns ? c : r, l_start = Columns ? r : c;
+    if (e.block_amax_bits) {  // blocks larger than a vector, in the stored tensor's grid
+        const int s_block_rows = Columns ? e.block_cols : e.block_rows;
+        const int s_block_cols = Columns ? e.block_rows : e.block_cols;
+        amax = __uint_as_float(
+            e.block_amax_bits[std::size_t(r / s_block_rows) * ceil_div(cols, s_block_cols) + c / s_block_cols]);
+    }
+    float tensor_scale = 1.0f;
+    if (p.rule == vq::ScaleRule::PerTensor) tensor_scale = e.tensor_scaling->scale;
+    if (p.rule == vq::ScaleRule::Nvfp4) tensor_scale = vq::nvfp4_s_enc(__uint_as_float(*e.tensor_amax_bits));
+    const vq::BlockScale bs = vq::block_scale(p, amax, tensor_scale, e4m3_values);
+    if (e.scale_inv)
+        e.scale_inv[std::size_t(l_row / e.block_rows) * ceil_div(l_cols, e.block_cols) + l_start / e.block_cols] =
+            bs.scale_inv;
+    __nv_bfloat16 out[Vector];
+    if (p.rule == vq::ScaleRule::Bf16Only) {
+#pragma unroll
+        for (int j = 0; j < Vector; ++j) out[j] = __float2bfloat16_rn(v[j]);  // zeros past count
+    } else {
+        vq::with_element_cast(p, [&](auto kind) {
+#pragma unroll
+            for (int j = 0; j < Vector; ++j) {
+                const std::uint64_t index = std::uint64_t(l_row) * l_cols + l_start + j;
+                const std::uint32_t code = vq::cast_element_as<decltype(kind)::value>(p, v[j], bs.multiplier, index);
+                if (e.codes && j < count) e.codes[index] = std::uint8_t(code);
+                // exact: see vector_quantize.hpp
+                out[j] = __float2bfloat16_rn(j < count ? values[code] * bs.part : 0.0f);
+            }
+        });
+    }
+    __nv_bfloat16* o = static_cast<__nv_bfloat16*>(e.out);
+    if constexpr (Columns) {
+#pragma unroll
+        for (int j = 0; j < Vector; ++j)
+            if (j < count) o[std::size_t(r + j) * cols + c] = out[j];
+    } else {
+#pragma unroll
+        for (int j = 0; j < Vector; j += 8)
+            if (j < count) {
+                uint4 word;
+                word.x = __bfloat16_as_ushort(out[j]) | (unsigned(__bfloat16_as_ushort(out[j + 1])) << 16);
+                word.y = __bfloat16_as_ushort(out[j + 2]) | (unsigned(__bfloat16_as_ushort(out[j + 3])) << 16);
+                word.z = __bfloat16_as_ushort(out[j + 4]) | (unsigned(__bfloat16_as_ushort(out[j + 5])) << 16);
+                word.w = __bfloat16_as_ushort(out[j + 6]) | (unsigned(__bfloat16_as_ushort(out[j + 7])) << 16);
+                *reinterpret_cast<uint4*>(o + std::size_t(r) * cols + c + j) = word;
+            }
+    }
+    return plain_amax;
+}
+
+// The decode tables of one cast into shared memory (256 floats each), by all threads.
+__device__ inline void load_tables(const EmulatedCast& e, float* values, float* e4m3_values) {
+    for (int i = int(threadIdx.x); i < 256; i += int(blockDim.x)) {
+        values[i] = e.element_values ? e.element_values[i] : 0.0f;
+        e4m3_values[i] = e.e4m3_values ? e.e4m3_values[i] : 0.0f;
+    }
+}
+
+// One thread per vector, along the rows (Columns false) or down the columns.
+template <Source K, bool Columns, int Vector>
+__global__ void __launch_bounds__(kThreads) emulated_cast_kernel(CastSource s, int rows, int cols, EmulatedCast e) {
+    __shared__ float values[256], e4m3_values[256];
+    load_tables(e, values, e4m3_values);
+    __syncthreads();
+    const vq::Params p = params_at_step(e);
+    // 32-bit indices (the launcher checks the count): 64-bit division is a software loop.
+    const unsigned along = Columns ? rows : cols;                 // the contraction dimension's extent
+    const unsigned per_line = (along + Vector - 1) / Vector;      // vectors per row (or column)
+    const unsigned total = per_line * unsigned(Columns ? cols : rows);
+    const unsigned t = blockIdx.x * unsigned(kThreads) + threadIdx.x;
     float local_amax = 0.0f;
     if (t < total) {
         // Columns: consecutive threads take consecutive columns (coalesced loads).
-        const int line = Columns ? int(t % cols) : int(t / per_line);
-        const int start = (Columns ? int(t / cols) : int(t % per_line)) * e.vector;
-        const int count = min(e.vector, along - start);
+        const int line = int(Columns ? t % unsigned(cols) : t / per_line);
+        const int start = int(Columns ? t / unsigned(cols) : t % per_line) * Vector;
+        const int count = min(Vector, int(along) - start);
         const int r = Columns ? start : line, c = Columns ? line : start;
-        float v[kMaxVector];
-        load_vector<K, Columns>(s, r, c, count, v);
-        if (p.hadamard && count == 16) {
-            float h[16];
-#pragma unroll
-            for (int j = 0; j < 16; ++j) h[j] = v[j];
-            vq::hadamard16(h, p.hadamard_seed);
-#pragma unroll
-            for (int j = 0; j < 16; ++j) v[j] = h[j];
-        }
-        float amax = 0.0f;
-#pragma unroll
-        for (int j = 0; j < kMaxVector; ++j)
-            if (j < count) amax = fmaxf(amax, fabsf(v[j]));  // fmaxf skips NaN, keeps Inf
-        local_amax = amax;
-        // The emulator's tensor: the stored one, or its transpose (cols x rows).
-        const int l_cols = Columns ? rows : cols;
-        const int l_row = line;  // the vector lies in one row of the emulator's tensor
-        const int l_grid_cols = ceil_div(l_cols, e.block_cols);
-        const std::size_t block = std::size_t(l_row / e.block_rows) * l_grid_cols + start / e.block_cols;
-        if (e.block_amax_bits) {  // blocks larger than a vector, in the stored tensor's grid
-            const int s_block_rows = Columns ? e.block_cols : e.block_rows;
-            const int s_block_cols = Columns ? e.block_rows : e.block_cols;
-            amax = __uint_as_float(
-                e.block_amax_bits[std::size_t(r / s_block_rows) * ceil_div(cols, s_block_cols) + c / s_block_cols]);
-        }
-        float tensor_scale = 1.0f;
-        if (p.rule == vq::ScaleRule::PerTensor) tensor_scale = e.tensor_scaling->scale;
-        if (p.rule == vq::ScaleRule::Nvfp4) tensor_scale = vq::nvfp4_s_enc(__uint_as_float(*e.tensor_amax_bits));
-        const vq::BlockScale bs = vq::block_scale(p, amax, tensor_scale, e4m3_values);
-        if (e.scale_inv) e.scale_inv[block] = bs.scale_inv;
-        __nv_bfloat16 out[kMaxVector];
-#pragma unroll
-        for (int j = 0; j < kMaxVector; ++j) {
-            if (j >= count) {
-                out[j] = __float2bfloat16_rn(0.0f);
-                continue;
-            }
-            if (p.rule == vq::ScaleRule::Bf16Only) {
-                out[j] = __float2bfloat16_rn(v[j]);
-                continue;
-            }
-            const std::uint64_t index = std::uint64_t(l_row) * l_cols + start + j;
-            const std::uint32_t code = vq::cast_element(p, v[j], bs.multiplier, index);
-            if (e.codes) e.codes[index] = std::uint8_t(code);
-            out[j] = __float2bfloat16_rn(values[code] * bs.part);  // exact: see vector_quantize.hpp
-        }
-        __nv_bfloat16* o = static_cast<__nv_bfloat16*>(e.out);
-        if constexpr (Columns) {
-#pragma unroll
-            for (int j = 0; j < kMaxVector; ++j)
-                if (j < count) o[std::size_t(r + j) * cols + c] = out[j];
-        } else {
-#pragma unroll
-            for (int j = 0; j < kMaxVector; j += 8)
-                if (j < count) {
-                    uint4 word;
-                    word.x = __bfloat16_as_ushort(out[j]) | (unsigned(__bfloat16_as_ushort(out[j + 1])) << 16);
-                    word.y = __bfloat16_as_ushort(out[j + 2]) | (unsigned(__bfloat16_as_ushort(out[j + 3])) << 16);
-                    word.z = __bfloat16_as_ushort(out[j + 4]) | (unsigned(__bfloat16_as_ushort(out[j + 5])) << 16);
-                    word.w = __bfloat16_as_ushort(out[j + 6]) | (unsigned(__bfloat16_as_ushort(out[j + 7])) << 16);
-                    *reinterpret_cast<uint4*>(o + std::size_t(r) * cols + c + j) = word;
-                }
-        }
-        if (t == 0 && e.tensor_factor) {
-            float factor = 1.0f;
-            if (p.rule == vq::ScaleRule::PerTensor) factor = e.tensor_scaling->scale_inv;
-            if (p.rule == vq::ScaleRule::Nvfp4) factor = 1.0f / tensor_scale;
-            *e.tensor_factor = factor;
-        }
+        float v[Vector];
+        load_vector<K, Columns, Vector>(s, r, c, count, v);
+        local_amax = cast_vector<Columns, Vector>(e, p, v, r, c, count, rows, cols, values, e4m3_values);
+        if (t == 0) write_tensor_factor(e, p);
     }
     if (e.amax_bits) publish_amax<kThreads / 32>(local_amax, e.amax_bits);
+}
+
+// Both casts of one tensor whose GEMMs contract over different dimensions (16-element
+// vectors along the rows, and down the columns): a block reads a 16 x 128 tile once (one
+// column per thread, coalesced), casts its column, and through shared memory casts one
+// of the tile's 128 row vectors. The source (a GELU, its backward) is read and computed
+// once instead of twice, and the column cast's reads are the row cast's.
+constexpr int kPairThreads = 128;
+constexpr int kPairStride = 8 * 17 + 1;  // a tile row: 8 vectors of 16, each padded by one (fewer bank conflicts)
+
+template <Source K>
+__global__ void __launch_bounds__(kPairThreads)
+    emulated_cast_pair_kernel(CastSource s, int rows, int cols, EmulatedCast along_rows, EmulatedCast down_columns) {
+    __shared__ float tile[16 * kPairStride];
+    __shared__ float row_values[256], column_values[256], e4m3_values[256];
+    load_tables(along_rows, row_values, e4m3_values);
+    for (int i = int(threadIdx.x); i < 256; i += kPairThreads)
+        column_values[i] = down_columns.element_values ? down_columns.element_values[i] : 0.0f;
+    const int r0 = int(blockIdx.y) * 16, c0 = int(blockIdx.x) * kPairThreads;
+    const int tx = int(threadIdx.x), c = c0 + tx;
+    float v[16];
+    load_vector<K, true, 16>(s, r0, c, 16, v);
+#pragma unroll
+    for (int j = 0; j < 16; ++j) tile[j * kPairStride + (tx / 16) * 17 + tx % 16] = v[j];
+    __syncthreads();
+    const bool first = blockIdx.x == 0 && blockIdx.y == 0 && tx == 0;
+    const vq::Params pc = params_at_step(down_columns);
+    const float column_amax = cast_vector<true, 16>(down_columns, pc, v, r0, c, 16, rows, cols, column_values, e4m3_values);
+    if (first) write_tensor_factor(down_columns, pc);
+    const int row = tx / 8, k = tx % 8;  // this thread's row vector: row `row`, columns 16k..16k+15 of the tile
+#pragma unroll
+    for (int j = 0; j < 16; ++j) v[j] = tile[row * kPairStride + k * 17 + j];
+    const vq::Params pr = params_at_step(along_rows);
+    const float row_amax =
+        cast_vector<false, 16>(along_rows, pr, v, r0 + row, c0 + 16 * k, 16, rows, cols, row_values, e4m3_values);
+    if (first) write_tensor_factor(along_rows, pr);
+    if (along_rows.amax_bits) publish_amax<kPairThreads / 32>(row_amax, along_rows.amax_bits);
+    __syncthreads();  // publish_amax's shared slots are used again below
+    if (down_columns.amax_bits) publish_amax<kPairThreads / 32>(column_amax, down_columns.amax_bits);
 }
 
 // One thread per 16-element segment: along a row when a block spans 16 columns or more,
@@ -161,19 +229,24 @@ __global__ void __launch_bounds__(kThreads)
               __float_as_uint(amax));
 }
 
+// plain_bits (with `hadamard` only, may be null): the amax before the transform as well,
+// from the same reads.
 template <Source K>
 __global__ void __launch_bounds__(kThreads)
     tensor_amax_kernel(CastSource s, int rows, int cols, bool hadamard, std::uint64_t seed, const int* step,
-                       unsigned* amax_bits) {
+                       unsigned* amax_bits, unsigned* plain_bits) {
     if (step) seed = std::uint64_t(*step);
     const std::size_t segments = std::size_t(rows) * cols / 16;
-    float local = 0.0f;
+    float local = 0.0f, plain = 0.0f;
     for (std::size_t t = blockIdx.x * std::size_t(kThreads) + threadIdx.x; t < segments;
          t += std::size_t(gridDim.x) * kThreads) {
         float v[16];
         if (hadamard) {  // 16 rows of one column, transformed as the wgrad operand is
             const int c = int(t % cols), r = int(t / cols) * 16;
-            for (int j = 0; j < 16; ++j) v[j] = load_one<K>(s, r + j, c);
+            for (int j = 0; j < 16; ++j) {
+                v[j] = load_one<K>(s, r + j, c);
+                plain = fmaxf(plain, fabsf(v[j]));
+            }
             vq::hadamard16(v, seed);
         } else {
             const int r = int(t / (cols / 16)), c = int(t % (cols / 16)) * 16;
@@ -185,6 +258,9 @@ __global__ void __launch_bounds__(kThreads)
         for (int j = 0; j < 16; ++j) local = fmaxf(local, fabsf(v[j]));
     }
     publish_amax<kThreads / 32>(local, amax_bits);
+    if (!plain_bits) return;
+    __syncthreads();  // publish_amax's shared slots are used again
+    publish_amax<kThreads / 32>(plain, plain_bits);
 }
 
 __global__ void gemm_alpha_kernel(const float* a, const float* b, float* alpha) { *alpha = __fmul_rn(*a, *b); }
@@ -194,12 +270,32 @@ __global__ void gemm_alpha_kernel(const float* a, const float* b, float* alpha) 
 void emulated_cast(const CastSource& s, int rows, int cols, const EmulatedCast& e, cudaStream_t stream) {
     const int along = e.columns ? rows : cols;
     const std::size_t threads = std::size_t((along + e.vector - 1) / e.vector) * (e.columns ? cols : rows);
+    if (e.vector != 16 && e.vector != 32) throw std::invalid_argument("emulated_cast: vectors are 16 or 32 long");
+    if (threads + kThreads > std::size_t(1) << 31) throw std::invalid_argument("emulated_cast: tensor too large");
     with_source_kind(s.kind, [&](auto kind) {
         constexpr Source K = decltype(kind)::value;
+        const auto launch = [&](auto kernel) { kernel<<<blocks_for(threads), kThreads, 0, stream>>>(s, rows, cols, e); };
         if (e.columns)
-            emulated_cast_kernel<K, true><<<blocks_for(threads), kThreads, 0, stream>>>(s, rows, cols, e);
+            e.vector == 16 ? launch(emulated_cast_kernel<K, true, 16>) : launch(emulated_cast_kernel<K, true, 32>);
         else
-            emulated_cast_kernel<K, false><<<blocks_for(threads), kThreads, 0, stream>>>(s, rows, cols, e);
+            e.vector == 16 ? launch(emulated_cast_kernel<K, false, 16>) : launch(emulated_cast_kernel<K, false, 32>);
+    });
+}
+
+bool can_cast_pair(int rows, int cols, const EmulatedCast& along_rows, const EmulatedCast& down_columns) {
+    const auto fits = [](const EmulatedCast& e) { return e.vector == 16 && !e.block_amax_bits; };
+    return rows % 16 == 0 && cols % kPairThreads == 0 && rows / 16 <= 65535 && !along_rows.columns &&
+           down_columns.columns && fits(along_rows) && fits(down_columns);
+}
+
+void emulated_cast_pair(const CastSource& s, int rows, int cols, const EmulatedCast& along_rows,
+                        const EmulatedCast& down_columns, cudaStream_t stream) {
+    if (!can_cast_pair(rows, cols, along_rows, down_columns))
+        throw std::invalid_argument("emulated_cast_pair: not a pair of 16-element casts of a 16 x 128 tiled tensor");
+    const dim3 grid(unsigned(cols / kPairThreads), unsigned(rows / 16));
+    with_source_kind(s.kind, [&](auto kind) {
+        emulated_cast_pair_kernel<decltype(kind)::value>
+            <<<grid, kPairThreads, 0, stream>>>(s, rows, cols, along_rows, down_columns);
     });
 }
 
@@ -215,15 +311,28 @@ void block_amax(const CastSource& s, int rows, int cols, int block_rows, int blo
     });
 }
 
-void tensor_amax(const CastSource& s, int rows, int cols, bool hadamard_columns, std::uint64_t hadamard_seed,
-                 const int* step, unsigned* amax_bits, cudaStream_t stream) {
+namespace {
+void launch_tensor_amax(const CastSource& s, int rows, int cols, bool hadamard_columns, std::uint64_t hadamard_seed,
+                        const int* step, unsigned* amax_bits, unsigned* plain_bits, cudaStream_t stream) {
     cudaMemsetAsync(amax_bits, 0, sizeof(unsigned), stream);
+    if (plain_bits) cudaMemsetAsync(plain_bits, 0, sizeof(unsigned), stream);
     const std::size_t segments = std::size_t(rows) * cols / 16;
     const int grid = int(std::min<std::size_t>(std::max<std::size_t>(blocks_for(segments) / 4, 1), 4096));
     with_source_kind(s.kind, [&](auto kind) {
-        tensor_amax_kernel<decltype(kind)::value>
-            <<<grid, kThreads, 0, stream>>>(s, rows, cols, hadamard_columns, hadamard_seed, step, amax_bits);
+        tensor_amax_kernel<decltype(kind)::value><<<grid, kThreads, 0, stream>>>(
+            s, rows, cols, hadamard_columns, hadamard_seed, step, amax_bits, plain_bits);
     });
+}
+}  // namespace
+
+void tensor_amax(const CastSource& s, int rows, int cols, bool hadamard_columns, std::uint64_t hadamard_seed,
+                 const int* step, unsigned* amax_bits, cudaStream_t stream) {
+    launch_tensor_amax(s, rows, cols, hadamard_columns, hadamard_seed, step, amax_bits, nullptr, stream);
+}
+
+void tensor_amax_pair(const CastSource& s, int rows, int cols, const int* step, unsigned* plain_bits,
+                      unsigned* hadamard_bits, cudaStream_t stream) {
+    launch_tensor_amax(s, rows, cols, true, 0, step, hadamard_bits, plain_bits, stream);
 }
 
 void gemm_alpha(const float* a, const float* b, float* alpha, cudaStream_t stream) {

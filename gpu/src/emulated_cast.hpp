@@ -45,6 +45,14 @@ struct EmulatedCast {
 };
 void emulated_cast(const CastSource& source, int rows, int cols, const EmulatedCast& cast, cudaStream_t stream);
 
+// Both casts of one tensor at once, for its two GEMMs: `along_rows` (columns false) and
+// `down_columns` (columns true), each as emulated_cast would do it, from one read of the
+// source. Only where can_cast_pair(): 16-element vectors, no block_amax pass, rows a
+// multiple of 16 and cols of 128.
+bool can_cast_pair(int rows, int cols, const EmulatedCast& along_rows, const EmulatedCast& down_columns);
+void emulated_cast_pair(const CastSource& source, int rows, int cols, const EmulatedCast& along_rows,
+                        const EmulatedCast& down_columns, cudaStream_t stream);
+
 // Every block's amax (max |x|, NaN skipped) for blocks of block_rows x block_cols of the
 // stored tensor, into block_amax_bits (zeroed first), row-major over the block grid.
 void block_amax(const CastSource& source, int rows, int cols, int block_rows, int block_cols, unsigned* block_amax_bits,
@@ -54,6 +62,11 @@ void block_amax(const CastSource& source, int rows, int cols, int block_rows, in
 // The seed is *step when `step` is set (as EmulatedCast), else hadamard_seed.
 void tensor_amax(const CastSource& source, int rows, int cols, bool hadamard_columns, std::uint64_t hadamard_seed,
                  const int* step, unsigned* amax_bits, cudaStream_t stream);
+// Both NVFP4 amaxes of a tensor whose rows cast and Hadamard-transformed columns cast
+// (its two GEMMs) each need one, from one read: the plain amax into *plain_bits and the
+// transformed one into *hadamard_bits, the seed *step as above.
+void tensor_amax_pair(const CastSource& source, int rows, int cols, const int* step, unsigned* plain_bits,
+                      unsigned* hadamard_bits, cudaStream_t stream);
 // *alpha = *a * *b: the factor a GEMM of two emulated operands multiplies its sum by.
 void gemm_alpha(const float* a, const float* b, float* alpha, cudaStream_t stream);
 

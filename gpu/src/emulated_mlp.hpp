@@ -57,7 +57,6 @@ class GpuEmulatedMlp {
           factors_(std::size_t(layers_count_) * kFactorsPerLayer),
           gq_(std::size_t(rows_) * max_dim_),
           gtq_(std::size_t(rows_) * max_dim_),
-          xtq_(std::size_t(rows_) * max_dim_),
           da16_(std::size_t(rows_) * max_dim_) {
         FP8LAB_CUDA_CHECK(cudaMemset(step_.ptr, 0, sizeof(int)));
         FP8LAB_CUDA_CHECK(cudaMemset(losses_.ptr, 0xff, losses_.count * sizeof(float)));  // NaN until written
@@ -179,6 +178,7 @@ class GpuEmulatedMlp {
         DeviceBuffer<float> w, m, v, dw;
         Bf16Buffer h16, xq, wq;           // pre-activation output; forward operands
         std::unique_ptr<Bf16Buffer> wtq;  // the weight cast along its rows' other dimension (dgrad)
+        std::unique_ptr<Bf16Buffer> xtq;  // the input cast down its columns (wgrad), in the forward
         LayerCasts casts;
         bool edge = false;
         bool reuse_weight = false;  // dgrad reads wq (per-tensor, or square blocks cast to nearest)
@@ -219,6 +219,7 @@ class GpuEmulatedMlp {
         // unless stochastic rounding counts the elements in the transposed order.
         layer.reuse_weight = w.per_tensor || (w.square_blocks() && !w.params.stochastic);
         if (l > 0 && !layer.reuse_weight) layer.wtq = std::make_unique<Bf16Buffer>(layer.w.count);
+        if (!k.input.plan.per_tensor) layer.xtq = std::make_unique<Bf16Buffer>(layer.xq.count);
         float* f = factors_.ptr + std::size_t(l) * kFactorsPerLayer;
         const MatmulOperand as_is{CUDA_R_16BF, Stored::AsIs}, transposed{CUDA_R_16BF, Stored::Transposed};
         layer.forward = std::make_unique<LtMatmul>(lt_.h, rows_, sh.out, sh.in, as_is, transposed, CUDA_R_16BF, false,
@@ -266,6 +267,33 @@ class GpuEmulatedMlp {
     // (the CPU quantises the transpose); `record`: this cast carries the tensor's amax.
     void cast(const LayerCasts::Cast& k, const train::CastSource& source, int rows, int cols, bool columns, bool record,
               __nv_bfloat16* out, float* factor, cudaStream_t s) {
+        train::emulated_cast(source, rows, cols, prepare(k, source, rows, cols, columns, record, out, factor, s), s);
+    }
+
+    // Both casts of a tensor that feeds two GEMMs contracting over different dimensions:
+    // along its rows into `out` and down its columns into `out_t`, in one kernel where
+    // train::can_cast_pair allows (one read of the source), else one after the other.
+    void cast_both(const LayerCasts::Cast& k, const LayerCasts::Cast& k_t, const train::CastSource& source, int rows,
+                   int cols, __nv_bfloat16* out, float* factor, __nv_bfloat16* out_t, float* factor_t,
+                   cudaStream_t s) {
+        const train::EmulatedCast along = prepare(k, source, rows, cols, false, true, out, factor, s);
+        if (along.block_amax_bits) {  // one block amax buffer: cast before the next pass refills it
+            train::emulated_cast(source, rows, cols, along, s);
+            cast(k_t, source, rows, cols, true, false, out_t, factor_t, s);
+            return;
+        }
+        const train::EmulatedCast down = prepare(k_t, source, rows, cols, true, false, out_t, factor_t, s);
+        if (train::can_cast_pair(rows, cols, along, down)) {
+            train::emulated_cast_pair(source, rows, cols, along, down, s);
+        } else {
+            train::emulated_cast(source, rows, cols, along, s);
+            train::emulated_cast(source, rows, cols, down, s);
+        }
+    }
+
+    // A cast's description, with the passes it needs first (amaxes, scales) enqueued.
+    train::EmulatedCast prepare(const LayerCasts::Cast& k, const train::CastSource& source, int rows, int cols,
+                                bool columns, bool record, __nv_bfloat16* out, float* factor, cudaStream_t s) {
         const OperandCast& p = k.plan;
         const int j = k.tensor;
         train::EmulatedCast e;
@@ -287,18 +315,28 @@ class GpuEmulatedMlp {
         } else if (record && fp8_) {
             e.amax_bits = amax_bits_.ptr + j;  // the trace's amax (and delayed scaling's record)
         }
-        if (p.nvfp4) {
-            unsigned* slot = cast_amax_.ptr + 2 * j + (columns ? 1 : 0);
-            train::tensor_amax(source, rows, cols, p.params.hadamard, 0, step_.ptr, slot, s);
-            e.tensor_amax_bits = slot;
-        }
+        if (p.nvfp4) e.tensor_amax_bits = cast_amax_.ptr + 2 * j + (p.params.hadamard ? 1 : 0);  // nvfp4_amaxes()
         if (p.block_amax_pass) {
             const int block_rows = columns ? p.block_cols : p.block_rows;
             const int block_cols = columns ? p.block_rows : p.block_cols;
             train::block_amax(source, rows, cols, block_rows, block_cols, block_amax_->ptr, s);
             e.block_amax_bits = block_amax_->ptr;
         }
-        train::emulated_cast(source, rows, cols, e, s);
+        return e;
+    }
+
+    // NVFP4's tensor amaxes of tensor k for this step, before its first cast: the plain one
+    // (rows casts, and columns casts without the transform) and, where the wgrad operand's
+    // columns are Hadamard-transformed, the transformed one, from the same read. A tensor
+    // is the same in its forward and backward casts, so one pass serves both.
+    void nvfp4_amaxes(const LayerCasts::Cast& k, const LayerCasts::Cast* wgrad, const train::CastSource& source,
+                      int rows, int cols, cudaStream_t s) {
+        if (!k.plan.nvfp4) return;
+        unsigned* slot = cast_amax_.ptr + 2 * k.tensor;
+        if (wgrad && wgrad->plan.params.hadamard)
+            train::tensor_amax_pair(source, rows, cols, step_.ptr, slot, slot + 1, s);
+        else
+            train::tensor_amax(source, rows, cols, false, 0, nullptr, slot, s);
     }
 
     train::CastSource layer_input(int l, int batch) const {
@@ -311,9 +349,16 @@ class GpuEmulatedMlp {
     void forward(int l, int batch, cudaStream_t s) {
         Layer& layer = layers_[std::size_t(l)];
         const LayerShape sh = layer.shape;
-        cast(layer.casts.input, layer_input(l, batch), rows_, sh.in, false, true, layer.xq.ptr, factor(l, kInput), s);
-        cast(layer.casts.weight, {train::Source::F32, layer.w.ptr, nullptr, sh.in}, sh.out, sh.in, false, true,
-             layer.wq.ptr, factor(l, kWeight), s);
+        const train::CastSource weight{train::Source::F32, layer.w.ptr, nullptr, sh.in};
+        nvfp4_amaxes(layer.casts.input, &layer.casts.input_t, layer_input(l, batch), rows_, sh.in, s);
+        nvfp4_amaxes(layer.casts.weight, nullptr, weight, sh.out, sh.in, s);
+        if (layer.xtq)  // block recipes: the wgrad's operand too, from the same read
+            cast_both(layer.casts.input, layer.casts.input_t, layer_input(l, batch), rows_, sh.in, layer.xq.ptr,
+                      factor(l, kInput), layer.xtq->ptr, factor(l, kInputT), s);
+        else
+            cast(layer.casts.input, layer_input(l, batch), rows_, sh.in, false, true, layer.xq.ptr, factor(l, kInput),
+                 s);
+        cast(layer.casts.weight, weight, sh.out, sh.in, false, true, layer.wq.ptr, factor(l, kWeight), s);
         train::gemm_alpha(factor(l, kInput), factor(l, kWeight), factor(l, kForward), s);
         layer.forward->run(layer.xq.ptr, layer.wq.ptr, layer.h16.ptr, workspace_.ptr, s);
     }
@@ -328,21 +373,21 @@ class GpuEmulatedMlp {
                 ? train::CastSource{train::Source::MseGradF32, y_out(),           target_batch(batch), c_.input_dim,
                                     2.0f / float(outputs()),   &guard_.ptr->scale}
                 : train::CastSource{train::Source::GeluGradBf16, da16_.ptr, layer.h16.ptr, sh.out};
-        cast(layer.casts.grad, grad, rows_, sh.out, false, true, gq_.ptr, factor(l, kGrad), s);
-        // wgrad contracts over the tokens: block recipes cast both operands down the columns.
-        const bool per_tensor = layer.casts.grad.plan.per_tensor;
+        nvfp4_amaxes(layer.casts.grad, &layer.casts.grad_t, grad, rows_, sh.out, s);
+        // wgrad contracts over the tokens: block recipes cast both operands down the columns
+        // (the input's was cast in the forward).
         const __nv_bfloat16* g_t = gq_.ptr;
-        const __nv_bfloat16* x_t = layer.xq.ptr;
-        Factor g_t_factor = kGrad, x_t_factor = kInput;
-        if (!per_tensor) {
-            cast(layer.casts.grad_t, grad, rows_, sh.out, true, false, gtq_.ptr, factor(l, kGradT), s);
-            cast(layer.casts.input_t, layer_input(l, batch), rows_, sh.in, true, false, xtq_.ptr, factor(l, kInputT),
-                 s);
+        Factor g_t_factor = kGrad;
+        if (layer.casts.grad.plan.per_tensor) {
+            cast(layer.casts.grad, grad, rows_, sh.out, false, true, gq_.ptr, factor(l, kGrad), s);
+        } else {
+            cast_both(layer.casts.grad, layer.casts.grad_t, grad, rows_, sh.out, gq_.ptr, factor(l, kGrad), gtq_.ptr,
+                      factor(l, kGradT), s);
             g_t = gtq_.ptr;
-            x_t = xtq_.ptr;
             g_t_factor = kGradT;
-            x_t_factor = kInputT;
         }
+        const __nv_bfloat16* x_t = layer.xtq ? layer.xtq->ptr : layer.xq.ptr;
+        const Factor x_t_factor = layer.xtq ? kInputT : kInput;
         train::gemm_alpha(factor(l, g_t_factor), factor(l, x_t_factor), factor(l, kWgrad), s);
         layer.wgrad->run(g_t, x_t, layer.dw.ptr, workspace_.ptr, s);
         if (l == 0) return;  // the input needs no gradient
@@ -387,7 +432,7 @@ class GpuEmulatedMlp {
     DeviceBuffer<unsigned> amax_bits_, cast_amax_;
     std::unique_ptr<DeviceBuffer<unsigned>> block_amax_;
     DeviceBuffer<float> factors_;
-    Bf16Buffer gq_, gtq_, xtq_, da16_;
+    Bf16Buffer gq_, gtq_, da16_;
     std::unique_ptr<DeviceBuffer<float>> e4m3_values_, role_values_[3];
     float max_finite_[3] = {448.0f, 448.0f, 57344.0f};
     std::unique_ptr<DeviceBuffer<float>> history_, numerators_, trace_amax_, trace_scale_;

@@ -73,6 +73,7 @@ OperandCast plan_operand_cast(const emu::Numerics& n, emu::TensorRole role, bool
         p.hardware = vq::Params::Hardware::None;  // E2M1: Hopper has no conversion for it
         c.element = &emu::e2m1();
         p.stochastic = o.stochastic_gradients && role == emu::TensorRole::GradOutput;
+        p.e2m1_by_midpoints = !p.stochastic;
         p.hadamard = o.hadamard_wgrad && wgrad_operand;
         const emu::RecipeDescriptor& d = emu::recipe_descriptor(n.recipe);
         const bool tiles = o.weight_tiles && role == emu::TensorRole::Weight;

@@ -7,6 +7,7 @@
 
 #include <cstdint>
 #include <cstring>
+#include <type_traits>
 
 #include "emulator/float32_cast.hpp"
 #include "emulator/hadamard16.hpp"
@@ -39,6 +40,10 @@ struct Params {
     // bit for bit) in one instruction instead of the thirty of the generic cast, which
     // bounded the emulated recipes' casts by instructions.
     enum class Hardware : int { None, E4M3, E5M2 } hardware = Hardware::None;
+    // E2M1 elements rounded to nearest, saturating: seven comparisons with the midpoints
+    // between its eight magnitudes give the generic cast's codes (an exhaustive test
+    // checks every float32) in half its instructions; Hopper has no E2M1 conversion.
+    bool e2m1_by_midpoints = false;
     std::uint64_t seed = 0;  // its counter's seed
     int random_bits = 32;
     bool hadamard = false;  // NVFP4 wgrad: the random Hadamard transform
@@ -174,21 +179,73 @@ FP8LAB_HD inline void hadamard16(float (&v)[16], std::uint64_t seed) {
     emu::hadamard16(v, sign);
 }
 
+// E2M1's code of x by its midpoints, nearest-even and saturating (Inf to 6): each
+// midpoint between two magnitudes belongs to the even code of the pair, so the test is
+// `>` where the lower code is even and `>=` where it is odd. NaN becomes nan_code.
+FP8LAB_HD inline std::uint32_t e2m1_nearest_code(std::uint32_t u, std::uint32_t nan_code) {
+    const float a = bits_float(u & 0x7FFFFFFFu);
+    if (a != a) return nan_code;
+    const std::uint32_t magnitude = std::uint32_t(a > 0.25f) + std::uint32_t(a >= 0.75f) + std::uint32_t(a > 1.25f) +
+                                    std::uint32_t(a >= 1.75f) + std::uint32_t(a > 2.5f) + std::uint32_t(a >= 3.5f) +
+                                    std::uint32_t(a > 5.0f);
+    return ((u >> 31) << 3) | magnitude;
+}
+
+// How an element becomes its code, decided once per cast: a kernel picks the kind
+// outside its element loop (with_element_cast), because a runtime choice inside the
+// unrolled loop was compiled into every path run predicated for every element.
+enum class ElementCast : int { HardwareE4M3, HardwareE5M2, E2M1Midpoints, Nearest, Stochastic };
+
+FP8LAB_HD inline ElementCast element_cast_of(const Params& p) {
+    if (p.hardware == Params::Hardware::E4M3) return ElementCast::HardwareE4M3;
+    if (p.hardware == Params::Hardware::E5M2) return ElementCast::HardwareE5M2;
+    if (p.e2m1_by_midpoints) return ElementCast::E2M1Midpoints;
+    return p.stochastic ? ElementCast::Stochastic : ElementCast::Nearest;
+}
+
 // One element's code: cvt(x * multiplier) with the element format's rounding; `index` is
 // the element's index in the tensor the emulator quantises (its stochastic counter).
-FP8LAB_HD inline std::uint32_t cast_element(const Params& p, float x, float multiplier, std::uint64_t index) {
+// The host has no FP8 conversion instruction: there the hardware kinds run the generic
+// nearest-even cast, whose codes the instruction's equal.
+template <ElementCast C>
+FP8LAB_HD inline std::uint32_t cast_element_as(const Params& p, float x, float multiplier, std::uint64_t index) {
 #ifdef __CUDA_ARCH__
-    if (p.hardware != Params::Hardware::None)
+    if constexpr (C == ElementCast::HardwareE4M3 || C == ElementCast::HardwareE5M2)
         return __nv_cvt_float_to_fp8(__fmul_rn(x, multiplier), __NV_SATFINITE,
-                                     p.hardware == Params::Hardware::E4M3 ? __NV_E4M3 : __NV_E5M2);
+                                     C == ElementCast::HardwareE4M3 ? __NV_E4M3 : __NV_E5M2);
     const std::uint32_t u = __float_as_uint(__fmul_rn(x, multiplier));
 #else
     const std::uint32_t u = float_bits(x * multiplier);
 #endif
-    if (p.stochastic)
+    if constexpr (C == ElementCast::E2M1Midpoints) return e2m1_nearest_code(u, p.element.nan_code);
+    if constexpr (C == ElementCast::Stochastic)
         return emu::detail::encode_float32_bits<emu::RoundingMode::Stochastic>(
             u, p.element, emu::stochastic_bits(p.seed, index, p.random_bits), p.random_bits);
     return emu::detail::encode_float32_bits<emu::RoundingMode::NearestEven>(u, p.element, 0, p.random_bits);
+}
+
+// Calls f(std::integral_constant<ElementCast, kind>{}) for the cast's kind.
+template <class F>
+FP8LAB_HD inline void with_element_cast(const Params& p, F&& f) {
+    switch (element_cast_of(p)) {
+    case ElementCast::HardwareE4M3:
+        return f(std::integral_constant<ElementCast, ElementCast::HardwareE4M3>{});
+    case ElementCast::HardwareE5M2:
+        return f(std::integral_constant<ElementCast, ElementCast::HardwareE5M2>{});
+    case ElementCast::E2M1Midpoints:
+        return f(std::integral_constant<ElementCast, ElementCast::E2M1Midpoints>{});
+    case ElementCast::Nearest:
+        return f(std::integral_constant<ElementCast, ElementCast::Nearest>{});
+    case ElementCast::Stochastic:
+        return f(std::integral_constant<ElementCast, ElementCast::Stochastic>{});
+    }
+}
+
+// The same with the kind chosen per call (the host tests).
+FP8LAB_HD inline std::uint32_t cast_element(const Params& p, float x, float multiplier, std::uint64_t index) {
+    std::uint32_t code = 0;
+    with_element_cast(p, [&](auto kind) { code = cast_element_as<decltype(kind)::value>(p, x, multiplier, index); });
+    return code;
 }
 
 }  // namespace fp8lab::gpu::vq
