@@ -101,7 +101,10 @@ std::vector<float> fp8_blockwise_gemm(const emu::QuantizedTensor& a, const emu::
 // `columns` down the columns (the emulator's tensor is then x's transpose; `wgrad_operand`
 // as OperandQuantizer's). Codes in the emulator's tensor order, block scale_inv in its
 // block order, and the BF16 operand a GEMM reads (x's layout, as floats) with the
-// factor the GEMM multiplies by.
+// factor the GEMM multiplies by. `paired`: through the kernel that casts a tensor along its
+// rows and down its columns from one read, as the training step casts the GELU outputs
+// and gradients of NVFP4 (rows a multiple of 16, cols of 128, 16-element vectors; the
+// other direction, with the trainer's wgrad flag, is cast alongside and dropped).
 struct EmulatedCastOnGpu {
     std::vector<std::uint8_t> codes;
     std::vector<float> scale_inv;
@@ -110,7 +113,7 @@ struct EmulatedCastOnGpu {
 };
 EmulatedCastOnGpu emulated_cast_on_gpu(const emu::Numerics& numerics, emu::TensorRole role, const std::string& tensor,
                                        std::span<const float> x, int rows, int cols, bool columns, bool wgrad_operand,
-                                       std::uint64_t step);
+                                       std::uint64_t step, bool paired = false);
 
 // Throws std::invalid_argument naming the first dimension that is not a positive
 // multiple of 16 (cuBLASLt's FP8 rule); the same with or without a GPU.

@@ -116,8 +116,8 @@ std::vector<float> fp8_blockwise_gemm(const emu::QuantizedTensor& a, const emu::
 }
 EmulatedCastOnGpu emulated_cast_on_gpu(const emu::Numerics& numerics, emu::TensorRole role, const std::string& tensor,
                                        std::span<const float> x, int rows, int cols, bool columns, bool wgrad_operand,
-                                       std::uint64_t step) {
-    return module().emulated_cast_on_gpu(numerics, role, tensor, x, rows, cols, columns, wgrad_operand, step);
+                                       std::uint64_t step, bool paired) {
+    return module().emulated_cast_on_gpu(numerics, role, tensor, x, rows, cols, columns, wgrad_operand, step, paired);
 }
 GemmTiming time_forward_gemms(int m, int n, int k, int repetitions) {
     check_gemm_shape(m, n, k);

@@ -146,8 +146,8 @@ __global__ void __launch_bounds__(kThreads) emulated_cast_kernel(CastSource s, i
     __syncthreads();
     const vq::Params p = params_at_step(e);
     // 32-bit indices (the launcher checks the count): 64-bit division is a software loop.
-    const unsigned along = Columns ? rows : cols;                 // the contraction dimension's extent
-    const unsigned per_line = (along + Vector - 1) / Vector;      // vectors per row (or column)
+    const unsigned along = Columns ? rows : cols;             // the contraction dimension's extent
+    const unsigned per_line = (along + Vector - 1) / Vector;  // vectors per row (or column)
     const unsigned total = per_line * unsigned(Columns ? cols : rows);
     const unsigned t = blockIdx.x * unsigned(kThreads) + threadIdx.x;
     float local_amax = 0.0f;
@@ -190,7 +190,8 @@ __global__ void __launch_bounds__(kPairThreads)
     __syncthreads();
     const bool first = blockIdx.x == 0 && blockIdx.y == 0 && tx == 0;
     const vq::Params pc = params_at_step(down_columns);
-    const float column_amax = cast_vector<true, 16>(down_columns, pc, v, r0, c, 16, rows, cols, column_values, e4m3_values);
+    const float column_amax =
+        cast_vector<true, 16>(down_columns, pc, v, r0, c, 16, rows, cols, column_values, e4m3_values);
     if (first) write_tensor_factor(down_columns, pc);
     const int row = tx / 8, k = tx % 8;  // this thread's row vector: row `row`, columns 16k..16k+15 of the tile
 #pragma unroll
@@ -274,7 +275,9 @@ void emulated_cast(const CastSource& s, int rows, int cols, const EmulatedCast& 
     if (threads + kThreads > std::size_t(1) << 31) throw std::invalid_argument("emulated_cast: tensor too large");
     with_source_kind(s.kind, [&](auto kind) {
         constexpr Source K = decltype(kind)::value;
-        const auto launch = [&](auto kernel) { kernel<<<blocks_for(threads), kThreads, 0, stream>>>(s, rows, cols, e); };
+        const auto launch = [&](auto kernel) {
+            kernel<<<blocks_for(threads), kThreads, 0, stream>>>(s, rows, cols, e);
+        };
         if (e.columns)
             e.vector == 16 ? launch(emulated_cast_kernel<K, true, 16>) : launch(emulated_cast_kernel<K, true, 32>);
         else

@@ -274,8 +274,7 @@ class GpuEmulatedMlp {
     // along its rows into `out` and down its columns into `out_t`, in one kernel where
     // train::can_cast_pair allows (one read of the source), else one after the other.
     void cast_both(const LayerCasts::Cast& k, const LayerCasts::Cast& k_t, const train::CastSource& source, int rows,
-                   int cols, __nv_bfloat16* out, float* factor, __nv_bfloat16* out_t, float* factor_t,
-                   cudaStream_t s) {
+                   int cols, __nv_bfloat16* out, float* factor, __nv_bfloat16* out_t, float* factor_t, cudaStream_t s) {
         const train::EmulatedCast along = prepare(k, source, rows, cols, false, true, out, factor, s);
         if (along.block_amax_bits) {  // one block amax buffer: cast before the next pass refills it
             train::emulated_cast(source, rows, cols, along, s);

@@ -31,7 +31,7 @@ std::string blockwise_unsupported_reason() { return probe().reason; }
 BlockwiseCastOnGpu cast_transpose_blockwise(std::span<const float>, int, int, bool) { unavailable(); }
 std::vector<float> fp8_blockwise_gemm(const emu::QuantizedTensor&, const emu::QuantizedTensor&) { unavailable(); }
 EmulatedCastOnGpu emulated_cast_on_gpu(const emu::Numerics&, emu::TensorRole, const std::string&,
-                                       std::span<const float>, int, int, bool, bool, std::uint64_t) {
+                                       std::span<const float>, int, int, bool, bool, std::uint64_t, bool) {
     unavailable();
 }
 GemmTiming time_forward_gemms(int m, int n, int k, int) {

@@ -82,18 +82,20 @@ std::vector<float> expected_operand(const emu::QuantizedTensor& q, bool columns,
 }
 
 void check_cast(const emu::Numerics& n, emu::TensorRole role, const std::string& name, const std::vector<float>& x,
-                int rows, int cols, bool columns, bool wgrad, std::uint64_t step) {
+                int rows, int cols, bool columns, bool wgrad, std::uint64_t step, bool paired = false) {
     emu::OperandQuantizer quantizer(n);
     const std::vector<float> l = columns ? transposed(x, rows, cols) : x;
     const emu::QuantizedTensor q =
         quantizer.quantize_codes(name, role, l, columns ? cols : rows, columns ? rows : cols, step, nullptr, wgrad);
-    const gpu::EmulatedCastOnGpu g = gpu::emulated_cast_on_gpu(n, role, name, x, rows, cols, columns, wgrad, step);
+    const gpu::EmulatedCastOnGpu g =
+        gpu::emulated_cast_on_gpu(n, role, name, x, rows, cols, columns, wgrad, step, paired);
     const bool nvfp4 = n.recipe == emu::Fp8Recipe::Nvfp4 && n.scaling;
     const bool per_tensor = !n.scaling || n.recipe == emu::Fp8Recipe::Delayed || n.recipe == emu::Fp8Recipe::Current;
     CAPTURE(emu::fp8_recipe_name(n.recipe));
     CAPTURE(n.formats.of(role)->name);
     CAPTURE(name);
     CAPTURE(columns);
+    CAPTURE(paired);
     CAPTURE(rows);
     CAPTURE(cols);
     for (std::size_t i = 0; i < q.codes.size() && i < g.codes.size(); ++i)
@@ -154,6 +156,26 @@ TEST_CASE("the GPU's NVFP4 casts equal the emulator's with every option, S_enc's
                     check_cast(n, emu::TensorRole::Input, "fc2.input", x, 64, 96, true, true, 3);
                 }
             }
+}
+
+TEST_CASE("the GPU's paired NVFP4 cast (rows and columns from one read) equals the emulator's in both directions") {
+    if (!gpu_ready()) return;
+    for (const bool stochastic : {true, false})
+        for (const bool hadamard : {true, false}) {
+            emu::Numerics n;
+            n.recipe = emu::Fp8Recipe::Nvfp4;
+            n.formats = {&emu::e2m1(), &emu::e2m1(), &emu::e2m1()};
+            n.nvfp4 = {true, stochastic, hadamard};
+            for (const float magnitude : {1.0f, 1e-36f, 5e4f}) {
+                // 48 x 256: three tile rows of 16, two tile columns of 128.
+                const std::vector<float> x = edge_tensor(48, 256, 11, magnitude);
+                for (const bool columns : {false, true}) {
+                    check_cast(n, emu::TensorRole::Input, "fc2.input", x, 48, 256, columns, columns, 4, true);
+                    check_cast(n, emu::TensorRole::GradOutput, "fc1.grad_output", x, 48, 256, columns, columns, 4,
+                               true);
+                }
+            }
+        }
 }
 
 TEST_CASE("the GPU's blockwise, per-tensor FP6/FP4 and unscaled casts equal the emulator's, stochastic included") {
