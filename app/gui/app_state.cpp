@@ -1,11 +1,14 @@
-// AppState's navigation and persistence: moving between steps, saving where the user is.
+// AppState's navigation and persistence (moving between steps, saving where the user is),
+// the course's step states and the looks' Markdown fonts.
 #include "app/gui/app_state.hpp"
+
+#include <algorithm>
 
 #include "labs/framework/placeholders.hpp"
 
 namespace fp8lab::gui {
 
-StepState& AppState::state_of(const labs::Lab& l, const labs::Step& s) {
+StepState& CourseState::state_of(const labs::Lab& l, const labs::Step& s) {
     std::unique_ptr<StepState>& st = steps[step_key(l, s)];
     if (!st) {
         st = std::make_unique<StepState>();
@@ -23,27 +26,30 @@ StepState& AppState::state_of(const labs::Lab& l, const labs::Step& s) {
 }
 
 void AppState::go_to(int new_lab, int new_step) {
+    const labs::Catalog& catalog = course.catalog;
     if (catalog.labs.empty()) return;
-    lab = std::clamp(new_lab, 0, int(catalog.labs.size()) - 1);
-    step = std::clamp(new_step, 0, int(current_lab().steps.size()) - 1);
+    course.lab = std::clamp(new_lab, 0, int(catalog.labs.size()) - 1);
+    course.step = std::clamp(new_step, 0, int(course.current_lab().steps.size()) - 1);
     inspector_open = false;
-    settings.lab = current_lab().id;
-    settings.step = current_step().logic.id;
+    settings.lab = course.current_lab().id;
+    settings.step = course.current_step().logic.id;
     save_settings_now();
 }
 
 void AppState::next() {
-    if (step + 1 < int(current_lab().steps.size()))
+    const int lab = course.lab, step = course.step;
+    if (step + 1 < int(course.current_lab().steps.size()))
         go_to(lab, step + 1);
-    else if (lab + 1 < int(catalog.labs.size()))
+    else if (lab + 1 < int(course.catalog.labs.size()))
         go_to(lab + 1, 0);
 }
 
 void AppState::previous() {
+    const int lab = course.lab, step = course.step;
     if (step > 0)
         go_to(lab, step - 1);
     else if (lab > 0)
-        go_to(lab - 1, int(catalog.labs[std::size_t(lab - 1)].steps.size()) - 1);
+        go_to(lab - 1, int(course.catalog.labs[std::size_t(lab - 1)].steps.size()) - 1);
 }
 
 void AppState::save_settings_now() {
@@ -55,7 +61,7 @@ void AppState::save_settings_now() {
     }
 }
 
-MarkdownFonts AppState::markdown_fonts() const {
+MarkdownFonts Looks::markdown_fonts() const {
     MarkdownFonts m;
     m.regular = fonts.regular;
     m.bold = fonts.bold;

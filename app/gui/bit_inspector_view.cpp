@@ -24,24 +24,24 @@ std::string hex(std::uint32_t code, int bits) {
 
 ImVec4 to_vec4(ImU32 c) { return ImGui::ColorConvertU32ToFloat4(c); }
 
-void draw_bits(AppState& app, const emu::Format& f, const labs::CodeInspection& c) {
+void draw_bits(InspectorState& inspector, const Looks& looks, const emu::Format& f, const labs::CodeInspection& c) {
     const float fs = ImGui::GetFontSize();
     const int bits = f.total_bits;
     const float size = std::min(fs * 2.2f, (ImGui::GetContentRegionAvail().x - fs) / float(bits) - 4);
-    ImGui::PushFont(app.fonts.mono);
+    ImGui::PushFont(looks.fonts.mono);
     for (int i = bits - 1; i >= 0; --i) {
         const bool sign = f.has_sign && i == bits - 1;
         const bool exponent = !sign && i >= f.mantissa_bits;
-        const ImU32 colour = sign       ? app.colours.field_sign
-                             : exponent ? app.colours.field_exponent
-                                        : app.colours.field_mantissa;
+        const ImU32 colour = sign       ? looks.colours.field_sign
+                             : exponent ? looks.colours.field_exponent
+                                        : looks.colours.field_mantissa;
         const bool set = (c.code >> i) & 1;
         ImVec4 fill = to_vec4(colour);
         if (!set) fill.w = 0.25f;
         ImGui::PushStyleColor(ImGuiCol_Button, fill);
         ImGui::PushStyleColor(ImGuiCol_Text, set ? ImVec4(1, 1, 1, 1) : ImGui::GetStyleColorVec4(ImGuiCol_Text));
         ImGui::PushID(i);
-        if (ImGui::Button(set ? "1" : "0", ImVec2(size, size))) app.inspector.code = labs::flip_bit(f, c.code, i);
+        if (ImGui::Button(set ? "1" : "0", ImVec2(size, size))) inspector.code = labs::flip_bit(f, c.code, i);
         if (ImGui::IsItemHovered())
             ImGui::SetTooltip("bit %d: %s", i, sign ? "sign" : exponent ? "exponent" : "mantissa");
         ImGui::PopID();
@@ -49,15 +49,17 @@ void draw_bits(AppState& app, const emu::Format& f, const labs::CodeInspection& 
         if (i > 0) ImGui::SameLine(0, (i == f.mantissa_bits || (sign && f.exponent_bits > 0)) ? fs * 0.6f : 2.0f);
     }
     ImGui::PopFont();
-    ImGui::TextColored(to_vec4(app.colours.field_sign), "sign %s",
+    ImGui::TextColored(to_vec4(looks.colours.field_sign), "sign %s",
                        c.sign_bits.empty() ? "(none)" : c.sign_bits.c_str());
     ImGui::SameLine();
-    ImGui::TextColored(to_vec4(app.colours.field_exponent), "  exponent %s = %u", c.exponent_bits.c_str(), c.exponent);
+    ImGui::TextColored(to_vec4(looks.colours.field_exponent), "  exponent %s = %u", c.exponent_bits.c_str(),
+                       c.exponent);
     ImGui::SameLine();
-    ImGui::TextColored(to_vec4(app.colours.field_mantissa), "  mantissa %s = %u", c.mantissa_bits.c_str(), c.mantissa);
+    ImGui::TextColored(to_vec4(looks.colours.field_mantissa), "  mantissa %s = %u", c.mantissa_bits.c_str(),
+                       c.mantissa);
 }
 
-void draw_neighbour(AppState& app, const char* label, const labs::NeighbourValue& n, int bits) {
+void draw_neighbour(InspectorState& inspector, const char* label, const labs::NeighbourValue& n, int bits) {
     if (!n.exists) {
         ImGui::Text("%s: none", label);
         return;
@@ -66,12 +68,12 @@ void draw_neighbour(AppState& app, const char* label, const labs::NeighbourValue
                 std::isinf(n.gap) ? "infinite" : labs::number_text(n.gap).c_str());
     ImGui::SameLine();
     ImGui::PushID(label);
-    if (ImGui::SmallButton("go")) app.inspector.code = n.code;
+    if (ImGui::SmallButton("go")) inspector.code = n.code;
     ImGui::PopID();
 }
 
-void draw_encodings(AppState& app) {
-    InspectorState& s = app.inspector;
+void draw_encodings(InspectorState& inspector) {
+    InspectorState& s = inspector;
     section("A number in every format");
     ImGui::SetNextItemWidth(ImGui::GetFontSize() * 12);
     ImGui::InputText("number", &s.number);
@@ -117,13 +119,13 @@ void draw_encodings(AppState& app) {
 
 }  // namespace
 
-void draw_bit_inspector(AppState& app) {
-    InspectorState& s = app.inspector;
+void draw_bit_inspector(InspectorState& inspector, const Looks& looks) {
+    InspectorState& s = inspector;
     const auto formats = emu::all_formats();
     s.format = std::clamp(s.format, 0, int(formats.size()) - 1);
     const emu::Format& f = formats[std::size_t(s.format)];
     const float fs = ImGui::GetFontSize();
-    ImGui::PushFont(app.fonts.heading[0]);
+    ImGui::PushFont(looks.fonts.heading[0]);
     ImGui::TextUnformatted("Bit inspector");
     ImGui::PopFont();
     ImGui::SetNextItemWidth(fs * 12);
@@ -143,15 +145,15 @@ void draw_bit_inspector(AppState& app) {
                        ImGuiInputTextFlags_CharsHexadecimal);
     s.code &= mask;
     const labs::CodeInspection c = labs::inspect_code(f, s.code);
-    draw_bits(app, f, c);
-    ImGui::PushFont(app.fonts.heading[1]);
+    draw_bits(inspector, looks, f, c);
+    ImGui::PushFont(looks.fonts.heading[1]);
     ImGui::Text("%s", labs::number_text(c.value).c_str());
     ImGui::PopFont();
     ImGui::Text("%s  (%s)", c.formula.c_str(), labs::value_class_name(c.value_class).c_str());
     ImGui::TextWrapped("%s", c.explanation.c_str());
-    draw_neighbour(app, "below", c.below, f.total_bits);
-    draw_neighbour(app, "above", c.above, f.total_bits);
-    draw_encodings(app);
+    draw_neighbour(inspector, "below", c.below, f.total_bits);
+    draw_neighbour(inspector, "above", c.above, f.total_bits);
+    draw_encodings(inspector);
 }
 
 }  // namespace fp8lab::gui

@@ -35,7 +35,7 @@ bool pressed(int key) { return ImGui::IsKeyPressed(key, false); }
 
 void set_zoom(AppState& app, float zoom) {
     app.settings.scale = std::clamp(std::round(zoom * 10) / 10, 0.5f, 4.0f);
-    app.rebuild_fonts = true;
+    app.looks.rebuild_fonts = true;
     app.save_settings_now();
 }
 
@@ -48,38 +48,38 @@ void handle_keys(AppState& app) {
         return;
     }
     if (pressed(GLFW_KEY_F5)) {
-        app.presentation = !app.presentation;
-        app.rebuild_fonts = true;
+        app.looks.presentation = !app.looks.presentation;
+        app.looks.rebuild_fonts = true;
     }
     if (pressed(GLFW_KEY_ESCAPE)) {
-        if (app.blank)
-            app.blank = false;
-        else if (app.presentation) {
-            app.presentation = false;
-            app.rebuild_fonts = true;
+        if (app.looks.blank)
+            app.looks.blank = false;
+        else if (app.looks.presentation) {
+            app.looks.presentation = false;
+            app.looks.rebuild_fonts = true;
         }
     }
     if (io.WantTextInput) return;  // typing an answer: letters and arrows belong to the field
-    if (pressed(GLFW_KEY_B) || pressed(GLFW_KEY_PERIOD)) app.blank = !app.blank;
+    if (pressed(GLFW_KEY_B) || pressed(GLFW_KEY_PERIOD)) app.looks.blank = !app.looks.blank;
     if (app.inspector_open) return;
     const bool forward =
         pressed(GLFW_KEY_PAGE_DOWN) || pressed(GLFW_KEY_RIGHT) || pressed(GLFW_KEY_SPACE) || pressed(GLFW_KEY_N);
     const bool back =
         pressed(GLFW_KEY_PAGE_UP) || pressed(GLFW_KEY_LEFT) || pressed(GLFW_KEY_BACKSPACE) || pressed(GLFW_KEY_P);
     if (forward) {
-        if (app.presentation && app.paging.more_below())
-            app.paging.request = 1;
+        if (app.looks.presentation && app.looks.paging.more_below())
+            app.looks.paging.request = 1;
         else
             app.next();
     }
     if (back) {
-        if (app.presentation && app.paging.more_above())
-            app.paging.request = -1;
+        if (app.looks.presentation && app.looks.paging.more_above())
+            app.looks.paging.request = -1;
         else
             app.previous();
     }
-    if (pressed(GLFW_KEY_HOME)) app.go_to(app.lab, 0);
-    if (pressed(GLFW_KEY_END)) app.go_to(app.lab, int(app.current_lab().steps.size()) - 1);
+    if (pressed(GLFW_KEY_HOME)) app.go_to(app.course.lab, 0);
+    if (pressed(GLFW_KEY_END)) app.go_to(app.course.lab, int(app.course.current_lab().steps.size()) - 1);
 }
 
 // Writes ~/fp8lab-progress-USER-N.txt (never over an earlier one) for the instructor's
@@ -106,10 +106,10 @@ void draw_menu(AppState& app) {
         for (const EnumName<Theme>& n : enum_names<Theme>()) {
             const Theme t = n.value;
             const std::string label = "Theme: " + std::string(n.name);
-            if (ImGui::MenuItem(label.c_str(), nullptr, app.theme == t)) {
-                app.theme = t;
+            if (ImGui::MenuItem(label.c_str(), nullptr, app.looks.theme == t)) {
+                app.looks.theme = t;
                 app.settings.theme = std::string(n.name);
-                app.rebuild_fonts = true;
+                app.looks.rebuild_fonts = true;
                 app.save_settings_now();
             }
         }
@@ -118,11 +118,11 @@ void draw_menu(AppState& app) {
         if (ImGui::MenuItem("Zoom out", "Ctrl -")) set_zoom(app, app.settings.scale - 0.1f);
         if (ImGui::MenuItem("Actual size", "Ctrl 0")) set_zoom(app, 1.0f);
         ImGui::Separator();
-        if (ImGui::MenuItem("Presentation mode", "F5", app.presentation)) {
-            app.presentation = !app.presentation;
-            app.rebuild_fonts = true;
+        if (ImGui::MenuItem("Presentation mode", "F5", app.looks.presentation)) {
+            app.looks.presentation = !app.looks.presentation;
+            app.looks.rebuild_fonts = true;
         }
-        if (ImGui::MenuItem("Blank the screen", "B")) app.blank = true;
+        if (ImGui::MenuItem("Blank the screen", "B")) app.looks.blank = true;
         ImGui::EndMenu();
     }
     if (ImGui::BeginMenu("Progress")) {
@@ -131,7 +131,7 @@ void draw_menu(AppState& app) {
         ImGui::EndMenu();
     }
     if (ImGui::MenuItem("Bit inspector", nullptr, app.inspector_open)) app.inspector_open = !app.inspector_open;
-    if (ImGui::MenuItem("Training panel", nullptr, app.training_open)) app.training_open = !app.training_open;
+    if (ImGui::MenuItem("Training panel", nullptr, app.training.open)) app.training.open = !app.training.open;
     ImGui::EndMenuBar();
 }
 
@@ -159,7 +159,7 @@ void draw_frame(AppState& app) {
     const ImGuiViewport* viewport = ImGui::GetMainViewport();
     ImGui::SetNextWindowPos(viewport->Pos);
     ImGui::SetNextWindowSize(viewport->Size);
-    if (app.blank) {
+    if (app.looks.blank) {
         ImGui::PushStyleColor(ImGuiCol_WindowBg, ImVec4(0, 0, 0, 1));
         ImGui::Begin("blank", nullptr, ImGuiWindowFlags_NoDecoration | ImGuiWindowFlags_NoMove);
         ImGui::End();
@@ -171,21 +171,21 @@ void draw_frame(AppState& app) {
     // costs milliseconds.
     ImGuiWindowFlags flags = ImGuiWindowFlags_NoDecoration | ImGuiWindowFlags_NoMove |
                              ImGuiWindowFlags_NoBringToFrontOnFocus | ImGuiWindowFlags_NoBackground;
-    if (!app.presentation) flags |= ImGuiWindowFlags_MenuBar;
+    if (!app.looks.presentation) flags |= ImGuiWindowFlags_MenuBar;
     ImGui::Begin("fp8lab", nullptr, flags);
-    if (!app.presentation) draw_menu(app);
+    if (!app.looks.presentation) draw_menu(app);
     const float fs = ImGui::GetFontSize();
-    const float status_h = app.presentation ? 0 : ImGui::GetTextLineHeightWithSpacing();
-    if (!app.presentation) {
+    const float status_h = app.looks.presentation ? 0 : ImGui::GetTextLineHeightWithSpacing();
+    if (!app.looks.presentation) {
         ImGui::BeginChild("navigator", ImVec2(fs * 17, -status_h), true);
         draw_navigator(app);
         ImGui::EndChild();
         ImGui::SameLine();
     }
-    const bool training = app.training_open && !app.presentation;
+    const bool training = app.training.open && !app.looks.presentation;
     ImGui::BeginChild("main", ImVec2(training ? -fs * 30 : 0, -status_h), false);
-    if (app.catalog.labs.empty() || app.inspector_open)
-        draw_bit_inspector(app);
+    if (app.course.catalog.labs.empty() || app.inspector_open)
+        draw_bit_inspector(app.inspector, app.looks);
     else
         draw_step_view(app);
     ImGui::EndChild();
@@ -194,11 +194,11 @@ void draw_frame(AppState& app) {
         ImGui::BeginChild("training", ImVec2(0, -status_h), true);
         ImGui::TextUnformatted("Training panel");
         ImGui::SameLine(ImGui::GetContentRegionAvail().x - fs * 3);
-        if (ImGui::SmallButton("close")) app.training_open = false;
-        draw_training_panel(app);
+        if (ImGui::SmallButton("close")) app.training.open = false;
+        draw_training_panel(app.training, app.course, app.status);
         ImGui::EndChild();
     }
-    if (!app.presentation) ImGui::TextDisabled("%s", app.status.c_str());
+    if (!app.looks.presentation) ImGui::TextDisabled("%s", app.status.c_str());
     draw_reset_confirmation(app);
     ImGui::End();
 }
@@ -244,7 +244,7 @@ std::optional<StartPoint> find_start(const labs::Catalog& catalog, const std::st
 void choose_start(AppState& app, const std::string& start) {
     std::string ignored;
     const std::optional<StartPoint> p =
-        find_start(app.catalog, start.empty() ? app.settings.lab + "/" + app.settings.step : start, ignored);
+        find_start(app.course.catalog, start.empty() ? app.settings.lab + "/" + app.settings.step : start, ignored);
     if (p)
         app.go_to(p->lab, p->step);
     else
@@ -253,15 +253,15 @@ void choose_start(AppState& app, const std::string& start) {
 
 // Opens the nearest valid state to a link and says on the status line what was ignored.
 void open_link(AppState& app, const std::string& link) {
-    labs::OpenedLink opened = labs::open_step_link(app.catalog, link);
-    if (opened.backend == labs::Backend::Gpu && !app.gpu.ready) {
-        opened.ignored.push_back("backend gpu: " + app.gpu.reason + "; the CPU emulator runs it");
+    labs::OpenedLink opened = labs::open_step_link(app.course.catalog, link);
+    if (opened.backend == labs::Backend::Gpu && !app.course.gpu.ready) {
+        opened.ignored.push_back("backend gpu: " + app.course.gpu.reason + "; the CPU emulator runs it");
         opened.backend = labs::Backend::Cpu;
     }
-    const int lab = int(opened.lab - app.catalog.labs.data());
+    const int lab = int(opened.lab - app.course.catalog.labs.data());
     const int step = int(opened.step - opened.lab->steps.data());
     app.go_to(lab, step);
-    StepState& state = app.current_state();
+    StepState& state = app.course.current_state();
     state.parameters = std::move(opened.parameters);
     state.backend = opened.backend;
     state.needs_run = true;
@@ -275,15 +275,16 @@ void open_link(AppState& app, const std::string& link) {
 
 int run_gui(const GuiOptions& options) {
     AppState app;
-    app.catalog = labs::load_curriculum();
-    for (const labs::TextError& e : app.catalog.errors) std::fprintf(stderr, "fp8lab gui: %s\n", e.describe().c_str());
-    if (app.catalog.labs.empty()) throw std::runtime_error("no lab could be loaded (see the errors above)");
-    if (options.tour && !app.catalog.errors.empty()) throw std::runtime_error("the lab texts have errors");
+    app.course.catalog = labs::load_curriculum();
+    for (const labs::TextError& e : app.course.catalog.errors)
+        std::fprintf(stderr, "fp8lab gui: %s\n", e.describe().c_str());
+    if (app.course.catalog.labs.empty()) throw std::runtime_error("no lab could be loaded (see the errors above)");
+    if (options.tour && !app.course.catalog.errors.empty()) throw std::runtime_error("the lab texts have errors");
 
     // Bad options are refused before any file is read or written.
     if (!options.theme.empty() && !parse_enum<Theme>(options.theme))
         throw cli::UsageError("--theme: " + emu::quoted_input(options.theme) + " is not " + enum_choices<Theme>());
-    if (std::string problem; !options.start.empty() && !find_start(app.catalog, options.start, problem))
+    if (std::string problem; !options.start.empty() && !find_start(app.course.catalog, options.start, problem))
         throw cli::UsageError("--start: " + problem);
     // A tour never touches the user's own settings unless told to: it gets a scratch file.
     std::optional<ScratchFolder> scratch;
@@ -302,8 +303,8 @@ int run_gui(const GuiOptions& options) {
             app.settings_path.clear();  // keep the file we could not back up
     }
     const std::string theme = options.theme.empty() ? app.settings.theme : options.theme;
-    app.theme = parse_enum_or_throw<Theme>(theme, "theme");
-    app.presentation = options.presentation;
+    app.looks.theme = parse_enum_or_throw<Theme>(theme, "theme");
+    app.looks.presentation = options.presentation;
     app.instructor = options.instructor;
     // Looking for a GPU opens the CUDA libraries (about 0.4 s where they are installed):
     // the window opens meanwhile, except in a tour, whose screenshots show the result.
@@ -312,10 +313,10 @@ int run_gui(const GuiOptions& options) {
         Window::wake();
         return result;
     });
-    app.gpu.reason = "looking for a GPU...";
+    app.course.gpu.reason = "looking for a GPU...";
     if (options.tour || !options.open.empty()) {  // the tour's screenshots show the result; a link may ask for the GPU
-        app.gpu = probing.get();
-        if (app.gpu.ready) app.training_backend = labs::Backend::Gpu;
+        app.course.gpu = probing.get();
+        if (app.course.gpu.ready) app.training.backend = labs::Backend::Gpu;
     }
     choose_start(app, options.start);
     if (!options.open.empty()) open_link(app, options.open);
@@ -331,28 +332,28 @@ int run_gui(const GuiOptions& options) {
     constexpr int kSettleFrames = 3;
     int settle_frames = kSettleFrames;
     while (!window.should_close() && !(tour && tour->finished())) {
-        if (window.content_scale() != app.monitor_scale) {
-            app.monitor_scale = window.content_scale();
-            app.rebuild_fonts = true;
+        if (window.content_scale() != app.looks.monitor_scale) {
+            app.looks.monitor_scale = window.content_scale();
+            app.looks.rebuild_fonts = true;
         }
-        if (app.rebuild_fonts) {
-            app.scale = app.settings.scale * app.monitor_scale * (app.presentation ? 1.5f : 1.0f);
-            app.fonts = build_fonts(app.scale);
-            app.colours = apply_theme(app.theme, app.scale);
-            app.rebuild_fonts = false;
+        if (app.looks.rebuild_fonts) {
+            app.looks.scale = app.settings.scale * app.looks.monitor_scale * (app.looks.presentation ? 1.5f : 1.0f);
+            app.looks.fonts = build_fonts(app.looks.scale);
+            app.looks.colours = apply_theme(app.looks.theme, app.looks.scale);
+            app.looks.rebuild_fonts = false;
         }
         if (probing.valid() && probing.wait_for(std::chrono::seconds(0)) == std::future_status::ready) {
-            app.gpu = probing.get();
-            if (app.gpu.ready && app.training_runs.empty()) app.training_backend = labs::Backend::Gpu;
+            app.course.gpu = probing.get();
+            if (app.course.gpu.ready && app.training.runs.empty()) app.training.backend = labs::Backend::Gpu;
         }
         if (tour) tour->before_frame(app);
         const auto frame_start = Clock::now();
         // Idle, the loop sleeps until an event: a few frames after each let ImGui settle
         // (a click shows its effect a frame later); a running step wakes it 30 times a second.
-        const bool running =
-            app.training_runner.running() ||
-            (!app.inspector_open && (app.current_state().runner.running() || app.current_state().needs_run));
-        if (running || app.rebuild_fonts) settle_frames = kSettleFrames;
+        const bool running = app.training.runner.running() ||
+                             (!app.inspector_open &&
+                              (app.course.current_state().runner.running() || app.course.current_state().needs_run));
+        if (running || app.looks.rebuild_fonts) settle_frames = kSettleFrames;
         const Window::Wait wait = tour                ? Window::Wait::None
                                   : running           ? Window::Wait::Briefly
                                   : settle_frames > 0 ? Window::Wait::None
@@ -363,7 +364,7 @@ int run_gui(const GuiOptions& options) {
         const auto work_start = wait == Window::Wait::None ? frame_start : Clock::now();
         handle_keys(app);
         draw_frame(app);
-        const ImVec4 bg = app.blank ? ImVec4(0, 0, 0, 1) : ImGui::GetStyle().Colors[ImGuiCol_WindowBg];
+        const ImVec4 bg = app.looks.blank ? ImVec4(0, 0, 0, 1) : ImGui::GetStyle().Colors[ImGuiCol_WindowBg];
         window.render(bg.x, bg.y, bg.z);
         if (tour) tour->after_frame(app, window, ms_since(work_start));
         if (!options.screenshot.empty() && !running && settle_frames <= 0) {

@@ -73,8 +73,9 @@ void draw_backend_switch(AppState& app, const labs::Step& step, StepState& st) {
         st.needs_run = true;
     }
     ImGui::SameLine();
-    const bool usable = app.gpu.ready && step.supports(labs::Backend::Gpu);
-    const std::string gpu_label = "GPU: " + (app.gpu.device_name.empty() ? std::string("none") : app.gpu.device_name);
+    const bool usable = app.course.gpu.ready && step.supports(labs::Backend::Gpu);
+    const std::string gpu_label =
+        "GPU: " + (app.course.gpu.device_name.empty() ? std::string("none") : app.course.gpu.device_name);
     ImGui::BeginDisabled(!usable);
     if (ImGui::RadioButton(gpu_label.c_str(), st.backend == labs::Backend::Gpu) && st.backend != labs::Backend::Gpu) {
         st.backend = labs::Backend::Gpu;
@@ -82,7 +83,8 @@ void draw_backend_switch(AppState& app, const labs::Step& step, StepState& st) {
     }
     ImGui::EndDisabled();
     if (!usable) {
-        const std::string why = !app.gpu.ready ? app.gpu.reason : "this step computes on the CPU emulator only";
+        const std::string why =
+            !app.course.gpu.ready ? app.course.gpu.reason : "this step computes on the CPU emulator only";
         ImGui::PushStyleColor(ImGuiCol_Text, ImGui::GetStyleColorVec4(ImGuiCol_TextDisabled));
         ImGui::TextWrapped("GPU unavailable: %s", why.c_str());
         ImGui::PopStyleColor();
@@ -130,7 +132,8 @@ void draw_exercise(AppState& app, const labs::Lab& lab, const labs::Step& step, 
     if (check) {
         st.feedback = ex.check(st.answer);
         if (!st.feedback->correct) ++st.wrong_tries;
-        if (st.feedback->correct && app.settings.solved.insert(app.step_key(lab, step)).second) app.save_settings_now();
+        if (st.feedback->correct && app.settings.solved.insert(app.course.step_key(lab, step)).second)
+            app.save_settings_now();
     }
     if (st.feedback) {
         if (st.feedback->correct)
@@ -155,7 +158,7 @@ void export_figures(AppState& app, const labs::Lab& lab, const labs::Step& step,
         for (int n = 1; dir.empty(); ++n)  // create_directory is exclusive: false when it exists
             if (fs::create_directory(base / std::to_string(n))) dir = base / std::to_string(n);
         std::string command = "fp8lab figures --lab " + lab.id + "/" + step.logic.id + " " + e.figures_options();
-        for (const auto& [name, value] : app.current_state().parameters.values())
+        for (const auto& [name, value] : app.course.current_state().parameters.values())
             command += " --set '" + name + "=" + labs::value_text(value) + "'";
         cli::write_file_atomically((dir / "command.txt").string(),
                                    "# These figures' parameters, as the command that draws them again:\n" + command +
@@ -224,17 +227,18 @@ void draw_export_dialog(AppState& app, const labs::Lab& lab, const labs::Step& s
 }
 
 void draw_footer(AppState& app) {
-    const labs::Lab& lab = app.current_lab();
+    const labs::Lab& lab = app.course.current_lab();
     const float fs = ImGui::GetFontSize();
-    ImGui::BeginDisabled(app.lab == 0 && app.step == 0);
+    ImGui::BeginDisabled(app.course.lab == 0 && app.course.step == 0);
     if (ImGui::Button("< Previous")) app.previous();
     ImGui::EndDisabled();
     ImGui::SameLine();
-    const std::string where = "Step " + std::to_string(app.step + 1) + " of " + std::to_string(lab.steps.size());
-    ImGui::ProgressBar(float(app.step + 1) / float(lab.steps.size()),
+    const std::string where = "Step " + std::to_string(app.course.step + 1) + " of " + std::to_string(lab.steps.size());
+    ImGui::ProgressBar(float(app.course.step + 1) / float(lab.steps.size()),
                        ImVec2(ImGui::GetContentRegionAvail().x - fs * 7, 0), where.c_str());
     ImGui::SameLine();
-    const bool last = app.lab + 1 == int(app.catalog.labs.size()) && app.step + 1 == int(lab.steps.size());
+    const bool last =
+        app.course.lab + 1 == int(app.course.catalog.labs.size()) && app.course.step + 1 == int(lab.steps.size());
     ImGui::BeginDisabled(last);
     if (ImGui::Button("Next >")) app.next();
     ImGui::EndDisabled();
@@ -250,9 +254,9 @@ void page_column(int request, float& below, float& above) {
 }
 
 void draw_step_view(AppState& app) {
-    const labs::Lab& lab = app.current_lab();
-    const labs::Step& step = app.current_step();
-    StepState& st = app.current_state();
+    const labs::Lab& lab = app.course.current_lab();
+    const labs::Step& step = app.course.current_step();
+    StepState& st = app.course.current_state();
     if (st.needs_run) {
         st.needs_run = false;
         st.runner.start([run = step.logic.run, params = st.parameters](labs::RunContext& c) { return run(params, c); },
@@ -263,29 +267,29 @@ void draw_step_view(AppState& app) {
     const float text_width = std::max(fs * 24, ImGui::GetContentRegionAvail().x * 0.40f);
 
     // The columns are the step's own windows: each step keeps its scroll, a new one starts at the top.
-    ImGui::PushID(app.step_key(lab, step).c_str());
-    AppState::Paging& paging = app.paging;
+    ImGui::PushID(app.course.step_key(lab, step).c_str());
+    Looks::Paging& paging = app.looks.paging;
     ImGui::BeginChild("text", ImVec2(text_width, -footer), false);
-    ImGui::PushFont(app.fonts.heading[2]);
+    ImGui::PushFont(app.looks.fonts.heading[2]);
     ImGui::TextWrapped("%s", lab.title.c_str());
     ImGui::PopFont();
-    ImGui::PushFont(app.fonts.heading[0]);
+    ImGui::PushFont(app.looks.fonts.heading[0]);
     ImGui::TextWrapped("%s", step.title.c_str());
     ImGui::PopFont();
-    draw_markdown(st.text, app.markdown_fonts());
-    if (!app.presentation || !step.logic.parameters.empty()) {
+    draw_markdown(st.text, app.looks.markdown_fonts());
+    if (!app.looks.presentation || !step.logic.parameters.empty()) {
         if (!step.logic.parameters.empty()) section("Parameters");
         ImGui::PushItemWidth(fs * 12);
         for (const labs::ParameterSpec& spec : step.logic.parameters)
             if (draw_parameter(spec, st.parameters)) st.needs_run = true;
         ImGui::PopItemWidth();
     }
-    if (!app.presentation) {
+    if (!app.looks.presentation) {
         section("Backend");
         draw_backend_switch(app, step, st);
         draw_run_controls(st);
         if (step.logic.training) {
-            if (ImGui::Button("Train the MLP with these settings")) app.training_open = true;
+            if (ImGui::Button("Train the MLP with these settings")) app.training.open = true;
             if (ImGui::IsItemHovered()) ImGui::SetTooltip("%s", step.logic.training_mapping.c_str());
         } else {
             ImGui::PushStyleColor(ImGuiCol_Text, ImGui::GetStyleColorVec4(ImGuiCol_TextDisabled));
@@ -301,15 +305,15 @@ void draw_step_view(AppState& app) {
     ImGui::BeginChild("output", ImVec2(0, -footer), false);
     const std::shared_ptr<const labs::StepOutput> out = st.runner.output();
     if (out) {
-        if (!app.presentation && !out->figures.empty() && ImGui::Button("Export this step's figures..."))
+        if (!app.looks.presentation && !out->figures.empty() && ImGui::Button("Export this step's figures..."))
             app.open_export_dialog = true;
         if (app.open_export_dialog && !out->figures.empty()) {
             app.open_export_dialog = false;
-            app.export_settings.style.theme = app.theme;  // a slide looks like the screen unless told otherwise
+            app.export_settings.style.theme = app.looks.theme;  // a slide looks like the screen unless told otherwise
             ImGui::OpenPopup("Export figures");
         }
         draw_export_dialog(app, lab, step, *out);
-        if (!app.presentation) {
+        if (!app.looks.presentation) {
             if (!out->figures.empty()) ImGui::SameLine();
             if (ImGui::Button("Copy link")) {
                 const std::string link = labs::make_step_link(lab, step, st.parameters, st.backend);
@@ -319,7 +323,7 @@ void draw_step_view(AppState& app) {
         }
         const float height =
             std::clamp(ImGui::GetContentRegionAvail().y * (out->figures.size() > 1 ? 0.55f : 0.75f), fs * 14, fs * 40);
-        draw_step_output(*out, app.step_key(lab, step).c_str(), height);
+        draw_step_output(*out, app.course.step_key(lab, step).c_str(), height);
     } else if (st.runner.running()) {
         ImGui::TextDisabled("Computing...");
     }

@@ -33,37 +33,38 @@ double percentile(std::vector<double> v, double p) {
 
 Tour::Tour(const AppState& app, std::string dir) : dir_(std::move(dir)) {
     std::size_t n = 0;
-    for (std::size_t l = 0; l < app.catalog.labs.size(); ++l) {
-        const labs::Lab& lab = app.catalog.labs[l];
+    for (std::size_t l = 0; l < app.course.catalog.labs.size(); ++l) {
+        const labs::Lab& lab = app.course.catalog.labs[l];
         for (std::size_t s = 0; s < lab.steps.size(); ++s)
             stops_.push_back({two_digits(++n) + "-" + lab.id + "-" + lab.steps[s].logic.id, int(l), int(s)});
     }
     stops_.push_back({two_digits(++n) + "-bit-inspector", 0, 0, true});
-    const int last = int(app.catalog.labs.at(0).steps.size()) - 1;
-    keys_ = {{GLFW_KEY_PAGE_DOWN, "PageDown goes to the next step", [](const AppState& a) { return a.step == 1; }},
-             {GLFW_KEY_SPACE, "Space goes to the next step", [](const AppState& a) { return a.step == 2; }},
-             {GLFW_KEY_LEFT, "Left goes back", [](const AppState& a) { return a.step == 1; }},
-             {GLFW_KEY_END, "End goes to the lab's last step", [last](const AppState& a) { return a.step == last; }},
-             {GLFW_KEY_HOME, "Home goes to the lab's first step", [](const AppState& a) { return a.step == 0; }},
-             {GLFW_KEY_N, "N goes to the next step", [](const AppState& a) { return a.step == 1; }},
-             {GLFW_KEY_P, "P goes back", [](const AppState& a) { return a.step == 0; }},
-             {GLFW_KEY_B, "B blanks the screen", [](const AppState& a) { return a.blank; }},
-             {GLFW_KEY_B, "B again brings it back", [](const AppState& a) { return !a.blank; }},
-             {GLFW_KEY_F5, "F5 enters presentation mode", [](const AppState& a) { return a.presentation; }},
-             // The first step does not fit the screen in presentation mode (its exercise and
-             // table lie below): the presenter keys page through it before moving on.
-             {GLFW_KEY_PAGE_DOWN, "PageDown pages down a step that does not fit",
-              [](const AppState& a) { return a.step == 0 && a.paging.more_below(); }},
-             {GLFW_KEY_PAGE_DOWN, "PageDown moves on only at the step's end",
-              [](const AppState& a) { return a.step == 1; }, false, 12},
-             {GLFW_KEY_PAGE_UP, "PageUp goes back to the previous step's end",
-              [](const AppState& a) { return a.step == 0 && a.paging.more_above(); }},
-             {GLFW_KEY_PAGE_UP, "PageUp pages up to its start",
-              [](const AppState& a) { return a.step == 0 && !a.paging.more_above(); }, false, 12},
-             {GLFW_KEY_F5, "F5 leaves it", [](const AppState& a) { return !a.presentation; }},
-             {GLFW_KEY_EQUAL, "Ctrl + zooms in", [](const AppState& a) { return a.settings.scale > 1.05f; }, true},
-             {GLFW_KEY_0, "Ctrl 0 returns to actual size", [](const AppState& a) { return a.settings.scale == 1.0f; },
-              true}};
+    const int last = int(app.course.catalog.labs.at(0).steps.size()) - 1;
+    keys_ = {
+        {GLFW_KEY_PAGE_DOWN, "PageDown goes to the next step", [](const AppState& a) { return a.course.step == 1; }},
+        {GLFW_KEY_SPACE, "Space goes to the next step", [](const AppState& a) { return a.course.step == 2; }},
+        {GLFW_KEY_LEFT, "Left goes back", [](const AppState& a) { return a.course.step == 1; }},
+        {GLFW_KEY_END, "End goes to the lab's last step", [last](const AppState& a) { return a.course.step == last; }},
+        {GLFW_KEY_HOME, "Home goes to the lab's first step", [](const AppState& a) { return a.course.step == 0; }},
+        {GLFW_KEY_N, "N goes to the next step", [](const AppState& a) { return a.course.step == 1; }},
+        {GLFW_KEY_P, "P goes back", [](const AppState& a) { return a.course.step == 0; }},
+        {GLFW_KEY_B, "B blanks the screen", [](const AppState& a) { return a.looks.blank; }},
+        {GLFW_KEY_B, "B again brings it back", [](const AppState& a) { return !a.looks.blank; }},
+        {GLFW_KEY_F5, "F5 enters presentation mode", [](const AppState& a) { return a.looks.presentation; }},
+        // The first step does not fit the screen in presentation mode (its exercise and
+        // table lie below): the presenter keys page through it before moving on.
+        {GLFW_KEY_PAGE_DOWN, "PageDown pages down a step that does not fit",
+         [](const AppState& a) { return a.course.step == 0 && a.looks.paging.more_below(); }},
+        {GLFW_KEY_PAGE_DOWN, "PageDown moves on only at the step's end",
+         [](const AppState& a) { return a.course.step == 1; }, false, 12},
+        {GLFW_KEY_PAGE_UP, "PageUp goes back to the previous step's end",
+         [](const AppState& a) { return a.course.step == 0 && a.looks.paging.more_above(); }},
+        {GLFW_KEY_PAGE_UP, "PageUp pages up to its start",
+         [](const AppState& a) { return a.course.step == 0 && !a.looks.paging.more_above(); }, false, 12},
+        {GLFW_KEY_F5, "F5 leaves it", [](const AppState& a) { return !a.looks.presentation; }},
+        {GLFW_KEY_EQUAL, "Ctrl + zooms in", [](const AppState& a) { return a.settings.scale > 1.05f; }, true},
+        {GLFW_KEY_0, "Ctrl 0 returns to actual size", [](const AppState& a) { return a.settings.scale == 1.0f; },
+         true}};
     stops_.push_back({two_digits(++n) + "-training-panel", 0, 0, false, true});
     stops_.push_back({two_digits(++n) + "-export-dialog", 0, 0, false, false, true});  // last: it stays open
     if (!dir_.empty()) std::filesystem::create_directories(dir_);
@@ -72,9 +73,9 @@ Tour::Tour(const AppState& app, std::string dir) : dir_(std::move(dir)) {
 void Tour::press_keys_before(AppState& app) {
     if (key_ == 0) {  // the checks start from the first step, outside presentation mode
         app.go_to(0, 0);
-        presentation_ = app.presentation;
-        app.presentation = false;
-        app.rebuild_fonts = true;
+        presentation_ = app.looks.presentation;
+        app.looks.presentation = false;
+        app.looks.rebuild_fonts = true;
     }
     ImGuiIO& io = ImGui::GetIO();
     io.KeysDown[keys_[key_].key] = true;
@@ -96,9 +97,9 @@ void Tour::check_keys_after(AppState& app) {
     if (!ok) key_errors_.push_back(k.what);
     ++key_;
     presses_ = 0;
-    if (key_ == keys_.size() && app.presentation != presentation_) {
-        app.presentation = presentation_;
-        app.rebuild_fonts = true;
+    if (key_ == keys_.size() && app.looks.presentation != presentation_) {
+        app.looks.presentation = presentation_;
+        app.looks.rebuild_fonts = true;
     }
 }
 
@@ -114,18 +115,18 @@ void Tour::before_frame(AppState& app) {
     }
     if (finished() || phase_ != Phase::Enter) return;
     Stop& s = stops_[stop_];
-    app.blank = false;  // a blank screen draws no step, and the step would never start
+    app.looks.blank = false;  // a blank screen draws no step, and the step would never start
     app.go_to(s.lab, s.step);
     app.inspector_open = s.inspector;
-    app.training_open = s.training;
+    app.training.open = s.training;
     app.open_export_dialog = s.export_dialog;
     if (s.training) {
         emu::Experiment settings = labs::lab_experiment();
         settings.steps = 60;  // enough for both curves to be visible, short on 2 cores
-        app.training_settings = emu::describe(settings);
-        app.training_where = "tour, CPU emulator";
-        app.training_recorded = false;
-        app.training_runner.start(
+        app.training.settings = emu::describe(settings);
+        app.training.where = "tour, CPU emulator";
+        app.training.recorded = false;
+        app.training.runner.start(
             [settings](labs::RunContext& c) { return labs::run_training_comparison(settings, c); }, labs::Backend::Cpu);
     }
     phase_ = Phase::Settle;
@@ -142,8 +143,8 @@ void Tour::after_frame(AppState& app, const Window& window, double frame_ms) {
     Stop& s = stops_[stop_];
     if (phase_ == Phase::Settle) {
         waited_ms_ += frame_ms;
-        StepRunner& runner = s.training ? app.training_runner : app.current_state().runner;
-        const bool busy = runner.running() || (!s.inspector && !s.training && app.current_state().needs_run);
+        StepRunner& runner = s.training ? app.training.runner : app.course.current_state().runner;
+        const bool busy = runner.running() || (!s.inspector && !s.training && app.course.current_state().needs_run);
         frames_in_phase_ = busy ? 0 : frames_in_phase_ + 1;
         if (waited_ms_ > kSettleTimeoutMs)
             s.error = "did not settle within " + std::to_string(int(kSettleTimeoutMs / 1000)) + " s";
