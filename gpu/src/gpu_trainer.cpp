@@ -4,14 +4,13 @@
 #include <bit>
 #include <mutex>
 #include <string>
-#include <type_traits>
+#include <memory>
 #include <vector>
 
 #include "emulator/training_task.hpp"
 
 #include "gpu/src/cuda_check.hpp"
-#include "gpu/src/emulated_mlp.hpp"
-#include "gpu/src/gpu_mlp.hpp"
+#include "gpu/src/mlp_step.hpp"
 #include "gpu/trainer.hpp"
 
 namespace fp8lab::gpu {
@@ -61,8 +60,13 @@ std::size_t used_device_bytes(std::size_t free_at_start) {
     return free_at_start > free ? free_at_start - free : 0;
 }
 
-// The loop of a run on either path (Mlp: GpuMlp or GpuEmulatedMlp).
-template <class Mlp>
+// The path that runs a configuration: the emulated one, or the native FP8/BF16 step.
+std::unique_ptr<detail::MlpStep> make_mlp(const GpuTrainConfig& config) {
+    if (config.path == GpuPath::Emulated) return detail::make_emulated_mlp(config, host_training_data(config));
+    return detail::make_native_mlp(config, host_training_data(config));
+}
+
+// The loop of a run on either path.
 GpuTrainResult train_with(const GpuTrainConfig& config, const GpuProgress& progress) {
     std::size_t free_at_start = 0, total = 0;
     FP8LAB_CUDA_CHECK(cudaDeviceSynchronize());
@@ -71,7 +75,8 @@ GpuTrainResult train_with(const GpuTrainConfig& config, const GpuProgress& progr
     result.device = describe(probe());
     std::size_t peak = 0;
     {
-        Mlp mlp(config, host_training_data(config));
+        const std::unique_ptr<detail::MlpStep> made = make_mlp(config);
+        detail::MlpStep& mlp = *made;
         cudaStream_t stream;
         // The GEMMs' stream gets the higher priority: the side stream's memory-bound kernels
         // should fill the SMs the GEMMs leave, not take them.
@@ -153,14 +158,7 @@ GpuTrainResult train_with(const GpuTrainConfig& config, const GpuProgress& progr
             result.gemm_tflops = gemm_flops_per_step(config) / (result.median_step_ms * 1e-3) / 1e12;
         }
         result.loss = mlp.losses(done);
-        if (config.precision == GpuPrecision::Fp8 && config.record_trace) result.trace = mlp.trace(done, result.device);
-        if constexpr (std::is_same_v<Mlp, detail::GpuEmulatedMlp>) {
-            result.path = GpuPath::Emulated;
-            if (config.numerics.precision == emu::Precision::Fp8 && config.record_trace)
-                result.trace = mlp.trace(done, result.device);
-            result.loss_scale = mlp.loss_scales(done);
-            result.skipped_steps = mlp.skipped_steps(done);
-        }
+        mlp.read_result(result, done);
     }
     result.peak_memory_bytes = peak;
     return result;
@@ -171,19 +169,16 @@ GpuTrainResult train_with(const GpuTrainConfig& config, const GpuProgress& progr
 GpuTrainResult train_mlp_on_gpu(const GpuTrainConfig& config, const GpuProgress& progress) {
     validate(config);
     detail::require_gpu();
-    if (config.path == GpuPath::Emulated) return train_with<detail::GpuEmulatedMlp>(config, progress);
-    if (config.precision == GpuPrecision::Fp8 && config.recipe == GpuRecipe::Blockwise)
+    if (config.path != GpuPath::Emulated && config.precision == GpuPrecision::Fp8 &&
+        config.recipe == GpuRecipe::Blockwise)
         if (const std::string why = blockwise_unsupported_reason(); !why.empty()) throw GpuUnavailable(why);
-    return train_with<detail::GpuMlp>(config, progress);
+    return train_with(config, progress);
 }
 
 GpuInitialState gpu_initial_state(const GpuTrainConfig& config) {
     validate(config);
     detail::require_gpu();
-    if (config.path == GpuPath::Emulated)
-        return detail::GpuEmulatedMlp(config, host_training_data(config)).initial_state();
-    const detail::GpuMlp mlp(config, host_training_data(config));
-    return mlp.initial_state();
+    return make_mlp(config)->initial_state();
 }
 
 }  // namespace fp8lab::gpu

@@ -4,8 +4,6 @@
 // bit for bit) and written back as BF16, and the GEMMs multiply in BF16 with float32
 // accumulation; the tensor's own dequantisation factor is the GEMM's alpha. Hopper has no
 // MX or NVFP4 tensor cores: the speed is this emulation's, not that hardware's.
-#pragma once
-
 #include <cuda_bf16.h>
 
 #include <cmath>
@@ -18,15 +16,16 @@
 #include "gpu/src/cuda_check.hpp"
 #include "gpu/src/emulated_cast.hpp"
 #include "gpu/src/emulated_recipe.hpp"
-#include "gpu/src/gpu_mlp.hpp"
+#include "gpu/src/mlp_step.hpp"
 #include "gpu/src/lt_matmul.hpp"
 #include "gpu/src/step_guard.hpp"
 #include "gpu/src/train_kernels.hpp"
 #include "gpu/trainer.hpp"
 
 namespace fp8lab::gpu::detail {
+namespace {
 
-class GpuEmulatedMlp {
+class GpuEmulatedMlp final : public MlpStep {
   public:
     GpuEmulatedMlp(const GpuTrainConfig& c, const HostTrainingData& data)
         : c_(c),
@@ -82,9 +81,9 @@ class GpuEmulatedMlp {
         FP8LAB_CUDA_CHECK(cudaGetLastError());
     }
 
-    int batches() const { return batches_; }
+    int batches() const override { return batches_; }
 
-    GpuInitialState initial_state() const {
+    GpuInitialState initial_state() const override {
         GpuInitialState st;
         st.first_weights.resize(layers_[0].w.count);
         FP8LAB_CUDA_CHECK(cudaMemcpy(st.first_weights.data(), layers_[0].w.ptr, st.first_weights.size() * sizeof(float),
@@ -97,7 +96,7 @@ class GpuEmulatedMlp {
     // One step on one stream: the forward with each operand cast for its GEMM, the loss,
     // the backward with the operands each GEMM contracts over cast anew (block recipes),
     // then the overflow check, the loss scaler and AdamW, and the scaling state.
-    void enqueue_step(int batch, cudaStream_t s) {
+    void enqueue_step(int batch, cudaStream_t s) override {
         for (int l = 0; l < layers_count_; ++l) forward(l, batch, s);
         train::mse_loss(y_out(), target_batch(batch), outputs(), dy16_.ptr, loss_partials_.ptr, s);
         for (int l = layers_count_ - 1; l >= 0; --l) backward(l, batch, s);
@@ -133,9 +132,9 @@ class GpuEmulatedMlp {
         train::finish_step(end, step_.ptr, s);
     }
 
-    void flush_pending_update(cudaStream_t) {}  // every update runs in its own step
+    void flush_pending_update(cudaStream_t) override {}  // every update runs in its own step
 
-    std::vector<float> losses(int steps_done) const { return read(losses_, steps_done); }
+    std::vector<float> losses(int steps_done) const override { return read(losses_, steps_done); }
 
     // The loss scale each step used and the steps whose update was skipped (overflow).
     std::vector<float> loss_scales(int steps_done) const { return read(scale_per_step_, steps_done); }
@@ -145,6 +144,14 @@ class GpuEmulatedMlp {
         for (std::size_t t = 0; t < flags.size(); ++t)
             if (flags[t]) skipped.push_back(t);
         return skipped;
+    }
+
+    void read_result(GpuTrainResult& result, int steps_done) const override {
+        result.path = GpuPath::Emulated;
+        if ((c_.precision == GpuPrecision::Fp8 || n_.precision == emu::Precision::Fp8) && c_.record_trace)
+            result.trace = trace(steps_done, result.device);
+        result.loss_scale = loss_scales(steps_done);
+        result.skipped_steps = skipped_steps(steps_done);
     }
 
     emu::AmaxTrace trace(int steps_done, const std::string& device) const {
@@ -437,5 +444,11 @@ class GpuEmulatedMlp {
     std::unique_ptr<DeviceBuffer<float>> history_, numerators_, trace_amax_, trace_scale_;
     std::deque<Layer> layers_;  // a deque: layers hold buffers that never move
 };
+
+}  // namespace
+
+std::unique_ptr<MlpStep> make_emulated_mlp(const GpuTrainConfig& config, const HostTrainingData& data) {
+    return std::make_unique<GpuEmulatedMlp>(config, data);
+}
 
 }  // namespace fp8lab::gpu::detail

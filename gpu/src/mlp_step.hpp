@@ -1,0 +1,131 @@
+// The MLP's training step on the device as train_mlp_on_gpu (gpu_trainer.cpp) drives it,
+// whichever path runs it (the native FP8/BF16 step, native_mlp.cpp; the emulated recipes',
+// emulated_mlp.cpp): the interface, and what both paths share.
+#pragma once
+
+#include <cuda_bf16.h>
+
+#include <algorithm>
+#include <cmath>
+#include <cstring>
+#include <deque>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "gpu/src/block_scale_layout.hpp"
+#include "gpu/src/blockwise_cast.hpp"
+#include "gpu/src/cuda_check.hpp"
+#include "gpu/src/lt_matmul.hpp"
+#include "gpu/src/train_kernels.hpp"
+#include "gpu/trainer.hpp"
+
+namespace fp8lab::gpu::detail {
+
+using train::CastSource;
+using train::CastTarget;
+using train::DeviceScaling;
+using train::Source;
+
+using Bf16Buffer = DeviceBuffer<__nv_bfloat16>;
+using Fp8Buffer = DeviceBuffer<std::uint8_t>;
+
+// Scaled tensor j of the step is role j % 3 of layer j / 3.
+constexpr emu::TensorRole kTensorRoles[3] = {emu::TensorRole::Input, emu::TensorRole::Weight,
+                                             emu::TensorRole::GradOutput};
+
+struct LayerShape {
+    int in, out;
+};
+
+inline std::vector<LayerShape> layer_shapes(const GpuTrainConfig& c) {
+    std::vector<LayerShape> shapes{{c.input_dim, c.hidden_dim}};
+    for (int l = 1; l < c.hidden_layers; ++l) shapes.push_back({c.hidden_dim, c.hidden_dim});
+    shapes.push_back({c.hidden_dim, c.input_dim});
+    return shapes;
+}
+
+// The dgrad of a hidden layer runs in row chunks in FP8 with delayed scaling, so that its
+// BF16 output (cast at once to FP8 with GELU's backward) needs a chunk, not the whole
+// tensor: this is what keeps FP8's peak memory under BF16's. Current scaling needs the
+// amax of the whole gradient before the cast, so it takes the whole tensor at once.
+// 8192 rows, not 4096: fewer, larger GEMMs, medium's FP8 step 3% faster, large's the
+// same (H200, side by side). FP8's peak memory stays under BF16's at the medium and large
+// presets (834 and 4194 against 882 and 4386 MiB); small's dgrad (8192 rows, one chunk)
+// takes it 8 MiB over (544 against 536).
+constexpr int kDgradChunkRows = 8192;
+
+// With this many tokens per step the next step's first GEMMs outlast the last layer's
+// AdamW, so that update waits for the next step and runs beside its forward instead of
+// ending this step. AdamW moves 28 bytes per weight, the forward GEMM does 2 M FLOPs per
+// weight: at about 3 TB/s and 1300 FP8 TFLOP/s (H100) the GEMM alone covers it from
+// M = 6000 on, and with the input and GELU casts before it from about 4096.
+constexpr int kDeferUpdateMinTokens = 4096;
+
+// What the host makes for the device (gpu_trainer.cpp): the emulator's batches and initial
+// weights. BF16 data as raw bits (the values are BF16 already, so no rounding happens).
+struct HostTrainingData {
+    std::vector<std::uint16_t> inputs, targets;  // data_batches x tokens x d, batch by batch
+    std::vector<std::vector<float>> weights;     // per layer, outputs x inputs
+};
+
+// Host data into a device buffer of exactly as many elements (bits copied as they are).
+template <class T, class Device>
+void upload(Device* device, const std::vector<T>& host, std::size_t count) {
+    if (host.size() != count)
+        throw GpuError("internal: host data of " + std::to_string(host.size()) + " elements for a device buffer of " +
+                       std::to_string(count));
+    FP8LAB_CUDA_CHECK(cudaMemcpy(device, host.data(), count * sizeof(T), cudaMemcpyHostToDevice));
+}
+
+// The per-step amax and scale of every scaled tensor (step-major, 3 tensors per layer:
+// input, weight, gradient) as amax trace records named like the CPU trainer's.
+inline void append_trace_records(emu::AmaxTrace& trace, const std::vector<float>& amax, const std::vector<float>& scale,
+                                 int steps, int tensors) {
+    static const char* const kRoleNames[3] = {".input", ".weight", ".grad_output"};
+    for (int t = 0; t < steps; ++t)
+        for (int j = 0; j < tensors; ++j) {
+            emu::AmaxTraceRecord r;
+            r.step = std::uint64_t(t);
+            r.tensor = "fc" + std::to_string(j / 3 + 1) + kRoleNames[j % 3];
+            r.amax = amax[std::size_t(t) * tensors + j];
+            r.scale = scale[std::size_t(t) * tensors + j];
+            trace.records.push_back(std::move(r));
+        }
+}
+
+// `count` BF16 values on the device, read back as floats.
+inline std::vector<float> read_bf16(const __nv_bfloat16* device, std::size_t count) {
+    std::vector<std::uint16_t> bits(count);
+    FP8LAB_CUDA_CHECK(cudaMemcpy(bits.data(), device, bits.size() * 2, cudaMemcpyDeviceToHost));
+    std::vector<float> out(count);
+    for (std::size_t i = 0; i < count; ++i) {
+        const std::uint32_t u = std::uint32_t(bits[i]) << 16;
+        std::memcpy(&out[i], &u, 4);
+    }
+    return out;
+}
+
+// One path's training step: buffers on the device, the kernel sequence of a step ready to
+// be captured in a CUDA graph, and what the run reads back.
+class MlpStep {
+  public:
+    virtual ~MlpStep() = default;
+    virtual int batches() const = 0;  // distinct batches of the pool, one graph each
+    // Read back for tests: layer 0's weights and batch 0 (inputs, targets) as floats.
+    virtual GpuInitialState initial_state() const = 0;
+    // One whole training step on `main`: forward, loss, backward, AdamW, scaling update.
+    virtual void enqueue_step(int batch, cudaStream_t main) = 0;
+    // An update the last step left for the next one, applied, for a final state with every
+    // update in it.
+    virtual void flush_pending_update(cudaStream_t s) = 0;
+    virtual std::vector<float> losses(int steps_done) const = 0;
+    // The rest of the result after `steps_done` steps: the path, the amax trace where the
+    // run records one, and the loss scaler's scales and skipped steps.
+    virtual void read_result(GpuTrainResult& result, int steps_done) const = 0;
+};
+
+std::unique_ptr<MlpStep> make_native_mlp(const GpuTrainConfig& config, const HostTrainingData& data);
+std::unique_ptr<MlpStep> make_emulated_mlp(const GpuTrainConfig& config, const HostTrainingData& data);
+
+}  // namespace fp8lab::gpu::detail
