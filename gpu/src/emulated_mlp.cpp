@@ -84,13 +84,7 @@ class GpuEmulatedMlp final : public MlpStep {
     int batches() const override { return batches_; }
 
     GpuInitialState initial_state() const override {
-        GpuInitialState st;
-        st.first_weights.resize(layers_[0].w.count);
-        FP8LAB_CUDA_CHECK(cudaMemcpy(st.first_weights.data(), layers_[0].w.ptr, st.first_weights.size() * sizeof(float),
-                                     cudaMemcpyDeviceToHost));
-        st.first_inputs = read_bf16(x_pool_.ptr, outputs());
-        st.first_targets = read_bf16(t_pool_.ptr, outputs());
-        return st;
+        return read_initial_state(layers_[0].w, x_pool_.ptr, t_pool_.ptr, outputs());
     }
 
     // One step on one stream: the forward with each operand cast for its GEMM, the loss,

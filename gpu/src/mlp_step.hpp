@@ -106,6 +106,19 @@ inline std::vector<float> read_bf16(const __nv_bfloat16* device, std::size_t cou
     return out;
 }
 
+// What a run starts from, read back for tests: the first layer's float32 weights, and the
+// first batch's inputs and targets (`count` BF16 values each).
+inline GpuInitialState read_initial_state(const DeviceBuffer<float>& first_weights, const __nv_bfloat16* inputs,
+                                          const __nv_bfloat16* targets, std::size_t count) {
+    GpuInitialState st;
+    st.first_weights.resize(first_weights.count);
+    FP8LAB_CUDA_CHECK(cudaMemcpy(st.first_weights.data(), first_weights.ptr, st.first_weights.size() * sizeof(float),
+                                 cudaMemcpyDeviceToHost));
+    st.first_inputs = read_bf16(inputs, count);
+    st.first_targets = read_bf16(targets, count);
+    return st;
+}
+
 // One path's training step: buffers on the device, the kernel sequence of a step ready to
 // be captured in a CUDA graph, and what the run reads back.
 class MlpStep {

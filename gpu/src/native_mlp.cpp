@@ -65,13 +65,7 @@ class GpuMlp final : public MlpStep {
 
     // Read back for tests: layer 0's weights and batch 0 (inputs, targets) as floats.
     GpuInitialState initial_state() const override {
-        GpuInitialState st;
-        st.first_weights.resize(layers_[0].w.count);
-        FP8LAB_CUDA_CHECK(cudaMemcpy(st.first_weights.data(), layers_[0].w.ptr, st.first_weights.size() * sizeof(float),
-                                     cudaMemcpyDeviceToHost));
-        st.first_inputs = read_bf16(x_batch(0), outputs());
-        st.first_targets = read_bf16(target_batch(0), outputs());
-        return st;
+        return read_initial_state(layers_[0].w, x_batch(0), target_batch(0), outputs());
     }
 
     // One whole training step on `main`: forward, loss, backward, AdamW, scaling update.
