@@ -3,6 +3,8 @@
 
 #include <cstdio>
 #include <memory>
+#include <optional>
+#include <string>
 
 #include "emulator/quoted_input.hpp"
 #include "app/cli/command_options.hpp"
@@ -99,8 +101,8 @@ void print_labs(const labs::Catalog& catalog, bool as_json) {
                 json.end_array().key("training");
                 write_training(json, s.logic);
                 json.key("exercise");
-                if (s.logic.exercise)
-                    json.value(s.logic.exercise->prompt);
+                if (s.exercise)
+                    json.value(s.exercise->prompt);
                 else
                     json.null();
                 json.end_object();
@@ -119,7 +121,7 @@ void print_labs(const labs::Catalog& catalog, bool as_json) {
             std::string backends;
             for (labs::Backend b : s.logic.backends) (backends += backends.empty() ? "" : ",") += labs::backend_name(b);
             std::printf("  %s/%s: %s [%s]%s\n", lab.id.c_str(), s.logic.id.c_str(), s.title.c_str(), backends.c_str(),
-                        s.logic.exercise ? " (exercise)" : "");
+                        s.exercise ? " (exercise)" : "");
             for (const labs::ParameterSpec& p : s.logic.parameters)
                 std::printf("      --set %s=VALUE  %s; %s (default %s)\n", p.name.c_str(), p.help.c_str(),
                             labs::accepted_values(p).c_str(), labs::value_text(p.default_value).c_str());
@@ -133,7 +135,35 @@ struct RunOptions {
     std::string backend = "cpu";
     std::uint64_t seed = 1;
     bool json = false;
+    std::optional<std::string> answer;  // checked against the step's exercise
 };
+
+// The step's exercise in the JSON of `run`: its prompt and choices, and with --answer the
+// answer's check (the hint the lab text gives for it).
+void write_exercise_json(json::JsonWriter& json, const labs::Exercise& e, const std::optional<std::string>& answer) {
+    json.key("exercise").begin_object().key("prompt").value(e.prompt);
+    if (e.type == labs::AnswerType::Choice) {
+        json.key("choices").begin_array();
+        for (const std::string& c : e.choices) json.value(c);
+        json.end_array();
+    }
+    if (answer) {
+        const labs::Feedback f = e.check(*answer);
+        json.key("answer").value(*answer).key("correct").value(f.correct).key("hint").value(f.hint);
+    }
+    json.end_object();
+}
+
+std::string exercise_text(const labs::Exercise& e, const std::optional<std::string>& answer) {
+    std::string text = "Exercise: " + e.prompt + "\n";
+    for (std::size_t i = 0; i < e.choices.size(); ++i)
+        text += "  " + std::to_string(i + 1) + ". " + e.choices[i] + "\n";
+    if (answer) {
+        const labs::Feedback f = e.check(*answer);
+        text += "Your answer, " + *answer + ": " + (f.correct ? std::string("right.") : "not right. " + f.hint) + "\n";
+    }
+    return text;
+}
 
 void run_steps(const RunOptions& o) {
     const labs::Catalog& catalog = lab_catalog();
@@ -141,6 +171,11 @@ void run_steps(const RunOptions& o) {
     const labs::Backend backend = backend_option(o.backend);
     for (const SelectedStep& s : steps) require_backend(s, backend);
     const std::vector<labs::Parameters> params = step_parameters(steps, o.sets);
+    if (o.answer && (steps.size() != 1 || !steps[0].step->exercise))
+        throw UsageError(steps.size() != 1
+                             ? "--answer needs one step (LAB/STEP)"
+                             : "step " + emu::quoted_input(steps[0].lab->id + "/" + steps[0].step->logic.id) +
+                                   " has no exercise to answer");
     json::JsonWriter json;
     if (o.json)
         json.begin_object()
@@ -157,6 +192,7 @@ void run_steps(const RunOptions& o) {
         if (o.json) {
             begin_step_json(json, *s.lab, *s.step, params[i]);
             write_step_output_json(json, output);
+            if (s.step->exercise) write_exercise_json(json, *s.step->exercise, o.answer);
             json.end_object();
             continue;
         }
@@ -164,6 +200,7 @@ void run_steps(const RunOptions& o) {
         for (const auto& [name, value] : params[i].values()) values += " " + name + "=" + labs::value_text(value);
         std::printf("== %s/%s: %s [%s]%s\n\n%s\n", s.lab->id.c_str(), s.step->logic.id.c_str(), s.step->title.c_str(),
                     std::string(labs::backend_name(backend)).c_str(), values.c_str(), step_output_text(output).c_str());
+        if (s.step->exercise) std::printf("%s\n", exercise_text(*s.step->exercise, o.answer).c_str());
         std::fflush(stdout);
     }
     if (o.json) {
@@ -193,6 +230,7 @@ void add_run_command(CLI::App& app, CommandStatus&) {
     cmd->add_option("--backend", o->backend, "cpu or gpu")->capture_default_str();
     cmd->add_option("--seed", o->seed, "Seed of every random choice")->capture_default_str()->check(seed_value());
     cmd->add_flag("--json", o->json, "Print JSON");
+    cmd->add_option("--answer", o->answer, "An answer to the step's exercise: says whether it is right, and the hint");
     cmd->callback([o] { run_steps(*o); });
 }
 

@@ -30,7 +30,7 @@ void draw_navigator(AppState& app) {
             // \u2713: a check mark for a solved exercise; steps without one get a space.
             const std::string label = std::string(solved ? "\xE2\x9C\x93 " : "   ") + step.title + "##" + step.logic.id;
             if (ImGui::Selectable(label.c_str(), selected)) app.go_to(int(l), int(s));
-            if (step.logic.exercise && !solved && ImGui::IsItemHovered()) ImGui::SetTooltip("exercise not solved yet");
+            if (step.exercise && !solved && ImGui::IsItemHovered()) ImGui::SetTooltip("exercise not solved yet");
         }
         ImGui::TreePop();
     }

@@ -109,7 +109,7 @@ void draw_run_controls(StepState& st) {
 }
 
 void draw_exercise(AppState& app, const labs::Lab& lab, const labs::Step& step, StepState& st) {
-    const labs::Exercise& ex = *step.logic.exercise;
+    const labs::Exercise& ex = *step.exercise;
     section("Exercise");
     ImGui::TextWrapped("%s", ex.prompt.c_str());
     bool check = false;
@@ -297,7 +297,7 @@ void draw_step_view(AppState& app) {
             ImGui::PopStyleColor();
         }
     }
-    if (step.logic.exercise) draw_exercise(app, lab, step, st);
+    if (step.exercise) draw_exercise(app, lab, step, st);
     page_column(paging.request, paging.text_below, paging.text_above);
     ImGui::EndChild();
 

@@ -9,6 +9,7 @@
 #include <map>
 #include <sstream>
 
+#include "labs/framework/exercise_words.hpp"
 #include "labs/framework/placeholders.hpp"
 #include "emulator/quoted_input.hpp"
 
@@ -64,8 +65,19 @@ Catalog build_catalog(const std::vector<SourceText>& texts, const std::vector<La
                                           "' has no logic for it"});
                     continue;
                 }
-                check_placeholders(st.markdown, st.line + 1);
-                lab.steps.push_back({*step, st.title, st.markdown, st.line});
+                StepWords words = split_exercise_words(source.file, st.markdown, st.line + 1, errors);
+                check_placeholders(words.markdown, st.line + 1);
+                std::optional<Exercise> exercise;
+                if (step->exercise && !words.exercise)
+                    errors.push_back({source.file, st.line,
+                                      "step " + emu::quoted_input(st.id) +
+                                          " has an exercise in the code but no ~~~exercise block with its words"});
+                else if (!step->exercise && words.exercise && !step->exercise_from_recording)
+                    errors.push_back({source.file, words.exercise->line,
+                                      "step " + emu::quoted_input(st.id) + " has no exercise in the code"});
+                else if (step->exercise)
+                    exercise = join_exercise(source.file, *step->exercise, *words.exercise, errors);
+                lab.steps.push_back({*step, st.title, std::move(words.markdown), st.line, std::move(exercise)});
             }
             for (const StepLogic& s : code.steps) {
                 if (std::none_of(text.steps.begin(), text.steps.end(),

@@ -6,6 +6,7 @@
 #include <cstdio>
 #include <cstdlib>
 #include <optional>
+#include <stdexcept>
 #include <string_view>
 
 namespace fp8lab::labs {
@@ -88,8 +89,28 @@ bool matches(const TypedNumber& typed, double target, double tolerance) {
     return typed.significant_digits >= 3 && std::isfinite(target) && std::abs(typed.value - target) <= typed.half_unit;
 }
 
-Exercise numeric_exercise(std::string prompt, double answer, std::vector<KnownMistake> mistakes, std::string otherwise,
-                          double tolerance) {
+ExerciseSpec numeric_exercise(double answer, std::vector<std::pair<std::string, double>> mistakes, double tolerance) {
+    ExerciseSpec e;
+    e.type = AnswerType::Number;
+    e.answer = answer;
+    e.mistakes = std::move(mistakes);
+    e.tolerance = tolerance;
+    return e;
+}
+
+ExerciseSpec choice_exercise(std::vector<std::string> choice_keys, std::size_t right) {
+    if (right >= choice_keys.size()) throw std::invalid_argument("choice_exercise: the right choice is not a choice");
+    ExerciseSpec e;
+    e.type = AnswerType::Choice;
+    e.choices = std::move(choice_keys);
+    e.right = right;
+    return e;
+}
+
+namespace {
+
+Exercise numeric(std::string prompt, double answer, std::vector<std::pair<double, std::string>> mistakes,
+                 std::string otherwise, double tolerance) {
     Exercise e;
     e.prompt = std::move(prompt);
     e.type = AnswerType::Number;
@@ -101,15 +122,15 @@ Exercise numeric_exercise(std::string prompt, double answer, std::vector<KnownMi
         const std::optional<TypedNumber> typed = parse_typed_number(text);
         if (!typed) return {false, "Type a number, e.g. 448, 0.0625, 2^-6, 448/300 or 1.5e-3."};
         if (matches(*typed, answer, tolerance)) return {true, ""};
-        for (const KnownMistake& m : mistakes)
-            if (matches(*typed, m.value, tolerance)) return {false, m.hint};
+        for (const auto& [value, hint] : mistakes)
+            if (matches(*typed, value, tolerance)) return {false, hint};
         return {false, otherwise};
     };
     return e;
 }
 
-Exercise choice_exercise(std::string prompt, std::vector<std::string> choices, std::size_t answer,
-                         std::vector<std::string> hints) {
+Exercise choice(std::string prompt, std::vector<std::string> choices, std::size_t answer,
+                std::vector<std::string> hints) {
     Exercise e;
     e.prompt = std::move(prompt);
     e.type = AnswerType::Choice;
@@ -120,11 +141,27 @@ Exercise choice_exercise(std::string prompt, std::vector<std::string> choices, s
         for (std::size_t i = 0; i < choices.size(); ++i) {
             if (t != choices[i] && t != std::to_string(i + 1)) continue;
             if (i == answer) return {true, ""};
-            return {false, i < hints.size() ? hints[i] : "Not this one."};
+            return {false, hints[i]};
         }
         return {false, "Answer with one of the choices (its text or its number)."};
     };
     return e;
+}
+
+}  // namespace
+
+Exercise make_exercise(const ExerciseSpec& spec, const std::map<std::string, std::string>& words) {
+    if (spec.type == AnswerType::Choice) {
+        std::vector<std::string> choices, hints;
+        for (std::size_t i = 0; i < spec.choices.size(); ++i) {
+            choices.push_back(words.at("choice " + spec.choices[i]));
+            hints.push_back(i == spec.right ? "" : words.at("hint " + spec.choices[i]));
+        }
+        return choice(words.at("prompt"), std::move(choices), spec.right, std::move(hints));
+    }
+    std::vector<std::pair<double, std::string>> mistakes;
+    for (const auto& [key, value] : spec.mistakes) mistakes.emplace_back(value, words.at("mistake " + key));
+    return numeric(words.at("prompt"), spec.answer, std::move(mistakes), words.at("otherwise"), spec.tolerance);
 }
 
 }  // namespace fp8lab::labs

@@ -1,7 +1,10 @@
-// An exercise: a prompt, an answer type, and a check that recognises common mistakes.
+// An exercise: what the code computes (ExerciseSpec: the answer, the values of recognised
+// mistakes, the choices' keys) and, joined with the words of the lab's text (prompt,
+// choices, hints; exercise_words.hpp), what a student sees and how an answer is checked.
 #pragma once
 
 #include <functional>
+#include <map>
 #include <optional>
 #include <string>
 #include <vector>
@@ -15,12 +18,6 @@ struct Feedback {
     std::string hint;  // on a wrong answer: chosen by the mistake the check recognised
 };
 
-// A wrong answer that a check recognises, and what to tell the student.
-struct KnownMistake {
-    double value;
-    std::string hint;
-};
-
 struct Exercise {
     std::string prompt;
     AnswerType type = AnswerType::Number;
@@ -29,17 +26,37 @@ struct Exercise {
     std::function<Feedback(const std::string& answer)> check;
 };
 
-// A numeric exercise: correct within a relative tolerance, or to the digits the student
-// gave when they gave at least three (1.4933 for 448/300); a wrong answer that matches a
-// known mistake the same way gets its hint, anything else `otherwise`. Unparseable text
-// gets a hint saying what a number looks like. Accepts 448, 4.48e2, 0x1.cp+8, 2^-9 style
-// powers and fractions of those (448/300, 1/2^6).
-Exercise numeric_exercise(std::string prompt, double answer, std::vector<KnownMistake> mistakes, std::string otherwise,
-                          double tolerance = 1e-9);
+// What the code says of an exercise; its words come from the lab's text, where each key
+// named here has its sentence ("mistake KEY", "choice KEY", "hint KEY").
+struct ExerciseSpec {
+    AnswerType type = AnswerType::Number;
+    // Number: correct within a relative tolerance, or to the digits the student gave when
+    // they gave at least three (1.4933 for 448/300); a wrong answer that matches a known
+    // mistake the same way gets that mistake's hint, anything else the "otherwise" hint.
+    double answer = 0;
+    double tolerance = 1e-9;
+    std::vector<std::pair<std::string, double>> mistakes;  // key, value (a key may serve several values)
+    // Mistakes the text may have a sentence for though the code found none this time (what a
+    // recording holds decides).
+    std::vector<std::string> possible_mistakes;
+    // Choice: the choices' keys in the order shown, and the right one's index.
+    std::vector<std::string> choices;
+    std::size_t right = 0;
+    // Text for {{name}} in the words: what the code computed (a width read from a
+    // recording, a formatted number). Format properties ({{E4M3.max}}) need no entry.
+    std::map<std::string, std::string> values;
+};
 
-// A multiple-choice exercise: the index of the right choice; hints per wrong choice.
-Exercise choice_exercise(std::string prompt, std::vector<std::string> choices, std::size_t answer,
-                         std::vector<std::string> hints);
+ExerciseSpec numeric_exercise(double answer, std::vector<std::pair<std::string, double>> mistakes,
+                              double tolerance = 1e-9);
+ExerciseSpec choice_exercise(std::vector<std::string> choice_keys, std::size_t right);
+
+// The exercise a student sees, from the spec and its words. Numeric answers accept 448,
+// 4.48e2, 0x1.cp+8, 2^-9 style powers and fractions of those (448/300, 1/2^6);
+// unparseable text gets a hint saying what a number looks like.
+//   Number: words.at("prompt"), "otherwise", "mistake KEY" for every mistake.
+//   Choice: "prompt", "choice KEY" for every choice, "hint KEY" for every wrong one.
+Exercise make_exercise(const ExerciseSpec& spec, const std::map<std::string, std::string>& words);
 
 // A student's number: its value, and for a decimal, half a unit of its last digit and its
 // significant digits (0 for fractions, powers, hex floats and infinities, which are exact).

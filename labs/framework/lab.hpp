@@ -19,7 +19,12 @@ struct StepLogic {
     std::vector<ParameterSpec> parameters;
     std::vector<Backend> backends = {Backend::Cpu};
     std::function<StepOutput(const Parameters&, RunContext&)> run;
-    std::optional<Exercise> exercise;
+    // The exercise as the code computes it; its words are in the step's text
+    // (exercise_words.hpp), and the catalog joins the two into Step::exercise.
+    std::optional<ExerciseSpec> exercise;
+    // The exercise is read from a recorded measurement: where that cannot be read there is
+    // none, and the text's words for it go unused.
+    bool exercise_from_recording = false;
     // Training: a step whose parameters can change a training run names them
     // (training_parameters), says how they map (training_mapping, shown by the panel) and
     // applies them to the labs' experiment (training). A step whose settings cannot
@@ -39,8 +44,9 @@ struct LabLogic {
 struct Step {
     StepLogic logic;
     std::string title;
-    std::string markdown;  // placeholders still in it: render_placeholders fills them
-    int text_line = 0;     // where its heading is in the lab's file
+    std::string markdown;              // placeholders still in it: render_placeholders fills them
+    int text_line = 0;                 // where its heading is in the lab's file
+    std::optional<Exercise> exercise;  // the code's spec with the text's words
     bool supports(Backend b) const;
 };
 

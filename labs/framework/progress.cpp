@@ -24,7 +24,7 @@ std::vector<LabProgress> progress_by_lab(const Catalog& catalog, const std::set<
         LabProgress p;
         p.lab = &lab;
         for (const Step& step : lab.steps) {
-            if (!step.logic.exercise) continue;
+            if (!step.exercise) continue;
             ++p.exercises;
             p.solved += solved.count(lab.id + "/" + step.logic.id) ? 1 : 0;
         }

@@ -72,12 +72,9 @@ StepLogic emulated() {
         return out;
     };
     const int product_bits = 2 * (emu::e4m3().mantissa_bits + 1);
-    s.exercise = numeric_exercise(
-        "Two E4M3 values are multiplied. At most how many significant bits does the exact product need?", product_bits,
-        {{2.0 * emu::e4m3().mantissa_bits, "Count the implicit leading 1 of each significand too."},
-         {16, "The exponents add; only the two 4-bit significands multiply."},
-         {24, "That is float32's precision, which the product fits into with room to spare."}},
-        "Each significand has the implicit 1 plus 3 mantissa bits; multiply two of them.");
+    s.exercise = numeric_exercise(product_bits, {{"no-implicit-one", 2.0 * emu::e4m3().mantissa_bits},
+                                                 {"whole-codes", 2.0 * emu::e4m3().total_bits},
+                                                 {"float32", 24}});
     return s;
 }
 
@@ -91,6 +88,7 @@ AccumulationSweep recorded() {
 StepLogic tensor_cores() {
     StepLogic s;
     s.id = "tensor-cores";
+    s.exercise_from_recording = true;
     s.backends = {Backend::Cpu, Backend::Gpu};
     s.parameters = {toggle("fast_forward", "Fast accumulation: forward", false, "Feeds the training panel (GPU)"),
                     toggle("fast_dgrad", "Fast accumulation: dgrad", false, "Feeds the training panel (GPU)"),
@@ -151,12 +149,10 @@ StepLogic tensor_cores() {
         for (const AccumulationPoint& p : sweep.points) k = std::max(k, p.k);
         for (const AccumulationPoint& p : sweep.points)
             if (p.k == k) (p.fast_accumulation ? fast : promoted) = p.mean_error;
-        if (promoted > 0 && fast > 0)
-            s.exercise = numeric_exercise(
-                "In the recorded measurement at K = " + std::to_string(k) +
-                    ", how many times larger is the mean error with fast accumulation than promoted (to two digits)?",
-                fast / promoted, {{promoted / fast, "That is promoted over fast: the other way round."}},
-                "Divide the two mean errors at the largest K in the table.", 0.01);
+        if (promoted > 0 && fast > 0) {
+            s.exercise = numeric_exercise(fast / promoted, {{"inverted", promoted / fast}}, 0.01);
+            s.exercise->values = {{"k", std::to_string(k)}};
+        }
     } catch (const std::exception&) {
     }
     return s;

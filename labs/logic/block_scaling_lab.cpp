@@ -24,8 +24,6 @@ double bits_per_element(const emu::Format& element, const emu::Format& scale, in
     return element.total_bits + double(scale.total_bits) / block;
 }
 
-std::string bits_text(const emu::Format& f) { return number_text(f.total_bits) + "-bit"; }
-
 std::vector<float> outlier_channels(std::uint64_t seed) {
     std::vector<float> x = sample_tensor(TensorKind::Weights, kRows * kCols, seed);  // N(0, 0.02^2)
     for (float& v : x) v *= 50.0f;
@@ -146,14 +144,9 @@ StepLogic recipe_map() {
     const emu::RecipeDescriptor& blockwise = emu::recipe_descriptor(emu::Fp8Recipe::Blockwise);
     const std::size_t n = 1024;
     const auto scales = [&](const emu::BlockShape& b) { return double((n / b.rows) * (n / b.cols)); };
-    s.exercise = numeric_exercise("Under " + std::string(blockwise.library) + ", how many scales does a " +
-                                      std::to_string(n) + " x " + std::to_string(n) + " weight carry?",
-                                  scales(blockwise.weight_blocks),
-                                  {{scales(blockwise.activation_blocks),
-                                    "That is an activation's count: weights use square blocks, "
-                                    "activations and gradients 1 x 128."},
-                                   {1, "That is a per-tensor recipe: this one scales every block."}},
-                                  "Divide the weight into its blocks (the table's weight blocks) and count them.");
+    s.exercise = numeric_exercise(scales(blockwise.weight_blocks),
+                                  {{"activation-blocks", scales(blockwise.activation_blocks)}, {"per-tensor", 1}});
+    s.exercise->values = {{"library", std::string(blockwise.library)}, {"n", std::to_string(n)}};
     return s;
 }
 
@@ -235,18 +228,10 @@ StepLogic recipes() {
         return out;
     };
     const emu::Format &e4m3 = emu::e4m3(), &e8m0 = emu::e8m0();
-    s.exercise = numeric_exercise(
-        "MXFP8 stores one " + bits_text(e8m0) +
-            " E8M0 scale for every block of 32 E4M3 elements. How many bits per "
-            "element does the tensor take, scales included?",
-        bits_per_element(e4m3, e8m0, 32),
-        {{double(e4m3.total_bits),
-          "The scales take space too: " + number_text(e8m0.total_bits) + " bits shared by 32 elements."},
-         {bits_per_element(e4m3, e8m0, 16),
-          "That is one " + bits_text(e8m0) + " scale per 16 elements, NVFP4's block size; MX blocks hold 32."},
-         {bits_per_element(e4m3, e8m0, 1), "The scale is shared by the block, not stored per element."}},
-        number_text(e4m3.total_bits) + " bits per element plus the scale's " + number_text(e8m0.total_bits) +
-            " bits divided among the block.");
+    s.exercise =
+        numeric_exercise(bits_per_element(e4m3, e8m0, 32), {{"elements-only", double(e4m3.total_bits)},
+                                                            {"blocks-of-16", bits_per_element(e4m3, e8m0, 16)},
+                                                            {"scale-per-element", bits_per_element(e4m3, e8m0, 1)}});
     return s;
 }
 
@@ -310,15 +295,12 @@ StepLogic floor_against_rceil() {
     const std::string a = number_text(amax), x = "2^" + std::to_string(x_log2), max = number_text(e4m3.max_finite);
     const double nearest = emu::decode(e4m3, emu::encode(e4m3, block[0]));
     s.exercise = numeric_exercise(
-        "OCP floor rule, E4M3 elements: a block's amax is " + a + ", so X = 2^(floor(log2 " + a + ") - " +
-            std::to_string(e4m3.max_exponent) + ") = " + x + ". What does the amax element read back as?",
-        floor_value,
-        {{amax, a + " / " + x + " = " + number_text(std::ldexp(amax, -x_log2)) + " lies past E4M3's " + max +
-                    ": the conversion saturates, and " + max + " x " + x + " comes back."},
-         {nearest, "That would be a representable value near " + a +
-                       ", but the element is clamped at the format's maximum first."},
-         {std::ldexp(amax, -x_log2), "Multiply back by X: the stored element is in scaled units."}},
-        "Compute " + a + " / X, clamp it to E4M3's maximum, then multiply by X again.");
+        floor_value, {{"unclamped", amax}, {"nearest", nearest}, {"scaled-units", std::ldexp(amax, -x_log2)}});
+    s.exercise->values = {{"amax", a},
+                          {"x", x},
+                          {"max", max},
+                          {"max_exponent", std::to_string(e4m3.max_exponent)},
+                          {"scaled", number_text(std::ldexp(amax, -x_log2))}};
     return s;
 }
 
@@ -399,15 +381,7 @@ StepLogic e8m0_traps() {
     x[7] = INFINITY;
     const std::vector<float> back = emu::quantize_mx(x, 1, 32, emu::e4m3(), emu::MxScaleRule::OcpFloor).dequantize();
     const double finite = double(std::count_if(back.begin(), back.end(), [](float y) { return std::isfinite(y); }));
-    s.exercise = numeric_exercise(
-        "An MX block of 32 E4M3 elements holds 31 values of 0.5 and one Inf. How many of its 32 elements read back "
-        "as finite numbers?",
-        finite,
-        {{31.0,
-          "The Inf makes the block's amax Inf, and an E8M0 scale of Inf is the NaN code 0xFF: it multiplies "
-          "every element of the block, not only the Inf."},
-         {32.0, "E8M0 has no code for Inf; the block's scale is NaN."}},
-        "The scale is shared by the whole block: look at its code.");
+    s.exercise = numeric_exercise(finite, {{"all-but-the-inf", 31.0}, {"all", 32.0}});
     return s;
 }
 
@@ -479,17 +453,10 @@ StepLogic block_size_and_nvfp4() {
         return out;
     };
     const emu::Format &e2m1 = emu::e2m1(), &e4m3 = emu::e4m3(), &e8m0 = emu::e8m0();
-    s.exercise = numeric_exercise(
-        "NVFP4 gives every block of 16 E2M1 elements one E4M3 scale. Ignoring the one float32 per tensor, how many "
-        "bits "
-        "per element is that?",
-        bits_per_element(e2m1, e4m3, 16),
-        {{bits_per_element(e2m1, e8m0, 32),
-          "That is MXFP4: one " + bits_text(e8m0) + " E8M0 scale per 32 elements. NVFP4's blocks hold 16."},
-         {double(e2m1.total_bits), "The block scales take space too."},
-         {bits_per_element(e2m1, e4m3, 1), "The scale is shared by the block of 16, not stored per element."}},
-        number_text(e2m1.total_bits) + " bits per element plus " + number_text(e4m3.total_bits) +
-            " bits shared by 16 elements.");
+    s.exercise =
+        numeric_exercise(bits_per_element(e2m1, e4m3, 16), {{"mxfp4", bits_per_element(e2m1, e8m0, 32)},
+                                                            {"elements-only", double(e2m1.total_bits)},
+                                                            {"scale-per-element", bits_per_element(e2m1, e4m3, 1)}});
     return s;
 }
 

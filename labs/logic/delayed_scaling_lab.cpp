@@ -196,19 +196,8 @@ StepLogic history_window() {
     int lowered = 0;
     for (int t = 0; t < kSteps; ++t) lowered += with.scale[std::size_t(t)] != without.scale[std::size_t(t)];
     s.exercise = numeric_exercise(
-        "History 16, algorithm max, margin 0. A tensor's amax is 1 at every step except one spike of 8 at step " +
-            std::to_string(kSpikeStep) +
-            ". For "
-            "how many steps does the scale stay lower because of the spike?",
-        lowered,
-        {{double(lowered - 1),
-          "Count again: the spike enters the history after its step and stays for as many "
-          "updates as the history is long."},
-         {double(lowered + 1),
-          "The spike's own step still used the old scale: delayed scaling sets a step's scale "
-          "before it sees that step's amax."},
-         {1, "That would be most_recent: with max, the spike stays in the window until it rolls out."}},
-        "The spike is in the window from the update after step 60 until it rolls out.");
+        lowered, {{"one-fewer", double(lowered - 1)}, {"one-more", double(lowered + 1)}, {"most-recent", 1}});
+    s.exercise->values = {{"spike_step", std::to_string(kSpikeStep)}};
     return s;
 }
 
@@ -291,14 +280,7 @@ StepLogic trace_replay() {
     } catch (const std::exception&) {
         // Without the asset the step itself reports the missing file when it runs.
     }
-    s.exercise = numeric_exercise(
-        "Replay the trace with the run's own settings (history 16, max, margin 0, hybrid). At how many steps did some "
-        "tensor's amax pass the largest value its scale could hold?",
-        double(answer),
-        {{0,
-          "The run produced no NaN, but that does not mean nothing passed the bound: saturating casts clamp those "
-          "elements to the maximum without a trace. Look at the table."}},
-        "Count the steps with at least one tensor past its bound: the metric under the table gives it.");
+    s.exercise = numeric_exercise(double(answer), {{"none", 0}});
     return s;
 }
 
@@ -376,19 +358,8 @@ StepLogic amax_across_ranks() {
         return out;
     };
     const emu::ScalePair r0 = emu::current_scale(200.0f, emu::e4m3()), r1 = emu::current_scale(400.0f, emu::e4m3());
-    const std::string max = number_text(emu::e4m3().max_finite);
-    s.exercise = numeric_exercise(
-        "Two ranks scale their shards of one activation tensor on their own (E4M3, current scaling): rank 0's amax is "
-        "200, rank 1's 400. Rank 1's FP8 shard is gathered and read with rank 0's scale_inv. By what factor are rank "
-        "1's values off?",
-        double(r1.scale) * r0.scale_inv,
-        {{double(r0.scale) * r1.scale_inv, "That is the inverse ratio: rank 1's codes hold x times " + max +
-                                               "/400, and rank "
-                                               "0's scale_inv, 200/" +
-                                               max + ", brings them to x times 200/400."},
-         {1.0,
-          "They would be right only if both ranks had used one scale: that is what the all-reduce of amax gives."}},
-        "Rank 1's codes hold x times its own scale; reading multiplies by rank 0's scale_inv.", 1e-6);
+    s.exercise = numeric_exercise(double(r1.scale) * r0.scale_inv,
+                                  {{"inverse", double(r0.scale) * r1.scale_inv}, {"no-error", 1.0}}, 1e-6);
     return s;
 }
 

@@ -79,15 +79,10 @@ StepLogic bits_to_value() {
     // 0x5A in E4M3 is 0.1011.010: 2^(11-7) x 1.25 = 20.
     const Format& f = emu::e4m3();
     const double right = emu::decode(f, 0x5A);
-    s.exercise = numeric_exercise(
-        "Decode the E4M3 code 0x5A (binary 0 1011 010) by hand. What value is it?", right,
-        {{std::ldexp(1.25, 11 - (f.bias + 1)), "That uses a bias one too large: E4M3's bias is 7."},
-         {std::ldexp(1.25, 11 - (f.bias - 1)), "That uses a bias one too small: E4M3's bias is 7."},
-         {std::ldexp(0.25, 11 - f.bias),
-          "Normal numbers have an implicit leading 1: the significand is 1.010 in binary."},
-         {std::ldexp(1.0 + 2.0 / 8.0, 0), "The exponent field 1011 is 11; subtract the bias 7 and scale by 2^4."}},
-        "Split the code into sign (1 bit), exponent (4 bits) and mantissa (3 bits), then use "
-        "(-1)^s x 2^(e-7) x 1.m.");
+    s.exercise = numeric_exercise(right, {{"bias-too-large", std::ldexp(1.25, 11 - (f.bias + 1))},
+                                          {"bias-too-small", std::ldexp(1.25, 11 - (f.bias - 1))},
+                                          {"no-leading-one", std::ldexp(0.25, 11 - f.bias)},
+                                          {"no-exponent", std::ldexp(1.0 + 2.0 / 8.0, 0)}});
     return s;
 }
 
@@ -149,12 +144,7 @@ StepLogic special_values() {
         out.figures.push_back(std::move(fig));
         return out;
     };
-    s.exercise =
-        choice_exercise("An E4M3 (OCP) conversion without saturation receives 1000. What comes out?",
-                        {"+Inf", "NaN", "448", "1000 wraps around to a small number"}, 1,
-                        {"E4M3 (OCP) has no infinities: it gave those codes to finite values. Overflow gives NaN.", "",
-                         "That is the saturating conversion (satfinite). Without saturation E4M3 has only NaN left.",
-                         "Floating-point conversion never wraps around: it rounds, saturates or overflows."});
+    s.exercise = choice_exercise({"inf", "nan", "max", "wraps"}, 1);
     return s;
 }
 
@@ -206,16 +196,10 @@ StepLogic ocp_versus_ieee() {
     };
     const Format& ocp = emu::e4m3();
     const Format& ieee = emu::e4m3_ieee();
-    s.exercise = numeric_exercise(
-        "What is the largest finite value of E4M3 as the OCP specification defines it?", ocp.max_finite,
-        {{ieee.max_finite, number_text(ieee.max_finite) +
-                               " is the maximum of two other layouts: the IEEE-style one, "
-                               "which reserves the whole top exponent for Inf and NaN, and E4M3FNUZ (AMD MI300, "
-                               "Graphcore: bias 8, NaN at 0x80). OCP E4M3 keeps only S.1111.111 for NaN."},
-         {std::ldexp(1.875, 15 - ocp.bias), "S.1111.111 is NaN in OCP E4M3, so the largest mantissa there is 110."},
-         {std::ldexp(1.75, 15 - (ocp.bias + 1)), "The bias of OCP E4M3 is 7 (8 is FNUZ's), and its top code is NaN."},
-         {INFINITY, "E4M3 (OCP) has no infinities."}},
-        "The top exponent field 1111 holds finite values in OCP E4M3; only mantissa 111 is NaN.");
+    s.exercise = numeric_exercise(ocp.max_finite, {{"ieee-layout", ieee.max_finite},
+                                                   {"nan-code", std::ldexp(1.875, 15 - ocp.bias)},
+                                                   {"fnuz-bias", std::ldexp(1.75, 15 - (ocp.bias + 1))},
+                                                   {"infinity", INFINITY}});
     return s;
 }
 
@@ -268,13 +252,9 @@ StepLogic range_and_precision() {
         return out;
     };
     const double ratio = emu::e5m2().max_finite / emu::e4m3().max_finite;
-    s.exercise = numeric_exercise(
-        "How many times larger is E5M2's largest finite value than E4M3's?", ratio,
-        {{2, "One more exponent bit doubles the number of binades, not the largest value: each binade doubles it."},
-         {65536.0 / emu::e4m3().max_finite,
-          "E5M2 keeps IEEE's top exponent for Inf and NaN, so its largest finite value is below 2^16."},
-         {emu::e5m2().max_finite / 240.0, "240 is E4M3FNUZ's largest value; OCP E4M3 reaches higher."}},
-        "Divide the two maxima in the table.");
+    s.exercise = numeric_exercise(ratio, {{"doubling", 2},
+                                          {"two-to-the-sixteen", 65536.0 / emu::e4m3().max_finite},
+                                          {"fnuz", emu::e5m2().max_finite / emu::e4m3fnuz().max_finite}});
     return s;
 }
 

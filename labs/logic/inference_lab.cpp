@@ -211,14 +211,7 @@ StepLogic weights_and_activations() {
                             "(values rounded to the format, arithmetic in float32).");
         return out;
     };
-    s.exercise = choice_exercise(
-        "With E4M3, 'weights per channel' is no better than 'weights per tensor' in the table. Why?",
-        {"E4M3's exponent already adapts to each weight's size: a scale per row mostly moves the same grid around",
-         "Per-channel scales are stored in a lower precision", "Per-channel quantisation rounds every weight twice",
-         "Per-channel scales only apply to activations"},
-        0,
-        {"", "The scales are float32 in both rows.", "Each weight is rounded once, with its row's scale.",
-         "Here they scale the weights' rows; the activations stay float32 in both rows."});
+    s.exercise = choice_exercise({"exponent-adapts", "lower-precision", "rounds-twice", "activations-only"}, 0);
     return s;
 }
 
@@ -278,13 +271,7 @@ StepLogic calibration() {
     // The exercise: a static scale calibrated to amax 6 meets 9 at inference.
     const float scale = emu::current_scale(6.0f, emu::e4m3()).scale;
     const double back = emu::round_to_format(emu::e4m3(), double(9.0f * scale)) / scale;
-    s.exercise = numeric_exercise(
-        "Calibration saw an activation amax of 6, so the static E4M3 scale maps 6 onto 448. At inference an activation "
-        "of 9 arrives. What does it come back as after the saturating cast and dequantisation?",
-        back,
-        {{9, "A dynamic scale would keep 9; the static scale maps it past 448, and the cast clamps it."},
-         {448, "448 is the clamped FP8 value; divide by the scale to come back to real units."}},
-        "9 x (448 / 6) lies past E4M3's largest value.", 1e-6);
+    s.exercise = numeric_exercise(back, {{"dynamic", 9}, {"clamped-code", emu::e4m3().max_finite}}, 1e-6);
     return s;
 }
 
@@ -453,13 +440,8 @@ StepLogic kv_cache() {
         return out;
     };
     const double key = 600, stored = emu::round_to_format(emu::e4m3(), key);  // nearest, saturating: the defaults
-    s.exercise =
-        numeric_exercise("Without calibration the cache's scale is 1.0. A key of " + number_text(key) +
-                             " is stored in E4M3 with a saturating cast: what value does attention read back?",
-                         stored,
-                         {{key, "E4M3 cannot hold " + number_text(key) + ": the cast saturates."},
-                          {0, "A saturating cast keeps the largest finite value; nothing is flushed to zero."}},
-                         "Look up E4M3's largest finite value.");
+    s.exercise = numeric_exercise(stored, {{"unrounded", key}, {"zero", 0}});
+    s.exercise->values = {{"key", number_text(key)}};
     return s;
 }
 
@@ -476,6 +458,7 @@ InferenceSweep recorded_inference() {
 StepLogic serving_speed() {
     StepLogic s;
     s.id = "serving-speed";
+    s.exercise_from_recording = true;
     s.backends = {Backend::Cpu, Backend::Gpu};
     std::vector<std::string> models;
     for (const InferenceShape& shape : inference_shapes()) models.push_back(shape.name);
@@ -544,13 +527,8 @@ StepLogic serving_speed() {
         const int tokens = inference_batches().front();
         const double bf16 = sweep.at(model, gpu::InferenceVariant::Bf16, tokens).timing.weight_mib;
         const double fp8 = sweep.at(model, gpu::InferenceVariant::StaticPerTensor, tokens).timing.weight_mib;
-        s.exercise = numeric_exercise(
-            "In the recording, how many MiB does the " + model +
-                " save by storing its weights in FP8 (weights and activations, static scales) instead of BF16?",
-            bf16 - fp8,
-            {{fp8, "That is what the FP8 weights take; the question asks what they save."},
-             {bf16, "That is what the BF16 weights take; subtract the FP8 size."}},
-            "Subtract the two weight sizes in the table.", 0.01);
+        s.exercise = numeric_exercise(bf16 - fp8, {{"fp8-size", fp8}, {"bf16-size", bf16}}, 0.01);
+        s.exercise->values = {{"model", model}};
     } catch (const std::exception&) {
     }
     return s;

@@ -62,18 +62,10 @@ StepLogic underflow() {
         return out;
     };
     const int k = smallest_saving_power();
-    s.exercise = numeric_exercise(
-        "A gradient of 1e-8 is stored in FP16 (smallest subnormal 2^-24, about 6e-8). What is the smallest "
-        "power-of-two "
-        "loss scale that keeps it from becoming zero?",
-        std::ldexp(1.0, k),
-        {{std::ldexp(1.0, k - 1),
-          "Not quite: the scaled gradient is still below half of the smallest subnormal, and "
-          "rounds to zero."},
-         {std::ldexp(1.0, k + 1), "That works, but a smaller scale already does."},
-         {65536, "GradScaler starts at 2^16, which works; the question asks for the smallest that does."},
-         {1, "Without a scale, 1e-8 is below half of FP16's smallest subnormal and becomes zero."}},
-        "Find the smallest S with 1e-8 x S above half of 2^-24.");
+    s.exercise = numeric_exercise(std::ldexp(1.0, k), {{"half", std::ldexp(1.0, k - 1)},
+                                                       {"double", std::ldexp(1.0, k + 1)},
+                                                       {"gradscaler-start", 65536},
+                                                       {"no-scale", 1}});
     return s;
 }
 
@@ -157,15 +149,7 @@ StepLogic dynamic_scaler() {
     };
     emu::DynamicLossScaler scaler;  // GradScaler's defaults
     for (int i = 0; i < 3; ++i) scaler.update(true);
-    s.exercise = numeric_exercise(
-        "GradScaler's defaults: initial scale 2^16, halved on overflow, doubled after 2000 clean steps. The first "
-        "three "
-        "steps overflow. What scale does step 3 (the fourth) use?",
-        scaler.scale(),
-        {{65536, "Every overflow halves the scale and skips the step."},
-         {32768, "All three overflows halve it, not only the first."},
-         {131072, "The scale grows only after 2000 clean steps; overflows shrink it."}},
-        "Halve 2^16 once per overflowing step.");
+    s.exercise = numeric_exercise(scaler.scale(), {{"unchanged", 65536}, {"halved-once", 32768}, {"grown", 131072}});
     return s;
 }
 

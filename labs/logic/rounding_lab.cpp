@@ -80,15 +80,8 @@ StepLogic modes() {
     const Format& f = emu::e4m3();
     const double tie = 1.0 + emu::ulp(f, 1.0) / 2;
     const double even = rounded(f, tie, RoundingMode::NearestEven);
-    s.exercise = numeric_exercise(
-        "1.0625 lies exactly halfway between the E4M3 values 1 and 1.125. What does round to nearest, ties to even, "
-        "give?",
-        even,
-        {{rounded(f, tie, RoundingMode::NearestAway),
-          "That is ties away from zero. Ties to even picks the neighbour "
-          "whose last mantissa bit is 0."},
-         {tie, "1.0625 needs four mantissa bits; E4M3 has three."}},
-        "Write both neighbours' mantissas in binary: 1.000 and 1.001. The even one ends in 0.");
+    s.exercise =
+        numeric_exercise(even, {{"ties-away", rounded(f, tie, RoundingMode::NearestAway)}, {"unrounded", tie}});
     return s;
 }
 
@@ -160,15 +153,7 @@ StepLogic stochastic() {
         return out;
     };
     const double lost = running_sum(emu::bf16(), 1.0, 1e-3, 1000, RoundingMode::NearestEven, 0).back();
-    s.exercise = numeric_exercise(
-        "A weight of 1.0 stored in BF16 receives +0.001 a thousand times, rounding to nearest even after each "
-        "addition. What is it at the end?",
-        lost,
-        {{2.0,
-          "That is the exact sum. Each addition is rounded: 1.001 is closer to 1 than to the next BF16 value, "
-          "1 + 2^-7."},
-         {1.0078125, "That is the next BF16 value after 1. The sum never gets there: every step rounds back."}},
-        "The BF16 gap at 1 is 2^-7 = 0.0078125; an update smaller than half of it is lost entirely.");
+    s.exercise = numeric_exercise(lost, {{"exact-sum", 2.0}, {"next-value", 1.0 + emu::ulp(emu::bf16(), 1.0)}});
     return s;
 }
 
@@ -241,15 +226,8 @@ StepLogic saturation() {
         return out;
     };
     const double saturated = rounded(emu::e4m3(), 500.0, RoundingMode::NearestEven, Saturation::Finite);
-    s.exercise = numeric_exercise(
-        "What does 500 become in E4M3 when the conversion saturates (satfinite)?", saturated,
-        {{512.0, "E4M3 has no 512: OCP E4M3 stops at 448 (the top code is NaN)."},
-         {480.0, "480 would be the next value, but OCP E4M3 uses that code's binade top for NaN."},
-         {emu::e4m3fnuz().max_finite,
-          number_text(emu::e4m3fnuz().max_finite) +
-              " is the maximum of E4M3FNUZ (AMD MI300, Graphcore) and of the "
-              "IEEE-style layout; the question is about OCP E4M3, NVIDIA's and PyTorch's float8_e4m3fn."}},
-        "Saturation clamps anything past the maximum to the maximum.");
+    s.exercise = numeric_exercise(saturated,
+                                  {{"power-of-two", 512.0}, {"nan-code", 480.0}, {"fnuz", emu::e4m3fnuz().max_finite}});
     return s;
 }
 
@@ -304,14 +282,9 @@ StepLogic double_rounding() {
     };
     const Format& f = emu::e4m3();
     const double x = 1.0 + emu::ulp(f, 1.0) / 2 + std::ldexp(1.0, -30);
-    s.exercise = numeric_exercise(
-        "x = 1.0625 + 2^-30 as a float64. What does a direct conversion to E4M3 (nearest even) give?",
-        rounded(f, x, RoundingMode::NearestEven),
-        {{emu::round_to_format(f, double(float(x))),
-          "That is the result through float32: float32 rounds x onto the tie 1.0625, and the tie goes to even. x "
-          "itself is above the tie."},
-         {1.0625, "1.0625 is not an E4M3 value (it needs four mantissa bits)."}},
-        "x is above the midpoint between 1 and 1.125, however slightly.");
+    s.exercise =
+        numeric_exercise(rounded(f, x, RoundingMode::NearestEven),
+                         {{"through-float32", emu::round_to_format(f, double(float(x)))}, {"unrounded", 1.0625}});
     return s;
 }
 

@@ -56,11 +56,7 @@ StepLogic loss_curves() {
     s.run = [](const Parameters& p, RunContext& ctx) { return run_training_comparison(experiment_of(p), ctx); };
     const double weight_mib = 4096.0 * 16384.0 * emu::e4m3().total_bits / 8 / (1024.0 * 1024.0);
     s.exercise = numeric_exercise(
-        "The large preset's first weight is 4096 x 16384. How many MiB does its FP8 (E4M3) copy take?", weight_mib,
-        {{2 * weight_mib, "That is the BF16 copy: two bytes per element."},
-         {4 * weight_mib, "That is the float32 master weight, which FP8 training keeps too."},
-         {12 * weight_mib, "That is the master weight and AdamW's two moments, all float32."}},
-        "One byte per element.");
+        weight_mib, {{"bf16", 2 * weight_mib}, {"master", 4 * weight_mib}, {"master-and-moments", 12 * weight_mib}});
     return s;
 }
 
@@ -165,18 +161,7 @@ StepLogic what_breaks() {
 
         return compare_variants(variants, "The same MLP, the same data: what each FP8 choice does to the loss", ctx);
     };
-    const auto power = [](double v) { return "2^" + std::to_string(std::ilogb(v)); };  // exact for a power of two
-    const std::string e4m3_min = power(emu::e4m3().min_subnormal), e5m2_min = power(emu::e5m2().min_subnormal);
-    s.exercise = choice_exercise(
-        "Unscaled, E5M2 gradients barely hurt this run, while E4M3 gradients stall it. Why?",
-        {"E4M3's smallest value is " + e4m3_min + " against E5M2's " + e5m2_min +
-             ": most unscaled gradients are smaller and become zero",
-         "E4M3 overflows at " + number_text(emu::e4m3().max_finite) + " and the gradients are larger than that",
-         "E4M3 rounds more coarsely than E5M2", "E4M3 has no infinities, so an overflow becomes NaN"},
-        0,
-        {"", "Gradients of this model are far below 1: nothing comes near either format's maximum.",
-         "It is the other way round: E4M3 has one more mantissa bit, so it rounds more finely.",
-         "Nothing overflows here (the table's runs have no NaN); the loss is lost at the bottom of the range."});
+    s.exercise = choice_exercise({"underflow", "overflow", "coarser", "nan"}, 0);
     return s;
 }
 
@@ -244,18 +229,7 @@ StepLogic nvfp4_training() {
         out.figures.front().id = "nvfp4-variants";
         return out;
     };
-    s.exercise = choice_exercise(
-        "Why does NVFP4 training round the gradients stochastically?",
-        {"Rounding to nearest is biased: an update smaller than half of E2M1's gap always rounds the same way, while "
-         "stochastic rounding is right on average",
-         "Stochastic rounding has a smaller error on every element", "E2M1 cannot round to nearest",
-         "It makes the GEMM faster"},
-        0,
-        {"",
-         "Each element's error is larger under stochastic rounding (up to a whole gap); it is its average that "
-         "is zero.",
-         "E2M1 rounds to nearest like any format: the weights and activations do.",
-         "The rounding happens in the cast before the GEMM; the GEMM runs the same either way."});
+    s.exercise = choice_exercise({"unbiased", "smaller-error", "cannot-round", "faster"}, 0);
     return s;
 }
 
@@ -291,6 +265,7 @@ std::vector<int> widths_of(const CrossoverSweep& sweep) {
 StepLogic crossover() {
     StepLogic s;
     s.id = "crossover";
+    s.exercise_from_recording = true;
     s.backends = {Backend::Cpu, Backend::Gpu};
     s.no_training_reason =
         "This step shows speeds measured on a GPU across model sizes; it has no numeric setting "
@@ -364,21 +339,16 @@ StepLogic crossover() {
         int before = 0;  // the measured count just below the crossover
         for (const CrossoverPoint& p : sweep.points)
             if (p.d == d && p.tokens < from) before = std::max(before, p.tokens);
-        std::vector<KnownMistake> mistakes;
-        if (before) mistakes.push_back({double(before), "At that count FP8 was still slower: its speedup is below 1."});
-        for (int other : widths)
+        std::vector<std::pair<std::string, double>> mistakes;
+        if (before) mistakes.push_back({"still-slower", double(before)});
+        for (int other : widths)  // every other width's crossover: one sentence serves them all
             if (other != d && crossover_tokens(sweep, other) && crossover_tokens(sweep, other) != from)
-                mistakes.push_back({double(crossover_tokens(sweep, other)),
-                                    "That is width " + std::to_string(other) +
-                                        "'s crossover; the question asks about width " + std::to_string(d) + "."});
-        if (from)
-            s.exercise = numeric_exercise(
-                "In the recorded H100 sweep, from how many tokens per step on is FP8 faster than BF16 for the model of "
-                "width " +
-                    std::to_string(d) + "? (The smallest measured count with a speedup above 1.)",
-                double(from), std::move(mistakes),
-                "Follow that width's curve to where it crosses the dashed break-even line, and read the next measured "
-                "count in the table.");
+                mistakes.push_back({"other-width", double(crossover_tokens(sweep, other))});
+        if (from) {
+            s.exercise = numeric_exercise(double(from), std::move(mistakes));
+            s.exercise->values = {{"width", std::to_string(d)}};
+            s.exercise->possible_mistakes = {"still-slower", "other-width"};
+        }
     } catch (const std::exception&) {
     }
     return s;

@@ -83,13 +83,9 @@ StepLogic number_line() {
         out.metrics.push_back({"positive values", double(values.size()), ""});
         return out;
     };
-    s.exercise = numeric_exercise(
-        "How many E4M3 values lie in [1, 2)? (1 counts, 2 does not.)", std::ldexp(1.0, emu::e4m3().mantissa_bits),
-        {{std::ldexp(1.0, emu::e4m3().mantissa_bits) - 1, "1 itself is in [1, 2): count it."},
-         {std::ldexp(1.0, emu::e4m3().exponent_bits),
-          "That is 2^(exponent bits). Inside one binade only the "
-          "mantissa changes."}},
-        "Inside one binade the exponent is fixed and the mantissa takes every value: 2^(mantissa bits).");
+    s.exercise = numeric_exercise(std::ldexp(1.0, emu::e4m3().mantissa_bits),
+                                  {{"without-one", std::ldexp(1.0, emu::e4m3().mantissa_bits) - 1},
+                                   {"exponent-bits", std::ldexp(1.0, emu::e4m3().exponent_bits)}});
     return s;
 }
 
@@ -178,12 +174,7 @@ StepLogic error_by_magnitude() {
         return out;
     };
     const double gap = emu::ulp(emu::e4m3(), 16.0);
-    s.exercise = numeric_exercise(
-        "What is the gap between neighbouring E4M3 values in [16, 32)?", gap,
-        {{0.125, "That is a fixed grid of 1/8. The gap is 2^-3 times the start of the binade, so it grows with it."},
-         {gap / 2, "That is the gap of the binade below, [8, 16)."},
-         {gap * 2, "That is the gap of the binade above, [32, 64)."}},
-        "Inside [2^e, 2^(e+1)) the gap is 2^(e - mantissa bits); E4M3 has 3 mantissa bits.");
+    s.exercise = numeric_exercise(gap, {{"fixed-grid", 0.125}, {"binade-below", gap / 2}, {"binade-above", gap * 2}});
     return s;
 }
 
@@ -233,12 +224,7 @@ StepLogic fixed_grid() {
         return out;
     };
     const double right = emu::round_to_format(emu::e4m3(), 0.3);
-    s.exercise = numeric_exercise(
-        "What does 0.3 become in E4M3 (round to nearest even)?", right,
-        {{0.25, "That is the fixed 1/8 grid (or truncation). Near 0.3 the E4M3 gap is 2^-5 = 0.03125."},
-         {0.375, "That is the fixed 1/8 grid rounded up. Near 0.3 the E4M3 gap is 2^-5 = 0.03125."},
-         {0.3, "0.3 is not representable in any binary format; find its nearest E4M3 neighbour."}},
-        "0.3 lies in [0.25, 0.5), where E4M3 values are 0.25 + k x 0.03125.");
+    s.exercise = numeric_exercise(right, {{"grid-down", 0.25}, {"grid-up", 0.375}, {"exact", 0.3}});
     return s;
 }
 

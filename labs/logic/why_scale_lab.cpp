@@ -113,13 +113,7 @@ StepLogic against_the_grid() {
         return out;
     };
     const double answer = emu::round_to_format(emu::e4m3(), 0.0009);
-    s.exercise = numeric_exercise(
-        "A weight of 0.0009 is converted to E4M3 without a scale (round to nearest even). What does it become?", answer,
-        {{emu::e4m3().min_subnormal,
-          "That is E4M3's smallest subnormal, 2^-9 = 0.00195. 0.0009 lies below half of it, "
-          "so the nearest value is zero."},
-         {0.0009, "E4M3 cannot hold 0.0009: near zero its grid has steps of 2^-9."}},
-        "Compare 0.0009 with the smallest subnormal, 2^-9, and with half of it.");
+    s.exercise = numeric_exercise(answer, {{"smallest-subnormal", emu::e4m3().min_subnormal}, {"unrounded", 0.0009}});
     return s;
 }
 
@@ -168,18 +162,12 @@ StepLogic per_tensor_scaling() {
         return out;
     };
     const double answer = emu::current_scale(300.0f, emu::e4m3()).scale;
-    s.exercise = numeric_exercise(
-        "An activation tensor has amax = 300. Current scaling maps it onto E4M3's largest value. By what scale is "
-        "every element multiplied before the conversion?",
-        answer,
-        {{300.0 / 448.0, "That is the inverse scale (amax / max), stored to dequantise afterwards."},
-         {57344.0 / 300.0, "57344 is E5M2's largest value; the target here is E4M3."},
-         {emu::e4m3fnuz().max_finite / 300.0, "That maps amax onto " + number_text(emu::e4m3fnuz().max_finite) +
-                                                  ", the maximum of E4M3FNUZ (AMD MI300, "
-                                                  "Graphcore); the target here is OCP E4M3, which reaches " +
-                                                  number_text(emu::e4m3().max_finite) + "."},
-         {1.0 / 300.0, "That normalises amax to 1 and wastes the range above 1."}},
-        "scale = largest value of the format / amax.", 1e-6);
+    s.exercise = numeric_exercise(answer,
+                                  {{"inverse", 300.0 / emu::e4m3().max_finite},
+                                   {"e5m2", emu::e5m2().max_finite / 300.0},
+                                   {"fnuz", emu::e4m3fnuz().max_finite / 300.0},
+                                   {"normalised", 1.0 / 300.0}},
+                                  1e-6);
     return s;
 }
 
@@ -242,19 +230,10 @@ StepLogic scale_or_scale_inv() {
     };
     const emu::ScalePair pair = emu::current_scale(300.0f, emu::e4m3());
     const double stored = emu::decode(emu::e4m3(), 0x7E);
-    s.exercise =
-        numeric_exercise("A tensor with amax 300 was cast to E4M3 with current scaling. One element's code is 0x7E (" +
-                             number_text(stored) + ") and the stored scale_inv is " + number_text(pair.scale_inv) +
-                             ". What real value does the element stand for?",
-                         stored * pair.scale_inv,
-                         {{stored / pair.scale_inv,
-                           "You divided by scale_inv, as if it were the scale: scale_inv multiplies the value "
-                           "read back."},
-                          {stored, "That is the value in scaled units; multiply by scale_inv to undo the scale."},
-                          {stored * pair.scale,
-                           "That multiplies by the scale again: the scale was applied before the cast, so undo it "
-                           "with its inverse."}},
-                         "real value = value(code) x scale_inv.", 1e-6);
+    s.exercise = numeric_exercise(
+        stored * pair.scale_inv,
+        {{"divided", stored / pair.scale_inv}, {"scaled-units", stored}, {"scale-again", stored * pair.scale}}, 1e-6);
+    s.exercise->values = {{"stored", number_text(stored)}, {"scale_inv", number_text(pair.scale_inv)}};
     return s;
 }
 
@@ -319,14 +298,7 @@ StepLogic gradients() {
     const double e4m3 = census(emu::e4m3(), g, emu::current_scale(emu::amax(g), emu::e4m3()).scale).flushed;
     const double e5m2 = census(emu::e5m2(), g, emu::current_scale(emu::amax(g), emu::e5m2()).scale).flushed;
     const std::size_t answer = e5m2 < e4m3 ? 1 : e4m3 < e5m2 ? 0 : 2;
-    s.exercise = choice_exercise(
-        "Gradients span 8 decades. After per-tensor scaling, which format flushes fewer of them to zero?",
-        {"E4M3", "E5M2", "Both the same"}, answer,
-        {"E4M3 has the finer grid, but it covers fewer decades from its largest value down to its smallest "
-         "subnormal: the small gradients fall off the bottom.",
-         "E5M2 covers more decades, so fewer gradients fall below its smallest subnormal.",
-         "Scaling moves amax to the top of each format; what survives below depends on how many decades each "
-         "format covers."});
+    s.exercise = choice_exercise({"e4m3", "e5m2", "same"}, answer);
     return s;
 }
 

@@ -1,6 +1,9 @@
 // The `fp8lab` program as a user runs it: output format, parse errors, exit codes.
 #include <doctest/doctest.h>
 
+#include <unistd.h>
+
+#include <algorithm>
 #include <cstdio>
 #include <filesystem>
 #include <fstream>
@@ -233,4 +236,33 @@ TEST_CASE("progress summarises the students' files; a bad file is named and the 
     CHECK(r.out.substr(ada).find("3/") != std::string::npos);
     CHECK(r.out.substr(bob, r.out.find('\n', bob) - bob).find(" 0/") != std::string::npos);
     std::filesystem::remove_all(dir);
+}
+
+TEST_CASE("the lab text holds the exercises' words: an edited content folder changes a hint, a bad key is file:line") {
+    namespace fs = std::filesystem;
+    const fs::path dir = fs::temp_directory_path() / ("fp8lab-content-" + std::to_string(::getpid()));
+    fs::remove_all(dir);
+    fs::copy(FP8LAB_TEST_CONTENT_DIR, dir, fs::copy_options::recursive);
+    const std::string file = (dir / "01-formats.md").string();
+    std::string text = fp8lab::test::read_file(file);
+    const std::string old_hint = "hint max: That is the saturating conversion (satfinite).";
+    REQUIRE(text.find(old_hint) != std::string::npos);
+    const std::string command = " " + exe + " run formats/special-values --answer 3 --json";
+    const auto before = run_command("FP8LAB_CONTENT_DIR=" + dir.string() + command);
+    REQUIRE(before.exit_code == 0);
+    CHECK(before.out.find("\"hint\":\"That is the saturating conversion (satfinite).") != std::string::npos);
+    text.replace(text.find(old_hint), old_hint.size(), "hint max: Saturation would give the maximum, not this.");
+    std::ofstream(file, std::ios::binary | std::ios::trunc) << text;
+    const auto after = run_command("FP8LAB_CONTENT_DIR=" + dir.string() + command);
+    REQUIRE(after.exit_code == 0);
+    CHECK(after.out.find("\"hint\":\"Saturation would give the maximum, not this.") != std::string::npos);
+    // A key the code does not know: the lab does not load, and the error names file and line.
+    const std::size_t at = text.find("hint max:");
+    const int line = int(std::count(text.begin(), text.begin() + std::ptrdiff_t(at), '\n')) + 1;
+    text.replace(at, 9, "hint most:");
+    std::ofstream(file, std::ios::binary | std::ios::trunc) << text;
+    const auto bad = run_command("FP8LAB_CONTENT_DIR=" + dir.string() + command);
+    CHECK(bad.exit_code != 0);
+    CHECK(bad.err.find(file + ":" + std::to_string(line) + ": the exercise has no 'hint most'") != std::string::npos);
+    fs::remove_all(dir);
 }

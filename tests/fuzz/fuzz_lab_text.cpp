@@ -1,10 +1,12 @@
-// Fuzzes lab Markdown: front matter, step headings, code fences and placeholders. Any
-// text loads or gives file:line errors; placeholders fill or are refused, never crash.
+// Fuzzes lab Markdown: front matter, step headings, code fences, placeholders and exercise
+// blocks. Any text loads or gives file:line errors; placeholders fill or are refused, an
+// exercise block joins its code or is refused, never a crash.
 #include <cstddef>
 #include <cstdint>
 #include <string>
 #include <vector>
 
+#include "labs/framework/exercise_words.hpp"
 #include "labs/framework/lab_text.hpp"
 #include "labs/framework/placeholders.hpp"
 
@@ -18,6 +20,15 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
         (void)render_placeholders(content);
     } catch (const PlaceholderError&) {
     }
-    for (const StepText& step : lab.steps) (void)placeholder_errors(step.markdown);
+    ExerciseSpec numeric = numeric_exercise(448, {{"ieee", 464}});
+    numeric.values = {{"width", "4096"}};
+    ExerciseSpec choice = choice_exercise({"a", "b"}, 1);
+    for (const StepText& step : lab.steps) {
+        (void)placeholder_errors(step.markdown);
+        const StepWords words = split_exercise_words("fuzz.md", step.markdown, step.line + 1, errors);
+        if (!words.exercise) continue;
+        for (const ExerciseSpec* spec : {&numeric, &choice})
+            if (const auto e = join_exercise("fuzz.md", *spec, *words.exercise, errors)) (void)e->check("448");
+    }
     return 0;
 }

@@ -31,8 +31,8 @@ const Exercise& exercise(const Catalog& c, const std::string& lab, const std::st
     REQUIRE(l);
     const Step* s = l->find_step(step);
     REQUIRE(s);
-    REQUIRE(s->logic.exercise);
-    return *s->logic.exercise;
+    REQUIRE(s->exercise);
+    return *s->exercise;
 }
 // A step's metrics by name, for checks that read several of them.
 std::map<std::string, double> metrics_by_name(const StepOutput& out) {
@@ -236,7 +236,7 @@ TEST_CASE("lab 1 names 240 as E4M3FNUZ's maximum and shows the three E4M3 layout
     CHECK(text.find("not the format the hardware implements") == std::string::npos);
     CHECK(text.find("E4M3FNUZ") != std::string::npos);
     CHECK(text.find("240") != std::string::npos);  // the placeholder filled in
-    const Exercise& max_exercise = *s->logic.exercise;
+    const Exercise& max_exercise = *s->exercise;
     CHECK(max_exercise.check("240").hint.find("E4M3FNUZ") != std::string::npos);
     CHECK(exercise(c, "rounding", "saturation").check("240").hint.find("E4M3FNUZ") != std::string::npos);
 }
@@ -580,9 +580,8 @@ TEST_CASE("every step has an exercise; lab 9's inference exercises") {
     for (const Lab& lab : c.labs)
         for (const Step& step : lab.steps) {
             CAPTURE(lab.id + "/" + step.logic.id);
-            REQUIRE(step.logic.exercise);
-            CHECK(
-                step.logic.exercise->check(step.logic.exercise->answer_text).correct);  // the revealed answer is right
+            REQUIRE(step.exercise);
+            CHECK(step.exercise->check(step.exercise->answer_text).correct);  // the revealed answer is right
         }
     const Exercise& weights = exercise(c, "inference", "weights-and-activations");
     CHECK(weights.check("1").correct);

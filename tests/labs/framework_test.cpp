@@ -191,7 +191,7 @@ TEST_CASE("exercises recognise the mistake behind a wrong answer") {
     const Catalog c = load_curriculum();
     const Lab* formats = c.find("formats");
     REQUIRE(formats);
-    const Exercise& max = *formats->find_step("ocp-vs-ieee")->logic.exercise;
+    const Exercise& max = *formats->find_step("ocp-vs-ieee")->exercise;
     CHECK(max.check("448").correct);
     CHECK(max.check(" 4.48e2 ").correct);
     CHECK(max.check("0x1.cp+8").correct);
@@ -205,39 +205,117 @@ TEST_CASE("exercises recognise the mistake behind a wrong answer") {
     CHECK(max.check("480").hint.find("NaN") != std::string::npos);
     CHECK(max.check("inf").hint.find("no infinities") != std::string::npos);
     CHECK(max.check("banana").hint.find("Type a number") != std::string::npos);
-    const Exercise& decode = *formats->find_step("bits-to-value")->logic.exercise;
+    const Exercise& decode = *formats->find_step("bits-to-value")->exercise;
     CHECK(decode.check("20").correct);
     CHECK(decode.check("10").hint.find("bias one too large") != std::string::npos);
     CHECK(decode.check("40").hint.find("bias one too small") != std::string::npos);
-    const Exercise& overflow = *formats->find_step("special-values")->logic.exercise;
+    const Exercise& overflow = *formats->find_step("special-values")->exercise;
     CHECK(overflow.check("NaN").correct);
     CHECK(overflow.check("2").correct);
     CHECK(overflow.check("+Inf").hint.find("no infinities") != std::string::npos);
     const Lab* values = c.find("values");
     REQUIRE(values);
-    const Exercise& gap = *values->find_step("error-by-magnitude")->logic.exercise;
+    const Exercise& gap = *values->find_step("error-by-magnitude")->exercise;
     CHECK(gap.check("2").correct);
     CHECK(gap.check("0.125").hint.find("fixed grid") != std::string::npos);
-    const Exercise& point_three = *values->find_step("fixed-grid")->logic.exercise;
+    const Exercise& point_three = *values->find_step("fixed-grid")->exercise;
     CHECK(point_three.check("0.3125").correct);
     CHECK(point_three.check("0.25").hint.find("fixed 1/8 grid") != std::string::npos);
     const Lab* rounding = c.find("rounding");
     REQUIRE(rounding);
-    const Exercise& tie = *rounding->find_step("modes")->logic.exercise;
+    const Exercise& tie = *rounding->find_step("modes")->exercise;
     CHECK(tie.check("1").correct);
     CHECK(tie.check("1.125").hint.find("ties away") != std::string::npos);
     CHECK(tie.check("1.0625").hint.find("four mantissa bits") != std::string::npos);
-    const Exercise& lost = *rounding->find_step("stochastic")->logic.exercise;
+    const Exercise& lost = *rounding->find_step("stochastic")->exercise;
     CHECK(lost.check("1").correct);
     CHECK(lost.check("2").hint.find("exact sum") != std::string::npos);
     CHECK(lost.check("1.0078125").hint.find("next BF16 value") != std::string::npos);
-    const Exercise& clamp = *rounding->find_step("saturation")->logic.exercise;
+    const Exercise& clamp = *rounding->find_step("saturation")->exercise;
     CHECK(clamp.check("448").correct);
     CHECK(clamp.check("512").hint.find("no 512") != std::string::npos);
     CHECK(clamp.check("240").hint.find("IEEE-style") != std::string::npos);
-    const Exercise& once = *rounding->find_step("double-rounding")->logic.exercise;
+    const Exercise& once = *rounding->find_step("double-rounding")->exercise;
     CHECK(once.check("1.125").correct);
     CHECK(once.check("1").hint.find("through float32") != std::string::npos);
+}
+
+namespace {
+
+// The demo lab with an exercise on its first step: 448 (E4M3's max), a recognised mistake
+// "ieee" (464), and the width the code computed for {{width}}.
+LabLogic exercise_logic() {
+    LabLogic l = two_step_logic();
+    l.steps[0].exercise = numeric_exercise(448, {{"ieee", 464}});
+    l.steps[0].exercise->values = {{"width", "4096"}};
+    return l;
+}
+
+std::string exercise_text(const std::string& block) {
+    return "---\nid: demo\ntitle: Demo\n---\n## First step {#first}\nText.\n\n" + block +
+           "\nAfter.\n## Second step {#second}\nText.\n";
+}
+
+const char* kExerciseBlock =
+    "~~~exercise\n"
+    "prompt: The largest E4M3 value,\n"
+    "  at width {{width}}?\n"
+    "otherwise: It is {{E4M3.max}}.\n"
+    "mistake ieee: That is the IEEE-style layout's.\n"
+    "~~~\n";
+
+}  // namespace
+
+TEST_CASE("an exercise's words come from the lab text: prompt, hints, values, placeholders") {
+    const Catalog c = build_catalog({{"demo.md", exercise_text(kExerciseBlock)}}, {exercise_logic()});
+    REQUIRE(c.errors.empty());
+    const Step& step = c.labs.at(0).steps.at(0);
+    REQUIRE(step.exercise);
+    CHECK(step.exercise->prompt == "The largest E4M3 value, at width 4096?");
+    CHECK(step.exercise->check("448").correct);
+    CHECK(step.exercise->check("464").hint == "That is the IEEE-style layout's.");
+    CHECK(step.exercise->check("3").hint == "It is 448.");
+    // The block is the exercise's, not text to show.
+    CHECK(step.markdown.find("~~~") == std::string::npos);
+    CHECK(step.markdown.find("After.") != std::string::npos);
+    CHECK(!c.labs[0].steps[1].exercise);
+}
+
+TEST_CASE("an exercise's words and its code must agree, errors at the file's line") {
+    const auto errors_of = [](const std::string& block, const LabLogic& logic) {
+        return build_catalog({{"demo.md", exercise_text(block)}}, {logic});
+    };
+    // Block at line 8, its sentences from line 9.
+    const Catalog unknown =
+        errors_of("~~~exercise\nprompt: P\notherwise: O\nmistake ieee: I\nmistake bias: B\n~~~\n", exercise_logic());
+    CHECK(has_error(unknown, "demo.md:12:", "no 'mistake bias' in the code"));
+    const Catalog missing = errors_of("~~~exercise\nprompt: P\nmistake ieee: I\n~~~\n", exercise_logic());
+    CHECK(has_error(missing, "demo.md:8:", "needs its 'otherwise' sentence"));
+    const Catalog value =
+        errors_of("~~~exercise\nprompt: P {{depth}}\notherwise: O\nmistake ieee: I\n~~~\n", exercise_logic());
+    CHECK(has_error(value, "demo.md:9:", "{{depth}}"));
+    const Catalog placeholder =
+        errors_of("~~~exercise\nprompt: P\notherwise: {{E4M3.nope}}\nmistake ieee: I\n~~~\n", exercise_logic());
+    CHECK(has_error(placeholder, "demo.md:10:", "nope"));
+    const Catalog twice =
+        errors_of("~~~exercise\nprompt: P\nprompt: Q\notherwise: O\nmistake ieee: I\n~~~\n", exercise_logic());
+    CHECK(has_error(twice, "demo.md:10:", "twice"));
+    const Catalog unclosed = errors_of("~~~exercise\nprompt: P\n", exercise_logic());
+    CHECK(has_error(unclosed, "demo.md:8:", "not closed"));
+    const Catalog no_key = errors_of("~~~exercise\njust words\n~~~\n", exercise_logic());
+    CHECK(has_error(no_key, "demo.md:9:", "key: sentence"));
+    // A block with no exercise in the code, and an exercise in the code with no block.
+    CHECK(has_error(errors_of(kExerciseBlock, two_step_logic()), "demo.md:8:", "no exercise in the code"));
+    CHECK(has_error(errors_of("", exercise_logic()), "demo.md:5:", "no ~~~exercise block"));
+    // A choice exercise: every choice, and a hint for every wrong one.
+    LabLogic choice = two_step_logic();
+    choice.steps[0].exercise = choice_exercise({"a", "b"}, 0);
+    const Catalog hint = errors_of("~~~exercise\nprompt: P\nchoice a: A\nchoice b: B\n~~~\n", choice);
+    CHECK(has_error(hint, "demo.md:8:", "needs its 'hint b' sentence"));
+    const Catalog good = errors_of("~~~exercise\nprompt: P\nchoice a: A\nchoice b: B\nhint b: Not B.\n~~~\n", choice);
+    REQUIRE(good.errors.empty());
+    CHECK(good.labs[0].steps[0].exercise->check("2").hint == "Not B.");
+    CHECK(good.labs[0].steps[0].exercise->check("A").correct);
 }
 
 TEST_CASE("every lab in labs/content loads, and every step runs with its defaults") {
@@ -262,8 +340,7 @@ TEST_CASE("every lab in labs/content loads, and every step runs with its default
                 for (const auto& row : t.rows) CHECK(row.size() == t.columns.size());
         }
         // Every lab ends with at least one exercise.
-        CHECK(std::any_of(lab.steps.begin(), lab.steps.end(),
-                          [](const Step& s) { return s.logic.exercise.has_value(); }));
+        CHECK(std::any_of(lab.steps.begin(), lab.steps.end(), [](const Step& s) { return s.exercise.has_value(); }));
     }
 }
 

@@ -25,7 +25,7 @@ TEST_CASE("progress counts each lab's solved exercises among its steps with one"
     // Nor does a step without an exercise (the first one the catalog has, if any).
     for (std::size_t l = 0; l < c.labs.size(); ++l)
         for (const Step& step : c.labs[l].steps)
-            if (!step.logic.exercise) {
+            if (!step.exercise) {
                 const std::vector<LabProgress> p = progress_by_lab(c, {c.labs[l].id + "/" + step.logic.id});
                 CHECK(p[l].solved == 0);
                 return;

@@ -1,0 +1,175 @@
+// Reading an exercise's words from its step's text and checking them against the code's spec.
+#include "labs/framework/exercise_words.hpp"
+
+#include <cctype>
+#include <set>
+
+#include "emulator/quoted_input.hpp"
+#include "labs/framework/placeholders.hpp"
+
+namespace fp8lab::labs {
+namespace {
+
+// The fence's length when `line` opens an exercise block ("~~~exercise"), else 0.
+std::size_t exercise_fence(const std::string& line) {
+    if (line.empty() || (line[0] != '~' && line[0] != '`')) return 0;
+    const std::size_t run = line.find_first_not_of(line[0]);
+    if (run == std::string::npos || run < 3) return 0;
+    std::string info = line.substr(run);
+    while (!info.empty() && std::isspace(static_cast<unsigned char>(info.back()))) info.pop_back();
+    return info == "exercise" ? run : 0;
+}
+
+bool closes(const std::string& line, char c, std::size_t length) {
+    std::string t = line;
+    while (!t.empty() && std::isspace(static_cast<unsigned char>(t.back()))) t.pop_back();
+    return t.size() >= length && t.find_first_not_of(c) == std::string::npos;
+}
+
+std::string trimmed(const std::string& s) {
+    const std::size_t b = s.find_first_not_of(" \t\r");
+    if (b == std::string::npos) return "";
+    return s.substr(b, s.find_last_not_of(" \t\r") - b + 1);
+}
+
+// {{name}} (a name without a dot) replaced by the code's value; other placeholders stay.
+std::string fill_values(const std::string& text, const std::map<std::string, std::string>& values,
+                        std::vector<std::string>& unknown) {
+    std::string out;
+    std::size_t at = 0;
+    while (true) {
+        const std::size_t open = text.find("{{", at);
+        if (open == std::string::npos) break;
+        const std::size_t close = text.find("}}", open + 2);
+        if (close == std::string::npos) break;
+        const std::string name = text.substr(open + 2, close - open - 2);
+        out += text.substr(at, open - at);
+        if (name.find('.') != std::string::npos) {
+            out += text.substr(open, close + 2 - open);
+        } else if (const auto v = values.find(name); v != values.end()) {
+            out += v->second;
+        } else {
+            unknown.push_back(name);
+            out += text.substr(open, close + 2 - open);
+        }
+        at = close + 2;
+    }
+    return out + text.substr(at);
+}
+
+}  // namespace
+
+StepWords split_exercise_words(const std::string& file, const std::string& markdown, int first_line,
+                               std::vector<TextError>& errors) {
+    StepWords result;
+    std::size_t start = 0;
+    int line_number = first_line;
+    char fence_char = 0;  // 0: outside the block
+    std::size_t fence_length = 0;
+    std::string* last = nullptr;  // the sentence a continuation line extends
+    while (start < markdown.size()) {
+        std::size_t end = markdown.find('\n', start);
+        if (end == std::string::npos) end = markdown.size();
+        const std::string line = markdown.substr(start, end - start);
+        const std::string with_newline = markdown.substr(start, end + 1 - start);
+        start = end + 1;
+        const int here = line_number++;
+        if (!fence_char) {
+            if (const std::size_t fence = exercise_fence(line)) {
+                if (result.exercise)
+                    errors.push_back({file, here, "a second exercise block in one step"});
+                else
+                    result.exercise = ExerciseWords{here, {}};
+                fence_char = line[0];
+                fence_length = fence;
+                last = nullptr;
+                continue;
+            }
+            result.markdown += with_newline;
+            continue;
+        }
+        if (closes(line, fence_char, fence_length)) {
+            fence_char = 0;
+            continue;
+        }
+        if (trimmed(line).empty()) continue;
+        if (line[0] == ' ' || line[0] == '\t') {
+            if (last)
+                last->append(" ").append(trimmed(line));
+            else
+                errors.push_back({file, here, "a continuation line with no sentence above it"});
+            continue;
+        }
+        const std::size_t colon = line.find(':');
+        const std::string key = colon == std::string::npos ? "" : trimmed(line.substr(0, colon));
+        if (key.empty()) {
+            errors.push_back({file, here, "an exercise line is 'key: sentence' (prompt, otherwise, mistake KEY, "
+                                          "choice KEY, hint KEY)"});
+            last = nullptr;
+            continue;
+        }
+        if (result.exercise->words.count(key)) {
+            errors.push_back({file, here, "the exercise says " + emu::quoted_input(key) + " twice"});
+            last = nullptr;
+            continue;
+        }
+        auto& entry = result.exercise->words[key];
+        entry = {trimmed(line.substr(colon + 1)), here};
+        last = &entry.first;
+    }
+    if (fence_char) errors.push_back({file, result.exercise->line, "the exercise block is not closed"});
+    return result;
+}
+
+std::optional<Exercise> join_exercise(const std::string& file, const ExerciseSpec& spec, const ExerciseWords& words,
+                                      std::vector<TextError>& errors) {
+    std::vector<std::string> needed{"prompt"};
+    if (spec.type == AnswerType::Choice) {
+        for (std::size_t i = 0; i < spec.choices.size(); ++i) {
+            needed.push_back("choice " + spec.choices[i]);
+            if (i != spec.right) needed.push_back("hint " + spec.choices[i]);
+        }
+    } else {
+        needed.push_back("otherwise");
+        for (const auto& [key, value] : spec.mistakes) needed.push_back("mistake " + key);
+    }
+    const std::size_t errors_before = errors.size();
+    std::set<std::string> known(needed.begin(), needed.end());
+    // The right choice's hint is never shown, but a choice the code computes (which
+    // format flushes fewer) may be right one day and wrong the next: its hint may stay.
+    if (spec.type == AnswerType::Choice && spec.right < spec.choices.size())
+        known.insert("hint " + spec.choices[spec.right]);
+    for (const std::string& key : spec.possible_mistakes) known.insert("mistake " + key);
+    for (const auto& [key, sentence] : words.words)
+        if (!known.count(key)) {
+            std::string expected;
+            for (const std::string& k : needed) expected += (expected.empty() ? "" : ", ") + k;
+            errors.push_back({file, sentence.second,
+                              "the exercise has no " + emu::quoted_input(key) + " in the code; its keys are: " +
+                                  expected});
+        }
+    std::map<std::string, std::string> filled;
+    for (const std::string& key : needed) {
+        const auto found = words.words.find(key);
+        if (found == words.words.end() || found->second.first.empty()) {
+            errors.push_back({file, words.line, "the exercise needs its " + emu::quoted_input(key) + " sentence"});
+            continue;
+        }
+        const auto& [sentence, line] = found->second;
+        std::vector<std::string> unknown;
+        const std::string text = fill_values(sentence, spec.values, unknown);
+        for (const std::string& name : unknown) {
+            std::string names;
+            for (const auto& [n, v] : spec.values) names += (names.empty() ? "" : ", ") + n;
+            errors.push_back({file, line,
+                              "{{" + name + "}}: the code gives this exercise " +
+                                  (names.empty() ? std::string("no values") : "the values " + names)});
+        }
+        for (const PlaceholderError& e : placeholder_errors(text)) errors.push_back({file, line, e.what()});
+        if (errors.size() == errors_before) filled[key] = render_placeholders(text);
+    }
+    if (errors.size() != errors_before) return std::nullopt;
+    return make_exercise(spec, filled);
+}
+
+}  // namespace fp8lab::labs
