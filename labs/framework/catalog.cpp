@@ -9,7 +9,7 @@
 #include <map>
 #include <sstream>
 
-#include "labs/framework/exercise_words.hpp"
+#include "labs/framework/step_words.hpp"
 #include "labs/framework/placeholders.hpp"
 #include "emulator/quoted_input.hpp"
 
@@ -65,7 +65,7 @@ Catalog build_catalog(const std::vector<SourceText>& texts, const std::vector<La
                                           "' has no logic for it"});
                     continue;
                 }
-                StepWords words = split_exercise_words(source.file, st.markdown, st.line + 1, errors);
+                StepWords words = split_step_words(source.file, st.markdown, st.line + 1, errors);
                 check_placeholders(words.markdown, st.line + 1);
                 std::optional<Exercise> exercise;
                 if (step->exercise && !words.exercise)
@@ -77,7 +77,10 @@ Catalog build_catalog(const std::vector<SourceText>& texts, const std::vector<La
                                       "step " + emu::quoted_input(st.id) + " has no exercise in the code"});
                 else if (step->exercise)
                     exercise = join_exercise(source.file, *step->exercise, *words.exercise, errors);
-                lab.steps.push_back({*step, st.title, std::move(words.markdown), st.line, std::move(exercise)});
+                StepLogic logic = *step;
+                join_parameters(source.file, st.line, logic.parameters, words.parameters, errors);
+                lab.steps.push_back(
+                    {std::move(logic), st.title, std::move(words.markdown), st.line, std::move(exercise)});
             }
             for (const StepLogic& s : code.steps) {
                 if (std::none_of(text.steps.begin(), text.steps.end(),

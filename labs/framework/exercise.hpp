@@ -1,6 +1,6 @@
 // An exercise: what the code computes (ExerciseSpec: the answer, the values of recognised
 // mistakes, the choices' keys) and, joined with the words of the lab's text (prompt,
-// choices, hints; exercise_words.hpp), what a student sees and how an answer is checked.
+// choices, hints; step_words.hpp), what a student sees and how an answer is checked.
 #pragma once
 
 #include <functional>

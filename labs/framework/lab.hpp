@@ -20,7 +20,7 @@ struct StepLogic {
     std::vector<Backend> backends = {Backend::Cpu};
     std::function<StepOutput(const Parameters&, RunContext&)> run;
     // The exercise as the code computes it; its words are in the step's text
-    // (exercise_words.hpp), and the catalog joins the two into Step::exercise.
+    // (step_words.hpp), and the catalog joins the two into Step::exercise.
     std::optional<ExerciseSpec> exercise;
     // The exercise is read from a recorded measurement: where that cannot be read there is
     // none, and the text's words for it go unused.

@@ -16,11 +16,9 @@ namespace {
 using emu::quoted_input;
 std::string quoted(const std::string& text) { return quoted_input(text); }
 
-ParameterSpec base(std::string name, std::string label, std::string help, ParameterKind kind) {
+ParameterSpec base(std::string name, ParameterKind kind) {
     ParameterSpec s;
     s.name = std::move(name);
-    s.label = std::move(label);
-    s.help = std::move(help);
     s.kind = kind;
     return s;
 }
@@ -37,26 +35,23 @@ std::vector<std::string> element_format_names() {
     return format_choice_names({&emu::e4m3(), &emu::e5m2(), &emu::e3m2(), &emu::e2m3(), &emu::e2m1()});
 }
 
-ParameterSpec choice(std::string name, std::string label, std::vector<std::string> choices, std::string default_choice,
-                     std::string help) {
-    ParameterSpec s = base(std::move(name), std::move(label), std::move(help), ParameterKind::Choice);
+ParameterSpec choice(std::string name, std::vector<std::string> choices, std::string default_choice) {
+    ParameterSpec s = base(std::move(name), ParameterKind::Choice);
     s.choices = std::move(choices);
     s.default_value = std::move(default_choice);
     return s;
 }
 
-ParameterSpec integer(std::string name, std::string label, std::int64_t min, std::int64_t max,
-                      std::int64_t default_value, std::string help) {
-    ParameterSpec s = base(std::move(name), std::move(label), std::move(help), ParameterKind::Integer);
+ParameterSpec integer(std::string name, std::int64_t min, std::int64_t max, std::int64_t default_value) {
+    ParameterSpec s = base(std::move(name), ParameterKind::Integer);
     s.int_min = min;
     s.int_max = max;
     s.default_value = default_value;
     return s;
 }
 
-ParameterSpec real(std::string name, std::string label, double min, double max, double default_value, bool log_slider,
-                   std::string help) {
-    ParameterSpec s = base(std::move(name), std::move(label), std::move(help), ParameterKind::Float);
+ParameterSpec real(std::string name, double min, double max, double default_value, bool log_slider) {
+    ParameterSpec s = base(std::move(name), ParameterKind::Float);
     s.float_min = min;
     s.float_max = max;
     s.log_slider = log_slider;
@@ -64,8 +59,8 @@ ParameterSpec real(std::string name, std::string label, double min, double max, 
     return s;
 }
 
-ParameterSpec toggle(std::string name, std::string label, bool default_value, std::string help) {
-    ParameterSpec s = base(std::move(name), std::move(label), std::move(help), ParameterKind::Toggle);
+ParameterSpec toggle(std::string name, bool default_value) {
+    ParameterSpec s = base(std::move(name), ParameterKind::Toggle);
     s.default_value = default_value;
     return s;
 }

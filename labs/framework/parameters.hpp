@@ -20,8 +20,8 @@ using ParameterValue = std::variant<std::string, std::int64_t, double, bool>;
 
 struct ParameterSpec {
     std::string name;   // identifier used by --set and saved settings
-    std::string label;  // what the GUI shows
-    std::string help;
+    std::string label;  // what the GUI shows: from the step's text
+    std::string help;   // from the step's text
     ParameterKind kind = ParameterKind::Choice;
     std::vector<std::string> choices;       // Choice
     std::int64_t int_min = 0, int_max = 0;  // Integer
@@ -50,13 +50,12 @@ std::vector<std::string> format_choice_names(std::initializer_list<const emu::Fo
 // The element formats of every recipe: E4M3, E5M2, E3M2, E2M3, E2M1.
 std::vector<std::string> element_format_names();
 
-ParameterSpec choice(std::string name, std::string label, std::vector<std::string> choices, std::string default_choice,
-                     std::string help);
-ParameterSpec integer(std::string name, std::string label, std::int64_t min, std::int64_t max,
-                      std::int64_t default_value, std::string help);
-ParameterSpec real(std::string name, std::string label, double min, double max, double default_value, bool log_slider,
-                   std::string help);
-ParameterSpec toggle(std::string name, std::string label, bool default_value, std::string help);
+// A parameter as the code defines it: name, values and default. Its label and help are
+// words of the step's text (the "~~~parameters" block), filled in when the catalog loads.
+ParameterSpec choice(std::string name, std::vector<std::string> choices, std::string default_choice);
+ParameterSpec integer(std::string name, std::int64_t min, std::int64_t max, std::int64_t default_value);
+ParameterSpec real(std::string name, double min, double max, double default_value, bool log_slider);
+ParameterSpec toggle(std::string name, bool default_value);
 
 // A value that a parameter refused: the message names the parameter and what it accepts.
 struct ParameterError : std::invalid_argument {

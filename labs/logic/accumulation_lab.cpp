@@ -18,12 +18,8 @@ constexpr const char* kAsset = "h100-accumulation.csv";
 StepLogic emulated() {
     StepLogic s;
     s.id = "accumulation";
-    s.parameters = {integer("mantissa_bits", "Accumulator mantissa bits", 8, 23, 13,
-                            "Fraction bits the narrow accumulator keeps (float32 keeps 23)"),
-                    integer("promote_every", "Promote every N products", 16, 4096, 128,
-                            "How often the narrow sum is added into a float32 total"),
-                    choice("signs", "Operand signs", {"positive", "random"}, "positive",
-                           "All-positive operands make the sums, and the accumulator's weakness, grow fastest")};
+    s.parameters = {integer("mantissa_bits", 8, 23, 13), integer("promote_every", 16, 4096, 128),
+                    choice("signs", {"positive", "random"}, "positive")};
     s.no_training_reason =
         "This step emulates an accumulator of any width; training GEMMs accumulate in float32 on "
         "the CPU, and the tensor-cores step maps fast accumulation for the GPU.";
@@ -90,9 +86,7 @@ StepLogic tensor_cores() {
     s.id = "tensor-cores";
     s.exercise_from_recording = true;
     s.backends = {Backend::Cpu, Backend::Gpu};
-    s.parameters = {toggle("fast_forward", "Fast accumulation: forward", false, "Feeds the training panel (GPU)"),
-                    toggle("fast_dgrad", "Fast accumulation: dgrad", false, "Feeds the training panel (GPU)"),
-                    toggle("fast_wgrad", "Fast accumulation: wgrad", false, "Feeds the training panel (GPU)")};
+    s.parameters = {toggle("fast_forward", false), toggle("fast_dgrad", false), toggle("fast_wgrad", false)};
     s.training_parameters = {"fast_forward", "fast_dgrad", "fast_wgrad"};
     s.training_mapping =
         "Each toggle is cuBLASLt's fast accumulation of that GEMM in training. Only the GPU has it: "

@@ -153,10 +153,8 @@ StepLogic recipe_map() {
 StepLogic recipes() {
     StepLogic s;
     s.id = "recipes";
-    s.parameters = {choice("mx_elements", "Element format", element_format_names(), "e2m1",
-                           "For per-tensor and MX: MXFP8 (e4m3, e5m2), MXFP6 (e3m2, e2m3) or MXFP4 (e2m1)"),
-                    choice("training_recipe", "Recipe for training", enum_choice_names<emu::Fp8Recipe>(), "mx-rceil",
-                           "Feeds the training panel")};
+    s.parameters = {choice("mx_elements", element_format_names(), "e2m1"),
+                    choice("training_recipe", enum_choice_names<emu::Fp8Recipe>(), "mx-rceil")};
     s.training_parameters = {"mx_elements", "training_recipe"};
     s.training_mapping =
         "The recipe for training is the experiment's recipe; the element format is every role's "
@@ -238,7 +236,7 @@ StepLogic recipes() {
 StepLogic floor_against_rceil() {
     StepLogic s;
     s.id = "floor-vs-rceil";
-    s.parameters = {choice("elements", "Element format", element_format_names(), "e4m3", "The MX element format")};
+    s.parameters = {choice("elements", element_format_names(), "e4m3")};
     s.training_parameters = {"elements"};
     s.training_mapping =
         "Training runs MX with the floor rule (mx-floor) and this element format for every role; "
@@ -309,9 +307,8 @@ StepLogic floor_against_rceil() {
 StepLogic e8m0_traps() {
     StepLogic s;
     s.id = "e8m0-traps";
-    s.parameters = {choice("elements", "Element format", element_format_names(), "e4m3", "The MX element format"),
-                    choice("rule", "Scale rule", enum_choice_names<emu::MxScaleRule>(), "ocp-floor",
-                           "How the block's amax becomes its E8M0 scale")};
+    s.parameters = {choice("elements", element_format_names(), "e4m3"),
+                    choice("rule", enum_choice_names<emu::MxScaleRule>(), "ocp-floor")};
     s.no_training_reason = "This step shows what single E8M0 codes and single blocks do; the recipes step trains MX.";
     s.run = [](const Parameters& p, RunContext&) {
         const emu::Format& f = emu::format_by_name(p.choice("elements"));
@@ -388,8 +385,7 @@ StepLogic e8m0_traps() {
 StepLogic block_size_and_nvfp4() {
     StepLogic s;
     s.id = "block-size";
-    s.parameters = {choice("heatmap", "Heatmap of block scales", {"nvfp4", "mxfp4", "mxfp8"}, "nvfp4",
-                           "Whose block scales the heatmap shows")};
+    s.parameters = {choice("heatmap", {"nvfp4", "mxfp4", "mxfp8"}, "nvfp4")};
     s.training_parameters = {"heatmap"};
     s.training_mapping =
         "The heatmap's recipe is trained: nvfp4 (E2M1, 16-element blocks), mxfp4 (MX RCEIL, E2M1) "

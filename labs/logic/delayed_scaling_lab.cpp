@@ -48,10 +48,8 @@ emu::DelayedScalingConfig delayed_config(const Parameters& p) {
 }
 
 std::vector<ParameterSpec> delayed_parameters() {
-    return {integer("history", "History length", 1, 128, 16, "How many past amaxes the scale looks at"),
-            choice("algorithm", "Amax algorithm", enum_choice_names<emu::AmaxAlgorithm>(), "max",
-                   "max: the largest amax in the history; most_recent: the last one"),
-            integer("margin", "Margin", 0, 4, 0, "Headroom: the scale is divided by 2^margin")};
+    return {integer("history", 1, 128, 16), choice("algorithm", enum_choice_names<emu::AmaxAlgorithm>(), "max"),
+            integer("margin", 0, 4, 0)};
 }
 
 void map_delayed(const Parameters& p, emu::Experiment& e) {
@@ -131,10 +129,8 @@ StepLogic history_window() {
     StepLogic s;
     s.id = "history";
     s.parameters = delayed_parameters();
-    s.parameters.push_back(
-        choice("format", "Format", format_choice_names({&emu::e4m3(), &emu::e5m2()}), "e4m3", "The tensor's format"));
-    s.parameters.push_back(
-        real("spike", "Spike factor", 1.0, 64.0, 8.0, true, "How much larger the spike (and the later jump) is"));
+    s.parameters.push_back(choice("format", format_choice_names({&emu::e4m3(), &emu::e5m2()}), "e4m3"));
+    s.parameters.push_back(real("spike", 1.0, 64.0, 8.0, true));
     s.training_parameters = {"history", "algorithm", "margin"};
     s.training_mapping = kMapping;
     s.training = map_delayed;
@@ -212,12 +208,10 @@ StepLogic trace_replay() {
     StepLogic s;
     s.id = "trace-replay";
     s.parameters = delayed_parameters();
-    s.parameters.push_back(choice("formats", "Formats", enum_choice_names<emu::FormatRecipe>(), "hybrid",
-                                  "hybrid: E5M2 for gradients; e4m3: E4M3 for every tensor"));
+    s.parameters.push_back(choice("formats", enum_choice_names<emu::FormatRecipe>(), "hybrid"));
     s.parameters.push_back(
-        choice("tensor", "Tensor to plot",
-               {"fc1.input", "fc1.weight", "fc1.grad_output", "fc2.input", "fc2.weight", "fc2.grad_output"},
-               "fc2.grad_output", "One of the six tensors the run scaled"));
+        choice("tensor", {"fc1.input", "fc1.weight", "fc1.grad_output", "fc2.input", "fc2.weight", "fc2.grad_output"},
+               "fc2.grad_output"));
     s.training_parameters = {"history", "algorithm", "margin", "formats"};
     s.training_mapping =
         "History length, amax algorithm, margin and formats (hybrid: E5M2 gradients; e4m3: every "
@@ -292,9 +286,8 @@ StepLogic trace_replay() {
 StepLogic amax_across_ranks() {
     StepLogic s;
     s.id = "amax-across-ranks";
-    s.parameters = {
-        integer("ranks", "Ranks", 2, 64, 8, "Data-parallel ranks, each with its own shard of activations"),
-        choice("format", "Format", format_choice_names({&emu::e4m3(), &emu::e5m2()}), "e4m3", "The FP8 format")};
+    s.parameters = {integer("ranks", 2, 64, 8),
+                    choice("format", format_choice_names({&emu::e4m3(), &emu::e5m2()}), "e4m3")};
     s.no_training_reason = "The training experiment runs on one device; this step simulates the ranks on the CPU.";
     s.run = [](const Parameters& p, RunContext& ctx) {
         const int ranks = int(p.integer("ranks"));

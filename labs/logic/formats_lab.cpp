@@ -57,9 +57,8 @@ Figure value_of_every_code(std::uint32_t selected, const Format& selected_format
 StepLogic bits_to_value() {
     StepLogic s;
     s.id = "bits-to-value";
-    s.parameters = {choice("format", "Format", format_choice_names({&emu::e4m3(), &emu::e5m2()}), "e4m3",
-                           "The 8-bit format to decode"),
-                    integer("code", "Code", 0, 255, 0x5A, "The 8-bit code (0x00 to 0xff)")};
+    s.parameters = {choice("format", format_choice_names({&emu::e4m3(), &emu::e5m2()}), "e4m3"),
+                    integer("code", 0, 255, 0x5A)};
     s.training_parameters = {"format"};
     s.training_mapping =
         "The format is every training cast's element format (inputs, weights and gradients), "

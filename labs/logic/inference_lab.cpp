@@ -150,9 +150,8 @@ std::vector<Column> evaluation_columns() {
 StepLogic weights_and_activations() {
     StepLogic s;
     s.id = "weights-and-activations";
-    s.parameters = {choice("format", "Format", format_choice_names({&emu::e4m3(), &emu::e5m2(), &emu::e2m1()}), "e4m3",
-                           "For weights and activations"),
-                    integer("calibration", "Calibration batches", 1, 64, 8, "Batches that set the static scales")};
+    s.parameters = {choice("format", format_choice_names({&emu::e4m3(), &emu::e5m2(), &emu::e2m1()}), "e4m3"),
+                    integer("calibration", 1, 64, 8)};
     s.training_parameters = {"format", "calibration"};
     s.training_mapping =
         "Training runs this lab's classifier (64-128-128-16 with biases, Gaussian clusters); the "
@@ -218,10 +217,8 @@ StepLogic weights_and_activations() {
 StepLogic calibration() {
     StepLogic s;
     s.id = "calibration";
-    s.parameters = {choice("format", "Format", format_choice_names({&emu::e4m3(), &emu::e5m2(), &emu::e2m1()}), "e4m3",
-                           "For weights and activations"),
-                    integer("shifted", "Shifted inputs at inference (%)", 0, 20, 2,
-                            "Inputs several times larger than anything the calibration saw")};
+    s.parameters = {choice("format", format_choice_names({&emu::e4m3(), &emu::e5m2(), &emu::e2m1()}), "e4m3"),
+                    integer("shifted", 0, 20, 2)};
     s.training_parameters = {"format"};
     s.training_mapping =
         "Training runs this lab's classifier; the trained model is then quantised for inference in "
@@ -462,7 +459,7 @@ StepLogic serving_speed() {
     s.backends = {Backend::Cpu, Backend::Gpu};
     std::vector<std::string> models;
     for (const InferenceShape& shape : inference_shapes()) models.push_back(shape.name);
-    s.parameters = {choice("model", "Model", models, models.back(), "The layer widths whose forward pass is timed")};
+    s.parameters = {choice("model", models, models.back())};
     s.no_training_reason =
         "Inference timing: this step times forward passes of fixed models; none of its settings "
         "changes how a model trains.";

@@ -22,8 +22,7 @@ int smallest_saving_power() {
 StepLogic underflow() {
     StepLogic s;
     s.id = "underflow";
-    s.parameters = {integer("decades", "Decades the gradients span", 1, 14, 8, "Around 1e-6"),
-                    integer("scale_log2", "Loss scale (log2)", 0, 40, 16, "The loss is multiplied by 2^this")};
+    s.parameters = {integer("decades", 1, 14, 8), integer("scale_log2", 0, 40, 16)};
     s.no_training_reason = "A fixed loss scale on sampled gradients; the dynamic step trains with a loss scaler.";
     s.run = [](const Parameters& p, RunContext& ctx) {
         const std::vector<float> g =
@@ -85,11 +84,8 @@ std::vector<double> gradient_amax() {
 StepLogic dynamic_scaler() {
     StepLogic s;
     s.id = "dynamic";
-    s.parameters = {integer("growth_interval", "Growth interval", 10, 2000, 50,
-                            "Clean steps before the scale doubles (GradScaler: 2000)"),
-                    integer("initial_log2", "Initial scale (log2)", 0, 24, 16, "GradScaler starts at 2^16"),
-                    toggle("train_with_loss_scaling", "Train FP8 with loss scaling only", true,
-                           "Feeds the training panel: one global loss scale instead of per-tensor scaling")};
+    s.parameters = {integer("growth_interval", 10, 2000, 50), integer("initial_log2", 0, 24, 16),
+                    toggle("train_with_loss_scaling", true)};
     s.training_parameters = {"growth_interval", "initial_log2", "train_with_loss_scaling"};
     s.training_mapping =
         "With the toggle on, training runs FP8 without per-tensor scaling (scale 1) and with "

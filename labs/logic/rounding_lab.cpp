@@ -32,8 +32,7 @@ constexpr RoundingMode kDeterministicModes[] = {RoundingMode::NearestEven, Round
 StepLogic modes() {
     StepLogic s;
     s.id = "modes";
-    s.parameters = {choice("format", "Format", element_format_names(), "e4m3", "The target format"),
-                    real("x", "Value x", -400.0, 400.0, 1.0625, false, "The value to convert")};
+    s.parameters = {choice("format", element_format_names(), "e4m3"), real("x", -400.0, 400.0, 1.0625, false)};
     s.no_training_reason =
         "This step rounds one value every way; a training cast rounds to nearest-even or "
         "stochastically (the stochastic-rounding step maps that).";
@@ -96,14 +95,11 @@ std::vector<double> running_sum(const Format& f, double start, double delta, int
 StepLogic stochastic() {
     StepLogic s;
     s.id = "stochastic";
-    s.parameters = {choice("format", "Accumulator format",
-                           format_choice_names({&emu::bf16(), &emu::fp16(), &emu::e4m3(), &emu::e5m2()}), "bf16",
-                           "The format the running value is stored in after every addition"),
-                    real("delta", "Update size", 1e-5, 0.5, 1e-3, true, "What every step adds"),
-                    integer("steps", "Steps", 10, 20000, 1000, "How many updates are added"),
-                    choice("training_rounding", "Gradient rounding for training",
-                           enum_choice_names({emu::RoundingMode::NearestEven, emu::RoundingMode::Stochastic}),
-                           "stochastic", "Feeds the training panel: how the gradients' casts round")};
+    s.parameters = {
+        choice("format", format_choice_names({&emu::bf16(), &emu::fp16(), &emu::e4m3(), &emu::e5m2()}), "bf16"),
+        real("delta", 1e-5, 0.5, 1e-3, true), integer("steps", 10, 20000, 1000),
+        choice("training_rounding", enum_choice_names({emu::RoundingMode::NearestEven, emu::RoundingMode::Stochastic}),
+               "stochastic")};
     s.training_parameters = {"training_rounding"};
     s.training_mapping =
         "Training rounding is the rounding of the gradients' casts (nearest-even or stochastic, "
@@ -160,10 +156,8 @@ StepLogic stochastic() {
 StepLogic saturation() {
     StepLogic s;
     s.id = "saturation";
-    s.parameters = {
-        choice("format", "Format", format_choice_names({&emu::e4m3(), &emu::e5m2()}), "e4m3", "The target format"),
-        choice("training_saturation", "Saturation for training", enum_choice_names<emu::Saturation>(), "finite",
-               "Feeds the training panel: finite clips overflow, none lets it become Inf or NaN")};
+    s.parameters = {choice("format", format_choice_names({&emu::e4m3(), &emu::e5m2()}), "e4m3"),
+                    choice("training_saturation", enum_choice_names<emu::Saturation>(), "finite")};
     s.training_parameters = {"format", "training_saturation"};
     s.training_mapping =
         "The format is every training cast's element format; saturation none lets an overflow "
@@ -234,7 +228,7 @@ StepLogic saturation() {
 StepLogic double_rounding() {
     StepLogic s;
     s.id = "double-rounding";
-    s.parameters = {choice("format", "Format", element_format_names(), "e4m3", "The target format")};
+    s.parameters = {choice("format", element_format_names(), "e4m3")};
     s.no_training_reason =
         "Double rounding is about float64 inputs; a training cast converts each float32 value "
         "once.";

@@ -37,17 +37,12 @@ StepLogic loss_curves() {
     StepLogic s;
     s.id = "loss-curves";
     s.backends = {Backend::Cpu, Backend::Gpu};
-    s.parameters = {
-        choice("recipe", "FP8 recipe", enum_choice_names<emu::Fp8Recipe>(), "delayed",
-               "The GPU runs delayed, current and blockwise; the CPU emulator all six"),
-        choice("formats", "Formats", enum_choice_names<emu::FormatRecipe>(), "hybrid", "hybrid: E5M2 gradients"),
-        integer("history", "History length", 1, 1024, 16, "Delayed scaling's amax history"),
-        integer("steps", "Steps", 20, 1000, 300, "Training steps of each run"),
-        // One batch, learnt by heart at a brisk rate, drives the loss down until the
-        // formats' rounding stops it: the default shows FP8's floor beside BF16's.
-        integer("batches", "Distinct batches", 1, 64, 1,
-                "1: the model learns one batch by heart, so the loss falls until rounding stops it"),
-        real("lr", "Learning rate", 1e-4, 1e-2, 3e-3, true, "AdamW's learning rate")};
+    s.parameters = {choice("recipe", enum_choice_names<emu::Fp8Recipe>(), "delayed"),
+                    choice("formats", enum_choice_names<emu::FormatRecipe>(), "hybrid"),
+                    integer("history", 1, 1024, 16), integer("steps", 20, 1000, 300),
+                    // One batch, learnt by heart at a brisk rate, drives the loss down until the
+                    // formats' rounding stops it: the default shows FP8's floor beside BF16's.
+                    integer("batches", 1, 64, 1), real("lr", 1e-4, 1e-2, 3e-3, true)};
     s.training_parameters = {"recipe", "formats", "history", "steps", "batches", "lr"};
     s.training_mapping =
         "Recipe, formats (hybrid: E5M2 gradients), history length, steps, distinct batches and "
@@ -132,7 +127,7 @@ StepOutput compare_variants(const std::vector<Variant>& variants, const std::str
 StepLogic what_breaks() {
     StepLogic s;
     s.id = "what-breaks";
-    s.parameters = {integer("steps", "Steps", 20, 400, 100, "Training steps of each run")};
+    s.parameters = {integer("steps", 20, 400, 100)};
     s.training_parameters = {"steps"};
     s.training_mapping =
         "Steps is the experiment's, on the step's three-layer model; the panel trains BF16 against "
@@ -177,17 +172,8 @@ void map_nvfp4_training(const Parameters& p, emu::Experiment& e) {
 StepLogic nvfp4_training() {
     StepLogic s;
     s.id = "nvfp4-training";
-    s.parameters = {integer("steps", "Steps", 20, 400, 40, "Training steps of each run"),
-                    toggle("weight_tiles", "16x16 weight tiles", true,
-                           "One block scale per 16x16 tile of a weight, so the weight and "
-                           "its transpose are quantised alike (1x16 along the rows otherwise)"),
-                    toggle("stochastic_gradients", "Stochastic rounding of gradients", true,
-                           "The gradients' E2M1 elements rounded stochastically"),
-                    toggle("hadamard_wgrad", "Random Hadamard transform (wgrad)", true,
-                           "Both operands of the weight-gradient GEMM transformed by a "
-                           "random 16-point Hadamard transform before quantisation"),
-                    toggle("edge_layers_bf16", "First and last layer in BF16", false,
-                           "The first and the last linear layer stay in BF16")};
+    s.parameters = {integer("steps", 20, 400, 40), toggle("weight_tiles", true), toggle("stochastic_gradients", true),
+                    toggle("hadamard_wgrad", true), toggle("edge_layers_bf16", false)};
     s.training_parameters = {"steps", "weight_tiles", "stochastic_gradients", "hadamard_wgrad", "edge_layers_bf16"};
     s.training_mapping =
         "NVFP4 with the options as toggled, on the step's three-layer model. The step shows the full "

@@ -18,7 +18,7 @@ const std::vector<std::string> kSmallFormats = element_format_names();
 StepLogic number_line() {
     StepLogic s;
     s.id = "number-line";
-    s.parameters = {choice("format", "Format", kSmallFormats, "e4m3", "The format whose values are drawn")};
+    s.parameters = {choice("format", kSmallFormats, "e4m3")};
     s.training_parameters = {"format"};
     s.training_mapping =
         "The format is every training cast's element format (inputs, weights and gradients), "
@@ -129,7 +129,7 @@ StepLogic error_by_magnitude() {
     s.id = "error-by-magnitude";
     std::vector<std::string> choices = {"all"};
     choices.insert(choices.end(), kSmallFormats.begin(), kSmallFormats.end());
-    s.parameters = {choice("format", "Formats", choices, "all", "One format, or all of them on one plot")};
+    s.parameters = {choice("format", choices, "all")};
     s.training_parameters = {"format"};
     s.training_mapping =
         "One format (not all) is every training cast's element format (inputs, weights and gradients), "
@@ -181,7 +181,7 @@ StepLogic error_by_magnitude() {
 StepLogic fixed_grid() {
     StepLogic s;
     s.id = "fixed-grid";
-    s.parameters = {integer("grid", "Grid steps per unit", 2, 64, 8, "The fixed grid is multiples of 1/grid")};
+    s.parameters = {integer("grid", 2, 64, 8)};
     s.no_training_reason = "A fixed-point grid is not a format a training cast can use; this step only contrasts it.";
     s.run = [](const Parameters& p, RunContext&) {
         const Format& f = emu::e4m3();

@@ -80,8 +80,8 @@ const std::vector<std::string> kFp8 = format_choice_names({&emu::e4m3(), &emu::e
 StepLogic against_the_grid() {
     StepLogic s;
     s.id = "against-the-grid";
-    s.parameters = {choice("tensor", "Tensor", {"weights", "activations", "gradients"}, "weights", "What to sample"),
-                    choice("format", "Format", element_format_names(), "e4m3", "The target format")};
+    s.parameters = {choice("tensor", {"weights", "activations", "gradients"}, "weights"),
+                    choice("format", element_format_names(), "e4m3")};
     s.training_parameters = {"tensor", "format"};
     s.training_mapping =
         "The format is the training cast of the chosen tensor's role (weights: the weights, "
@@ -120,9 +120,8 @@ StepLogic against_the_grid() {
 StepLogic per_tensor_scaling() {
     StepLogic s;
     s.id = "per-tensor-scaling";
-    s.parameters = {choice("tensor", "Tensor", {"weights", "activations", "gradients"}, "gradients", "What to sample"),
-                    choice("format", "Format", kFp8, "e4m3", "The target format"),
-                    toggle("scale", "Scale the tensor", true, "Multiply by max / amax before converting")};
+    s.parameters = {choice("tensor", {"weights", "activations", "gradients"}, "gradients"),
+                    choice("format", kFp8, "e4m3"), toggle("scale", true)};
     s.training_parameters = {"tensor", "format", "scale"};
     s.training_mapping =
         "The format is the training cast of the chosen tensor's role (weights: the weights, "
@@ -176,9 +175,8 @@ StepLogic per_tensor_scaling() {
 StepLogic scale_or_scale_inv() {
     StepLogic s;
     s.id = "scale-or-scale-inv";
-    s.parameters = {
-        real("amax", "Tensor amax", 1e-3, 1e4, 300.0, true, "The tensor's largest magnitude"),
-        choice("format", "Format", format_choice_names({&emu::e4m3(), &emu::e5m2()}), "e4m3", "The FP8 format")};
+    s.parameters = {real("amax", 1e-3, 1e4, 300.0, true),
+                    choice("format", format_choice_names({&emu::e4m3(), &emu::e5m2()}), "e4m3")};
     s.no_training_reason = "This step reads stored scales; every training recipe applies them the right way round.";
     s.run = [](const Parameters& p, RunContext&) {
         const float amax = float(p.real("amax"));
@@ -240,9 +238,7 @@ StepLogic scale_or_scale_inv() {
 StepLogic gradients() {
     StepLogic s;
     s.id = "gradients";
-    s.parameters = {integer("decades", "Decades the gradients span", 1, 14, 8, "Width of the log-uniform magnitudes"),
-                    choice("training_format", "Gradient format for training", kFp8, "e5m2",
-                           "Feeds the training panel: e4m3 everywhere, or E5M2 for gradients (hybrid)")};
+    s.parameters = {integer("decades", 1, 14, 8), choice("training_format", kFp8, "e5m2")};
     s.training_parameters = {"training_format"};
     s.training_mapping =
         "The gradient format is the training cast of the output gradients (inputs and weights "

@@ -1,12 +1,12 @@
-// Fuzzes lab Markdown: front matter, step headings, code fences, placeholders and exercise
+// Fuzzes lab Markdown: front matter, step headings, code fences, placeholders and word
 // blocks. Any text loads or gives file:line errors; placeholders fill or are refused, an
-// exercise block joins its code or is refused, never a crash.
+// exercise or parameters block joins its code or is refused, never a crash.
 #include <cstddef>
 #include <cstdint>
 #include <string>
 #include <vector>
 
-#include "labs/framework/exercise_words.hpp"
+#include "labs/framework/step_words.hpp"
 #include "labs/framework/lab_text.hpp"
 #include "labs/framework/placeholders.hpp"
 
@@ -22,12 +22,14 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
     }
     ExerciseSpec numeric = numeric_exercise(448, {{"ieee", 464}});
     numeric.values = {{"width", "4096"}};
-    ExerciseSpec choice = choice_exercise({"a", "b"}, 1);
+    ExerciseSpec pick = choice_exercise({"a", "b"}, 1);
     for (const StepText& step : lab.steps) {
         (void)placeholder_errors(step.markdown);
-        const StepWords words = split_exercise_words("fuzz.md", step.markdown, step.line + 1, errors);
+        const StepWords words = split_step_words("fuzz.md", step.markdown, step.line + 1, errors);
+        std::vector<ParameterSpec> parameters{integer("n", 1, 10, 3), choice("format", {"e4m3", "e5m2"}, "e4m3")};
+        join_parameters("fuzz.md", step.line, parameters, words.parameters, errors);
         if (!words.exercise) continue;
-        for (const ExerciseSpec* spec : {&numeric, &choice})
+        for (const ExerciseSpec* spec : {&numeric, &pick})
             if (const auto e = join_exercise("fuzz.md", *spec, *words.exercise, errors)) (void)e->check("448");
     }
     return 0;

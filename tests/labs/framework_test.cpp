@@ -18,12 +18,7 @@ namespace {
 LabLogic two_step_logic() {
     StepLogic a;
     a.id = "first";
-    a.parameters = {integer("n", "N", 1, 10, 3, "a number")};
-    a.run = [](const Parameters& p, RunContext&) {
-        StepOutput out;
-        out.metrics.push_back({"n", double(p.integer("n")), ""});
-        return out;
-    };
+    a.run = [](const Parameters&, RunContext&) { return StepOutput{}; };
     StepLogic b = a;
     b.id = "second";
     return {"demo", {a, b}};
@@ -165,8 +160,8 @@ TEST_CASE("placeholders come from the emulator; unknown ones are errors with the
 }
 
 TEST_CASE("parameters refuse bad values naming the parameter and what it accepts") {
-    Parameters p({choice("format", "Format", {"e4m3", "e5m2"}, "e4m3", ""), integer("code", "Code", 0, 255, 90, ""),
-                  real("lr", "LR", 1e-5, 1.0, 1e-3, true, ""), toggle("on", "On", false, "")});
+    Parameters p({choice("format", {"e4m3", "e5m2"}, "e4m3"), integer("code", 0, 255, 90),
+                  real("lr", 1e-5, 1.0, 1e-3, true), toggle("on", false)});
     CHECK(p.choice("format") == "e4m3");
     p.set_text("code", "0x7e");
     CHECK(p.integer("code") == 126);
@@ -316,6 +311,30 @@ TEST_CASE("an exercise's words and its code must agree, errors at the file's lin
     REQUIRE(good.errors.empty());
     CHECK(good.labs[0].steps[0].exercise->check("2").hint == "Not B.");
     CHECK(good.labs[0].steps[0].exercise->check("A").correct);
+}
+
+TEST_CASE("parameters take their label and help from the lab text; a missing or unknown one is file:line") {
+    LabLogic logic = two_step_logic();
+    logic.steps[0].parameters = {integer("n", 1, 10, 3), toggle("on", false)};
+    const auto catalog = [&](const std::string& block) {
+        return build_catalog({{"demo.md", "---\nid: demo\ntitle: Demo\n---\n## First step {#first}\nText.\n\n" + block +
+                                              "## Second step {#second}\nText.\n"}},
+                             {logic});
+    };
+    const Catalog good = catalog(
+        "~~~parameters\nlabel n: Steps\nhelp n: How many, up to\n  {{E4M3.bias}} and more\nlabel on: On\nhelp on: "
+        "Switch\n~~~\n");
+    REQUIRE(good.errors.empty());
+    const ParameterSpec& n = good.labs[0].steps[0].logic.parameters[0];
+    CHECK(n.label == "Steps");
+    CHECK(n.help == "How many, up to 7 and more");
+    CHECK(good.labs[0].steps[0].markdown == "Text.\n\n");
+    // Block from line 8, sentences from line 9.
+    CHECK(has_error(catalog("~~~parameters\nlabel n: Steps\nhelp n: H\nlabel on: On\n~~~\n"),
+                    "demo.md:8:", "need their 'help on' sentence"));
+    CHECK(has_error(catalog("~~~parameters\nlabel n: S\nhelp n: H\nlabel on: O\nhelp on: H\nlabel m: M\n~~~\n"),
+                    "demo.md:13:", "no parameter for 'label m'; its parameters are: n, on"));
+    CHECK(has_error(catalog(""), "demo.md:5:", "no ~~~parameters block"));
 }
 
 TEST_CASE("every lab in labs/content loads, and every step runs with its defaults") {

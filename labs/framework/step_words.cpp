@@ -1,5 +1,5 @@
-// Reading an exercise's words from its step's text and checking them against the code's spec.
-#include "labs/framework/exercise_words.hpp"
+// Reading a step's word blocks from its text and checking them against what the code defines.
+#include "labs/framework/step_words.hpp"
 
 #include <cctype>
 #include <set>
@@ -10,14 +10,17 @@
 namespace fp8lab::labs {
 namespace {
 
-// The fence's length when `line` opens an exercise block ("~~~exercise"), else 0.
-std::size_t exercise_fence(const std::string& line) {
+// The fence's length when `line` opens a word block ("~~~exercise", "~~~parameters"), else
+// 0; `kind` gets the block's name.
+std::size_t word_fence(const std::string& line, std::string& kind) {
     if (line.empty() || (line[0] != '~' && line[0] != '`')) return 0;
     const std::size_t run = line.find_first_not_of(line[0]);
     if (run == std::string::npos || run < 3) return 0;
     std::string info = line.substr(run);
     while (!info.empty() && std::isspace(static_cast<unsigned char>(info.back()))) info.pop_back();
-    return info == "exercise" ? run : 0;
+    if (info != "exercise" && info != "parameters") return 0;
+    kind = info;
+    return run;
 }
 
 bool closes(const std::string& line, char c, std::size_t length) {
@@ -59,14 +62,15 @@ std::string fill_values(const std::string& text, const std::map<std::string, std
 
 }  // namespace
 
-StepWords split_exercise_words(const std::string& file, const std::string& markdown, int first_line,
-                               std::vector<TextError>& errors) {
+StepWords split_step_words(const std::string& file, const std::string& markdown, int first_line,
+                           std::vector<TextError>& errors) {
     StepWords result;
     std::size_t start = 0;
     int line_number = first_line;
     char fence_char = 0;  // 0: outside the block
     std::size_t fence_length = 0;
     std::string* last = nullptr;  // the sentence a continuation line extends
+    WordBlock* block = nullptr;   // the block being read
     while (start < markdown.size()) {
         std::size_t end = markdown.find('\n', start);
         if (end == std::string::npos) end = markdown.size();
@@ -75,11 +79,12 @@ StepWords split_exercise_words(const std::string& file, const std::string& markd
         start = end + 1;
         const int here = line_number++;
         if (!fence_char) {
-            if (const std::size_t fence = exercise_fence(line)) {
-                if (result.exercise)
-                    errors.push_back({file, here, "a second exercise block in one step"});
-                else
-                    result.exercise = ExerciseWords{here, {}};
+            std::string kind;
+            if (const std::size_t fence = word_fence(line, kind)) {
+                std::optional<WordBlock>& slot = kind == "exercise" ? result.exercise : result.parameters;
+                if (slot) errors.push_back({file, here, "a second " + kind + " block in one step"});
+                slot = WordBlock{here, {}};
+                block = &*slot;
                 fence_char = line[0];
                 fence_length = fence;
                 last = nullptr;
@@ -103,25 +108,26 @@ StepWords split_exercise_words(const std::string& file, const std::string& markd
         const std::size_t colon = line.find(':');
         const std::string key = colon == std::string::npos ? "" : trimmed(line.substr(0, colon));
         if (key.empty()) {
-            errors.push_back({file, here, "an exercise line is 'key: sentence' (prompt, otherwise, mistake KEY, "
-                                          "choice KEY, hint KEY)"});
+            errors.push_back({file, here,
+                              "a word block's line is 'key: sentence' (exercise: prompt, otherwise, mistake KEY, "
+                              "choice KEY, hint KEY; parameters: label NAME, help NAME)"});
             last = nullptr;
             continue;
         }
-        if (result.exercise->words.count(key)) {
-            errors.push_back({file, here, "the exercise says " + emu::quoted_input(key) + " twice"});
+        if (block->words.count(key)) {
+            errors.push_back({file, here, "the block says " + emu::quoted_input(key) + " twice"});
             last = nullptr;
             continue;
         }
-        auto& entry = result.exercise->words[key];
+        auto& entry = block->words[key];
         entry = {trimmed(line.substr(colon + 1)), here};
         last = &entry.first;
     }
-    if (fence_char) errors.push_back({file, result.exercise->line, "the exercise block is not closed"});
+    if (fence_char) errors.push_back({file, block->line, "the word block is not closed"});
     return result;
 }
 
-std::optional<Exercise> join_exercise(const std::string& file, const ExerciseSpec& spec, const ExerciseWords& words,
+std::optional<Exercise> join_exercise(const std::string& file, const ExerciseSpec& spec, const WordBlock& words,
                                       std::vector<TextError>& errors) {
     std::vector<std::string> needed{"prompt"};
     if (spec.type == AnswerType::Choice) {
@@ -144,9 +150,9 @@ std::optional<Exercise> join_exercise(const std::string& file, const ExerciseSpe
         if (!known.count(key)) {
             std::string expected;
             for (const std::string& k : needed) expected += (expected.empty() ? "" : ", ") + k;
-            errors.push_back({file, sentence.second,
-                              "the exercise has no " + emu::quoted_input(key) + " in the code; its keys are: " +
-                                  expected});
+            errors.push_back(
+                {file, sentence.second,
+                 "the exercise has no " + emu::quoted_input(key) + " in the code; its keys are: " + expected});
         }
     std::map<std::string, std::string> filled;
     for (const std::string& key : needed) {
@@ -170,6 +176,40 @@ std::optional<Exercise> join_exercise(const std::string& file, const ExerciseSpe
     }
     if (errors.size() != errors_before) return std::nullopt;
     return make_exercise(spec, filled);
+}
+
+void join_parameters(const std::string& file, int heading_line, std::vector<ParameterSpec>& parameters,
+                     const std::optional<WordBlock>& words, std::vector<TextError>& errors) {
+    if (parameters.empty() && !words) return;
+    if (!words) {
+        errors.push_back({file, heading_line, "the step has parameters in the code but no ~~~parameters block"});
+        return;
+    }
+    std::set<std::string> known;
+    for (ParameterSpec& p : parameters)
+        for (const char* what : {"label", "help"}) {
+            const std::string key = std::string(what) + " " + p.name;
+            known.insert(key);
+            const auto found = words->words.find(key);
+            if (found == words->words.end() || found->second.first.empty()) {
+                errors.push_back(
+                    {file, words->line, "the parameters need their " + emu::quoted_input(key) + " sentence"});
+                continue;
+            }
+            const auto& [sentence, line] = found->second;
+            const std::size_t before = errors.size();
+            for (const PlaceholderError& e : placeholder_errors(sentence)) errors.push_back({file, line, e.what()});
+            if (errors.size() != before) continue;
+            (std::string(what) == "label" ? p.label : p.help) = render_placeholders(sentence);
+        }
+    for (const auto& [key, sentence] : words->words)
+        if (!known.count(key)) {
+            std::string names;
+            for (const ParameterSpec& p : parameters) names += (names.empty() ? "" : ", ") + p.name;
+            errors.push_back({file, sentence.second,
+                              "the step has no parameter for " + emu::quoted_input(key) +
+                                  "; its parameters are: " + (names.empty() ? std::string("none") : names)});
+        }
 }
 
 }  // namespace fp8lab::labs
