@@ -14,7 +14,9 @@ if ! git rev-parse --is-inside-work-tree > /dev/null 2>&1; then
     exit 77
 fi
 version=$(clang-format --version | sed -E 's/.*version ([0-9]+).*/\1/')
-mapfile -t files < <(git ls-files '*.cpp' '*.hpp' '*.cu' '*.cuh' '*.h')
+# Tracked files and new ones git does not ignore: a file not yet added is checked too.
+mapfile -t files < <(git ls-files --cached --others --exclude-standard '*.cpp' '*.hpp' '*.cu' '*.cuh' '*.h' |
+                     sort -u | while read -r f; do [[ -f "$f" ]] && echo "$f"; done)
 if [[ "${1:-}" == "--check" ]]; then
     if [[ "$version" != "$pinned" ]]; then
         echo "format check skipped: clang-format $version here, the style is pinned to $pinned"
