@@ -101,16 +101,22 @@ const std::vector<std::string>& placeholder_properties() {
     return names;
 }
 
-std::string placeholder_value(std::string_view inside) {
+std::string placeholder_value(std::string_view inside, const PlaceholderValues& values) {
     std::string text(inside);
+    if (const auto given = values.find(text); given != values.end()) return given->second;
     std::string modifier;
     if (const auto colon = text.find(':'); colon != std::string::npos) {
         modifier = text.substr(colon + 1);
         text.resize(colon);
     }
     const auto dot = text.find('.');
-    if (dot == std::string::npos)
-        throw PlaceholderError(0, "placeholder {{" + std::string(inside) + "}} is not FORMAT.property");
+    if (dot == std::string::npos) {
+        std::string names;
+        for (const auto& [name, value] : values) names += (names.empty() ? "" : ", ") + name;
+        throw PlaceholderError(0,
+                               "placeholder {{" + std::string(inside) + "}} is not FORMAT.property" +
+                                   (names.empty() ? std::string() : " nor one of the code's values (" + names + ")"));
+    }
     const emu::Format* format = emu::find_format(text.substr(0, dot));
     if (!format)
         throw PlaceholderError(0, "placeholder {{" + std::string(inside) + "}}: unknown format '" +
@@ -134,18 +140,18 @@ std::string placeholder_value(std::string_view inside) {
         0, "placeholder {{" + std::string(inside) + "}}: unknown modifier ':" + modifier + "' (known: :pow2, :round)");
 }
 
-std::string render_placeholders(std::string_view markdown) {
-    return walk(markdown, [](int line, std::string_view inside, bool unclosed) -> std::string {
+std::string render_placeholders(std::string_view markdown, const PlaceholderValues& values) {
+    return walk(markdown, [&](int line, std::string_view inside, bool unclosed) -> std::string {
         if (unclosed) throw PlaceholderError(line, "'{{' is not closed by '}}' on the same line");
         try {
-            return placeholder_value(inside);
+            return placeholder_value(inside, values);
         } catch (const PlaceholderError& e) {
             throw PlaceholderError(line, e.what());
         }
     });
 }
 
-std::vector<PlaceholderError> placeholder_errors(std::string_view markdown) {
+std::vector<PlaceholderError> placeholder_errors(std::string_view markdown, const PlaceholderValues& values) {
     std::vector<PlaceholderError> errors;
     walk(markdown, [&](int line, std::string_view inside, bool unclosed) -> std::string {
         if (unclosed) {
@@ -153,7 +159,7 @@ std::vector<PlaceholderError> placeholder_errors(std::string_view markdown) {
             return {};
         }
         try {
-            return placeholder_value(inside);
+            return placeholder_value(inside, values);
         } catch (const PlaceholderError& e) {
             errors.emplace_back(line, e.what());
             return {};

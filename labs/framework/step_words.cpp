@@ -35,31 +35,6 @@ std::string trimmed(const std::string& s) {
     return s.substr(b, s.find_last_not_of(" \t\r") - b + 1);
 }
 
-// {{name}} (a name without a dot) replaced by the code's value; other placeholders stay.
-std::string fill_values(const std::string& text, const std::map<std::string, std::string>& values,
-                        std::vector<std::string>& unknown) {
-    std::string out;
-    std::size_t at = 0;
-    while (true) {
-        const std::size_t open = text.find("{{", at);
-        if (open == std::string::npos) break;
-        const std::size_t close = text.find("}}", open + 2);
-        if (close == std::string::npos) break;
-        const std::string name = text.substr(open + 2, close - open - 2);
-        out += text.substr(at, open - at);
-        if (name.find('.') != std::string::npos) {
-            out += text.substr(open, close + 2 - open);
-        } else if (const auto v = values.find(name); v != values.end()) {
-            out += v->second;
-        } else {
-            unknown.push_back(name);
-            out += text.substr(open, close + 2 - open);
-        }
-        at = close + 2;
-    }
-    return out + text.substr(at);
-}
-
 }  // namespace
 
 StepWords split_step_words(const std::string& file, const std::string& markdown, int first_line,
@@ -162,17 +137,9 @@ std::optional<Exercise> join_exercise(const std::string& file, const ExerciseSpe
             continue;
         }
         const auto& [sentence, line] = found->second;
-        std::vector<std::string> unknown;
-        const std::string text = fill_values(sentence, spec.values, unknown);
-        for (const std::string& name : unknown) {
-            std::string names;
-            for (const auto& [n, v] : spec.values) names += (names.empty() ? "" : ", ") + n;
-            errors.push_back({file, line,
-                              "{{" + name + "}}: the code gives this exercise " +
-                                  (names.empty() ? std::string("no values") : "the values " + names)});
-        }
-        for (const PlaceholderError& e : placeholder_errors(text)) errors.push_back({file, line, e.what()});
-        if (errors.size() == errors_before) filled[key] = render_placeholders(text);
+        for (const PlaceholderError& e : placeholder_errors(sentence, spec.values))
+            errors.push_back({file, line, e.what()});
+        if (errors.size() == errors_before) filled[key] = render_placeholders(sentence, spec.values);
     }
     if (errors.size() != errors_before) return std::nullopt;
     return make_exercise(spec, filled);
