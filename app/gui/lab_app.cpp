@@ -16,6 +16,7 @@
 
 #include "app/cli/usage_error.hpp"
 #include "app/gui/app_state.hpp"
+#include "app/gui/plot.hpp"
 #include "app/gui/tour.hpp"
 #include "app/gui/window.hpp"
 #include "emulator/quoted_input.hpp"
@@ -340,6 +341,7 @@ int run_gui(const GuiOptions& options) {
             app.looks.scale = app.settings.scale * app.looks.monitor_scale * (app.looks.presentation ? 1.5f : 1.0f);
             app.looks.fonts = build_fonts(app.looks.scale);
             app.looks.colours = apply_theme(app.looks.theme, app.looks.scale);
+            set_plot_looks(app.looks.colours.plot, app.looks.fonts.bold);
             app.looks.rebuild_fonts = false;
         }
         if (probing.valid() && probing.wait_for(std::chrono::seconds(0)) == std::future_status::ready) {

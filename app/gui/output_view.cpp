@@ -5,23 +5,12 @@
 #include <string>
 
 #include "app/gui/plot.hpp"
-#include "app/plot/figure_extent.hpp"
 
 namespace fp8lab::gui {
 
 void draw_figure(const labs::Figure& f, const char* id, float height) {
     ImGui::PushID(id);
-    const bool colour_bar = std::any_of(f.series.begin(), f.series.end(),
-                                        [](const labs::Series& s) { return s.kind == labs::SeriesKind::Heatmap; });
-    if (BeginPlot(
-            f.id.c_str(), f.title, ImVec2(-1, height),
-            (colour_bar ? PlotFlags_ColourBar : PlotFlags_None) | (f.legend ? PlotFlags_None : PlotFlags_NoLegend))) {
-        SetupAxes(f.x_axis, plot::fit_range(f.x_axis, plot::figure_x_values(f)), f.y_axis,
-                  plot::fit_range(f.y_axis, plot::figure_y_values(f)));
-        for (const labs::Series& s : f.series) PlotSeries(s);
-        for (const labs::Annotation& a : f.annotations) PlotAnnotation(a);
-        EndPlot();
-    }
+    draw_plot(f, f.id.c_str(), ImVec2(-1, height));
     ImGui::PopID();
 }
 

@@ -6,10 +6,6 @@
 
 namespace fp8lab::gui {
 
-namespace {
-ImU32 colour(labs::Rgb c, double alpha = 1.0) { return IM_COL32(c.r, c.g, c.b, int(alpha * 255)); }
-}  // namespace
-
 ThemeColours apply_theme(Theme theme, float scale) {
     ImGuiStyle style;
     ThemeColours c{};
@@ -49,18 +45,11 @@ ThemeColours apply_theme(Theme theme, float scale) {
         style.WindowBorderSize = 1.5f;
         c.code_background = IM_COL32(228, 228, 228, 255);
     }
-    const plot::ThemeColours p = plot::theme_colours(theme);
-    c.plot = {colour(p.background),
-              colour(p.frame),
-              colour(p.grid),
-              colour(p.text),
-              colour(p.legend_background, p.legend_alpha),
-              p.dark};
+    c.plot = plot::theme_colours(theme);
     style.WindowRounding = 0;
     style.FrameRounding = 3;
     style.ScaleAllSizes(scale);
     ImGui::GetStyle() = style;
-    set_plot_colours(c.plot);
     return c;
 }
 

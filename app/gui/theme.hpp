@@ -5,7 +5,7 @@
 #include <string_view>
 
 #include "app/gui/markdown_view.hpp"
-#include "app/gui/plot.hpp"
+#include <imgui.h>
 #include "app/plot/figure_theme.hpp"
 
 namespace fp8lab::gui {
@@ -13,7 +13,7 @@ namespace fp8lab::gui {
 using plot::Theme;  // the figure themes; the names are enum_names<plot::Theme>
 
 struct ThemeColours {
-    PlotColours plot;
+    plot::ThemeColours plot;
     ImU32 link, code_background, field_sign, field_exponent, field_mantissa, done_mark;
 };
 

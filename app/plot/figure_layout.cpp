@@ -495,6 +495,7 @@ FigureLayout layout_figure(const Figure& f, const LayoutRequest& request, const 
     for (const labs::Annotation& a : f.annotations) lay_out_annotation(c, a);
     if (legend_at) lay_out_legend(c, legend, *legend_at, legend_columns);
     if (heatmap) lay_out_colour_bar(c, *heatmap);
+    out.mapping = c.fr;
     return out;
 }
 
