@@ -188,7 +188,7 @@ void run_steps(const RunOptions& o) {
     for (std::size_t i = 0; i < steps.size(); ++i) {
         const SelectedStep& s = steps[i];
         labs::RunContext context(backend, o.seed);
-        const labs::StepOutput output = s.step->logic.run(params[i], context);
+        const labs::StepOutput output = s.step->run(params[i], context);
         if (o.json) {
             begin_step_json(json, *s.lab, *s.step, params[i]);
             write_step_output_json(json, output);

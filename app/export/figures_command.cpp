@@ -132,7 +132,7 @@ std::vector<ComputedStep> compute_steps(const std::vector<SelectedStep>& steps,
             const auto start = std::chrono::steady_clock::now();
             try {
                 labs::RunContext context(backend, seed);
-                computed[i].output = steps[i].step->logic.run(parameters[i], context);
+                computed[i].output = steps[i].step->run(parameters[i], context);
             } catch (const std::exception& e) {
                 computed[i].error = e.what();
             }

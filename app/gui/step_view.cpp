@@ -259,7 +259,8 @@ void draw_step_view(AppState& app) {
     StepState& st = app.course.current_state();
     if (st.needs_run) {
         st.needs_run = false;
-        st.runner.start([run = step.logic.run, params = st.parameters](labs::RunContext& c) { return run(params, c); },
+        // The run gets its own copy of the step, as it got one of the parameters.
+        st.runner.start([step, params = st.parameters](labs::RunContext& c) { return step.run(params, c); },
                         st.backend);
     }
     const float fs = ImGui::GetFontSize();

@@ -79,8 +79,10 @@ Catalog build_catalog(const std::vector<SourceText>& texts, const std::vector<La
                     exercise = join_exercise(source.file, *step->exercise, *words.exercise, errors);
                 StepLogic logic = *step;
                 join_parameters(source.file, st.line, logic.parameters, words.parameters, errors);
-                lab.steps.push_back(
-                    {std::move(logic), st.title, std::move(words.markdown), st.line, std::move(exercise)});
+                std::map<std::string, std::string> titles =
+                    join_titles(source.file, st.line, logic.titles, words.titles, errors);
+                lab.steps.push_back({std::move(logic), st.title, std::move(words.markdown), st.line,
+                                     std::move(exercise), std::move(titles)});
             }
             for (const StepLogic& s : code.steps) {
                 if (std::none_of(text.steps.begin(), text.steps.end(),

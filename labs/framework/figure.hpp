@@ -3,6 +3,7 @@
 
 #include <array>
 #include <cstdint>
+#include <map>
 #include <optional>
 #include <string>
 #include <vector>
@@ -70,13 +71,20 @@ struct Annotation {
     std::string text;
 };
 
+// The values a title's words quote as {{name}}, by name.
+using TitleValues = std::map<std::string, std::string>;
+
 struct Figure {
     std::string id;  // file-name safe, unique within a step
+    // Filled when the step runs, from its text's "figure KEY" sentence (KEY: title_key, or
+    // the id) with title_values; an experiment shared beyond one step titles its own.
     std::string title;
     Axis x_axis, y_axis;
     std::vector<Series> series;
     std::vector<Annotation> annotations;
     bool legend = true;
+    std::string title_key = {};
+    TitleValues title_values = {};
 };
 
 // Convenience builders used by the labs.

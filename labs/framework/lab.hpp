@@ -2,6 +2,7 @@
 #pragma once
 
 #include <functional>
+#include <map>
 #include <optional>
 #include <string>
 #include <vector>
@@ -14,6 +15,13 @@
 
 namespace fp8lab::labs {
 
+// A title the step's output may carry: its key ("figure ID", "table ID") and the names of
+// the values its words may quote.
+struct TitleSpec {
+    std::string key;
+    std::vector<std::string> values = {};
+};
+
 struct StepLogic {
     std::string id;  // matches the step's heading in the lab text
     std::vector<ParameterSpec> parameters;
@@ -22,6 +30,9 @@ struct StepLogic {
     // The exercise as the code computes it; its words are in the step's text
     // (step_words.hpp), and the catalog joins the two into Step::exercise.
     std::optional<ExerciseSpec> exercise;
+    // Every figure and table title the output can have; the words are in the step's
+    // ~~~titles block, and the catalog checks the two against each other.
+    std::vector<TitleSpec> titles;
     // The exercise is read from a recorded measurement: where that cannot be read there is
     // none, and the text's words for it go unused.
     bool exercise_from_recording = false;
@@ -44,10 +55,14 @@ struct LabLogic {
 struct Step {
     StepLogic logic;
     std::string title;
-    std::string markdown;              // placeholders still in it: render_placeholders fills them
-    int text_line = 0;                 // where its heading is in the lab's file
-    std::optional<Exercise> exercise;  // the code's spec with the text's words
+    std::string markdown;                       // placeholders still in it: render_placeholders fills them
+    int text_line = 0;                          // where its heading is in the lab's file
+    std::optional<Exercise> exercise;           // the code's spec with the text's words
+    std::map<std::string, std::string> titles;  // each title's words by key, placeholders in them
     bool supports(Backend b) const;
+    // Runs the logic and titles its figures and tables from the words. Throws
+    // std::logic_error for an output item whose title the step does not declare.
+    StepOutput run(const Parameters& parameters, RunContext& context) const;
 };
 
 struct Lab {

@@ -1,6 +1,7 @@
 // Reading a step's word blocks from its text and checking them against what the code defines.
 #include "labs/framework/step_words.hpp"
 
+#include <algorithm>
 #include <cctype>
 #include <set>
 
@@ -10,7 +11,8 @@
 namespace fp8lab::labs {
 namespace {
 
-// The fence's length when `line` opens a word block ("~~~exercise", "~~~parameters"), else
+// The fence's length when `line` opens a word block ("~~~exercise", "~~~parameters",
+// "~~~titles"), else
 // 0; `kind` gets the block's name.
 std::size_t word_fence(const std::string& line, std::string& kind) {
     if (line.empty() || (line[0] != '~' && line[0] != '`')) return 0;
@@ -18,7 +20,7 @@ std::size_t word_fence(const std::string& line, std::string& kind) {
     if (run == std::string::npos || run < 3) return 0;
     std::string info = line.substr(run);
     while (!info.empty() && std::isspace(static_cast<unsigned char>(info.back()))) info.pop_back();
-    if (info != "exercise" && info != "parameters") return 0;
+    if (info != "exercise" && info != "parameters" && info != "titles") return 0;
     kind = info;
     return run;
 }
@@ -56,7 +58,9 @@ StepWords split_step_words(const std::string& file, const std::string& markdown,
         if (!fence_char) {
             std::string kind;
             if (const std::size_t fence = word_fence(line, kind)) {
-                std::optional<WordBlock>& slot = kind == "exercise" ? result.exercise : result.parameters;
+                std::optional<WordBlock>& slot = kind == "exercise"     ? result.exercise
+                                                 : kind == "parameters" ? result.parameters
+                                                                        : result.titles;
                 if (slot) errors.push_back({file, here, "a second " + kind + " block in one step"});
                 slot = WordBlock{here, {}};
                 block = &*slot;
@@ -85,7 +89,7 @@ StepWords split_step_words(const std::string& file, const std::string& markdown,
         if (key.empty()) {
             errors.push_back({file, here,
                               "a word block's line is 'key: sentence' (exercise: prompt, otherwise, mistake KEY, "
-                              "choice KEY, hint KEY; parameters: label NAME, help NAME)"});
+                              "choice KEY, hint KEY; parameters: label NAME, help NAME; titles: figure ID, table ID)"});
             last = nullptr;
             continue;
         }
@@ -177,6 +181,41 @@ void join_parameters(const std::string& file, int heading_line, std::vector<Para
                               "the step has no parameter for " + emu::quoted_input(key) +
                                   "; its parameters are: " + (names.empty() ? std::string("none") : names)});
         }
+}
+
+std::map<std::string, std::string> join_titles(const std::string& file, int heading_line,
+                                               const std::vector<TitleSpec>& titles,
+                                               const std::optional<WordBlock>& words, std::vector<TextError>& errors) {
+    std::map<std::string, std::string> joined;
+    if (titles.empty() && !words) return joined;
+    if (!words) {
+        errors.push_back({file, heading_line, "the step has titles in the code but no ~~~titles block"});
+        return joined;
+    }
+    for (const TitleSpec& t : titles) {
+        const auto found = words->words.find(t.key);
+        if (found == words->words.end() || found->second.first.empty()) {
+            errors.push_back({file, words->line, "the titles need their " + emu::quoted_input(t.key) + " sentence"});
+            continue;
+        }
+        // Checked with a stand-in for each value the code will give.
+        const auto& [sentence, line] = found->second;
+        PlaceholderValues stand_ins;
+        for (const std::string& v : t.values) stand_ins.emplace(v, std::string(1, '1'));
+        const std::size_t before = errors.size();
+        for (const PlaceholderError& e : placeholder_errors(sentence, stand_ins))
+            errors.push_back({file, line, e.what()});
+        if (errors.size() == before) joined[t.key] = sentence;
+    }
+    for (const auto& [key, sentence] : words->words)
+        if (std::none_of(titles.begin(), titles.end(), [&](const TitleSpec& t) { return t.key == key; })) {
+            std::string keys;
+            for (const TitleSpec& t : titles) keys += (keys.empty() ? "" : ", ") + t.key;
+            errors.push_back({file, sentence.second,
+                              "the step has no title " + emu::quoted_input(key) +
+                                  "; its titles are: " + (keys.empty() ? std::string("none") : keys)});
+        }
+    return joined;
 }
 
 }  // namespace fp8lab::labs

@@ -1,6 +1,7 @@
 // A step's words kept beside its text: fenced blocks of "key: sentence" lines, "~~~exercise"
-// (prompt, choices, hints) and "~~~parameters" (each parameter's label and help), joined with
-// what the code defines (ExerciseSpec, ParameterSpec) into what a student sees.
+// (prompt, choices, hints), "~~~parameters" (each parameter's label and help) and "~~~titles"
+// (its figures' and tables' titles), joined with what the code defines (ExerciseSpec,
+// ParameterSpec, TitleSpec) into what a student sees.
 #pragma once
 
 #include <map>
@@ -10,6 +11,7 @@
 #include <vector>
 
 #include "labs/framework/exercise.hpp"
+#include "labs/framework/lab.hpp"
 #include "labs/framework/lab_text.hpp"
 #include "labs/framework/parameters.hpp"
 
@@ -30,6 +32,7 @@ struct StepWords {
     std::string markdown;
     std::optional<WordBlock> exercise;    // "prompt", "otherwise", "mistake KEY", "choice KEY", "hint KEY"
     std::optional<WordBlock> parameters;  // "label NAME", "help NAME"
+    std::optional<WordBlock> titles;      // "figure ID", "table ID"
 };
 StepWords split_step_words(const std::string& file, const std::string& markdown, int first_line,
                            std::vector<TextError>& errors);
@@ -48,5 +51,12 @@ std::optional<Exercise> join_exercise(const std::string& file, const ExerciseSpe
 // step with parameters and no block. Problems go to `errors`.
 void join_parameters(const std::string& file, int heading_line, std::vector<ParameterSpec>& parameters,
                      const std::optional<WordBlock>& words, std::vector<TextError>& errors);
+
+// Each title's words by key, checked: every declared title needs its sentence, the block
+// names no other, and a sentence quotes only the title's values and format placeholders.
+// `heading_line`: the step's, for a step with titles and no block. Problems go to `errors`.
+std::map<std::string, std::string> join_titles(const std::string& file, int heading_line,
+                                               const std::vector<TitleSpec>& titles,
+                                               const std::optional<WordBlock>& words, std::vector<TextError>& errors);
 
 }  // namespace fp8lab::labs

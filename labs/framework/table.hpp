@@ -2,6 +2,7 @@
 #pragma once
 
 #include <cstdint>
+#include <map>
 #include <string>
 #include <variant>
 #include <vector>
@@ -20,9 +21,12 @@ using Cell = std::variant<std::string, std::int64_t, double>;
 
 struct Table {
     std::string id;  // file-name safe, unique within a step
+    // Filled as a figure's is (figure.hpp), from the "table KEY" sentence.
     std::string title;
     std::vector<Column> columns;
     std::vector<std::vector<Cell>> rows;  // each row has one cell per column
+    std::string title_key = {};
+    std::map<std::string, std::string> title_values = {};
 };
 
 struct Metric {

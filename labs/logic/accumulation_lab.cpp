@@ -18,6 +18,7 @@ constexpr const char* kAsset = "h100-accumulation.csv";
 StepLogic emulated() {
     StepLogic s;
     s.id = "accumulation";
+    s.titles = {{"figure error-by-k"}, {"table by-k"}};
     s.parameters = {integer("mantissa_bits", 8, 23, 13), integer("promote_every", 16, 4096, 128),
                     choice("signs", {"positive", "random"}, "positive")};
     s.no_training_reason =
@@ -29,14 +30,13 @@ StepLogic emulated() {
         StepOutput out;
         Figure fig;
         fig.id = "error-by-k";
-        fig.title = "Accumulation error of E4M3 dot products against their length K (emulated)";
         fig.x_axis = {"K (products per dot product)", AxisScale::Log2};
         fig.y_axis = {"mean |error| / sum |products|", AxisScale::Log10};
         Series f32 = line("float32 accumulator", {}, {}, 0);
         Series narrow = line(std::to_string(bits) + "-bit accumulator", {}, {}, 5);
         Series promoted = line(std::to_string(bits) + "-bit, promoted every " + std::to_string(every), {}, {}, 2);
         promoted.dashed = true;
-        Table t{"by-k", "Mean and worst error over 16 dot products", {}, {}};
+        Table t{"by-k", {}, {}, {}};
         t.columns = {{"K", ColumnType::Integer},
                      {"float32 mean", ColumnType::Number},
                      {"narrow mean", ColumnType::Number},
@@ -84,6 +84,7 @@ AccumulationSweep recorded() {
 StepLogic tensor_cores() {
     StepLogic s;
     s.id = "tensor-cores";
+    s.titles = {{"figure tensor-core-error"}, {"table measured"}};
     s.exercise_from_recording = true;
     s.backends = {Backend::Cpu, Backend::Gpu};
     s.parameters = {toggle("fast_forward", false), toggle("fast_dgrad", false), toggle("fast_wgrad", false)};
@@ -104,10 +105,9 @@ StepLogic tensor_cores() {
         StepOutput out;
         Figure fig;
         fig.id = "tensor-core-error";
-        fig.title = "FP8 GEMM accumulation error on the tensor cores (measured)";
         fig.x_axis = {"K", AxisScale::Log2};
         fig.y_axis = {"|error| / sum |products|", AxisScale::Log10};
-        Table t{"measured", "Measured error by K", {}, {}};
+        Table t{"measured", {}, {}, {}};
         t.columns = {{"K", ColumnType::Integer},
                      {"fast accumulation"},
                      {"mean error", ColumnType::Number},

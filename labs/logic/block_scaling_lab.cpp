@@ -97,12 +97,13 @@ double activation_bits(const emu::RecipeDescriptor& d) {
 StepLogic recipe_map() {
     StepLogic s;
     s.id = "recipe-map";
+    s.titles = {{"figure bits"}, {"table recipes"}};
     s.no_training_reason =
         "This step maps the recipes; each of them trains from the steps that teach it (the next "
         "step's recipe choice, lab 6, lab 8).";
     s.run = [](const Parameters&, RunContext&) {
         StepOutput out;
-        Table t{"recipes", "The training recipes fp8lab emulates, from its recipe descriptors", {}, {}};
+        Table t{"recipes", {}, {}, {}};
         t.columns = {{"fp8lab --recipe"},
                      {"defined by"},
                      {"elements (input / weight / gradient)"},
@@ -114,7 +115,6 @@ StepLogic recipe_map() {
                      {"tensor cores on"}};
         Figure fig;
         fig.id = "bits";
-        fig.title = "Bits per activation element, the block scales included";
         fig.y_axis = {"bits per element", AxisScale::Linear};
         fig.y_axis.min = 0;
         fig.legend = false;
@@ -153,6 +153,7 @@ StepLogic recipe_map() {
 StepLogic recipes() {
     StepLogic s;
     s.id = "recipes";
+    s.titles = {{"figure error-by-recipe"}, {"table recipes", {"rows", "columns", "every", "factor"}}};
     s.parameters = {choice("mx_elements", element_format_names(), "e2m1"),
                     choice("training_recipe", enum_choice_names<emu::Fp8Recipe>(), "mx-rceil")};
     s.training_parameters = {"mx_elements", "training_recipe"};
@@ -174,7 +175,6 @@ StepLogic recipes() {
         // RMS counts every element alike, the Frobenius error weighs each by its size.
         Figure fig;
         fig.id = "error-by-recipe";
-        fig.title = "Both errors of each recipe on activations with outlier channels, and its bits per element";
         fig.x_axis = {"", AxisScale::Linear, -0.6, double(results.size()) - 0.4};
         fig.y_axis = {"error", AxisScale::Linear};
         fig.y_axis.min = 0;
@@ -202,11 +202,11 @@ StepLogic recipes() {
         fig.series.push_back(std::move(rms));
         fig.series.push_back(std::move(frobenius));
         out.figures.push_back(std::move(fig));
-        Table t{"recipes",
-                std::to_string(kRows) + " x " + std::to_string(kCols) + " activations, every " +
-                    std::to_string(kOutlierEvery) + "th channel " + number_text(kOutlierFactor) + "x",
-                {},
-                {}};
+        Table t{"recipes", {}, {}, {}};
+        t.title_values = {{"rows", std::to_string(kRows)},
+                          {"columns", std::to_string(kCols)},
+                          {"every", std::to_string(kOutlierEvery)},
+                          {"factor", number_text(kOutlierFactor)}};
         t.columns = {{"recipe"},
                      {"elements"},
                      {"blocks"},
@@ -236,6 +236,7 @@ StepLogic recipes() {
 StepLogic floor_against_rceil() {
     StepLogic s;
     s.id = "floor-vs-rceil";
+    s.titles = {{"table example"}, {"figure block-max-error", {"format"}}};
     s.parameters = {choice("elements", element_format_names(), "e4m3")};
     s.training_parameters = {"elements"};
     s.training_mapping =
@@ -250,7 +251,7 @@ StepLogic floor_against_rceil() {
         StepOutput out;
         Figure fig;
         fig.id = "block-max-error";
-        fig.title = "Error of a block's largest element as its mantissa grows (" + std::string(f.display_name) + ")";
+        fig.title_values = {{"format", std::string(f.display_name)}};
         fig.x_axis = {"block amax (times a power of two)", AxisScale::Linear, 1.0, 2.0};
         fig.y_axis = {"relative error of the block's largest element", AxisScale::Linear};
         Series floor = line("OCP floor", {}, {}, 0), rceil = line("RCEIL", {}, {}, 1);
@@ -269,7 +270,7 @@ StepLogic floor_against_rceil() {
         fig.series = {floor, rceil};
         out.figures.push_back(std::move(fig));
 
-        Table t{"example", "Blocks at and past E4M3's maximum: the block maximum after each rule", {}, {}};
+        Table t{"example", {}, {}, {}};
         t.columns = {{"block amax", ColumnType::Number},
                      {"OCP floor gives", ColumnType::Number},
                      {"RCEIL gives", ColumnType::Number}};
@@ -307,6 +308,7 @@ StepLogic floor_against_rceil() {
 StepLogic e8m0_traps() {
     StepLogic s;
     s.id = "e8m0-traps";
+    s.titles = {{"table e8m0-codes"}, {"table blocks", {"format"}}};
     s.parameters = {choice("elements", element_format_names(), "e4m3"),
                     choice("rule", enum_choice_names<emu::MxScaleRule>(), "ocp-floor")};
     s.no_training_reason = "This step shows what single E8M0 codes and single blocks do; the recipes step trains MX.";
@@ -315,7 +317,7 @@ StepLogic e8m0_traps() {
         const emu::MxScaleRule rule = parse_enum_or_throw<emu::MxScaleRule>(p.choice("rule"), "rule");
         const emu::Format& e8m0 = emu::e8m0();
         StepOutput out;
-        Table codes{"e8m0-codes", "What E8M0 makes of a scale, rounded down (floor) and up (RCEIL)", {}, {}};
+        Table codes{"e8m0-codes", {}, {}, {}};
         codes.columns = {{"scale asked for"},
                          {"code, rounded down", ColumnType::Code},
                          {"its value", ColumnType::Number},
@@ -347,10 +349,8 @@ StepLogic e8m0_traps() {
         const std::vector<float> zeros(32, 0.0f);
         const emu::QuantizedTensor z = emu::quantize_mx(zeros, 1, 32, f, rule);
         const std::vector<float> zeros_back = z.dequantize();
-        Table blocks{"blocks",
-                     "Blocks of 32 " + std::string(f.display_name) + " elements: their E8M0 scale and what comes back",
-                     {},
-                     {}};
+        Table blocks{"blocks", {}, {}, {}};
+        blocks.title_values = {{"format", std::string(f.display_name)}};
         blocks.columns = {{"block"},
                           {"amax", ColumnType::Number},
                           {"scale code", ColumnType::Code},
@@ -385,6 +385,7 @@ StepLogic e8m0_traps() {
 StepLogic block_size_and_nvfp4() {
     StepLogic s;
     s.id = "block-size";
+    s.titles = {{"figure error-by-block-size"}, {"figure block-scales", {"recipe"}}};
     s.parameters = {choice("heatmap", {"nvfp4", "mxfp4", "mxfp8"}, "nvfp4")};
     s.training_parameters = {"heatmap"};
     s.training_mapping =
@@ -404,7 +405,6 @@ StepLogic block_size_and_nvfp4() {
         StepOutput out;
         Figure fig;
         fig.id = "error-by-block-size";
-        fig.title = "Relative error against block size (E8M0 scales, RCEIL)";
         fig.x_axis = {"block size (elements along a row)", AxisScale::Log2};
         fig.y_axis = {"RMS relative error per element", AxisScale::Log10};
         int colour = 0;
@@ -431,7 +431,7 @@ StepLogic block_size_and_nvfp4() {
         const int rows = 32, columns = int(q.block_grid_cols());
         Figure heat;
         heat.id = "block-scales";
-        heat.title = which + ": log2 of every block's scale_inv (first 32 rows; outlier channels stand out)";
+        heat.title_values = {{"recipe", which}};
         heat.x_axis = {"column", AxisScale::Linear, 0.0, double(kCols)};
         heat.y_axis = {"row", AxisScale::Linear, 0.0, double(rows)};
         heat.legend = false;

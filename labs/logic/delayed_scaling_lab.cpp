@@ -90,10 +90,10 @@ Replay replay(const std::vector<float>& amax, const emu::Format& f, const emu::D
     return r;
 }
 
-Figure amax_figure(std::string id, std::string title, const std::vector<float>& amax, const Replay& r) {
+Figure amax_figure(std::string id, TitleValues title_values, const std::vector<float>& amax, const Replay& r) {
     Figure fig;
     fig.id = std::move(id);
-    fig.title = std::move(title);
+    fig.title_values = std::move(title_values);
     fig.x_axis = {"step", AxisScale::Linear};
     fig.y_axis = {"magnitude", AxisScale::Log10};
     // Framed around the amaxes: step 0's scale of 1 would otherwise stretch the axis
@@ -128,6 +128,7 @@ Figure amax_figure(std::string id, std::string title, const std::vector<float>& 
 StepLogic history_window() {
     StepLogic s;
     s.id = "history";
+    s.titles = {{"figure headroom"}, {"table settings", {"format"}}, {"figure amax-and-bound", {"spike", "jump"}}};
     s.parameters = delayed_parameters();
     s.parameters.push_back(choice("format", format_choice_names({&emu::e4m3(), &emu::e5m2()}), "e4m3"));
     s.parameters.push_back(real("spike", 1.0, 64.0, 8.0, true));
@@ -141,14 +142,10 @@ StepLogic history_window() {
         const std::vector<float> amax = drifting_amax(p.real("spike"));
         const Replay r = replay(amax, f, c);
         StepOutput out;
-        out.figures.push_back(amax_figure("amax-and-bound",
-                                          "Delayed scaling of a drifting tensor with a spike at " +
-                                              std::to_string(kSpikeStep) + " and a jump at " +
-                                              std::to_string(kJumpStep),
-                                          amax, r));
+        out.figures.push_back(amax_figure(
+            "amax-and-bound", {{"spike", std::to_string(kSpikeStep)}, {"jump", std::to_string(kJumpStep)}}, amax, r));
         Figure headroom;
         headroom.id = "headroom";
-        headroom.title = "Headroom: binades between amax and the scale's bound (below 0: overflow)";
         headroom.x_axis = {"step", AxisScale::Linear};
         headroom.y_axis = {"log2(bound / amax)", AxisScale::Linear};
         Series h = line("headroom", step_numbers(amax.size()), {}, 2);
@@ -159,7 +156,8 @@ StepLogic history_window() {
         out.figures.push_back(std::move(headroom));
 
         // The same tensor under other settings, to compare at a glance.
-        Table t{"settings", "The same tensor under other settings (" + std::string(f.name) + ")", {}, {}};
+        Table t{"settings", {}, {}, {}};
+        t.title_values = {{"format", std::string(f.name)}};
         t.columns = {{"history"},
                      {"algorithm"},
                      {"margin", ColumnType::Integer},
@@ -207,6 +205,7 @@ emu::AmaxTrace load_gpu_trace() {
 StepLogic trace_replay() {
     StepLogic s;
     s.id = "trace-replay";
+    s.titles = {{"table per-tensor"}, {"figure replayed", {"tensor", "device"}}};
     s.parameters = delayed_parameters();
     s.parameters.push_back(choice("formats", enum_choice_names<emu::FormatRecipe>(), "hybrid"));
     s.parameters.push_back(
@@ -246,9 +245,9 @@ StepLogic trace_replay() {
             chosen.bound.push_back(float(f.max_finite / r.scale));
         }
         StepOutput out;
-        out.figures.push_back(
-            amax_figure("replayed", tensor + " recorded on " + header_value(trace.header, "device"), amax, chosen));
-        Table t{"per-tensor", "Every tensor of the run, replayed with these settings", {}, {}};
+        out.figures.push_back(amax_figure(
+            "replayed", {{"tensor", tensor}, {"device", header_value(trace.header, "device")}}, amax, chosen));
+        Table t{"per-tensor", {}, {}, {}};
         t.columns = {
             {"tensor"}, {"format"}, {"steps with amax past the bound", ColumnType::Integer}, {"first at step"}};
         for (const auto& [name, v] : per_tensor)
@@ -286,6 +285,7 @@ StepLogic trace_replay() {
 StepLogic amax_across_ranks() {
     StepLogic s;
     s.id = "amax-across-ranks";
+    s.titles = {{"figure rank-errors"}, {"table ranks", {"format"}}};
     s.parameters = {integer("ranks", 2, 64, 8),
                     choice("format", format_choice_names({&emu::e4m3(), &emu::e5m2()}), "e4m3")};
     s.no_training_reason = "The training experiment runs on one device; this step simulates the ranks on the CPU.";
@@ -314,7 +314,8 @@ StepLogic amax_across_ranks() {
             }
             return std::sqrt(error / norm);
         };
-        Table t{"ranks", "Each rank's shard in the gathered FP8 tensor (" + std::string(f.display_name) + ")", {}, {}};
+        Table t{"ranks", {}, {}, {}};
+        t.title_values = {{"format", std::string(f.display_name)}};
         t.columns = {{"rank", ColumnType::Integer},
                      {"amax", ColumnType::Number},
                      {"its own scale", ColumnType::Number},
@@ -322,7 +323,6 @@ StepLogic amax_across_ranks() {
                      {"error, all-reduced amax", ColumnType::Number, "%"}};
         Figure fig;
         fig.id = "rank-errors";
-        fig.title = "Each shard's error in the gathered tensor, without and with the all-reduce";
         fig.x_axis = {"rank", AxisScale::Linear};
         fig.y_axis = {"relative RMS error", AxisScale::Log10};
         Series without{SeriesKind::Bars, "own scales, rank 0's scale_inv", 0},

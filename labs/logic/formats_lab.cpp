@@ -14,7 +14,7 @@ namespace {
 using emu::Format;
 
 Table bits_table(const Format& source, std::uint32_t code) {
-    Table t{"fields", "The same value in every format", {}, {}};
+    Table t{"fields", {}, {}, {}};
     t.columns = {{"format"},   {"code", ColumnType::Code},    {"sign"},   {"exponent"},
                  {"mantissa"}, {"value", ColumnType::Number}, {"formula"}};
     const double value = emu::decode(source, code);
@@ -32,7 +32,6 @@ Table bits_table(const Format& source, std::uint32_t code) {
 Figure value_of_every_code(std::uint32_t selected, const Format& selected_format) {
     Figure fig;
     fig.id = "value-by-code";
-    fig.title = "The value of every 8-bit code";
     fig.x_axis = {"code", AxisScale::Linear, 0.0, 255.0};
     fig.y_axis = {"value", AxisScale::SymLog};
     fig.y_axis.linear_threshold = 0.01;
@@ -57,6 +56,7 @@ Figure value_of_every_code(std::uint32_t selected, const Format& selected_format
 StepLogic bits_to_value() {
     StepLogic s;
     s.id = "bits-to-value";
+    s.titles = {{"table fields"}, {"figure value-by-code"}};
     s.parameters = {choice("format", format_choice_names({&emu::e4m3(), &emu::e5m2()}), "e4m3"),
                     integer("code", 0, 255, 0x5A)};
     s.training_parameters = {"format"};
@@ -95,10 +95,11 @@ std::string overflow_result(const Format& f) {
 StepLogic special_values() {
     StepLogic s;
     s.id = "special-values";
+    s.titles = {{"figure codes-on-specials"}, {"table specials"}};
     s.no_training_reason = "This step lists codes; it has no setting a training run could take.";
     s.run = [](const Parameters&, RunContext&) {
         StepOutput out;
-        Table t{"specials", "Special values by format", {}, {}};
+        Table t{"specials", {}, {}, {}};
         t.columns = {{"format"},
                      {"zeros", ColumnType::Integer},
                      {"infinity codes", ColumnType::Integer},
@@ -108,7 +109,6 @@ StepLogic special_values() {
                      {"overflow, not saturating"}};
         Figure fig;
         fig.id = "codes-on-specials";
-        fig.title = "Share of the codes that are not finite numbers";
         fig.y_axis = {"codes spent on NaN and Inf", AxisScale::Linear, 0.0};
         fig.y_axis.label = "% of all codes";
         Series nan_bars, inf_bars;
@@ -148,7 +148,9 @@ StepLogic special_values() {
 }
 
 Table top_binade(const Format& f) {
-    Table t{"top-" + std::string(f.name), std::string(f.display_name) + ": the codes of the top exponent", {}, {}};
+    Table t{"top-" + std::string(f.name), {}, {}, {}};
+    t.title_key = "top-binade";
+    t.title_values = {{"format", std::string(f.display_name)}};
     t.columns = {{"code", ColumnType::Code}, {"exponent"}, {"mantissa"}, {"value", ColumnType::Number}};
     for (std::uint32_t c = 0x70; c <= 0x7F; ++c) {
         const CodeFields fields = code_fields(f, c);
@@ -160,6 +162,7 @@ Table top_binade(const Format& f) {
 StepLogic ocp_versus_ieee() {
     StepLogic s;
     s.id = "ocp-vs-ieee";
+    s.titles = {{"figure top-values"}, {"table top-binade", {"format"}}};
     s.no_training_reason = "This step compares three layouts of E4M3; training casts use the OCP encodings.";
     s.run = [](const Parameters&, RunContext&) {
         StepOutput out;
@@ -167,7 +170,6 @@ StepLogic ocp_versus_ieee() {
         for (const Format* f : layouts) out.tables.push_back(top_binade(*f));
         Figure fig;
         fig.id = "top-values";
-        fig.title = "The largest E4M3 values in three layouts";
         fig.x_axis = {"value", AxisScale::Linear, 60.0, 470.0};
         fig.y_axis = {"", AxisScale::Linear, -0.6, 2.6};
         // One row per layout: where they share values the dots line up, and the OCP row
@@ -205,10 +207,11 @@ StepLogic ocp_versus_ieee() {
 StepLogic range_and_precision() {
     StepLogic s;
     s.id = "range-and-precision";
+    s.titles = {{"figure dynamic-range"}, {"table range"}};
     s.no_training_reason = "This step tabulates every format; it has no setting a training run could take.";
     s.run = [](const Parameters&, RunContext&) {
         StepOutput out;
-        Table t{"range", "Range and precision", {}, {}};
+        Table t{"range", {}, {}, {}};
         t.columns = {{"format"},
                      {"bits", ColumnType::Integer},
                      {"exponent bits", ColumnType::Integer},
@@ -222,7 +225,6 @@ StepLogic range_and_precision() {
                      {"binades", ColumnType::Number}};
         Figure fig;
         fig.id = "dynamic-range";
-        fig.title = "Dynamic range: subnormals (dashed) and normals (solid)";
         fig.x_axis = {"magnitude", AxisScale::Log2};
         fig.y_axis = {"", AxisScale::Linear, -0.5};
         fig.legend = false;

@@ -150,6 +150,7 @@ std::vector<Column> evaluation_columns() {
 StepLogic weights_and_activations() {
     StepLogic s;
     s.id = "weights-and-activations";
+    s.titles = {{"figure output-error", {"format"}}, {"table variants", {"samples"}}};
     s.parameters = {choice("format", format_choice_names({&emu::e4m3(), &emu::e5m2(), &emu::e2m1()}), "e4m3"),
                     integer("calibration", 1, 64, 8)};
     s.training_parameters = {"format", "calibration"};
@@ -181,15 +182,13 @@ StepLogic weights_and_activations() {
         StepOutput out;
         Figure fig;
         fig.id = "output-error";
-        fig.title = "Output error of the quantised MLP (" + std::string(f.display_name) + ")";
+        fig.title_values = {{"format", std::string(f.display_name)}};
         fig.y_axis = {"relative output error vs float32", AxisScale::Linear};  // bars start at 0
         fig.y_axis.min = 0;
         fig.legend = false;
         Series bars{SeriesKind::Bars, "", 0};
-        Table t{"variants",
-                "Evaluated on " + std::to_string(kEvalBatches * kBatchRows) + " held-out samples",
-                evaluation_columns(),
-                {}};
+        Table t{"variants", {}, evaluation_columns(), {}};
+        t.title_values = {{"samples", std::to_string(kEvalBatches * kBatchRows)}};
         for (std::size_t i = 0; i < variants.size(); ++i) {
             const Variant& v = variants[i];
             const Evaluation e =
@@ -217,6 +216,7 @@ StepLogic weights_and_activations() {
 StepLogic calibration() {
     StepLogic s;
     s.id = "calibration";
+    s.titles = {{"figure by-calibration"}, {"table by-calibration", {"shifted", "factor"}}};
     s.parameters = {choice("format", format_choice_names({&emu::e4m3(), &emu::e5m2(), &emu::e2m1()}), "e4m3"),
                     integer("shifted", 0, 20, 2)};
     s.training_parameters = {"format"};
@@ -238,15 +238,11 @@ StepLogic calibration() {
         StepOutput out;
         Figure fig;
         fig.id = "by-calibration";
-        fig.title = "Static activation scales against the number of calibration batches";
         fig.x_axis = {"calibration batches", AxisScale::Log2};
         fig.y_axis = {"relative output error vs float32", AxisScale::Log10};
         Series stat = line("static scales from the calibration batches", {}, {}, 0);
-        Table t{"by-calibration",
-                "Static scales; " + number_text(100 * shifted) + "% of the evaluation inputs are " +
-                    number_text(kShiftFactor) + " times larger than the calibration's",
-                evaluation_columns(),
-                {}};
+        Table t{"by-calibration", {}, evaluation_columns(), {}};
+        t.title_values = {{"shifted", number_text(100 * shifted)}, {"factor", number_text(kShiftFactor)}};
         for (int n = 1; n <= 64; n *= 2) {
             if (ctx.cancel_requested()) throw RunCancelled();
             const Evaluation e =
@@ -352,6 +348,7 @@ std::vector<float> store_with_scales(std::vector<float> x, const emu::Format& f,
 StepLogic kv_cache() {
     StepLogic s;
     s.id = "kv-cache";
+    s.titles = {{"figure attention-error"}, {"table kv", {"tokens", "heads", "dimension", "queries"}}};
     s.no_training_reason =
         "This step quantises a cache of attention keys and values, which the lab's MLP does not "
         "have; it has no setting a training run could take.";
@@ -386,17 +383,15 @@ StepLogic kv_cache() {
         StepOutput out;
         Figure fig;
         fig.id = "attention-error";
-        fig.title = "Attention output with the quantised cache: relative error from float32";
         fig.y_axis = {"relative output error", AxisScale::Linear};  // bars start at 0: their heights compare
         fig.y_axis.min = 0;
         fig.legend = false;
         Series bars{SeriesKind::Bars, "", 3};
-        Table t{"kv",
-                std::to_string(KvCache::kTokens) + " tokens, " + std::to_string(KvCache::kHeads) + " heads of " +
-                    std::to_string(D) + "; keys with 3 outlier channels 40x, values 8x larger from head to head; " +
-                    std::to_string(KvCache::kQueries) + " queries",
-                {},
-                {}};
+        Table t{"kv", {}, {}, {}};
+        t.title_values = {{"tokens", std::to_string(KvCache::kTokens)},
+                          {"heads", std::to_string(KvCache::kHeads)},
+                          {"dimension", std::to_string(D)},
+                          {"queries", std::to_string(KvCache::kQueries)}};
         t.columns = {{"keys and values stored as"},
                      {"bits per element", ColumnType::Number},
                      {"output error", ColumnType::Number},
@@ -455,6 +450,7 @@ InferenceSweep recorded_inference() {
 StepLogic serving_speed() {
     StepLogic s;
     s.id = "serving-speed";
+    s.titles = {{"figure speedup", {"model"}}, {"table latency", {"model"}}};
     s.exercise_from_recording = true;
     s.backends = {Backend::Cpu, Backend::Gpu};
     std::vector<std::string> models;
@@ -474,10 +470,11 @@ StepLogic serving_speed() {
         StepOutput out;
         Figure speed;
         speed.id = "speedup";
-        speed.title = "Forward pass of the " + model + ": FP8 speedup over BF16 (measured)";
+        speed.title_values = {{"model", model}};
         speed.x_axis = {"tokens per forward pass", AxisScale::Linear};
         speed.y_axis = {"BF16 time / FP8 time", AxisScale::Linear};
-        Table t{"latency", "Forward pass of the " + model + ", by batch size", {}, {}};
+        Table t{"latency", {}, {}, {}};
+        t.title_values = {{"model", model}};
         t.columns = {{"variant"},
                      {"tokens", ColumnType::Integer},
                      {"latency", ColumnType::Number, "us"},

@@ -22,6 +22,7 @@ int smallest_saving_power() {
 StepLogic underflow() {
     StepLogic s;
     s.id = "underflow";
+    s.titles = {{"figure window"}, {"table at-scale", {"power"}}};
     s.parameters = {integer("decades", 1, 14, 8), integer("scale_log2", 0, 40, 16)};
     s.no_training_reason = "A fixed loss scale on sampled gradients; the dynamic step trains with a loss scaler.";
     s.run = [](const Parameters& p, RunContext& ctx) {
@@ -31,10 +32,10 @@ StepLogic underflow() {
         StepOutput out;
         Figure fig;
         fig.id = "window";
-        fig.title = "Gradients lost to zero (solid) and to overflow (dashed) against the loss scale";
         fig.x_axis = {"loss scale S", AxisScale::Log2};
         fig.y_axis = {"% of gradient elements", AxisScale::Linear, 0.0, 100.0};
-        Table t{"at-scale", "Gradients multiplied by 2^" + std::to_string(chosen) + ", no per-tensor scaling", {}, {}};
+        Table t{"at-scale", {}, {}, {}};
+        t.title_values = {{"power", std::to_string(chosen)}};
         t.columns = {{"format"},
                      {"flushed to zero", ColumnType::Number, "%"},
                      {"overflowed", ColumnType::Number, "%"},
@@ -84,6 +85,7 @@ std::vector<double> gradient_amax() {
 StepLogic dynamic_scaler() {
     StepLogic s;
     s.id = "dynamic";
+    s.titles = {{"figure scaler"}, {"table skips"}};
     s.parameters = {integer("growth_interval", 10, 2000, 50), integer("initial_log2", 0, 24, 16),
                     toggle("train_with_loss_scaling", true)};
     s.training_parameters = {"growth_interval", "initial_log2", "train_with_loss_scaling"};
@@ -122,7 +124,6 @@ StepLogic dynamic_scaler() {
         StepOutput out;
         Figure fig;
         fig.id = "scaler";
-        fig.title = "A dynamic loss scaler keeps the gradients inside FP16's window";
         fig.x_axis = {"step", AxisScale::Linear};
         fig.y_axis = {"gradient magnitude (unscaled)", AxisScale::Log10};
         fig.y_axis.max = 1e4;  // room above the spikes for the legend
@@ -134,7 +135,7 @@ StepLogic dynamic_scaler() {
         const emu::LossScalerState st = scaler.state();
         out.metrics.push_back({"skipped steps", double(st.skipped_steps.size()), ""});
         out.metrics.push_back({"final scale (log2)", std::log2(double(st.scale)), ""});
-        Table t{"skips", "Skipped steps and the scale after each", {}, {}};
+        Table t{"skips", {}, {}, {}};
         t.columns = {
             {"step", ColumnType::Integer}, {"scale used", ColumnType::Number}, {"scale after", ColumnType::Number}};
         for (std::size_t step : st.skipped_steps)

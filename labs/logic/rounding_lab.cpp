@@ -32,6 +32,7 @@ constexpr RoundingMode kDeterministicModes[] = {RoundingMode::NearestEven, Round
 StepLogic modes() {
     StepLogic s;
     s.id = "modes";
+    s.titles = {{"table x-in-every-mode"}, {"figure staircases", {"format"}}};
     s.parameters = {choice("format", element_format_names(), "e4m3"), real("x", -400.0, 400.0, 1.0625, false)};
     s.no_training_reason =
         "This step rounds one value every way; a training cast rounds to nearest-even or "
@@ -44,8 +45,7 @@ StepLogic modes() {
         const double gap = emu::ulp(f, 1.0);
         Figure fig;
         fig.id = "staircases";
-        fig.title =
-            "Where each rounding mode sends the values between 1 and 1 + 2 gaps of " + std::string(f.display_name);
+        fig.title_values = {{"format", std::string(f.display_name)}};
         fig.x_axis = {"x", AxisScale::Linear, 1.0 - gap / 2, 1.0 + 2.5 * gap};
         fig.y_axis = {"converted value", AxisScale::Linear};
         int colour = 0;
@@ -63,7 +63,7 @@ StepLogic modes() {
         fig.annotations.push_back({1.0 + gap / 2, 1.0 + gap / 2, "a tie"});
         out.figures.push_back(std::move(fig));
 
-        Table t{"x-in-every-mode", "x in every rounding mode", {}, {}};
+        Table t{"x-in-every-mode", {}, {}, {}};
         t.columns = {
             {"mode"}, {"result", ColumnType::Number}, {"error", ColumnType::Number}, {"code", ColumnType::Code}};
         for (RoundingMode mode : kDeterministicModes) {
@@ -95,6 +95,7 @@ std::vector<double> running_sum(const Format& f, double start, double delta, int
 StepLogic stochastic() {
     StepLogic s;
     s.id = "stochastic";
+    s.titles = {{"table final-values"}, {"figure running-sum", {"delta", "steps", "format"}}};
     s.parameters = {
         choice("format", format_choice_names({&emu::bf16(), &emu::fp16(), &emu::e4m3(), &emu::e5m2()}), "bf16"),
         real("delta", 1e-5, 0.5, 1e-3, true), integer("steps", 10, 20000, 1000),
@@ -115,8 +116,8 @@ StepLogic stochastic() {
         StepOutput out;
         Figure fig;
         fig.id = "running-sum";
-        fig.title = "Adding " + number_text(delta) + " " + std::to_string(steps) + " times to 1 in " +
-                    std::string(f.display_name);
+        fig.title_values = {
+            {"delta", number_text(delta)}, {"steps", std::to_string(steps)}, {"format", std::string(f.display_name)}};
         fig.x_axis = {"step", AxisScale::Linear};
         fig.y_axis = {"value", AxisScale::Linear};
         std::vector<double> x(std::size_t(steps) + 1), exact(x.size());
@@ -126,7 +127,7 @@ StepLogic stochastic() {
         }
         fig.series.push_back(line("exact", x, exact, 7));
         fig.series.back().dashed = true;
-        Table t{"final-values", "After the last step", {}, {}};
+        Table t{"final-values", {}, {}, {}};
         t.columns = {
             {"rounding"}, {"final value", ColumnType::Number}, {"relative to the exact sum", ColumnType::Number}};
         t.rows.push_back({std::string("exact"), exact.back(), 0.0});
@@ -156,6 +157,7 @@ StepLogic stochastic() {
 StepLogic saturation() {
     StepLogic s;
     s.id = "saturation";
+    s.titles = {{"table near-max"}, {"figure past-max", {"format"}}};
     s.parameters = {choice("format", format_choice_names({&emu::e4m3(), &emu::e5m2()}), "e4m3"),
                     choice("training_saturation", enum_choice_names<emu::Saturation>(), "finite")};
     s.training_parameters = {"format", "training_saturation"};
@@ -182,7 +184,7 @@ StepLogic saturation() {
         }
         Figure fig;
         fig.id = "past-max";
-        fig.title = "Near the maximum of " + std::string(f.display_name) + ": saturate or overflow";
+        fig.title_values = {{"format", std::string(f.display_name)}};
         fig.x_axis = {"x", AxisScale::Linear, 0.5 * max, 1.5 * max};
         fig.y_axis = {"converted value", AxisScale::Linear, 0.0, 1.2 * max};
         Series sat = line("saturating (satfinite)", {}, {}, 0), none = line("not saturating", {}, {}, 1);
@@ -202,7 +204,7 @@ StepLogic saturation() {
         fig.annotations.push_back({hi, 0.25 * max, has_inf ? "past here: Inf" : "past here: NaN"});
         out.figures.push_back(std::move(fig));
 
-        Table t{"near-max", "Values near and past the maximum", {}, {}};
+        Table t{"near-max", {}, {}, {}};
         t.columns = {{"x (shortest float64)"}, {"saturating", ColumnType::Number}, {"not saturating"}};
         for (double x : {0.9 * max, max, lo, hi, 1.1 * max, 2 * max, std::numeric_limits<double>::infinity()}) {
             const double n = rounded(f, x, RoundingMode::NearestEven, Saturation::None);
@@ -228,6 +230,7 @@ StepLogic saturation() {
 StepLogic double_rounding() {
     StepLogic s;
     s.id = "double-rounding";
+    s.titles = {{"table examples"}, {"figure just-above-the-tie", {"tie"}}};
     s.parameters = {choice("format", element_format_names(), "e4m3")};
     s.no_training_reason =
         "Double rounding is about float64 inputs; a training cast converts each float32 value "
@@ -239,7 +242,7 @@ StepLogic double_rounding() {
         StepOutput out;
         Figure fig;
         fig.id = "just-above-the-tie";
-        fig.title = "Just above the tie " + number_text(mid) + ": one rounding against two";
+        fig.title_values = {{"tie", number_text(mid)}};
         fig.x_axis = {"x - tie (float64)", AxisScale::SymLog, -4 * half_f32_ulp, 4 * half_f32_ulp};
         fig.x_axis.linear_threshold = half_f32_ulp / 8;
         fig.y_axis = {"converted value", AxisScale::Linear};
@@ -257,7 +260,7 @@ StepLogic double_rounding() {
         fig.series = {direct, twice};
         out.figures.push_back(std::move(fig));
 
-        Table t{"examples", "Values just above the tie", {}, {}};
+        Table t{"examples", {}, {}, {}};
         t.columns = {{"x (float64)"},
                      {"float32(x)"},
                      {"one rounding", ColumnType::Number},

@@ -72,21 +72,19 @@ void map_what_breaks(const Parameters& p, emu::Experiment& e) {
 
 // Trains each variant in turn on the CPU emulator and shows the losses, each FP8 run's
 // loss over the first (BF16) run's step by step, and the final losses in a table.
-StepOutput compare_variants(const std::vector<Variant>& variants, const std::string& title, RunContext& ctx) {
+StepOutput compare_variants(const std::vector<Variant>& variants, RunContext& ctx) {
     StepOutput out;
     Figure fig;
     fig.id = "variants";
-    fig.title = title;
     fig.x_axis = {"step", AxisScale::Linear};
     fig.y_axis = {"loss", AxisScale::Log10};
-    Table t{"final", "Final loss (mean of the last 10 steps) and gradients lost", {}, {}};
+    Table t{"final", {}, {}, {}};
     t.columns = {{"run"},
                  {"final loss", ColumnType::Number},
                  {"over BF16", ColumnType::Number, "x"},
                  {"gradient elements flushed to zero", ColumnType::Number, "%"}};
     Figure ratio;
     ratio.id = "ratio-to-bf16";
-    ratio.title = "Each quantised run's loss over BF16's, step by step";
     ratio.x_axis = {"step", AxisScale::Linear};
     ratio.y_axis = {"loss / BF16 loss", AxisScale::Log10};
     std::vector<float> bf16_loss;
@@ -127,6 +125,7 @@ StepOutput compare_variants(const std::vector<Variant>& variants, const std::str
 StepLogic what_breaks() {
     StepLogic s;
     s.id = "what-breaks";
+    s.titles = {{"figure variants"}, {"table final"}, {"figure ratio-to-bf16"}};
     s.parameters = {integer("steps", 20, 400, 100)};
     s.training_parameters = {"steps"};
     s.training_mapping =
@@ -154,7 +153,7 @@ StepLogic what_breaks() {
         v.numerics.edge_layers_bf16 = true;
         variants.push_back({"FP8, first and last layer BF16", v});
 
-        return compare_variants(variants, "The same MLP, the same data: what each FP8 choice does to the loss", ctx);
+        return compare_variants(variants, ctx);
     };
     s.exercise = choice_exercise({"underflow", "overflow", "coarser", "nan"}, 0);
     return s;
@@ -172,6 +171,7 @@ void map_nvfp4_training(const Parameters& p, emu::Experiment& e) {
 StepLogic nvfp4_training() {
     StepLogic s;
     s.id = "nvfp4-training";
+    s.titles = {{"figure nvfp4-variants"}, {"table final"}, {"figure ratio-to-bf16"}};
     s.parameters = {integer("steps", 20, 400, 40), toggle("weight_tiles", true), toggle("stochastic_gradients", true),
                     toggle("hadamard_wgrad", true), toggle("edge_layers_bf16", false)};
     s.training_parameters = {"steps", "weight_tiles", "stochastic_gradients", "hadamard_wgrad", "edge_layers_bf16"};
@@ -211,7 +211,7 @@ StepLogic nvfp4_training() {
         };
         if (std::none_of(variants.begin() + 1, variants.end(), [&](const Variant& x) { return same(x.config); }))
             variants.push_back({"NVFP4 as toggled", yours});
-        StepOutput out = compare_variants(variants, "NVFP4 training, and each of its options taken away", ctx);
+        StepOutput out = compare_variants(variants, ctx);
         out.figures.front().id = "nvfp4-variants";
         return out;
     };
@@ -251,6 +251,7 @@ std::vector<int> widths_of(const CrossoverSweep& sweep) {
 StepLogic crossover() {
     StepLogic s;
     s.id = "crossover";
+    s.titles = {{"figure speedup"}, {"figure memory"}, {"table sweep"}};
     s.exercise_from_recording = true;
     s.backends = {Backend::Cpu, Backend::Gpu};
     s.no_training_reason =
@@ -269,14 +270,12 @@ StepLogic crossover() {
         StepOutput out;
         Figure speed;
         speed.id = "speedup";
-        speed.title = "FP8 speedup over BF16 by tokens per step, one curve per model width (training step, measured)";
         speed.x_axis = {"tokens per step", AxisScale::Log2};
         speed.y_axis = {"BF16 time / FP8 time", AxisScale::Linear};
         Figure memory = speed;
         memory.id = "memory";
-        memory.title = "Device memory of the run, FP8 over BF16, by tokens per step";
         memory.y_axis = {"FP8 memory / BF16 memory", AxisScale::Linear};
-        Table t{"sweep", "Every size measured", {}, {}};
+        Table t{"sweep", {}, {}, {}};
         t.columns = {{"d", ColumnType::Integer},           {"h", ColumnType::Integer},
                      {"tokens", ColumnType::Integer},      {"GFLOP per step", ColumnType::Number},
                      {"BF16", ColumnType::Number, "ms"},   {"FP8", ColumnType::Number, "ms"},

@@ -18,6 +18,7 @@ const std::vector<std::string> kSmallFormats = element_format_names();
 StepLogic number_line() {
     StepLogic s;
     s.id = "number-line";
+    s.titles = {{"figure binades"}, {"table binades"}, {"figure positive-values", {"format"}}};
     s.parameters = {choice("format", kSmallFormats, "e4m3")};
     s.training_parameters = {"format"};
     s.training_mapping =
@@ -34,7 +35,7 @@ StepLogic number_line() {
 
         Figure all;
         all.id = "positive-values";
-        all.title = "Every positive " + std::string(f.display_name) + " value";
+        all.title_values = {{"format", std::string(f.display_name)}};
         all.x_axis = {"value", AxisScale::Log2};
         all.y_axis = {"", AxisScale::Linear, 0.0, 1.0};
         all.y_axis.show_ticks = false;
@@ -49,10 +50,9 @@ StepLogic number_line() {
         // One row per binade [2^e, 2^(e+1)); subnormals share the row of the lowest one.
         Figure rows;
         rows.id = "binades";
-        rows.title = "The same pattern in every binade, the gaps doubling";
         rows.x_axis = {"value / 2^e (position inside its binade)", AxisScale::Linear, 0.0, 2.0};
         rows.y_axis = {"binade exponent e", AxisScale::Linear};
-        Table t{"binades", "Values per binade", {}, {}};
+        Table t{"binades", {}, {}, {}};
         t.columns = {{"binade"}, {"values", ColumnType::Integer}, {"gap between neighbours", ColumnType::Number}};
         Series normal = scatter("normal", {}, {}, 0), subnormal = scatter("subnormal", {}, {}, 1);
         for (int e = f.min_exponent; e <= f.max_exponent; ++e) {
@@ -127,6 +127,7 @@ double worst_between(const std::vector<double>& values, double lo, double hi) {
 StepLogic error_by_magnitude() {
     StepLogic s;
     s.id = "error-by-magnitude";
+    s.titles = {{"figure relative-error"}, {"table worst-error"}};
     std::vector<std::string> choices = {"all"};
     choices.insert(choices.end(), kSmallFormats.begin(), kSmallFormats.end());
     s.parameters = {choice("format", choices, "all")};
@@ -145,10 +146,9 @@ StepLogic error_by_magnitude() {
         StepOutput out;
         Figure fig;
         fig.id = "relative-error";
-        fig.title = "Worst relative error of round to nearest, by magnitude";
         fig.x_axis = {"|x|", AxisScale::Log2};
         fig.y_axis = {"relative error |q(x) - x| / |x|", AxisScale::Log10};
-        Table t{"worst-error", "Worst relative error (at the midpoints between neighbours)", {}, {}};
+        Table t{"worst-error", {}, {}, {}};
         t.columns = {{"format"},
                      {"normal range", ColumnType::Number},
                      {"bound 2^-(m+1)", ColumnType::Number},
@@ -181,6 +181,7 @@ StepLogic error_by_magnitude() {
 StepLogic fixed_grid() {
     StepLogic s;
     s.id = "fixed-grid";
+    s.titles = {{"figure fixed-grid-error"}, {"table examples"}};
     s.parameters = {integer("grid", 2, 64, 8)};
     s.no_training_reason = "A fixed-point grid is not a format a training cast can use; this step only contrasts it.";
     s.run = [](const Parameters& p, RunContext&) {
@@ -192,7 +193,6 @@ StepLogic fixed_grid() {
         StepOutput out;
         Figure fig;
         fig.id = "fixed-grid-error";
-        fig.title = "Rounding to a fixed grid is not FP8";
         fig.x_axis = {"|x|", AxisScale::Log2};
         fig.y_axis = {"worst relative error", AxisScale::Log10};
         fig.series.push_back(error_envelope(std::string(f.display_name), positive_values(f), 0));
@@ -207,7 +207,7 @@ StepLogic fixed_grid() {
         std::int64_t flushed = 0;
         for (double v : x) flushed += grid_round(v) == 0;
 
-        Table t{"examples", "What each method makes of a few values", {}, {}};
+        Table t{"examples", {}, {}, {}};
         t.columns = {{"x", ColumnType::Number},
                      {"fixed grid", ColumnType::Number},
                      {"E4M3", ColumnType::Number},

@@ -51,10 +51,10 @@ void add_format_range(Figure& fig, const emu::Format& f) {
     fig.series.push_back(max);
 }
 
-Figure histogram_figure(std::string id, std::string title) {
+Figure histogram_figure(std::string id, TitleValues title_values) {
     Figure fig;
     fig.id = std::move(id);
-    fig.title = std::move(title);
+    fig.title_values = std::move(title_values);
     fig.x_axis = {"|x| (after the scale)", AxisScale::Log2};
     fig.y_axis = {"% of elements per half binade", AxisScale::Linear};
     return fig;
@@ -80,6 +80,7 @@ const std::vector<std::string> kFp8 = format_choice_names({&emu::e4m3(), &emu::e
 StepLogic against_the_grid() {
     StepLogic s;
     s.id = "against-the-grid";
+    s.titles = {{"table census"}, {"figure magnitudes", {"tensor", "format"}}};
     s.parameters = {choice("tensor", {"weights", "activations", "gradients"}, "weights"),
                     choice("format", element_format_names(), "e4m3")};
     s.training_parameters = {"tensor", "format"};
@@ -98,12 +99,12 @@ StepLogic against_the_grid() {
         const TensorKind kind = tensor_kind(p.choice("tensor"));
         const std::vector<float> x = sample_tensor(kind, kElements, ctx.seed());
         StepOutput out;
-        Figure fig =
-            histogram_figure("magnitudes", tensor_description(kind, 8) + " against " + std::string(f.display_name));
+        Figure fig = histogram_figure(
+            "magnitudes", {{"tensor", tensor_description(kind, 8)}, {"format", std::string(f.display_name)}});
         fig.series.push_back(magnitude_histogram(x, 1, "elements", 0, SeriesKind::Histogram));
         add_format_range(fig, f);
         out.figures.push_back(std::move(fig));
-        Table t{"census", "Converted without a scale (round to nearest even)", census_columns(), {}};
+        Table t{"census", {}, census_columns(), {}};
         t.rows.push_back(census_row(tensor_description(kind, 8), 1, census(f, x, 1)));
         out.tables.push_back(std::move(t));
         out.metrics.push_back({"amax of the tensor", double(emu::amax(x)), ""});
@@ -120,6 +121,7 @@ StepLogic against_the_grid() {
 StepLogic per_tensor_scaling() {
     StepLogic s;
     s.id = "per-tensor-scaling";
+    s.titles = {{"figure before-after", {"tensor", "scale"}}, {"table census", {"format"}}};
     s.parameters = {choice("tensor", {"weights", "activations", "gradients"}, "gradients"),
                     choice("format", kFp8, "e4m3"), toggle("scale", true)};
     s.training_parameters = {"tensor", "format", "scale"};
@@ -143,14 +145,15 @@ StepLogic per_tensor_scaling() {
         const float scale = p.toggle("scale") ? emu::current_scale(amax, f).scale : 1.0f;
         const float normalise = amax > 0 ? 1.0f / amax : 1.0f;
         StepOutput out;
-        Figure fig = histogram_figure("before-after",
-                                      tensor_description(kind, 8) + ": unscaled and scaled by " + number_text(scale));
+        Figure fig =
+            histogram_figure("before-after", {{"tensor", tensor_description(kind, 8)}, {"scale", number_text(scale)}});
         fig.series.push_back(magnitude_histogram(x, 1, "unscaled", 0, SeriesKind::Stairs));
         if (scale != 1)
             fig.series.push_back(magnitude_histogram(x, scale, "scaled (max / amax)", 1, SeriesKind::Stairs));
         add_format_range(fig, f);
         out.figures.push_back(std::move(fig));
-        Table t{"census", "Where the values land in " + std::string(f.display_name), census_columns(), {}};
+        Table t{"census", {}, census_columns(), {}};
+        t.title_values = {{"format", std::string(f.display_name)}};
         t.rows.push_back(census_row("unscaled", 1, census(f, x, 1)));
         t.rows.push_back(census_row("normalised to amax = 1 (a common shortcut)", normalise, census(f, x, normalise)));
         t.rows.push_back(census_row("amax onto the format's max (current scaling)", emu::current_scale(amax, f).scale,
@@ -175,6 +178,7 @@ StepLogic per_tensor_scaling() {
 StepLogic scale_or_scale_inv() {
     StepLogic s;
     s.id = "scale-or-scale-inv";
+    s.titles = {{"table conventions", {"amax"}}};
     s.parameters = {real("amax", 1e-3, 1e4, 300.0, true),
                     choice("format", format_choice_names({&emu::e4m3(), &emu::e5m2()}), "e4m3")};
     s.no_training_reason = "This step reads stored scales; every training recipe applies them the right way round.";
@@ -196,10 +200,8 @@ StepLogic scale_or_scale_inv() {
         const emu::QuantizedTensor q = emu::quantize_nvfp4(nv, 1, 16);
         const double nv_back = q.dequantize()[0];
         const double s_enc = 1.0 / double(q.tensor_scale_inv);
-        Table t{"conventions",
-                "The amax element read back under each convention (true value " + number_text(amax) + ")",
-                {},
-                {}};
+        Table t{"conventions", {}, {}, {}};
+        t.title_values = {{"amax", number_text(amax)}};
         t.columns = {{"convention"},
                      {"number stored"},
                      {"read back as"},
@@ -238,6 +240,7 @@ StepLogic scale_or_scale_inv() {
 StepLogic gradients() {
     StepLogic s;
     s.id = "gradients";
+    s.titles = {{"figure flushed-by-width"}, {"figure error-by-width"}, {"table census", {"decades"}}};
     s.parameters = {integer("decades", 1, 14, 8), choice("training_format", kFp8, "e5m2")};
     s.training_parameters = {"training_format"};
     s.training_mapping =
@@ -251,15 +254,13 @@ StepLogic gradients() {
         StepOutput out;
         Figure lost;
         lost.id = "flushed-by-width";
-        lost.title = "Gradients flushed to zero after per-tensor scaling";
         lost.x_axis = {"decades spanned by the gradient magnitudes", AxisScale::Linear};
         lost.y_axis = {"flushed to zero (%)", AxisScale::Linear};
         Figure error = lost;
         error.id = "error-by-width";
-        error.title = "RMS relative error after per-tensor scaling";
         error.y_axis = {"RMS relative error", AxisScale::Log10};
-        Table t{
-            "census", "Gradients over " + std::to_string(chosen) + " decades, scaled per tensor", census_columns(), {}};
+        Table t{"census", {}, census_columns(), {}};
+        t.title_values = {{"decades", std::to_string(chosen)}};
         int colour = 0;
         for (const emu::Format* f : {&emu::e4m3(), &emu::e5m2()}) {
             Series flushed = line(std::string(f->display_name), {}, {}, colour);

@@ -238,7 +238,9 @@ TEST_CASE("progress summarises the students' files; a bad file is named and the 
     std::filesystem::remove_all(dir);
 }
 
-TEST_CASE("the lab text holds the exercises' words: an edited content folder changes a hint, a bad key is file:line") {
+TEST_CASE(
+    "the lab text holds the exercises' words and the titles: an edited content folder changes a hint and a title, a "
+    "bad key is file:line") {
     namespace fs = std::filesystem;
     const fs::path dir = fs::temp_directory_path() / ("fp8lab-content-" + std::to_string(::getpid()));
     fs::remove_all(dir);
@@ -252,10 +254,17 @@ TEST_CASE("the lab text holds the exercises' words: an edited content folder cha
     REQUIRE(before.exit_code == 0);
     CHECK(before.out.find("\"hint\":\"That is the saturating conversion (satfinite).") != std::string::npos);
     text.replace(text.find(old_hint), old_hint.size(), "hint max: Saturation would give the maximum, not this.");
+    // A table's title is the text's too.
+    const std::string old_title = "table specials: Special values by format";
+    REQUIRE(text.find(old_title) != std::string::npos);
+    CHECK(before.out.find("\"title\":\"Special values by format\"") != std::string::npos);
+    text.replace(text.find(old_title), old_title.size(),
+                 "table specials: Zeros, infinities and NaNs, format by format");
     std::ofstream(file, std::ios::binary | std::ios::trunc) << text;
     const auto after = run_command("FP8LAB_CONTENT_DIR=" + dir.string() + command);
     REQUIRE(after.exit_code == 0);
     CHECK(after.out.find("\"hint\":\"Saturation would give the maximum, not this.") != std::string::npos);
+    CHECK(after.out.find("\"title\":\"Zeros, infinities and NaNs, format by format\"") != std::string::npos);
     // A key the code does not know: the lab does not load, and the error names file and line.
     const std::size_t at = text.find("hint max:");
     const int line = int(std::count(text.begin(), text.begin() + std::ptrdiff_t(at), '\n')) + 1;

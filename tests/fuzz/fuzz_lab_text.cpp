@@ -28,6 +28,11 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
         const StepWords words = split_step_words("fuzz.md", step.markdown, step.line + 1, errors);
         std::vector<ParameterSpec> parameters{integer("n", 1, 10, 3), choice("format", {"e4m3", "e5m2"}, "e4m3")};
         join_parameters("fuzz.md", step.line, parameters, words.parameters, errors);
+        const std::vector<TitleSpec> titles{{"figure curve", {"format"}}, {"table numbers"}};
+        for (const auto& [key, sentence] : join_titles("fuzz.md", step.line, titles, words.titles, errors)) try {
+                (void)render_placeholders(sentence, {{"format", "E4M3"}});
+            } catch (const PlaceholderError&) {
+            }
         if (!words.exercise) continue;
         for (const ExerciseSpec* spec : {&numeric, &pick})
             if (const auto e = join_exercise("fuzz.md", *spec, *words.exercise, errors)) (void)e->check("448");

@@ -337,6 +337,48 @@ TEST_CASE("parameters take their label and help from the lab text; a missing or 
     CHECK(has_error(catalog(""), "demo.md:5:", "no ~~~parameters block"));
 }
 
+TEST_CASE("figure and table titles come from the lab text; the code gives their values and declares their keys") {
+    LabLogic logic = two_step_logic();
+    logic.steps[0].titles = {{"figure curve", {"format"}}, {"table numbers"}};
+    bool undeclared = false;
+    logic.steps[0].run = [&undeclared](const Parameters&, RunContext&) {
+        StepOutput out;
+        Figure f;
+        f.id = undeclared ? "other" : "curve";
+        f.title_values = {{"format", "E4M3 (OCP FP8)"}};
+        out.figures.push_back(f);
+        out.tables.push_back(Table{"numbers", {}, {}, {}});
+        return out;
+    };
+    const auto catalog = [&](const std::string& block) {
+        return build_catalog({{"demo.md", "---\nid: demo\ntitle: Demo\n---\n## First step {#first}\nText.\n\n" + block +
+                                              "## Second step {#second}\nText.\n"}},
+                             {logic});
+    };
+    const Catalog good = catalog(
+        "~~~titles\nfigure curve: Every {{format}} value up to {{E4M3.max}}\ntable numbers: The numbers\n~~~\n");
+    REQUIRE(good.errors.empty());
+    const Step& step = good.labs[0].steps[0];
+    CHECK(step.markdown == "Text.\n\n");
+    RunContext context;
+    const StepOutput out = step.run(Parameters(step.logic.parameters), context);
+    REQUIRE(out.figures.size() == 1);
+    CHECK(out.figures[0].title == "Every E4M3 (OCP FP8) value up to 448");
+    CHECK(out.tables[0].title == "The numbers");
+    // An output item whose title the step does not declare stops the run.
+    undeclared = true;
+    CHECK_THROWS_WITH_AS(step.run(Parameters(step.logic.parameters), context),
+                         doctest::Contains("'figure other', which it does not declare"), std::logic_error);
+    // Block from line 8, sentences from line 9.
+    CHECK(has_error(catalog("~~~titles\nfigure curve: C {{format}}\n~~~\n"),
+                    "demo.md:8:", "need their 'table numbers' sentence"));
+    CHECK(has_error(catalog("~~~titles\nfigure curve: C\ntable numbers: N\ntable more: M\n~~~\n"),
+                    "demo.md:11:", "no title 'table more'; its titles are: figure curve, table numbers"));
+    CHECK(has_error(catalog("~~~titles\nfigure curve: C {{colour}}\ntable numbers: N\n~~~\n"),
+                    "demo.md:9:", "{{colour}}"));
+    CHECK(has_error(catalog(""), "demo.md:5:", "no ~~~titles block"));
+}
+
 TEST_CASE("every lab in labs/content loads, and every step runs with its defaults") {
     const Catalog c = load_curriculum();
     for (const TextError& e : c.errors) FAIL_CHECK(e.describe());
@@ -347,10 +389,12 @@ TEST_CASE("every lab in labs/content loads, and every step runs with its default
             CAPTURE(lab.id + "/" + s.logic.id);
             CHECK(render_placeholders(s.markdown).find("{{") == std::string::npos);
             RunContext context;
-            const StepOutput out = s.logic.run(Parameters(s.logic.parameters), context);
+            const StepOutput out = s.run(Parameters(s.logic.parameters), context);
             CHECK(out.figures.size() + out.tables.size() > 0);
+            for (const Table& t : out.tables) CHECK(!t.title.empty());
             for (const Figure& f : out.figures) {
                 CHECK(!f.id.empty());
+                CHECK(!f.title.empty());
                 for (const Series& series : f.series)
                     CHECK((series.kind == SeriesKind::VerticalLines || series.x.size() == series.y.size() ||
                            series.kind == SeriesKind::Heatmap || series.kind == SeriesKind::Histogram));
