@@ -75,8 +75,12 @@ class Canvas {
         const ImGuiViewport* viewport = ImGui::GetMainViewport();
         const ImVec2 anchor(viewport->Pos.x + viewport->Size.x / 2, viewport->Pos.y + viewport->Size.y / 2);
         const int first = draw_->VtxBuffer.Size;
+        const ImVec4 clip = draw_->_CmdHeader.ClipRect;
         draw_->PushClipRectFullScreen();
         draw_->AddText(font, size, ImVec2(anchor.x, anchor.y - ascent), colour(t.paint), t.text.c_str());
+        // Turned into place, the text is clipped as the rest of the window is (the full
+        // screen's clip would let it show over the widgets past a scrolled region's edge).
+        draw_->CmdBuffer.back().ClipRect = clip;
         draw_->PopClipRect();
         for (int i = first; i < draw_->VtxBuffer.Size; ++i) {
             ImVec2& v = draw_->VtxBuffer[i].pos;
