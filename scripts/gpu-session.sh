@@ -4,7 +4,8 @@
 #   tests   ctest -L gpu          bench   fp8lab bench gpu (all presets, 200 steps)
 #   torch   scripts/pytorch_mlp_reference.py                  keep   copy the binary to $OUT
 #   clocks  SM clock and power while the large preset trains and while its GEMM runs alone
-#   same    the FP8 amax traces and losses of tiny and small equal those of $BASE_EXE
+#   same    the FP8 amax traces and losses of tiny and small equal those of $BASE_EXE, for each
+#           recipe of $SAME_RECIPES (default: delayed)
 #   profile each kernel's time (Nsight Compute) in 3 large steps of each $PROFILE_RECIPES
 # A binary at $BASE_EXE (an earlier build), or the tree at $BASE_SRC (built here too), is
 # benched in the same run, alternating with this one: two versions side by side on one GPU.
@@ -49,13 +50,17 @@ for what in "$@"; do
       sample gemm-alone "$exe" bench gemm --repeat 2000
       grep -E "^(large|medium)" "$scratch/run-gemm-alone.txt" "$scratch/run-large-step.txt" ;;
     same)
-      for p in tiny small; do
-        for v in new base; do
-          bin="$exe"; [ "$v" = base ] && bin="$BASE_EXE"
-          "$bin" bench gpu --preset $p --steps 120 --warmup 10 --json --trace-out "$scratch/trace-$p-$v.csv" >"$scratch/losses-$p-$v.json" 2>/dev/null
+      for r in ${SAME_RECIPES:-delayed}; do
+        for p in tiny small; do
+          for v in new base; do
+            bin="$exe"; [ "$v" = base ] && bin="$BASE_EXE"
+            "$bin" bench gpu --preset $p --recipe "$r" --steps 120 --warmup 10 --json --trace-out "$scratch/trace-$r-$p-$v.csv" >"$scratch/losses-$r-$p-$v.json" 2>/dev/null
+          done
+          # Each run's final loss (every key of a preset's entry that has one), new then base.
+          python3 -c "import json,sys; [print(sys.argv[i][-24:], [(k, v['final_loss']) for r in json.load(open(sys.argv[i]))['presets'] for k, v in r.items() if isinstance(v, dict) and 'final_loss' in v]) for i in (1,2)]" "$scratch/losses-$r-$p-new.json" "$scratch/losses-$r-$p-base.json" || true
+          if cmp -s "$scratch/trace-$r-$p-new.csv" "$scratch/trace-$r-$p-base.csv" && [ -s "$scratch/trace-$r-$p-new.csv" ]; then
+            echo "$r $p: FP8 amax traces equal"; else echo "$r $p: FP8 amax traces DIFFER (or missing)"; fi
         done
-        python3 -c "import json,sys; [print(sys.argv[i][-15:], [(k, r[k]['final_loss']) for r in json.load(open(sys.argv[i]))['presets'] for k in ('bf16','fp8')]) for i in (1,2)]" "$scratch/losses-$p-new.json" "$scratch/losses-$p-base.json" || true
-        if cmp -s "$scratch/trace-$p-new.csv" "$scratch/trace-$p-base.csv"; then echo "$p: FP8 amax traces equal"; else echo "$p: FP8 amax traces DIFFER"; fi
       done ;;
     profile)
       for r in ${PROFILE_RECIPES:-nvfp4}; do

@@ -1,6 +1,6 @@
-// The native training step on the GPU: BF16, or FP8 with per-tensor (delayed, current) or
-// blockwise scaling on the FP8 tensor cores; buffers, cuBLASLt GEMMs and the kernel
-// sequence of one step on two streams, its losses and amax trace.
+// The native training step on the GPU: BF16, or FP8 on the FP8 tensor cores with the
+// recipe's scaling (native_scaling.hpp); buffers, cuBLASLt GEMMs and the kernel sequence of
+// one step on two streams, its losses and amax trace.
 #include <cuda_bf16.h>
 
 #include <algorithm>
@@ -11,11 +11,10 @@
 #include <string>
 #include <vector>
 
-#include "gpu/src/block_scale_layout.hpp"
-#include "gpu/src/blockwise_cast.hpp"
 #include "gpu/src/cuda_check.hpp"
 #include "gpu/src/lt_matmul.hpp"
 #include "gpu/src/mlp_step.hpp"
+#include "gpu/src/native_scaling.hpp"
 #include "gpu/src/train_kernels.hpp"
 #include "gpu/trainer.hpp"
 
@@ -28,14 +27,12 @@ class GpuMlp final : public MlpStep {
         : c_(c),
           shapes_(layer_shapes(c)),
           fp8_(c.precision == GpuPrecision::Fp8),
-          delayed_(c.recipe == GpuRecipe::Delayed),
-          blockwise_(c.recipe == GpuRecipe::Blockwise),
-          loss_in_cast_(fp8_ && !blockwise_),
+          scaling_(fp8_ ? make_native_scaling(c, shapes_, c.tokens, nullptr) : nullptr),
+          loss_in_cast_(scaling_ && scaling_->loss_in_cast()),
           batches_(data_batches(c)),
           rows_(c.tokens),
           max_dim_(std::max(c.input_dim, c.hidden_dim)),
-          chunk_rows_(fp8_ && delayed_ ? std::min(rows_, kDgradChunkRows) : rows_),
-          tensors_(3 * int(shapes_.size())),
+          chunk_rows_(scaling_ ? scaling_->dgrad_chunk_rows(rows_) : rows_),
           defer_last_update_(c.tokens >= kDeferUpdateMinTokens),
           side_(shapes_.size()),
           workspace_(detail::kMatmulWorkspaceBytes),
@@ -49,11 +46,10 @@ class GpuMlp final : public MlpStep {
         FP8LAB_CUDA_CHECK(cudaMemset(losses_.ptr, 0xff, losses_.count * sizeof(float)));  // NaN until written
         upload(x_pool_.ptr, data.inputs, x_pool_.count);
         upload(t_pool_.ptr, data.targets, t_pool_.count);
-        if (fp8_ && blockwise_) make_block_scales();
         for (std::size_t l = 0; l < shapes_.size(); ++l) add_layer(int(l), data.weights[l], s);
         if (!defer_last_update_) side_workspace_ = std::make_unique<DeviceBuffer<char>>(detail::kMatmulWorkspaceBytes);
         if (fp8_)
-            make_scaling(s);
+            make_fp8_buffers();
         else
             make_bf16_buffers();
         if (!loss_in_cast_) dy16_ = std::make_unique<Bf16Buffer>(std::size_t(rows_) * c_.input_dim);
@@ -97,18 +93,7 @@ class GpuMlp final : public MlpStep {
         end.inv_outputs = 1.0f / float(outputs());
         end.losses = losses_.ptr;
         end.capacity = c_.steps;
-        if (fp8_) {
-            end.scaling = {scaling_->ptr,
-                           amax_bits_->ptr,
-                           history_->ptr,
-                           numerators_->ptr,
-                           trace_amax_ ? trace_amax_->ptr : nullptr,
-                           trace_scale_ ? trace_scale_->ptr : nullptr};
-            end.tensors = tensors_;
-            end.history_length = c_.delayed.history_length;
-            end.algorithm_max = c_.delayed.algorithm == emu::AmaxAlgorithm::Max;
-            end.delayed = delayed_;
-        }
+        if (scaling_) scaling_->fill(end);
         train::finish_step(end, step_.ptr, main);  // after every AdamW of this step: they read the step
     }
 
@@ -136,14 +121,9 @@ class GpuMlp final : public MlpStep {
         trace.header = {{"source", "fp8lab GPU training step (train_mlp_on_gpu)"},
                         {"device", device},
                         {"configuration", describe_config()}};
-        if (!trace_amax_) return trace;
-        const std::size_t n = std::size_t(steps_done) * tensors_;
-        std::vector<float> amax(n), scale(n);
-        if (n) {
-            FP8LAB_CUDA_CHECK(cudaMemcpy(amax.data(), trace_amax_->ptr, n * sizeof(float), cudaMemcpyDeviceToHost));
-            FP8LAB_CUDA_CHECK(cudaMemcpy(scale.data(), trace_scale_->ptr, n * sizeof(float), cudaMemcpyDeviceToHost));
-        }
-        append_trace_records(trace, amax, scale, steps_done, tensors_);
+        std::vector<float> amax, scale;
+        scaling_->read_trace(steps_done, amax, scale);
+        append_trace_records(trace, amax, scale, steps_done, scaling_->tensors());
         return trace;
     }
 
@@ -165,8 +145,7 @@ class GpuMlp final : public MlpStep {
                            " hidden_layers=" + std::to_string(c_.hidden_layers) +
                            " precision=" + std::string(gpu_precision_name(c_.precision));
         if (fp8_)
-            text += " recipe=" + std::string(gpu_recipe_name(c_.recipe)) +
-                    " formats=" + (c_.formats == emu::FormatRecipe::Hybrid && !blockwise_ ? "hybrid" : "e4m3") +
+            text += " recipe=" + std::string(gpu_recipe_name(c_.recipe)) + " formats=" + scaling_->formats_name() +
                     " history=" + std::to_string(c_.delayed.history_length) +
                     " algo=" + std::string(emu::amax_algorithm_name(c_.delayed.algorithm)) +
                     " margin=" + std::to_string(c_.delayed.margin) +
@@ -190,18 +169,18 @@ class GpuMlp final : public MlpStep {
             layer.at8 = std::make_unique<Fp8Buffer>(std::size_t(rows_) * sh.in);
             const int input = 3 * l, weight = 3 * l + 1, grad = 3 * l + 2;
             layer.forward = std::make_unique<LtMatmul>(
-                lt_.h, rows_, sh.out, sh.in, fp8_operand(input, false, Stored::AsIs),
-                fp8_operand(weight, false, Stored::Transposed), CUDA_R_16BF, c_.fast_accumulation);
+                lt_.h, rows_, sh.out, sh.in, scaling_->operand(input, false, Stored::AsIs),
+                scaling_->operand(weight, false, Stored::Transposed), CUDA_R_16BF, c_.fast_accumulation);
             // wgrad: dW (out x in) = G^T (stored out x M) * X (stored transposed, in x M).
-            layer.wgrad = std::make_unique<LtMatmul>(lt_.h, sh.out, sh.in, rows_, fp8_operand(grad, true, Stored::AsIs),
-                                                     fp8_operand(input, true, Stored::Transposed), CUDA_R_32F,
-                                                     c_.fast_accumulation_wgrad);
+            layer.wgrad = std::make_unique<LtMatmul>(
+                lt_.h, sh.out, sh.in, rows_, scaling_->operand(grad, true, Stored::AsIs),
+                scaling_->operand(input, true, Stored::Transposed), CUDA_R_32F, c_.fast_accumulation_wgrad);
             // dgrad: dX (rows x in) = G (rows x out) * W (stored transposed, in x out).
             if (l > 0)
                 for (int rows : chunk_row_counts())
                     layer.dgrad.push_back(std::make_unique<LtMatmul>(
-                        lt_.h, rows, sh.in, sh.out, fp8_operand(grad, false, Stored::AsIs),
-                        fp8_operand(weight, true, Stored::Transposed), CUDA_R_16BF, c_.fast_accumulation_dgrad));
+                        lt_.h, rows, sh.in, sh.out, scaling_->operand(grad, false, Stored::AsIs),
+                        scaling_->operand(weight, true, Stored::Transposed), CUDA_R_16BF, c_.fast_accumulation_dgrad));
         } else {
             layer.w16 = std::make_unique<Bf16Buffer>(n);
             train::f32_to_bf16(layer.w.ptr, layer.w16->ptr, n, s);
@@ -269,81 +248,8 @@ class GpuMlp final : public MlpStep {
         return counts;
     }
 
-    // Blockwise scaling is E4M3 everywhere (DeepSeek-V3), as emu::quantize_blockwise.
-    cudaDataType_t fp8_type(emu::TensorRole role) const {
-        return blockwise_ || &emu::format_for(c_.formats, role) == &emu::e4m3() ? CUDA_R_8F_E4M3 : CUDA_R_8F_E5M2;
-    }
-
-    // Scaled tensor j as a GEMM operand: its codes or (`transposed_copy`) the transposed
-    // copy, with the per-tensor scale_inv or the matching block scales.
-    MatmulOperand fp8_operand(int j, bool transposed_copy, Stored stored) {
-        const cudaDataType_t type = fp8_type(kTensorRoles[j % 3]);
-        if (!blockwise_) return {type, stored, scale_inv_slot(j)};
-        const BlockScales& b = block_scales_[std::size_t(j)];
-        return {type, stored, transposed_copy ? b.columnwise->ptr : b.rowwise->ptr,
-                j % 3 == 1 ? ScaleMode::Tiles128x128 : ScaleMode::Blocks1x128};
-    }
-
-    // Tensor j's block scales, in cuBLASLt's layouts: of the codes as stored (inputs and
-    // gradients rows x features in 1 x 128 blocks, weights out x in in 128 x 128 tiles) and
-    // of the transposed copy (blocks along the tokens, which wgrad contracts over).
-    struct BlockScales {
-        BlockScaleLayout layout, layout_t;
-        std::unique_ptr<DeviceBuffer<float>> rowwise, columnwise;
-    };
-    void make_block_scales() {
-        for (std::size_t l = 0; l < shapes_.size(); ++l) {
-            const LayerShape sh = shapes_[l];
-            const BlockScaleLayout layouts[3][2] = {{{false, rows_, sh.in}, {false, sh.in, rows_}},
-                                                    {{true, sh.out, sh.in}, {true, sh.in, sh.out}},
-                                                    {{false, rows_, sh.out}, {false, sh.out, rows_}}};
-            for (const auto& pair : layouts) {
-                BlockScales& b = block_scales_.emplace_back();
-                b.layout = pair[0];
-                b.layout_t = pair[1];
-                b.rowwise = std::make_unique<DeviceBuffer<float>>(b.layout.count());
-                b.columnwise = std::make_unique<DeviceBuffer<float>>(b.layout_t.count());
-                // The padding is never read as a scale; ones keep it harmless all the same.
-                const std::vector<float> ones(std::max(b.layout.count(), b.layout_t.count()), 1.0f);
-                FP8LAB_CUDA_CHECK(
-                    cudaMemcpy(b.rowwise->ptr, ones.data(), b.layout.count() * sizeof(float), cudaMemcpyHostToDevice));
-                FP8LAB_CUDA_CHECK(cudaMemcpy(b.columnwise->ptr, ones.data(), b.layout_t.count() * sizeof(float),
-                                             cudaMemcpyHostToDevice));
-            }
-        }
-    }
-    bool role_is_e4m3(emu::TensorRole role) const { return fp8_type(role) == CUDA_R_8F_E4M3; }
-
-    // The GEMMs take pointers into the scaling array, so it exists before the layers.
-    const float* scale_inv_slot(int tensor) { return &scaling_storage()[tensor].scale_inv; }
-    DeviceScaling* scaling_storage() {
-        if (!scaling_) scaling_ = std::make_unique<DeviceBuffer<DeviceScaling>>(std::size_t(tensors_));
-        return scaling_->ptr;
-    }
-
-    void make_scaling(cudaStream_t s) {
-        const std::vector<DeviceScaling> initial(static_cast<std::size_t>(tensors_));
-        FP8LAB_CUDA_CHECK(cudaMemcpyAsync(scaling_storage(), initial.data(), initial.size() * sizeof(DeviceScaling),
-                                          cudaMemcpyHostToDevice, s));
-        amax_bits_ = std::make_unique<DeviceBuffer<unsigned>>(std::size_t(tensors_));
-        FP8LAB_CUDA_CHECK(cudaMemsetAsync(amax_bits_->ptr, 0, tensors_ * sizeof(unsigned), s));
-        const int length = c_.delayed.history_length;
-        history_ = std::make_unique<DeviceBuffer<float>>(std::size_t(tensors_) * length);
-        FP8LAB_CUDA_CHECK(cudaMemsetAsync(history_->ptr, 0, history_->count * sizeof(float), s));
-        std::vector<float> numerators;
-        for (int j = 0; j < tensors_; ++j) {
-            const emu::Format& f = emu::format_for(c_.formats, kTensorRoles[j % 3]);
-            max_finite_.push_back(static_cast<float>(f.max_finite));
-            // Formed in float32 first, exactly as the emulator does.
-            numerators.push_back(std::ldexp(static_cast<float>(f.max_finite), -c_.delayed.margin));
-        }
-        numerators_ = std::make_unique<DeviceBuffer<float>>(numerators.size());  // (unused by blockwise)
-        FP8LAB_CUDA_CHECK(cudaMemcpyAsync(numerators_->ptr, numerators.data(), numerators.size() * sizeof(float),
-                                          cudaMemcpyHostToDevice, s));
-        if (c_.record_trace) {
-            trace_amax_ = std::make_unique<DeviceBuffer<float>>(std::size_t(c_.steps) * tensors_);
-            trace_scale_ = std::make_unique<DeviceBuffer<float>>(trace_amax_->count);
-        }
+    // The FP8 path's activation and gradient buffers.
+    void make_fp8_buffers() {
         act8_ = std::make_unique<Fp8Buffer>(std::size_t(rows_) * max_dim_);
         // The last layer's gradient (rows x d); with hidden-to-hidden layers, also their
         // gradients (rows x h), in two buffers that alternate.
@@ -364,32 +270,9 @@ class GpuMlp final : public MlpStep {
     const __nv_bfloat16* target_batch(int batch) const { return t_pool_.ptr + std::size_t(batch) * outputs(); }
     __nv_bfloat16* y_out() { return layers_.back().h16->ptr; }
 
-    // Casts `source` (rows x cols) to FP8 for scaled tensor j; current scaling first
-    // measures the amax and sets the scale, delayed scaling uses the scale it has,
-    // blockwise scaling computes every block's scale in the same pass.
     void cast(const CastSource& source, int rows, int cols, int j, std::uint8_t* out, std::uint8_t* out_t, int ld_t,
               cudaStream_t s, float* loss_partials = nullptr) {
-        if (blockwise_) {  // whole tensors only (no dgrad chunks): the block scales index all rows
-            const BlockScales& b = block_scales_[std::size_t(j)];
-            const train::BlockwiseTarget target{j % 3 == 1,
-                                                out,
-                                                b.rowwise->ptr,
-                                                b.layout.line(),
-                                                out_t,
-                                                ld_t,
-                                                b.columnwise->ptr,
-                                                b.layout_t.line(),
-                                                amax_bits_->ptr + j};
-            train::blockwise_cast(source, rows, cols, target, s);
-            return;
-        }
-        if (!delayed_) {
-            train::amax_only(source, rows, cols, amax_bits_->ptr + j, s);
-            train::current_scale(amax_bits_->ptr + j, max_finite_[std::size_t(j)], scaling_->ptr + j, s);
-        }
-        const CastTarget target{
-            scaling_->ptr + j, role_is_e4m3(kTensorRoles[j % 3]), out, out_t, ld_t, amax_bits_->ptr + j, loss_partials};
-        train::cast_transpose(source, rows, cols, target, s);
+        scaling_->cast(source, rows, cols, j, out, out_t, ld_t, s, loss_partials);
     }
 
     void forward_fp8(int batch, cudaStream_t s) {
@@ -525,11 +408,10 @@ class GpuMlp final : public MlpStep {
 
     GpuTrainConfig c_;
     std::vector<LayerShape> shapes_;
-    bool fp8_, delayed_, blockwise_;
-    // FP8 with per-tensor scaling computes the loss in the cast of the output's gradient
-    // (one kernel less, and no BF16 gradient in memory); blockwise casts it after mse_loss.
-    bool loss_in_cast_;
-    int batches_, rows_, max_dim_, chunk_rows_, tensors_;
+    bool fp8_;
+    std::unique_ptr<NativeScaling> scaling_;  // FP8 only; before the layers, whose GEMMs point into it
+    bool loss_in_cast_;                       // the scaling computes the loss in the gradient's cast
+    int batches_, rows_, max_dim_, chunk_rows_;
     bool defer_last_update_;
     bool update_pending_ = false;  // the last step left the last layer's AdamW to this one
     detail::LtHandle lt_;
@@ -541,12 +423,6 @@ class GpuMlp final : public MlpStep {
     DeviceBuffer<int> step_;
     std::unique_ptr<Bf16Buffer> dy16_;  // the output's gradient, where mse_loss writes it
     std::deque<Layer> layers_;          // a deque: layers hold buffers that never move
-    // FP8 scaling state: per tensor (3 per layer: input, weight, grad_output).
-    std::unique_ptr<DeviceBuffer<DeviceScaling>> scaling_;
-    std::unique_ptr<DeviceBuffer<unsigned>> amax_bits_;
-    std::unique_ptr<DeviceBuffer<float>> history_, numerators_, trace_amax_, trace_scale_;
-    std::vector<float> max_finite_;
-    std::vector<BlockScales> block_scales_;
     std::unique_ptr<Fp8Buffer> act8_, g8_[2], dyt8_;
     std::unique_ptr<Bf16Buffer> da16_, g16_[2];
 };
