@@ -3,7 +3,10 @@
 // and the session's settings and status line.
 #pragma once
 
+#include <optional>
+#include <set>
 #include <string>
+#include <utility>
 
 #include "app/export/export_settings.hpp"
 #include "app/gui/course_state.hpp"
@@ -35,8 +38,17 @@ struct AppState {
     void save_settings_now();  // failures go to the status line
 };
 
-// The views, one file each; each takes the parts it draws.
-void draw_navigator(AppState& app);
+// What the user chose in the navigator this frame: a step (lab, step) or the bit inspector.
+struct NavigatorChoice {
+    std::optional<std::pair<int, int>> step;
+    bool inspector = false;
+};
+
+// The views, one file each; each takes the parts it draws. The navigator shows the course
+// and the solved steps and returns the choice; the step view is the app's main view: it
+// moves between steps, records solved exercises, exports and reports, so it takes the whole.
+NavigatorChoice draw_navigator(const CourseState& course, const std::set<std::string>& solved_steps,
+                               bool inspector_open);
 void draw_step_view(AppState& app);
 void draw_training_panel(TrainingPanelState& training, CourseState& course, std::string& status);
 void draw_bit_inspector(InspectorState& inspector, const Looks& looks);

@@ -179,7 +179,9 @@ void draw_frame(AppState& app) {
     const float status_h = app.looks.presentation ? 0 : ImGui::GetTextLineHeightWithSpacing();
     if (!app.looks.presentation) {
         ImGui::BeginChild("navigator", ImVec2(fs * 17, -status_h), true);
-        draw_navigator(app);
+        const NavigatorChoice choice = draw_navigator(app.course, app.settings.solved, app.inspector_open);
+        if (choice.step) app.go_to(choice.step->first, choice.step->second);
+        if (choice.inspector) app.inspector_open = true;
         ImGui::EndChild();
         ImGui::SameLine();
     }
