@@ -39,11 +39,13 @@ std::vector<plot::Text> texts(const plot::FigureLayout& l) {
     return out;
 }
 
+// A pointer into `ts`, which must outlive it (a temporary cannot bind here).
 const plot::Text* text_named(const std::vector<plot::Text>& ts, const std::string& s) {
     for (const plot::Text& t : ts)
         if (t.text == s) return &t;
     return nullptr;
 }
+const plot::Text* text_named(std::vector<plot::Text>&&, const std::string&) = delete;
 
 // The paths drawn between the frame's clip and its end: the series' shapes, in order.
 std::vector<plot::Path> series_paths(const plot::FigureLayout& l) {
@@ -183,10 +185,12 @@ TEST_CASE("a hidden series is not drawn and its legend entry is dimmed") {
     const plot::FigureLayout l = lay_out(f, r);
     CHECK(series_paths(l).size() == 1);
     REQUIRE(l.legend.size() == 2);
-    const plot::Text* b = text_named(texts(l), "b");
+    const std::vector<plot::Text> ts = texts(l);
+    const plot::Text* b = text_named(ts, "b");
     REQUIRE(b);
     CHECK(b->paint.alpha < 1);
-    CHECK(text_named(texts(l), "a")->paint.alpha == 1);
+    REQUIRE(text_named(ts, "a"));
+    CHECK(text_named(ts, "a")->paint.alpha == 1);
 }
 
 TEST_CASE("a long title wraps onto lines that fit; a word wider than the figure is reported") {
@@ -225,7 +229,8 @@ TEST_CASE("category names that would run into their neighbours go on two lines")
     CHECK(text_named(narrow, "category name"));
     CHECK(text_named(narrow, "short"));
     r.width = 2000;
-    CHECK(text_named(texts(lay_out(f, r)), "a much longer category name"));
+    const std::vector<plot::Text> wide = texts(lay_out(f, r));
+    CHECK(text_named(wide, "a much longer category name"));
 }
 
 TEST_CASE("a heatmap has a colour bar beside the frame; its cells are hit targets") {
@@ -250,7 +255,8 @@ TEST_CASE("a heatmap has a colour bar beside the frame; its cells are hit target
         if (const auto* path = std::get_if<plot::Path>(&p))
             bar_steps += path->abutting && path->parts.size() == 1 && path->parts[0].rect.x > frame_right;
     CHECK(bar_steps == 64);
-    const plot::Text* label = text_named(texts(l), "error");
+    const std::vector<plot::Text> ts = texts(l);
+    const plot::Text* label = text_named(ts, "error");
     REQUIRE(label);
     CHECK(label->vertical);
     REQUIRE(l.hit_targets.size() == 6);
