@@ -183,6 +183,7 @@ void lay_out_series(Context& c, const Series& s, std::size_t index) {
     case SeriesKind::Band: {
         Path path;
         path.fill = Paint{c.colour_of(s), 0.25};
+        path.abutting = true;  // a renderer that fills the strip quad by quad must not seam it
         SubPath strip{SubPath::Kind::Strip};
         const std::size_t n = std::min({s.x.size(), s.y.size(), s.y_upper.size()});
         for (std::size_t i = 0; i < n; ++i) {
