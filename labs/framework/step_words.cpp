@@ -207,14 +207,16 @@ std::map<std::string, std::string> join_titles(const std::string& file, int head
             errors.push_back({file, line, e.what()});
         if (errors.size() == before) joined[t.key] = sentence;
     }
-    for (const auto& [key, sentence] : words->words)
+    for (const auto& word : words->words) {
+        const std::string& key = word.first;  // not a structured binding: clang 14 cannot capture one
         if (std::none_of(titles.begin(), titles.end(), [&](const TitleSpec& t) { return t.key == key; })) {
             std::string keys;
             for (const TitleSpec& t : titles) keys += (keys.empty() ? "" : ", ") + t.key;
-            errors.push_back({file, sentence.second,
+            errors.push_back({file, word.second.second,
                               "the step has no title " + emu::quoted_input(key) +
                                   "; its titles are: " + (keys.empty() ? std::string("none") : keys)});
         }
+    }
     return joined;
 }
 
