@@ -26,8 +26,26 @@ emu::ConvertOptions convert_options(const std::string& rounding, const py::objec
                                     int random_bits);
 
 // x as a C-ordered float32 or float64 array (a copy only when x is not C-ordered);
-// ValueError naming `argument` for other dtypes.
+// ValueError naming `argument` for other dtypes, MemoryError when the copy cannot be made.
 py::array float_array(const py::object& x, const char* argument);
+// Whether `a` holds T: dtypes compared by equality, not identity (a pickled, ctypes-backed
+// or metadata-carrying float32 array has a dtype object of its own that equals float32's).
+template <class T>
+bool holds(const py::array& a) {
+    return a.dtype().equal(py::dtype::of<T>());
+}
+// x (which holds T) as a C-ordered array (a copy only when x is not one). The copy is NumPy's
+// astype, whose MemoryError reaches the caller: pybind11's ensure() clears it and returns a
+// null array instead, which must not be used.
+template <class T>
+py::array_t<T, py::array::c_style> c_order(const py::array& x) {
+    using namespace pybind11::literals;
+    const py::array ordered =
+        (x.flags() & py::array::c_style) ? x : py::array(x.attr("astype")(py::dtype::of<T>(), "order"_a = "C"));
+    auto a = py::array_t<T, py::array::c_style>::ensure(ordered);  // no copy: already C-ordered T
+    if (!a) throw py::type_error("internal: a C-ordered array was not one");
+    return a;
+}
 // numpy.asarray(x): NumPy scalars, 0-d arrays, lists and Python numbers as arrays.
 py::array as_array(const py::object& x);
 

@@ -52,7 +52,7 @@ py::array output_array(const py::object& out, const py::dtype& dtype, const py::
     if (out.is_none()) return py::array(dtype, shape_of(x));
     if (!py::isinstance<py::array>(out)) throw py::value_error("out: must be a NumPy array");
     py::array a = out.cast<py::array>();
-    if (!a.dtype().is(dtype) || shape_of(a) != shape_of(x) || !(a.flags() & py::array::c_style) || !a.writeable())
+    if (!a.dtype().equal(dtype) || shape_of(a) != shape_of(x) || !(a.flags() & py::array::c_style) || !a.writeable())
         throw py::value_error("out: must be a writable, C-ordered " +
                               std::string(py::str(static_cast<const py::handle&>(dtype))) + " array of x's shape");
     return a;
@@ -65,7 +65,7 @@ py::array encode(const py::object& x_in, const py::object& fmt, const std::strin
     const py::array x = float_array(x_in, "x");
     py::array out = output_array(out_object, code_dtype(f), x);
     const std::size_t n = std::size_t(x.size());
-    const bool is_double = x.dtype().is(py::dtype::of<double>());
+    const bool is_double = holds<double>(x);
     if (!is_double && f.total_bits <= 8) {
         const std::span<const float> in(static_cast<const float*>(x.data()), n);
         const std::span<std::uint8_t> codes(static_cast<std::uint8_t*>(out.mutable_data()), n);
@@ -100,6 +100,15 @@ py::array decode(const py::object& codes_object, const py::object& fmt) {
     if (codes_in.dtype().kind() != 'u' && codes_in.dtype().kind() != 'i')
         throw py::value_error("codes: must be an array of integer codes, not dtype " +
                               std::string(py::str(codes_in.dtype())));
+    if (codes_in.dtype().kind() == 'i') {  // a negative code is named as given, not as its wrapped unsigned value
+        const py::array_t<std::int64_t, py::array::c_style | py::array::forcecast> signed_codes(codes_in);
+        const std::int64_t* s = signed_codes.data();
+        for (py::ssize_t i = 0; i < signed_codes.size(); ++i)
+            if (s[i] < 0)
+                throw py::value_error("codes: " + std::to_string(s[i]) + " at index " + std::to_string(i) +
+                                      " is not a code of " + std::string(f.name) + " (0 to " +
+                                      std::to_string(f.code_count() - 1) + ")");
+    }
     const py::array_t<std::uint64_t, py::array::c_style | py::array::forcecast> codes(codes_in);
     py::array_t<float> out(shape_of(codes));
     const std::uint64_t* c = codes.data();
@@ -107,8 +116,8 @@ py::array decode(const py::object& codes_object, const py::object& fmt) {
     const std::size_t n = std::size_t(codes.size());
     for (std::size_t i = 0; i < n; ++i)
         if (c[i] >= f.code_count())
-            throw py::value_error("codes: " + std::to_string(static_cast<std::int64_t>(c[i])) + " at index " +
-                                  std::to_string(i) + " is not a code of " + std::string(f.name) + " (0 to " +
+            throw py::value_error("codes: " + std::to_string(c[i]) + " at index " + std::to_string(i) +
+                                  " is not a code of " + std::string(f.name) + " (0 to " +
                                   std::to_string(f.code_count() - 1) + ")");
     std::vector<float> table;
     if (f.total_bits <= 16)
@@ -124,7 +133,7 @@ py::array round_to(const py::object& x_in, const py::object& fmt, const std::str
     const emu::ConvertOptions o = convert_options(rounding, saturate, seed, random_bits);
     const py::array x = float_array(x_in, "x");
     const std::size_t n = std::size_t(x.size());
-    if (x.dtype().is(py::dtype::of<float>())) {
+    if (holds<float>(x)) {
         py::array_t<float> out(shape_of(x));
         const std::span<const float> in(static_cast<const float*>(x.data()), n);
         const std::span<float> dst(out.mutable_data(), n);
@@ -146,7 +155,7 @@ py::object as_ml_dtypes(const py::array& codes, const py::object& fmt) {
     const emu::Format& f = format_argument(fmt, "fmt");
     const std::string name = ml_dtypes_name(f);
     if (name.empty()) throw py::value_error("fmt: ml_dtypes has no dtype for " + std::string(f.name));
-    if (!codes.dtype().is(code_dtype(f)))
+    if (!codes.dtype().equal(code_dtype(f)))
         throw py::value_error("codes: must be " + std::string(py::str(code_dtype(f))) + " codes of " +
                               std::string(f.name) + ", not " + std::string(py::str(codes.dtype())));
     if (name == "float16" || name == "float32")
@@ -214,8 +223,8 @@ py::array as_array(const py::object& x) { return py::module_::import("numpy").at
 
 py::array float_array(const py::object& x_object, const char* argument) {
     const py::array x = as_array(x_object);
-    if (x.dtype().is(py::dtype::of<float>())) return py::array_t<float, py::array::c_style>::ensure(x);
-    if (x.dtype().is(py::dtype::of<double>())) return py::array_t<double, py::array::c_style>::ensure(x);
+    if (holds<float>(x)) return c_order<float>(x);
+    if (holds<double>(x)) return c_order<double>(x);
     throw py::value_error(std::string(argument) + ": must be float32 or float64, not " +
                           std::string(py::str(x.dtype())) + " (convert with .astype(numpy.float32) or numpy.float64)");
 }

@@ -21,20 +21,33 @@ py::array_t<T> array_of(const std::vector<T>& v, std::vector<py::ssize_t> shape)
     return a;
 }
 
+// The largest block side: the longest axis NumPy can hold is smaller, and a larger value
+// would overflow the block grid's arithmetic.
+constexpr long long kMaxBlockSide = 1ll << 40;
+
+// One side of a block: a Python int from 1 to kMaxBlockSide (bool is refused, though it is an int).
+std::size_t block_side(const py::handle& side, const char* what) {
+    if (!py::isinstance<py::int_>(side) || py::isinstance<py::bool_>(side))
+        throw py::type_error(std::string("block: ") + what + " must be an int, not " +
+                             std::string(py::str(py::type::handle_of(side).attr("__name__"))));
+    const py::int_ n = py::reinterpret_borrow<py::int_>(side);
+    if (n < py::int_(1) || n > py::int_(kMaxBlockSide))
+        throw py::value_error(std::string("block: ") + what + " must be from 1 to 2^40, not " +
+                              std::string(py::str(side)));
+    return std::size_t(n.cast<long long>());
+}
+
+// The block shape argument, read while the GIL is held (it calls the Python C API).
 emu::BlockShape block_argument(const py::object& block, emu::BlockShape fallback) {
     if (block.is_none()) return fallback;
-    if (py::isinstance<py::int_>(block)) {
-        const long long cols = block.cast<long long>();
-        if (cols < 1) throw py::value_error("block: must be at least 1, not " + std::to_string(cols));
-        return {1, std::size_t(cols)};
-    }
-    try {
-        const auto [rows, cols] = block.cast<std::pair<long long, long long>>();
-        if (rows < 1 || cols < 1) throw py::value_error("block: both sides must be at least 1");
-        return {std::size_t(rows), std::size_t(cols)};
-    } catch (const py::cast_error&) {
-        throw py::value_error("block: must be a number of columns or a (rows, cols) pair");
-    }
+    if (py::isinstance<py::int_>(block) && !py::isinstance<py::bool_>(block))
+        return {1, block_side(block, "the column count")};
+    if (!py::isinstance<py::tuple>(block) && !py::isinstance<py::list>(block))
+        throw py::type_error("block: must be a number of columns or a (rows, cols) pair");
+    const py::sequence pair = py::reinterpret_borrow<py::sequence>(block);
+    if (pair.size() != 2)
+        throw py::value_error("block: a (rows, cols) pair has two sides, not " + std::to_string(pair.size()));
+    return {block_side(pair[0], "rows"), block_side(pair[1], "cols")};
 }
 
 py::dict quantize(const py::object& x_object, const std::string& recipe_name, const py::object& fmt,
@@ -50,27 +63,33 @@ py::dict quantize(const py::object& x_object, const std::string& recipe_name, co
             "recipe: delayed scaling keeps state across steps: use fp8lab.DelayedScaling for the "
             "scale and encode(x * scale, fmt)");
     const py::array x_in = as_array(x_object);
-    if (!x_in.dtype().is(py::dtype::of<float>()))
+    if (!holds<float>(x_in))
         throw py::value_error("x: the recipes compute in float32 (as a GPU does); pass x.astype(numpy.float32), not " +
                               std::string(py::str(x_in.dtype())));
-    const py::array_t<float, py::array::c_style> x = py::array_t<float, py::array::c_style>::ensure(x_in);
+    const py::array_t<float, py::array::c_style> x = c_order<float>(x_in);
     // Blocks run along the last axis (a GEMM's contraction); the others are rows.
     const std::size_t cols = x.ndim() == 0 ? 1 : std::size_t(x.shape(x.ndim() - 1));
     const std::size_t rows = cols == 0 ? 0 : std::size_t(x.size()) / cols;
     const std::span<const float> values(x.data(), std::size_t(x.size()));
     const emu::ConvertOptions options = convert_options(rounding, saturate, seed, 32);
     const emu::Format& f = format_argument(fmt, "fmt");
+    // Python objects are read here, with the GIL held; below it is released.
+    const bool mx = *recipe == emu::Fp8Recipe::MxFloor || *recipe == emu::Fp8Recipe::MxRceil;
+    const emu::BlockShape blocks = block_argument(block, mx ? emu::BlockShape{1, 32} : emu::BlockShape{1, 128});
+    const bool block_given = !block.is_none();
     emu::QuantizedTensor q;
     {
         py::gil_scoped_release release;
         switch (*recipe) {
         case emu::Fp8Recipe::Delayed:
         case emu::Fp8Recipe::Current:
+            if (block_given)
+                throw std::invalid_argument("block: current scaling has one scale per tensor; block does not apply");
             q = emu::quantize_per_tensor(values, rows, cols, f, power_of_two, options);
             break;
         case emu::Fp8Recipe::MxFloor:
         case emu::Fp8Recipe::MxRceil: {
-            const emu::BlockShape b = block_argument(block, {1, 32});
+            const emu::BlockShape b = blocks;
             if (b.rows != 1) throw std::invalid_argument("block: MX blocks are one row of columns");
             q = emu::quantize_mx(
                 values, rows, cols, f,
@@ -81,13 +100,12 @@ py::dict quantize(const py::object& x_object, const std::string& recipe_name, co
         case emu::Fp8Recipe::Blockwise:
             if (&f != &emu::e4m3())
                 throw std::invalid_argument("fmt: blockwise FP8 is E4M3, not " + std::string(f.name));
-            q = emu::quantize_blockwise(values, rows, cols, block_argument(block, {1, 128}), options);
+            q = emu::quantize_blockwise(values, rows, cols, blocks, options);
             break;
         case emu::Fp8Recipe::Nvfp4:
             if (&f != &emu::e2m1())
                 throw std::invalid_argument("fmt: NVFP4 elements are E2M1, not " + std::string(f.name));
-            if (!block.is_none())
-                throw std::invalid_argument("block: NVFP4's blocks are 1 x 16 (weight_tiles: 16 x 16)");
+            if (block_given) throw std::invalid_argument("block: NVFP4's blocks are 1 x 16 (weight_tiles: 16 x 16)");
             if (hadamard && cols % 16 != 0)
                 throw std::invalid_argument("hadamard: the transform needs the last axis in groups of 16");
             q = emu::quantize_nvfp4(values, rows, cols, {weight_tiles, stochastic, seed, 32, hadamard, hadamard_seed});
@@ -125,6 +143,8 @@ void add_recipes(py::module_& m) {
     m.def(
         "current_scale",
         [](float amax, const py::object& fmt, bool power_of_two) {
+            // amax is a magnitude: a negative one is a caller's mistake, not a negative scale.
+            if (amax < 0) throw py::value_error("amax: a magnitude (max |x|), not " + std::to_string(amax));
             const emu::ScalePair s = emu::current_scale(amax, format_argument(fmt, "fmt"), power_of_two);
             return py::make_tuple(s.scale, s.scale_inv);
         },

@@ -5,6 +5,7 @@
 #include <sstream>
 
 #include "emulator/amax_trace.hpp"
+#include "emulator/available_memory.hpp"
 #include "emulator/experiment.hpp"
 #include "emulator/mlp_trainer.hpp"
 #include "emulator/parallel.hpp"
@@ -35,6 +36,12 @@ py::dict train(const py::object& experiment_object, int threads) {
     } catch (const std::invalid_argument& err) {
         throw py::value_error(std::string("experiment: ") + err.what());
     }
+    if (threads < 0) throw py::value_error("threads: must be 0 (every core) or more, not " + std::to_string(threads));
+    // Refused before allocating, as the CLI does: a model that does not fit would swap the machine to a halt.
+    if (const std::string shortfall = emu::memory_shortfall(emu::cpu_training_bytes(e)); !shortfall.empty())
+        throw py::value_error("experiment: " + shortfall +
+                              "; make model.hidden, model.hidden_layers, task.tokens, model.input or model.output "
+                              "smaller");
     emu::TrainerResult r;
     {
         py::gil_scoped_release release;

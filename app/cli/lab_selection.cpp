@@ -20,7 +20,9 @@ const labs::Catalog& lab_catalog() {
     return catalog;
 }
 
-std::vector<SelectedStep> select_steps(const labs::Catalog& catalog, const std::string& selector) {
+namespace {
+
+std::vector<SelectedStep> select_one(const labs::Catalog& catalog, const std::string& selector) {
     std::vector<SelectedStep> selected;
     const auto slash = selector.find('/');
     const std::string lab_id = selector.substr(0, slash);
@@ -41,6 +43,25 @@ std::vector<SelectedStep> select_steps(const labs::Catalog& catalog, const std::
         for (const labs::Lab& l : catalog.labs) known += (known.empty() ? "" : ", ") + l.id;
         throw UsageError("no lab " + emu::quoted_input(lab_id) + " (labs: " + (known.empty() ? "none loaded" : known) +
                          ")");
+    }
+    return selected;
+}
+
+}  // namespace
+
+std::vector<SelectedStep> select_steps(const labs::Catalog& catalog, const std::string& selectors) {
+    if (selectors.find(',') == std::string::npos) return select_one(catalog, selectors);
+    std::vector<SelectedStep> selected;
+    std::size_t start = 0;
+    while (start <= selectors.size()) {
+        const std::size_t comma = std::min(selectors.find(',', start), selectors.size());
+        const std::string selector = selectors.substr(start, comma - start);
+        // An empty item would select everything: in a list it is a typo ("a,,b"), refused.
+        if (selector.empty()) throw UsageError("an empty item in the list " + emu::quoted_input(selectors));
+        for (const SelectedStep& s : select_one(catalog, selector))
+            if (std::none_of(selected.begin(), selected.end(), [&](const SelectedStep& t) { return t.step == s.step; }))
+                selected.push_back(s);
+        start = comma + 1;
     }
     return selected;
 }

@@ -17,6 +17,7 @@
 #include "app/cli/train_options.hpp"
 #include "app/cli/usage_error.hpp"
 #include "emulator/amax_trace.hpp"
+#include "emulator/available_memory.hpp"
 #include "emulator/mlp_trainer.hpp"
 #include "gpu/trainer.hpp"
 
@@ -38,24 +39,6 @@ void print_losses(const std::vector<float>& loss, const std::vector<float>& accu
         else
             std::printf("%zu\t%.9g\t%.4f\n", i, loss[i], accuracy[i]);
     }
-}
-
-// MemAvailable from /proc/meminfo (what can be had without swapping), 0 when unknown.
-std::uint64_t available_memory_bytes() {
-    std::ifstream meminfo("/proc/meminfo");
-    std::string key;
-    std::uint64_t kib = 0;
-    while (meminfo >> key >> kib) {
-        if (key == "MemAvailable:") return kib << 10;
-        meminfo.ignore(1 << 10, '\n');
-    }
-    return 0;
-}
-
-std::string gib(std::uint64_t bytes) {
-    char text[32];
-    std::snprintf(text, sizeof text, "%.1f GiB", double(bytes) / double(1ull << 30));
-    return text;
 }
 
 // The exit status of a run whose loss stopped being a number: distinct from a usage error
@@ -84,10 +67,8 @@ int train_on_cpu(const emu::Experiment& e, const TrainArgs& args) {
         throw UsageError(std::string("--backend cpu: ") + err.what());
     }
     // Refuse before allocating: a model that does not fit would swap the machine to a halt.
-    const std::uint64_t needed = emu::cpu_training_bytes(e), available = available_memory_bytes();
-    if (available && needed > available)
-        throw UsageError("this model and batch need about " + gib(needed) + " on the CPU emulator; this machine has " +
-                         gib(available) + " available. Use smaller --hidden, --layers, --tokens, --input or --output");
+    if (const std::string shortfall = emu::memory_shortfall(emu::cpu_training_bytes(e)); !shortfall.empty())
+        throw UsageError(shortfall + ". Use smaller --hidden, --layers, --tokens, --input or --output");
     std::fprintf(stderr, "fp8lab train: %d steps on the CPU emulator: %s\n", e.steps, emu::describe(e).c_str());
     const emu::TrainerResult r = emu::train_mlp(
         e,

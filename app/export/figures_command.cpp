@@ -25,6 +25,7 @@
 #include "app/cli/number_text.hpp"
 #include "app/cli/usage_error.hpp"
 #include "app/export/cairo_figure.hpp"
+#include "app/export/export_folder.hpp"
 #include "app/export/figure_csv.hpp"
 #include "gpu/probe.hpp"
 
@@ -89,7 +90,7 @@ std::string html_escape(const std::string& s) {
 
 // What one run has written and what it could not: the manifest lists exactly the former.
 struct ExportLog {
-    std::size_t written = 0;
+    std::vector<std::string> written;   // "lab/file", relative to --out
     std::vector<std::string> failures;  // "lab/step[/file]: reason"
 
     // Runs one part of the export; a failure is reported and logged, and the export goes on.
@@ -105,10 +106,15 @@ struct ExportLog {
     }
     bool write(const std::string& name, const std::function<void()>& write_file) {
         const bool ok = attempt(name, write_file);
-        written += ok;
+        if (ok) written.push_back(name);
         return ok;
     }
 };
+
+// Where a step's figure and table files go, relative to --out: LAB/STEP-ID.EXTENSION.
+std::string step_file(const SelectedStep& s, const std::string& id, const std::string& extension) {
+    return s.lab->id + "/" + s.step->logic.id + "-" + id + "." + extension;
+}
 
 // A step's output, or why it has none, and how long it took to compute.
 struct ComputedStep {
@@ -167,35 +173,33 @@ std::string export_step(const SelectedStep& s, const labs::Parameters& params, c
     const bool has_svg = std::find(formats.begin(), formats.end(), ImageFormat::Svg) != formats.end();
     const bool has_png = std::find(formats.begin(), formats.end(), ImageFormat::Png) != formats.end();
     entry.key("figures").begin_array();
+    const fs::path out(o.out);
     for (const labs::Figure& f : output.figures) {
-        const std::string stem = s.step->logic.id + "-" + f.id;
-        const std::string prefix = s.lab->id + "/";
         entry.begin_object().key("id").value(f.id).key("title").value(f.title).key("files").begin_array();
         std::string shown;  // the image the gallery shows: SVG first, else PNG
         for (ImageFormat format : formats) {
-            const std::string name = stem + "." + exporter::extension(format);
-            if (!log.write(prefix + name, [&] {
-                    exporter::write_figure(f, (dir / name).string(), format, size.first, size.second, style,
+            const std::string name = step_file(s, f.id, exporter::extension(format));
+            if (!log.write(name, [&] {
+                    exporter::write_figure(f, (out / name).string(), format, size.first, size.second, style,
                                            o.png_scale);
                 }))
                 continue;
-            entry.value(prefix + name);
-            if ((format == ImageFormat::Svg) || (format == ImageFormat::Png && !has_svg)) shown = prefix + name;
+            entry.value(name);
+            if ((format == ImageFormat::Svg) || (format == ImageFormat::Png && !has_svg)) shown = name;
         }
         entry.end_array();
-        if (log.write(prefix + stem + ".csv", [&] { write_file(dir / (stem + ".csv"), exporter::figure_csv(f)); }))
-            entry.key("csv").value(prefix + stem + ".csv");
+        const std::string csv = step_file(s, f.id, "csv");
+        if (log.write(csv, [&] { write_file(out / csv, exporter::figure_csv(f)); })) entry.key("csv").value(csv);
         entry.end_object();
         if ((has_svg || has_png) && !shown.empty())
             html += "<figure><img src=\"" + html_escape(shown) + "\" alt=\"" + html_escape(f.title) +
-                    "\"><figcaption>" + html_escape(f.title) + " (<a href=\"" + html_escape(prefix + stem) +
-                    ".csv\">data</a>)</figcaption></figure>\n";
+                    "\"><figcaption>" + html_escape(f.title) + " (<a href=\"" + html_escape(csv) +
+                    "\">data</a>)</figcaption></figure>\n";
     }
     entry.end_array().key("tables").begin_array();
     for (const labs::Table& t : output.tables) {
-        const std::string name = s.step->logic.id + "-" + t.id + ".csv";
-        if (log.write(s.lab->id + "/" + name, [&] { write_file(dir / name, exporter::table_csv(t)); }))
-            entry.value(s.lab->id + "/" + name);
+        const std::string name = step_file(s, t.id, "csv");
+        if (log.write(name, [&] { write_file(out / name, exporter::table_csv(t)); })) entry.value(name);
     }
     entry.end_array().end_object();
     return entry.text();
@@ -230,12 +234,8 @@ void run_figures(const FiguresOptions& o) {
     // One export at a time per folder; the previous run's manifest and gallery go first, so
     // that an interrupted run never leaves them describing files they did not write.
     const FolderLock lock(o.out);
-    for (const char* stale : {"manifest.json", "index.html"}) {
-        fs::remove(fs::path(o.out) / stale, ec);
-        if (ec)
-            throw std::runtime_error("cannot remove the previous " + (fs::path(o.out) / stale).string() + ": " +
-                                     ec.message());
-    }
+    // Before any work: the folder's manifest and gallery must be an earlier export's.
+    const exporter::ExportFolder folder(o.out);
 
     const std::string device = backend == labs::Backend::Gpu ? gpu::describe(gpu::probe()) : "CPU emulator";
     json::JsonWriter manifest;
@@ -272,6 +272,25 @@ void run_figures(const FiguresOptions& o) {
     // On a GPU, steps time their kernels: one at a time, so that none measures another's.
     const unsigned workers = backend == labs::Backend::Gpu ? 1u : std::max(1u, std::thread::hardware_concurrency());
     const std::vector<ComputedStep> computed = compute_steps(runnable, parameters, backend, o.seed, workers);
+    // Every file this export will write, checked before the first is written; then a manifest
+    // that says the export is unfinished and lists them, so that an interrupted export leaves
+    // no manifest describing files it changed, and the next one may still replace them.
+    std::vector<std::string> planned = {"index.html"};
+    for (std::size_t i = 0; i < runnable.size(); ++i) {
+        for (const labs::Figure& f : computed[i].output.figures) {
+            for (ImageFormat format : formats)
+                planned.push_back(step_file(runnable[i], f.id, exporter::extension(format)));
+            planned.push_back(step_file(runnable[i], f.id, "csv"));
+        }
+        for (const labs::Table& t : computed[i].output.tables) planned.push_back(step_file(runnable[i], t.id, "csv"));
+    }
+    folder.check_writable(planned);
+    json::JsonWriter unfinished;
+    unfinished.begin_object().key("program").value("fp8lab").key("version").value(FP8LAB_VERSION);
+    unfinished.key("finished").value(false).key("steps").begin_array().end_array().key("files").begin_array();
+    for (const std::string& file : folder.owned_after(planned)) unfinished.value(file);
+    unfinished.end_array().end_object();
+    write_file(fs::path(o.out) / "manifest.json", unfinished.text() + "\n");
     ExportLog log;
     const labs::Lab* current_lab = nullptr;
     for (std::size_t i = 0; i < runnable.size(); ++i) {
@@ -284,15 +303,19 @@ void run_figures(const FiguresOptions& o) {
             !entry.empty())
             manifest.raw(entry);
     }
+    write_file(fs::path(o.out) / "index.html", html + "</body></html>\n");
+    log.written.push_back("index.html");
     manifest.end_array().key("failures").begin_array();
     for (const std::string& failure : log.failures) manifest.value(failure);
-    manifest.end_array().end_object();
-    // The manifest comes last: its presence says the run finished, and it lists what it wrote.
-    write_file(fs::path(o.out) / "index.html", html + "</body></html>\n");
+    // Every file an export wrote into this folder and still there: what a later one may replace.
+    manifest.end_array().key("files").begin_array();
+    for (const std::string& file : folder.owned_after(log.written)) manifest.value(file);
+    manifest.end_array().key("finished").value(true).end_object();
+    // The manifest comes last: "finished" says the run finished, and it lists what it wrote.
     write_file(fs::path(o.out) / "manifest.json", manifest.text() + "\n");
     const double total = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
-    std::fprintf(stderr, "wrote %zu files to %s in %.2f s (open %s/index.html)\n", log.written + 2, o.out.c_str(),
-                 total, o.out.c_str());
+    std::fprintf(stderr, "wrote %zu files to %s in %.2f s (open %s/index.html)\n", log.written.size() + 1,
+                 o.out.c_str(), total, o.out.c_str());
     if (!log.failures.empty())
         throw std::runtime_error(std::to_string(log.failures.size()) +
                                  " part(s) of the export failed (listed above and "
@@ -306,7 +329,7 @@ void add_figures_command(CLI::App& app, CommandStatus&) {
     auto o = std::make_shared<FiguresOptions>();
     cmd->add_option("--out", o->out, "Output folder")->required();
     cmd->add_option("--format", o->formats, "Comma-separated: svg,png,pdf")->capture_default_str();
-    cmd->add_option("--lab", o->lab, "Only this lab (or LAB/STEP)");
+    cmd->add_option("--lab", o->lab, "Only these labs or steps: LAB, LAB/STEP, or a comma-separated list of them");
     cmd->add_option("--set", o->sets,
                     "NAME=VALUE: a parameter of the selected steps (repeatable; `fp8lab labs` lists them)");
     cmd->add_option("--backend", o->backend, "cpu or gpu")->capture_default_str();

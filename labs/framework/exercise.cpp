@@ -43,7 +43,9 @@ std::optional<TypedNumber> parse_term(const std::string& s) {
         if (!std::isfinite(n.value)) return std::nullopt;
         return n;
     }
-    if (!parse_plain(s, n.value) || std::isnan(n.value)) return std::nullopt;
+    // Digits that overflow a double (1e999) are no number an exercise asks for: strtod would
+    // read them as infinity, and infinity is within "half a unit" of anything at that exponent.
+    if (!parse_plain(s, n.value) || !std::isfinite(n.value)) return std::nullopt;
     const std::size_t start = s.find_first_not_of("+-");
     if (start == std::string::npos || s.compare(start, 2, "0x") == 0 || s.compare(start, 2, "0X") == 0) return n;
     const std::size_t e = s.find_first_of("eE", start);
@@ -72,6 +74,7 @@ std::optional<TypedNumber> parse_typed_number(const std::string& text) {
     if (!top || !bottom || bottom->value == 0) return std::nullopt;
     TypedNumber n;  // a fraction is exact: judged by the exercise's tolerance alone
     n.value = top->value / bottom->value;
+    if (!std::isfinite(n.value) && std::isfinite(top->value)) return std::nullopt;  // 1e300/1e-300 overflowed
     if (std::isnan(n.value)) return std::nullopt;
     return n;
 }
@@ -86,7 +89,8 @@ bool matches(const TypedNumber& typed, double target, double tolerance) {
     if (close(typed.value, target, tolerance)) return true;
     // To the digits given: 1.4933 is 448/300 to five digits. Fewer than three digits is a
     // guess, not an answer (1.5 would otherwise be "right" for anything from 1.45 to 1.55).
-    return typed.significant_digits >= 3 && std::isfinite(target) && std::abs(typed.value - target) <= typed.half_unit;
+    return typed.significant_digits >= 3 && std::isfinite(target) && std::isfinite(typed.value) &&
+           std::isfinite(typed.half_unit) && std::abs(typed.value - target) <= typed.half_unit;
 }
 
 ExerciseSpec numeric_exercise(double answer, std::vector<std::pair<std::string, double>> mistakes, double tolerance) {

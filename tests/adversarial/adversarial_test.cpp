@@ -59,14 +59,22 @@ TEST_CASE("an export killed half-way leaves whole files, no temporary and no sta
     TempDir dir;
     const std::string out = dir / "out";
     REQUIRE(run_command(kExe + " figures --out " + out + " --lab formats --format svg").exit_code == 0);
-    REQUIRE(fs::exists(out + "/manifest.json"));
+    const std::string old_manifest = read_file(out + "/manifest.json");
+    REQUIRE(!old_manifest.empty());
     // The whole catalog as SVG and PNG takes seconds: stop it after one.
     const auto r = run_command("{ " + kExe + " figures --out " + out +
                                " --format svg,png 2>/dev/null & pid=$!; sleep 1; "
                                "kill -TERM $pid; wait $pid; echo status $?; }");
     CHECK(r.out.find("status 143") != std::string::npos);  // ended by SIGTERM, as a killed program does
-    CHECK_FALSE(fs::exists(out + "/manifest.json"));       // the old one went before the new files came
+    // Either no new file came yet and the old manifest stands, or it was replaced by one that
+    // says the export is unfinished before the first new file came.
+    const std::string manifest = read_file(out + "/manifest.json");
+    CHECK((manifest == old_manifest || manifest.find("\"finished\":false") != std::string::npos));
     check_every_file_whole(out);
+    // The next export may replace every file the stopped one wrote.
+    const auto again = run_command(kExe + " figures --out " + out + " --lab formats --format svg,png");
+    CHECK_MESSAGE(again.exit_code == 0, again.err);
+    CHECK(read_file(out + "/manifest.json").find("\"finished\":true") != std::string::npos);
 }
 
 TEST_CASE("two exports into one folder take turns and both finish whole" * doctest::skip(kNoFigures)) {
@@ -87,7 +95,9 @@ TEST_CASE("two exports into one folder take turns and both finish whole" * docte
 TEST_CASE("one file that cannot be written is reported; the rest of the export goes on" * doctest::skip(kNoFigures)) {
     TempDir dir;
     const std::string out = dir / "out";
-    // A folder where a figure should go: renaming the finished file over it fails.
+    // A folder where a figure an earlier export wrote should go: renaming the finished file over it fails.
+    REQUIRE(run_command(kExe + " figures --out " + out + " --lab formats --format svg").exit_code == 0);
+    fs::remove(out + "/formats/bits-to-value-value-by-code.svg");
     fs::create_directories(out + "/formats/bits-to-value-value-by-code.svg");
     const auto r = run_command(kExe + " figures --out " + out + " --lab formats --format svg");
     CHECK(r.exit_code == 1);
@@ -95,8 +105,10 @@ TEST_CASE("one file that cannot be written is reported; the rest of the export g
     CHECK(r.err.find("1 part(s) of the export failed") != std::string::npos);
     const std::string manifest = read_file(out + "/manifest.json");
     CHECK(manifest.find("\"failures\":[\"formats/bits-to-value-value-by-code.svg: cannot write") != std::string::npos);
-    CHECK(manifest.find("\"formats/bits-to-value-value-by-code.svg\"") == std::string::npos);  // not listed as written
-    CHECK(manifest.find("bits-to-value-value-by-code.csv") != std::string::npos);              // its data still is
+    // The steps (before "failures") list what this export wrote: not the figure, its data yes.
+    const std::string steps = manifest.substr(0, manifest.find("\"failures\""));
+    CHECK(steps.find("\"formats/bits-to-value-value-by-code.svg\"") == std::string::npos);
+    CHECK(steps.find("bits-to-value-value-by-code.csv") != std::string::npos);
     CHECK(fs::exists(out + "/formats/bits-to-value-value-by-code.csv"));
 }
 
@@ -194,4 +206,48 @@ TEST_CASE("a run whose loss becomes NaN stops there with its own exit status") {
     CHECK(r.err.find("the loss became NaN at step") != std::string::npos);
     CHECK(r.out.find("nan") != std::string::npos);
     CHECK(r.out.find("\n49\t") == std::string::npos);  // it did not run on to the end
+}
+
+// `figures --out DIR` replaces only what an export wrote there (its manifest lists it): a
+// user's gallery, manifest or figure-named file is refused before any work, and nothing is
+// written through a linked sub-folder.
+TEST_CASE("an export never replaces or deletes a file it did not write" * doctest::skip(kNoFigures)) {
+    TempDir dir;
+    const std::string out = dir / "out";
+    const std::string figures = kExe + " figures --lab formats/bits-to-value --format svg --out " + out;
+    for (const char* name : {"index.html", "manifest.json", "formats/bits-to-value-value-by-code.svg"}) {
+        CAPTURE(name);
+        fs::remove_all(out);
+        fs::create_directories(out + "/formats");
+        std::ofstream(out + "/" + name) << "the user's own " << name;
+        const auto r = run_command(figures);
+        CHECK(r.exit_code == 2);
+        CHECK(r.err.find("no fp8lab export wrote it") + r.err.find("fp8lab figures did not write") !=
+              2 * std::string::npos);
+        CHECK(read_file(out + "/" + name) == std::string("the user's own ") + name);
+        if (std::string(name) != "manifest.json") CHECK_FALSE(fs::exists(out + "/manifest.json"));
+        CHECK_FALSE(fs::exists(out + "/formats/bits-to-value-value-by-code.csv"));
+    }
+    // A user's file beside an export survives later exports, and the export replaces its own.
+    fs::remove_all(out);
+    REQUIRE(run_command(figures).exit_code == 0);
+    std::ofstream(out + "/notes.txt") << "mine";
+    REQUIRE(run_command(kExe + " figures --lab rounding --format svg --out " + out).exit_code == 0);
+    const auto third = run_command(figures);  // formats/ was written two exports ago: still ours
+    CHECK_MESSAGE(third.exit_code == 0, third.err);
+    CHECK(read_file(out + "/notes.txt") == "mine");
+    CHECK(read_file(out + "/manifest.json").find("\"rounding/") != std::string::npos);
+}
+
+TEST_CASE("an export does not write through a linked sub-folder" * doctest::skip(kNoFigures)) {
+    TempDir dir;
+    const std::string out = dir / "out";
+    fs::create_directories(out);
+    fs::create_directories(dir / "elsewhere");
+    fs::create_directory_symlink(dir / "elsewhere", out + "/formats");
+    const auto r = run_command(kExe + " figures --lab formats/bits-to-value --format svg --out " + out);
+    CHECK(r.exit_code == 2);
+    CHECK(r.err.find("formats is a link") != std::string::npos);
+    CHECK(fs::is_empty(dir / "elsewhere"));
+    CHECK(fs::is_symlink(out + "/formats"));
 }

@@ -25,45 +25,49 @@ using namespace fp8lab::emu;
 
 namespace {
 
-// One (format, mode, saturation) that CUDA defines, with its float and double functions.
+// One (format, mode, saturation) that CUDA defines.
 struct CudaCase {
     const char* label;
     const Format* format;
     RoundingMode mode;
     Saturation saturation;
-    std::function<std::uint32_t(float)> from_float;
-    std::function<std::uint32_t(double)> from_double;
 };
 
-std::vector<CudaCase> cuda_cases() {
-    std::vector<CudaCase> cases;
+// Calls visit(case, from_float, from_double) for every case, with CUDA's float and double
+// functions as lambdas of their own types, so that the sweep inlines them (through a
+// std::function the test took 226 s here, inlined 193 s).
+template <class Visit>
+void for_each_cuda_case(Visit&& visit) {
     for (auto [sat, cuda_sat] :
          {std::pair{Saturation::Finite, __NV_SATFINITE}, std::pair{Saturation::None, __NV_NOSAT}}) {
         for (auto [f, interp] : {std::pair{&e4m3(), __NV_E4M3}, std::pair{&e5m2(), __NV_E5M2}}) {
-            cases.push_back({"fp8", f, RoundingMode::NearestEven, sat,
-                             [=](float x) { return std::uint32_t(__nv_cvt_float_to_fp8(x, cuda_sat, interp)); },
-                             [=](double x) { return std::uint32_t(__nv_cvt_double_to_fp8(x, cuda_sat, interp)); }});
+            visit(
+                CudaCase{"fp8", f, RoundingMode::NearestEven, sat},
+                [=](float x) { return std::uint32_t(__nv_cvt_float_to_fp8(x, cuda_sat, interp)); },
+                [=](double x) { return std::uint32_t(__nv_cvt_double_to_fp8(x, cuda_sat, interp)); });
         }
         for (auto [mode, cuda_mode] :
              {std::pair{RoundingMode::TowardZero, cudaRoundZero}, std::pair{RoundingMode::Up, cudaRoundPosInf}}) {
-            cases.push_back({"e8m0", &e8m0(), mode, sat,
-                             [=](float x) { return std::uint32_t(__nv_cvt_float_to_e8m0(x, cuda_sat, cuda_mode)); },
-                             [=](double x) { return std::uint32_t(__nv_cvt_double_to_e8m0(x, cuda_sat, cuda_mode)); }});
+            visit(
+                CudaCase{"e8m0", &e8m0(), mode, sat},
+                [=](float x) { return std::uint32_t(__nv_cvt_float_to_e8m0(x, cuda_sat, cuda_mode)); },
+                [=](double x) { return std::uint32_t(__nv_cvt_double_to_e8m0(x, cuda_sat, cuda_mode)); });
         }
     }
     // FP6 and FP4 always saturate: CUDA takes no saturation argument.
     for (auto [mode, cuda_mode] :
          {std::pair{RoundingMode::NearestEven, cudaRoundNearest}, std::pair{RoundingMode::TowardZero, cudaRoundZero}}) {
         for (auto [f, interp] : {std::pair{&e2m3(), __NV_E2M3}, std::pair{&e3m2(), __NV_E3M2}}) {
-            cases.push_back({"fp6", f, mode, Saturation::Finite,
-                             [=](float x) { return std::uint32_t(__nv_cvt_float_to_fp6(x, interp, cuda_mode)); },
-                             [=](double x) { return std::uint32_t(__nv_cvt_double_to_fp6(x, interp, cuda_mode)); }});
+            visit(
+                CudaCase{"fp6", f, mode, Saturation::Finite},
+                [=](float x) { return std::uint32_t(__nv_cvt_float_to_fp6(x, interp, cuda_mode)); },
+                [=](double x) { return std::uint32_t(__nv_cvt_double_to_fp6(x, interp, cuda_mode)); });
         }
-        cases.push_back({"fp4", &e2m1(), mode, Saturation::Finite,
-                         [=](float x) { return std::uint32_t(__nv_cvt_float_to_fp4(x, __NV_E2M1, cuda_mode)); },
-                         [=](double x) { return std::uint32_t(__nv_cvt_double_to_fp4(x, __NV_E2M1, cuda_mode)); }});
+        visit(
+            CudaCase{"fp4", &e2m1(), mode, Saturation::Finite},
+            [=](float x) { return std::uint32_t(__nv_cvt_float_to_fp4(x, __NV_E2M1, cuda_mode)); },
+            [=](double x) { return std::uint32_t(__nv_cvt_double_to_fp4(x, __NV_E2M1, cuda_mode)); });
     }
-    return cases;
 }
 
 std::string describe(const CudaCase& c) {
@@ -87,7 +91,7 @@ void on_all_cores(std::uint64_t n, std::uint64_t block, const std::function<void
 
 TEST_CASE("all 2^32 float32 inputs match CUDA's host conversions (bulk and scalar paths)") {
     set_max_threads(1);  // the sweep parallelises itself; keep each bulk call serial
-    for (const CudaCase& c : cuda_cases()) {
+    for_each_cuda_case([](const CudaCase& c, auto from_float, auto) {
         const ConvertOptions o{c.mode, c.saturation};
         std::atomic<std::uint64_t> mismatches{0}, scalar_mismatches{0};
         std::atomic<std::uint64_t> first_bad{~0ull};
@@ -98,7 +102,7 @@ TEST_CASE("all 2^32 float32 inputs match CUDA's host conversions (bulk and scala
             quantize_span(*c.format, x, 1.0f, codes, o);
             std::uint64_t bad = 0, scalar_bad = 0;
             for (std::size_t i = 0; i < x.size(); ++i) {
-                const std::uint32_t want = c.from_float(x[i]);
+                const std::uint32_t want = from_float(x[i]);
                 if (codes[i] != want) {
                     ++bad;
                     std::uint64_t expected = ~0ull;
@@ -114,13 +118,13 @@ TEST_CASE("all 2^32 float32 inputs match CUDA's host conversions (bulk and scala
         CAPTURE(first_bad.load());
         CHECK(mismatches == 0);
         CHECK(scalar_mismatches == 0);
-    }
+    });
     set_max_threads(0);
 }
 
 TEST_CASE("float64 inputs match CUDA's host conversions and the midpoint oracle") {
     std::uint64_t total = 0;
-    for (const CudaCase& c : cuda_cases()) {
+    for_each_cuda_case([&](const CudaCase& c, auto, auto from_double) {
         const ConvertOptions o{c.mode, c.saturation};
         const fp8lab::test::MidpointOracle oracle(*c.format);
         // Boundary exponents crossed with significand patterns, then random significands.
@@ -155,7 +159,7 @@ TEST_CASE("float64 inputs match CUDA's host conversions and the midpoint oracle"
             std::uint64_t bad = 0, obad = 0;
             for (std::uint64_t i = b; i < e; ++i) {
                 const std::uint32_t got = encode(*c.format, inputs[i], o);
-                bad += got != c.from_double(inputs[i]);
+                bad += got != from_double(inputs[i]);
                 obad += got != oracle.encode(inputs[i], o);
             }
             cuda_bad += bad;
@@ -165,7 +169,7 @@ TEST_CASE("float64 inputs match CUDA's host conversions and the midpoint oracle"
         CAPTURE(describe(c));
         CHECK(cuda_bad == 0);
         CHECK(oracle_bad == 0);
-    }
+    });
     MESSAGE("float64 inputs checked: " << total);
     CHECK(total >= 100'000'000);
 }
@@ -192,12 +196,12 @@ TEST_CASE("float64 NaN, Inf, -0 and subnormals convert as CUDA's float64 functio
                                -0x1p-1074,
                                0x1.fffffffffffffp-1023,
                                -0x1.8p-1050};
-    for (const CudaCase& c : cuda_cases()) {
+    for_each_cuda_case([&](const CudaCase& c, auto, auto from_double) {
         const ConvertOptions o{c.mode, c.saturation};
         for (double x : specials) {
             CAPTURE(describe(c));
             CAPTURE(std::bit_cast<std::uint64_t>(x));
-            CHECK(encode(*c.format, x, o) == c.from_double(x));
+            CHECK(encode(*c.format, x, o) == from_double(x));
         }
-    }
+    });
 }

@@ -233,6 +233,21 @@ TEST_CASE("exercises recognise the mistake behind a wrong answer") {
     const Exercise& once = *rounding->find_step("double-rounding")->exercise;
     CHECK(once.check("1.125").correct);
     CHECK(once.check("1").hint.find("through float32") != std::string::npos);
+    // Digits past a double's range are no answer to any exercise: never right, asked again.
+    int numeric = 0;
+    for (const Lab& lab : c.labs)
+        for (const Step& step : lab.steps) {
+            if (!step.exercise || step.exercise->type != AnswerType::Number) continue;
+            ++numeric;
+            for (const char* huge : {"1.00e999", "-1.00e999", "1e400", "1.2345e308000", "1e308/1e-300"}) {
+                CAPTURE(step.logic.id);
+                CAPTURE(huge);
+                const Feedback f = step.exercise->check(huge);
+                CHECK_FALSE(f.correct);
+                CHECK(f.hint.find("Type a number") != std::string::npos);
+            }
+        }
+    CHECK(numeric >= 11);
 }
 
 namespace {

@@ -223,3 +223,81 @@ def test_encode_into_out():
     np.testing.assert_array_equal(out, fp8lab.encode(x, "e4m3"))
     with pytest.raises(ValueError, match="out: must be a writable, C-ordered uint8"):
         fp8lab.encode(x, "e4m3", out=np.zeros((10, 10), np.uint16))
+
+
+# Every entry point raises instead of killing the interpreter: each call runs in a child
+# Python, so that a crash fails this test with the child's signal instead of ending pytest.
+def run_isolated(code):
+    out = subprocess.run(["/usr/bin/python3", "-c", "import fp8lab, numpy as np\n" + code],
+                         capture_output=True, text=True, env=dict(os.environ))
+    assert out.returncode >= 0, f"killed by signal {-out.returncode}: {code}\n{out.stderr}"
+    return out
+
+
+@pytest.mark.parametrize("block,error", [(-1, "ValueError: block: the column count must be from 1"),
+                                         (0, "ValueError: block: the column count must be from 1"),
+                                         (2**62, "ValueError: block: the column count must be from 1 to 2^40"),
+                                         (2**100, "ValueError: block: the column count must be from 1 to 2^40"),
+                                         ((1, -32), "ValueError: block: cols must be from 1"),
+                                         ((-1, 32), "ValueError: block: rows must be from 1"),
+                                         ((1, 2, 3), "ValueError: block: a (rows, cols) pair has two sides, not 3"),
+                                         ("32", "TypeError: block: must be a number of columns"),
+                                         (True, "TypeError: block: must be a number of columns"),
+                                         ((1.0, 32), "TypeError: block: rows must be an int, not float")])
+@pytest.mark.parametrize("recipe", ["mx-floor", "blockwise"])
+def test_bad_block_shapes_raise(recipe, block, error):
+    out = run_isolated(f"x = np.ones((4, 64), np.float32)\nfp8lab.quantize(x, '{recipe}', block={block!r})")
+    assert error in out.stderr
+
+
+def test_block_is_refused_where_it_does_not_apply_and_a_huge_block_is_one_block():
+    x = np.ones((4, 64), np.float32)
+    with pytest.raises(ValueError, match="block: current scaling has one scale per tensor"):
+        fp8lab.quantize(x, "current", block=32)
+    assert fp8lab.quantize(x, "mx-floor", block=2**39)["scale_inv"].shape == (4, 1)
+
+
+def test_an_input_whose_copy_cannot_be_allocated_raises_memory_error():
+    # A 2^21 x 2^21 view of one float (stride 0) needs a 16 TiB C-ordered copy.
+    code = ("x = np.lib.stride_tricks.as_strided(np.ones(1, {dtype}), shape=(1 << 21, 1 << 21), strides=(0, 0))\n"
+            "try:\n    fp8lab.{call}\nexcept MemoryError:\n    print('MemoryError')\n")
+    for dtype, call in [("np.float32", "encode(x, 'e4m3')"), ("np.float64", "round_to(x, 'e4m3')"),
+                        ("np.float32", "quantize(x, 'current')")]:
+        out = run_isolated(code.format(dtype=dtype, call=call))
+        assert out.stdout.strip() == "MemoryError", out.stderr
+
+
+def test_float32_arrays_of_every_origin_are_float32():
+    import ctypes
+    import pickle
+    x = np.array([1.5, -448.0, 3.0e-3], np.float32)
+    expected = fp8lab.encode(x, "e4m3")
+    tagged = x.astype(np.dtype(np.float32, metadata={"unit": "volt"}))
+    from_ctypes = np.ctypeslib.as_array((ctypes.c_float * 3)(*x))
+    for y in (pickle.loads(pickle.dumps(x)), tagged, from_ctypes):
+        np.testing.assert_array_equal(fp8lab.encode(y, "e4m3"), expected)
+        np.testing.assert_array_equal(fp8lab.quantize(y, "current")["codes"],
+                                      fp8lab.quantize(x, "current")["codes"])
+        np.testing.assert_array_equal(fp8lab.round_to(y, "e4m3"), fp8lab.round_to(x, "e4m3"))
+    # A big-endian float32 is not float32 in memory: refused by name, not misread.
+    with pytest.raises(ValueError, match="x: must be float32 or float64"):
+        fp8lab.encode(x.astype(">f4"), "e4m3")
+
+
+def test_codes_and_scales_out_of_range_are_named_as_given():
+    with pytest.raises(ValueError, match="codes: -1 at index 0 is not a code of e4m3"):
+        fp8lab.decode(np.array([-1]), "e4m3")
+    with pytest.raises(ValueError, match="codes: 18446744073709551615 at index 1 is not a code"):
+        fp8lab.decode(np.array([0, 2**64 - 1], np.uint64), "e4m3")
+    with pytest.raises(ValueError, match="amax: a magnitude"):
+        fp8lab.current_scale(-3.0, "e4m3")
+
+
+def test_train_refuses_what_does_not_fit_and_bad_threads():
+    e = fp8lab.default_experiment()
+    # 17 layers of 65536 x 65536 at about 24 bytes a parameter: over a TiB.
+    e["model"].update(input=65536, hidden=65536, output=65536, hidden_layers=16)
+    with pytest.raises(ValueError, match="experiment: this model and batch need about .* GiB on the CPU emulator"):
+        fp8lab.train(e)
+    with pytest.raises(ValueError, match="threads: must be 0"):
+        fp8lab.train(fp8lab.default_experiment(), threads=-1)
