@@ -9,6 +9,7 @@
 #include "emulator/experiment.hpp"
 #include "emulator/mlp_trainer.hpp"
 #include "emulator/parallel.hpp"
+#include "emulator/user_files.hpp"
 #include "python/bindings.hpp"
 
 namespace fp8lab::python {
@@ -75,12 +76,11 @@ py::dict train(const py::object& experiment_object, int threads) {
 // An amax trace file (fp8lab's CSV, written by `fp8lab train --trace` or the GPU) as a dict
 // of equal-length columns.
 py::dict read_trace(const std::string& path) {
-    std::ifstream in(path, std::ios::binary);
-    if (!in) throw py::value_error("path: cannot read '" + path + "'");
     emu::AmaxTrace trace;
     try {
+        std::istringstream in(emu::read_user_file("path", path));
         trace = emu::read_amax_trace(in, path);
-    } catch (const std::runtime_error& e) {
+    } catch (const std::exception& e) {  // the file (a FIFO, a folder, too large) or its contents
         throw py::value_error(e.what());
     }
     std::vector<std::uint64_t> step;
@@ -105,8 +105,6 @@ py::dict read_trace(const std::string& path) {
 // What delayed scaling with other settings would have done on a recorded trace.
 py::dict replay_trace(const std::string& path, int history, const std::string& algorithm, int margin,
                       const std::string& formats) {
-    std::ifstream in(path, std::ios::binary);
-    if (!in) throw py::value_error("path: cannot read '" + path + "'");
     const std::optional<emu::AmaxAlgorithm> a = parse_enum<emu::AmaxAlgorithm>(algorithm);
     if (!a) throw py::value_error("algorithm: '" + algorithm + "' is not " + enum_choices<emu::AmaxAlgorithm>());
     const std::optional<emu::FormatRecipe> f = parse_enum<emu::FormatRecipe>(formats);
@@ -115,6 +113,7 @@ py::dict replay_trace(const std::string& path, int history, const std::string& a
     std::vector<emu::ReplayRow> rows;
     try {
         emu::validate(config);
+        std::istringstream in(emu::read_user_file("path", path));
         rows = emu::replay_delayed_scaling(emu::read_amax_trace(in, path), *f, config);
     } catch (const std::exception& e) {
         throw py::value_error(e.what());

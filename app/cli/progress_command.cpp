@@ -8,18 +8,13 @@
 
 #include "app/cli/commands.hpp"
 #include "app/cli/lab_selection.hpp"
+#include "emulator/user_files.hpp"
 #include "labs/framework/progress.hpp"
 
 namespace fp8lab::cli {
 namespace {
 
-std::string read_whole(const std::string& path) {
-    std::ifstream in(path, std::ios::binary);
-    if (!in) throw std::runtime_error(path + ": cannot be read");
-    std::ostringstream text;
-    text << in.rdbuf();
-    return text.str();
-}
+std::string read_whole(const std::string& path) { return emu::read_user_file("progress file", path); }
 
 // A row per file that could be read (a bad one is named on stderr, the rest still shown),
 // a column per lab: solved of its exercises; then the total. Exit status 1 when any file

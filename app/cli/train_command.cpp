@@ -19,6 +19,7 @@
 #include "emulator/amax_trace.hpp"
 #include "emulator/available_memory.hpp"
 #include "emulator/mlp_trainer.hpp"
+#include "emulator/user_files.hpp"
 #include "gpu/trainer.hpp"
 
 namespace fp8lab::cli {
@@ -139,10 +140,19 @@ void add_train_command(CLI::App& app, CommandStatus& status) {
     CLI::App* cmd = app.add_subcommand(
         "train", "Train the lab's MLP (one experiment) on the CPU emulator or the GPU; prints the loss per step");
     add_train_options(*cmd, *args);
-    cmd->callback([args, &status] {
+    cmd->callback([args, cmd, &status] {
         const emu::Experiment e = experiment_from_options(*args);
         if (args->backend != "cpu" && args->backend != "gpu")
             throw UsageError("--backend: " + emu::quoted_input(args->backend) + " is not cpu or gpu");
+        // Found before the run, not after it: an output that cannot be written, or that is
+        // the experiment being read. `--trace ''` names no file: an error, not "no trace".
+        if (cmd->get_option("--trace")->count() > 0) {
+            try {
+                emu::check_output_path("--trace", args->trace, {args->experiment_file});
+            } catch (const std::invalid_argument& err) {
+                throw UsageError(err.what());
+            }
+        }
         int code = 0;
         if (args->print_experiment) {
             std::fputs(emu::to_json(e).c_str(), stdout);
@@ -192,12 +202,11 @@ void add_trace_command(CLI::App& app, CommandStatus& status) {
         } catch (const std::invalid_argument& e) {
             throw UsageError(std::string("replay: ") + e.what());
         }
-        std::ifstream in(args->file);
-        if (!in) throw UsageError("replay: cannot read '" + args->file + "'");
         emu::AmaxTrace trace;
         try {
+            std::istringstream in(emu::read_user_file("replay:", args->file));
             trace = emu::read_amax_trace(in, args->file);
-        } catch (const std::runtime_error& e) {
+        } catch (const std::exception& e) {  // invalid_argument: the file; runtime_error: its contents
             throw UsageError(e.what());
         }
         const auto rows = emu::replay_delayed_scaling(trace, *formats, config);

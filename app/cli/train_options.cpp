@@ -11,6 +11,7 @@
 #include "app/cli/command_options.hpp"
 #include "app/cli/usage_error.hpp"
 #include "emulator/quoted_input.hpp"
+#include "emulator/user_files.hpp"
 
 namespace fp8lab::cli {
 namespace {
@@ -35,14 +36,9 @@ const emu::Format* element_format(const std::string& name, const char* option) {
 }
 
 emu::Experiment read_experiment_file(const std::string& path) {
-    std::ifstream in(path, std::ios::binary);
-    if (!in) throw UsageError("--experiment: cannot read '" + path + "'");
-    std::ostringstream text;
-    text << in.rdbuf();
-    if (!in.good() && !in.eof()) throw UsageError("--experiment: reading '" + path + "' failed");
     try {
-        return emu::experiment_from_json(text.str(), path);
-    } catch (const std::runtime_error& e) {
+        return emu::experiment_from_json(emu::read_user_file("--experiment", path), path);
+    } catch (const std::exception& e) {  // invalid_argument: the file; runtime_error: its contents
         throw UsageError(e.what());
     }
 }

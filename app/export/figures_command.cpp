@@ -339,10 +339,10 @@ void add_figures_command(CLI::App& app, CommandStatus&) {
         ->capture_default_str();
     cmd->add_option("--font-scale", o->font_scale, "Text, lines and margins this many times larger (1.5 for slides)")
         ->capture_default_str()
-        ->check(CLI::Range(0.5, 4.0));
+        ->check(real_in({0.5, 4.0}));
     cmd->add_option("--png-scale", o->png_scale, "PNG pixels per point: 2 draws the same figure twice as sharp")
         ->capture_default_str()
-        ->check(CLI::Range(0.5, 8.0));
+        ->check(real_in({0.5, 8.0}));
     cmd->add_option("--seed", o->seed, "Seed of every random choice")->capture_default_str()->check(seed_value());
     cmd->callback([o] { run_figures(*o); });
 }

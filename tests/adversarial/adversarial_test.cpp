@@ -165,6 +165,9 @@ TEST_CASE("out-of-range and malformed numbers are usage errors before any work")
         {"convert --to e4m3 --random-bits 33 1", "--random-bits: '33' is not in [1, 32]"},
         {"figures --out /tmp/never --size 4294967496x800", "--size: '4294967496x800' is not WIDTHxHEIGHT"},
         {"gui --size 99999999999x1", "--size: '99999999999x1' is not WIDTHxHEIGHT"},
+        {"figures --out /tmp/never --font-scale nan", "--font-scale: 'nan' is not a finite number"},
+        {"figures --out /tmp/never --png-scale inf", "--png-scale: 'inf' is not a finite number"},
+        {"figures --out /tmp/never --png-scale -nan", "--png-scale: '-nan' is not a finite number"},
         {"run formats/bits-to-value --set code=256", "256 is out of range"},
         {"train --hidden 65536 --layers 16", "need about"},
         {"formats -- x", "only convert takes values"},
@@ -250,4 +253,59 @@ TEST_CASE("an export does not write through a linked sub-folder" * doctest::skip
     CHECK(r.err.find("formats is a link") != std::string::npos);
     CHECK(fs::is_empty(dir / "elsewhere"));
     CHECK(fs::is_symlink(out + "/formats"));
+}
+
+// Special files: an output that is a FIFO, a device, a folder or a link to one is refused
+// before any work and left as it is; an input that is a FIFO does not hang, a folder is
+// named as one, an output that is the command's own input is refused, and `--trace ''`
+// names no file.
+TEST_CASE("special files as inputs and outputs are refused before any work, by what they are") {
+    TempDir dir;
+    REQUIRE(run_command("mkfifo " + (dir / "fifo")).exit_code == 0);
+    fs::create_symlink("/dev/null", dir / "null-link");
+    fs::create_directories(dir / "folder");
+    struct Case {
+        std::string arguments, message;
+    };
+    const auto experiment = run_command(kExe + " train --print-experiment --steps 3");
+    REQUIRE(experiment.exit_code == 0);
+    std::ofstream(dir / "e.json") << experiment.out;
+    const Case cases[] = {
+        {"train --steps 3 --trace " + (dir / "fifo"), "is a FIFO; fp8lab writes only regular files"},
+        {"train --steps 3 --trace " + (dir / "null-link"), "is a device; fp8lab writes only regular files"},
+        {"train --steps 3 --trace " + (dir / "folder"), "is a folder; fp8lab writes only regular files"},
+        {"train --steps 3 --trace ''", "--trace: an empty path names no file"},
+        {"train --steps 3 --trace " + (dir / "missing/t.csv"), "does not exist"},
+        {"train --experiment " + (dir / "e.json") + " --trace " + (dir / "e.json"), "is the input"},
+        {"train --experiment " + (dir / "fifo"), "is a FIFO, not a file"},
+        {"train --experiment " + (dir / "folder"), "is a folder, not a file"},
+        {"trace replay " + (dir / "fifo"), "is a FIFO, not a file"},
+        {"trace replay " + (dir / "folder"), "is a folder, not a file"},
+    };
+    for (const Case& c : cases) {
+        CAPTURE(c.arguments);
+        // `timeout`: a FIFO opened for reading with no writer would hang a program that waits.
+        const auto r = run_command("timeout 20 " + kExe + " " + c.arguments);
+        CAPTURE(r.err);
+        CHECK(r.exit_code == 2);
+        CHECK(r.err.find(c.message) != std::string::npos);
+        CHECK(r.err.find("step ") == std::string::npos);  // refused before training
+    }
+    CHECK(fs::is_fifo(dir / "fifo"));
+    CHECK(fs::is_symlink(dir / "null-link"));
+    CHECK(fs::is_empty(dir / "folder"));
+    const auto progress = run_command("timeout 20 " + kExe + " progress " + (dir / "fifo"));
+    CHECK(progress.exit_code == 1);
+    CHECK(progress.err.find("is a FIFO, not a file") != std::string::npos);
+}
+
+TEST_CASE("an input file past its size limit is refused at once") {
+    const auto r = run_command("timeout 20 " + kExe + " trace replay /dev/zero");
+    CHECK(r.exit_code == 2);
+    CHECK(r.err.find("is a device, not a file") != std::string::npos);
+    TempDir dir;
+    REQUIRE(run_command("truncate -s 300M " + (dir / "big.json")).exit_code == 0);
+    const auto big = run_command("timeout 20 " + kExe + " train --experiment " + (dir / "big.json"));
+    CHECK(big.exit_code == 2);
+    CHECK(big.err.find("is larger than 256 MiB") != std::string::npos);
 }

@@ -138,7 +138,7 @@ TEST_CASE("recipe commands refuse bad input before printing anything") {
         {" quantize --recipe mx-floor --to e4m3", "", "no values"},
         {" train --steps 0", "", "--steps"},
         {" train --recipe magic", "", "--recipe"},
-        {" trace replay /nonexistent/trace.csv", "", "cannot read"},
+        {" trace replay /nonexistent/trace.csv", "", "cannot be read"},
     };
     for (const Case& c : cases) {
         CAPTURE(c.args);

@@ -194,7 +194,7 @@ def test_trace_reading_and_replay_equal_the_program(tmp_path):
     np.testing.assert_array_equal(replay["scale"], [float.fromhex(r[3]) for r in rows])
     np.testing.assert_array_equal(replay["flushed_at_least"], [int(r[6]) for r in rows])
     assert list(replay["tensor"]) == [r[1] for r in rows]
-    with pytest.raises(ValueError, match="path: cannot read"):
+    with pytest.raises(ValueError, match="path '.*missing.csv': cannot be read"):
         fp8lab.read_trace(str(tmp_path / "missing.csv"))
     truncated = tmp_path / "cut.csv"
     truncated.write_text("\n".join(trace.read_text().splitlines()[:-3]) + "\n")
