@@ -32,6 +32,18 @@ void print_scale_row(std::size_t step, float amax, emu::ScalePair s) {
                 hex_float(s.scale_inv).c_str());
 }
 
+// The amax values on standard input: magnitudes (max |x|), so a negative one is a mistake
+// the command names by its line instead of returning a negative scale. NaN and Inf stay:
+// they are what a tensor with a NaN or an Inf reports, and scaling has a rule for them.
+std::vector<StdinValue> read_amax_values(const char* command) {
+    std::vector<StdinValue> values = read_stdin_values(command);
+    for (std::size_t i = 0; i < values.size(); ++i)
+        if (values[i].value < 0)
+            throw UsageError(std::string(command) + ": line " + std::to_string(i + 1) + ": amax " +
+                             emu::quoted_input(values[i].text) + " is negative; amax is a magnitude, max |x|");
+    return values;
+}
+
 }  // namespace
 
 void add_scaling_command(CLI::App& app, CommandStatus& status) {
@@ -61,7 +73,7 @@ void add_scaling_command(CLI::App& app, CommandStatus& status) {
             throw UsageError("--algo: " + emu::quoted_input(args->algo) + " is not " +
                              enum_choices<emu::AmaxAlgorithm>());
         const emu::DelayedScalingConfig config{args->history, *algo, args->margin};
-        const auto values = read_stdin_values("scaling delayed");
+        const auto values = read_amax_values("scaling delayed");
         emu::DelayedScaling state(f, config);
         for (std::size_t step = 0; step < values.size(); ++step) {
             const float amax = static_cast<float>(values[step].value);
@@ -77,7 +89,7 @@ void add_scaling_command(CLI::App& app, CommandStatus& status) {
     current->add_flag("--power-of-two", args->power_of_two, "Keep only the scale's sign and exponent bits");
     current->callback([args, &status] {
         const emu::Format& f = fp8_format_option(args->format);
-        const auto values = read_stdin_values("scaling current");
+        const auto values = read_amax_values("scaling current");
         for (std::size_t step = 0; step < values.size(); ++step) {
             const float amax = static_cast<float>(values[step].value);
             print_scale_row(step, amax, emu::current_scale(amax, f, args->power_of_two));

@@ -136,9 +136,12 @@ void save_settings(const Settings& s, const std::string& path) {
     if (!s.lab.empty()) out << "lab = " << s.lab << "\n";
     if (!s.step.empty()) out << "step = " << s.step << "\n";
     for (const std::string& key : s.solved) out << "solved = " << key << "\n";
+    // A bare file name ("s.ini") is in the current folder, which exists: nothing to create
+    // (create_directories("") fails, and the settings were never saved).
+    const fs::path folder = fs::path(path).parent_path();
     std::error_code ec;
-    fs::create_directories(fs::path(path).parent_path(), ec);
-    if (ec) throw std::runtime_error("cannot create " + fs::path(path).parent_path().string() + ": " + ec.message());
+    if (!folder.empty()) fs::create_directories(folder, ec);
+    if (ec) throw std::runtime_error("cannot create " + folder.string() + ": " + ec.message());
     cli::write_file_atomically(path, out.str());
 }
 

@@ -1,6 +1,8 @@
 // Parameter schema helpers, parsing with messages that name the parameter, and lookups.
 #include "labs/framework/parameters.hpp"
 
+#include <charconv>
+
 #include "emulator/integer_text.hpp"
 #include "emulator/quoted_input.hpp"
 
@@ -69,10 +71,12 @@ std::string value_text(const ParameterValue& value) {
     struct Visitor {
         std::string operator()(const std::string& s) const { return s; }
         std::string operator()(std::int64_t v) const { return std::to_string(v); }
+        // The shortest text that reads back as the same double: a step link or a `run`
+        // header reopens exactly this state (ten digits did not).
         std::string operator()(double v) const {
             char buf[32];
-            std::snprintf(buf, sizeof buf, "%.10g", v);
-            return buf;
+            const auto r = std::to_chars(buf, buf + sizeof buf, v);
+            return std::string(buf, r.ptr);
         }
         std::string operator()(bool v) const { return v ? "true" : "false"; }
     };

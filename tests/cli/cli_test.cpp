@@ -129,6 +129,8 @@ TEST_CASE("recipe commands refuse bad input before printing anything") {
         const char* message;
     } cases[] = {
         {" scaling delayed", "1\nabc\n", "line 2: 'abc' is not a number"},
+        {" scaling current", "1\n-3\n", "line 2: amax '-3' is negative; amax is a magnitude"},
+        {" scaling delayed", "-1e-30\n", "line 1: amax '-1e-30' is negative"},
         {" scaling delayed --history -1", "1\n", "--history"},
         {" scaling delayed --format e2m1", "1\n", "--format"},
         {" scaling delayed --algo mean", "1\n", "--algo"},

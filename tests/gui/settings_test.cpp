@@ -48,6 +48,18 @@ TEST_CASE("settings survive a save and a load; a missing file gives the defaults
     CHECK(back.settings == s);
 }
 
+TEST_CASE("a bare file name is a file in the current folder, as ./NAME is") {
+    TempDir dir;
+    const fs::path before = fs::current_path();
+    fs::current_path(dir.path);
+    Settings s;
+    s.theme = "dark";
+    CHECK_NOTHROW(save_settings(s, "s.ini"));
+    CHECK(load_settings("s.ini").settings == s);
+    CHECK(fs::exists(dir.path / "s.ini"));
+    fs::current_path(before);
+}
+
 TEST_CASE(
     "a corrupt settings file is reported with its line, kept aside under its own name, and replaced by defaults") {
     TempDir dir;

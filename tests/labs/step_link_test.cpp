@@ -26,6 +26,11 @@ TEST_CASE("a step link round-trips the lab, step, every parameter and the backen
     CHECK(opened.step == &step);
     CHECK(opened.parameters.values() == p.values());
     CHECK(opened.backend == Backend::Cpu);
+    // A value of more than ten significant digits comes back as the same double.
+    p.set_text("delta", "0.0123456789012345");
+    const OpenedLink precise = open_step_link(c, make_step_link(lab, step, p, Backend::Cpu));
+    CHECK(precise.ignored.empty());
+    CHECK(precise.parameters.values() == p.values());
 }
 
 TEST_CASE("a bad link opens the nearest valid state and says what it ignored") {
