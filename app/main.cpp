@@ -31,15 +31,27 @@ int delivered(int code) {
     return code == 0 ? 1 : code;
 }
 
-// CLI11 reports a word that is no command as "A subcommand is required"; name the word.
+// CLI11 reports a word that is no command as "A subcommand is required"; name the word, at
+// whatever level it stands ("fp8lab trace nope": 'nope' is not a trace command).
 std::string unknown_command(const CLI::App& app, int argc, char** argv) {
-    if (argc < 2 || argv[1][0] == '-') return {};
-    std::string names;
-    for (const CLI::App* sub : app.get_subcommands([](const CLI::App*) { return true; })) {
-        if (sub->check_name(argv[1])) return {};
-        names += (names.empty() ? "" : ", ") + sub->get_name();
+    const CLI::App* level = &app;
+    std::string path = "";
+    for (int i = 1; i < argc && argv[i][0] != '-'; ++i) {
+        const auto subs = level->get_subcommands([](const CLI::App*) { return true; });
+        if (subs.empty()) return {};  // a command's own arguments: CLI11 judges them
+        std::string names;
+        const CLI::App* next = nullptr;
+        for (const CLI::App* sub : subs) {
+            if (sub->check_name(argv[i])) next = sub;
+            names += (names.empty() ? "" : ", ") + sub->get_name();
+        }
+        if (!next)
+            return fp8lab::emu::quoted_input(argv[i]) + " is not a " + path + "command (" + path +
+                   "commands: " + names + ")";
+        level = next;
+        path += next->get_name() + " ";
     }
-    return fp8lab::emu::quoted_input(argv[1]) + " is not a command (commands: " + names + ")";
+    return {};
 }
 
 }  // namespace

@@ -49,7 +49,11 @@ std::vector<SelectedStep> select_one(const labs::Catalog& catalog, const std::st
 
 }  // namespace
 
+std::vector<SelectedStep> all_steps(const labs::Catalog& catalog) { return select_one(catalog, ""); }
+
 std::vector<SelectedStep> select_steps(const labs::Catalog& catalog, const std::string& selectors) {
+    // An empty selection was typed (`--lab ''`, a variable that was not set): not "all".
+    if (selectors.empty()) throw UsageError("an empty selection names no lab or step (see 'fp8lab labs')");
     if (selectors.find(',') == std::string::npos) return select_one(catalog, selectors);
     std::vector<SelectedStep> selected;
     std::size_t start = 0;

@@ -16,10 +16,12 @@ struct SelectedStep {
 // The catalog; its errors are printed to stderr (the labs that loaded stay usable).
 const labs::Catalog& lab_catalog();
 
-// "" -> every step of every lab; "LAB" -> its steps; "LAB/STEP" -> that step; a comma-
-// separated list of those -> their union, in the list's order. Throws UsageError naming the
-// unknown lab or step and listing the known ones.
+// "LAB" -> its steps; "LAB/STEP" -> that step; a comma-separated list of those -> their
+// union, in the list's order. Throws UsageError naming the unknown lab or step and listing
+// the known ones, and for an empty selection (which would otherwise read as "all").
 std::vector<SelectedStep> select_steps(const labs::Catalog& catalog, const std::string& selector);
+// Every step of every lab.
+std::vector<SelectedStep> all_steps(const labs::Catalog& catalog);
 
 // "cpu" or "gpu"; for gpu, throws UsageError with the probe's reason when no GPU is usable.
 labs::Backend backend_option(const std::string& text);

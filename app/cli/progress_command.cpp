@@ -16,6 +16,49 @@ namespace {
 
 std::string read_whole(const std::string& path) { return emu::read_user_file("progress file", path); }
 
+// A name as one table cell of `width` columns: valid UTF-8 kept (a character is one column),
+// control characters and bytes that are not UTF-8 shown as \xNN (never sent to the
+// terminal), cut at a character's boundary and padded, so the columns stay aligned.
+std::string name_cell(const std::string& name, std::size_t width) {
+    static constexpr char kHex[] = "0123456789abcdef";
+    std::string out;
+    std::size_t columns = 0;
+    const auto escape = [&](unsigned char c) { return std::string("\\x") + kHex[c >> 4] + kHex[c & 15]; };
+    for (std::size_t i = 0; i < name.size();) {
+        const unsigned char c = static_cast<unsigned char>(name[i]);
+        // The length of a well-formed sequence starting here (0: not one), and its code point.
+        std::size_t length = c < 0x80             ? 1
+                             : (c & 0xE0) == 0xC0 ? 2
+                             : (c & 0xF0) == 0xE0 ? 3
+                             : (c & 0xF8) == 0xF0 ? 4
+                                                  : 0;
+        std::uint32_t code = length == 1 ? c : length == 2 ? c & 0x1Fu : length == 3 ? c & 0x0Fu : c & 0x07u;
+        for (std::size_t k = 1; k < length; ++k) {
+            const unsigned char next = i + k < name.size() ? static_cast<unsigned char>(name[i + k]) : 0;
+            if ((next & 0xC0) != 0x80) {
+                length = 0;
+                break;
+            }
+            code = (code << 6) | (next & 0x3Fu);
+        }
+        static constexpr std::uint32_t kLeast[] = {0, 0, 0x80, 0x800, 0x10000};  // overlong forms are not UTF-8
+        if (length > 1 && (code < kLeast[length] || code > 0x10FFFF || (code >= 0xD800 && code <= 0xDFFF))) length = 0;
+        const bool control = length == 1 ? (c < 0x20 || c == 0x7F) : (length == 2 && code >= 0x80 && code <= 0x9F);
+        const std::size_t taken = length == 0 ? 1 : length;
+        std::string piece;
+        if (length == 0 || control)
+            for (std::size_t k = 0; k < taken; ++k) piece += escape(static_cast<unsigned char>(name[i + k]));
+        else
+            piece = name.substr(i, length);
+        const std::size_t piece_columns = length == 0 || control ? 4 * taken : 1;
+        if (columns + piece_columns > width) break;
+        out += piece;
+        columns += piece_columns;
+        i += taken;
+    }
+    return out + std::string(width - columns, ' ');
+}
+
 // A row per file that could be read (a bad one is named on stderr, the rest still shown),
 // a column per lab: solved of its exercises; then the total. Exit status 1 when any file
 // was refused.
@@ -33,7 +76,7 @@ void print_progress(const std::vector<std::string>& files, CommandStatus& status
             status.exit_code = 1;
             continue;
         }
-        std::printf("%-24s", file.student.substr(0, 24).c_str());
+        std::printf("%s", name_cell(file.student, 24).c_str());
         int solved = 0, exercises = 0;
         for (const labs::LabProgress& p : labs::progress_by_lab(catalog, file.solved)) {
             std::printf(" %6s", (std::to_string(p.solved) + "/" + std::to_string(p.exercises)).c_str());

@@ -120,7 +120,10 @@ void add_quantize_command(CLI::App& app, CommandStatus& status) {
                 throw UsageError("--to: the " + args->recipe + " recipe uses " + std::string(wanted.name) +
                                  " elements, not " + std::string(f.name));
         };
-        auto check_block = [&](std::size_t fixed) {
+        auto check_block = [&](std::size_t fixed) {  // fixed 0: one scale per tensor
+            if (args->block != 0 && fixed == 0)
+                throw UsageError("--block: the " + args->recipe +
+                                 " recipe has one scale per tensor; --block does not apply to it");
             if (args->block != 0 && args->block != fixed)
                 throw UsageError("--block: the " + args->recipe + " recipe uses blocks of " + std::to_string(fixed));
         };

@@ -39,6 +39,7 @@ struct FiguresOptions {
     std::string out;
     std::string formats = "svg,png";
     std::string lab;
+    bool lab_given = false;  // --lab, even empty (an error then), as against every step
     std::vector<std::string> sets;
     std::string backend = "cpu";
     std::string size = "1280x800";
@@ -220,7 +221,7 @@ void run_figures(const FiguresOptions& o) {
         throw UsageError("--png-scale: " + o.size + " at " + decimal_float(o.png_scale) +
                          " pixels per point is past 16000 pixels a side");
     const labs::Catalog& catalog = lab_catalog();
-    const std::vector<SelectedStep> steps = select_steps(catalog, o.lab);
+    const std::vector<SelectedStep> steps = o.lab_given ? select_steps(catalog, o.lab) : all_steps(catalog);
     const labs::Backend backend = backend_option(o.backend);
     std::vector<SelectedStep> runnable;
     for (const SelectedStep& s : steps)
@@ -344,7 +345,10 @@ void add_figures_command(CLI::App& app, CommandStatus&) {
         ->capture_default_str()
         ->check(real_in({0.5, 8.0}));
     cmd->add_option("--seed", o->seed, "Seed of every random choice")->capture_default_str()->check(seed_value());
-    cmd->callback([o] { run_figures(*o); });
+    cmd->callback([o, cmd] {
+        o->lab_given = cmd->get_option("--lab")->count() > 0;
+        run_figures(*o);
+    });
 }
 
 }  // namespace fp8lab::cli

@@ -43,6 +43,8 @@ ProgressFile read_progress_file(std::string_view text, std::string_view source) 
     ProgressFile file;
     int line_number = 0;
     bool seen_magic = false, seen_student = false;
+    // A byte-order mark, which some editors put before UTF-8 text, is not part of the first line.
+    if (text.substr(0, 3) == "\xEF\xBB\xBF") text.remove_prefix(3);
     while (!text.empty()) {
         const std::size_t end = std::min(text.find('\n'), text.size());
         const std::string_view line = trimmed(text.substr(0, end));

@@ -171,6 +171,8 @@ TEST_CASE("out-of-range and malformed numbers are usage errors before any work")
         {"run formats/bits-to-value --set code=256", "256 is out of range"},
         {"train --hidden 65536 --layers 16", "need about"},
         {"formats -- x", "only convert takes values"},
+        {"trace nope", "'nope' is not a trace command (trace commands: replay)"},
+        {"bench gpu-fast", "'gpu-fast' is not a bench command"},
     };
     for (const Case& c : cases) {
         const std::string arguments = c.arguments;

@@ -7,6 +7,8 @@
 #include <cstdio>
 #include <filesystem>
 #include <fstream>
+#include <set>
+#include <sstream>
 #include <string>
 
 #include "tests/cli/run_command.hpp"
@@ -130,6 +132,9 @@ TEST_CASE("recipe commands refuse bad input before printing anything") {
     } cases[] = {
         {" scaling delayed", "1\nabc\n", "line 2: 'abc' is not a number"},
         {" scaling current", "1\n-3\n", "line 2: amax '-3' is negative; amax is a magnitude"},
+        {" quantize --recipe current --to e4m3 --block 32", "1\n", "one scale per tensor; --block does not apply"},
+        {" run ''", "", "an empty selection names no lab or step"},
+        {" figures --out /tmp/never --lab ''", "", "an empty selection names no lab or step"},
         {" scaling delayed", "-1e-30\n", "line 1: amax '-1e-30' is negative"},
         {" scaling delayed --history -1", "1\n", "--history"},
         {" scaling delayed --format e2m1", "1\n", "--format"},
@@ -237,6 +242,48 @@ TEST_CASE("progress summarises the students' files; a bad file is named and the 
           std::string::npos);  // lab 1: two of its exercises
     CHECK(r.out.substr(ada).find("3/") != std::string::npos);
     CHECK(r.out.substr(bob, r.out.find('\n', bob) - bob).find(" 0/") != std::string::npos);
+    std::filesystem::remove_all(dir);
+}
+
+// A student's name reaches the terminal as text: control characters (an escape sequence
+// that would recolour or clear it) and bytes that are not UTF-8 are escaped; valid UTF-8 is
+// kept and counted as one column a character, so every row's columns line up; a file that
+// begins with a byte-order mark reads.
+TEST_CASE("progress shows names escaped, valid UTF-8 and aligned; a byte-order mark is read") {
+    char name[] = "/tmp/fp8lab-progress-XXXXXX";
+    const std::string dir = mkdtemp(name);
+    const std::string names[] = {"plain", "Zo\xc3\xab \xc3\x85str\xc3\xb6m", "evil\x1b[2Jx", "bad\xff\xc3",
+                                 "long \xe6\x97\xa5\xe6\x9c\xac\xe8\xaa\x9e name that goes on and on"};
+    std::string files;
+    for (std::size_t i = 0; i < std::size(names); ++i) {
+        const std::string path = dir + "/" + std::to_string(i) + ".txt";
+        std::ofstream(path) << (i == 0 ? "\xEF\xBB\xBF" : "") << "# fp8lab progress v1\nstudent = " << names[i] << "\n";
+        files += " " + path;
+    }
+    const auto r = run_command(exe + " progress" + files);
+    CHECK_MESSAGE(r.exit_code == 0, r.err);
+    CHECK(r.out.find('\x1b') == std::string::npos);
+    CHECK(r.out.find("evil\\x1b[2Jx") != std::string::npos);
+    CHECK(r.out.find("bad\\xff\\xc3") != std::string::npos);
+    CHECK(r.out.find("Zo\xc3\xab \xc3\x85str\xc3\xb6m") != std::string::npos);
+    // Every row's first column ends at the same character: count UTF-8 characters to " 0/".
+    const auto characters_before_first_count = [](const std::string& line) {
+        std::size_t n = 0;
+        for (std::size_t i = 0; i < line.find(" 0/"); ++i) n += (static_cast<unsigned char>(line[i]) & 0xC0) != 0x80;
+        return n;
+    };
+    std::istringstream lines(r.out);
+    std::string line;
+    std::getline(lines, line);  // the header
+    std::set<std::size_t> widths;
+    int rows = 0;
+    while (std::getline(lines, line)) {
+        CAPTURE(line);
+        ++rows;
+        widths.insert(characters_before_first_count(line));
+    }
+    CHECK(rows == 5);
+    CHECK(widths.size() == 1);
     std::filesystem::remove_all(dir);
 }
 
