@@ -60,24 +60,24 @@ case "${1:-lab}" in
     ctest --preset default --parallel "$(nproc)"
     # The Debian package, unpacked into a scratch root and run from there.
     tests/package/check-package.sh build
-    # AddressSanitizer and UndefinedBehaviorSanitizer over the unit suites (no CUDA, no Python
-    # module: its tests are not unit tests): any report aborts its test. Debug keeps the
-    # assertions; -O1, as the sanitizers' authors advise, runs the suites several times faster
-    # than -O0 with the same reports.
+    # The checking stages share one tree, built once by clang with AddressSanitizer and
+    # UndefinedBehaviorSanitizer (no CUDA, no Python module: its tests are not unit tests).
+    # Debug keeps the assertions; -O1, as the sanitizers' authors advise, runs the suites
+    # many times faster than -O0 with the same reports.
     start=$SECONDS
-    cmake -S . -B build-asan -G Ninja -DCMAKE_BUILD_TYPE=Debug -DCMAKE_CXX_FLAGS_DEBUG="-g -O1" \
-      -DFP8LAB_SANITIZE=ON -DFP8LAB_CUDA=OFF -DFP8LAB_PYTHON=OFF
-    cmake --build build-asan
+    cmake -S . -B build-check -G Ninja -DCMAKE_BUILD_TYPE=Debug -DCMAKE_CXX_FLAGS_DEBUG="-g -O1" \
+      -DCMAKE_CXX_COMPILER=clang++ -DFP8LAB_SANITIZE=ON -DFP8LAB_FUZZ=ON -DFP8LAB_CUDA=OFF -DFP8LAB_PYTHON=OFF
+    cmake --build build-check
+    echo "fp8lab: the checking build took $((SECONDS - start)) s"
+    # The unit suites under the sanitizers: any report aborts its test.
+    start=$SECONDS
     ASAN_OPTIONS=detect_leaks=1:abort_on_error=1 UBSAN_OPTIONS=print_stacktrace=1:halt_on_error=1 \
       LSAN_OPTIONS=suppressions="$PWD/tests/sanitizer/lsan.supp" \
-      ctest --test-dir build-asan -L unit --output-on-failure -j2
+      ctest --test-dir build-check -L unit --output-on-failure --parallel "$(nproc)"
     echo "fp8lab: sanitizer stage took $((SECONDS - start)) s"
     # libFuzzer over everything the program parses, a bounded time per target.
     start=$SECONDS
-    cmake -S . -B build-fuzz -G Ninja -DCMAKE_BUILD_TYPE=RelWithDebInfo -DCMAKE_CXX_COMPILER=clang++ \
-      -DFP8LAB_FUZZ=ON -DFP8LAB_CUDA=OFF -DFP8LAB_GUI=OFF -DFP8LAB_EXPORT=OFF
-    cmake --build build-fuzz --target fuzz_numbers fuzz_amax_trace fuzz_lab_text fuzz_recorded_csv fuzz_settings
-    tests/fuzz/run-fuzzers.sh build-fuzz 10
+    tests/fuzz/run-fuzzers.sh build-check 10
     echo "fp8lab: fuzz stage took $((SECONDS - start)) s"
     ;;
   *)

@@ -16,13 +16,6 @@ namespace fs = std::filesystem;
 namespace {
 
 const std::string kExe = FP8LAB_EXE;
-// The steps a whole-catalog export runs: all of them, but a set reaching every figure kind
-// under the sanitizers (tests/CMakeLists.txt says which and why).
-#ifdef FP8LAB_CATALOG_SELECTION
-const std::string kCatalog = " " FP8LAB_CATALOG_SELECTION;
-#else
-const std::string kCatalog;
-#endif
 
 std::string temp_dir() {
     char tmpl[] = "/tmp/fp8lab-figures-XXXXXX";
@@ -42,7 +35,7 @@ std::pair<unsigned, unsigned> png_size(const std::string& data) {
 
 TEST_CASE("figures writes well-formed SVG, PNG of the requested size, PDF, CSV, manifest and gallery") {
     const std::string out = temp_dir();
-    const auto r = run_command(kExe + " figures --out " + out + kCatalog + " --format svg,png,pdf --size 900x600");
+    const auto r = run_command(kExe + " figures --out " + out + " --format svg,png,pdf --size 900x600");
     REQUIRE_MESSAGE(r.exit_code == 0, r.err);
     CHECK(r.err.find("[1/") != std::string::npos);  // progress on the terminal
     CHECK(fs::exists(out + "/index.html"));
@@ -79,8 +72,8 @@ TEST_CASE("figures writes well-formed SVG, PNG of the requested size, PDF, CSV, 
 
 TEST_CASE("two runs write byte-identical SVG and CSV") {
     const std::string a = temp_dir(), b = temp_dir();
-    REQUIRE(run_command(kExe + " figures --out " + a + kCatalog + " --format svg").exit_code == 0);
-    REQUIRE(run_command(kExe + " figures --out " + b + kCatalog + " --format svg").exit_code == 0);
+    REQUIRE(run_command(kExe + " figures --out " + a + " --format svg").exit_code == 0);
+    REQUIRE(run_command(kExe + " figures --out " + b + " --format svg").exit_code == 0);
     int compared = 0;
     for (const auto& entry : fs::recursive_directory_iterator(a)) {
         if (!entry.is_regular_file()) continue;
