@@ -4,6 +4,7 @@
 
 #include <cerrno>
 #include <cstdio>
+#include <csignal>
 #include <cstring>
 #include <exception>
 #include <iostream>
@@ -57,6 +58,10 @@ std::string unknown_command(const CLI::App& app, int argc, char** argv) {
 }  // namespace
 
 int main(int argc, char** argv) {
+    // Past the file-size limit (ulimit -f) the kernel would kill the program mid-write with
+    // SIGXFSZ, leaving a hidden temporary file and no word; ignored, the write fails with
+    // EFBIG, which every writer reports, removing its temporary file.
+    std::signal(SIGXFSZ, SIG_IGN);
     CLI::App app{"fp8lab: a lab for low-precision number formats and FP8 training"};
     app.require_subcommand(1);
     app.set_version_flag("--version", std::string("fp8lab ") + FP8LAB_VERSION);

@@ -1,9 +1,11 @@
 // Recursive-descent JSON reader: RFC 8259 grammar, UTF-8 passed through, \u escapes
 // decoded (surrogate pairs joined), numbers kept as written so integers read back exactly.
 #include "emulator/json_reader.hpp"
+
 #include "emulator/quoted_input.hpp"
 
 #include <cctype>
+#include <unordered_set>
 
 namespace fp8lab::json {
 namespace {
@@ -63,11 +65,12 @@ class Parser {
             ++pos_;
             v.kind = Value::Kind::Object;
             if (eat('}')) return v;
+            std::unordered_set<std::string> keys;  // a duplicate is found in constant time: parsing stays linear
             do {
                 skip_space();
                 if (pos_ >= s_.size() || s_[pos_] != '"') fail("expected a key in quotes");
                 std::string key = string_body();
-                if (v.find(key)) fail("the key " + emu::quoted_input(key) + " appears twice");
+                if (!keys.insert(key).second) fail("the key " + emu::quoted_input(key) + " appears twice");
                 expect(':', "':' after a key");
                 Value member = value(depth + 1);
                 v.members.push_back({std::move(key), std::move(member)});

@@ -100,6 +100,8 @@ class Converter {
         writer_.write(token, code);
     }
 
+    static constexpr std::size_t kMaxLineBytes = 4096;
+
     void convert_stream(std::FILE* in) {
         std::vector<char> buffer(1 << 20);
         std::string pending;
@@ -119,6 +121,12 @@ class Converter {
                 start = nl + 1;
             }
             pending.append(chunk.substr(start));
+            // A line no number needs (a binary file, /dev/zero): stop at once, before it
+            // gathers memory without end.
+            if (pending.size() > kMaxLineBytes)
+                throw std::runtime_error("standard input line " + std::to_string(line + 1) + " is longer than " +
+                                         std::to_string(kMaxLineBytes) +
+                                         " bytes: not one number per line; stopped there");
         }
         if (!pending.empty()) convert(pending, "line " + std::to_string(++line));
     }

@@ -1,4 +1,4 @@
-// CUDA and cuBLASLt status checks that throw GpuError naming the call and the file line.
+// CUDA and cuBLASLt status checks that throw GpuError naming the call, its file and line.
 #pragma once
 
 #include <cublasLt.h>
@@ -11,13 +11,19 @@
 
 namespace fp8lab::gpu::detail {
 
-inline void check(cudaError_t e, const char* what, int line) {
-    if (e != cudaSuccess)
-        throw GpuError(std::string(what) + " (line " + std::to_string(line) + "): " + cudaGetErrorString(e));
+// "gpu/src/FILE.cpp:LINE": where the failed call is, from __FILE__ (which may be absolute).
+inline std::string call_site(const char* file, int line) {
+    const std::string path = file;
+    const std::size_t from = path.rfind("gpu/src/");
+    return (from == std::string::npos ? path : path.substr(from)) + ":" + std::to_string(line);
 }
-inline void check(cublasStatus_t s, const char* what, int line) {
+inline void check(cudaError_t e, const char* what, const char* file, int line) {
+    if (e != cudaSuccess)
+        throw GpuError(std::string(what) + " (" + call_site(file, line) + "): " + cudaGetErrorString(e));
+}
+inline void check(cublasStatus_t s, const char* what, const char* file, int line) {
     if (s != CUBLAS_STATUS_SUCCESS)
-        throw GpuError(std::string(what) + " (line " + std::to_string(line) + "): cuBLASLt status " +
+        throw GpuError(std::string(what) + " (" + call_site(file, line) + "): cuBLASLt status " +
                        std::to_string(int(s)));
 }
 
@@ -33,7 +39,7 @@ struct DeviceBuffer {
     T* ptr = nullptr;
     std::size_t count = 0;
     explicit DeviceBuffer(std::size_t n) : count(n) {
-        if (n) check(cudaMalloc(&ptr, n * sizeof(T)), "cudaMalloc", __LINE__);
+        if (n) check(cudaMalloc(&ptr, n * sizeof(T)), "cudaMalloc", __FILE__, __LINE__);
     }
     ~DeviceBuffer() { cudaFree(ptr); }
     DeviceBuffer(const DeviceBuffer&) = delete;
@@ -42,4 +48,4 @@ struct DeviceBuffer {
 
 }  // namespace fp8lab::gpu::detail
 
-#define FP8LAB_CUDA_CHECK(call) ::fp8lab::gpu::detail::check((call), #call, __LINE__)
+#define FP8LAB_CUDA_CHECK(call) ::fp8lab::gpu::detail::check((call), #call, __FILE__, __LINE__)

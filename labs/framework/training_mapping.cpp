@@ -20,4 +20,16 @@ emu::TensorRole role_of_tensor(const std::string& tensor) {
     return emu::TensorRole::GradOutput;
 }
 
+void every_cast_in_format(const Parameters& p, emu::Experiment& e) {
+    if (p.choice("format") != "all") emu::set_all_formats(e, emu::format_by_name(p.choice("format")));
+}
+
+void tensor_role_in_format(const Parameters& p, emu::Experiment& e) {
+    const emu::TensorRole role = role_of_tensor(p.choice("tensor"));
+    auto& roles = e.numerics.formats;
+    (role == emu::TensorRole::Weight  ? roles.weight
+     : role == emu::TensorRole::Input ? roles.input
+                                      : roles.gradient) = &emu::format_by_name(p.choice("format"));
+}
+
 }  // namespace fp8lab::labs

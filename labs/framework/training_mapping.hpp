@@ -24,4 +24,10 @@ std::optional<emu::Experiment> step_experiment(const StepLogic& step, const Para
 // The role a sampled tensor plays: weights -> weight, activations -> input, gradients -> gradient.
 emu::TensorRole role_of_tensor(const std::string& tensor);
 
+// The mappings several steps share, as StepLogic::training:
+// the "format" parameter is every cast's element format ("all": the experiment's own);
+void every_cast_in_format(const Parameters& p, emu::Experiment& e);
+// the "format" parameter is the element format of the "tensor" parameter's role.
+void tensor_role_in_format(const Parameters& p, emu::Experiment& e);
+
 }  // namespace fp8lab::labs

@@ -63,9 +63,7 @@ StepLogic bits_to_value() {
     s.training_mapping =
         "The format is every training cast's element format (inputs, weights and gradients), "
         "with delayed scaling.";
-    s.training = [](const Parameters& p, emu::Experiment& e) {
-        if (p.choice("format") != "all") emu::set_all_formats(e, emu::format_by_name(p.choice("format")));
-    };
+    s.training = every_cast_in_format;
     s.run = [](const Parameters& p, RunContext&) {
         const Format& f = emu::format_by_name(p.choice("format"));
         const auto code = std::uint32_t(p.integer("code"));

@@ -24,9 +24,7 @@ StepLogic number_line() {
     s.training_mapping =
         "The format is every training cast's element format (inputs, weights and gradients), "
         "with delayed scaling.";
-    s.training = [](const Parameters& p, emu::Experiment& e) {
-        if (p.choice("format") != "all") emu::set_all_formats(e, emu::format_by_name(p.choice("format")));
-    };
+    s.training = every_cast_in_format;
     s.run = [](const Parameters& p, RunContext&) {
         const Format& f = emu::format_by_name(p.choice("format"));
         std::vector<emu::RepresentableValue> values = emu::representable_values(f);
@@ -135,9 +133,7 @@ StepLogic error_by_magnitude() {
     s.training_mapping =
         "One format (not all) is every training cast's element format (inputs, weights and gradients), "
         "with delayed scaling.";
-    s.training = [](const Parameters& p, emu::Experiment& e) {
-        if (p.choice("format") != "all") emu::set_all_formats(e, emu::format_by_name(p.choice("format")));
-    };
+    s.training = every_cast_in_format;
     s.run = [](const Parameters& p, RunContext& context) {
         std::vector<const Format*> formats;
         for (const std::string& name : kSmallFormats)

@@ -87,13 +87,7 @@ StepLogic against_the_grid() {
     s.training_mapping =
         "The format is the training cast of the chosen tensor's role (weights: the weights, "
         "activations: the layer inputs, gradients: the output gradients), with delayed scaling.";
-    s.training = [](const Parameters& p, emu::Experiment& e) {
-        const emu::Format* f = &emu::format_by_name(p.choice("format"));
-        auto& roles = e.numerics.formats;
-        (role_of_tensor(p.choice("tensor")) == emu::TensorRole::Weight  ? roles.weight
-         : role_of_tensor(p.choice("tensor")) == emu::TensorRole::Input ? roles.input
-                                                                        : roles.gradient) = f;
-    };
+    s.training = tensor_role_in_format;
     s.run = [](const Parameters& p, RunContext& ctx) {
         const emu::Format& f = emu::format_by_name(p.choice("format"));
         const TensorKind kind = tensor_kind(p.choice("tensor"));
@@ -131,11 +125,7 @@ StepLogic per_tensor_scaling() {
         "with scale 1 for every tensor, on with delayed scaling.";
     s.training = [](const Parameters& p, emu::Experiment& e) {
         e.numerics.scaling = p.toggle("scale");
-        const emu::Format* f = &emu::format_by_name(p.choice("format"));
-        auto& roles = e.numerics.formats;
-        (role_of_tensor(p.choice("tensor")) == emu::TensorRole::Weight  ? roles.weight
-         : role_of_tensor(p.choice("tensor")) == emu::TensorRole::Input ? roles.input
-                                                                        : roles.gradient) = f;
+        tensor_role_in_format(p, e);
     };
     s.run = [](const Parameters& p, RunContext& ctx) {
         const emu::Format& f = emu::format_by_name(p.choice("format"));

@@ -311,3 +311,40 @@ TEST_CASE("an input file past its size limit is refused at once") {
     CHECK(big.exit_code == 2);
     CHECK(big.err.find("is larger than 256 MiB") != std::string::npos);
 }
+
+// Input that never ends a line, or a file built to make a parser quadratic, is refused at
+// once: standard input lines are bounded, and an object's keys are checked for repeats in
+// constant time each.
+TEST_CASE("unbounded lines and many keys are refused at once") {
+    // (The braces keep the command's own standard input: run_command redirects the group's.)
+    const auto zero = run_command("{ timeout 20 " + kExe + " convert --to e4m3 < /dev/zero; }");
+    CHECK(zero.exit_code == 1);
+    CHECK(zero.err.find("standard input line 1 is longer than 4096 bytes") != std::string::npos);
+    const auto scaling = run_command("{ timeout 20 " + kExe + " scaling current < /dev/zero; }");
+    CHECK(scaling.exit_code == 2);
+    CHECK(scaling.err.find("standard input line 1 is longer than 4096 bytes") != std::string::npos);
+    const auto nul = run_command("{ printf '1\\0002\\n' | " + kExe + " scaling current; }");
+    CHECK(nul.exit_code == 2);
+    CHECK(nul.err.find("'1\\x002' is not a number") != std::string::npos);
+    TempDir dir;
+    {
+        std::ofstream out(dir / "keys.json");
+        out << "{\"fp8lab_experiment\": 1";
+        for (int k = 0; k < 200000; ++k) out << ", \"key" << k << "\": " << k;
+        out << ", \"key7\": 0}\n";
+    }
+    const auto keys = run_command("timeout 20 " + kExe + " train --experiment " + (dir / "keys.json"));
+    CHECK(keys.exit_code == 2);
+    CHECK(keys.err.find("the key 'key7' appears twice") != std::string::npos);
+}
+
+// Past the file-size limit a write fails with a message; nothing half-written is left.
+TEST_CASE("a write past the file-size limit is reported and leaves no partial file") {
+    TempDir dir;
+    std::ofstream(dir / "trace.csv") << "the previous trace";
+    const auto r = run_command("ulimit -f 8; " + kExe + " train --steps 40 --trace " + (dir / "trace.csv"));
+    CHECK(r.exit_code == 1);
+    CHECK(r.err.find("File too large") != std::string::npos);
+    CHECK(read_file(dir / "trace.csv") == "the previous trace");
+    for (const auto& entry : fs::directory_iterator(dir.path)) CHECK(entry.path().filename() == "trace.csv");
+}
