@@ -77,7 +77,10 @@ class Converter {
     // One value; `where` names it in an error message ("line 3", "argument 2").
     void convert(std::string_view text, const std::string& where) {
         const std::string_view token = trim(text);
-        const auto value = parse_number(token, precision_);
+        // float64 text is rounded once (parse_number_round_to_odd); float32 text is first
+        // a float32, as the input it stands for is.
+        const auto value =
+            precision_ == InputPrecision::Float64 ? parse_number_round_to_odd(token) : parse_number(token, precision_);
         if (token.empty()) {
             writer_.flush();
             std::fprintf(stderr, "fp8lab convert: %s: empty line\n", where.c_str());

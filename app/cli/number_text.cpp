@@ -1,6 +1,10 @@
 // Number parsing (strtod/strtof, correctly rounded) and C99 formatting for the CLI.
 #include "app/cli/number_text.hpp"
 
+#include <cfenv>
+
+#include <bit>
+
 #include "emulator/integer_text.hpp"
 
 #include <cerrno>
@@ -31,6 +35,29 @@ std::optional<double> parse_number(std::string_view text, InputPrecision precisi
                                                               : std::strtod(buffer, &end);
     if (end != buffer + text.size()) return std::nullopt;
     return value;  // out-of-range text rounds to Inf or zero, as IEEE nearest rounding does
+}
+
+std::optional<double> parse_number_round_to_odd(std::string_view text) {
+#ifdef __clang__
+#pragma STDC FENV_ACCESS ON
+#endif
+    text = trim(text);
+    if (text.empty() || text.size() > 1000) return std::nullopt;
+    char buffer[1024];
+    std::memcpy(buffer, text.data(), text.size());
+    buffer[text.size()] = '\0';
+    // glibc's strtod rounds correctly in the current rounding mode: the doubles below and
+    // above the text, equal when it is one.
+    char* end = nullptr;
+    const int mode = std::fegetround();
+    std::fesetround(FE_DOWNWARD);
+    const double below = std::strtod(buffer, &end);
+    std::fesetround(FE_UPWARD);
+    const double above = std::strtod(buffer, nullptr);
+    std::fesetround(mode);
+    if (end != buffer + text.size()) return std::nullopt;
+    if (std::isnan(below) || below == above) return below;
+    return (std::bit_cast<std::uint64_t>(below) & 1) ? below : above;  // adjacent: one of them is odd
 }
 
 std::optional<std::uint64_t> parse_code(std::string_view text) { return emu::parse_unsigned(trim(text)); }

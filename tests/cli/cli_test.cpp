@@ -42,6 +42,25 @@ TEST_CASE("convert options: case, rounding, saturation, f32 parsing") {
     CHECK(run_command(exe + " convert --to bf16 1.00390625").out == "1.00390625\t0x3f80\t0x1p+0\t1\n");
 }
 
+// Decimal text is rounded once, from its exact value: the nearest double of each of these
+// is a grid value or a tie of the format, and rounding that double would go the wrong way.
+TEST_CASE("convert rounds decimal text once, never through the nearest double") {
+    const auto code = [&](const std::string& args) {
+        const std::string out = run_command(exe + " convert " + args).out;
+        return out.substr(out.find('\t') + 1, out.find('\t', out.find('\t') + 1) - out.find('\t') - 1);
+    };
+    CHECK(code("--to e4m3 --round toward-zero 1.9999999999999999999") == "0x3f");  // 1.875, not 2
+    CHECK(code("--to e4m3 --round toward-zero -- -1.9999999999999999999") == "0xbf");
+    CHECK(code("--to e4m3 1.0625000000000000000001") == "0x39");  // just past the tie: 1.125
+    CHECK(code("--to e4m3 1.0625") == "0x38");                    // the tie itself: even, 1
+    CHECK(code("--to e4m3 --round up 1e-400") == "0x01");         // positive, however small
+    CHECK(code("--to e4m3 --round down 1e-400") == "0x00");
+    CHECK(code("--to bf16 --round up 1.0000000000000000000001") == "0x3f81");
+    CHECK(code("--to e4m3 --round odd 2.0000000000000000001") == "0x41");  // inexact: odd
+    // float32 text stands for a float32: it is a float32 first, by design.
+    CHECK(code("--to e4m3 --from f32 --round toward-zero 1.9999999999999999999") == "0x40");
+}
+
 TEST_CASE("stochastic rounding is reproducible with a seed") {
     const std::string cmd = exe + " convert --to e4m3 --round stochastic --seed 9";
     std::string input;
