@@ -26,11 +26,10 @@ std::uint64_t available_memory_bytes() {
     return 0;
 }
 
-std::string memory_shortfall(std::uint64_t needed) {
+std::string memory_shortfall(std::uint64_t needed, std::string_view what) {
     const std::uint64_t available = available_memory_bytes();
     if (!available || needed <= available) return "";
-    return "this model and batch need about " + gib(needed) + " on the CPU emulator; this machine has " +
-           gib(available) + " available";
+    return std::string(what) + " need about " + gib(needed) + "; this machine has " + gib(available) + " available";
 }
 
 }  // namespace fp8lab::emu

@@ -4,6 +4,7 @@
 
 #include <cstdint>
 #include <string>
+#include <string_view>
 
 namespace fp8lab::emu {
 
@@ -11,8 +12,8 @@ namespace fp8lab::emu {
 std::uint64_t available_memory_bytes();
 
 // "" when `needed` bytes fit what is available (or that is unknown), else a sentence saying
-// how much is needed and how much is there: "this model and batch need about 9.3 GiB on the
-// CPU emulator; this machine has 2.1 GiB available".
-std::string memory_shortfall(std::uint64_t needed);
+// how much is needed and how much is there: "WHAT need about 9.3 GiB; this machine has 2.1
+// GiB available".
+std::string memory_shortfall(std::uint64_t needed, std::string_view what);
 
 }  // namespace fp8lab::emu

@@ -19,9 +19,17 @@ emu::Experiment experiment_argument(const py::object& experiment) {
     std::string text;
     if (py::isinstance<py::str>(experiment))
         text = experiment.cast<std::string>();
-    else if (py::isinstance<py::dict>(experiment))
-        text = py::module_::import("json").attr("dumps")(experiment).cast<std::string>();
-    else
+    else if (py::isinstance<py::dict>(experiment)) {
+        // allow_nan=False: NaN and infinity are no experiment's numbers; say so by name
+        // instead of writing them as non-JSON the reader can only call "expected a value".
+        try {
+            using namespace pybind11::literals;
+            text = py::module_::import("json").attr("dumps")(experiment, "allow_nan"_a = false).cast<std::string>();
+        } catch (const py::error_already_set& e) {
+            if (!e.matches(PyExc_ValueError)) throw;
+            throw py::value_error("experiment: every number must be finite (a NaN or an infinity is in it)");
+        }
+    } else
         throw py::value_error("experiment: must be a dict or JSON text (see fp8lab.default_experiment())");
     try {
         return emu::experiment_from_json(text, "experiment");
@@ -39,7 +47,9 @@ py::dict train(const py::object& experiment_object, int threads) {
     }
     if (threads < 0) throw py::value_error("threads: must be 0 (every core) or more, not " + std::to_string(threads));
     // Refused before allocating, as the CLI does: a model that does not fit would swap the machine to a halt.
-    if (const std::string shortfall = emu::memory_shortfall(emu::cpu_training_bytes(e)); !shortfall.empty())
+    if (const std::string shortfall =
+            emu::memory_shortfall(emu::cpu_training_bytes(e), "this model and batch on the CPU emulator");
+        !shortfall.empty())
         throw py::value_error("experiment: " + shortfall +
                               "; make model.hidden, model.hidden_layers, task.tokens, model.input or model.output "
                               "smaller");

@@ -14,6 +14,7 @@
 #include "app/bench/cuda_host_reference.hpp"
 #include "app/cli/command_options.hpp"
 #include "app/cli/commands.hpp"
+#include "emulator/available_memory.hpp"
 #include "app/cli/usage_error.hpp"
 #include "emulator/bulk.hpp"
 #include "emulator/mlp_trainer.hpp"
@@ -198,6 +199,11 @@ void add_bench_command(CLI::App& app, CommandStatus& status) {
         ->capture_default_str()
         ->check(integer_in({1, 100}));
     emulator->callback([args, &status] {
+        // Refused before allocating: the float32 values and two code arrays, 6 bytes a value
+        // (12 GiB at the largest --elements), would swap a small machine.
+        if (const std::string shortfall = emu::memory_shortfall(std::uint64_t(args->elements) * 6, "these values");
+            !shortfall.empty())
+            throw UsageError("--elements: " + shortfall + "; use fewer --elements");
         bench_emulator(args->elements, args->reps);
         status.exit_code = 0;
     });

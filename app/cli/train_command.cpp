@@ -68,7 +68,9 @@ int train_on_cpu(const emu::Experiment& e, const TrainArgs& args) {
         throw UsageError(std::string("--backend cpu: ") + err.what());
     }
     // Refuse before allocating: a model that does not fit would swap the machine to a halt.
-    if (const std::string shortfall = emu::memory_shortfall(emu::cpu_training_bytes(e)); !shortfall.empty())
+    if (const std::string shortfall =
+            emu::memory_shortfall(emu::cpu_training_bytes(e), "this model and batch on the CPU emulator");
+        !shortfall.empty())
         throw UsageError(shortfall + ". Use smaller --hidden, --layers, --tokens, --input or --output");
     std::fprintf(stderr, "fp8lab train: %d steps on the CPU emulator: %s\n", e.steps, emu::describe(e).c_str());
     const emu::TrainerResult r = emu::train_mlp(

@@ -297,7 +297,12 @@ def test_train_refuses_what_does_not_fit_and_bad_threads():
     e = fp8lab.default_experiment()
     # 17 layers of 65536 x 65536 at about 24 bytes a parameter: over a TiB.
     e["model"].update(input=65536, hidden=65536, output=65536, hidden_layers=16)
-    with pytest.raises(ValueError, match="experiment: this model and batch need about .* GiB on the CPU emulator"):
+    with pytest.raises(ValueError, match="experiment: this model and batch on the CPU emulator need about .* GiB"):
         fp8lab.train(e)
     with pytest.raises(ValueError, match="threads: must be 0"):
         fp8lab.train(fp8lab.default_experiment(), threads=-1)
+    for bad in (float("nan"), float("inf")):
+        e = fp8lab.default_experiment()
+        e["optimizer"]["learning_rate"] = bad
+        with pytest.raises(ValueError, match="experiment: every number must be finite"):
+            fp8lab.train(e)
