@@ -152,19 +152,35 @@ std::string render_placeholders(std::string_view markdown, const PlaceholderValu
 }
 
 std::vector<PlaceholderError> placeholder_errors(std::string_view markdown, const PlaceholderValues& values) {
+    // The first error of each line, and at most kMaxErrors lines: a line of 400,000 unclosed
+    // braces is one message, not 400,000.
+    constexpr std::size_t kMaxErrors = 50;
     std::vector<PlaceholderError> errors;
+    std::size_t more = 0;
+    int last_line = -1;
+    const auto report = [&](int line, const std::string& why) {
+        if (line == last_line) return;
+        last_line = line;
+        if (errors.size() < kMaxErrors)
+            errors.emplace_back(line, why);
+        else
+            ++more;
+    };
     walk(markdown, [&](int line, std::string_view inside, bool unclosed) -> std::string {
         if (unclosed) {
-            errors.emplace_back(line, "'{{' is not closed by '}}' on the same line");
+            report(line, "'{{' is not closed by '}}' on the same line");
             return {};
         }
         try {
             return placeholder_value(inside, values);
         } catch (const PlaceholderError& e) {
-            errors.emplace_back(line, e.what());
+            report(line, e.what());
             return {};
         }
     });
+    if (more)
+        errors.emplace_back(errors.back().line, "and placeholder errors on " + std::to_string(more) +
+                                                    " more line(s) after this one, not listed");
     return errors;
 }
 

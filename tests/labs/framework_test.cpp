@@ -93,6 +93,20 @@ TEST_CASE("filling placeholders takes time linear in the text") {
     CHECK(large / small < 24);
 }
 
+TEST_CASE("placeholder errors: the first of each line, and at most fifty lines") {
+    std::string one_line;
+    for (int i = 0; i < 400000; ++i) one_line += "{{";
+    const auto single = placeholder_errors("text\n" + one_line + "\n");
+    REQUIRE(single.size() == 1);
+    CHECK(single[0].line == 2);
+    std::string many;
+    for (int i = 0; i < 200; ++i) many += "{{nope" + std::to_string(i) + "}} {{ unclosed\n";
+    const auto capped = placeholder_errors(many);
+    REQUIRE(capped.size() == 51);
+    CHECK(capped[49].line == 50);
+    CHECK(std::string(capped[50].what()).find("on 150 more line(s)") != std::string::npos);
+}
+
 TEST_CASE("validation errors name the file and the line") {
     SUBCASE("a step in the text without logic") {
         const std::string text = std::string(kGoodText) + "\n## Third {#third}\nMore.\n";
