@@ -4,6 +4,8 @@
 #include "emulator/quoted_input.hpp"
 
 #include <algorithm>
+#include <set>
+#include <string_view>
 #include <cctype>
 #include <cerrno>
 #include <climits>
@@ -229,6 +231,18 @@ TensorRole role_of_tensor(const std::string& name) {
 std::vector<ReplayRow> replay_delayed_scaling(const AmaxTrace& trace, FormatRecipe formats,
                                               const DelayedScalingConfig& config) {
     validate(config);
+    // Each tensor keeps `history` amaxes: bounded before anything is allocated, so that a
+    // trace of many tensor names and a long history cannot take the machine's memory.
+    constexpr std::uint64_t kMaxHistoryBytes = std::uint64_t(1) << 30;
+    std::set<std::string_view> names;
+    for (const AmaxTraceRecord& r : trace.records) names.insert(r.tensor);
+    const std::uint64_t history_bytes =
+        std::uint64_t(names.size()) * std::uint64_t(config.history_length) * sizeof(float);
+    if (history_bytes > kMaxHistoryBytes)
+        throw std::invalid_argument(
+            "replay: " + std::to_string(names.size()) + " tensors with a history of " +
+            std::to_string(config.history_length) + " need " + std::to_string(history_bytes >> 20) +
+            " MiB of amax history, past the 1024 MiB a replay may take; use a shorter --history");
     std::map<std::string, DelayedScaling> states;
     std::vector<ReplayRow> rows;
     std::uint64_t current_step = trace.records.empty() ? 0 : trace.records.front().step;

@@ -494,7 +494,7 @@ void check_cpu_supports(const Experiment& e) {
             "FP8 tensor cores (the accumulation lab measures it). Run this on the GPU or turn it off");
 }
 
-std::uint64_t cpu_training_bytes(const Experiment& e) {
+std::uint64_t cpu_training_bytes(const Experiment& e, bool trace) {
     std::uint64_t parameters = 0, widths = std::uint64_t(e.model.input) + std::uint64_t(e.model.output);
     for (int layer = 0; layer < e.linear_layers(); ++layer) {
         const std::uint64_t in = layer == 0 ? std::uint64_t(e.model.input) : std::uint64_t(e.model.hidden);
@@ -504,7 +504,10 @@ std::uint64_t cpu_training_bytes(const Experiment& e) {
     }
     widths += std::uint64_t(e.model.hidden) * std::uint64_t(e.model.hidden_layers);
     const std::uint64_t program = 16ull << 20;
-    return program + 24 * parameters + 24 * std::uint64_t(e.tokens) * widths;
+    // A trace record per traced tensor (three a layer) per step: its name and a log2
+    // histogram of up to about 80 occupied binades in a map, 4 KiB at the most.
+    const std::uint64_t trace_bytes = trace ? std::uint64_t(e.steps) * 3 * std::uint64_t(e.linear_layers()) * 4096 : 0;
+    return program + 24 * parameters + 24 * std::uint64_t(e.tokens) * widths + trace_bytes;
 }
 
 TrainerResult train_mlp(const Experiment& e, const TrainStepCallback& on_step, bool record_trace) {

@@ -59,8 +59,9 @@ void check_cpu_supports(const Experiment& experiment);
 
 // About how many bytes the CPU trainer holds for this experiment: 24 per parameter (master
 // weights, gradients, AdamW's two moments, the quantised copies) and 24 per activation
-// element of a step, measured with GNU time's peak RSS at three sizes (within 30%, above).
-std::uint64_t cpu_training_bytes(const Experiment& experiment);
+// element of a step, measured with GNU time's peak RSS at three sizes (within 30%, above);
+// with `trace`, the amax trace's records too (kept until the run ends).
+std::uint64_t cpu_training_bytes(const Experiment& experiment, bool trace = false);
 
 // One linear layer's parameters (weight row-major, outputs x inputs) and their gradients.
 struct LayerGradients {

@@ -68,8 +68,8 @@ int train_on_cpu(const emu::Experiment& e, const TrainArgs& args) {
         throw UsageError(std::string("--backend cpu: ") + err.what());
     }
     // Refuse before allocating: a model that does not fit would swap the machine to a halt.
-    if (const std::string shortfall =
-            emu::memory_shortfall(emu::cpu_training_bytes(e), "this model and batch on the CPU emulator");
+    if (const std::string shortfall = emu::memory_shortfall(emu::cpu_training_bytes(e, !args.trace.empty()),
+                                                            "this model and batch on the CPU emulator");
         !shortfall.empty())
         throw UsageError(shortfall + ". Use smaller --hidden, --layers, --tokens, --input or --output");
     std::fprintf(stderr, "fp8lab train: %d steps on the CPU emulator: %s\n", e.steps, emu::describe(e).c_str());
@@ -211,7 +211,12 @@ void add_trace_command(CLI::App& app, CommandStatus& status) {
         } catch (const std::exception& e) {  // invalid_argument: the file; runtime_error: its contents
             throw UsageError(e.what());
         }
-        const auto rows = emu::replay_delayed_scaling(trace, *formats, config);
+        std::vector<emu::ReplayRow> rows;
+        try {
+            rows = emu::replay_delayed_scaling(trace, *formats, config);
+        } catch (const std::invalid_argument& e) {  // a history that would not fit
+            throw UsageError(e.what());
+        }
         std::printf("step\ttensor\tamax\tscale\tamax_overflows\toverflowed_at_least\tflushed_at_least\n");
         std::size_t overflow_steps = 0;
         for (const auto& r : rows) {

@@ -5,6 +5,7 @@
 
 #include <filesystem>
 #include <fstream>
+#include <sstream>
 #include <string>
 
 #include "tests/cli/run_command.hpp"
@@ -170,6 +171,8 @@ TEST_CASE("out-of-range and malformed numbers are usage errors before any work")
         {"figures --out /tmp/never --png-scale -nan", "--png-scale: '-nan' is not a finite number"},
         {"run formats/bits-to-value --set code=256", "256 is out of range"},
         {"train --hidden 65536 --layers 16", "need about"},
+        // The trace's records count: this run fits without a trace, not with one.
+        {"train --steps 1000000 --layers 16 --trace /tmp/never.csv", "need about"},
         {"formats -- x", "only convert takes values"},
         {"trace nope", "'nope' is not a trace command (trace commands: replay)"},
         {"bench gpu-fast", "'gpu-fast' is not a bench command"},
@@ -347,4 +350,29 @@ TEST_CASE("a write past the file-size limit is reported and leaves no partial fi
     CHECK(r.err.find("File too large") != std::string::npos);
     CHECK(read_file(dir / "trace.csv") == "the previous trace");
     for (const auto& entry : fs::directory_iterator(dir.path)) CHECK(entry.path().filename() == "trace.csv");
+}
+
+// A replay holds each tensor's history: a trace of many tensors and a long history is
+// refused before the memory is taken.
+TEST_CASE("trace replay refuses a history that would not fit its bound") {
+    TempDir dir;
+    REQUIRE(run_command(kExe + " train --steps 1 --trace " + (dir / "one.csv")).exit_code == 0);
+    std::istringstream in(read_file(dir / "one.csv"));
+    std::string line, head, record;
+    while (std::getline(in, line)) {
+        if (line.rfind("# records", 0) == 0) continue;
+        if (line.rfind("0,fc1.input,", 0) == 0) record = line.substr(std::string("0,fc1.input").size());
+        if (line[0] == '#' || line.rfind("step,", 0) == 0) head += line + "\n";
+    }
+    REQUIRE(!record.empty());
+    {
+        std::ofstream out(dir / "many.csv");
+        out << head;
+        for (int k = 0; k < 5000; ++k) out << "0,t" << k << ".input" << record << "\n";
+        out << "# records: 5000\n";
+    }
+    const auto refused = run_command(kExe + " trace replay " + (dir / "many.csv") + " --history 65536");
+    CHECK(refused.exit_code == 2);
+    CHECK(refused.err.find("5000 tensors with a history of 65536 need 1250 MiB") != std::string::npos);
+    CHECK(run_command(kExe + " trace replay " + (dir / "many.csv") + " --history 16").exit_code == 0);
 }
