@@ -203,6 +203,9 @@ AmaxTrace read_amax_trace(std::istream& in, const std::string& source) {
         r.tensor = fields[1];
         if (!known_tensor(r.tensor))
             bad_line(source, number, "tensor " + quoted(r.tensor) + " does not end in .input, .weight or .grad_output");
+        // A name is printed back (replay, the labs): control characters would reach the terminal.
+        if (std::any_of(r.tensor.begin(), r.tensor.end(), [](char c) { return (unsigned char)c < 0x20 || c == 0x7f; }))
+            bad_line(source, number, "tensor " + quoted(r.tensor) + " holds a control character");
         if (std::find(tensors_this_step.begin(), tensors_this_step.end(), r.tensor) != tensors_this_step.end())
             bad_line(source, number, "tensor " + quoted(r.tensor) + " appears twice in step " + fields[0]);
         tensors_this_step.push_back(r.tensor);

@@ -13,6 +13,7 @@
 #include "app/cli/atomic_file.hpp"
 #include "app/cli/command_options.hpp"
 #include "app/cli/commands.hpp"
+#include "emulator/user_files.hpp"
 #include "emulator/json_writer.hpp"
 #include "app/cli/usage_error.hpp"
 #include "emulator/amax_trace.hpp"
@@ -292,7 +293,17 @@ void add_bench_gpu_command(CLI::App& bench) {
     cmd->add_flag("--no-graph", a->no_graph, "Launch kernel by kernel instead of replaying a CUDA graph");
     cmd->add_option("--trace-out", a->trace_out, "Write the amax trace of the last FP8 run to this file");
     cmd->add_flag("--json", a->json, "Print JSON");
-    cmd->callback([a] { bench_gpu(*a); });
+    cmd->callback([a, cmd] {
+        // Found before the measurement, not after it.
+        if (cmd->get_option("--trace-out")->count() > 0) {
+            try {
+                emu::check_output_path("--trace-out", a->trace_out);
+            } catch (const std::invalid_argument& e) {
+                throw UsageError(e.what());
+            }
+        }
+        bench_gpu(*a);
+    });
 }
 
 }  // namespace fp8lab::cli

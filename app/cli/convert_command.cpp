@@ -89,8 +89,9 @@ class Converter {
         }
         if (!value) {
             writer_.flush();  // keep stdout and stderr in order for a reader of both
-            std::fprintf(stderr, "fp8lab convert: %s: cannot parse '%.*s' as a number\n", where.c_str(),
-                         int(token.size()), token.data());
+            // Quoted short and escaped: a line of control characters or megabytes is not echoed.
+            std::fprintf(stderr, "fp8lab convert: %s: cannot parse %s as a number\n", where.c_str(),
+                         emu::quoted_input(token).c_str());
             ++failures_;
             return;
         }

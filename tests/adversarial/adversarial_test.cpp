@@ -376,3 +376,21 @@ TEST_CASE("trace replay refuses a history that would not fit its bound") {
     CHECK(refused.err.find("5000 tensors with a history of 65536 need 1250 MiB") != std::string::npos);
     CHECK(run_command(kExe + " trace replay " + (dir / "many.csv") + " --history 16").exit_code == 0);
 }
+
+// What a user or a file typed reaches the terminal escaped: an escape sequence in a value
+// that is no number, or in a trace's tensor name, is shown as \xNN or refused.
+TEST_CASE("control characters in input are escaped in messages, and refused in tensor names") {
+    const auto r = run_command("{ printf '1\\n\\033[2Jx\\n' | " + kExe + " convert --to e4m3; }");
+    CHECK(r.exit_code == 1);
+    CHECK(r.err.find("line 2: cannot parse '\\x1b[2Jx' as a number") != std::string::npos);
+    CHECK(r.err.find('\x1b') == std::string::npos);
+    TempDir dir;
+    REQUIRE(run_command(kExe + " train --steps 1 --trace " + (dir / "t.csv")).exit_code == 0);
+    std::string text = read_file(dir / "t.csv");
+    text.replace(text.find("fc1.input"), 9, "fc1\x1b[31m.input");
+    std::ofstream(dir / "bad.csv") << text;
+    const auto replay = run_command(kExe + " trace replay " + (dir / "bad.csv"));
+    CHECK(replay.exit_code == 2);
+    CHECK(replay.err.find("holds a control character") != std::string::npos);
+    CHECK(replay.err.find('\x1b') == std::string::npos);
+}
