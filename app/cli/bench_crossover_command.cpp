@@ -12,7 +12,6 @@
 #include "app/cli/atomic_file.hpp"
 #include "app/cli/command_options.hpp"
 #include "app/cli/commands.hpp"
-#include "emulator/user_files.hpp"
 #include "app/cli/usage_error.hpp"
 #include "gpu/probe.hpp"
 #include "labs/experiments/accumulation.hpp"
@@ -49,14 +48,7 @@ void add_recording_command(CLI::App& bench, const std::string& name, const std::
     CLI::App* cmd = bench.add_subcommand(name, description);
     cmd->add_option("--out", *out, "Write the CSV here (default: standard output)");
     cmd->callback([out, cmd, name, measure] {
-        // Found before the measurement, not after it.
-        if (cmd->get_option("--out")->count() > 0) {
-            try {
-                emu::check_output_path("--out", *out);
-            } catch (const std::invalid_argument& e) {
-                throw UsageError(e.what());
-            }
-        }
+        check_output_option(*cmd, "--out", *out);  // found before the measurement, not after it
         require_gpu(("bench " + name).c_str());
         const auto [csv, rows] = measure();
         emit(*out, csv, rows);

@@ -13,7 +13,6 @@
 #include "app/cli/atomic_file.hpp"
 #include "app/cli/command_options.hpp"
 #include "app/cli/commands.hpp"
-#include "emulator/user_files.hpp"
 #include "emulator/json_writer.hpp"
 #include "app/cli/usage_error.hpp"
 #include "emulator/amax_trace.hpp"
@@ -294,14 +293,7 @@ void add_bench_gpu_command(CLI::App& bench) {
     cmd->add_option("--trace-out", a->trace_out, "Write the amax trace of the last FP8 run to this file");
     cmd->add_flag("--json", a->json, "Print JSON");
     cmd->callback([a, cmd] {
-        // Found before the measurement, not after it.
-        if (cmd->get_option("--trace-out")->count() > 0) {
-            try {
-                emu::check_output_path("--trace-out", a->trace_out);
-            } catch (const std::invalid_argument& e) {
-                throw UsageError(e.what());
-            }
-        }
+        check_output_option(*cmd, "--trace-out", a->trace_out);  // found before the measurement, not after it
         bench_gpu(*a);
     });
 }

@@ -1,6 +1,8 @@
 // Option values shared by subcommands, checked with messages that say what is accepted.
 #include "app/cli/command_options.hpp"
 
+#include "emulator/user_files.hpp"
+
 #include <cmath>
 #include <cstdio>
 #include <optional>
@@ -78,6 +80,16 @@ CLI::Validator seed_value() {
             return {};
         },
         "[0, 2^64-1]");
+}
+
+void check_output_option(const CLI::App& command, const std::string& option, const std::string& path,
+                         const std::vector<std::string>& inputs) {
+    if (command.get_option(option)->count() == 0) return;
+    try {
+        emu::check_output_path(option, path, inputs);
+    } catch (const std::invalid_argument& e) {
+        throw UsageError(e.what());
+    }
 }
 
 }  // namespace fp8lab::cli

@@ -2,6 +2,7 @@
 #pragma once
 
 #include <string>
+#include <vector>
 #include <string_view>
 
 #include <CLI/CLI.hpp>
@@ -26,6 +27,11 @@ emu::Saturation saturation_option(std::string_view option, const std::string& te
 CLI::Validator integer_in(emu::IntegerBounds bounds);
 CLI::Validator real_in(emu::RealBounds bounds);
 CLI::Validator seed_value();  // 0 to 2^64-1
+
+// When `option` was given (even empty), checks before any work that its path can take a
+// regular file and is none of `inputs` (emu::check_output_path); throws UsageError if not.
+void check_output_option(const CLI::App& command, const std::string& option, const std::string& path,
+                         const std::vector<std::string>& inputs = {});
 
 struct PixelSize {
     int width = 0, height = 0;

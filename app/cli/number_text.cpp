@@ -23,17 +23,34 @@ std::string_view trim(std::string_view s) {
     return s.substr(first, last - first + 1);
 }
 
-std::optional<double> parse_number(std::string_view text, InputPrecision precision) {
-    text = trim(text);
-    if (text.empty() || text.size() > 1000) return std::nullopt;
-    char buffer[1024];
-    std::memcpy(buffer, text.data(), text.size());
-    buffer[text.size()] = '\0';
+namespace {
+
+// The trimmed text as a C string for strtod, which needs one; false when it is empty or
+// longer than any number (then it is none).
+struct NumberText {
+    char text[1024];
+    std::size_t size = 0;
+    bool read(std::string_view s) {
+        s = trim(s);
+        if (s.empty() || s.size() > 1000) return false;
+        std::memcpy(text, s.data(), s.size());
+        text[s.size()] = '\0';
+        size = s.size();
+        return true;
+    }
+    bool whole(const char* end) const { return end == text + size; }
+};
+
+}  // namespace
+
+std::optional<double> parse_number(std::string_view s, InputPrecision precision) {
+    NumberText t;
+    if (!t.read(s)) return std::nullopt;
     char* end = nullptr;
     // The program never calls setlocale, so the decimal point is always '.'.
-    const double value = precision == InputPrecision::Float32 ? static_cast<double>(std::strtof(buffer, &end))
-                                                              : std::strtod(buffer, &end);
-    if (end != buffer + text.size()) return std::nullopt;
+    const double value = precision == InputPrecision::Float32 ? static_cast<double>(std::strtof(t.text, &end))
+                                                              : std::strtod(t.text, &end);
+    if (!t.whole(end)) return std::nullopt;
     return value;  // out-of-range text rounds to Inf or zero, as IEEE nearest rounding does
 }
 
@@ -41,21 +58,18 @@ std::optional<double> parse_number_round_to_odd(std::string_view text) {
 #ifdef __clang__
 #pragma STDC FENV_ACCESS ON
 #endif
-    text = trim(text);
-    if (text.empty() || text.size() > 1000) return std::nullopt;
-    char buffer[1024];
-    std::memcpy(buffer, text.data(), text.size());
-    buffer[text.size()] = '\0';
+    NumberText t;
+    if (!t.read(text)) return std::nullopt;
     // glibc's strtod rounds correctly in the current rounding mode: the doubles below and
     // above the text, equal when it is one.
     char* end = nullptr;
     const int mode = std::fegetround();
     std::fesetround(FE_DOWNWARD);
-    const double below = std::strtod(buffer, &end);
+    const double below = std::strtod(t.text, &end);
     std::fesetround(FE_UPWARD);
-    const double above = std::strtod(buffer, nullptr);
+    const double above = std::strtod(t.text, nullptr);
     std::fesetround(mode);
-    if (end != buffer + text.size()) return std::nullopt;
+    if (!t.whole(end)) return std::nullopt;
     if (std::isnan(below) || below == above) return below;
     return (std::bit_cast<std::uint64_t>(below) & 1) ? below : above;  // adjacent: one of them is odd
 }

@@ -148,13 +148,7 @@ void add_train_command(CLI::App& app, CommandStatus& status) {
             throw UsageError("--backend: " + emu::quoted_input(args->backend) + " is not cpu or gpu");
         // Found before the run, not after it: an output that cannot be written, or that is
         // the experiment being read. `--trace ''` names no file: an error, not "no trace".
-        if (cmd->get_option("--trace")->count() > 0) {
-            try {
-                emu::check_output_path("--trace", args->trace, {args->experiment_file});
-            } catch (const std::invalid_argument& err) {
-                throw UsageError(err.what());
-            }
-        }
+        check_output_option(*cmd, "--trace", args->trace, {args->experiment_file});
         int code = 0;
         if (args->print_experiment) {
             std::fputs(emu::to_json(e).c_str(), stdout);
