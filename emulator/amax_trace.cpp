@@ -122,6 +122,10 @@ bool known_tensor(const std::string& name) {
 void parse_histogram(const std::string& text, AmaxTraceRecord& r, const std::string& source, std::size_t number) {
     r.has_histogram = true;
     bool saw_zero = false;
+    // A record's counts add up to its tensor's elements: past 2^62 they are no tensor's, and
+    // the replay's sums of them (int64) could wrap to negative numbers.
+    constexpr std::uint64_t kMaxElements = std::uint64_t(1) << 62;
+    std::uint64_t total = 0;
     std::size_t start = 0;
     while (start <= text.size()) {
         const std::size_t semicolon = std::min(text.find(';', start), text.size());
@@ -133,6 +137,9 @@ void parse_histogram(const std::string& text, AmaxTraceRecord& r, const std::str
         std::uint64_t count = 0;
         if (!parse_count(bin.substr(colon + 1), count))
             bad_line(source, number, "histogram count in " + quoted(bin) + " is not a count (0 to 2^64-1)");
+        if (count > kMaxElements - total)
+            bad_line(source, number, "histogram counts add up past 2^62 elements, more than any tensor holds");
+        total += count;
         if (key == "zero") {
             if (saw_zero) bad_line(source, number, "histogram has two zero bins");
             saw_zero = true;

@@ -301,6 +301,9 @@ TEST_CASE("a malformed trace is refused naming the line") {
     refused("0,fc1.input,1,1,128:1\n# records: 1\n", "[-149, 127]");
     refused("0,fc1.input,1,1,3:1;3:2\n# records: 1\n", "exponent 3 twice");
     refused("0,fc1.input,1,1,zero:1;zero:2\n# records: 1\n", "two zero bins");
+    // Counts past any tensor's size would wrap the replay's sums to negative numbers.
+    refused("0,fc1.input,1,1,3:18446744073709551615\n# records: 1\n", "add up past 2^62 elements");
+    refused("0,fc1.input,1,1,3:4611686018427387904;zero:1\n# records: 1\n", "add up past 2^62 elements");
     refused("0,fc1.input,1,1,\n", "t.csv:3: the trace ends without its '# records: N' line: the file is truncated");
     refused("0,fc1.input,1,1,\n# records: 2\n", "t.csv:4: the trace declares 2 records but holds 1");
     refused("0,fc1.input,1,1,\n# records: 1\n1,fc1.input,1,1,\n", "t.csv:5: text after");
