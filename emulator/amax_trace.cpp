@@ -182,7 +182,9 @@ AmaxTrace read_amax_trace(std::istream& in, const std::string& source) {
                 if (!parse_count(line.substr(std::string(kCountPrefix).size()), declared))
                     bad_line(source, number, "'# records:' is not followed by a count");
                 count_line = number;
-            } else if (const auto colon = line.find(": "); colon != std::string::npos)
+            } else if (const auto colon = line.find(": "); colon != std::string::npos && line.rfind("# ", 0) == 0)
+                // Only "# key: value" is a header line (written back as such); "#(records: 4"
+                // read as the key "records" wrote back a closing line before the columns.
                 trace.header.emplace_back(line.substr(2, colon - 2), line.substr(colon + 2));
             continue;
         }

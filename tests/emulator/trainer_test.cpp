@@ -313,6 +313,17 @@ TEST_CASE("a malformed trace is refused naming the line") {
     CHECK(ok.records[0].log2_histogram.at(-149) == 1);
     CHECK(ok.records[0].zeros == 3);
     CHECK(std::isnan(ok.records[1].amax));
+    // "#(records: 4" is a comment, not a header "records" (the fuzzer's find: written back
+    // as "# records: 4" it read as the closing line before the columns).
+    std::stringstream odd_header(head + "0,fc1.input,1,1,\n# records: 1\n");
+    std::string odd = odd_header.str();
+    odd.insert(odd.find('\n') + 1, "#(records: 4\n");
+    std::stringstream odd_in(odd);
+    const AmaxTrace read_odd = read_amax_trace(odd_in, "odd");
+    CHECK(read_odd.header.empty());
+    std::stringstream written;
+    write_amax_trace(written, read_odd);
+    CHECK(read_amax_trace(written, "again").records.size() == 1);
     std::stringstream v1("# fp8lab amax trace v1\nstep,tensor,amax,scale,histogram\n");
     CHECK_THROWS_WITH(read_amax_trace(v1, "old"), doctest::Contains("old:1: a v1 trace carries no record count"));
     std::stringstream not_trace("hello\n");
