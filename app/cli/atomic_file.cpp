@@ -73,6 +73,11 @@ class PendingTemporary {
 bool write_and_rename(const std::string& path, const std::string& content, bool replace) {
     const std::filesystem::path target(path);
     const std::filesystem::path folder = target.has_parent_path() ? target.parent_path() : ".";
+    // A device, FIFO, socket or folder at the target is never replaced (renaming over
+    // /dev/null as root would remove the device); a link is replaced, never followed.
+    struct stat existing {};
+    if (::lstat(path.c_str(), &existing) == 0 && !S_ISREG(existing.st_mode) && !S_ISLNK(existing.st_mode))
+        throw std::runtime_error("cannot write " + path + ": it is not a regular file; it is left as it is");
     // mkostemp creates the name exclusively (O_EXCL): never an existing file or a link.
     std::string temporary = (folder / (std::string(1, '.') + target.filename().string() + ".XXXXXX")).string();
     remove_temporaries_on_signals();

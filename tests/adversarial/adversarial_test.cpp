@@ -299,6 +299,16 @@ TEST_CASE("special files as inputs and outputs are refused before any work, by w
     CHECK(fs::is_fifo(dir / "fifo"));
     CHECK(fs::is_symlink(dir / "null-link"));
     CHECK(fs::is_empty(dir / "folder"));
+    // Any writer, as the last guard: a FIFO or folder at a figure's path is left as it is.
+    fs::create_directories(dir / "out/formats");
+    REQUIRE(run_command("mkfifo " + (dir / "out/formats/bits-to-value-value-by-code.svg")).exit_code == 0);
+    const auto figures =
+        run_command("timeout 20 " + kExe + " figures --lab formats/bits-to-value --format svg --out " + (dir / "out"));
+    CHECK(figures.exit_code == 2);
+    CHECK(fs::is_fifo(dir / "out/formats/bits-to-value-value-by-code.svg"));
+    const auto screenshot = run_command("timeout 20 " + kExe + " gui --screenshot " + (dir / "null-link"));
+    CHECK(screenshot.exit_code == 2);
+    CHECK(screenshot.err.find("--screenshot") != std::string::npos);
     const auto progress = run_command("timeout 20 " + kExe + " progress " + (dir / "fifo"));
     CHECK(progress.exit_code == 1);
     CHECK(progress.err.find("is a FIFO, not a file") != std::string::npos);
