@@ -13,6 +13,7 @@
 
 #include "emulator/convert.hpp"
 #include "emulator/bulk_loops.hpp"
+#include "emulator/e8m0_float32.hpp"
 #include "emulator/float32_kernel.hpp"
 #include "emulator/parallel.hpp"
 #include "emulator/stochastic_bits.hpp"
@@ -69,7 +70,15 @@ void quantize_span(const Format& f, std::span<const float> x, float scale, std::
     check_options(options);
     if (f.total_bits > 8)
         throw std::invalid_argument("quantize: " + std::string(f.name) + " codes do not fit in 8 bits; use round_span");
-    if (!detail::float32_kernel_supports(f)) {  // E8M0: scales, one per block, scalar is fine
+    if (f.encoding == Encoding::ScaleE8M0 && options.rounding != RoundingMode::Stochastic) {
+        parallel_for_chunks(x.size(), kChunk, [&](std::size_t, std::size_t b, std::size_t e) {
+            for (std::size_t i = b; i < e; ++i)
+                codes[i] = detail::e8m0_code_of_float32(std::bit_cast<std::uint32_t>(x[i] * scale), options.rounding,
+                                                        options.saturation);
+        });
+        return;
+    }
+    if (!detail::float32_kernel_supports(f)) {  // E8M0 with stochastic rounding: the reference encoder
         parallel_for_chunks(x.size(), kChunk, [&](std::size_t, std::size_t b, std::size_t e) {
             for (std::size_t i = b; i < e; ++i)
                 codes[i] = static_cast<std::uint8_t>(encode(f, x[i] * scale, options, first_index + i));
