@@ -1,6 +1,5 @@
 // The experiment description: its enums' name tables, its rules and its one-line summary.
 #include "emulator/experiment.hpp"
-#include "emulator/recipe_descriptor.hpp"
 
 #include "emulator/bounds.hpp"
 
@@ -13,15 +12,6 @@ template <>
 std::span<const EnumName<emu::Precision>> enum_names<emu::Precision>() {
     static constexpr EnumName<emu::Precision> table[] = {
         {emu::Precision::Fp32, "fp32"}, {emu::Precision::Bf16, "bf16"}, {emu::Precision::Fp8, "fp8"}};
-    return table;
-}
-
-template <>
-std::span<const EnumName<emu::Fp8Recipe>> enum_names<emu::Fp8Recipe>() {
-    using emu::Fp8Recipe;
-    static constexpr EnumName<Fp8Recipe> table[] = {
-        {Fp8Recipe::Delayed, "delayed"},  {Fp8Recipe::Current, "current"},     {Fp8Recipe::MxFloor, "mx-floor"},
-        {Fp8Recipe::MxRceil, "mx-rceil"}, {Fp8Recipe::Blockwise, "blockwise"}, {Fp8Recipe::Nvfp4, "nvfp4"}};
     return table;
 }
 
@@ -53,10 +43,6 @@ void check_float(const std::string& field, float v, RealBounds b) {
     }
 }
 
-bool is_element_format(const Format& f) {
-    return &f == &e4m3() || &f == &e5m2() || &f == &e3m2() || &f == &e2m3() || &f == &e2m1();
-}
-
 std::string role_formats(const Experiment& e) {
     const auto& f = e.numerics.formats;
     if (f.input == f.weight && f.weight == f.gradient) return std::string(f.input->name);
@@ -67,7 +53,6 @@ std::string role_formats(const Experiment& e) {
 }  // namespace
 
 std::string_view precision_name(Precision p) { return enum_name(p); }
-std::string_view fp8_recipe_name(Fp8Recipe recipe) { return enum_name(recipe); }
 std::string_view task_kind_name(TaskKind kind) { return enum_name(kind); }
 
 bool Experiment::operator==(const Experiment& other) const { return to_json(*this) == to_json(other); }
@@ -77,23 +62,30 @@ Experiment with_precision(Experiment e, Precision p) {
     return e;
 }
 
-bool recipe_allows(Fp8Recipe recipe, const Format& f) {
-    switch (recipe) {
-    case Fp8Recipe::Blockwise:
-        return &f == &e4m3();  // DeepSeek-V3 and TE: E4M3 everywhere
-    case Fp8Recipe::Nvfp4:
-        return &f == &e2m1();  // the E4M3 block scales are not a choice
-    default:
-        return is_element_format(f);
-    }
-}
-
 void set_recipe(Experiment& e, Fp8Recipe recipe) {
     Numerics& n = e.numerics;
-    const RecipeDescriptor& to = recipe_descriptor(recipe);
+    const Recipe& to = emu::recipe(recipe);
     // A recipe that defines its formats sets them; leaving one restores the defaults.
-    if (to.formats_fixed || recipe_descriptor(n.recipe).formats_fixed) n.formats = to.formats;
+    if (to.formats_fixed || emu::recipe(n.recipe).formats_fixed) n.formats = to.formats;
     n.recipe = recipe;
+}
+
+Recipe recipe_of(const Numerics& n) {
+    Recipe r = recipe(n.recipe);
+    if (!n.scaling) {  // every recipe: scale 1 in each of its blocks, the roles' formats and rounding
+        r.rule = ScaleRule::One;
+        r.hadamard_wgrad = false;
+    }
+    if (r.rule == ScaleRule::Nvfp4) {  // its own options instead of the roles' rounding and the saturation
+        if (!n.nvfp4.weight_tiles) r.blocks.weight = r.blocks.input;
+        r.rounding.gradient = n.nvfp4.stochastic_gradients ? RoundingMode::Stochastic : RoundingMode::NearestEven;
+        r.hadamard_wgrad = n.nvfp4.hadamard_wgrad;
+    } else {
+        r.formats = n.formats;
+        r.rounding = n.rounding;
+        r.saturation = n.saturation;
+    }
+    return r;
 }
 
 void set_all_formats(Experiment& e, const Format& f) {
@@ -129,8 +121,7 @@ void validate(const Experiment& e) {
         if (!is_element_format(f)) refuse(field, "'" + std::string(f.name) + "' is not e4m3, e5m2, e3m2, e2m3 or e2m1");
         if (n.precision == Precision::Fp8 && !recipe_allows(n.recipe, f))
             refuse(field, "recipe '" + std::string(fp8_recipe_name(n.recipe)) + "' takes " +
-                              (n.recipe == Fp8Recipe::Nvfp4 ? "e2m1 elements" : "e4m3 only") + ", not " +
-                              std::string(f.name));
+                              allowed_formats_text(n.recipe) + ", not " + std::string(f.name));
         const RoundingMode m = n.rounding.of(role_values[r]);
         if (m != RoundingMode::NearestEven && m != RoundingMode::Stochastic)
             refuse(std::string("numerics.rounding.") + roles[r],
@@ -151,19 +142,20 @@ void validate(const Experiment& e) {
 std::string describe_numerics(const Experiment& e) {
     const Numerics& n = e.numerics;
     if (n.precision != Precision::Fp8) return n.precision == Precision::Bf16 ? "BF16" : "FP32";
-    std::string text = n.recipe == Fp8Recipe::Nvfp4 ? "NVFP4" : "FP8 " + std::string(fp8_recipe_name(n.recipe));
-    if (n.recipe != Fp8Recipe::Nvfp4) text += " (" + role_formats(e) + ")";
+    const Recipe& r = recipe(n.recipe);
+    const bool nvfp4 = r.rule == ScaleRule::Nvfp4;  // its own options, its formats its name
+    std::string text = nvfp4 ? r.family : "FP8 " + std::string(fp8_recipe_name(n.recipe));
+    if (!nvfp4) text += " (" + role_formats(e) + ")";
     if (!n.scaling)
         text += " without scaling (scale 1)";
-    else if (n.recipe == Fp8Recipe::Delayed)
+    else if (r.rule == ScaleRule::Delayed)
         text += ", history " + std::to_string(n.delayed.history_length) + " " +
                 std::string(amax_algorithm_name(n.delayed.algorithm)) + " margin " + std::to_string(n.delayed.margin);
-    if (n.recipe == Fp8Recipe::Nvfp4)
+    if (nvfp4)
         text += std::string(n.nvfp4.weight_tiles ? ", 16x16 weight tiles" : ", 1x16 weight blocks") +
                 (n.nvfp4.stochastic_gradients ? ", stochastic gradients" : "") +
                 (n.nvfp4.hadamard_wgrad ? ", Hadamard wgrad" : "");
-    if (n.rounding.gradient == RoundingMode::Stochastic && n.recipe != Fp8Recipe::Nvfp4)
-        text += ", stochastic gradients";
+    if (n.rounding.gradient == RoundingMode::Stochastic && !nvfp4) text += ", stochastic gradients";
     if (n.rounding.input == RoundingMode::Stochastic || n.rounding.weight == RoundingMode::Stochastic)
         text += ", stochastic forward casts";
     if (n.saturation == Saturation::None) text += ", no saturation";

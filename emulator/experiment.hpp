@@ -11,17 +11,16 @@
 #include "emulator/format.hpp"
 #include "emulator/inference_quantization.hpp"
 #include "emulator/loss_scaler.hpp"
+#include "emulator/recipe.hpp"
 #include "emulator/rounding.hpp"
 
 namespace fp8lab::emu {
 
 enum class Precision { Fp32, Bf16, Fp8 };  // Fp8: the quantised family, any recipe below
-enum class Fp8Recipe { Delayed, Current, MxFloor, MxRceil, Blockwise, Nvfp4 };
 enum class TaskKind { TeacherRegression, GaussianClusters };
 
-std::string_view precision_name(Precision p);        // "fp32", "bf16", "fp8"
-std::string_view fp8_recipe_name(Fp8Recipe recipe);  // "delayed", "current", "mx-floor", ...
-std::string_view task_kind_name(TaskKind kind);      // "teacher", "clusters"
+std::string_view precision_name(Precision p);    // "fp32", "bf16", "fp8"
+std::string_view task_kind_name(TaskKind kind);  // "teacher", "clusters"
 
 // input -> hidden (x hidden_layers, GELU after each) -> output.
 struct ModelSpec {
@@ -46,17 +45,6 @@ struct OptimizerSpec {  // AdamW on float32 master weights
     float beta1 = 0.9f, beta2 = 0.999f, epsilon = 1e-8f;
     float weight_decay = 0.0f;  // decoupled, applied to weights (not biases)
     float grad_clip = 0.0f;     // global L2 norm; 0 disables
-};
-
-// What each operand of a linear layer is cast to: the input (activation), the weight and
-// the gradient of the output.
-template <class T>
-struct PerRole {
-    T input, weight, gradient;
-    const T& of(TensorRole role) const {
-        return role == TensorRole::Input ? input : role == TensorRole::Weight ? weight : gradient;
-    }
-    bool operator==(const PerRole&) const = default;
 };
 
 struct FastAccumulation {  // cuBLASLt's FAST_ACCUM per GEMM (the GPU's tensor cores only)
@@ -86,6 +74,10 @@ struct Numerics {
     Nvfp4Training nvfp4;
 };
 
+// The experiment's recipe as it casts: the table's entry with the numerics' element formats,
+// rounding and saturation, NVFP4's options, and scale 1 everywhere when scaling is off.
+Recipe recipe_of(const Numerics& numerics);
+
 struct Experiment {
     static constexpr int kVersion = 1;
     ModelSpec model;
@@ -107,9 +99,6 @@ Experiment with_precision(Experiment e, Precision p);
 // Throws std::invalid_argument "FIELD: reason" (FIELD as in the JSON, e.g.
 // "numerics.delayed.history") for any value out of its range or not allowed together.
 void validate(const Experiment& e);
-
-// The element formats a recipe allows, and whether `format` is one of them.
-bool recipe_allows(Fp8Recipe recipe, const Format& format);
 
 // The recipe and the element formats it dictates (blockwise E4M3, NVFP4 E2M1); a
 // per-tensor or MX recipe coming from those gets the default (hybrid) formats back.
@@ -141,8 +130,6 @@ std::string describe_skipped_steps(std::size_t skipped, std::size_t steps, bool 
 namespace fp8lab {
 template <>
 std::span<const EnumName<emu::Precision>> enum_names<emu::Precision>();
-template <>
-std::span<const EnumName<emu::Fp8Recipe>> enum_names<emu::Fp8Recipe>();
 template <>
 std::span<const EnumName<emu::TaskKind>> enum_names<emu::TaskKind>();
 }  // namespace fp8lab

@@ -224,7 +224,7 @@ class Run {
         return result;
     }
 
-    bool block_recipe() const { return n_.recipe != Fp8Recipe::Delayed && n_.recipe != Fp8Recipe::Current; }
+    bool block_recipe() const { return !quantizer_.recipe().per_tensor(); }
     bool quantised_operands() const { return n_.precision != Precision::Fp32; }
 
     // What a GEMM sees of a rows x cols operand whose contraction runs along the columns,

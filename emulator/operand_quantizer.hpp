@@ -1,4 +1,4 @@
-// Quantises GEMM operands of the CPU trainer with any recipe and keeps per-tensor state.
+// The CPU trainer's casts: quantize() with the experiment's recipe, its state, its counts and its trace.
 #pragma once
 
 #include <cstdint>
@@ -12,6 +12,7 @@
 #include "emulator/block_recipes.hpp"
 #include "emulator/delayed_scaling.hpp"
 #include "emulator/experiment.hpp"
+#include "emulator/quantize.hpp"
 
 namespace fp8lab::emu {
 
@@ -21,7 +22,8 @@ std::uint64_t stochastic_cast_seed(std::uint64_t step, const std::string& tensor
 
 class OperandQuantizer {
   public:
-    explicit OperandQuantizer(const Numerics& numerics) : numerics_(numerics) {}
+    explicit OperandQuantizer(const Numerics& numerics) : recipe_(recipe_of(numerics)), state_(numerics.delayed) {}
+    const Recipe& recipe() const { return recipe_; }
 
     // The values the GEMM sees for a rows x cols operand (contraction along the columns).
     // Delayed scaling quantises with the tensor's current scale and records its amax.
@@ -49,8 +51,8 @@ class OperandQuantizer {
     std::map<std::string, DelayedScalingState> state() const;
 
   private:
-    Numerics numerics_;
-    std::map<std::string, DelayedScaling> delayed_;
+    Recipe recipe_;
+    RecipeState state_;
     std::uint64_t gradient_elements_ = 0, gradients_flushed_ = 0;
 };
 

@@ -4,7 +4,7 @@
 
 #include <numeric>
 
-#include "emulator/block_recipes.hpp"
+#include "emulator/quantize.hpp"
 #include "emulator/current_scaling.hpp"
 #include "emulator/delayed_scaling.hpp"
 #include "emulator/experiment.hpp"
@@ -53,12 +53,12 @@ emu::BlockShape block_argument(const py::object& block, emu::BlockShape fallback
 py::dict quantize(const py::object& x_object, const std::string& recipe_name, const py::object& fmt,
                   const py::object& block, bool power_of_two, const std::string& rounding, const py::object& saturate,
                   std::uint64_t seed, bool weight_tiles, bool stochastic, bool hadamard, std::uint64_t hadamard_seed) {
-    const std::optional<emu::Fp8Recipe> recipe = parse_enum<emu::Fp8Recipe>(recipe_name);
-    if (!recipe)
-        throw py::value_error("recipe: " + emu::quoted_input(recipe_name) +
-                              " is not current, mx-floor, mx-rceil, "
-                              "blockwise or nvfp4");
-    if (*recipe == emu::Fp8Recipe::Delayed)
+    const std::optional<emu::Fp8Recipe> id = parse_enum<emu::Fp8Recipe>(recipe_name);
+    if (!id)
+        throw py::value_error("recipe: " + emu::quoted_input(recipe_name) + " is not " +
+                              enum_choices<emu::Fp8Recipe>());
+    emu::Recipe recipe = emu::recipe(*id);
+    if (recipe.rule == emu::ScaleRule::Delayed)
         throw py::value_error(
             "recipe: delayed scaling keeps state across steps: use fp8lab.DelayedScaling for the "
             "scale and encode(x * scale, fmt)");
@@ -73,44 +73,45 @@ py::dict quantize(const py::object& x_object, const std::string& recipe_name, co
     const std::span<const float> values(x.data(), std::size_t(x.size()));
     const emu::ConvertOptions options = convert_options(rounding, saturate, seed, 32);
     const emu::Format& f = format_argument(fmt, "fmt");
-    // Python objects are read here, with the GIL held; below it is released.
-    const bool mx = *recipe == emu::Fp8Recipe::MxFloor || *recipe == emu::Fp8Recipe::MxRceil;
-    const emu::BlockShape blocks = block_argument(block, mx ? emu::BlockShape{1, 32} : emu::BlockShape{1, 128});
+    // Python objects are read here, with the GIL held; below it is released. x is cast as
+    // a GEMM's input: the recipe's input blocks, changed by the arguments.
+    const emu::Blocking given = {emu::BlockKind::Block, block_argument(block, {1, 1})};
     const bool block_given = !block.is_none();
+    if (!emu::recipe_allows(*id, f))
+        throw py::value_error("fmt: the " + std::string(recipe_name) + " recipe takes " +
+                              emu::allowed_formats_text(*id) + ", not " + std::string(f.name));
+    recipe.formats = {&f, &f, &f};
+    if (recipe.rule == emu::ScaleRule::Nvfp4) {
+        if (block_given) throw py::value_error("block: NVFP4's blocks are 1 x 16 (weight_tiles: 16 x 16)");
+        if (hadamard && cols % 16 != 0)
+            throw py::value_error("hadamard: the transform needs the last axis in groups of 16");
+        if (weight_tiles) recipe.blocks.input = recipe.blocks.weight;
+        recipe.rounding.input = stochastic ? emu::RoundingMode::Stochastic : emu::RoundingMode::NearestEven;
+        recipe.hadamard_wgrad = hadamard;
+    } else {
+        if (block_given) {
+            if (recipe.blocks.input.kind != emu::BlockKind::Block)
+                throw py::value_error("block: the " + std::string(recipe_name) + " recipe's scales are " +
+                                      recipe.blocks.input.text() + "; block does not apply");
+            const bool mx = recipe.rule == emu::ScaleRule::MxFloor || recipe.rule == emu::ScaleRule::MxRceil;
+            if (mx && given.block.rows != 1) throw py::value_error("block: MX blocks are one row of columns");
+            recipe.blocks.input = given;
+        }
+        if (power_of_two) {
+            if (recipe.rule != emu::ScaleRule::Current)
+                throw py::value_error("power_of_two: the " + std::string(recipe_name) + " recipe's scales are " +
+                                      std::string(recipe.scale_type_text()));
+            recipe.scale_type = emu::ScaleType::Float32PowerOfTwo;
+        }
+        recipe.rounding = {options.rounding, options.rounding, options.rounding};
+        recipe.saturation = options.saturation;
+    }
+    const emu::Operand operand{"x", emu::TensorRole::Input, hadamard_seed, options.seed, hadamard};
     emu::QuantizedTensor q;
     {
         py::gil_scoped_release release;
-        switch (*recipe) {
-        case emu::Fp8Recipe::Delayed:
-        case emu::Fp8Recipe::Current:
-            if (block_given)
-                throw std::invalid_argument("block: current scaling has one scale per tensor; block does not apply");
-            q = emu::quantize_per_tensor(values, rows, cols, f, power_of_two, options);
-            break;
-        case emu::Fp8Recipe::MxFloor:
-        case emu::Fp8Recipe::MxRceil: {
-            const emu::BlockShape b = blocks;
-            if (b.rows != 1) throw std::invalid_argument("block: MX blocks are one row of columns");
-            q = emu::quantize_mx(
-                values, rows, cols, f,
-                *recipe == emu::Fp8Recipe::MxFloor ? emu::MxScaleRule::OcpFloor : emu::MxScaleRule::Rceil, b.cols,
-                options);
-            break;
-        }
-        case emu::Fp8Recipe::Blockwise:
-            if (&f != &emu::e4m3())
-                throw std::invalid_argument("fmt: blockwise FP8 is E4M3, not " + std::string(f.name));
-            q = emu::quantize_blockwise(values, rows, cols, blocks, options);
-            break;
-        case emu::Fp8Recipe::Nvfp4:
-            if (&f != &emu::e2m1())
-                throw std::invalid_argument("fmt: NVFP4 elements are E2M1, not " + std::string(f.name));
-            if (block_given) throw std::invalid_argument("block: NVFP4's blocks are 1 x 16 (weight_tiles: 16 x 16)");
-            if (hadamard && cols % 16 != 0)
-                throw std::invalid_argument("hadamard: the transform needs the last axis in groups of 16");
-            q = emu::quantize_nvfp4(values, rows, cols, {weight_tiles, stochastic, seed, 32, hadamard, hadamard_seed});
-            break;
-        }
+        emu::RecipeState state;
+        q = emu::quantize(values, rows, cols, recipe, operand, state);
     }
     const std::vector<py::ssize_t> shape(x.shape(), x.shape() + x.ndim());
     const std::vector<py::ssize_t> grid = {py::ssize_t(q.block_grid_rows()), py::ssize_t(q.block_grid_cols())};
@@ -125,7 +126,7 @@ py::dict quantize(const py::object& x_object, const std::string& recipe_name, co
         out["scale_codes"] = array_of(q.scale_codes, grid);
         out["scale_format"] = py::cast(q.scale_format, py::return_value_policy::reference);
     }
-    if (*recipe == emu::Fp8Recipe::Nvfp4) out["tensor_scale_inv"] = q.tensor_scale_inv;
+    if (recipe.scale_type == emu::ScaleType::E4M3TimesFloat32) out["tensor_scale_inv"] = q.tensor_scale_inv;
     py::dict counts;
     counts["elements"] = q.counts.elements;
     counts["nan"] = q.counts.nan_inputs;
@@ -140,6 +141,11 @@ py::dict quantize(const py::object& x_object, const std::string& recipe_name, co
 }  // namespace
 
 void add_recipes(py::module_& m) {
+    // The recipe table: each recipe's name and its default element format (of the input).
+    py::dict table;
+    for (const emu::Recipe& r : emu::recipes())
+        table[py::str(std::string(emu::fp8_recipe_name(r.id)))] = std::string(r.formats.input->name);
+    m.attr("recipes") = table;
     m.def(
         "current_scale",
         [](float amax, const py::object& fmt, bool power_of_two) {
@@ -191,8 +197,9 @@ void add_recipes(py::module_& m) {
           py::arg("block") = py::none(), py::arg("power_of_two") = false, py::arg("rounding") = "nearest-even",
           py::arg("saturate") = true, py::arg("seed") = 0, py::arg("weight_tiles") = false,
           py::arg("stochastic") = false, py::arg("hadamard") = false, py::arg("hadamard_seed") = 0,
-          "Quantise float32 x with a recipe: current, mx-floor, mx-rceil, blockwise or nvfp4 (fmt e2m1). Blocks run "
-          "along the last axis; block is a column count or (rows, cols). Returns a dict: codes, dequantized, "
+          "Quantise float32 x as a GEMM's input with a recipe: current, mx-floor, mx-rceil, blockwise, nvfp4 (fmt "
+          "e2m1) or rowwise (one scale per row). Blocks run along the last axis; block is a column count or (rows, "
+          "cols). Returns a dict: codes, dequantized, "
           "scale_inv and block_amax per block, scale_codes and scale_format (E8M0 for MX, E4M3 for NVFP4), "
           "tensor_scale_inv (NVFP4) and the range counts.");
 }

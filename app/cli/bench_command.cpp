@@ -162,14 +162,10 @@ void bench_trainer(int steps, TrainerSize size, int reps) {
     c.numerics.precision = emu::Precision::Bf16;
     measure("bf16 (operands rounded)", c);
     c.numerics.precision = emu::Precision::Fp8;
-    for (emu::Fp8Recipe r : {emu::Fp8Recipe::Delayed, emu::Fp8Recipe::Current, emu::Fp8Recipe::MxFloor,
-                             emu::Fp8Recipe::MxRceil, emu::Fp8Recipe::Blockwise, emu::Fp8Recipe::Nvfp4}) {
-        c.numerics.recipe = r;
-        c.numerics.formats =
-            r == emu::Fp8Recipe::Blockwise ? emu::PerRole<const emu::Format*>{&emu::e4m3(), &emu::e4m3(), &emu::e4m3()}
-            : r == emu::Fp8Recipe::Nvfp4   ? emu::PerRole<const emu::Format*>{&emu::e2m1(), &emu::e2m1(), &emu::e2m1()}
-                                           : emu::Numerics{}.formats;
-        measure("fp8 " + std::string(emu::fp8_recipe_name(r)) + " (emulated)", c);
+    for (const emu::Recipe& r : emu::recipes()) {  // each with its default element formats
+        c.numerics.recipe = r.id;
+        c.numerics.formats = r.formats;
+        measure("fp8 " + std::string(emu::fp8_recipe_name(r.id)) + " (emulated)", c);
     }
     std::printf("%-28s %10s %10s %10s %12s\n", "precision", "ms/step", "steps/s", "vs fp32", "final loss");
     for (const Row& r : rows)

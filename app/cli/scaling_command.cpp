@@ -13,6 +13,7 @@
 #include "app/cli/stdin_values.hpp"
 #include "app/cli/usage_error.hpp"
 #include "emulator/block_recipes.hpp"
+#include "emulator/quantize.hpp"
 #include "emulator/convert.hpp"
 #include "emulator/delayed_scaling.hpp"
 #include "emulator/experiment.hpp"
@@ -98,6 +99,40 @@ void add_scaling_command(CLI::App& app, CommandStatus& status) {
     });
 }
 
+namespace {
+
+// The recipes quantize takes (every one but those that need a history of steps), and
+// what each takes, from the recipe table.
+std::string quantize_recipes() {
+    std::vector<std::string> names;
+    for (const emu::Recipe& r : emu::recipes())
+        if (r.rule != emu::ScaleRule::Delayed) names.emplace_back(emu::fp8_recipe_name(r.id));
+    std::string text;
+    for (std::size_t i = 0; i < names.size(); ++i)
+        text += (i == 0 ? "" : i + 1 == names.size() ? " or " : ", ") + names[i];
+    return text;
+}
+
+std::string recipe_formats_help() {
+    std::string text;
+    for (const emu::Recipe& r : emu::recipes())
+        if (r.rule != emu::ScaleRule::Delayed)
+            text += (text.empty() ? "" : "; ") + std::string(emu::fp8_recipe_name(r.id)) + ": " +
+                    emu::allowed_formats_text(r.id);
+    return text;
+}
+
+std::string recipe_blocks_help() {
+    std::string text;
+    for (const emu::Recipe& r : emu::recipes())
+        if (r.rule != emu::ScaleRule::Delayed && r.blocks.input.kind == emu::BlockKind::Block)
+            text += (text.empty() ? "" : ", ") + std::string(emu::fp8_recipe_name(r.id)) + ": " +
+                    std::to_string(r.blocks.input.block.cols);
+    return text;
+}
+
+}  // namespace
+
 void add_quantize_command(CLI::App& app, CommandStatus& status) {
     struct Args {
         std::string recipe, to;
@@ -107,62 +142,38 @@ void add_quantize_command(CLI::App& app, CommandStatus& status) {
     CLI::App* cmd = app.add_subcommand("quantize",
                                        "Quantize values from stdin (one per line, one row) with a scaling recipe; "
                                        "prints each element's code and value, then each block's scale");
-    cmd->add_option("--recipe", args->recipe, "current, mx-floor, mx-rceil, blockwise or nvfp4")->required();
-    cmd->add_option("--to", args->to,
-                    "Element format (mx: e4m3 e5m2 e3m2 e2m3 e2m1; blockwise: e4m3; "
-                    "nvfp4: e2m1)")
-        ->required();
-    cmd->add_option("--block", args->block, "Block size (mx: 32, blockwise: 128, nvfp4: 16)");
+    cmd->add_option("--recipe", args->recipe, quantize_recipes())->required();
+    cmd->add_option("--to", args->to, "Element format (" + recipe_formats_help() + ")")->required();
+    cmd->add_option("--block", args->block, "Block size (" + recipe_blocks_help() + ")");
     cmd->callback([args, &status] {
         const emu::Format& f = format_option("--to", args->to);
-        auto need = [&](const emu::Format& wanted) {
-            if (&f != &wanted)
-                throw UsageError("--to: the " + args->recipe + " recipe uses " + std::string(wanted.name) +
-                                 " elements, not " + std::string(f.name));
-        };
-        auto check_block = [&](std::size_t fixed) {  // fixed 0: one scale per tensor
-            if (args->block != 0 && fixed == 0)
-                throw UsageError("--block: the " + args->recipe +
-                                 " recipe has one scale per tensor; --block does not apply to it");
-            if (args->block != 0 && args->block != fixed)
-                throw UsageError("--block: the " + args->recipe + " recipe uses blocks of " + std::to_string(fixed));
-        };
         if (f.total_bits > 8 || &f == &emu::e8m0())
             throw UsageError("--to: recipes quantize to FP8, FP6 or FP4 elements, not " + args->to);
+        const std::optional<emu::Fp8Recipe> id = parse_enum<emu::Fp8Recipe>(args->recipe);
+        if (!id || emu::recipe(*id).rule == emu::ScaleRule::Delayed)
+            throw UsageError("--recipe: " + emu::quoted_input(args->recipe) +
+                             (id ? " needs a history of steps (use 'fp8lab scaling delayed')" : " is not a recipe") +
+                             "; quantize takes " + quantize_recipes());
+        emu::Recipe recipe = emu::recipe(*id);
+        if (!emu::recipe_allows(*id, f))
+            throw UsageError("--to: the " + args->recipe + " recipe takes " + emu::allowed_formats_text(*id) +
+                             ", not " + std::string(f.name));
+        // The values are one row, cast as a GEMM's input with the recipe's input blocks.
+        const emu::Blocking& blocks = recipe.blocks.input;
+        if (args->block != 0 && blocks.kind != emu::BlockKind::Block)
+            throw UsageError("--block: the " + args->recipe + " recipe has one scale " +
+                             (blocks.kind == emu::BlockKind::Row ? "per row" : "per tensor") +
+                             "; --block does not apply to it");
+        if (args->block != 0 && args->block != blocks.block.cols)
+            throw UsageError("--block: the " + args->recipe + " recipe uses blocks of " +
+                             std::to_string(blocks.block.cols));
+        recipe.formats = {&f, &f, &f};
         const auto values = read_stdin_values("quantize");
         std::vector<float> x;
         for (const auto& v : values) x.push_back(static_cast<float>(v.value));
         const std::size_t n = x.size();
-        const std::optional<emu::Fp8Recipe> recipe = parse_enum<emu::Fp8Recipe>(args->recipe);
-        if (!recipe || *recipe == emu::Fp8Recipe::Delayed)
-            throw UsageError(
-                "--recipe: " + emu::quoted_input(args->recipe) +
-                (recipe ? " needs a history of steps (use 'fp8lab scaling delayed')" : " is not a recipe") +
-                "; quantize takes current, mx-floor, mx-rceil, blockwise or nvfp4");
-        emu::QuantizedTensor q;
-        switch (*recipe) {
-        case emu::Fp8Recipe::Delayed:
-        case emu::Fp8Recipe::Current:
-            check_block(0);
-            q = emu::quantize_per_tensor(x, 1, n, f);
-            break;
-        case emu::Fp8Recipe::MxFloor:
-        case emu::Fp8Recipe::MxRceil:
-            check_block(32);
-            q = emu::quantize_mx(
-                x, 1, n, f, *recipe == emu::Fp8Recipe::MxFloor ? emu::MxScaleRule::OcpFloor : emu::MxScaleRule::Rceil);
-            break;
-        case emu::Fp8Recipe::Blockwise:
-            need(emu::e4m3());
-            check_block(128);
-            q = emu::quantize_blockwise(x, 1, n, {1, 128});
-            break;
-        case emu::Fp8Recipe::Nvfp4:
-            need(emu::e2m1());
-            check_block(16);
-            q = emu::quantize_nvfp4(x, 1, n);
-            break;
-        }
+        emu::RecipeState state;
+        const emu::QuantizedTensor q = emu::quantize(x, 1, n, recipe, {"x", emu::TensorRole::Input}, state);
         const std::vector<float> back = q.dequantize();
         std::printf("# element\tindex\tinput\tcode\tvalue\tblock\n");
         for (std::size_t i = 0; i < n; ++i)
@@ -173,7 +184,7 @@ void add_quantize_command(CLI::App& app, CommandStatus& status) {
             std::printf("block\t%zu\t%s\t%s\t%s\t%s\n", b, decimal_float(q.block_amax[b]).c_str(),
                         q.scale_format ? hex_code(*q.scale_format, q.scale_codes[b]).c_str() : "-",
                         hex_float(q.block_scale_inv[b]).c_str(), decimal_float(q.block_scale_inv[b]).c_str());
-        if (*recipe == emu::Fp8Recipe::Nvfp4)
+        if (recipe.scale_type == emu::ScaleType::E4M3TimesFloat32)
             std::printf("tensor\tscale_inv\t%s\t%s\n", hex_float(q.tensor_scale_inv).c_str(),
                         decimal_float(q.tensor_scale_inv).c_str());
         status.exit_code = 0;

@@ -135,10 +135,8 @@ emu::Experiment experiment_from_options(const TrainArgs& a) {
     emu::Numerics& n = e.numerics;
     if (given(a, "--precision")) n.precision = parse_option<emu::Precision>(a.precision, "--precision");
     if (given(a, "--recipe")) {
-        n.recipe = parse_option<emu::Fp8Recipe>(a.recipe, "--recipe");
         // The recipes that dictate their element formats get them unless the formats are given.
-        if (n.recipe == emu::Fp8Recipe::Blockwise) n.formats = {&emu::e4m3(), &emu::e4m3(), &emu::e4m3()};
-        if (n.recipe == emu::Fp8Recipe::Nvfp4) n.formats = {&emu::e2m1(), &emu::e2m1(), &emu::e2m1()};
+        emu::set_recipe(e, parse_option<emu::Fp8Recipe>(a.recipe, "--recipe"));
     }
     if (given(a, "--formats")) {
         const emu::FormatRecipe r = parse_option<emu::FormatRecipe>(a.formats, "--formats");

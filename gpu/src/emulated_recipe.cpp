@@ -3,9 +3,18 @@
 
 #include "emulator/convert.hpp"
 #include "emulator/float32_kernel.hpp"
-#include "emulator/recipe_descriptor.hpp"
+#include "emulator/experiment.hpp"
+
+#include <stdexcept>
+#include <string>
 
 namespace fp8lab::gpu::detail {
+
+bool row_scales(const emu::Recipe& r) {
+    for (const emu::Blocking* b : {&r.blocks.input, &r.blocks.weight, &r.blocks.gradient})
+        if (b->kind == emu::BlockKind::Row) return true;
+    return false;
+}
 
 OperandCast plan_operand_cast(const emu::Numerics& n, emu::TensorRole role, bool bf16, bool wgrad_operand,
                               std::uint64_t seed_key) {
@@ -38,52 +47,57 @@ OperandCast plan_operand_cast(const emu::Numerics& n, emu::TensorRole role, bool
         c.block_rows = c.block_cols = kWhole;
         c.per_tensor = true;
     };
-    if (!n.scaling) {  // every recipe: scale 1, the role's element format and rounding
+    const emu::Recipe recipe = emu::recipe_of(n);
+    // The block the emulator quantises, from the recipe's blocking of this role.
+    const auto take_blocks = [&] {
+        const emu::Blocking& b = recipe.blocks.of(role);
+        const bool block = b.kind == emu::BlockKind::Block;
+        c.block_rows = block ? int(b.block.rows) : b.kind == emu::BlockKind::Row ? 1 : kWhole;
+        c.block_cols = block ? int(b.block.cols) : kWhole;  // a row: the whole contraction
+        c.per_tensor = b.kind == emu::BlockKind::Tensor;
+    };
+    switch (recipe.rule) {
+    case emu::ScaleRule::One:  // every recipe with scaling off: scale 1, the role's format and rounding
         whole(vq::ScaleRule::Unit);
-        return c;
-    }
-    switch (n.recipe) {
-    case emu::Fp8Recipe::Delayed:
-    case emu::Fp8Recipe::Current:
+        break;
+    case emu::ScaleRule::Delayed:
         whole(vq::ScaleRule::PerTensor);
         break;
-    case emu::Fp8Recipe::MxFloor:
-    case emu::Fp8Recipe::MxRceil:
-        p.rule = n.recipe == emu::Fp8Recipe::MxFloor ? vq::ScaleRule::MxFloor : vq::ScaleRule::MxRceil;
-        c.block_rows = int(emu::recipe_descriptor(n.recipe).activation_blocks.rows);
-        c.block_cols = int(emu::recipe_descriptor(n.recipe).activation_blocks.cols);
-        c.vector = c.block_cols;  // one thread casts one block
-        break;
-    case emu::Fp8Recipe::Blockwise:
-        p.rule = vq::ScaleRule::Blockwise;
-        c.vector = 16;
-        {
-            const emu::RecipeDescriptor& d = emu::recipe_descriptor(n.recipe);
-            const emu::BlockShape b = role == emu::TensorRole::Weight ? d.weight_blocks : d.activation_blocks;
-            c.block_rows = int(b.rows);
-            c.block_cols = int(b.cols);
+    case emu::ScaleRule::Current:
+        if (recipe.per_tensor()) {
+            whole(vq::ScaleRule::PerTensor);
+            break;
         }
+        if (recipe.scale_type != emu::ScaleType::Float32PowerOfTwo)
+            throw std::invalid_argument(
+                "numerics.recipe: the GPU's emulated block casts take power-of-two scales, not " +
+                std::string(recipe.scale_type_text()));
+        p.rule = vq::ScaleRule::Blockwise;
+        p.min_amax = recipe.min_amax;
+        c.vector = 16;
+        take_blocks();
         c.block_amax_pass = true;
         break;
-    case emu::Fp8Recipe::Nvfp4: {
+    case emu::ScaleRule::MxFloor:
+    case emu::ScaleRule::MxRceil:
+        p.rule = recipe.rule == emu::ScaleRule::MxFloor ? vq::ScaleRule::MxFloor : vq::ScaleRule::MxRceil;
+        take_blocks();
+        c.vector = c.block_cols;  // one thread casts one block
+        break;
+    case emu::ScaleRule::Nvfp4:
         // NVFP4 has its own options instead of the roles' rounding and the saturation.
-        const emu::Nvfp4Training& o = n.nvfp4;
         p.rule = vq::ScaleRule::Nvfp4;
         p.element = emu::detail::make_float32_kernel_constants(emu::e2m1(), emu::Saturation::Finite);
         p.hardware = vq::Params::Hardware::None;  // E2M1: Hopper has no conversion for it
         c.element = &emu::e2m1();
-        p.stochastic = o.stochastic_gradients && role == emu::TensorRole::GradOutput;
+        p.stochastic = recipe.rounding.of(role) == emu::RoundingMode::Stochastic;
         p.e2m1_by_midpoints = !p.stochastic;
-        p.hadamard = o.hadamard_wgrad && wgrad_operand;
-        const emu::RecipeDescriptor& d = emu::recipe_descriptor(n.recipe);
-        const bool tiles = o.weight_tiles && role == emu::TensorRole::Weight;
-        c.block_rows = int(tiles ? d.weight_blocks.rows : d.activation_blocks.rows);
-        c.block_cols = int(d.activation_blocks.cols);
+        p.hadamard = recipe.hadamard_wgrad && wgrad_operand;
+        take_blocks();
         c.vector = c.block_cols;
-        c.block_amax_pass = tiles;
+        c.block_amax_pass = c.block_rows > 1;  // tiles
         c.nvfp4 = true;
         break;
-    }
     }
     return c;
 }
@@ -97,8 +111,9 @@ std::vector<float> value_table(const emu::Format& format) {
 
 bool native_path_can_run(const emu::Numerics& n) {
     if (n.precision != emu::Precision::Fp8) return !n.loss_scaling;
-    const bool recipe = n.recipe == emu::Fp8Recipe::Delayed || n.recipe == emu::Fp8Recipe::Current ||
-                        n.recipe == emu::Fp8Recipe::Blockwise;
+    // Per-row scales (rowwise) have no native kernels here yet: cuBLASLt's outer-vector
+    // scales need a cast per GEMM layout, which the native path does not make.
+    const bool recipe = emu::recipe(n.recipe).native.hopper && !row_scales(emu::recipe(n.recipe));
     const bool formats = n.formats.input == &emu::e4m3() && n.formats.weight == &emu::e4m3() &&
                          (n.formats.gradient == &emu::e5m2() || n.formats.gradient == &emu::e4m3());
     const auto nearest = [](emu::RoundingMode m) { return m == emu::RoundingMode::NearestEven; };

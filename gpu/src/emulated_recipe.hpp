@@ -39,5 +39,7 @@ std::vector<float> value_table(const emu::Format& format);
 // casts that saturate, scaling on, no BF16 edge layers and no loss scaling. Anything
 // else takes the emulated path (BF16 GEMMs of exactly quantised operands).
 bool native_path_can_run(const emu::Numerics& numerics);
+// Whether a recipe scales whole rows (rowwise): the native path has no such casts yet.
+bool row_scales(const emu::Recipe& recipe);
 
 }  // namespace fp8lab::gpu::detail

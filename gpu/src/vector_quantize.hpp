@@ -34,6 +34,7 @@ struct Params {
     int element_emax = 0;                           // MX floor: the element format's max exponent
     float element_inv_max = 1.0f;                   // MX RCEIL: 1 / max finite, in float32
     float element_max = 448.0f;                     // blockwise: max finite of E4M3
+    float min_amax = 0.0f;                          // blockwise: the amax is at least this (torchao's 1e-12)
     bool stochastic = false;                        // stochastic rounding of the elements
     // E4M3 or E5M2 elements rounded to nearest, saturating to the largest finite value:
     // the device's own conversion instruction gives the same codes (the GPU tests check it
@@ -146,7 +147,8 @@ FP8LAB_HD inline BlockScale block_scale(const Params& p, float amax, float tenso
         s.code = std::uint8_t(code);
         return s;
     }
-    case ScaleRule::Blockwise: {  // emu::current_scale(amax, E4M3, power of two)
+    case ScaleRule::Blockwise: {                   // emu::current_scale(max(amax, min_amax), E4M3, power of two)
+        if (amax < p.min_amax) amax = p.min_amax;  // NaN stays NaN
         if (amax == 0.0f || !is_finite(amax)) return s;
         float scale = p.element_max / amax;
         if (!is_finite(scale)) scale = 3.402823466e38f;

@@ -38,7 +38,7 @@ StepOutput output_of(const Curves& c, const std::string& fp8_label, const std::s
 
 // What the quantised run is called in metric names: NVFP4 is not FP8.
 std::string family_of(const emu::Experiment& e) {
-    return e.numerics.precision == emu::Precision::Fp8 && e.numerics.recipe == emu::Fp8Recipe::Nvfp4 ? "NVFP4" : "FP8";
+    return e.numerics.precision == emu::Precision::Fp8 ? emu::recipe(e.numerics.recipe).family : "FP8";
 }
 
 void add_final_losses(StepOutput& out, const Curves& c, const std::string& family) {
@@ -51,8 +51,8 @@ void add_final_losses(StepOutput& out, const Curves& c, const std::string& famil
 // The curve's label: the recipe, or the precision when it is not FP8.
 std::string label_of(const emu::Experiment& e) {
     if (e.numerics.precision != emu::Precision::Fp8) return std::string(emu::precision_name(e.numerics.precision));
-    if (e.numerics.recipe == emu::Fp8Recipe::Nvfp4) return "NVFP4";
-    return "FP8 (" + std::string(emu::fp8_recipe_name(e.numerics.recipe)) + ")";
+    const emu::Recipe& r = emu::recipe(e.numerics.recipe);
+    return r.family == "FP8" ? "FP8 (" + std::string(emu::fp8_recipe_name(r.id)) + ")" : r.family;
 }
 
 std::string experiment_note(const emu::Experiment& e) { return "Experiment: " + emu::describe(e); }

@@ -6,7 +6,8 @@
 
 #include "emulator/block_recipes.hpp"
 #include "emulator/convert.hpp"
-#include "emulator/recipe_descriptor.hpp"
+#include "emulator/quantize.hpp"
+#include "emulator/recipe.hpp"
 #include "labs/logic/lab_logic.hpp"
 #include "labs/experiments/sample_tensors.hpp"
 
@@ -48,50 +49,47 @@ double rms_relative_error(const std::vector<float>& x, const emu::QuantizedTenso
 }
 
 struct RecipeResult {
+    emu::Fp8Recipe recipe;
     std::string name, elements, blocks, scales;
     double bits_per_element;
     emu::QuantizationStats stats;
     double rms_relative = 0;
 };
 
-RecipeResult run(std::string name, std::string blocks, std::string scales, double bits, const emu::QuantizedTensor& q,
-                 const std::vector<float>& x) {
-    return {std::move(name),
-            std::string(q.format->name),
-            std::move(blocks),
-            std::move(scales),
-            bits,
-            emu::quantization_stats(x, q),
-            rms_relative_error(x, q)};
+// Every recipe of the table but delayed (its scale comes from a history; on one tensor it
+// is current scaling), on x as a GEMM's input, with `elements` where the recipe lets the
+// experiment choose, through the one quantize() the trainers call.
+std::vector<RecipeResult> all_recipes(const std::vector<float>& x, const emu::Format& elements) {
+    std::vector<RecipeResult> results;
+    for (emu::Recipe r : emu::recipes()) {
+        if (r.rule == emu::ScaleRule::Delayed) continue;
+        if (!r.formats_fixed) r.formats = {&elements, &elements, &elements};
+        emu::RecipeState state;
+        const emu::QuantizedTensor q = emu::quantize(x, kRows, kCols, r, {"x", emu::TensorRole::Input}, state);
+        const emu::BlockShape b = r.blocks.input.shape(kRows, kCols);
+        // The element, its share of its block's scale and of a float32 per tensor.
+        const bool tensor_scale =
+            r.blocks.input.kind == emu::BlockKind::Tensor || r.scale_type == emu::ScaleType::E4M3TimesFloat32;
+        const double bits =
+            q.format->total_bits +
+            (r.blocks.input.kind == emu::BlockKind::Tensor ? 0.0 : double(r.scale_bits) / double(b.rows * b.cols)) +
+            (tensor_scale ? 32.0 / double(x.size()) : 0.0);
+        results.push_back({r.id, r.label, std::string(q.format->name), r.blocks.input.text(),
+                           std::string(r.scale_type_text()), bits, emu::quantization_stats(x, q),
+                           rms_relative_error(x, q)});
+    }
+    return results;
 }
 
-std::vector<RecipeResult> all_recipes(const std::vector<float>& x, const emu::Format& mx_elements) {
-    const double scale_bits = emu::e8m0().total_bits, e4m3_bits = emu::e4m3().total_bits;
-    const double mx_bits = mx_elements.total_bits + scale_bits / 32;
-    const double tensor_scale = 32.0 / double(x.size());
-    return {
-        run("per tensor", "whole tensor", "float32", mx_elements.total_bits + tensor_scale,
-            emu::quantize_per_tensor(x, kRows, kCols, mx_elements), x),
-        run("MX floor", "1x32", "E8M0", mx_bits,
-            emu::quantize_mx(x, kRows, kCols, mx_elements, emu::MxScaleRule::OcpFloor), x),
-        run("MX RCEIL", "1x32", "E8M0", mx_bits,
-            emu::quantize_mx(x, kRows, kCols, mx_elements, emu::MxScaleRule::Rceil), x),
-        run("blockwise 1x128", "1x128", "float32 power of 2", e4m3_bits + 32.0 / 128,
-            emu::quantize_blockwise(x, kRows, kCols, {1, 128}), x),
-        run("NVFP4", "1x16", "E4M3 + float32 per tensor", emu::e2m1().total_bits + e4m3_bits / 16 + tensor_scale,
-            emu::quantize_nvfp4(x, kRows, kCols), x),
-    };
-}
-
-// The recipes in use, as the emulator defines them (emulator/recipe_descriptor): the rows
-// of the table and the bits of the figure are the descriptors the trainers quantise with.
-std::string blocks_text(const emu::BlockShape& b) {
-    return b.rows == 0 ? "whole tensor" : std::to_string(b.rows) + "x" + std::to_string(b.cols);
-}
-
-double activation_bits(const emu::RecipeDescriptor& d) {
-    const emu::BlockShape b = d.activation_blocks;
-    return d.formats.input->total_bits + (b.rows == 0 ? 0.0 : double(d.scale_bits) / double(b.rows * b.cols));
+// The recipes in use, as the emulator defines them (emulator/recipe): the rows of the table
+// and the bits of the figure are the recipe values the trainers quantise with. A row's
+// scale is shared by the default experiment's widest contraction.
+double activation_bits(const emu::Recipe& r) {
+    const emu::Experiment defaults;
+    const std::size_t width = std::size_t(std::max(defaults.model.input, defaults.model.hidden));
+    const emu::BlockShape b = r.blocks.input.shape(1, width);
+    return r.formats.input->total_bits +
+           (r.blocks.input.kind == emu::BlockKind::Tensor ? 0.0 : double(r.scale_bits) / double(b.rows * b.cols));
 }
 
 StepLogic recipe_map() {
@@ -119,7 +117,7 @@ StepLogic recipe_map() {
         fig.y_axis.min = 0;
         fig.legend = false;
         Series bars{SeriesKind::Bars, "", 0};
-        for (const emu::RecipeDescriptor& d : emu::recipe_descriptors()) {
+        for (const emu::Recipe& d : emu::recipes()) {
             const auto upper = [](std::string_view name) {
                 std::string u(name);
                 for (char& ch : u) ch = char(std::toupper(static_cast<unsigned char>(ch)));
@@ -127,10 +125,10 @@ StepLogic recipe_map() {
             };
             const std::string elements = upper(d.formats.input->name) + " / " + upper(d.formats.weight->name) + " / " +
                                          upper(d.formats.gradient->name) + (d.formats_fixed ? "" : " (default)");
-            t.rows.push_back({std::string(enum_name(d.recipe)), std::string(d.library), elements,
-                              blocks_text(d.activation_blocks), blocks_text(d.weight_blocks), std::string(d.scale_type),
-                              std::string(d.scale_from), std::string(d.accumulation), std::string(d.native_on)});
-            fig.x_axis.categories.push_back(std::string(enum_name(d.recipe)));
+            t.rows.push_back({std::string(enum_name(d.id)), d.library, elements, d.blocks.input.text(),
+                              d.blocks.weight.text(), std::string(d.scale_type_text()), d.scale_from, d.accumulation,
+                              d.native.text()});
+            fig.x_axis.categories.push_back(std::string(enum_name(d.id)));
             bars.x.push_back(double(bars.x.size()));
             bars.y.push_back(activation_bits(d));
         }
@@ -141,11 +139,14 @@ StepLogic recipe_map() {
         out.tables.push_back(std::move(t));
         return out;
     };
-    const emu::RecipeDescriptor& blockwise = emu::recipe_descriptor(emu::Fp8Recipe::Blockwise);
+    const emu::Recipe& blockwise = emu::recipe(emu::Fp8Recipe::Blockwise);
     const std::size_t n = 1024;
-    const auto scales = [&](const emu::BlockShape& b) { return double((n / b.rows) * (n / b.cols)); };
-    s.exercise = numeric_exercise(scales(blockwise.weight_blocks),
-                                  {{"activation-blocks", scales(blockwise.activation_blocks)}, {"per-tensor", 1}});
+    const auto scales = [&](const emu::Blocking& blocking) {
+        const emu::BlockShape b = blocking.shape(n, n);
+        return double((n / b.rows) * (n / b.cols));
+    };
+    s.exercise = numeric_exercise(scales(blockwise.blocks.weight),
+                                  {{"activation-blocks", scales(blockwise.blocks.input)}, {"per-tensor", 1}});
     s.exercise->values = {{"library", std::string(blockwise.library)}, {"n", std::to_string(n)}};
     return s;
 }
@@ -163,8 +164,7 @@ StepLogic recipes() {
     s.training = [](const Parameters& p, emu::Experiment& e) {
         const emu::Fp8Recipe r = parse_enum_or_throw<emu::Fp8Recipe>(p.choice("training_recipe"), "training_recipe");
         emu::set_recipe(e, r);
-        if (r != emu::Fp8Recipe::Blockwise && r != emu::Fp8Recipe::Nvfp4)
-            emu::set_all_formats(e, emu::format_by_name(p.choice("mx_elements")));
+        if (!emu::recipe(r).formats_fixed) emu::set_all_formats(e, emu::format_by_name(p.choice("mx_elements")));
     };
     s.run = [](const Parameters& p, RunContext& ctx) {
         const emu::Format& mx = emu::format_by_name(p.choice("mx_elements"));
@@ -192,11 +192,10 @@ StepLogic recipes() {
         // The recipe the training panel trains (the second parameter) is marked on the figure.
         const emu::Fp8Recipe trained =
             parse_enum_or_throw<emu::Fp8Recipe>(p.choice("training_recipe"), "training_recipe");
-        const std::size_t marked = trained == emu::Fp8Recipe::Delayed || trained == emu::Fp8Recipe::Current ? 0
-                                   : trained == emu::Fp8Recipe::MxFloor                                     ? 1
-                                   : trained == emu::Fp8Recipe::MxRceil                                     ? 2
-                                   : trained == emu::Fp8Recipe::Blockwise                                   ? 3
-                                                                                                            : 4;
+        // Delayed scaling is marked on current scaling's bar (the first), its one-tensor equivalent.
+        std::size_t marked = 0;
+        for (std::size_t i = 0; i < results.size(); ++i)
+            if (results[i].recipe == trained) marked = i;
         fig.annotations.push_back({double(marked) - 0.2, results[marked].rms_relative,
                                    "the training panel trains " + std::string(enum_name(trained))});
         fig.series.push_back(std::move(rms));

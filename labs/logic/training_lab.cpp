@@ -19,7 +19,7 @@ constexpr const char* kCrossoverAsset = "h100-crossover.csv";
 void map_loss_curves(const Parameters& p, emu::Experiment& e) {
     emu::set_recipe(e, parse_enum_or_throw<emu::Fp8Recipe>(p.choice("recipe"), "recipe"));
     const emu::FormatRecipe formats = parse_enum_or_throw<emu::FormatRecipe>(p.choice("formats"), "formats");
-    if (e.numerics.recipe != emu::Fp8Recipe::Nvfp4 && e.numerics.recipe != emu::Fp8Recipe::Blockwise)
+    if (!emu::recipe(e.numerics.recipe).formats_fixed)
         e.numerics.formats.gradient = &emu::format_for(formats, emu::TensorRole::GradOutput);
     e.numerics.delayed.history_length = int(p.integer("history"));
     e.steps = int(p.integer("steps"));

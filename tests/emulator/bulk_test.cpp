@@ -73,7 +73,7 @@ TEST_CASE("quantize_span equals the scalar encoder for every mode, format and sc
 // binade's bit 22 with its own half), both signs, every deterministic mode and saturation.
 TEST_CASE("E8M0's bulk path equals the scalar encoder at every exponent and rounding boundary") {
     std::vector<float> x;
-    const std::uint32_t mantissas[] = {0,       1,        0x1FFFFF, 0x200000, 0x200001, 0x3FFFFF, 0x3FFFFE,
+    const std::uint32_t mantissas[] = {0,        1,        0x1FFFFF, 0x200000, 0x200001, 0x3FFFFF, 0x3FFFFE,
                                        0x3FFFFF, 0x400000, 0x400001, 0x5FFFFF, 0x600000, 0x600001, 0x7FFFFF};
     for (std::uint32_t field = 0; field < 256; ++field)
         for (std::uint32_t m : mantissas)

@@ -223,6 +223,22 @@ TEST_CASE("blockwise, per-tensor and unscaled casts with FP6/FP4 elements equal 
         }
 }
 
+TEST_CASE("every recipe of the table has a GPU path: native, or emulated with a cast for every role") {
+    for (const emu::Recipe& r : emu::recipes()) {
+        CAPTURE(emu::fp8_recipe_name(r.id));
+        emu::Experiment e;
+        emu::set_recipe(e, r.id);
+        if (gpu::detail::native_path_can_run(e.numerics)) continue;
+        for (const emu::TensorRole role :
+             {emu::TensorRole::Input, emu::TensorRole::Weight, emu::TensorRole::GradOutput})
+            for (const bool wgrad : {false, true}) {
+                const OperandCast c = gpu::detail::plan_operand_cast(e.numerics, role, false, wgrad, 4);
+                CHECK(c.params.rule != vq::ScaleRule::Bf16Only);
+                CHECK(c.element == r.formats.of(role));
+            }
+    }
+}
+
 TEST_CASE("the emulated path is taken exactly where the native FP8 GEMMs cannot run the numerics") {
     emu::Numerics n;
     CHECK(gpu::detail::native_path_can_run(n));

@@ -17,7 +17,7 @@
 #include "labs/logic/curriculum.hpp"
 #include "labs/framework/placeholders.hpp"
 #include "labs/experiments/accumulation.hpp"
-#include "emulator/recipe_descriptor.hpp"
+#include "emulator/recipe.hpp"
 #include "labs/framework/asset_files.hpp"
 #include "labs/experiments/crossover.hpp"
 #include "labs/experiments/inference_speed.hpp"
@@ -649,17 +649,17 @@ TEST_CASE("lab 8, NVFP4 training: each option taken away, as the text describes"
     CHECK(exercise(c, "training", "nvfp4-training").check("1").correct);
 }
 
-TEST_CASE("lab 7, the recipe map: its table and bits are the emulator's recipe descriptors") {
+TEST_CASE("lab 7, the recipe map: its table and bits are the emulator's recipe table") {
     const Catalog c = load_curriculum();
     const Step* s = c.find("block-scaling")->find_step("recipe-map");
     REQUIRE(s);
     RunContext context;
     const StepOutput out = s->logic.run(Parameters(s->logic.parameters), context);
     const Table& t = out.tables.at(0);
-    REQUIRE(t.rows.size() == emu::recipe_descriptors().size());
+    REQUIRE(t.rows.size() == emu::recipes().size());
     for (std::size_t r = 0; r < t.rows.size(); ++r) {
-        const emu::RecipeDescriptor& d = emu::recipe_descriptors()[r];
-        CHECK(std::get<std::string>(t.rows[r][0]) == enum_name(d.recipe));
+        const emu::Recipe& d = emu::recipes()[r];
+        CHECK(std::get<std::string>(t.rows[r][0]) == enum_name(d.id));
         CHECK(std::get<std::string>(t.rows[r][1]) == d.library);
     }
     const Series& bits = out.figures.at(0).series.at(0);
@@ -668,9 +668,9 @@ TEST_CASE("lab 7, the recipe map: its table and bits are the emulator's recipe d
     // set_recipe takes its formats from the same descriptors.
     emu::Experiment e;
     emu::set_recipe(e, emu::Fp8Recipe::Blockwise);
-    CHECK(e.numerics.formats == emu::recipe_descriptor(emu::Fp8Recipe::Blockwise).formats);
+    CHECK(e.numerics.formats == emu::recipe(emu::Fp8Recipe::Blockwise).formats);
     emu::set_recipe(e, emu::Fp8Recipe::Delayed);
-    CHECK(e.numerics.formats == emu::recipe_descriptor(emu::Fp8Recipe::Delayed).formats);
+    CHECK(e.numerics.formats == emu::recipe(emu::Fp8Recipe::Delayed).formats);
     const Exercise& x = exercise(c, "block-scaling", "recipe-map");
     CHECK(x.check("64").correct);
     CHECK(x.check("8192").hint.find("activation") != std::string::npos);

@@ -137,6 +137,18 @@ def test_recipes_equal_the_program(recipe, fmt):
         assert ours["tensor_scale_inv"] == float.fromhex(tensor[2])
 
 
+def test_every_recipe_of_the_table_has_a_python_name():
+    # fp8lab.recipes is the program's recipe table; each one quantize can run (all but
+    # delayed, which keeps state across steps) casts here with its own element format.
+    assert "delayed" in fp8lab.recipes
+    x = np.random.default_rng(2).standard_normal((16, 64)).astype(np.float32)
+    for name, element in fp8lab.recipes.items():
+        if name == "delayed":
+            continue
+        out = fp8lab.quantize(x, name, fmt=element)
+        assert out["codes"].shape == x.shape and out["format"].name == element
+
+
 def test_recipe_options_and_refusals():
     x = np.random.default_rng(5).standard_normal((32, 64)).astype(np.float32)
     tiles = fp8lab.quantize(x, "nvfp4", fmt="e2m1", weight_tiles=True)
@@ -149,7 +161,7 @@ def test_recipe_options_and_refusals():
         fp8lab.quantize(x, "delayed")
     with pytest.raises(ValueError, match="x: the recipes compute in float32"):
         fp8lab.quantize(x.astype(np.float64), "current")
-    with pytest.raises(ValueError, match="fmt: NVFP4 elements are E2M1"):
+    with pytest.raises(ValueError, match="fmt: the nvfp4 recipe takes e2m1 elements"):
         fp8lab.quantize(x, "nvfp4", fmt="e4m3")
 
 
@@ -252,7 +264,7 @@ def test_bad_block_shapes_raise(recipe, block, error):
 
 def test_block_is_refused_where_it_does_not_apply_and_a_huge_block_is_one_block():
     x = np.ones((4, 64), np.float32)
-    with pytest.raises(ValueError, match="block: current scaling has one scale per tensor"):
+    with pytest.raises(ValueError, match="block: the current recipe's scales are per tensor"):
         fp8lab.quantize(x, "current", block=32)
     assert fp8lab.quantize(x, "mx-floor", block=2**39)["scale_inv"].shape == (4, 1)
 

@@ -1,0 +1,68 @@
+// quantize(): the recipe's scale rule applied to the role's blocks (quantize.hpp).
+#include "emulator/quantize.hpp"
+
+#include "emulator/block_recipes.hpp"
+#include "emulator/current_scaling.hpp"
+#include "emulator/stochastic_bits.hpp"
+
+namespace fp8lab::emu {
+
+DelayedScaling& RecipeState::delayed(std::string_view tensor, const Format& format) {
+    auto it = delayed_.find(tensor);
+    if (it == delayed_.end()) it = delayed_.emplace(std::string(tensor), DelayedScaling(format, config_)).first;
+    return it->second;
+}
+
+void RecipeState::end_step() {
+    for (auto& [name, state] : delayed_) state.update();
+}
+
+std::map<std::string, DelayedScalingState> RecipeState::delayed_states() const {
+    std::map<std::string, DelayedScalingState> states;
+    for (const auto& [name, scaling] : delayed_) states.emplace(name, scaling.state());
+    return states;
+}
+
+QuantizedTensor quantize(std::span<const float> x, std::size_t rows, std::size_t cols, const Recipe& recipe,
+                         const Operand& operand, RecipeState& state) {
+    const Format& format = *recipe.formats.of(operand.role);
+    const RoundingMode rounding = recipe.rounding.of(operand.role);
+    const ConvertOptions options{rounding, recipe.saturation, operand.seed, kMaxRandomBits};
+    const BlockShape blocks = recipe.blocks.of(operand.role).shape(rows, cols);
+    switch (recipe.rule) {
+    case ScaleRule::One:
+        return quantize_blocks(x, rows, cols, blocks, format, options, [](float) { return BlockScale{1.0f, 1.0f}; });
+    case ScaleRule::Delayed: {
+        DelayedScaling& tensor = state.delayed(operand.tensor, format);
+        const ScalePair s = tensor.scale();
+        QuantizedTensor q = quantize_blocks(x, rows, cols, blocks, format, options, [&](float) {
+            return BlockScale{s.scale, s.scale_inv};
+        });
+        tensor.record_amax(q.tensor_amax());
+        return q;
+    }
+    case ScaleRule::Current: {
+        const bool power_of_two = recipe.scale_type == ScaleType::Float32PowerOfTwo;
+        const float least = recipe.min_amax;
+        return quantize_blocks(x, rows, cols, blocks, format, options, [&](float a) {
+            const ScalePair s = current_scale(a < least ? least : a, format, power_of_two);
+            return BlockScale{s.scale, s.scale_inv};
+        });
+    }
+    case ScaleRule::MxFloor:
+    case ScaleRule::MxRceil:
+        if (blocks.rows != 1)
+            throw std::invalid_argument("MX blocks are one row of columns, not " + std::to_string(blocks.rows) +
+                                        " rows");
+        return quantize_mx(x, rows, cols, format,
+                           recipe.rule == ScaleRule::MxFloor ? MxScaleRule::OcpFloor : MxScaleRule::Rceil, blocks.cols,
+                           options);
+    case ScaleRule::Nvfp4:
+        return quantize_nvfp4(x, rows, cols,
+                              {blocks.rows > 1, rounding == RoundingMode::Stochastic, operand.seed, kMaxRandomBits,
+                               recipe.hadamard_wgrad && operand.wgrad_operand && cols % 16 == 0, operand.step});
+    }
+    throw std::logic_error("quantize: a scale rule without a cast");
+}
+
+}  // namespace fp8lab::emu

@@ -1,0 +1,48 @@
+// The one cast of a GEMM operand under a recipe: the CPU trainer, `fp8lab quantize`, the
+// Python module and the labs all call quantize(), whatever the recipe.
+#pragma once
+
+#include <cstddef>
+#include <cstdint>
+#include <map>
+#include <span>
+#include <string>
+#include <string_view>
+
+#include "emulator/delayed_scaling.hpp"
+#include "emulator/quantized_tensor.hpp"
+#include "emulator/recipe.hpp"
+
+namespace fp8lab::emu {
+
+// One operand's cast: which tensor, in which role, at which step.
+struct Operand {
+    std::string_view tensor;  // names its delayed-scaling state
+    TensorRole role = TensorRole::Input;
+    std::uint64_t step = 0;      // the Hadamard transform's signs (NVFP4's wgrad)
+    std::uint64_t seed = 0;      // the stochastic roundings' bits
+    bool wgrad_operand = false;  // feeds the weight gradient: the recipe's Hadamard transform applies
+};
+
+// What a recipe keeps from step to step: per tensor, delayed scaling's amax history.
+class RecipeState {
+  public:
+    explicit RecipeState(DelayedScalingConfig delayed = {}) : config_(delayed) {}
+    DelayedScaling& delayed(std::string_view tensor, const Format& format);
+    // Ends a training step: delayed scaling computes the scales of the next one.
+    void end_step();
+    // Per tensor, what a view plots of its delayed scaling (empty for other rules).
+    std::map<std::string, DelayedScalingState> delayed_states() const;
+
+  private:
+    DelayedScalingConfig config_;
+    std::map<std::string, DelayedScaling, std::less<>> delayed_;
+};
+
+// x is rows x cols, row-major, the contraction along the columns; each block of the
+// role's blocking gets its scale by the recipe's rule, its elements the role's format and
+// rounding. Delayed scaling quantises with the tensor's current scale and records its amax.
+QuantizedTensor quantize(std::span<const float> x, std::size_t rows, std::size_t cols, const Recipe& recipe,
+                         const Operand& operand, RecipeState& state);
+
+}  // namespace fp8lab::emu
