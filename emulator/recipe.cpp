@@ -1,5 +1,5 @@
 // The recipe table (recipe.hpp). Defaults follow the libraries: Transformer Engine's
-// DelayedScaling (history 1024, max, margin 0) and block recipes, OCP MX.
+// DelayedScaling (history 1024, max, margin 0) and block recipes, OCP MX, torchao's rowwise.
 #include "emulator/recipe.hpp"
 
 #include <algorithm>
@@ -16,7 +16,8 @@ std::span<const EnumName<emu::Fp8Recipe>> enum_names<emu::Fp8Recipe>() {
     using emu::Fp8Recipe;
     static constexpr EnumName<Fp8Recipe> table[] = {
         {Fp8Recipe::Delayed, "delayed"},  {Fp8Recipe::Current, "current"},     {Fp8Recipe::MxFloor, "mx-floor"},
-        {Fp8Recipe::MxRceil, "mx-rceil"}, {Fp8Recipe::Blockwise, "blockwise"}, {Fp8Recipe::Nvfp4, "nvfp4"}};
+        {Fp8Recipe::MxRceil, "mx-rceil"}, {Fp8Recipe::Blockwise, "blockwise"}, {Fp8Recipe::Nvfp4, "nvfp4"},
+        {Fp8Recipe::Rowwise, "rowwise"}};
     return table;
 }
 
@@ -51,7 +52,7 @@ std::string decimal(double v) {
     return buf;
 }
 
-constexpr std::size_t kRecipeCount = 6;
+constexpr std::size_t kRecipeCount = 7;
 
 std::array<Recipe, kRecipeCount> make_recipes() {
     const PerRole<const Format*> hybrid{&e4m3(), &e4m3(), &e5m2()};
@@ -131,6 +132,21 @@ std::array<Recipe, kRecipeCount> make_recipes() {
     r[5].accumulation = "block-scaled MMA";
     r[5].native = {false, false, true};
 
+    // torchao Float8LinearConfig.from_recipe_name("rowwise"): axiswise current scaling of
+    // the input, the weight and the output gradient along each GEMM's contraction, E4M3
+    // throughout, round_scales_to_power_of_2, the amax clamped to torchao's EPS.
+    r[6].id = Fp8Recipe::Rowwise;
+    r[6].label = "rowwise";
+    r[6].library = "torchao Float8LinearConfig rowwise";
+    r[6].formats = all_e4m3;
+    r[6].formats_fixed = true;
+    r[6].blocks = {{BlockKind::Row}, {BlockKind::Row}, {BlockKind::Row}};
+    r[6].scale_type = ScaleType::Float32PowerOfTwo;
+    r[6].rule = ScaleRule::Current;
+    r[6].min_amax = 1e-12f;
+    r[6].scale_from = e4m3_max + " / row amax (at least 1e-12), rounded down to a power of two";
+    r[6].accumulation = "torchao: the forward GEMM accumulates fast, the backward GEMMs promoted";
+    r[6].native = {false, true, true};
     return r;
 }
 

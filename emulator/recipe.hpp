@@ -16,7 +16,7 @@
 
 namespace fp8lab::emu {
 
-enum class Fp8Recipe { Delayed, Current, MxFloor, MxRceil, Blockwise, Nvfp4 };
+enum class Fp8Recipe { Delayed, Current, MxFloor, MxRceil, Blockwise, Nvfp4, Rowwise };
 std::string_view fp8_recipe_name(Fp8Recipe recipe);  // "delayed", "current", "mx-floor", ...
 
 // What each operand of a linear layer is cast to: the input (activation), the weight and

@@ -1,4 +1,5 @@
-// The recipe table and the one quantize(): every recipe casts every role on the CPU.
+// The recipe table and the one quantize(): every recipe casts every role on the CPU, and
+// rowwise equals a reference written from torchao's rules (float8_utils.amax_to_scale).
 #include <doctest/doctest.h>
 
 #include <cmath>
@@ -16,6 +17,33 @@ using namespace fp8lab::emu;
 namespace {
 
 const TensorRole kRoles[] = {TensorRole::Input, TensorRole::Weight, TensorRole::GradOutput};
+
+// torchao's rowwise cast of one row, as its source reads: amax = max |x| in float64,
+// clamped to EPS = 1e-12; scale = float32(448 / amax); rounded down to a power of two
+// (exp2(floor(log2 scale)), here from the exponent bits, which is exact); elements
+// float32(x * scale), clamped to +-448, cast to E4M3 to nearest. scale_inv = 1 / scale.
+struct TorchaoRow {
+    std::vector<std::uint8_t> codes;
+    float scale_inv;
+};
+TorchaoRow torchao_rowwise(const float* x, std::size_t n) {
+    double amax = 0;
+    for (std::size_t i = 0; i < n; ++i) amax = std::fmax(amax, std::fabs(double(x[i])));
+    amax = std::fmax(amax, 1e-12);
+    const float scale = std::exp2(std::floor(std::log2(float(448.0 / amax))));
+    TorchaoRow row{{}, 1.0f / scale};
+    for (std::size_t i = 0; i < n; ++i) {
+        const float y = std::fmin(std::fmax(x[i] * scale, -448.0f), 448.0f);
+        row.codes.push_back(std::uint8_t(encode(e4m3(), y, ConvertOptions{})));
+    }
+    return row;
+}
+
+bool finite_row(const float* x, std::size_t n) {
+    for (std::size_t i = 0; i < n; ++i)
+        if (!std::isfinite(x[i])) return false;
+    return true;
+}
 
 }  // namespace
 
@@ -44,4 +72,39 @@ TEST_CASE("every recipe of the table casts every role on the CPU, with its eleme
             CHECK(q.codes.size() == x.size());
         }
     }
+}
+
+TEST_CASE("rowwise equals torchao's rules on the hard tensors: codes and scales, row by row") {
+    const std::size_t rows = 64, cols = 256;
+    std::vector<float> x = hard_tensor(rows * cols, 11);
+    for (std::size_t c = 0; c < cols; ++c) {
+        x[1 * cols + c] = 0.0f;                                           // amax 0: torchao's scale 448 / 1e-12
+        x[2 * cols + c] = 1e-20f * float(c % 7);                          // amax below the clamp
+        x[3 * cols + c] = std::ldexp(1.0f, -38) * (c + 1.0f);             // amax just above it
+        x[4 * cols + c] = c == 9 ? 448.0f : 0.5f;                         // amax at the format's max: scale 1
+        x[5 * cols + c] = c == 3 ? std::nextafter(448.0f, 0.0f) : -1.0f;  // one ulp below: scale 2
+    }
+    Experiment e;
+    set_recipe(e, Fp8Recipe::Rowwise);
+    CHECK(e.numerics.formats == PerRole<const Format*>{&e4m3(), &e4m3(), &e4m3()});
+    RecipeState state;
+    const QuantizedTensor q =
+        quantize(x, rows, cols, recipe_of(e.numerics), {"x", TensorRole::Input, 0, 0, false}, state);
+    REQUIRE(q.block_count() == rows);
+    std::size_t checked = 0;
+    for (std::size_t r = 0; r < rows; ++r) {
+        // Rows with NaN or Inf differ by design: torchao's amax is NaN or Inf, its scale NaN
+        // or 0, the whole row NaN or 0; fp8lab skips NaN and keeps the finite elements
+        // (Transformer Engine's rule), and training skips such a step anyway.
+        if (!finite_row(&x[r * cols], cols)) continue;
+        const TorchaoRow ref = torchao_rowwise(&x[r * cols], cols);
+        CAPTURE(r);
+        CHECK(std::memcmp(&q.block_scale_inv[r], &ref.scale_inv, 4) == 0);
+        CHECK(std::memcmp(&q.codes[r * cols], ref.codes.data(), cols) == 0);
+        ++checked;
+    }
+    CHECK(checked >= 30);                              // most rows of the hard tensor are finite, and the five above
+    CHECK(q.block_scale_inv[1] == std::exp2(-48.0f));  // 448 / 1e-12 = 4.5e14, down to 2^48
+    CHECK(q.block_scale_inv[4] == 1.0f);
+    CHECK(q.block_scale_inv[5] == 1.0f);  // 448 / (448 - ulp) rounds to 1 in float32
 }

@@ -188,6 +188,13 @@ TEST_CASE("the GPU's blockwise, per-tensor FP6/FP4 and unscaled casts equal the 
     check_cast(blockwise, emu::TensorRole::Weight, "fc1.weight", x, 128, 256, false, false, 1);
     check_cast(blockwise, emu::TensorRole::Weight, "fc1.weight", x, 128, 256, true, false, 1);
     check_cast(blockwise, emu::TensorRole::GradOutput, "fc1.grad_output", x, 128, 256, true, true, 1);
+    // rowwise: one scale per row of the cast operand (per column of the stored one when
+    // the cast runs down the columns), torchao's amax floor.
+    emu::Experiment rowwise;
+    emu::set_recipe(rowwise, emu::Fp8Recipe::Rowwise);
+    check_cast(rowwise.numerics, emu::TensorRole::Input, "fc1.input", x, 128, 256, false, false, 1);
+    check_cast(rowwise.numerics, emu::TensorRole::Weight, "fc1.weight", x, 128, 256, true, false, 1);
+    check_cast(rowwise.numerics, emu::TensorRole::GradOutput, "fc1.grad_output", x, 128, 256, true, true, 1);
     const emu::Format* elements[] = {&emu::e4m3(), &emu::e5m2(), &emu::e3m2(), &emu::e2m3(), &emu::e2m1()};
     for (const emu::Format* f : elements)
         for (const bool scaling : {true, false}) {

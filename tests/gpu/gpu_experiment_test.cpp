@@ -74,6 +74,7 @@ TEST_CASE("the first step's loss is the CPU's, and every recipe both backends ru
                           {"mx-floor", emulated(with_recipe(base, emu::Fp8Recipe::MxFloor))},
                           {"mx-rceil", emulated(with_recipe(base, emu::Fp8Recipe::MxRceil))},
                           {"nvfp4", emulated(with_recipe(base, emu::Fp8Recipe::Nvfp4))},
+                          {"rowwise", emulated(with_recipe(base, emu::Fp8Recipe::Rowwise))},
                           {"fp6 current", fp6},
                           {"e5m2 delayed", e5m2},
                           {"sr+edge+ls", guarded}};

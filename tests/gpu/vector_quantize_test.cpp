@@ -223,6 +223,21 @@ TEST_CASE("blockwise, per-tensor and unscaled casts with FP6/FP4 elements equal 
         }
 }
 
+TEST_CASE("rowwise casts (a power-of-two scale per row, the amax at least 1e-12) equal the CPU trainer's operands") {
+    emu::Experiment e;
+    emu::set_recipe(e, emu::Fp8Recipe::Rowwise);
+    const emu::Numerics& n = e.numerics;
+    std::vector<float> x = scale_rule_tensor(128, 256, 17, 1.0f);
+    for (std::size_t c = 0; c < 256; ++c) {
+        x[9 * 256 + c] = 0.0f;                                   // an all-zero row: torchao's scale 448 / 1e-12
+        x[10 * 256 + c] = 1e-20f * float(c % 7) - 3e-20f;        // an amax below the clamp
+        x[11 * 256 + c] = std::ldexp(1.0f, -40) * float(c % 5);  // just above it
+    }
+    check_operand(n, emu::TensorRole::Input, x, 128, 256, false, 2, "fc1.input");
+    check_operand(n, emu::TensorRole::Weight, x, 128, 256, false, 2, "fc1.weight");
+    check_operand(n, emu::TensorRole::GradOutput, transposed(x, 128, 256), 256, 128, true, 2, "fc1.grad_output");
+}
+
 TEST_CASE("every recipe of the table has a GPU path: native, or emulated with a cast for every role") {
     for (const emu::Recipe& r : emu::recipes()) {
         CAPTURE(emu::fp8_recipe_name(r.id));

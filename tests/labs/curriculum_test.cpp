@@ -665,6 +665,9 @@ TEST_CASE("lab 7, the recipe map: its table and bits are the emulator's recipe t
     const Series& bits = out.figures.at(0).series.at(0);
     CHECK(bits.y.at(2) == 8.25);  // MX: 8 bits and an 8-bit scale per 32
     CHECK(bits.y.at(5) == 4.5);   // NVFP4: 4 bits and an 8-bit scale per 16
+    // rowwise: 8 bits and a float32 per row of the default experiment's widest layer
+    const emu::Experiment defaults;
+    CHECK(bits.y.at(6) == 8.0 + 32.0 / std::max(defaults.model.input, defaults.model.hidden));
     // set_recipe takes its formats from the same descriptors.
     emu::Experiment e;
     emu::set_recipe(e, emu::Fp8Recipe::Blockwise);

@@ -120,7 +120,7 @@ def test_as_ml_dtypes_says_when_it_cannot():
 
 @pytest.mark.parametrize("recipe,fmt", [("current", "e4m3"), ("current", "e2m3"), ("mx-floor", "e4m3"),
                                         ("mx-rceil", "e5m2"), ("mx-floor", "e2m1"), ("blockwise", "e4m3"),
-                                        ("nvfp4", "e2m1")])
+                                        ("nvfp4", "e2m1"), ("rowwise", "e4m3")])
 def test_recipes_equal_the_program(recipe, fmt):
     x = awkward(np.float32, 256, seed=3)
     x[np.isnan(x)] = 1.0
@@ -140,7 +140,7 @@ def test_recipes_equal_the_program(recipe, fmt):
 def test_every_recipe_of_the_table_has_a_python_name():
     # fp8lab.recipes is the program's recipe table; each one quantize can run (all but
     # delayed, which keeps state across steps) casts here with its own element format.
-    assert "delayed" in fp8lab.recipes
+    assert "rowwise" in fp8lab.recipes and "delayed" in fp8lab.recipes
     x = np.random.default_rng(2).standard_normal((16, 64)).astype(np.float32)
     for name, element in fp8lab.recipes.items():
         if name == "delayed":
