@@ -104,7 +104,7 @@ std::array<Recipe, kRecipeCount> make_recipes() {
     r[3].scale_from = "X = block amax / the element format's largest value, rounded up to a power of two";
 
     r[4].id = Fp8Recipe::Blockwise;
-    r[4].label = "blockwise 1x128";
+    r[4].label = "blockwise";
     r[4].library = "Transformer Engine Float8BlockScaling";
     r[4].formats = all_e4m3;
     r[4].formats_fixed = true;
