@@ -4,6 +4,7 @@
 #include <CLI/CLI.hpp>
 
 #include <algorithm>
+#include <cctype>
 #include <cstdio>
 #include <sstream>
 #include <memory>
@@ -28,8 +29,8 @@ struct BenchGpuArgs {
     int steps = 200;
     int warmup = 20;
     std::vector<int> shape;  // d, h, M of a custom size, run instead of the presets
-    float learning_rate = gpu::GpuTrainConfig{}.learning_rate;
-    std::uint64_t seed = gpu::GpuTrainConfig{}.seed;
+    float learning_rate = emu::Experiment{}.optimizer.learning_rate;
+    std::uint64_t seed = emu::Experiment{}.task.seed;
     std::vector<std::string> recipes{"delayed"};
     bool no_graph = false;
     bool json = false;
@@ -46,23 +47,6 @@ struct Row {
     std::vector<RecipeRun> runs;
 };
 
-// What each recipe's runs are, for the table's notes.
-std::string recipe_description(emu::Fp8Recipe recipe) {
-    switch (recipe) {
-    case emu::Fp8Recipe::Blockwise:
-        return "1 x 128 activations and gradients, 128 x 128 weights, E4M3 everywhere, no fast accumulation";
-    case emu::Fp8Recipe::Delayed:
-    case emu::Fp8Recipe::Current:
-        return "E4M3 forward / E5M2 gradients, fast accumulation in the forward";
-    case emu::Fp8Recipe::MxFloor:
-    case emu::Fp8Recipe::MxRceil:
-        return "E4M3 forward / E5M2 gradients in 1 x 32 blocks, E8M0 scales";
-    case emu::Fp8Recipe::Nvfp4:
-        return "E2M1 in 1 x 16 blocks (16 x 16 weight tiles), E4M3 block scales, stochastic gradients, Hadamard wgrad";
-    }
-    return {};
-}
-
 std::vector<emu::Fp8Recipe> chosen_recipes(const std::vector<std::string>& names) {
     std::vector<emu::Fp8Recipe> recipes;
     for (const std::string& name : names) {
@@ -78,45 +62,53 @@ std::vector<emu::Fp8Recipe> chosen_recipes(const std::vector<std::string>& names
 
 double mib(std::uint64_t bytes) { return double(bytes) / double(1u << 20); }
 
-// The configuration of one run. The per-tensor recipes and blockwise run natively with the
-// settings this table has always measured (history 16, fast accumulation in the forward
-// where cuBLASLt has it); MX and NVFP4 take the experiment's defaults for the recipe.
-gpu::GpuTrainConfig config_of(const gpu::GpuPreset& p, gpu::GpuPrecision precision, emu::Fp8Recipe recipe) {
-    gpu::GpuTrainConfig c;
-    const bool native = recipe == emu::Fp8Recipe::Delayed || recipe == emu::Fp8Recipe::Current ||
-                        recipe == emu::Fp8Recipe::Blockwise || precision == gpu::GpuPrecision::Bf16;
-    if (!native) {
-        emu::Experiment e = gpu::experiment_of(c);
-        e.numerics.fast_accumulation = {};  // the emulated path's GEMMs multiply in BF16
-        emu::set_recipe(e, recipe);
-        c = gpu::gpu_config(e);
-        c.data_batches = 0;  // as many as fit, as the native runs
-    }
-    c.input_dim = p.input_dim;
-    c.hidden_dim = p.hidden_dim;
-    c.tokens = p.tokens;
-    c.precision = precision;
-    if (native) {
-        c.recipe = recipe == emu::Fp8Recipe::Current     ? gpu::GpuRecipe::Current
-                   : recipe == emu::Fp8Recipe::Blockwise ? gpu::GpuRecipe::Blockwise
-                                                         : gpu::GpuRecipe::Delayed;
-        c.fast_accumulation = c.recipe != gpu::GpuRecipe::Blockwise;  // cuBLASLt's block-scaled GEMMs have none
-    }
-    return c;
+// The experiment of one run: the table's settings (gpu_bench_experiment: history 16, fast
+// accumulation in the forward GEMMs) with the recipe and its element formats. Fast
+// accumulation is off where the GEMMs have none: cuBLASLt's block-scaled FP8 GEMMs and
+// the emulated path's BF16 GEMMs.
+emu::Experiment experiment_of_run(const gpu::GpuPreset& p, emu::Precision precision, emu::Fp8Recipe recipe,
+                                  const BenchGpuArgs& a) {
+    emu::Experiment e = gpu::gpu_bench_experiment(p.input_dim, p.hidden_dim, p.tokens);
+    emu::set_recipe(e, recipe);
+    e.numerics.precision = precision;
+    if (precision == emu::Precision::Fp8 &&
+        (!emu::recipe(recipe).per_tensor() || gpu::gpu_path(e) == gpu::GpuPath::Emulated))
+        e.numerics.fast_accumulation = {};
+    e.optimizer.learning_rate = a.learning_rate;
+    e.task.seed = e.init_seed = a.seed;
+    e.steps = a.steps;
+    return e;
 }
 
-gpu::GpuTrainResult run_one(const gpu::GpuPreset& p, gpu::GpuPrecision precision, emu::Fp8Recipe recipe,
+// What each recipe's runs are, for the table's notes, from the recipe value and the run's
+// experiment: "E4M3 / E4M3 / E5M2, per tensor, float32 scales, fast accumulation in the forward".
+std::string recipe_description(emu::Fp8Recipe id, const BenchGpuArgs& a) {
+    const emu::Experiment e = experiment_of_run(gpu::gpu_presets().front(), emu::Precision::Fp8, id, a);
+    const emu::Recipe r = emu::recipe_of(e.numerics);
+    const auto upper = [](std::string_view name) {
+        std::string u(name);
+        for (char& ch : u) ch = char(std::toupper(static_cast<unsigned char>(ch)));
+        return u;
+    };
+    std::string text = upper(r.formats.input->name) + " / " + upper(r.formats.weight->name) + " / " +
+                       upper(r.formats.gradient->name) + ", " + r.blocks.input.text();
+    if (!(r.blocks.weight == r.blocks.input)) text += " (weights " + r.blocks.weight.text() + ")";
+    text += ", " + std::string(r.scale_type_text()) + " scales";
+    if (r.rounding.gradient == emu::RoundingMode::Stochastic) text += ", stochastic gradients";
+    if (r.hadamard_wgrad) text += ", Hadamard wgrad";
+    text += e.numerics.fast_accumulation.forward ? ", fast accumulation in the forward" : ", no fast accumulation";
+    return text;
+}
+
+gpu::GpuTrainResult run_one(const gpu::GpuPreset& p, emu::Precision precision, emu::Fp8Recipe recipe,
                             const BenchGpuArgs& a, bool quiet) {
-    gpu::GpuTrainConfig c = config_of(p, precision, recipe);
-    c.learning_rate = a.learning_rate;
-    c.seed = a.seed;
-    c.init_seed = a.seed;
-    c.steps = a.steps;
-    c.warmup_steps = a.warmup;
-    c.use_graph = !a.no_graph;
+    gpu::GpuRun run;
+    run.experiment = experiment_of_run(p, precision, recipe, a);
+    run.warmup_steps = a.warmup;
+    run.use_graph = !a.no_graph;
     const std::string what =
-        p.name + " " + (precision == gpu::GpuPrecision::Bf16 ? std::string("bf16") : std::string(enum_name(recipe)));
-    return gpu::train_mlp_on_gpu(c, [&](int done, const std::vector<float>& loss) {
+        p.name + " " + (precision == emu::Precision::Bf16 ? std::string("bf16") : std::string(enum_name(recipe)));
+    return gpu::train_mlp_on_gpu(run, [&](int done, const std::vector<float>& loss) {
         if (!quiet)
             std::fprintf(stderr, "\r%-12s step %d/%d, loss %.5f   ", what.c_str(), done, a.steps,
                          loss.empty() ? 0.0 : double(loss.back()));
@@ -145,7 +137,7 @@ void print_table(const std::string& device, const BenchGpuArgs& a, const std::ve
                         r.bf16.final_loss(), f.final_loss());
         }
     for (const emu::Fp8Recipe recipe : chosen_recipes(a.recipes))
-        std::printf("%-10s %s\n", std::string(enum_name(recipe)).c_str(), recipe_description(recipe).c_str());
+        std::printf("%-10s %s\n", std::string(enum_name(recipe)).c_str(), recipe_description(recipe, a).c_str());
     if (any_emulated) std::printf("speed %s\n", std::string(gpu::emulated_speed_note()).c_str());
     std::printf("TF/s: model FLOPs (6 x parameters x tokens) per second");
     // Both rates divide by the same time: their ratio is the share of the FLOPs run as GEMMs.
@@ -205,7 +197,7 @@ void print_json(const std::string& device, const BenchGpuArgs& a, const std::vec
                 .key("recipe")
                 .value(std::string(enum_name(run.recipe)))
                 .key("description")
-                .value(recipe_description(run.recipe))
+                .value(recipe_description(run.recipe, a))
                 .key("speed")
                 .value(emulated ? "emulated" : "native");
             if (emulated) json.key("speed_note").value(std::string(gpu::emulated_speed_note()));
@@ -223,9 +215,12 @@ void bench_gpu(const BenchGpuArgs& a) {
     if (!probe.ready) throw UsageError("bench gpu needs an FP8-capable GPU: " + probe.reason);
     if (a.warmup >= a.steps) throw UsageError("--warmup must be smaller than --steps");
     const std::vector<emu::Fp8Recipe> recipes = chosen_recipes(a.recipes);
-    if (std::find(recipes.begin(), recipes.end(), emu::Fp8Recipe::Blockwise) != recipes.end())
-        if (const std::string why = gpu::blockwise_unsupported_reason(); !why.empty())
-            throw UsageError("--recipe blockwise cannot run here: " + why);
+    for (const emu::Fp8Recipe r : recipes) {  // native block scales: Hopper's cuBLASLt only
+        const emu::Experiment e = experiment_of_run(gpu::gpu_presets().front(), emu::Precision::Fp8, r, a);
+        if (gpu::gpu_path(e) == gpu::GpuPath::Native && !emu::recipe(r).per_tensor())
+            if (const std::string why = gpu::blockwise_unsupported_reason(); !why.empty())
+                throw UsageError("--recipe " + std::string(enum_name(r)) + " cannot run here: " + why);
+    }
     std::vector<gpu::GpuPreset> chosen;
     if (!a.shape.empty()) {
         if (a.shape.size() != 3) throw UsageError("--shape takes three numbers: d,h,M");
@@ -237,9 +232,9 @@ void bench_gpu(const BenchGpuArgs& a) {
                 chosen.push_back(p);
     std::vector<Row> rows;
     for (const gpu::GpuPreset& p : chosen) {
-        Row row{p, run_one(p, gpu::GpuPrecision::Bf16, emu::Fp8Recipe::Delayed, a, false), {}};
+        Row row{p, run_one(p, emu::Precision::Bf16, emu::Fp8Recipe::Delayed, a, false), {}};
         for (const emu::Fp8Recipe recipe : recipes)
-            row.runs.push_back({recipe, run_one(p, gpu::GpuPrecision::Fp8, recipe, a, false)});
+            row.runs.push_back({recipe, run_one(p, emu::Precision::Fp8, recipe, a, false)});
         std::fprintf(stderr, "\n");
         rows.push_back(std::move(row));
     }

@@ -105,13 +105,13 @@ int train_on_cpu(const emu::Experiment& e, const TrainArgs& args) {
 }
 
 int train_on_gpu(const emu::Experiment& e, const TrainArgs& args) {
-    gpu::GpuTrainConfig config;
+    gpu::GpuRun config{e};
+    config.record_trace = !args.trace.empty();
     try {
-        config = gpu::gpu_config(e);
+        gpu::validate(config);
     } catch (const std::invalid_argument& err) {
         throw UsageError(std::string("--backend gpu: ") + err.what());
     }
-    config.record_trace = !args.trace.empty();
     std::fprintf(stderr, "fp8lab train: %d steps on the GPU: %s\n", e.steps, emu::describe(e).c_str());
     const gpu::GpuTrainResult r = gpu::train_mlp_on_gpu(config, [&](int done, const std::vector<float>& loss) {
         if (!loss.empty()) std::fprintf(stderr, "  step %d/%d  loss %.6g\n", done, e.steps, loss.back());

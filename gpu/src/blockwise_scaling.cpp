@@ -9,7 +9,7 @@ namespace {
 class BlockwiseScaling final : public NativeScaling {
   public:
     // The per-tensor state is kept as well: the step's end traces each tensor's amax.
-    BlockwiseScaling(const GpuTrainConfig& c, const std::vector<LayerShape>& shapes, int rows, cudaStream_t s)
+    BlockwiseScaling(const GpuRun& c, const std::vector<LayerShape>& shapes, int rows, cudaStream_t s)
         : NativeScaling(c, false, s) {
         for (const LayerShape& sh : shapes) {
             const BlockScaleLayout layouts[3][2] = {{{false, rows, sh.in}, {false, sh.in, rows}},
@@ -69,8 +69,8 @@ class BlockwiseScaling final : public NativeScaling {
 
 }  // namespace
 
-std::unique_ptr<NativeScaling> make_blockwise_scaling(const GpuTrainConfig& config,
-                                                      const std::vector<LayerShape>& shapes, int rows, cudaStream_t s) {
+std::unique_ptr<NativeScaling> make_blockwise_scaling(const GpuRun& config, const std::vector<LayerShape>& shapes,
+                                                      int rows, cudaStream_t s) {
     return std::make_unique<BlockwiseScaling>(config, shapes, rows, s);
 }
 

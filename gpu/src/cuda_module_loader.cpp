@@ -123,11 +123,11 @@ GemmTiming time_forward_gemms(int m, int n, int k, int repetitions) {
     check_gemm_shape(m, n, k);
     return module().time_forward_gemms(m, n, k, repetitions);
 }
-GpuTrainResult train_mlp_on_gpu(const GpuTrainConfig& config, const GpuProgress& progress) {
+GpuTrainResult train_mlp_on_gpu(const GpuRun& config, const GpuProgress& progress) {
     validate(config);  // a bad configuration is refused before the GPU is looked for
     return module().train_mlp_on_gpu(config, progress);
 }
-GpuInitialState gpu_initial_state(const GpuTrainConfig& config) {
+GpuInitialState gpu_initial_state(const GpuRun& config) {
     validate(config);
     return module().gpu_initial_state(config);
 }

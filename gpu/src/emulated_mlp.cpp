@@ -27,27 +27,27 @@ namespace {
 
 class GpuEmulatedMlp final : public MlpStep {
   public:
-    GpuEmulatedMlp(const GpuTrainConfig& c, const HostTrainingData& data)
+    GpuEmulatedMlp(const GpuRun& c, const HostTrainingData& data)
         : c_(c),
-          n_(c.numerics),
-          shapes_(layer_shapes(c)),
+          n_(c.experiment.numerics),
+          shapes_(layer_shapes(c.experiment.model)),
           layers_count_(int(shapes_.size())),
           tensors_(3 * layers_count_),
           fp8_(n_.precision == emu::Precision::Fp8),
           per_tensor_(fp8_ && n_.scaling &&
                       (n_.recipe == emu::Fp8Recipe::Delayed || n_.recipe == emu::Fp8Recipe::Current)),
           delayed_(per_tensor_ && n_.recipe == emu::Fp8Recipe::Delayed),
-          batches_(data_batches(c)),
-          rows_(c.tokens),
-          max_dim_(std::max(c.input_dim, c.hidden_dim)),
+          batches_(c.experiment.task.batches),
+          rows_(c.experiment.tokens),
+          max_dim_(std::max(c.experiment.model.input, c.experiment.model.hidden)),
           workspace_(kMatmulWorkspaceBytes),
-          x_pool_(std::size_t(batches_) * rows_ * c.input_dim),
+          x_pool_(std::size_t(batches_) * rows_ * c.experiment.model.input),
           t_pool_(x_pool_.count),
-          dy16_(std::size_t(rows_) * c.input_dim),
+          dy16_(std::size_t(rows_) * c.experiment.model.input),
           loss_partials_(std::size_t(train::kMaxLossPartials)),
-          losses_(std::size_t(c.steps)),
-          scale_per_step_(std::size_t(c.steps)),
-          skipped_per_step_(std::size_t(c.steps)),
+          losses_(std::size_t(c.experiment.steps)),
+          scale_per_step_(std::size_t(c.experiment.steps)),
+          skipped_per_step_(std::size_t(c.experiment.steps)),
           step_(1),
           guard_(1),
           scaling_(std::size_t(tensors_)),
@@ -100,8 +100,11 @@ class GpuEmulatedMlp final : public MlpStep {
         rules.growth_factor = n_.loss_scaler.growth_factor;
         rules.backoff_factor = n_.loss_scaler.backoff_factor;
         rules.growth_interval = n_.loss_scaler.growth_interval;
-        train::guard_update(guard_.ptr, rules, step_.ptr, scale_per_step_.ptr, skipped_per_step_.ptr, c_.steps, s);
-        const train::AdamParams adam{c_.learning_rate, c_.beta1, c_.beta2, c_.epsilon, c_.weight_decay};
+        train::guard_update(guard_.ptr, rules, step_.ptr, scale_per_step_.ptr, skipped_per_step_.ptr,
+                            c_.experiment.steps, s);
+        const train::AdamParams adam{c_.experiment.optimizer.learning_rate, c_.experiment.optimizer.beta1,
+                                     c_.experiment.optimizer.beta2, c_.experiment.optimizer.epsilon,
+                                     c_.experiment.optimizer.weight_decay};
         for (Layer& layer : layers_)
             train::guarded_adamw(layer.w.ptr, layer.m.ptr, layer.v.ptr, layer.dw.ptr, layer.w.count, adam, guard_.ptr,
                                  s);
@@ -110,7 +113,7 @@ class GpuEmulatedMlp final : public MlpStep {
         end.loss_partial_count = train::loss_partials(outputs());
         end.inv_outputs = 1.0f / float(outputs());
         end.losses = losses_.ptr;
-        end.capacity = c_.steps;
+        end.capacity = c_.experiment.steps;
         if (fp8_) {
             end.scaling = {scaling_.ptr,
                            amax_bits_.ptr,
@@ -142,7 +145,8 @@ class GpuEmulatedMlp final : public MlpStep {
 
     void read_result(GpuTrainResult& result, int steps_done) const override {
         result.path = GpuPath::Emulated;
-        if ((c_.precision == GpuPrecision::Fp8 || n_.precision == emu::Precision::Fp8) && c_.record_trace)
+        if ((c_.experiment.numerics.precision == emu::Precision::Fp8 || n_.precision == emu::Precision::Fp8) &&
+            c_.record_trace)
             result.trace = trace(steps_done, result.device);
         result.loss_scale = loss_scales(steps_done);
         result.skipped_steps = skipped_steps(steps_done);
@@ -152,7 +156,7 @@ class GpuEmulatedMlp final : public MlpStep {
         emu::AmaxTrace trace;
         trace.header = {{"source", "fp8lab GPU training step, emulated recipe (train_mlp_on_gpu)"},
                         {"device", device},
-                        {"experiment", emu::describe(experiment_of(c_))}};
+                        {"experiment", emu::describe(c_.experiment)}};
         if (!trace_amax_) return trace;
         const std::vector<float> amax = read(*trace_amax_, steps_done * tensors_);
         const std::vector<float> scale = read(*trace_scale_, steps_done * tensors_);
@@ -238,7 +242,7 @@ class GpuEmulatedMlp final : public MlpStep {
         FP8LAB_CUDA_CHECK(cudaMemcpy(e4m3_values_->ptr, e4m3.data(), 256 * sizeof(float), cudaMemcpyHostToDevice));
         const emu::TensorRole roles[3] = {emu::TensorRole::Input, emu::TensorRole::Weight, emu::TensorRole::GradOutput};
         for (int r = 0; r < 3; ++r) {
-            const emu::Format& f = n_.recipe == emu::Fp8Recipe::Nvfp4 ? emu::e2m1() : *n_.formats.of(roles[r]);
+            const emu::Format& f = *emu::recipe_of(n_).formats.of(roles[r]);
             const std::vector<float> values = value_table(f);
             role_values_[r] = std::make_unique<DeviceBuffer<float>>(256);
             FP8LAB_CUDA_CHECK(
@@ -259,7 +263,7 @@ class GpuEmulatedMlp final : public MlpStep {
         FP8LAB_CUDA_CHECK(
             cudaMemcpy(numerators_->ptr, numerators.data(), numerators.size() * sizeof(float), cudaMemcpyHostToDevice));
         if (c_.record_trace) {
-            trace_amax_ = std::make_unique<DeviceBuffer<float>>(std::size_t(c_.steps) * tensors_);
+            trace_amax_ = std::make_unique<DeviceBuffer<float>>(std::size_t(c_.experiment.steps) * tensors_);
             trace_scale_ = std::make_unique<DeviceBuffer<float>>(trace_amax_->count);
         }
     }
@@ -340,7 +344,7 @@ class GpuEmulatedMlp final : public MlpStep {
     }
 
     train::CastSource layer_input(int l, int batch) const {
-        if (l == 0) return {train::Source::Bf16, x_batch(batch), nullptr, c_.input_dim};
+        if (l == 0) return {train::Source::Bf16, x_batch(batch), nullptr, c_.experiment.model.input};
         return {train::Source::GeluOfBf16, layers_[std::size_t(l - 1)].h16.ptr, nullptr, shapes_[std::size_t(l)].in};
     }
 
@@ -369,10 +373,10 @@ class GpuEmulatedMlp final : public MlpStep {
         // The gradient of this layer's output: the loss's (times the loss scale), or the
         // dgrad of the layer above through GELU's derivative.
         const train::CastSource grad =
-            l + 1 == layers_count_
-                ? train::CastSource{train::Source::MseGradF32, y_out(),           target_batch(batch), c_.input_dim,
-                                    2.0f / float(outputs()),   &guard_.ptr->scale}
-                : train::CastSource{train::Source::GeluGradBf16, da16_.ptr, layer.h16.ptr, sh.out};
+            l + 1 == layers_count_ ? train::CastSource{train::Source::MseGradF32, y_out(),
+                                                       target_batch(batch),       c_.experiment.model.input,
+                                                       2.0f / float(outputs()),   &guard_.ptr->scale}
+                                   : train::CastSource{train::Source::GeluGradBf16, da16_.ptr, layer.h16.ptr, sh.out};
         nvfp4_amaxes(layer.casts.grad, &layer.casts.grad_t, grad, rows_, sh.out, s);
         // wgrad contracts over the tokens: block recipes cast both operands down the columns
         // (the input's was cast in the forward).
@@ -411,12 +415,12 @@ class GpuEmulatedMlp final : public MlpStep {
         return host;
     }
 
-    std::size_t outputs() const { return std::size_t(rows_) * c_.input_dim; }
+    std::size_t outputs() const { return std::size_t(rows_) * c_.experiment.model.input; }
     const __nv_bfloat16* x_batch(int batch) const { return x_pool_.ptr + std::size_t(batch) * outputs(); }
     const __nv_bfloat16* target_batch(int batch) const { return t_pool_.ptr + std::size_t(batch) * outputs(); }
     __nv_bfloat16* y_out() { return layers_.back().h16.ptr; }
 
-    GpuTrainConfig c_;
+    GpuRun c_;
     emu::Numerics n_;
     std::vector<LayerShape> shapes_;
     int layers_count_, tensors_;
@@ -441,7 +445,7 @@ class GpuEmulatedMlp final : public MlpStep {
 
 }  // namespace
 
-std::unique_ptr<MlpStep> make_emulated_mlp(const GpuTrainConfig& config, const HostTrainingData& data) {
+std::unique_ptr<MlpStep> make_emulated_mlp(const GpuRun& config, const HostTrainingData& data) {
     return std::make_unique<GpuEmulatedMlp>(config, data);
 }
 

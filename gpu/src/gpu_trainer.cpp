@@ -19,11 +19,10 @@ namespace {
 // The emulator's batches and initial weights for a configuration, made on the host with
 // every core. The last one made is kept: a BF16 run and an FP8 run of the same
 // experiment (the comparison, every benchmark) share their data.
-const detail::HostTrainingData& host_training_data(const GpuTrainConfig& config) {
+const detail::HostTrainingData& host_training_data(const emu::Experiment& e) {
     static std::mutex mutex;
     static std::string cached_key;
     static detail::HostTrainingData cached;
-    const emu::Experiment e = experiment_of(config);
     emu::Experiment data_only = e;  // what the data and the weights depend on
     data_only.numerics = {};
     data_only.optimizer = {};
@@ -61,13 +60,15 @@ std::size_t used_device_bytes(std::size_t free_at_start) {
 }
 
 // The path that runs a configuration: the emulated one, or the native FP8/BF16 step.
-std::unique_ptr<detail::MlpStep> make_mlp(const GpuTrainConfig& config) {
-    if (config.path == GpuPath::Emulated) return detail::make_emulated_mlp(config, host_training_data(config));
-    return detail::make_native_mlp(config, host_training_data(config));
+std::unique_ptr<detail::MlpStep> make_mlp(const GpuRun& run) {
+    const detail::HostTrainingData& data = host_training_data(run.experiment);
+    if (gpu_path(run.experiment) == GpuPath::Emulated) return detail::make_emulated_mlp(run, data);
+    return detail::make_native_mlp(run, data);
 }
 
 // The loop of a run on either path.
-GpuTrainResult train_with(const GpuTrainConfig& config, const GpuProgress& progress) {
+GpuTrainResult train_with(const GpuRun& config, const GpuProgress& progress) {
+    const emu::Experiment& e = config.experiment;
     std::size_t free_at_start = 0, total = 0;
     FP8LAB_CUDA_CHECK(cudaDeviceSynchronize());
     FP8LAB_CUDA_CHECK(cudaMemGetInfo(&free_at_start, &total));
@@ -107,7 +108,7 @@ GpuTrainResult train_with(const GpuTrainConfig& config, const GpuProgress& progr
             return !result.cancelled;
         };
         // Warm-up, launched kernel by kernel: it also lets each GEMM pick a kernel that runs.
-        const int warmup = std::min(config.warmup_steps, config.steps);
+        const int warmup = std::min(config.warmup_steps, e.steps);
         for (; done < warmup; ++done) mlp.enqueue_step(done % mlp.batches(), stream);
         FP8LAB_CUDA_CHECK(cudaGetLastError());
         bool go_on = report();
@@ -124,7 +125,7 @@ GpuTrainResult train_with(const GpuTrainConfig& config, const GpuProgress& progr
                 FP8LAB_CUDA_CHECK(made);
                 graphs.push_back(exec);
             }
-        const int timed = config.steps - done;
+        const int timed = e.steps - done;
         events.resize(std::size_t(2 * std::max(timed, 0)));
         for (cudaEvent_t& e : events) FP8LAB_CUDA_CHECK(cudaEventCreate(&e));
         // Steps are queued without waiting; every kReportEvery steps the host catches up to
@@ -153,9 +154,9 @@ GpuTrainResult train_with(const GpuTrainConfig& config, const GpuProgress& progr
         if (!ms.empty()) {
             std::nth_element(ms.begin(), ms.begin() + ms.size() / 2, ms.end());
             result.median_step_ms = ms[ms.size() / 2];
-            result.tokens_per_second = config.tokens / (result.median_step_ms * 1e-3);
-            result.model_tflops = model_flops_per_step(config) / (result.median_step_ms * 1e-3) / 1e12;
-            result.gemm_tflops = gemm_flops_per_step(config) / (result.median_step_ms * 1e-3) / 1e12;
+            result.tokens_per_second = e.tokens / (result.median_step_ms * 1e-3);
+            result.model_tflops = model_flops_per_step(e) / (result.median_step_ms * 1e-3) / 1e12;
+            result.gemm_tflops = gemm_flops_per_step(e) / (result.median_step_ms * 1e-3) / 1e12;
         }
         result.loss = mlp.losses(done);
         mlp.read_result(result, done);
@@ -166,19 +167,20 @@ GpuTrainResult train_with(const GpuTrainConfig& config, const GpuProgress& progr
 
 }  // namespace
 
-GpuTrainResult train_mlp_on_gpu(const GpuTrainConfig& config, const GpuProgress& progress) {
-    validate(config);
+GpuTrainResult train_mlp_on_gpu(const GpuRun& run, const GpuProgress& progress) {
+    validate(run);
     detail::require_gpu();
-    if (config.path != GpuPath::Emulated && config.precision == GpuPrecision::Fp8 &&
-        config.recipe == GpuRecipe::Blockwise)
+    const emu::Numerics& n = run.experiment.numerics;
+    if (gpu_path(run.experiment) == GpuPath::Native && n.precision == emu::Precision::Fp8 &&
+        !emu::recipe(n.recipe).per_tensor())
         if (const std::string why = blockwise_unsupported_reason(); !why.empty()) throw GpuUnavailable(why);
-    return train_with(config, progress);
+    return train_with(run, progress);
 }
 
-GpuInitialState gpu_initial_state(const GpuTrainConfig& config) {
-    validate(config);
+GpuInitialState gpu_initial_state(const GpuRun& run) {
+    validate(run);
     detail::require_gpu();
-    return make_mlp(config)->initial_state();
+    return make_mlp(run)->initial_state();
 }
 
 }  // namespace fp8lab::gpu

@@ -38,10 +38,10 @@ struct LayerShape {
     int in, out;
 };
 
-inline std::vector<LayerShape> layer_shapes(const GpuTrainConfig& c) {
-    std::vector<LayerShape> shapes{{c.input_dim, c.hidden_dim}};
-    for (int l = 1; l < c.hidden_layers; ++l) shapes.push_back({c.hidden_dim, c.hidden_dim});
-    shapes.push_back({c.hidden_dim, c.input_dim});
+inline std::vector<LayerShape> layer_shapes(const emu::ModelSpec& m) {
+    std::vector<LayerShape> shapes{{m.input, m.hidden}};
+    for (int l = 1; l < m.hidden_layers; ++l) shapes.push_back({m.hidden, m.hidden});
+    shapes.push_back({m.hidden, m.input});
     return shapes;
 }
 
@@ -138,7 +138,7 @@ class MlpStep {
     virtual void read_result(GpuTrainResult& result, int steps_done) const = 0;
 };
 
-std::unique_ptr<MlpStep> make_native_mlp(const GpuTrainConfig& config, const HostTrainingData& data);
-std::unique_ptr<MlpStep> make_emulated_mlp(const GpuTrainConfig& config, const HostTrainingData& data);
+std::unique_ptr<MlpStep> make_native_mlp(const GpuRun& config, const HostTrainingData& data);
+std::unique_ptr<MlpStep> make_emulated_mlp(const GpuRun& config, const HostTrainingData& data);
 
 }  // namespace fp8lab::gpu::detail

@@ -23,23 +23,24 @@ namespace {
 
 class GpuMlp final : public MlpStep {
   public:
-    GpuMlp(const GpuTrainConfig& c, const HostTrainingData& data)
+    GpuMlp(const GpuRun& c, const HostTrainingData& data)
         : c_(c),
-          shapes_(layer_shapes(c)),
-          fp8_(c.precision == GpuPrecision::Fp8),
-          scaling_(fp8_ ? make_native_scaling(c, shapes_, c.tokens, nullptr) : nullptr),
+          shapes_(layer_shapes(c.experiment.model)),
+          fp8_(c.experiment.numerics.precision == emu::Precision::Fp8),
+          scaling_(fp8_ ? make_native_scaling(c, shapes_, c.experiment.tokens, nullptr) : nullptr),
           loss_in_cast_(scaling_ && scaling_->loss_in_cast()),
-          batches_(data_batches(c)),
-          rows_(c.tokens),
-          max_dim_(std::max(c.input_dim, c.hidden_dim)),
+          batches_(c.experiment.task.batches),
+          rows_(c.experiment.tokens),
+          max_dim_(std::max(c.experiment.model.input, c.experiment.model.hidden)),
           chunk_rows_(scaling_ ? scaling_->dgrad_chunk_rows(rows_) : rows_),
-          defer_last_update_(c.tokens >= kDeferUpdateMinTokens),
+          defer_last_update_(c.experiment.tokens >= kDeferUpdateMinTokens),
           side_(shapes_.size()),
           workspace_(detail::kMatmulWorkspaceBytes),
-          x_pool_(std::size_t(batches_) * rows_ * c.input_dim),
+          x_pool_(std::size_t(batches_) * rows_ * c.experiment.model.input),
           t_pool_(x_pool_.count),
-          loss_partials_(std::size_t(std::max(train::kMaxLossPartials, train::cast_tiles(c.tokens, c.input_dim)))),
-          losses_(std::size_t(c.steps)),
+          loss_partials_(std::size_t(
+              std::max(train::kMaxLossPartials, train::cast_tiles(c.experiment.tokens, c.experiment.model.input)))),
+          losses_(std::size_t(c.experiment.steps)),
           step_(1) {
         const cudaStream_t s = nullptr;
         FP8LAB_CUDA_CHECK(cudaMemset(step_.ptr, 0, sizeof(int)));
@@ -52,7 +53,7 @@ class GpuMlp final : public MlpStep {
             make_fp8_buffers();
         else
             make_bf16_buffers();
-        if (!loss_in_cast_) dy16_ = std::make_unique<Bf16Buffer>(std::size_t(rows_) * c_.input_dim);
+        if (!loss_in_cast_) dy16_ = std::make_unique<Bf16Buffer>(std::size_t(rows_) * c_.experiment.model.input);
         FP8LAB_CUDA_CHECK(cudaStreamSynchronize(s));
         FP8LAB_CUDA_CHECK(cudaGetLastError());
     }
@@ -89,10 +90,10 @@ class GpuMlp final : public MlpStep {
         train::StepEnd end;
         end.loss_partials = loss_partials_.ptr;
         end.loss_partial_count =
-            loss_in_cast_ ? train::cast_tiles(rows_, c_.input_dim) : train::loss_partials(outputs());
+            loss_in_cast_ ? train::cast_tiles(rows_, c_.experiment.model.input) : train::loss_partials(outputs());
         end.inv_outputs = 1.0f / float(outputs());
         end.losses = losses_.ptr;
-        end.capacity = c_.steps;
+        end.capacity = c_.experiment.steps;
         if (scaling_) scaling_->fill(end);
         train::finish_step(end, step_.ptr, main);  // after every AdamW of this step: they read the step
     }
@@ -113,7 +114,8 @@ class GpuMlp final : public MlpStep {
     }
 
     void read_result(GpuTrainResult& result, int steps_done) const override {
-        if (c_.precision == GpuPrecision::Fp8 && c_.record_trace) result.trace = trace(steps_done, result.device);
+        if (c_.experiment.numerics.precision == emu::Precision::Fp8 && c_.record_trace)
+            result.trace = trace(steps_done, result.device);
     }
 
     emu::AmaxTrace trace(int steps_done, const std::string& device) const {
@@ -140,19 +142,23 @@ class GpuMlp final : public MlpStep {
     };
 
     std::string describe_config() const {
-        std::string text = "d=" + std::to_string(c_.input_dim) + " h=" + std::to_string(c_.hidden_dim) +
-                           " tokens=" + std::to_string(c_.tokens) +
-                           " hidden_layers=" + std::to_string(c_.hidden_layers) +
-                           " precision=" + std::string(gpu_precision_name(c_.precision));
+        std::string text = "d=" + std::to_string(c_.experiment.model.input) +
+                           " h=" + std::to_string(c_.experiment.model.hidden) +
+                           " tokens=" + std::to_string(c_.experiment.tokens) +
+                           " hidden_layers=" + std::to_string(c_.experiment.model.hidden_layers) +
+                           " precision=" + std::string(emu::precision_name(c_.experiment.numerics.precision));
         if (fp8_)
-            text += " recipe=" + std::string(gpu_recipe_name(c_.recipe)) + " formats=" + scaling_->formats_name() +
-                    " history=" + std::to_string(c_.delayed.history_length) +
-                    " algo=" + std::string(emu::amax_algorithm_name(c_.delayed.algorithm)) +
-                    " margin=" + std::to_string(c_.delayed.margin) +
-                    " fast_accum=" + (c_.fast_accumulation ? "1" : "0") + (c_.fast_accumulation_dgrad ? "1" : "0") +
-                    (c_.fast_accumulation_wgrad ? "1" : "0");
-        return text + " lr=" + std::to_string(c_.learning_rate) + " seed=" + std::to_string(c_.seed) +
-               " init_seed=" + std::to_string(c_.init_seed) + " batches=" + std::to_string(batches_);
+            text += " recipe=" + std::string(emu::fp8_recipe_name(c_.experiment.numerics.recipe)) +
+                    " formats=" + scaling_->formats_name() +
+                    " history=" + std::to_string(c_.experiment.numerics.delayed.history_length) +
+                    " algo=" + std::string(emu::amax_algorithm_name(c_.experiment.numerics.delayed.algorithm)) +
+                    " margin=" + std::to_string(c_.experiment.numerics.delayed.margin) +
+                    " fast_accum=" + (c_.experiment.numerics.fast_accumulation.forward ? "1" : "0") +
+                    (c_.experiment.numerics.fast_accumulation.dgrad ? "1" : "0") +
+                    (c_.experiment.numerics.fast_accumulation.wgrad ? "1" : "0");
+        return text + " lr=" + std::to_string(c_.experiment.optimizer.learning_rate) +
+               " seed=" + std::to_string(c_.experiment.task.seed) +
+               " init_seed=" + std::to_string(c_.experiment.init_seed) + " batches=" + std::to_string(batches_);
     }
 
     void add_layer(int l, const std::vector<float>& initial, cudaStream_t s) {
@@ -168,19 +174,22 @@ class GpuMlp final : public MlpStep {
             layer.w8t = std::make_unique<Fp8Buffer>(n);
             layer.at8 = std::make_unique<Fp8Buffer>(std::size_t(rows_) * sh.in);
             const int input = 3 * l, weight = 3 * l + 1, grad = 3 * l + 2;
-            layer.forward = std::make_unique<LtMatmul>(
-                lt_.h, rows_, sh.out, sh.in, scaling_->operand(input, false, Stored::AsIs),
-                scaling_->operand(weight, false, Stored::Transposed), CUDA_R_16BF, c_.fast_accumulation);
+            layer.forward =
+                std::make_unique<LtMatmul>(lt_.h, rows_, sh.out, sh.in, scaling_->operand(input, false, Stored::AsIs),
+                                           scaling_->operand(weight, false, Stored::Transposed), CUDA_R_16BF,
+                                           c_.experiment.numerics.fast_accumulation.forward);
             // wgrad: dW (out x in) = G^T (stored out x M) * X (stored transposed, in x M).
-            layer.wgrad = std::make_unique<LtMatmul>(
-                lt_.h, sh.out, sh.in, rows_, scaling_->operand(grad, true, Stored::AsIs),
-                scaling_->operand(input, true, Stored::Transposed), CUDA_R_32F, c_.fast_accumulation_wgrad);
+            layer.wgrad =
+                std::make_unique<LtMatmul>(lt_.h, sh.out, sh.in, rows_, scaling_->operand(grad, true, Stored::AsIs),
+                                           scaling_->operand(input, true, Stored::Transposed), CUDA_R_32F,
+                                           c_.experiment.numerics.fast_accumulation.wgrad);
             // dgrad: dX (rows x in) = G (rows x out) * W (stored transposed, in x out).
             if (l > 0)
                 for (int rows : chunk_row_counts())
                     layer.dgrad.push_back(std::make_unique<LtMatmul>(
                         lt_.h, rows, sh.in, sh.out, scaling_->operand(grad, false, Stored::AsIs),
-                        scaling_->operand(weight, true, Stored::Transposed), CUDA_R_16BF, c_.fast_accumulation_dgrad));
+                        scaling_->operand(weight, true, Stored::Transposed), CUDA_R_16BF,
+                        c_.experiment.numerics.fast_accumulation.dgrad));
         } else {
             layer.w16 = std::make_unique<Bf16Buffer>(n);
             train::f32_to_bf16(layer.w.ptr, layer.w16->ptr, n, s);
@@ -229,7 +238,9 @@ class GpuMlp final : public MlpStep {
     // step_offset -1: the update of the step before, run after the step counter moved on.
     void adamw_of(int l, int step_offset, cudaStream_t s) {
         Layer& layer = layers_[std::size_t(l)];
-        const train::AdamParams adam{c_.learning_rate, c_.beta1, c_.beta2, c_.epsilon, c_.weight_decay};
+        const train::AdamParams adam{c_.experiment.optimizer.learning_rate, c_.experiment.optimizer.beta1,
+                                     c_.experiment.optimizer.beta2, c_.experiment.optimizer.epsilon,
+                                     c_.experiment.optimizer.weight_decay};
         train::adamw(layer.w.ptr, layer.m.ptr, layer.v.ptr, layer.dw.ptr, layer.w.count, adam, step_.ptr, step_offset,
                      fp8_ ? nullptr : layer.w16->ptr, s);
     }
@@ -253,19 +264,20 @@ class GpuMlp final : public MlpStep {
         act8_ = std::make_unique<Fp8Buffer>(std::size_t(rows_) * max_dim_);
         // The last layer's gradient (rows x d); with hidden-to-hidden layers, also their
         // gradients (rows x h), in two buffers that alternate.
-        const bool deep = c_.hidden_layers >= 2;
-        g8_[0] = std::make_unique<Fp8Buffer>(std::size_t(rows_) * (deep ? max_dim_ : c_.input_dim));
+        const bool deep = c_.experiment.model.hidden_layers >= 2;
+        g8_[0] = std::make_unique<Fp8Buffer>(std::size_t(rows_) * (deep ? max_dim_ : c_.experiment.model.input));
         if (deep) g8_[1] = std::make_unique<Fp8Buffer>(std::size_t(rows_) * max_dim_);
-        da16_ = std::make_unique<Bf16Buffer>(std::size_t(chunk_rows_) * c_.hidden_dim);
-        dyt8_ = std::make_unique<Fp8Buffer>(std::size_t(rows_) * c_.input_dim);
+        da16_ = std::make_unique<Bf16Buffer>(std::size_t(chunk_rows_) * c_.experiment.model.hidden);
+        dyt8_ = std::make_unique<Fp8Buffer>(std::size_t(rows_) * c_.experiment.model.input);
     }
 
     void make_bf16_buffers() {
-        g16_[0] = std::make_unique<Bf16Buffer>(std::size_t(rows_) * c_.hidden_dim);
-        if (c_.hidden_layers >= 2) g16_[1] = std::make_unique<Bf16Buffer>(std::size_t(rows_) * c_.hidden_dim);
+        g16_[0] = std::make_unique<Bf16Buffer>(std::size_t(rows_) * c_.experiment.model.hidden);
+        if (c_.experiment.model.hidden_layers >= 2)
+            g16_[1] = std::make_unique<Bf16Buffer>(std::size_t(rows_) * c_.experiment.model.hidden);
     }
 
-    std::size_t outputs() const { return std::size_t(rows_) * c_.input_dim; }
+    std::size_t outputs() const { return std::size_t(rows_) * c_.experiment.model.input; }
     const __nv_bfloat16* x_batch(int batch) const { return x_pool_.ptr + std::size_t(batch) * outputs(); }
     const __nv_bfloat16* target_batch(int batch) const { return t_pool_.ptr + std::size_t(batch) * outputs(); }
     __nv_bfloat16* y_out() { return layers_.back().h16->ptr; }
@@ -283,8 +295,8 @@ class GpuMlp final : public MlpStep {
                  layer.w8->ptr, layer.w8t->ptr, layer.shape.out, side_.stream);
             FP8LAB_CUDA_CHECK(cudaEventRecord(side_.weight_ready[l], side_.stream));
         }
-        cast({Source::Bf16, x_batch(batch), nullptr, c_.input_dim}, rows_, c_.input_dim, 0, act8_->ptr,
-             layers_[0].at8->ptr, rows_, s);
+        cast({Source::Bf16, x_batch(batch), nullptr, c_.experiment.model.input}, rows_, c_.experiment.model.input, 0,
+             act8_->ptr, layers_[0].at8->ptr, rows_, s);
         for (std::size_t l = 0; l < layers_.size(); ++l) {
             Layer& layer = layers_[l];
             const int j = 3 * int(l);
@@ -304,10 +316,12 @@ class GpuMlp final : public MlpStep {
         std::uint8_t* gt8 = act8_->ptr;
         int g = 0;  // g8_[g] holds the current layer's gradient, not transposed
         // The output's gradient: with per-tensor scaling the loss is computed in its cast.
-        const CastSource gradient = loss_in_cast_ ? CastSource{Source::MseGradBf16, y_out(), target_batch(batch),
-                                                               c_.input_dim, 2.0f / float(outputs())}
-                                                  : CastSource{Source::Bf16, dy16_->ptr, nullptr, c_.input_dim};
-        cast(gradient, rows_, c_.input_dim, 3 * last + 2, g8_[g]->ptr, dyt8_->ptr, rows_, s, loss_partials_.ptr);
+        const CastSource gradient = loss_in_cast_
+                                        ? CastSource{Source::MseGradBf16, y_out(), target_batch(batch),
+                                                     c_.experiment.model.input, 2.0f / float(outputs())}
+                                        : CastSource{Source::Bf16, dy16_->ptr, nullptr, c_.experiment.model.input};
+        cast(gradient, rows_, c_.experiment.model.input, 3 * last + 2, g8_[g]->ptr, dyt8_->ptr, rows_, s,
+             loss_partials_.ptr);
         Layer& top = layers_.back();
         const auto top_wgrad = [&](void* workspace, cudaStream_t on) {
             top.wgrad->run(dyt8_->ptr, top.at8->ptr, top.dw.ptr, workspace, on);
@@ -406,7 +420,7 @@ class GpuMlp final : public MlpStep {
         SideStream& operator=(const SideStream&) = delete;
     };
 
-    GpuTrainConfig c_;
+    GpuRun c_;
     std::vector<LayerShape> shapes_;
     bool fp8_;
     std::unique_ptr<NativeScaling> scaling_;  // FP8 only; before the layers, whose GEMMs point into it
@@ -429,7 +443,7 @@ class GpuMlp final : public MlpStep {
 
 }  // namespace
 
-std::unique_ptr<MlpStep> make_native_mlp(const GpuTrainConfig& config, const HostTrainingData& data) {
+std::unique_ptr<MlpStep> make_native_mlp(const GpuRun& config, const HostTrainingData& data) {
     return std::make_unique<GpuMlp>(config, data);
 }
 

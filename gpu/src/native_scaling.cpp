@@ -6,13 +6,13 @@
 
 namespace fp8lab::gpu::detail {
 
-NativeScaling::NativeScaling(const GpuTrainConfig& c, bool delayed, cudaStream_t s)
+NativeScaling::NativeScaling(const GpuRun& c, bool delayed, cudaStream_t s)
     : c_(c),
-      tensors_(3 * int(layer_shapes(c).size())),
+      tensors_(3 * int(layer_shapes(c.experiment.model).size())),
       delayed_(delayed),
       scaling_(std::size_t(tensors_)),
       amax_bits_(std::size_t(tensors_)),
-      history_(std::size_t(tensors_) * std::size_t(c.delayed.history_length)),
+      history_(std::size_t(tensors_) * std::size_t(c.experiment.numerics.delayed.history_length)),
       numerators_(std::size_t(tensors_)) {
     const std::vector<DeviceScaling> initial(static_cast<std::size_t>(tensors_));
     FP8LAB_CUDA_CHECK(cudaMemcpyAsync(scaling_.ptr, initial.data(), initial.size() * sizeof(DeviceScaling),
@@ -21,15 +21,15 @@ NativeScaling::NativeScaling(const GpuTrainConfig& c, bool delayed, cudaStream_t
     FP8LAB_CUDA_CHECK(cudaMemsetAsync(history_.ptr, 0, history_.count * sizeof(float), s));
     std::vector<float> numerators;
     for (int j = 0; j < tensors_; ++j) {
-        const emu::Format& f = emu::format_for(c.formats, kTensorRoles[j % 3]);
+        const emu::Format& f = *c.experiment.numerics.formats.of(kTensorRoles[j % 3]);
         max_finite_.push_back(static_cast<float>(f.max_finite));
         // Formed in float32 first, exactly as the emulator does.
-        numerators.push_back(std::ldexp(static_cast<float>(f.max_finite), -c.delayed.margin));
+        numerators.push_back(std::ldexp(static_cast<float>(f.max_finite), -c.experiment.numerics.delayed.margin));
     }
     FP8LAB_CUDA_CHECK(cudaMemcpyAsync(numerators_.ptr, numerators.data(), numerators.size() * sizeof(float),
                                       cudaMemcpyHostToDevice, s));
     if (c.record_trace) {
-        trace_amax_ = std::make_unique<DeviceBuffer<float>>(std::size_t(c.steps) * tensors_);
+        trace_amax_ = std::make_unique<DeviceBuffer<float>>(std::size_t(c.experiment.steps) * tensors_);
         trace_scale_ = std::make_unique<DeviceBuffer<float>>(trace_amax_->count);
     }
     // The copies above read host vectors that end here.
@@ -44,8 +44,8 @@ void NativeScaling::fill(train::StepEnd& end) const {
                    trace_amax_ ? trace_amax_->ptr : nullptr,
                    trace_scale_ ? trace_scale_->ptr : nullptr};
     end.tensors = tensors_;
-    end.history_length = c_.delayed.history_length;
-    end.algorithm_max = c_.delayed.algorithm == emu::AmaxAlgorithm::Max;
+    end.history_length = c_.experiment.numerics.delayed.history_length;
+    end.algorithm_max = c_.experiment.numerics.delayed.algorithm == emu::AmaxAlgorithm::Max;
     end.delayed = delayed_;
 }
 
@@ -58,9 +58,10 @@ void NativeScaling::read_trace(int steps, std::vector<float>& amax, std::vector<
     FP8LAB_CUDA_CHECK(cudaMemcpy(scale.data(), trace_scale_->ptr, n * sizeof(float), cudaMemcpyDeviceToHost));
 }
 
-std::unique_ptr<NativeScaling> make_native_scaling(const GpuTrainConfig& config, const std::vector<LayerShape>& shapes,
+std::unique_ptr<NativeScaling> make_native_scaling(const GpuRun& config, const std::vector<LayerShape>& shapes,
                                                    int rows, cudaStream_t s) {
-    if (config.recipe == GpuRecipe::Blockwise) return make_blockwise_scaling(config, shapes, rows, s);
+    if (!emu::recipe(config.experiment.numerics.recipe).per_tensor())
+        return make_blockwise_scaling(config, shapes, rows, s);
     return make_per_tensor_scaling(config, s);
 }
 

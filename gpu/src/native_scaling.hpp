@@ -44,10 +44,10 @@ class NativeScaling {
     int tensors() const { return tensors_; }
 
   protected:
-    NativeScaling(const GpuTrainConfig& c, bool delayed, cudaStream_t s);
+    NativeScaling(const GpuRun& c, bool delayed, cudaStream_t s);
     const float* scale_inv_slot(int j) const { return &scaling_.ptr[j].scale_inv; }
 
-    const GpuTrainConfig c_;
+    const GpuRun c_;
     const int tensors_;  // 3 per layer: input, weight, grad_output
     const bool delayed_;
     DeviceBuffer<DeviceScaling> scaling_;
@@ -59,11 +59,11 @@ class NativeScaling {
 
 // The scaling of config.recipe (delayed, current or blockwise); the layers' shapes and the
 // tokens per step size its block scales.
-std::unique_ptr<NativeScaling> make_native_scaling(const GpuTrainConfig& config, const std::vector<LayerShape>& shapes,
+std::unique_ptr<NativeScaling> make_native_scaling(const GpuRun& config, const std::vector<LayerShape>& shapes,
                                                    int rows, cudaStream_t s);
 // The two families, each in its own file.
-std::unique_ptr<NativeScaling> make_per_tensor_scaling(const GpuTrainConfig& config, cudaStream_t s);
-std::unique_ptr<NativeScaling> make_blockwise_scaling(const GpuTrainConfig& config,
-                                                      const std::vector<LayerShape>& shapes, int rows, cudaStream_t s);
+std::unique_ptr<NativeScaling> make_per_tensor_scaling(const GpuRun& config, cudaStream_t s);
+std::unique_ptr<NativeScaling> make_blockwise_scaling(const GpuRun& config, const std::vector<LayerShape>& shapes,
+                                                      int rows, cudaStream_t s);
 
 }  // namespace fp8lab::gpu::detail

@@ -7,10 +7,11 @@ namespace {
 
 class PerTensorScaling final : public NativeScaling {
   public:
-    PerTensorScaling(const GpuTrainConfig& c, cudaStream_t s) : NativeScaling(c, c.recipe == GpuRecipe::Delayed, s) {}
+    PerTensorScaling(const GpuRun& c, cudaStream_t s)
+        : NativeScaling(c, emu::recipe(c.experiment.numerics.recipe).rule == emu::ScaleRule::Delayed, s) {}
 
     cudaDataType_t type(emu::TensorRole role) const override {
-        return &emu::format_for(c_.formats, role) == &emu::e4m3() ? CUDA_R_8F_E4M3 : CUDA_R_8F_E5M2;
+        return c_.experiment.numerics.formats.of(role) == &emu::e4m3() ? CUDA_R_8F_E4M3 : CUDA_R_8F_E5M2;
     }
 
     MatmulOperand operand(int j, bool, Stored stored) override {
@@ -37,12 +38,14 @@ class PerTensorScaling final : public NativeScaling {
     // current scaling needs the whole gradient's amax before its cast.
     int dgrad_chunk_rows(int rows) const override { return delayed_ ? std::min(rows, kDgradChunkRows) : rows; }
 
-    std::string formats_name() const override { return c_.formats == emu::FormatRecipe::Hybrid ? "hybrid" : "e4m3"; }
+    std::string formats_name() const override {
+        return c_.experiment.numerics.formats.gradient == &emu::e5m2() ? "hybrid" : "e4m3";
+    }
 };
 
 }  // namespace
 
-std::unique_ptr<NativeScaling> make_per_tensor_scaling(const GpuTrainConfig& config, cudaStream_t s) {
+std::unique_ptr<NativeScaling> make_per_tensor_scaling(const GpuRun& config, cudaStream_t s) {
     return std::make_unique<PerTensorScaling>(config, s);
 }
 

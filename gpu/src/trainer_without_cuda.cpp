@@ -5,12 +5,12 @@
 
 namespace fp8lab::gpu {
 
-GpuTrainResult train_mlp_on_gpu(const GpuTrainConfig& config, const GpuProgress&) {
+GpuTrainResult train_mlp_on_gpu(const GpuRun& config, const GpuProgress&) {
     validate(config);
     throw GpuUnavailable(probe().reason);
 }
 
-GpuInitialState gpu_initial_state(const GpuTrainConfig& config) {
+GpuInitialState gpu_initial_state(const GpuRun& config) {
     validate(config);
     throw GpuUnavailable(probe().reason);
 }

@@ -20,11 +20,7 @@ std::vector<CrossoverPoint> crossover_shapes() {
     for (int tokens : {32, 128, 512, 2048, 8192, 16384, 32768}) shapes.push_back({1024, 4096, tokens});
     for (int tokens : {128, 512, 2048, 8192, 16384}) shapes.push_back({4096, 16384, tokens});
     for (CrossoverPoint& p : shapes) {
-        gpu::GpuTrainConfig c;
-        c.input_dim = p.d;
-        c.hidden_dim = p.h;
-        c.tokens = p.tokens;
-        p.model_gflops = gpu::model_flops_per_step(c) / 1e9;
+        p.model_gflops = gpu::model_flops_per_step(gpu::gpu_bench_experiment(p.d, p.h, p.tokens)) / 1e9;
     }
     return shapes;
 }
@@ -42,18 +38,15 @@ CrossoverSweep measure_crossover(int steps, const std::function<bool(int, int)>&
     const int total = int(sweep.points.size()) * 2;
     int done = 0;
     for (CrossoverPoint& p : sweep.points) {
-        for (gpu::GpuPrecision precision : {gpu::GpuPrecision::Bf16, gpu::GpuPrecision::Fp8}) {
-            gpu::GpuTrainConfig c;
-            c.input_dim = p.d;
-            c.hidden_dim = p.h;
-            c.tokens = p.tokens;
-            c.precision = precision;
-            c.steps = steps;
+        for (emu::Precision precision : {emu::Precision::Bf16, emu::Precision::Fp8}) {
+            gpu::GpuRun c{gpu::gpu_bench_experiment(p.d, p.h, p.tokens)};
+            c.experiment.numerics.precision = precision;
+            c.experiment.steps = steps;
             c.warmup_steps = std::max(1, steps / 5);
             c.record_trace = false;
             const gpu::GpuTrainResult r = gpu::train_mlp_on_gpu(c);
             const double mib = double(r.peak_memory_bytes) / (1024.0 * 1024.0);
-            if (precision == gpu::GpuPrecision::Bf16) {
+            if (precision == emu::Precision::Bf16) {
                 p.bf16_ms = r.median_step_ms;
                 p.bf16_mib = mib;
                 p.bf16_loss = r.final_loss();

@@ -130,8 +130,8 @@ StepOutput run_on_cpu(const emu::Experiment& e, RunContext& context) {
 }
 
 StepOutput run_on_gpu(const emu::Experiment& e, RunContext& context) {
-    const gpu::GpuTrainConfig configs[2] = {gpu::gpu_config(emu::with_precision(e, emu::Precision::Bf16)),
-                                            gpu::gpu_config(e)};
+    const gpu::GpuRun configs[2] = {{emu::with_precision(e, emu::Precision::Bf16)}, {e}};
+    for (const gpu::GpuRun& r : configs) gpu::validate(r);
     const gpu::ProbeResult p = gpu::probe();
     if (!p.ready) throw gpu::GpuUnavailable(p.reason);
     Curves c;
@@ -175,8 +175,8 @@ StepOutput run_on_gpu(const emu::Experiment& e, RunContext& context) {
 
 void check_backend_supports(const emu::Experiment& e, Backend backend) {
     if (backend == Backend::Gpu) {
-        gpu::gpu_config(emu::with_precision(e, emu::Precision::Bf16));
-        gpu::gpu_config(e);
+        gpu::validate(gpu::GpuRun{emu::with_precision(e, emu::Precision::Bf16)});
+        gpu::validate(gpu::GpuRun{e});
     } else {
         emu::check_cpu_supports(e);
     }

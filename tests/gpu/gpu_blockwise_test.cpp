@@ -125,15 +125,15 @@ TEST_CASE("block-scaled cuBLASLt GEMMs match a float64 product of the dequantise
 
 TEST_CASE("blockwise FP8 training on the GPU reaches BF16's loss, repeatably") {
     if (!blockwise_ready()) return;
-    gpu::GpuTrainConfig c;  // the default task (the tiny preset)
-    c.steps = 300;
+    gpu::GpuRun c{gpu::gpu_bench_experiment(768, 3072, 32)};  // the bench's tiny preset
+    c.experiment.steps = 300;
     c.warmup_steps = 5;
-    c.precision = gpu::GpuPrecision::Bf16;
+    c.experiment.numerics.precision = emu::Precision::Bf16;
     const gpu::GpuTrainResult bf16 = gpu::train_mlp_on_gpu(c);
-    c.precision = gpu::GpuPrecision::Fp8;
-    c.recipe = gpu::GpuRecipe::Blockwise;
+    c.experiment.numerics.precision = emu::Precision::Fp8;
+    emu::set_recipe(c.experiment, emu::Fp8Recipe::Blockwise);
     CHECK_THROWS_WITH_AS(gpu::train_mlp_on_gpu(c), doctest::Contains("fast accumulation off"), std::invalid_argument);
-    c.fast_accumulation = false;
+    c.experiment.numerics.fast_accumulation = {};
     const gpu::GpuTrainResult fp8 = gpu::train_mlp_on_gpu(c);
     REQUIRE(fp8.loss.size() == 300);
     std::printf(

@@ -221,8 +221,8 @@ TEST_CASE("dynamic loss scaling on the GPU backs off, skips and grows on the CPU
     e.numerics.loss_scaling = true;
     e.numerics.loss_scaler = {65536.0f, 16.0f, 1.0f / 16.0f, 1};
     const emu::TrainerResult cpu = emu::train_mlp(e);
-    gpu::GpuTrainConfig c = gpu::gpu_config(e);
-    REQUIRE(c.path == gpu::GpuPath::Emulated);
+    const gpu::GpuRun c{e};
+    REQUIRE(gpu::gpu_path(e) == gpu::GpuPath::Emulated);
     const gpu::GpuTrainResult g = gpu::train_mlp_on_gpu(c);
     std::printf("loss scaling: %zu of %d steps skipped on the CPU, %zu on the GPU\n", cpu.skipped_steps.size(), e.steps,
                 g.skipped_steps.size());

@@ -18,7 +18,7 @@ using namespace fp8lab;
 namespace {
 
 gpu::GpuTrainResult train_on_gpu(const emu::Experiment& e) {
-    gpu::GpuTrainConfig c = gpu::gpu_config(e);
+    gpu::GpuRun c{e};
     c.record_trace = false;
     return gpu::train_mlp_on_gpu(c);
 }
@@ -35,7 +35,7 @@ TEST_CASE("the GPU holds the emulator's initial weights and batches bit for bit"
     emu::Experiment e = labs::lab_experiment();
     for (std::uint64_t seed : {1ull, 7ull}) {
         e.task.seed = e.init_seed = seed;
-        const gpu::GpuInitialState st = gpu::gpu_initial_state(gpu::gpu_config(e));
+        const gpu::GpuInitialState st = gpu::gpu_initial_state(gpu::GpuRun{e});
         const std::vector<float> weights = emu::initial_weights(e, 0);
         const emu::Batch batch = emu::TrainingTask(e).batch(0, e.tokens);
         REQUIRE(st.first_weights.size() == weights.size());
@@ -97,7 +97,7 @@ TEST_CASE("the first step's loss is the CPU's, and every recipe both backends ru
         std::printf(
             "%-14s (%s) first-step loss gap %.2e, final loss GPU/CPU %+.3f%% (mean of 4 seeds), "
             "largest per-step gap %.2f%%\n",
-            c.name, std::string(gpu::gpu_path_name(gpu::gpu_config(c.e).path)).c_str(), first_gap, 100 * agreement,
+            c.name, std::string(gpu::gpu_path_name(gpu::gpu_path(c.e))).c_str(), first_gap, 100 * agreement,
             100 * worst_gap);
         // Both start from the same bits; the GPU's accumulation order and GELU differ in the
         // last bits, so the first loss agrees to float32-level rounding of the BF16 outputs.
@@ -108,19 +108,19 @@ TEST_CASE("the first step's loss is the CPU's, and every recipe both backends ru
 
 TEST_CASE("every recipe runs on the GPU: natively where its tensor cores can, else emulated, refusing by name") {
     const emu::Experiment base = labs::lab_experiment();
-    CHECK(gpu::gpu_config(base).path == gpu::GpuPath::Native);
-    CHECK(gpu::gpu_config(with_recipe(base, emu::Fp8Recipe::Blockwise)).path == gpu::GpuPath::Native);
-    for (emu::Fp8Recipe r : {emu::Fp8Recipe::MxFloor, emu::Fp8Recipe::MxRceil, emu::Fp8Recipe::Nvfp4}) {
+    CHECK(gpu::gpu_path(base) == gpu::GpuPath::Native);
+    CHECK(gpu::gpu_path(with_recipe(base, emu::Fp8Recipe::Blockwise)) == gpu::GpuPath::Native);
+    for (emu::Fp8Recipe r :
+         {emu::Fp8Recipe::MxFloor, emu::Fp8Recipe::MxRceil, emu::Fp8Recipe::Nvfp4, emu::Fp8Recipe::Rowwise}) {
         CAPTURE(emu::fp8_recipe_name(r));
-        const gpu::GpuTrainConfig c = gpu::gpu_config(with_recipe(base, r));
-        CHECK(c.path == gpu::GpuPath::Emulated);
-        CHECK(gpu::experiment_of(c) == with_recipe(base, r));
+        CHECK(gpu::gpu_path(with_recipe(base, r)) == gpu::GpuPath::Emulated);
+        gpu::validate(gpu::GpuRun{with_recipe(base, r)});
         emu::Experiment fast = with_recipe(base, r);
         fast.numerics.fast_accumulation.dgrad = true;
-        CHECK_THROWS_WITH_AS(gpu::gpu_config(fast), doctest::Contains("numerics.fast_accumulation"),
+        CHECK_THROWS_WITH_AS(gpu::validate(gpu::GpuRun{fast}), doctest::Contains("numerics.fast_accumulation"),
                              std::invalid_argument);
     }
     emu::Experiment biases = base;
     biases.model.biases = true;
-    CHECK_THROWS_WITH_AS(gpu::gpu_config(biases), doctest::Contains("model.biases"), std::invalid_argument);
+    CHECK_THROWS_WITH_AS(gpu::validate(gpu::GpuRun{biases}), doctest::Contains("model.biases"), std::invalid_argument);
 }

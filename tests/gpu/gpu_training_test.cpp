@@ -23,13 +23,12 @@ using namespace fp8lab;
 
 namespace {
 
-// The default task (GpuTrainConfig's defaults: the tiny preset, d=768, h=3072, M=32) for
-// 300 steps.
-gpu::GpuTrainConfig test_config(gpu::GpuPrecision precision) {
-    gpu::GpuTrainConfig c;
-    c.steps = 300;
+// The bench's experiment at the tiny preset (d=768, h=3072, M=32) for 300 steps.
+gpu::GpuRun test_config(emu::Precision precision) {
+    gpu::GpuRun c{gpu::gpu_bench_experiment(768, 3072, 32)};
+    c.experiment.steps = 300;
+    c.experiment.numerics.precision = precision;
     c.warmup_steps = 5;
-    c.precision = precision;
     return c;
 }
 
@@ -40,27 +39,34 @@ bool same_bits(const std::vector<float>& a, const std::vector<float>& b) {
 }  // namespace
 
 TEST_CASE("a GPU training configuration is checked before any GPU work, naming what is wrong") {
-    gpu::GpuTrainConfig c;
-    c.input_dim = 100;
-    CHECK_THROWS_WITH_AS(gpu::train_mlp_on_gpu(c), doctest::Contains("input size d must be a positive multiple of 16"),
+    const gpu::GpuRun tiny = test_config(emu::Precision::Fp8);
+    gpu::GpuRun c = tiny;
+    c.experiment.model.input = c.experiment.model.output = 100;
+    CHECK_THROWS_WITH_AS(gpu::train_mlp_on_gpu(c), doctest::Contains("model.input: must be a multiple of 16"),
                          std::invalid_argument);
-    c = {};
-    c.tokens = 40;
-    CHECK_THROWS_WITH_AS(gpu::validate(c), doctest::Contains("tokens per step M"), std::invalid_argument);
-    c = {};
+    c = tiny;
+    c.experiment.tokens = 40;
+    CHECK_THROWS_WITH_AS(gpu::validate(c), doctest::Contains("tokens: must be a multiple of 16"),
+                         std::invalid_argument);
+    c = tiny;
     c.warmup_steps = 0;
     CHECK_THROWS_WITH_AS(gpu::validate(c), doctest::Contains("warm-up"), std::invalid_argument);
-    c = {};
-    c.delayed.history_length = 0;
-    CHECK_THROWS_WITH_AS(gpu::validate(c), doctest::Contains("history length"), std::invalid_argument);
+    c = tiny;
+    c.experiment.numerics.delayed.history_length = 0;
+    CHECK_THROWS_WITH_AS(gpu::validate(c), doctest::Contains("numerics.delayed.history"), std::invalid_argument);
+    c = tiny;  // every refusal at once, each named
+    c.experiment.model.biases = true;
+    c.experiment.optimizer.grad_clip = 1.0f;
+    CHECK_THROWS_WITH_AS(gpu::validate(c), doctest::Contains("model.biases"), std::invalid_argument);
+    CHECK_THROWS_WITH_AS(gpu::validate(c), doctest::Contains("optimizer.grad_clip"), std::invalid_argument);
     // d -> h -> d: model FLOPs 6 x (2 d h parameters) x tokens; the GEMMs run are the
     // forward and wgrad of the first layer and all three of the last.
-    c = {};
-    CHECK(gpu::model_flops_per_step(c) == doctest::Approx(6.0 * (2.0 * 768 * 3072) * 32));
-    CHECK(gpu::gemm_flops_per_step(c) == doctest::Approx(2.0 * 32 * 768 * 3072 * 5));
-    c.hidden_layers = 3;  // two h -> h layers more, each with all three GEMMs
-    CHECK(gpu::model_flops_per_step(c) == doctest::Approx(6.0 * (2.0 * 768 * 3072 + 2.0 * 3072 * 3072) * 32));
-    CHECK(gpu::gemm_flops_per_step(c) == doctest::Approx(2.0 * 32 * (768 * 3072 * 5.0 + 3072 * 3072 * 6.0)));
+    emu::Experiment e = tiny.experiment;
+    CHECK(gpu::model_flops_per_step(e) == doctest::Approx(6.0 * (2.0 * 768 * 3072) * 32));
+    CHECK(gpu::gemm_flops_per_step(e) == doctest::Approx(2.0 * 32 * 768 * 3072 * 5));
+    e.model.hidden_layers = 3;  // two h -> h layers more, each with all three GEMMs
+    CHECK(gpu::model_flops_per_step(e) == doctest::Approx(6.0 * (2.0 * 768 * 3072 + 2.0 * 3072 * 3072) * 32));
+    CHECK(gpu::gemm_flops_per_step(e) == doctest::Approx(2.0 * 32 * (768 * 3072 * 5.0 + 3072 * 3072 * 6.0)));
 }
 
 TEST_CASE("the step's fused cast + transpose equals the emulator bit for bit, transpose and amax included") {
@@ -96,8 +102,8 @@ TEST_CASE("the step's fused cast + transpose equals the emulator bit for bit, tr
 
 TEST_CASE("FP8 training on the GPU reaches BF16's loss, repeatably, with the emulator's delayed scaling") {
     if (!gpu_ready()) return;
-    const gpu::GpuTrainResult bf16 = gpu::train_mlp_on_gpu(test_config(gpu::GpuPrecision::Bf16));
-    const gpu::GpuTrainResult fp8 = gpu::train_mlp_on_gpu(test_config(gpu::GpuPrecision::Fp8));
+    const gpu::GpuTrainResult bf16 = gpu::train_mlp_on_gpu(test_config(emu::Precision::Bf16));
+    const gpu::GpuTrainResult fp8 = gpu::train_mlp_on_gpu(test_config(emu::Precision::Fp8));
     REQUIRE(bf16.loss.size() == 300);
     REQUIRE(fp8.loss.size() == 300);
     std::printf(
@@ -111,13 +117,13 @@ TEST_CASE("FP8 training on the GPU reaches BF16's loss, repeatably, with the emu
     CHECK(std::abs(fp8.loss.front() - bf16.loss.front()) < 0.02 * bf16.loss.front());
 
     SUBCASE("the same seed gives the same losses and trace bit for bit, graph or not") {
-        gpu::GpuTrainConfig again = test_config(gpu::GpuPrecision::Fp8);
+        gpu::GpuRun again = test_config(emu::Precision::Fp8);
         const gpu::GpuTrainResult repeat = gpu::train_mlp_on_gpu(again);
         CHECK(same_bits(repeat.loss, fp8.loss));
         again.use_graph = false;
         const gpu::GpuTrainResult eager = gpu::train_mlp_on_gpu(again);
         CHECK(same_bits(eager.loss, fp8.loss));
-        CHECK(same_bits(gpu::train_mlp_on_gpu(test_config(gpu::GpuPrecision::Bf16)).loss, bf16.loss));
+        CHECK(same_bits(gpu::train_mlp_on_gpu(test_config(emu::Precision::Bf16)).loss, bf16.loss));
     }
 
     SUBCASE("the scales used on the device are the emulator's for the recorded amaxes") {
@@ -127,7 +133,8 @@ TEST_CASE("FP8 training on the GPU reaches BF16's loss, repeatably, with the emu
         int checked = 0, mismatched = 0;
         for (const emu::AmaxTraceRecord& r : fp8.trace.records) {
             const emu::Format& f = emu::format_for(emu::FormatRecipe::Hybrid, emu::role_of_tensor(r.tensor));
-            auto it = replay.try_emplace(r.tensor, f, test_config(gpu::GpuPrecision::Fp8).delayed).first;
+            auto it =
+                replay.try_emplace(r.tensor, f, test_config(emu::Precision::Fp8).experiment.numerics.delayed).first;
             mismatched += it->second.scale().scale != r.scale;
             ++checked;
             it->second.record_amax(r.amax);
@@ -200,8 +207,8 @@ TEST_CASE("FP8 training on the GPU reaches BF16's loss on the default task, over
     if (!gpu_ready()) return;
     double bf16_sum = 0, fp8_sum = 0;
     for (std::uint64_t seed = 1; seed <= 8; ++seed) {
-        gpu::GpuTrainConfig bf16 = test_config(gpu::GpuPrecision::Bf16), fp8 = test_config(gpu::GpuPrecision::Fp8);
-        bf16.seed = fp8.seed = seed;
+        gpu::GpuRun bf16 = test_config(emu::Precision::Bf16), fp8 = test_config(emu::Precision::Fp8);
+        bf16.experiment.task.seed = fp8.experiment.task.seed = seed;
         bf16.record_trace = fp8.record_trace = false;
         const double b = gpu::train_mlp_on_gpu(bf16).final_loss(), f = gpu::train_mlp_on_gpu(fp8).final_loss();
         std::printf("seed %d: BF16 %.6f, FP8 %.6f (%+.2f%%)\n", int(seed), b, f, 100.0 * (f / b - 1.0));
@@ -215,10 +222,10 @@ TEST_CASE("FP8 training on the GPU reaches BF16's loss on the default task, over
 
 TEST_CASE("current scaling on the GPU uses the emulator's current scale of each tensor's own amax") {
     if (!gpu_ready()) return;
-    gpu::GpuTrainConfig c = test_config(gpu::GpuPrecision::Fp8);
-    c.recipe = gpu::GpuRecipe::Current;
-    c.steps = 60;
-    c.hidden_layers = 2;  // a hidden-to-hidden layer: the dgrad path with two FP8 gradient buffers
+    gpu::GpuRun c = test_config(emu::Precision::Fp8);
+    emu::set_recipe(c.experiment, emu::Fp8Recipe::Current);
+    c.experiment.steps = 60;
+    c.experiment.model.hidden_layers = 2;  // a hidden-to-hidden layer: the dgrad path with two FP8 gradient buffers
     const gpu::GpuTrainResult r = gpu::train_mlp_on_gpu(c);
     REQUIRE(r.trace.records.size() == 60 * 9);
     int mismatched = 0;
