@@ -45,8 +45,8 @@ __global__ void guard_update_kernel(StepGuard* g, LossScalingRules rules, const 
 __global__ void guarded_adamw_kernel(float4* w, float4* m, float4* v, const float4* grad, std::size_t quads,
                                      AdamParams p, const StepGuard* guard) {
     if (!guard->apply) return;
-    const float t = float(guard->adam_steps), used = guard->used;
-    const float c1 = 1.0f - powf(p.beta1, t), c2 = 1.0f - powf(p.beta2, t);
+    const float used = guard->used;
+    const float2 c = adamw_corrections(p, float(guard->adam_steps));
     for (std::size_t i = blockIdx.x * std::size_t(blockDim.x) + threadIdx.x; i < quads;
          i += std::size_t(gridDim.x) * blockDim.x) {
         float4 g = grad[i];
@@ -54,14 +54,7 @@ __global__ void guarded_adamw_kernel(float4* w, float4* m, float4* v, const floa
             g.x = __fdiv_rn(g.x, used), g.y = __fdiv_rn(g.y, used);
             g.z = __fdiv_rn(g.z, used), g.w = __fdiv_rn(g.w, used);
         }
-        float4 wi = w[i], mi = m[i], vi = v[i];
-        adamw_one(wi.x, mi.x, vi.x, g.x, p, c1, c2);
-        adamw_one(wi.y, mi.y, vi.y, g.y, p, c1, c2);
-        adamw_one(wi.z, mi.z, vi.z, g.z, p, c1, c2);
-        adamw_one(wi.w, mi.w, vi.w, g.w, p, c1, c2);
-        m[i] = mi;
-        v[i] = vi;
-        w[i] = wi;
+        adamw_quad(w, m, v, i, g, p, c);
     }
 }
 

@@ -161,19 +161,10 @@ __global__ void mse_kernel(const __nv_bfloat162* y, const __nv_bfloat162* target
 // Four weights per thread and iteration: 16-byte loads and stores of w, m, v and grad.
 __global__ void adamw_kernel(float4* w, float4* m, float4* v, const float4* grad, std::size_t quads, AdamParams p,
                              const int* step, int step_offset, __nv_bfloat162* w_bf16) {
-    const float t = float(*step + 1 + step_offset);
-    const float c1 = 1.0f - powf(p.beta1, t), c2 = 1.0f - powf(p.beta2, t);
+    const float2 c = adamw_corrections(p, float(*step + 1 + step_offset));
     for (std::size_t i = blockIdx.x * std::size_t(blockDim.x) + threadIdx.x; i < quads;
          i += std::size_t(gridDim.x) * blockDim.x) {
-        const float4 g = grad[i];
-        float4 wi = w[i], mi = m[i], vi = v[i];
-        adamw_one(wi.x, mi.x, vi.x, g.x, p, c1, c2);
-        adamw_one(wi.y, mi.y, vi.y, g.y, p, c1, c2);
-        adamw_one(wi.z, mi.z, vi.z, g.z, p, c1, c2);
-        adamw_one(wi.w, mi.w, vi.w, g.w, p, c1, c2);
-        m[i] = mi;
-        v[i] = vi;
-        w[i] = wi;
+        const float4 wi = adamw_quad(w, m, v, i, grad[i], p, c);
         if (w_bf16) {
             w_bf16[2 * i] = __floats2bfloat162_rn(wi.x, wi.y);
             w_bf16[2 * i + 1] = __floats2bfloat162_rn(wi.z, wi.w);

@@ -73,6 +73,26 @@ __device__ inline void adamw_one(float& w, float& m, float& v, float g, const Ad
     const float update = (m / c1) / (sqrtf(v / c2) + p.epsilon) + p.weight_decay * w;
     w = w - p.learning_rate * update;
 }
+
+// Adam's bias corrections of step t (from 1): c1 = 1 - beta1^t, c2 = 1 - beta2^t.
+__device__ inline float2 adamw_corrections(const AdamParams& p, float t) {
+    return {1.0f - powf(p.beta1, t), 1.0f - powf(p.beta2, t)};
+}
+
+// Four weights' update, both AdamW kernels' loop body: w, m and v at quad i read, updated
+// with the gradient g, written back; returns the new weights.
+__device__ inline float4 adamw_quad(float4* w, float4* m, float4* v, std::size_t i, float4 g, const AdamParams& p,
+                                    float2 c) {
+    float4 wi = w[i], mi = m[i], vi = v[i];
+    adamw_one(wi.x, mi.x, vi.x, g.x, p, c.x, c.y);
+    adamw_one(wi.y, mi.y, vi.y, g.y, p, c.x, c.y);
+    adamw_one(wi.z, mi.z, vi.z, g.z, p, c.x, c.y);
+    adamw_one(wi.w, mi.w, vi.w, g.w, p, c.x, c.y);
+    m[i] = mi;
+    v[i] = vi;
+    w[i] = wi;
+    return wi;
+}
 #endif
 // AdamW on float32 master weights with the bias correction of step *step + 1 + step_offset
 // (-1 for an update that runs after the step counter moved on); w_bf16 (may be null)

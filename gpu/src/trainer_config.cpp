@@ -15,8 +15,8 @@ namespace fp8lab::gpu {
 
 std::string_view gpu_path_name(GpuPath p) { return p == GpuPath::Native ? "native" : "emulated"; }
 std::string_view emulated_speed_note() {
-    return "emulated: exact numerics, operands quantised on the GPU and multiplied as BF16; this GPU has no tensor "
-           "cores for the recipe, so the time is not its hardware speed";
+    return "emulated: exact numerics, operands quantised on the GPU and multiplied as BF16; fp8lab has no native "
+           "kernels for these numerics on this GPU, so the time is not its hardware speed";
 }
 GpuPath gpu_path(const emu::Experiment& e) {
     return detail::native_path_can_run(e.numerics) ? GpuPath::Native : GpuPath::Emulated;

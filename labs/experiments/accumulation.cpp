@@ -130,10 +130,11 @@ const char* kColumns = "k,fast_accumulation,mean_error,max_error";
 }  // namespace
 
 void write_accumulation_csv(std::ostream& out, const AccumulationSweep& s) {
-    write_recorded_header(out, kMagic, s.header, kColumns);
+    std::vector<RecordedRow> rows;
     for (const AccumulationPoint& p : s.points)
-        out << p.k << ',' << (p.fast_accumulation ? 1 : 0) << ',' << shortest_text(p.mean_error) << ','
-            << shortest_text(p.max_error) << "\n";
+        rows.push_back({std::to_string(p.k), p.fast_accumulation ? "1" : "0", shortest_text(p.mean_error),
+                        shortest_text(p.max_error)});
+    write_recorded_csv(out, kMagic, s.header, kColumns, rows);
 }
 
 AccumulationSweep read_accumulation_csv(std::istream& in, const std::string& source) {

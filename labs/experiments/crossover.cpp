@@ -67,12 +67,13 @@ const char* kColumns = "d,h,tokens,model_gflops,bf16_ms,fp8_ms,bf16_mib,fp8_mib,
 }  // namespace
 
 void write_crossover_csv(std::ostream& out, const CrossoverSweep& s) {
-    write_recorded_header(out, kMagic, s.header, kColumns);
+    std::vector<RecordedRow> rows;
     for (const CrossoverPoint& p : s.points)
-        out << p.d << ',' << p.h << ',' << p.tokens << ',' << shortest_text(p.model_gflops) << ','
-            << shortest_text(p.bf16_ms) << ',' << shortest_text(p.fp8_ms) << ',' << shortest_text(p.bf16_mib) << ','
-            << shortest_text(p.fp8_mib) << ',' << shortest_text(p.bf16_loss) << ',' << shortest_text(p.fp8_loss)
-            << "\n";
+        rows.push_back({std::to_string(p.d), std::to_string(p.h), std::to_string(p.tokens),
+                        shortest_text(p.model_gflops), shortest_text(p.bf16_ms), shortest_text(p.fp8_ms),
+                        shortest_text(p.bf16_mib), shortest_text(p.fp8_mib), shortest_text(p.bf16_loss),
+                        shortest_text(p.fp8_loss)});
+    write_recorded_csv(out, kMagic, s.header, kColumns, rows);
 }
 
 CrossoverSweep read_crossover_csv(std::istream& in, const std::string& source) {

@@ -59,16 +59,17 @@ const char* kColumns = "model,variant,tokens,median_us,weight_mib,device_mib,out
 }  // namespace
 
 void write_inference_csv(std::ostream& out, const InferenceSweep& s) {
-    write_recorded_header(out, kMagic, s.header, kColumns);
+    std::vector<RecordedRow> rows;
     for (const InferencePoint& p : s.points) {
         std::string kernels = p.timing.kernels;  // free text, last: commas become semicolons
         for (char& c : kernels)
             if (c == ',') c = ';';
-        out << p.model << ',' << gpu::inference_variant_name(p.timing.variant).id << ',' << p.timing.tokens << ','
-            << shortest_text(p.timing.median_us) << ',' << shortest_text(p.timing.weight_mib) << ','
-            << shortest_text(p.timing.device_mib) << ',' << shortest_text(p.timing.output_error) << ',' << kernels
-            << "\n";
+        rows.push_back({p.model, std::string(gpu::inference_variant_name(p.timing.variant).id),
+                        std::to_string(p.timing.tokens), shortest_text(p.timing.median_us),
+                        shortest_text(p.timing.weight_mib), shortest_text(p.timing.device_mib),
+                        shortest_text(p.timing.output_error), kernels});
     }
+    write_recorded_csv(out, kMagic, s.header, kColumns, rows);
 }
 
 InferenceSweep read_inference_csv(std::istream& in, const std::string& source) {

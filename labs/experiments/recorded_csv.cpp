@@ -32,11 +32,15 @@ std::string utc_now_text() {
     return text;
 }
 
-void write_recorded_header(std::ostream& out, const std::string& magic, const RecordedHeader& header,
-                           const std::string& columns) {
+void write_recorded_csv(std::ostream& out, const std::string& magic, const RecordedHeader& header,
+                        const std::string& columns, const std::vector<RecordedRow>& rows) {
     out << magic << "\n";
     for (const auto& [k, v] : header) out << "# " << k << ": " << v << "\n";
     out << columns << "\n";
+    for (const RecordedRow& row : rows) {
+        for (std::size_t i = 0; i < row.size(); ++i) out << (i ? "," : "") << row[i];
+        out << "\n";
+    }
 }
 
 RecordedHeader read_recorded_csv(std::istream& in, const std::string& source, const std::string& magic,

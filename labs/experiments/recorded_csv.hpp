@@ -24,8 +24,11 @@ std::string measurement_note(bool measured_now, const RecordedHeader& header, co
 // The current time as "2026-11-22 06:13 UTC", for a recording's header.
 std::string utc_now_text();
 
-void write_recorded_header(std::ostream& out, const std::string& magic, const RecordedHeader& header,
-                           const std::string& columns);
+// A whole recording: the magic line, the header, the column line, then each row's fields
+// joined by commas (the readers below take it back).
+using RecordedRow = std::vector<std::string>;
+void write_recorded_csv(std::ostream& out, const std::string& magic, const RecordedHeader& header,
+                        const std::string& columns, const std::vector<RecordedRow>& rows);
 
 // Reads the magic line, the header and the column line, then hands every data line to
 // `row`, which reports a bad one through `fail(why)`. Errors throw std::runtime_error as

@@ -18,34 +18,13 @@
 #include "gpu/trainer.hpp"
 #include "labs/framework/training_mapping.hpp"
 #include "tests/gpu/gpu_ready.hpp"
-#include "tests/gpu/hard_tensor.hpp"
+#include "tests/gpu/cast_cases.hpp"
 
 using namespace fp8lab;
+using test::edge_tensor;
+using test::transposed;
 
 namespace {
-
-std::vector<float> transposed(const std::vector<float>& x, int rows, int cols) {
-    std::vector<float> t(x.size());
-    for (int r = 0; r < rows; ++r)
-        for (int c = 0; c < cols; ++c) t[std::size_t(c) * rows + r] = x[std::size_t(r) * cols + c];
-    return t;
-}
-
-// hard_tensor's cases times `magnitude`, with whole blocks at the scale rules' edges: all
-// zero, amax at a power of two and one ulp either side, 957 (a mantissa past E4M3's),
-// subnormal and tiny amaxes (NVFP4 block scales that round to zero).
-std::vector<float> edge_tensor(int rows, int cols, std::uint64_t seed, float magnitude) {
-    std::vector<float> x = hard_tensor(std::size_t(rows) * cols, seed);
-    for (float& v : x) v *= magnitude;
-    const float amaxes[] = {0.0f,  448.0f,  std::nextafter(448.0f, 0.0f), std::nextafter(448.0f, 1e9f), 957.0f, 1e-40f,
-                            1e-7f, 2688.0f, std::ldexp(1.0f, -126)};
-    for (int b = 0; b < 9 && (b + 1) * 16 <= rows; ++b)
-        for (int j = 0; j < 16; ++j) x[std::size_t(b * 16 + j) * cols + 1 + b] = amaxes[b] * float(j + 1) / 16.0f;
-    for (int b = 0; b < 9 && b + 2 < rows; ++b)
-        for (int j = 0; j < 32 && j < cols; ++j)
-            x[std::size_t(b + 2) * cols + j] = amaxes[b] * float(j + 1) / 32.0f * (j % 2 ? -1.0f : 1.0f);
-    return x;
-}
 
 int count_differences(const std::vector<std::uint8_t>& a, const std::vector<std::uint8_t>& b) {
     int n = 0;
@@ -178,35 +157,12 @@ TEST_CASE("the GPU's paired NVFP4 cast (rows and columns from one read) equals t
         }
 }
 
-TEST_CASE("the GPU's blockwise, per-tensor FP6/FP4 and unscaled casts equal the emulator's, stochastic included") {
+TEST_CASE(
+    "the GPU's blockwise, rowwise, per-tensor FP6/FP4 and unscaled casts equal the emulator's, stochastic included") {
     if (!gpu_ready()) return;
-    emu::Numerics blockwise;
-    blockwise.recipe = emu::Fp8Recipe::Blockwise;
-    blockwise.formats = {&emu::e4m3(), &emu::e4m3(), &emu::e4m3()};
-    blockwise.rounding.gradient = emu::RoundingMode::Stochastic;
     const std::vector<float> x = edge_tensor(128, 256, 13, 1.0f);
-    check_cast(blockwise, emu::TensorRole::Weight, "fc1.weight", x, 128, 256, false, false, 1);
-    check_cast(blockwise, emu::TensorRole::Weight, "fc1.weight", x, 128, 256, true, false, 1);
-    check_cast(blockwise, emu::TensorRole::GradOutput, "fc1.grad_output", x, 128, 256, true, true, 1);
-    // rowwise: one scale per row of the cast operand (per column of the stored one when
-    // the cast runs down the columns), torchao's amax floor.
-    emu::Experiment rowwise;
-    emu::set_recipe(rowwise, emu::Fp8Recipe::Rowwise);
-    check_cast(rowwise.numerics, emu::TensorRole::Input, "fc1.input", x, 128, 256, false, false, 1);
-    check_cast(rowwise.numerics, emu::TensorRole::Weight, "fc1.weight", x, 128, 256, true, false, 1);
-    check_cast(rowwise.numerics, emu::TensorRole::GradOutput, "fc1.grad_output", x, 128, 256, true, true, 1);
-    const emu::Format* elements[] = {&emu::e4m3(), &emu::e5m2(), &emu::e3m2(), &emu::e2m3(), &emu::e2m1()};
-    for (const emu::Format* f : elements)
-        for (const bool scaling : {true, false}) {
-            emu::Numerics n;
-            n.recipe = emu::Fp8Recipe::Current;
-            n.scaling = scaling;
-            n.formats = {f, f, f};
-            n.rounding.gradient = emu::RoundingMode::Stochastic;
-            n.saturation = scaling ? emu::Saturation::Finite : emu::Saturation::None;
-            check_cast(n, emu::TensorRole::Input, "fc1.input", x, 128, 256, false, false, 6);
-            check_cast(n, emu::TensorRole::GradOutput, "fc1.grad_output", x, 128, 256, false, false, 6);
-        }
+    for (const test::CastCase& c : test::block_and_per_tensor_cases())
+        check_cast(c.numerics, c.role, c.tensor, x, 128, 256, c.columns, c.wgrad, c.step);
 }
 
 TEST_CASE("dynamic loss scaling on the GPU backs off, skips and grows on the CPU trainer's steps") {

@@ -16,10 +16,12 @@
 #include "emulator/operand_quantizer.hpp"
 #include "emulator/training_task.hpp"
 #include "gpu/src/emulated_recipe.hpp"
-#include "tests/gpu/hard_tensor.hpp"
+#include "tests/gpu/cast_cases.hpp"
 
 using namespace fp8lab;
 using gpu::detail::OperandCast;
+using test::edge_tensor;
+using test::transposed;
 namespace vq = fp8lab::gpu::vq;
 
 namespace {
@@ -87,38 +89,6 @@ int first_difference(const std::vector<float>& a, const std::vector<float>& b) {
     return -1;
 }
 
-// hard_tensor's cases, plus whole blocks that test the scale rules: all zero, amax at a
-// power of two and one ulp either side, tiny amaxes (subnormal range, NVFP4 block scales
-// that round to zero), and mantissas past the element format's.
-std::vector<float> scale_rule_tensor(std::size_t rows, std::size_t cols, std::uint64_t seed, float magnitude) {
-    std::vector<float> x = hard_tensor(rows * cols, seed);
-    for (float& v : x) v *= magnitude;
-    const auto fill_block = [&](std::size_t row, std::size_t col, float amax) {
-        for (std::size_t j = 0; j < 32 && col + j < cols; ++j)
-            x[row * cols + col + j] = amax * float(j + 1) / 32.0f * (j % 2 ? -1.0f : 1.0f);
-    };
-    if (rows >= 8 && cols >= 64) {
-        fill_block(1, 0, 0.0f);
-        fill_block(2, 0, 448.0f);
-        fill_block(2, 32, std::nextafter(448.0f, 0.0f));
-        fill_block(3, 0, std::nextafter(448.0f, 1e9f));
-        fill_block(3, 32, 957.0f);  // 957: a mantissa past E4M3's after an MX scale of 2
-        fill_block(4, 0, 1e-40f);   // subnormal float32
-        fill_block(4, 32, 1e-7f);
-        fill_block(5, 0, 6.0f * 448.0f);
-        fill_block(5, 32, std::ldexp(1.0f, -126));
-        fill_block(6, 0, std::ldexp(1.0f, 127));
-    }
-    return x;
-}
-
-std::vector<float> transposed(const std::vector<float>& x, std::size_t rows, std::size_t cols) {
-    std::vector<float> t(x.size());
-    for (std::size_t r = 0; r < rows; ++r)
-        for (std::size_t c = 0; c < cols; ++c) t[c * rows + r] = x[r * cols + c];
-    return t;
-}
-
 // One operand through the CPU trainer's quantiser and through the kernel's arithmetic.
 void check_operand(const emu::Numerics& n, emu::TensorRole role, const std::vector<float>& x, std::size_t rows,
                    std::size_t cols, bool wgrad, std::uint64_t step, const std::string& name) {
@@ -173,7 +143,7 @@ TEST_CASE("MX casts of every element format, nearest and stochastic, equal the C
                 n.formats = {f, f, f};
                 n.rounding = {rounding, rounding, rounding};
                 for (const float magnitude : {1.0f, 1e-3f, 3e4f}) {
-                    const std::vector<float> x = scale_rule_tensor(16, 96, 7, magnitude);  // 96: a last block of 0
+                    const std::vector<float> x = edge_tensor(16, 96, 7, magnitude);  // 96: a last block of 0
                     check_operand(n, emu::TensorRole::GradOutput, x, 16, 96, false, 3, "fc1.grad_output");
                     check_operand(n, emu::TensorRole::Input, transposed(x, 16, 96), 96, 16, true, 5, "fc2.input");
                 }
@@ -190,7 +160,7 @@ TEST_CASE("NVFP4 casts with each option equal the CPU trainer's operands, tensor
                 n.nvfp4 = {tiles, stochastic, hadamard};
                 // 1e-36: an amax for which 448 * 6 / amax overflows float32 (S_enc clamps).
                 for (const float magnitude : {1.0f, 1e-3f, 1e-36f, 5e4f}) {
-                    const std::vector<float> x = scale_rule_tensor(32, 64, 11, magnitude);
+                    const std::vector<float> x = edge_tensor(32, 64, 11, magnitude);
                     check_operand(n, emu::TensorRole::Weight, x, 32, 64, false, 2, "fc1.weight");
                     check_operand(n, emu::TensorRole::GradOutput, x, 32, 64, false, 4, "fc2.grad_output");
                     check_operand(n, emu::TensorRole::GradOutput, transposed(x, 32, 64), 64, 32, true, 4,
@@ -200,42 +170,12 @@ TEST_CASE("NVFP4 casts with each option equal the CPU trainer's operands, tensor
             }
 }
 
-TEST_CASE("blockwise, per-tensor and unscaled casts with FP6/FP4 elements equal the CPU trainer's operands") {
-    emu::Numerics blockwise;
-    blockwise.recipe = emu::Fp8Recipe::Blockwise;
-    blockwise.formats = {&emu::e4m3(), &emu::e4m3(), &emu::e4m3()};
-    blockwise.rounding.gradient = emu::RoundingMode::Stochastic;
-    const std::vector<float> x = scale_rule_tensor(128, 256, 13, 1.0f);
-    check_operand(blockwise, emu::TensorRole::Weight, x, 128, 256, false, 1, "fc1.weight");
-    check_operand(blockwise, emu::TensorRole::GradOutput, x, 128, 256, false, 1, "fc1.grad_output");
-    check_operand(blockwise, emu::TensorRole::Input, transposed(x, 128, 256), 256, 128, true, 1, "fc1.input");
-    const emu::Format* elements[] = {&emu::e4m3(), &emu::e5m2(), &emu::e3m2(), &emu::e2m3(), &emu::e2m1()};
-    for (const emu::Format* f : elements)
-        for (const bool scaling : {true, false}) {
-            emu::Numerics n;
-            n.recipe = emu::Fp8Recipe::Current;
-            n.scaling = scaling;
-            n.formats = {f, f, f};
-            n.rounding.gradient = emu::RoundingMode::Stochastic;
-            n.saturation = scaling ? emu::Saturation::Finite : emu::Saturation::None;
-            check_operand(n, emu::TensorRole::Input, x, 128, 256, false, 6, "fc1.input");
-            check_operand(n, emu::TensorRole::GradOutput, x, 128, 256, false, 6, "fc1.grad_output");
-        }
-}
-
-TEST_CASE("rowwise casts (a power-of-two scale per row, the amax at least 1e-12) equal the CPU trainer's operands") {
-    emu::Experiment e;
-    emu::set_recipe(e, emu::Fp8Recipe::Rowwise);
-    const emu::Numerics& n = e.numerics;
-    std::vector<float> x = scale_rule_tensor(128, 256, 17, 1.0f);
-    for (std::size_t c = 0; c < 256; ++c) {
-        x[9 * 256 + c] = 0.0f;                                   // an all-zero row: torchao's scale 448 / 1e-12
-        x[10 * 256 + c] = 1e-20f * float(c % 7) - 3e-20f;        // an amax below the clamp
-        x[11 * 256 + c] = std::ldexp(1.0f, -40) * float(c % 5);  // just above it
-    }
-    check_operand(n, emu::TensorRole::Input, x, 128, 256, false, 2, "fc1.input");
-    check_operand(n, emu::TensorRole::Weight, x, 128, 256, false, 2, "fc1.weight");
-    check_operand(n, emu::TensorRole::GradOutput, transposed(x, 128, 256), 256, 128, true, 2, "fc1.grad_output");
+TEST_CASE("blockwise, rowwise, per-tensor and unscaled casts with FP6/FP4 elements equal the CPU trainer's operands") {
+    const std::size_t rows = 128, cols = 256;
+    const std::vector<float> x = edge_tensor(rows, cols, 13, 1.0f);
+    for (const test::CastCase& c : test::block_and_per_tensor_cases())
+        check_operand(c.numerics, c.role, c.columns ? transposed(x, rows, cols) : x, c.columns ? cols : rows,
+                      c.columns ? rows : cols, c.wgrad, c.step, c.tensor);
 }
 
 TEST_CASE("every recipe of the table has a GPU path: native, or emulated with a cast for every role") {

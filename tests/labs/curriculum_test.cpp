@@ -701,3 +701,20 @@ TEST_CASE(
             CHECK(error.at("weights only, per channel") >= error.at("weights only, per tensor"));
     }
 }
+
+TEST_CASE("the recorded GPU measurements read back and write out byte for byte (one writer for all three)") {
+    const auto round_trip = [](const char* asset, auto read, auto write) {
+        const std::string path = labs::asset_path(asset);
+        std::ifstream file(path, std::ios::binary);
+        std::stringstream original;
+        original << file.rdbuf();
+        std::istringstream in(original.str());
+        std::ostringstream out;
+        write(out, read(in, path));
+        CAPTURE(asset);
+        CHECK(out.str() == original.str());
+    };
+    round_trip("h100-crossover.csv", read_crossover_csv, write_crossover_csv);
+    round_trip("h100-accumulation.csv", read_accumulation_csv, write_accumulation_csv);
+    round_trip("h100-inference.csv", read_inference_csv, write_inference_csv);
+}
