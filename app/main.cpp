@@ -12,7 +12,7 @@
 
 #include "emulator/quoted_input.hpp"
 #include "app/cli/commands.hpp"
-#include "app/cli/usage_error.hpp"
+#include "app/options/usage_error.hpp"
 
 namespace {
 
@@ -103,7 +103,7 @@ int main(int argc, char** argv) {
                      "for usage.\n",
                      e.what());
         return 2;
-    } catch (const fp8lab::cli::UsageError& e) {
+    } catch (const fp8lab::options::UsageError& e) {
         std::fflush(stdout);
         std::fprintf(stderr, "fp8lab: error: %s\n", e.what());
         return 2;

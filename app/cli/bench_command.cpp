@@ -12,16 +12,18 @@
 #include <vector>
 
 #include "app/bench/cuda_host_reference.hpp"
-#include "app/cli/command_options.hpp"
+#include "app/options/command_options.hpp"
 #include "app/cli/commands.hpp"
 #include "emulator/available_memory.hpp"
-#include "app/cli/usage_error.hpp"
+#include "app/options/usage_error.hpp"
 #include "emulator/bulk.hpp"
 #include "emulator/mlp_trainer.hpp"
 #include "emulator/parallel.hpp"
 #include "emulator/stochastic_bits.hpp"
 
 namespace fp8lab::cli {
+using options::integer_in;
+using options::UsageError;
 namespace {
 
 using Clock = std::chrono::steady_clock;

@@ -9,16 +9,20 @@
 #include <sstream>
 #include <utility>
 
-#include "app/cli/atomic_file.hpp"
-#include "app/cli/command_options.hpp"
+#include "app/files/atomic_file.hpp"
+#include "app/options/command_options.hpp"
 #include "app/cli/commands.hpp"
-#include "app/cli/usage_error.hpp"
+#include "app/options/usage_error.hpp"
 #include "gpu/probe.hpp"
 #include "labs/experiments/accumulation.hpp"
 #include "labs/experiments/crossover.hpp"
 #include "labs/experiments/inference_speed.hpp"
 
 namespace fp8lab::cli {
+using files::write_file_atomically;
+using options::check_output_option;
+using options::integer_in;
+using options::UsageError;
 namespace {
 
 void require_gpu(const char* command) {

@@ -5,15 +5,17 @@
 #include <cstdio>
 #include <memory>
 
-#include "app/cli/command_options.hpp"
+#include "app/options/command_options.hpp"
 #include "app/cli/commands.hpp"
 #include "emulator/json_writer.hpp"
-#include "app/cli/usage_error.hpp"
+#include "app/options/usage_error.hpp"
 #include "gpu/probe.hpp"
 #include "gpu/tensor_ops.hpp"
 #include "gpu/trainer.hpp"
 
 namespace fp8lab::cli {
+using options::integer_in;
+using options::UsageError;
 namespace {
 
 void bench_gemm(int repetitions, bool as_json) {

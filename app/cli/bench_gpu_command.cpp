@@ -11,17 +11,23 @@
 #include <string>
 #include <vector>
 
-#include "app/cli/atomic_file.hpp"
-#include "app/cli/command_options.hpp"
+#include "app/files/atomic_file.hpp"
+#include "app/options/command_options.hpp"
 #include "app/cli/commands.hpp"
 #include "emulator/json_writer.hpp"
-#include "app/cli/usage_error.hpp"
+#include "app/options/usage_error.hpp"
 #include "emulator/amax_trace.hpp"
 #include "gpu/probe.hpp"
 #include "gpu/tensor_ops.hpp"
 #include "gpu/trainer.hpp"
 
 namespace fp8lab::cli {
+using files::write_file_atomically;
+using options::check_output_option;
+using options::integer_in;
+using options::real_in;
+using options::seed_value;
+using options::UsageError;
 namespace {
 
 struct BenchGpuArgs {

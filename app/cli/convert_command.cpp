@@ -6,14 +6,27 @@
 #include <string>
 #include <vector>
 
-#include "app/cli/command_options.hpp"
+#include "app/options/command_options.hpp"
 #include "app/cli/commands.hpp"
-#include "app/cli/number_text.hpp"
-#include "app/cli/usage_error.hpp"
+#include "app/options/number_text.hpp"
+#include "app/options/usage_error.hpp"
 #include "emulator/quoted_input.hpp"
 #include "emulator/convert.hpp"
 
 namespace fp8lab::cli {
+using options::decimal_float;
+using options::format_option;
+using options::hex_code;
+using options::hex_float;
+using options::InputPrecision;
+using options::integer_in;
+using options::parse_number;
+using options::parse_number_round_to_odd;
+using options::rounding_option;
+using options::saturation_option;
+using options::seed_value;
+using options::trim;
+using options::UsageError;
 namespace {
 
 struct ConvertArgs {

@@ -2,9 +2,10 @@
 #include <CLI/CLI.hpp>
 
 #include "app/cli/commands.hpp"
-#include "app/cli/usage_error.hpp"
+#include "app/options/usage_error.hpp"
 
 namespace fp8lab::cli {
+using options::UsageError;
 
 void add_figures_command(CLI::App& app, CommandStatus&) {
     CLI::App* cmd = app.add_subcommand("figures", "Write every figure (this build has no Cairo: unavailable)");

@@ -7,13 +7,18 @@
 #include <string>
 #include <vector>
 
-#include "app/cli/command_options.hpp"
+#include "app/options/command_options.hpp"
 #include "app/cli/commands.hpp"
-#include "app/cli/number_text.hpp"
-#include "app/cli/usage_error.hpp"
+#include "app/options/number_text.hpp"
+#include "app/options/usage_error.hpp"
 #include "emulator/convert.hpp"
 
 namespace fp8lab::cli {
+using options::decimal_float;
+using options::format_option;
+using options::hex_code;
+using options::hex_float;
+using options::parse_code;
 namespace {
 
 std::string codes_or_none(const emu::Format& f, bool present, std::uint32_t code) {

@@ -4,12 +4,13 @@
 #include <algorithm>
 #include <cstdio>
 
-#include "app/cli/usage_error.hpp"
+#include "app/options/usage_error.hpp"
 #include "gpu/probe.hpp"
 #include "emulator/quoted_input.hpp"
 #include "labs/logic/curriculum.hpp"
 
 namespace fp8lab::cli {
+using options::UsageError;
 
 const labs::Catalog& lab_catalog() {
     static const labs::Catalog catalog = [] {

@@ -7,15 +7,17 @@
 #include <string>
 
 #include "emulator/quoted_input.hpp"
-#include "app/cli/command_options.hpp"
+#include "app/options/command_options.hpp"
 #include "app/cli/commands.hpp"
 #include "emulator/json_writer.hpp"
 #include "labs/framework/training_mapping.hpp"
 #include "app/cli/lab_selection.hpp"
 #include "app/cli/step_output_text.hpp"
-#include "app/cli/usage_error.hpp"
+#include "app/options/usage_error.hpp"
 
 namespace fp8lab::cli {
+using options::seed_value;
+using options::UsageError;
 namespace {
 
 const char* kind_name(labs::ParameterKind k) {

@@ -7,11 +7,11 @@
 #include <string>
 
 #include "emulator/quoted_input.hpp"
-#include "app/cli/command_options.hpp"
+#include "app/options/command_options.hpp"
 #include "app/cli/commands.hpp"
-#include "app/cli/number_text.hpp"
+#include "app/options/number_text.hpp"
 #include "app/cli/stdin_values.hpp"
-#include "app/cli/usage_error.hpp"
+#include "app/options/usage_error.hpp"
 #include "emulator/block_recipes.hpp"
 #include "emulator/quantize.hpp"
 #include "emulator/convert.hpp"
@@ -19,6 +19,12 @@
 #include "emulator/experiment.hpp"
 
 namespace fp8lab::cli {
+using options::decimal_float;
+using options::format_option;
+using options::hex_code;
+using options::hex_float;
+using options::integer_in;
+using options::UsageError;
 namespace {
 
 const emu::Format& fp8_format_option(const std::string& text) {

@@ -3,11 +3,15 @@
 
 #include <iostream>
 
-#include "app/cli/number_text.hpp"
-#include "app/cli/usage_error.hpp"
+#include "app/options/number_text.hpp"
+#include "app/options/usage_error.hpp"
 #include "emulator/quoted_input.hpp"
 
 namespace fp8lab::cli {
+using options::InputPrecision;
+using options::parse_number;
+using options::trim;
+using options::UsageError;
 
 namespace {
 

@@ -10,12 +10,12 @@
 #include <string>
 
 #include "emulator/quoted_input.hpp"
-#include "app/cli/atomic_file.hpp"
-#include "app/cli/command_options.hpp"
+#include "app/files/atomic_file.hpp"
+#include "app/options/command_options.hpp"
 #include "app/cli/commands.hpp"
-#include "app/cli/number_text.hpp"
+#include "app/options/number_text.hpp"
 #include "app/cli/train_options.hpp"
-#include "app/cli/usage_error.hpp"
+#include "app/options/usage_error.hpp"
 #include "emulator/amax_trace.hpp"
 #include "emulator/available_memory.hpp"
 #include "emulator/mlp_trainer.hpp"
@@ -23,6 +23,11 @@
 #include "gpu/trainer.hpp"
 
 namespace fp8lab::cli {
+using files::write_file_atomically;
+using options::check_output_option;
+using options::hex_float;
+using options::integer_in;
+using options::UsageError;
 
 namespace {
 

@@ -8,12 +8,16 @@
 #include <utility>
 #include <sstream>
 
-#include "app/cli/command_options.hpp"
-#include "app/cli/usage_error.hpp"
+#include "app/options/command_options.hpp"
+#include "app/options/usage_error.hpp"
 #include "emulator/quoted_input.hpp"
 #include "emulator/user_files.hpp"
 
 namespace fp8lab::cli {
+using options::integer_in;
+using options::real_in;
+using options::seed_value;
+using options::UsageError;
 namespace {
 
 bool given(const TrainArgs& a, const char* option) { return a.command->count(option) > 0; }

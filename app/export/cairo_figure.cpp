@@ -1,7 +1,7 @@
 // The Cairo back end of the figure layout: draws its primitives and writes SVG, PNG or PDF.
 #include "app/export/cairo_figure.hpp"
 
-#include "app/cli/atomic_file.hpp"
+#include "app/files/atomic_file.hpp"
 
 #include <cairo-pdf.h>
 #include <cairo-svg.h>
@@ -16,6 +16,7 @@
 #include "app/plot/figure_layout.hpp"
 
 namespace fp8lab::exporter {
+using files::write_file_atomically;
 namespace {
 
 using plot::Primitive;
@@ -191,7 +192,7 @@ void write_figure(const labs::Figure& figure, const std::string& path, ImageForm
     if (status == CAIRO_STATUS_SUCCESS) status = cairo_surface_status(surface);
     cairo_surface_destroy(surface);
     if (status != CAIRO_STATUS_SUCCESS) throw std::runtime_error(path + ": " + cairo_status_to_string(status));
-    cli::write_file_atomically(path, bytes);
+    files::write_file_atomically(path, bytes);
 }
 
 }  // namespace fp8lab::exporter

@@ -5,14 +5,15 @@
 #include <sstream>
 #include <stdexcept>
 
-#include "app/cli/usage_error.hpp"
+#include "app/options/usage_error.hpp"
 #include "emulator/json_reader.hpp"
 
 namespace fp8lab::exporter {
+using options::UsageError;
 namespace {
 
 namespace fs = std::filesystem;
-using cli::UsageError;
+using options::UsageError;
 
 // Every string under `key` anywhere in the manifest: "files" (this version's list) and the
 // per-step "files", "csv" and "tables" of manifests written before it.

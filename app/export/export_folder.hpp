@@ -11,11 +11,11 @@ namespace fp8lab::exporter {
 
 class ExportFolder {
   public:
-    // Reads DIR/manifest.json when there is one. Throws cli::UsageError when DIR holds a
+    // Reads DIR/manifest.json when there is one. Throws options::UsageError when DIR holds a
     // manifest.json that no export wrote, or an index.html that its manifest does not list.
     explicit ExportFolder(std::filesystem::path dir);
 
-    // Throws cli::UsageError naming the first of `files` (relative to DIR) that exists and no
+    // Throws options::UsageError naming the first of `files` (relative to DIR) that exists and no
     // export wrote, or whose sub-folder is a link or not a folder. Call before writing any.
     void check_writable(const std::vector<std::string>& files) const;
 

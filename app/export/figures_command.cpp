@@ -15,21 +15,28 @@
 #include <thread>
 
 #include "emulator/quoted_input.hpp"
-#include "app/cli/command_options.hpp"
+#include "app/options/command_options.hpp"
 #include "app/cli/commands.hpp"
 #include "emulator/json_writer.hpp"
 #include "app/cli/lab_selection.hpp"
 #include "app/cli/step_output_text.hpp"
-#include "app/cli/atomic_file.hpp"
-#include "app/cli/folder_lock.hpp"
-#include "app/cli/number_text.hpp"
-#include "app/cli/usage_error.hpp"
+#include "app/files/atomic_file.hpp"
+#include "app/files/folder_lock.hpp"
+#include "app/options/number_text.hpp"
+#include "app/options/usage_error.hpp"
 #include "app/export/cairo_figure.hpp"
 #include "app/export/export_folder.hpp"
 #include "app/export/figure_csv.hpp"
 #include "gpu/probe.hpp"
 
 namespace fp8lab::cli {
+using files::FolderLock;
+using options::decimal_float;
+using options::pixel_size_option;
+using options::PixelSize;
+using options::real_in;
+using options::seed_value;
+using options::UsageError;
 namespace {
 
 namespace fs = std::filesystem;
@@ -69,7 +76,7 @@ std::vector<ImageFormat> parse_formats(const std::string& text) {
 }
 
 void write_file(const fs::path& path, const std::string& content) {
-    cli::write_file_atomically(path.string(), content);
+    files::write_file_atomically(path.string(), content);
 }
 
 std::string html_escape(const std::string& s) {

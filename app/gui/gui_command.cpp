@@ -5,11 +5,15 @@
 #include <memory>
 
 #include "app/cli/commands.hpp"
-#include "app/cli/command_options.hpp"
-#include "app/cli/usage_error.hpp"
+#include "app/options/command_options.hpp"
+#include "app/options/usage_error.hpp"
 #include "app/gui/lab_app.hpp"
 
 namespace fp8lab::cli {
+using options::check_output_option;
+using options::pixel_size_option;
+using options::PixelSize;
+using options::UsageError;
 
 void add_gui_command(CLI::App& app, CommandStatus& status) {
     auto options = std::make_shared<gui::GuiOptions>();

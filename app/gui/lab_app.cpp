@@ -14,7 +14,7 @@
 #include <optional>
 #include <string>
 
-#include "app/cli/usage_error.hpp"
+#include "app/options/usage_error.hpp"
 #include "app/gui/app_state.hpp"
 #include "app/gui/plot.hpp"
 #include "app/gui/tour.hpp"
@@ -22,7 +22,7 @@
 #include "emulator/quoted_input.hpp"
 #include "labs/framework/step_link.hpp"
 #include "labs/framework/progress.hpp"
-#include "app/cli/atomic_file.hpp"
+#include "app/files/atomic_file.hpp"
 #include "labs/logic/curriculum.hpp"
 
 namespace fp8lab::gui {
@@ -94,7 +94,7 @@ void export_progress(AppState& app) {
     try {
         const std::string stem =
             (std::filesystem::path(home && *home ? home : ".") / ("fp8lab-progress-" + file.student)).string();
-        const std::string path = cli::write_numbered_file(stem, ".txt", labs::progress_file_text(file));
+        const std::string path = files::write_numbered_file(stem, ".txt", labs::progress_file_text(file));
         app.status = "Progress exported to " + path + " (fp8lab progress FILE... summarises such files)";
     } catch (const std::exception& e) {
         app.status = std::string("Exporting progress failed: ") + e.what();
@@ -286,9 +286,9 @@ int run_gui(const GuiOptions& options) {
 
     // Bad options are refused before any file is read or written.
     if (!options.theme.empty() && !parse_enum<Theme>(options.theme))
-        throw cli::UsageError("--theme: " + emu::quoted_input(options.theme) + " is not " + enum_choices<Theme>());
+        throw options::UsageError("--theme: " + emu::quoted_input(options.theme) + " is not " + enum_choices<Theme>());
     if (std::string problem; !options.start.empty() && !find_start(app.course.catalog, options.start, problem))
-        throw cli::UsageError("--start: " + problem);
+        throw options::UsageError("--start: " + problem);
     // A tour never touches the user's own settings unless told to: it gets a scratch file.
     std::optional<ScratchFolder> scratch;
     if (options.tour && options.settings_path.empty()) scratch.emplace();

@@ -1,7 +1,7 @@
 // Settings file: "key = value" lines under a version line; read strictly, written atomically.
 #include "app/gui/settings.hpp"
 
-#include "app/cli/atomic_file.hpp"
+#include "app/files/atomic_file.hpp"
 #include "app/plot/figure_theme.hpp"
 #include "emulator/quoted_input.hpp"
 
@@ -142,7 +142,7 @@ void save_settings(const Settings& s, const std::string& path) {
     std::error_code ec;
     if (!folder.empty()) fs::create_directories(folder, ec);
     if (ec) throw std::runtime_error("cannot create " + folder.string() + ": " + ec.message());
-    cli::write_file_atomically(path, out.str());
+    files::write_file_atomically(path, out.str());
 }
 
 }  // namespace fp8lab::gui

@@ -7,7 +7,7 @@
 #include <filesystem>
 #include <fstream>
 
-#include "app/cli/atomic_file.hpp"
+#include "app/files/atomic_file.hpp"
 #include "app/export/cairo_figure.hpp"
 #include "app/export/figure_csv.hpp"
 #include "labs/framework/step_link.hpp"
@@ -160,17 +160,17 @@ void export_figures(AppState& app, const labs::Lab& lab, const labs::Step& step,
         std::string command = "fp8lab figures --lab " + lab.id + "/" + step.logic.id + " " + e.figures_options();
         for (const auto& [name, value] : app.course.current_state().parameters.values())
             command += " --set '" + name + "=" + labs::value_text(value) + "'";
-        cli::write_file_atomically((dir / "command.txt").string(),
-                                   "# These figures' parameters, as the command that draws them again:\n" + command +
-                                       " --out " + dir.string() + "\n");
+        files::write_file_atomically((dir / "command.txt").string(),
+                                     "# These figures' parameters, as the command that draws them again:\n" + command +
+                                         " --out " + dir.string() + "\n");
         for (const labs::Figure& f : out.figures) {
             for (exporter::ImageFormat format : e.formats())
                 exporter::write_figure(f, (dir / (f.id + "." + exporter::extension(format))).string(), format, e.width,
                                        e.height, e.style, e.png_scale);
-            cli::write_file_atomically((dir / (f.id + ".csv")).string(), exporter::figure_csv(f));
+            files::write_file_atomically((dir / (f.id + ".csv")).string(), exporter::figure_csv(f));
         }
         for (const labs::Table& t : out.tables)
-            cli::write_file_atomically((dir / (t.id + ".csv")).string(), exporter::table_csv(t));
+            files::write_file_atomically((dir / (t.id + ".csv")).string(), exporter::table_csv(t));
         app.status = "Exported " + std::to_string(out.figures.size()) + " figure(s) to " + dir.string();
     } catch (const std::exception& e) {
         app.status = std::string("Export failed: ") + e.what();

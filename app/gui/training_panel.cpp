@@ -8,7 +8,7 @@
 #include "app/gui/app_state.hpp"
 #include "app/gui/output_view.hpp"
 #include "app/gui/widgets.hpp"
-#include "app/cli/atomic_file.hpp"
+#include "app/files/atomic_file.hpp"
 #include "labs/experiments/training_comparison.hpp"
 #include "labs/framework/training_mapping.hpp"
 
@@ -47,7 +47,7 @@ emu::Experiment sized(emu::Experiment e, int size) {
 
 void save_experiment(const TrainingPanelState& training, std::string& status) {
     try {
-        const std::string path = cli::write_numbered_file("fp8lab-experiment", ".json", training.experiment_json);
+        const std::string path = files::write_numbered_file("fp8lab-experiment", ".json", training.experiment_json);
         status = "Experiment saved: " + path + " (run it with fp8lab train --experiment " + path + ")";
     } catch (const std::exception& e) {
         status = std::string("Saving the experiment failed: ") + e.what();

@@ -1,7 +1,7 @@
 // GLFW window and ImGui backends; screenshots through glReadPixels and Cairo's PNG writer.
 #include "app/gui/window.hpp"
 
-#include "app/cli/atomic_file.hpp"
+#include "app/files/atomic_file.hpp"
 
 #define GLFW_INCLUDE_NONE
 #include <GLFW/glfw3.h>
@@ -135,7 +135,7 @@ void write_png(const std::string& path, const std::vector<std::uint8_t>& rgba, i
         &png);
     cairo_surface_destroy(surface);
     if (status != CAIRO_STATUS_SUCCESS) throw std::runtime_error(path + ": " + cairo_status_to_string(status));
-    cli::write_file_atomically(path, png);
+    files::write_file_atomically(path, png);
 }
 
 }  // namespace fp8lab::gui

@@ -4,16 +4,16 @@
 #include <cstdint>
 #include <string_view>
 
-#include "app/cli/number_text.hpp"
+#include "app/options/number_text.hpp"
 #include "emulator/integer_text.hpp"
 #include "emulator/quoted_input.hpp"
 
 extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size) {
     using namespace fp8lab;
     const std::string_view text(reinterpret_cast<const char*>(data), size);
-    for (cli::InputPrecision p : {cli::InputPrecision::Float32, cli::InputPrecision::Float64}) {
-        if (const auto v = cli::parse_number(text, p)) {
-            const auto back = cli::parse_number(cli::hex_float(*v), cli::InputPrecision::Float64);
+    for (options::InputPrecision p : {options::InputPrecision::Float32, options::InputPrecision::Float64}) {
+        if (const auto v = options::parse_number(text, p)) {
+            const auto back = options::parse_number(options::hex_float(*v), options::InputPrecision::Float64);
             if (!back || (*back != *v && !(*back != *back && *v != *v))) __builtin_trap();  // hex floats are exact
         }
     }
@@ -23,7 +23,7 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
     if (const auto s = emu::parse_signed(text)) {
         if (emu::parse_signed(std::to_string(*s)) != s) __builtin_trap();
     }
-    (void)cli::parse_code(text);
+    (void)options::parse_code(text);
     // A message quotes a short prefix: 40 bytes, each at most 4 characters escaped, and a count.
     if (emu::quoted_input(text).size() > 4 * 40 + 40) __builtin_trap();
     return 0;

@@ -11,7 +11,7 @@
 #include "emulator/format.hpp"
 #include "emulator/rounding.hpp"
 
-namespace fp8lab::cli {
+namespace fp8lab::options {
 
 // Each throws UsageError naming the option, the text, and what it accepts. The option's
 // name is a string_view: a std::string made from a literal at the call would be a
@@ -40,4 +40,4 @@ struct PixelSize {
 // naming the option and the accepted sizes.
 PixelSize pixel_size_option(const std::string& option, const std::string& text, PixelSize smallest, PixelSize largest);
 
-}  // namespace fp8lab::cli
+}  // namespace fp8lab::options

@@ -1,5 +1,5 @@
 // Option values shared by subcommands, checked with messages that say what is accepted.
-#include "app/cli/command_options.hpp"
+#include "app/options/command_options.hpp"
 
 #include "emulator/user_files.hpp"
 
@@ -7,12 +7,12 @@
 #include <cstdio>
 #include <optional>
 
-#include "app/cli/number_text.hpp"
-#include "app/cli/usage_error.hpp"
+#include "app/options/number_text.hpp"
+#include "app/options/usage_error.hpp"
 #include "emulator/integer_text.hpp"
 #include "emulator/quoted_input.hpp"
 
-namespace fp8lab::cli {
+namespace fp8lab::options {
 
 const emu::Format& format_option(std::string_view option, const std::string& text) {
     if (const emu::Format* f = emu::find_format(text)) return *f;
@@ -31,9 +31,9 @@ emu::Saturation saturation_option(std::string_view option, const std::string& te
     throw UsageError(std::string(option) + ": unknown saturation " + emu::quoted_input(text) + " (finite or none)");
 }
 
-}  // namespace fp8lab::cli
+}  // namespace fp8lab::options
 
-namespace fp8lab::cli {
+namespace fp8lab::options {
 
 CLI::Validator integer_in(emu::IntegerBounds bounds) {
     return CLI::Validator(
@@ -92,4 +92,4 @@ void check_output_option(const CLI::App& command, const std::string& option, con
     }
 }
 
-}  // namespace fp8lab::cli
+}  // namespace fp8lab::options

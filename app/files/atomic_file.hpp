@@ -5,7 +5,7 @@
 
 #include <string>
 
-namespace fp8lab::cli {
+namespace fp8lab::files {
 
 // Throws std::runtime_error naming the file and the system's reason when it cannot be
 // written; the temporary file is removed then.
@@ -18,4 +18,4 @@ bool write_new_file_atomically(const std::string& path, const std::string& conte
 // earlier file. Returns the path written.
 std::string write_numbered_file(const std::string& stem, const std::string& extension, const std::string& content);
 
-}  // namespace fp8lab::cli
+}  // namespace fp8lab::files

@@ -8,7 +8,7 @@
 
 #include "emulator/format.hpp"
 
-namespace fp8lab::cli {
+namespace fp8lab::options {
 
 enum class InputPrecision { Float32, Float64 };
 
@@ -34,4 +34,4 @@ std::string hex_code(const emu::Format& format, std::uint32_t code);  // 0x7e, 0
 
 std::string_view trim(std::string_view s);
 
-}  // namespace fp8lab::cli
+}  // namespace fp8lab::options

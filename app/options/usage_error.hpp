@@ -3,10 +3,10 @@
 
 #include <stdexcept>
 
-namespace fp8lab::cli {
+namespace fp8lab::options {
 
 struct UsageError : std::runtime_error {
     using std::runtime_error::runtime_error;
 };
 
-}  // namespace fp8lab::cli
+}  // namespace fp8lab::options

@@ -1,5 +1,5 @@
 // Number parsing (strtod/strtof, correctly rounded) and C99 formatting for the CLI.
-#include "app/cli/number_text.hpp"
+#include "app/options/number_text.hpp"
 
 #include <cfenv>
 
@@ -13,7 +13,7 @@
 #include <cstdlib>
 #include <cstring>
 
-namespace fp8lab::cli {
+namespace fp8lab::options {
 
 std::string_view trim(std::string_view s) {
     const char* blanks = " \t\r\n\v\f";
@@ -105,4 +105,4 @@ std::string hex_code(const emu::Format& format, std::uint32_t code) {
     return buffer;
 }
 
-}  // namespace fp8lab::cli
+}  // namespace fp8lab::options

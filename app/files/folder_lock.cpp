@@ -1,5 +1,5 @@
 // FolderLock: flock(2) on a lock file inside the folder (folder_lock.hpp).
-#include "app/cli/folder_lock.hpp"
+#include "app/files/folder_lock.hpp"
 
 #include <fcntl.h>
 #include <sys/file.h>
@@ -10,7 +10,7 @@
 #include <cstring>
 #include <stdexcept>
 
-namespace fp8lab::cli {
+namespace fp8lab::files {
 
 FolderLock::FolderLock(const std::string& folder) {
     const std::string path = folder + "/.fp8lab.lock";
@@ -33,4 +33,4 @@ FolderLock::~FolderLock() {
     if (fd_ >= 0) ::close(fd_);  // closing releases the lock
 }
 
-}  // namespace fp8lab::cli
+}  // namespace fp8lab::files

@@ -4,7 +4,7 @@
 
 #include <string>
 
-namespace fp8lab::cli {
+namespace fp8lab::files {
 
 class FolderLock {
   public:
@@ -19,4 +19,4 @@ class FolderLock {
     int fd_ = -1;
 };
 
-}  // namespace fp8lab::cli
+}  // namespace fp8lab::files

@@ -1,5 +1,5 @@
 // Atomic whole-file writes for everything the program saves (atomic_file.hpp).
-#include "app/cli/atomic_file.hpp"
+#include "app/files/atomic_file.hpp"
 
 #include <fcntl.h>
 #include <pthread.h>
@@ -14,7 +14,7 @@
 #include <filesystem>
 #include <stdexcept>
 
-namespace fp8lab::cli {
+namespace fp8lab::files {
 namespace {
 
 // The mode the file would have had if written in place: an existing file's own, else
@@ -151,4 +151,4 @@ std::string write_numbered_file(const std::string& stem, const std::string& exte
     throw std::runtime_error("cannot write " + stem + "-N" + extension + ": every number up to 99999 is taken");
 }
 
-}  // namespace fp8lab::cli
+}  // namespace fp8lab::files
