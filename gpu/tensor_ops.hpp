@@ -77,17 +77,19 @@ std::vector<float> fp8_gemm(int m, int n, int k, const emu::Format& a_format, st
 // this machine has them, else the reason a person can read.
 std::string blockwise_unsupported_reason();
 
-// The training step's blockwise cast kernel on a rows x cols float32 tensor (multiples of
-// 16): with `weight_tiles`, 128 x 128 tiles for the codes and their transpose; else 1 x 128
-// blocks along the rows for the codes and 1 x 128 blocks along the columns for the
-// transpose (cols x rows). Scales in the order of emu::QuantizedTensor::block_scale_inv,
-// so each half compares with emu::quantize_blockwise of x or of its transpose.
+// The training step's block-scaled cast kernels on a rows x cols float32 tensor (multiples
+// of 16): 128 x 128 tiles for the codes and their transpose; 1 x 128 blocks along the rows
+// for the codes and along the columns for the transpose (cols x rows); or one scale per
+// row of the codes and per row of the transpose (rowwise, torchao's amax floor). Scales in
+// the order of emu::QuantizedTensor::block_scale_inv, so each half compares with
+// emu::quantize of x or of its transpose.
+enum class NativeBlocks { Vectors1x128, Tiles128x128, Rows };
 struct BlockwiseCastOnGpu {
     std::vector<std::uint8_t> codes, codes_t;
     std::vector<float> scale_inv, scale_inv_t;
     float amax = 0;
 };
-BlockwiseCastOnGpu cast_transpose_blockwise(std::span<const float> x, int rows, int cols, bool weight_tiles);
+BlockwiseCastOnGpu cast_transpose_blockwise(std::span<const float> x, int rows, int cols, NativeBlocks blocks);
 
 // Y (m x n, float32) = dequant(A) * dequant(B)^T for emu::quantize_blockwise results: A is
 // m x k in 1 x 128 blocks, B is n x k in 1 x 128 blocks or 128 x 128 tiles (cuBLASLt has no

@@ -44,6 +44,9 @@ struct GpuRun {
 
 // The path that runs an experiment's numerics on the GPU.
 GpuPath gpu_path(const emu::Experiment& experiment);
+// Whether the native path's GEMMs for a recipe take 1 x 128 or 128 x 128 block scales,
+// which cuBLASLt runs without fast accumulation.
+bool block_scaled(emu::Fp8Recipe recipe);
 
 // Throws std::invalid_argument naming every field of the experiment the GPU trainer cannot
 // run (cuBLASLt's FP8 kernels need every GEMM dimension to be a positive multiple of 16),

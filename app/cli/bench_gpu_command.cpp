@@ -69,16 +69,15 @@ std::vector<emu::Fp8Recipe> chosen_recipes(const std::vector<std::string>& names
 double mib(std::uint64_t bytes) { return double(bytes) / double(1u << 20); }
 
 // The experiment of one run: the table's settings (gpu_bench_experiment: history 16, fast
-// accumulation in the forward GEMMs) with the recipe and its element formats. Fast
-// accumulation is off where the GEMMs have none: cuBLASLt's block-scaled FP8 GEMMs and
-// the emulated path's BF16 GEMMs.
+// accumulation in the forward GEMMs, as Transformer Engine and torchao) with the recipe
+// and its element formats. Fast accumulation is off where the GEMMs have none: cuBLASLt's
+// 1 x 128 and 128 x 128 block-scaled FP8 GEMMs and the emulated path's BF16 GEMMs.
 emu::Experiment experiment_of_run(const gpu::GpuPreset& p, emu::Precision precision, emu::Fp8Recipe recipe,
                                   const BenchGpuArgs& a) {
     emu::Experiment e = gpu::gpu_bench_experiment(p.input_dim, p.hidden_dim, p.tokens);
     emu::set_recipe(e, recipe);
     e.numerics.precision = precision;
-    if (precision == emu::Precision::Fp8 &&
-        (!emu::recipe(recipe).per_tensor() || gpu::gpu_path(e) == gpu::GpuPath::Emulated))
+    if (precision == emu::Precision::Fp8 && (gpu::block_scaled(recipe) || gpu::gpu_path(e) == gpu::GpuPath::Emulated))
         e.numerics.fast_accumulation = {};
     e.optimizer.learning_rate = a.learning_rate;
     e.task.seed = e.init_seed = a.seed;

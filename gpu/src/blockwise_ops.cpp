@@ -8,6 +8,8 @@
 
 #include "gpu/src/block_scale_layout.hpp"
 #include "gpu/src/blockwise_cast.hpp"
+#include "gpu/src/rowwise_cast.hpp"
+#include "emulator/recipe.hpp"
 #include "gpu/src/cuda_check.hpp"
 #include "gpu/src/lt_matmul.hpp"
 
@@ -48,6 +50,28 @@ std::vector<T> download(const DeviceBuffer<T>& from) {
 
 bool is_block(const emu::BlockShape& b, std::size_t rows, std::size_t cols) { return b.rows == rows && b.cols == cols; }
 
+// The rowwise cast kernel with torchao's amax floor (the rowwise recipe's).
+BlockwiseCastOnGpu cast_transpose_rowwise(std::span<const float> x, int rows, int cols) {
+    DeviceBuffer<float> in{x.size()}, scales{std::size_t(rows)}, scales_t{std::size_t(cols)},
+        scratch{std::size_t(rows + cols)};
+    DeviceBuffer<std::uint8_t> codes(x.size()), codes_t(x.size());
+    DeviceBuffer<unsigned> amax(1);
+    FP8LAB_CUDA_CHECK(cudaMemcpy(in.ptr, x.data(), x.size_bytes(), cudaMemcpyHostToDevice));
+    const train::RowwiseTarget target{
+        codes.ptr,    scales.ptr,  codes_t.ptr, rows,
+        scales_t.ptr, scratch.ptr, amax.ptr,    emu::recipe(emu::Fp8Recipe::Rowwise).min_amax};
+    train::rowwise_cast({train::Source::F32, in.ptr, nullptr, cols}, rows, cols, target, cudaStream_t{});
+    FP8LAB_CUDA_CHECK(cudaGetLastError());
+    BlockwiseCastOnGpu result;
+    result.codes = download(codes);
+    result.codes_t = download(codes_t);
+    result.scale_inv = download(scales);
+    result.scale_inv_t = download(scales_t);
+    const unsigned bits = download(amax)[0];
+    std::memcpy(&result.amax, &bits, sizeof bits);
+    return result;
+}
+
 }  // namespace
 
 std::string blockwise_unsupported_reason() {
@@ -69,10 +93,12 @@ std::string blockwise_unsupported_reason() {
 #endif
 }
 
-BlockwiseCastOnGpu cast_transpose_blockwise(std::span<const float> x, int rows, int cols, bool weight_tiles) {
+BlockwiseCastOnGpu cast_transpose_blockwise(std::span<const float> x, int rows, int cols, NativeBlocks blocks) {
     if (rows <= 0 || cols <= 0 || rows % 16 || cols % 16 || x.size() != std::size_t(rows) * cols)
         throw std::invalid_argument("cast_transpose_blockwise: x must hold rows x cols values, both multiples of 16");
     detail::require_gpu();
+    if (blocks == NativeBlocks::Rows) return cast_transpose_rowwise(x, rows, cols);
+    const bool weight_tiles = blocks == NativeBlocks::Tiles128x128;
     const BlockScaleLayout layout{weight_tiles, rows, cols}, layout_t{weight_tiles, cols, rows};
     DeviceBuffer<float> in(x.size()), scales(layout.count()), scales_t(layout_t.count());
     DeviceBuffer<std::uint8_t> codes(x.size()), codes_t(x.size());

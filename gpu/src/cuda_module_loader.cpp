@@ -108,8 +108,8 @@ std::string blockwise_unsupported_reason() {
     const Loaded& l = loaded();
     return l.module ? l.module->blockwise_unsupported_reason() : l.reason;
 }
-BlockwiseCastOnGpu cast_transpose_blockwise(std::span<const float> x, int rows, int cols, bool weight_tiles) {
-    return module().cast_transpose_blockwise(x, rows, cols, weight_tiles);
+BlockwiseCastOnGpu cast_transpose_blockwise(std::span<const float> x, int rows, int cols, NativeBlocks blocks) {
+    return module().cast_transpose_blockwise(x, rows, cols, blocks);
 }
 std::vector<float> fp8_blockwise_gemm(const emu::QuantizedTensor& a, const emu::QuantizedTensor& b) {
     return module().fp8_blockwise_gemm(a, b);

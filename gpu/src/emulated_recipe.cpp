@@ -10,11 +10,16 @@
 
 namespace fp8lab::gpu::detail {
 
-bool row_scales(const emu::Recipe& r) {
+namespace {
+bool any_role_blocked(const emu::Recipe& r, emu::BlockKind kind) {
     for (const emu::Blocking* b : {&r.blocks.input, &r.blocks.weight, &r.blocks.gradient})
-        if (b->kind == emu::BlockKind::Row) return true;
+        if (b->kind == kind) return true;
     return false;
 }
+}  // namespace
+
+bool row_scales(const emu::Recipe& r) { return any_role_blocked(r, emu::BlockKind::Row); }
+bool block_scales(const emu::Recipe& r) { return any_role_blocked(r, emu::BlockKind::Block); }
 
 OperandCast plan_operand_cast(const emu::Numerics& n, emu::TensorRole role, bool bf16, bool wgrad_operand,
                               std::uint64_t seed_key) {
@@ -111,9 +116,7 @@ std::vector<float> value_table(const emu::Format& format) {
 
 bool native_path_can_run(const emu::Numerics& n) {
     if (n.precision != emu::Precision::Fp8) return !n.loss_scaling;
-    // Per-row scales (rowwise) have no native kernels here yet: cuBLASLt's outer-vector
-    // scales need a cast per GEMM layout, which the native path does not make.
-    const bool recipe = emu::recipe(n.recipe).native.hopper && !row_scales(emu::recipe(n.recipe));
+    const bool recipe = emu::recipe(n.recipe).native.hopper;
     const bool formats = n.formats.input == &emu::e4m3() && n.formats.weight == &emu::e4m3() &&
                          (n.formats.gradient == &emu::e5m2() || n.formats.gradient == &emu::e4m3());
     const auto nearest = [](emu::RoundingMode m) { return m == emu::RoundingMode::NearestEven; };

@@ -1,6 +1,7 @@
 // The scaling state every native FP8 recipe keeps per tensor (amax, history, scale, trace),
 // and the choice of recipe.
 #include "gpu/src/native_scaling.hpp"
+#include "gpu/src/emulated_recipe.hpp"
 
 #include <cmath>
 
@@ -60,8 +61,10 @@ void NativeScaling::read_trace(int steps, std::vector<float>& amax, std::vector<
 
 std::unique_ptr<NativeScaling> make_native_scaling(const GpuRun& config, const std::vector<LayerShape>& shapes,
                                                    int rows, cudaStream_t s) {
-    if (!emu::recipe(config.experiment.numerics.recipe).per_tensor())
-        return make_blockwise_scaling(config, shapes, rows, s);
+    // The GPU's dispatch to kernels: the recipe's blocks pick the scaling class.
+    const emu::Recipe& r = emu::recipe(config.experiment.numerics.recipe);
+    if (row_scales(r)) return make_rowwise_scaling(config, shapes, rows, s);
+    if (!r.per_tensor()) return make_blockwise_scaling(config, shapes, rows, s);
     return make_per_tensor_scaling(config, s);
 }
 

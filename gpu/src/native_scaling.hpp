@@ -1,5 +1,5 @@
 // How the native FP8 step scales its tensors, one class per recipe behind one interface:
-// per tensor (delayed or current) and blockwise. The step's kernel sequence (native_mlp.cpp)
+// per tensor (delayed or current), blockwise and rowwise. The step's kernel sequence (native_mlp.cpp)
 // names no recipe; it asks this for each cast, each GEMM operand and the step's end.
 #pragma once
 
@@ -57,13 +57,15 @@ class NativeScaling {
     std::vector<float> max_finite_;
 };
 
-// The scaling of config.recipe (delayed, current or blockwise); the layers' shapes and the
+// The scaling of the experiment's recipe (delayed, current, blockwise or rowwise); the layers' shapes and the
 // tokens per step size its block scales.
 std::unique_ptr<NativeScaling> make_native_scaling(const GpuRun& config, const std::vector<LayerShape>& shapes,
                                                    int rows, cudaStream_t s);
-// The two families, each in its own file.
+// The three families, each in its own file.
 std::unique_ptr<NativeScaling> make_per_tensor_scaling(const GpuRun& config, cudaStream_t s);
 std::unique_ptr<NativeScaling> make_blockwise_scaling(const GpuRun& config, const std::vector<LayerShape>& shapes,
                                                       int rows, cudaStream_t s);
+std::unique_ptr<NativeScaling> make_rowwise_scaling(const GpuRun& config, const std::vector<LayerShape>& shapes,
+                                                    int rows, cudaStream_t s);
 
 }  // namespace fp8lab::gpu::detail

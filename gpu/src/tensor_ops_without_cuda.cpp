@@ -28,7 +28,7 @@ std::vector<float> fp8_gemm(int m, int n, int k, const emu::Format&, std::span<c
     unavailable();
 }
 std::string blockwise_unsupported_reason() { return probe().reason; }
-BlockwiseCastOnGpu cast_transpose_blockwise(std::span<const float>, int, int, bool) { unavailable(); }
+BlockwiseCastOnGpu cast_transpose_blockwise(std::span<const float>, int, int, NativeBlocks) { unavailable(); }
 std::vector<float> fp8_blockwise_gemm(const emu::QuantizedTensor&, const emu::QuantizedTensor&) { unavailable(); }
 EmulatedCastOnGpu emulated_cast_on_gpu(const emu::Numerics&, emu::TensorRole, const std::string&,
                                        std::span<const float>, int, int, bool, bool, std::uint64_t, bool) {

@@ -11,6 +11,8 @@
 #include "emulator/block_recipes.hpp"
 #include "emulator/bulk.hpp"
 #include "emulator/convert.hpp"
+#include "emulator/experiment.hpp"
+#include "emulator/quantize.hpp"
 #include "emulator/training_task.hpp"
 #include "gpu/tensor_ops.hpp"
 #include "gpu/trainer.hpp"
@@ -83,14 +85,40 @@ TEST_CASE("the blockwise cast on the GPU equals emu::quantize_blockwise bit for 
         const emu::BlockShape block = tiles ? emu::BlockShape{128, 128} : emu::BlockShape{1, 128};
         const emu::QuantizedTensor want = emu::quantize_blockwise(x, rows, cols, block);
         const emu::QuantizedTensor want_t = emu::quantize_blockwise(xt, cols, rows, block);
-        const gpu::BlockwiseCastOnGpu got = gpu::cast_transpose_blockwise(x, rows, cols, tiles);
+        const gpu::BlockwiseCastOnGpu got = gpu::cast_transpose_blockwise(
+            x, rows, cols, tiles ? gpu::NativeBlocks::Tiles128x128 : gpu::NativeBlocks::Vectors1x128);
         CHECK(differing(got.codes, want.codes) == 0);
         CHECK(differing(got.codes_t, want_t.codes) == 0);
         CHECK(same_bits(got.scale_inv, want.block_scale_inv));
         CHECK(same_bits(got.scale_inv_t, want_t.block_scale_inv));
         CHECK(got.amax == emu::amax(x));
     }
-    CHECK_THROWS_AS(gpu::cast_transpose_blockwise(x, rows - 8, cols, false), std::invalid_argument);
+    CHECK_THROWS_AS(gpu::cast_transpose_blockwise(x, rows - 8, cols, gpu::NativeBlocks::Vectors1x128),
+                    std::invalid_argument);
+}
+
+TEST_CASE("the rowwise cast on the GPU equals emu::quantize's rowwise recipe bit for bit, transpose included") {
+    if (!gpu_ready()) return;
+    const int rows = 208, cols = 336;
+    std::vector<float> x = hard_tensor(std::size_t(rows) * cols, 37);
+    for (int c = 0; c < cols; ++c) {
+        x[std::size_t(5) * cols + c] = 0.0f;                       // an all-zero row: torchao's scale 2^48
+        x[std::size_t(6) * cols + c] = 1e-20f * float(c % 7);      // an amax below the 1e-12 floor
+        x[std::size_t(7) * cols + c] *= std::ldexp(1.0f, c % 40);  // a row of very different sizes
+    }
+    const std::vector<float> xt = transposed(x, rows, cols);
+    emu::Experiment e;
+    emu::set_recipe(e, emu::Fp8Recipe::Rowwise);
+    const emu::Recipe recipe = emu::recipe_of(e.numerics);
+    emu::RecipeState state;
+    const emu::QuantizedTensor want = emu::quantize(x, rows, cols, recipe, {"x", emu::TensorRole::Input}, state);
+    const emu::QuantizedTensor want_t = emu::quantize(xt, cols, rows, recipe, {"x", emu::TensorRole::Input}, state);
+    const gpu::BlockwiseCastOnGpu got = gpu::cast_transpose_blockwise(x, rows, cols, gpu::NativeBlocks::Rows);
+    CHECK(differing(got.codes, want.codes) == 0);
+    CHECK(differing(got.codes_t, want_t.codes) == 0);
+    CHECK(same_bits(got.scale_inv, want.block_scale_inv));
+    CHECK(same_bits(got.scale_inv_t, want_t.block_scale_inv));
+    CHECK(got.amax == emu::amax(x));
 }
 
 TEST_CASE("block-scaled cuBLASLt GEMMs match a float64 product of the dequantised operands") {

@@ -74,7 +74,7 @@ TEST_CASE("the first step's loss is the CPU's, and every recipe both backends ru
                           {"mx-floor", emulated(with_recipe(base, emu::Fp8Recipe::MxFloor))},
                           {"mx-rceil", emulated(with_recipe(base, emu::Fp8Recipe::MxRceil))},
                           {"nvfp4", emulated(with_recipe(base, emu::Fp8Recipe::Nvfp4))},
-                          {"rowwise", emulated(with_recipe(base, emu::Fp8Recipe::Rowwise))},
+                          {"fp8 rowwise", with_recipe(base, emu::Fp8Recipe::Rowwise)},
                           {"fp6 current", fp6},
                           {"e5m2 delayed", e5m2},
                           {"sr+edge+ls", guarded}};
@@ -110,8 +110,8 @@ TEST_CASE("every recipe runs on the GPU: natively where its tensor cores can, el
     const emu::Experiment base = labs::lab_experiment();
     CHECK(gpu::gpu_path(base) == gpu::GpuPath::Native);
     CHECK(gpu::gpu_path(with_recipe(base, emu::Fp8Recipe::Blockwise)) == gpu::GpuPath::Native);
-    for (emu::Fp8Recipe r :
-         {emu::Fp8Recipe::MxFloor, emu::Fp8Recipe::MxRceil, emu::Fp8Recipe::Nvfp4, emu::Fp8Recipe::Rowwise}) {
+    CHECK(gpu::gpu_path(with_recipe(base, emu::Fp8Recipe::Rowwise)) == gpu::GpuPath::Native);
+    for (emu::Fp8Recipe r : {emu::Fp8Recipe::MxFloor, emu::Fp8Recipe::MxRceil, emu::Fp8Recipe::Nvfp4}) {
         CAPTURE(emu::fp8_recipe_name(r));
         CHECK(gpu::gpu_path(with_recipe(base, r)) == gpu::GpuPath::Emulated);
         gpu::validate(gpu::GpuRun{with_recipe(base, r)});
