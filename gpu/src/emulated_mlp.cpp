@@ -34,9 +34,8 @@ class GpuEmulatedMlp final : public MlpStep {
           layers_count_(int(shapes_.size())),
           tensors_(3 * layers_count_),
           fp8_(n_.precision == emu::Precision::Fp8),
-          per_tensor_(fp8_ && n_.scaling &&
-                      (n_.recipe == emu::Fp8Recipe::Delayed || n_.recipe == emu::Fp8Recipe::Current)),
-          delayed_(per_tensor_ && n_.recipe == emu::Fp8Recipe::Delayed),
+          per_tensor_(fp8_ && n_.scaling && emu::recipe(n_.recipe).per_tensor()),
+          delayed_(per_tensor_ && emu::recipe(n_.recipe).rule == emu::ScaleRule::Delayed),
           batches_(c.experiment.task.batches),
           rows_(c.experiment.tokens),
           max_dim_(std::max(c.experiment.model.input, c.experiment.model.hidden)),
