@@ -32,6 +32,7 @@ inline constexpr IntegerBounds kHiddenLayers{1, 16};
 inline constexpr IntegerBounds kBatches{1, 4096};
 inline constexpr IntegerBounds kTokens{1, 1 << 20};
 inline constexpr IntegerBounds kSteps{1, 1000000};
+inline constexpr IntegerBounds kSeeds{1, 64};  // runs of one comparison, each from its own seeds
 // Transformer Engine's default history is 1024; 65536 steps is past any run a lab makes,
 // and keeps a what-if replay of a long trace to seconds.
 inline constexpr IntegerBounds kHistory{1, 65536};

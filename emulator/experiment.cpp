@@ -62,6 +62,13 @@ Experiment with_precision(Experiment e, Precision p) {
     return e;
 }
 
+Experiment with_seed(Experiment e, int k) {
+    e.task.seed += std::uint64_t(k);
+    e.init_seed += std::uint64_t(k);
+    e.seeds = 1;
+    return e;
+}
+
 void set_recipe(Experiment& e, Fp8Recipe recipe) {
     Numerics& n = e.numerics;
     const Recipe& to = emu::recipe(recipe);
@@ -103,6 +110,7 @@ void validate(const Experiment& e) {
     check_range("task.batches", e.task.batches, bounds::kBatches);
     check_range("tokens", e.tokens, bounds::kTokens);
     check_range("steps", e.steps, bounds::kSteps);
+    check_range("seeds", e.seeds, bounds::kSeeds);
     const OptimizerSpec& o = e.optimizer;
     check_float("optimizer.learning_rate", o.learning_rate, bounds::kLearningRate);
     check_float("optimizer.beta1", o.beta1, bounds::kBeta);
@@ -190,9 +198,10 @@ std::string describe(const Experiment& e) {
     std::string shape = std::to_string(e.model.input);
     for (int l = 0; l < e.model.hidden_layers; ++l) (shape += '-') += std::to_string(e.model.hidden);
     (shape += '-') += std::to_string(e.model.output);
-    std::string text = shape + (e.model.biases ? " with biases" : "") + ", " +
-                       std::string(task_kind_name(e.task.kind)) + ", " + std::to_string(e.tokens) + " tokens, " +
-                       std::to_string(e.steps) + " steps, " + describe_numerics(e);
+    std::string text =
+        shape + (e.model.biases ? " with biases" : "") + ", " + std::string(task_kind_name(e.task.kind)) + ", " +
+        std::to_string(e.tokens) + " tokens, " + std::to_string(e.steps) + " steps" +
+        (e.seeds > 1 ? " x " + std::to_string(e.seeds) + " seeds" : std::string()) + ", " + describe_numerics(e);
     if (e.inference.enabled) text += "; then " + describe_inference(e.inference);
     return text;
 }

@@ -85,6 +85,9 @@ struct Experiment {
     int tokens = 128;  // rows per step
     int steps = 200;
     std::uint64_t init_seed = 1;
+    // A comparison trains every variant `seeds` times: run k from task.seed + k and
+    // init_seed + k (with_seed), and shows the spread beside the mean.
+    int seeds = 1;
     OptimizerSpec optimizer;
     Numerics numerics;
     InferenceSpec inference;  // after training: the model quantised for inference, evaluated
@@ -95,6 +98,9 @@ struct Experiment {
 
 // The same experiment at another precision: the comparison runs BF16 and FP8 this way.
 Experiment with_precision(Experiment e, Precision p);
+// Run k (from 0) of an experiment's seeds: its data and initial weights from task.seed + k
+// and init_seed + k, trained once (seeds 1).
+Experiment with_seed(Experiment e, int k);
 
 // Throws std::invalid_argument "FIELD: reason" (FIELD as in the JSON, e.g.
 // "numerics.delayed.history") for any value out of its range or not allowed together.

@@ -161,6 +161,7 @@ std::string to_json(const Experiment& e) {
     w.key("task").begin_object().key("kind").value(enum_name(e.task.kind)).key("seed").value(e.task.seed);
     w.key("batches").value(e.task.batches).end_object();
     w.key("tokens").value(e.tokens).key("steps").value(e.steps).key("init_seed").value(e.init_seed);
+    w.key("seeds").value(e.seeds);
     const OptimizerSpec& o = e.optimizer;
     w.key("optimizer").begin_object().key("learning_rate").value(o.learning_rate);
     w.key("beta1").value(o.beta1).key("beta2").value(o.beta2).key("epsilon").value(o.epsilon);
@@ -221,6 +222,7 @@ Experiment experiment_from_json(std::string_view text, std::string_view source) 
     top.integer("tokens", e.tokens, bounds::kTokens);
     top.integer("steps", e.steps, bounds::kSteps);
     top.seed("init_seed", e.init_seed);
+    top.integer("seeds", e.seeds, bounds::kSeeds);
     top.object("optimizer", [&](ObjectReader& o) {
         o.number("learning_rate", e.optimizer.learning_rate);
         o.number("beta1", e.optimizer.beta1);

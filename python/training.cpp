@@ -1,4 +1,6 @@
 // The CPU trainer from an experiment description (a dict or JSON text), for notebooks.
+#include <algorithm>
+
 #include <pybind11/stl.h>
 
 #include <fstream>
@@ -54,12 +56,25 @@ py::dict train(const py::object& experiment_object, int threads) {
                               "; make model.hidden, model.hidden_layers, task.tokens, model.input or model.output "
                               "smaller");
     emu::TrainerResult r;
+    std::vector<double> finals;  // every seed's final loss: the first run's, then the others'
     {
         py::gil_scoped_release release;
         if (threads > 0) emu::set_max_threads(threads);
-        r = emu::train_mlp(e);
+        r = emu::train_mlp(emu::with_seed(e, 0));
+        finals.push_back(emu::final_loss(r.loss));
+        for (int k = 1; k < e.seeds; ++k) finals.push_back(emu::final_loss(emu::train_mlp(emu::with_seed(e, k)).loss));
     }
     py::dict out;
+    if (e.seeds > 1) {  // the spread beside the first seed's curve
+        py::dict spread;
+        double mean = 0;
+        for (double f : finals) mean += f / double(finals.size());
+        spread["final_losses"] = finals;
+        spread["mean"] = mean;
+        spread["least"] = *std::min_element(finals.begin(), finals.end());
+        spread["largest"] = *std::max_element(finals.begin(), finals.end());
+        out["seeds"] = spread;
+    }
     out["loss"] = py::array_t<float>(py::ssize_t(r.loss.size()), r.loss.data());
     if (!r.accuracy.empty()) out["accuracy"] = py::array_t<float>(py::ssize_t(r.accuracy.size()), r.accuracy.data());
     out["final_loss"] = emu::final_loss(r.loss);
@@ -169,7 +184,9 @@ void add_training(py::module_& m) {
         "describe", [](const py::object& e) { return emu::describe(experiment_argument(e)); }, py::arg("experiment"));
     m.def("train", &train, py::arg("experiment"), py::arg("threads") = 0,
           "Train the experiment on the CPU emulator (bit-exact, deterministic for any thread count); returns a dict "
-          "with the loss per step, final_loss (mean of the last 10), and the inference evaluation where enabled");
+          "with the loss per step, final_loss (mean of the last 10), and the inference evaluation where enabled; "
+          "with experiment['seeds'] > 1 the first seed's curve and, under 'seeds', every seed's final loss with "
+          "their mean, least and largest");
 }
 
 }  // namespace fp8lab::python

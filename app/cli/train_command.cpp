@@ -4,6 +4,7 @@
 #include <cmath>
 #include <cstdio>
 #include <fstream>
+#include <functional>
 #include <memory>
 #include <optional>
 #include <sstream>
@@ -21,6 +22,7 @@
 #include "emulator/mlp_trainer.hpp"
 #include "emulator/user_files.hpp"
 #include "gpu/trainer.hpp"
+#include "labs/experiments/seed_spread.hpp"
 
 namespace fp8lab::cli {
 using files::write_file_atomically;
@@ -66,6 +68,22 @@ int report_divergence(const std::vector<float>& loss) {
     return kDiverged;
 }
 
+// The experiment's other seeds, trained after the first (whose losses were printed): each
+// one's final loss, then the spread of all, on stderr.
+void report_seeds(const emu::Experiment& e, const std::vector<float>& first,
+                  const std::function<std::vector<float>(const emu::Experiment&)>& train) {
+    if (e.seeds < 2) return;
+    std::vector<double> finals{emu::final_loss(first)};
+    std::fprintf(stderr, "seed 1 of %d: final loss %.6g\n", e.seeds, finals[0]);
+    for (int k = 1; k < e.seeds; ++k) {
+        finals.push_back(emu::final_loss(train(emu::with_seed(e, k))));
+        std::fprintf(stderr, "seed %d of %d: final loss %.6g\n", k + 1, e.seeds, finals.back());
+    }
+    const labs::SeedSpread s = labs::spread_of(finals);
+    std::fprintf(stderr, "final loss over %d seeds: mean %.6g, least %.6g, largest %.6g\n", s.seeds, s.mean, s.least,
+                 s.largest);
+}
+
 int train_on_cpu(const emu::Experiment& e, const TrainArgs& args) {
     try {
         emu::check_cpu_supports(e);
@@ -87,6 +105,7 @@ int train_on_cpu(const emu::Experiment& e, const TrainArgs& args) {
         },
         !args.trace.empty());
     print_losses(r.loss, r.accuracy);
+    report_seeds(e, r.loss, [](const emu::Experiment& x) { return emu::train_mlp(x).loss; });
     if (e.numerics.precision == emu::Precision::Fp8)
         std::fprintf(stderr, "gradient elements flushed to zero: %.4f%%\n", 100 * r.flushed_fraction());
     if (!r.skipped_steps.empty())
@@ -125,6 +144,7 @@ int train_on_gpu(const emu::Experiment& e, const TrainArgs& args) {
     // The GPU reports in chunks of steps: keep the losses up to the step that diverged.
     const long diverged = first_non_finite(r.loss);
     print_losses(diverged < 0 ? r.loss : std::vector<float>(r.loss.begin(), r.loss.begin() + diverged + 1), {});
+    report_seeds(e, r.loss, [](const emu::Experiment& x) { return gpu::train_mlp_on_gpu(gpu::GpuRun{x}).loss; });
     std::fprintf(stderr, "device: %s\nmedian step: %.4f ms over %d timed steps, peak memory %.1f MiB\n",
                  r.device.c_str(), r.median_step_ms, r.timed_steps, double(r.peak_memory_bytes) / (1 << 20));
     if (r.path == gpu::GpuPath::Emulated)

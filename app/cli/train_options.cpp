@@ -115,6 +115,11 @@ void add_train_options(CLI::App& cmd, TrainArgs& a) {
     cmd.add_option("--seed", a.seed,
                    "Seed of the data and of the initial weights (default " + std::to_string(d.task.seed) + ")")
         ->check(seed_value());
+    cmd.add_option("--seeds", a.seeds,
+                   "Train the experiment this many times, run k from seed + k, and report the final loss's spread "
+                   "(default " +
+                       std::to_string(d.seeds) + ")")
+        ->check(integer_in(emu::bounds::kSeeds));
     cmd.add_flag("--no-scaling", a.no_scaling, "FP8 with scale 1 everywhere (shows underflow)");
     cmd.add_flag("--first-last-bf16", a.first_last_bf16, "Keep the first and last layer in BF16");
     cmd.add_flag("--loss-scaling", a.loss_scaling, "Dynamic loss scaling (GradScaler defaults)");
@@ -183,6 +188,7 @@ emu::Experiment experiment_from_options(const TrainArgs& a) {
     if (given(a, "--weight-decay")) e.optimizer.weight_decay = a.weight_decay;
     if (given(a, "--grad-clip")) e.optimizer.grad_clip = a.grad_clip;
     if (given(a, "--seed")) e.task.seed = e.init_seed = a.seed;
+    if (given(a, "--seeds")) e.seeds = a.seeds;
     if (a.no_scaling) n.scaling = false;
     if (a.first_last_bf16) n.edge_layers_bf16 = true;
     if (a.loss_scaling) n.loss_scaling = true;

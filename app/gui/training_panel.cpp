@@ -74,6 +74,8 @@ void draw_training_panel(TrainingPanelState& training, CourseState& course, std:
                 if (ImGui::Selectable(kSizes[i].label, i == training.size)) training.size = i;
             ImGui::EndCombo();
         }
+        ImGui::SetNextItemWidth(fs * 8);
+        ImGui::SliderInt("Seeds (a difference is a finding only beyond their spread)##training", &training.seeds, 1, 8);
         if (ImGui::RadioButton("CPU emulator##training", training.backend == labs::Backend::Cpu))
             training.backend = labs::Backend::Cpu;
         ImGui::SameLine();
@@ -88,7 +90,8 @@ void draw_training_panel(TrainingPanelState& training, CourseState& course, std:
             ImGui::TextWrapped("GPU unavailable: %s", course.gpu.reason.c_str());
             ImGui::PopStyleColor();
         }
-        const emu::Experiment experiment = sized(*from_step, training.size);
+        emu::Experiment experiment = sized(*from_step, training.size);
+        experiment.seeds = training.seeds;
         ImGui::TextWrapped("Experiment: %s", emu::describe(experiment).c_str());
         std::string refused;
         try {

@@ -24,6 +24,7 @@ struct TrainingPanelState {
     StepRunner runner;
     std::string settings, where;  // of the run in progress (or the last one)
     int size = 0;                 // index into the panel's model sizes: the step's model or a larger one
+    int seeds = 4;                // each variant trained this many times: the comparison shows its spread
     std::string experiment_json;  // the last experiment started, for "Save experiment"
     bool recorded = true;         // the finished run is in `runs`
     std::vector<TrainingRecord> runs;

@@ -8,13 +8,15 @@
 #include "gpu/probe.hpp"
 #include "gpu/tensor_ops.hpp"
 #include "gpu/trainer.hpp"
+#include "labs/experiments/seed_spread.hpp"
 #include "labs/framework/table.hpp"
 
 namespace fp8lab::labs {
 namespace {
 
+// Each variant's loss curve per seed (the curves grow while the runs go on).
 struct Curves {
-    std::vector<float> bf16, fp8;
+    std::vector<std::vector<float>> bf16, fp8;
 };
 
 Figure loss_figure(const Curves& c, const std::string& fp8_label) {
@@ -24,8 +26,8 @@ Figure loss_figure(const Curves& c, const std::string& fp8_label) {
     f.x_axis.label = "step";
     f.y_axis.label = "loss";
     f.y_axis.scale = AxisScale::Log10;
-    f.series.push_back(line("BF16", step_numbers(c.bf16.size()), {c.bf16.begin(), c.bf16.end()}, 0));
-    f.series.push_back(line(fp8_label, step_numbers(c.fp8.size()), {c.fp8.begin(), c.fp8.end()}, 5));
+    for (Series& s : curve_with_band("BF16", c.bf16, 0)) f.series.push_back(std::move(s));
+    for (Series& s : curve_with_band(fp8_label, c.fp8, 5)) f.series.push_back(std::move(s));
     return f;
 }
 
@@ -41,11 +43,28 @@ std::string family_of(const emu::Experiment& e) {
     return e.numerics.precision == emu::Precision::Fp8 ? emu::recipe(e.numerics.recipe).family : "FP8";
 }
 
+SeedSpread final_spread(const std::vector<std::vector<float>>& curves) {
+    std::vector<double> finals;
+    for (const auto& c : curves) finals.push_back(emu::final_loss(c));
+    return spread_of(finals);
+}
+
+// The final losses, their ratio and, over several seeds, their ranges and whether the
+// difference is beyond them: a ranking the spread does not support is never stated.
 void add_final_losses(StepOutput& out, const Curves& c, const std::string& family) {
-    const double bf16 = emu::final_loss(c.bf16), fp8 = emu::final_loss(c.fp8);
-    out.metrics.push_back({"BF16 final loss (mean of last 10 steps)", bf16, ""});
-    out.metrics.push_back({family + " final loss (mean of last 10 steps)", fp8, ""});
-    if (bf16 > 0) out.metrics.push_back({family + " loss over BF16 loss", fp8 / bf16, "x"});
+    const SeedSpread bf16 = final_spread(c.bf16), fp8 = final_spread(c.fp8);
+    const std::string of = bf16.seeds > 1 ? ", mean of " + std::to_string(bf16.seeds) + " seeds" : "";
+    out.metrics.push_back({"BF16 final loss (mean of last 10 steps" + of + ")", bf16.mean, ""});
+    out.metrics.push_back({family + " final loss (mean of last 10 steps" + of + ")", fp8.mean, ""});
+    if (bf16.mean > 0) out.metrics.push_back({family + " loss over BF16 loss", fp8.mean / bf16.mean, "x"});
+    if (bf16.seeds > 1) {
+        out.metrics.push_back({"BF16 final loss, least of the seeds", bf16.least, ""});
+        out.metrics.push_back({"BF16 final loss, largest of the seeds", bf16.largest, ""});
+        out.metrics.push_back({family + " final loss, least of the seeds", fp8.least, ""});
+        out.metrics.push_back({family + " final loss, largest of the seeds", fp8.largest, ""});
+    }
+    out.notes.push_back("Final loss: BF16 " + spread_text(bf16) + ", " + family + " " + spread_text(fp8) + "; " +
+                        family + " against BF16: " + spread_words(bf16, fp8) + ".");
 }
 
 // The curve's label: the recipe, or the precision when it is not FP8.
@@ -104,27 +123,45 @@ StepOutput run_on_cpu(const emu::Experiment& e, RunContext& context) {
     const std::string note =
         "Backend: CPU emulator (bit-exact FP8 arithmetic; its speed says nothing about "
         "FP8 hardware)";
+    const int seeds = e.seeds;
+    const double runs = 2.0 * seeds * e.steps;
+    // results[run]: the first seed's, for the inference table; the flushed fraction and
+    // the skipped steps over all seeds.
     emu::TrainerResult results[2];
+    double flushed = 0;
+    std::size_t skipped = 0;
     for (int run = 0; run < 2; ++run) {
-        const emu::Experiment x = run == 0 ? emu::with_precision(e, emu::Precision::Bf16) : e;
-        std::vector<float>& curve = run == 0 ? c.bf16 : c.fp8;
-        results[run] = emu::train_mlp(x, [&](int step, float loss) {
-            curve.push_back(loss);
-            if (step % 10 == 9 || step + 1 == e.steps) {
-                context.report_progress((run * e.steps + step + 1) / (2.0 * e.steps),
-                                        std::string(run == 0 ? "BF16" : label) + " step " + std::to_string(step + 1));
-                context.publish(output_of(c, label, note));
+        std::vector<std::vector<float>>& curves = run == 0 ? c.bf16 : c.fp8;
+        for (int k = 0; k < seeds; ++k) {
+            const emu::Experiment x = emu::with_seed(run == 0 ? emu::with_precision(e, emu::Precision::Bf16) : e, k);
+            curves.emplace_back();
+            const double done_before = double(run * seeds + k) * e.steps;
+            emu::TrainerResult r = emu::train_mlp(x, [&](int step, float loss) {
+                curves.back().push_back(loss);
+                if (step % 10 == 9 || step + 1 == e.steps) {
+                    context.report_progress((done_before + step + 1) / runs,
+                                            std::string(run == 0 ? "BF16" : label) +
+                                                (seeds > 1 ? ", seed " + std::to_string(k + 1) : std::string()) +
+                                                ", step " + std::to_string(step + 1));
+                    context.publish(output_of(c, label, note));
+                }
+                return !context.cancel_requested();
+            });
+            if (r.cancelled) throw RunCancelled();
+            if (run == 1) {
+                flushed += r.flushed_fraction() / seeds;
+                skipped += r.skipped_steps.size();
             }
-            return !context.cancel_requested();
-        });
-        if (results[run].cancelled) throw RunCancelled();
+            if (k == 0) results[run] = std::move(r);
+        }
     }
     StepOutput out = output_of(c, label, note);
     out.notes.push_back(experiment_note(e));
     add_final_losses(out, c, family_of(e));
     out.metrics.push_back(
-        {family_of(e) + " gradient elements flushed to zero", 100 * results[1].flushed_fraction(), "%"});
-    add_skipped_steps_note(out, e, results[1].skipped_steps.size(), results[1].loss.size());
+        {family_of(e) + " gradient elements flushed to zero" + (seeds > 1 ? " (mean of the seeds)" : std::string()),
+         100 * flushed, "%"});
+    add_skipped_steps_note(out, e, skipped, results[1].loss.size() * std::size_t(seeds));
     if (results[0].inference && results[1].inference) add_inference_table(out, e, results);
     return out;
 }
@@ -136,24 +173,36 @@ StepOutput run_on_gpu(const emu::Experiment& e, RunContext& context) {
     if (!p.ready) throw gpu::GpuUnavailable(p.reason);
     Curves c;
     const std::string label = label_of(e);
-    const std::string note = "Backend: GPU, " + gpu::describe(p) + "; ms/step is the median over the timed steps";
-    gpu::GpuTrainResult results[2];
+    const int seeds = e.seeds;
+    const std::string note = "Backend: GPU, " + gpu::describe(p) + "; ms/step is the median over the timed steps" +
+                             (seeds > 1 ? " of the first seed's run" : "");
+    gpu::GpuTrainResult results[2];  // the first seed's: its speed and memory
+    std::size_t skipped = 0;
     for (int run = 0; run < 2; ++run) {
-        std::vector<float>& curve = run == 0 ? c.bf16 : c.fp8;
-        results[run] = gpu::train_mlp_on_gpu(configs[run], [&](int done, const std::vector<float>& loss) {
-            curve = loss;
-            context.report_progress((run * e.steps + done) / (2.0 * e.steps),
-                                    std::string(run == 0 ? "BF16" : label) + " step " + std::to_string(done));
-            context.publish(output_of(c, label, note));
-            return !context.cancel_requested();
-        });
-        if (results[run].cancelled) throw RunCancelled();
-        curve = results[run].loss;
+        std::vector<std::vector<float>>& curves = run == 0 ? c.bf16 : c.fp8;
+        for (int k = 0; k < seeds; ++k) {
+            const gpu::GpuRun config{emu::with_seed(configs[run].experiment, k)};
+            curves.emplace_back();
+            const double done_before = double(run * seeds + k) * e.steps;
+            gpu::GpuTrainResult r = gpu::train_mlp_on_gpu(config, [&](int done, const std::vector<float>& loss) {
+                curves.back() = loss;
+                context.report_progress((done_before + done) / (2.0 * seeds * e.steps),
+                                        std::string(run == 0 ? "BF16" : label) +
+                                            (seeds > 1 ? ", seed " + std::to_string(k + 1) : std::string()) +
+                                            ", step " + std::to_string(done));
+                context.publish(output_of(c, label, note));
+                return !context.cancel_requested();
+            });
+            if (r.cancelled) throw RunCancelled();
+            curves.back() = r.loss;
+            if (run == 1) skipped += r.skipped_steps.size();
+            if (k == 0) results[run] = std::move(r);
+        }
     }
     StepOutput out = output_of(c, label, note);
     out.notes.push_back(experiment_note(e));
     add_final_losses(out, c, family_of(e));
-    add_skipped_steps_note(out, e, results[1].skipped_steps.size(), results[1].loss.size());
+    add_skipped_steps_note(out, e, skipped, results[1].loss.size() * std::size_t(seeds));
     const double mib = 1024.0 * 1024.0;
     for (int run = 0; run < 2; ++run)
         if (results[run].path == gpu::GpuPath::Emulated)

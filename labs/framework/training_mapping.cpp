@@ -5,7 +5,11 @@
 
 namespace fp8lab::labs {
 
-emu::Experiment lab_experiment() { return emu::Experiment{}; }
+emu::Experiment lab_experiment() {
+    emu::Experiment e;
+    e.seeds = 4;  // every comparison a lab makes shows its spread over four seeds
+    return e;
+}
 
 std::optional<emu::Experiment> step_experiment(const StepLogic& step, const Parameters& parameters) {
     if (!step.training) return std::nullopt;

@@ -8,6 +8,7 @@
 #include "emulator/mlp_trainer.hpp"
 #include "labs/framework/asset_files.hpp"
 #include "labs/experiments/crossover.hpp"
+#include "labs/experiments/seed_spread.hpp"
 #include "labs/logic/lab_logic.hpp"
 #include "labs/experiments/training_comparison.hpp"
 
@@ -48,7 +49,11 @@ StepLogic loss_curves() {
         "Recipe, formats (hybrid: E5M2 gradients), history length, steps, distinct batches and "
         "learning rate are the experiment's.";
     s.training = map_loss_curves;
-    s.run = [](const Parameters& p, RunContext& ctx) { return run_training_comparison(experiment_of(p), ctx); };
+    s.run = [](const Parameters& p, RunContext& ctx) {
+        emu::Experiment e = experiment_of(p);
+        e.task.seed = e.init_seed = ctx.seed();  // the step's seed reaches the runs
+        return run_training_comparison(e, ctx);
+    };
     const double weight_mib = 4096.0 * 16384.0 * emu::e4m3().total_bits / 8 / (1024.0 * 1024.0);
     s.exercise = numeric_exercise(
         weight_mib, {{"bf16", 2 * weight_mib}, {"master", 4 * weight_mib}, {"master-and-moments", 12 * weight_mib}});
@@ -70,8 +75,9 @@ void map_what_breaks(const Parameters& p, emu::Experiment& e) {
     e.model.hidden = 128;
 }
 
-// Trains each variant in turn on the CPU emulator and shows the losses, each FP8 run's
-// loss over the first (BF16) run's step by step, and the final losses in a table.
+// Trains each variant in turn on the CPU emulator, over the experiment's seeds, and shows
+// the mean losses, each run's mean loss over BF16's step by step, and a table of final
+// losses with their range over the seeds and whether each differs from BF16 beyond it.
 StepOutput compare_variants(const std::vector<Variant>& variants, RunContext& ctx) {
     StepOutput out;
     Figure fig;
@@ -82,39 +88,67 @@ StepOutput compare_variants(const std::vector<Variant>& variants, RunContext& ct
     t.columns = {{"run"},
                  {"final loss", ColumnType::Number},
                  {"over BF16", ColumnType::Number, "x"},
-                 {"gradient elements flushed to zero", ColumnType::Number, "%"}};
+                 {"gradient elements flushed to zero", ColumnType::Number, "%"},
+                 {"least of the seeds", ColumnType::Number},
+                 {"largest of the seeds", ColumnType::Number},
+                 {"against BF16"}};
     Figure ratio;
     ratio.id = "ratio-to-bf16";
     ratio.x_axis = {"step", AxisScale::Linear};
     ratio.y_axis = {"loss / BF16 loss", AxisScale::Log10};
-    std::vector<float> bf16_loss;
-    double bf16_final = 0;
+    std::vector<double> bf16_loss;
+    SeedSpread bf16;
     int colour = 0;
+    const int seeds = variants.front().config.seeds;
     for (std::size_t i = 0; i < variants.size(); ++i) {
         const Variant& var = variants[i];
-        const emu::TrainerResult r = emu::train_mlp(var.config, [&](int, float) { return !ctx.cancel_requested(); });
-        if (r.cancelled) throw RunCancelled();
-        Series l = line(var.name, step_numbers(r.loss.size()), {r.loss.begin(), r.loss.end()}, colour++);
+        std::vector<double> mean, finals;
+        double flushed = 0;
+        for (int k = 0; k < seeds; ++k) {
+            const emu::TrainerResult r =
+                emu::train_mlp(emu::with_seed(var.config, k), [&](int, float) { return !ctx.cancel_requested(); });
+            if (r.cancelled) throw RunCancelled();
+            mean.resize(std::max(mean.size(), r.loss.size()), 0.0);
+            for (std::size_t j = 0; j < r.loss.size(); ++j) mean[j] += r.loss[j] / double(seeds);
+            finals.push_back(emu::final_loss(r.loss));
+            flushed += r.flushed_fraction() / seeds;
+            ctx.report_progress(
+                double(i * std::size_t(seeds) + std::size_t(k) + 1) / double(variants.size() * std::size_t(seeds)),
+                var.name);
+        }
+        const std::string name = var.name;
+        Series l = line(name, step_numbers(mean.size()), mean, colour++);
         if (i == 0) {
             l.line_width = 2;
-            bf16_loss = r.loss;
+            bf16_loss = mean;
         } else {
-            Series q = line(var.name, {}, {}, colour - 1);
-            for (std::size_t k = 0; k < r.loss.size() && k < bf16_loss.size(); ++k) {
+            Series q = line(name, {}, {}, colour - 1);
+            for (std::size_t k = 0; k < mean.size() && k < bf16_loss.size(); ++k) {
                 q.x.push_back(double(k));
-                q.y.push_back(r.loss[k] / bf16_loss[k]);
+                q.y.push_back(mean[k] / bf16_loss[k]);
             }
             ratio.series.push_back(std::move(q));
         }
         fig.series.push_back(std::move(l));
-        const double final = emu::final_loss(r.loss);
-        if (i == 0) bf16_final = final;
-        t.rows.push_back({var.name, final, final / bf16_final, 100 * r.flushed_fraction()});
-        ctx.report_progress(double(i + 1) / double(variants.size()), var.name);
+        const SeedSpread spread = spread_of(finals);
+        if (i == 0) bf16 = spread;
+        std::vector<Cell> row;
+        row.emplace_back(name);
+        row.emplace_back(spread.mean);
+        row.emplace_back(spread.mean / bf16.mean);
+        row.emplace_back(100 * flushed);
+        row.emplace_back(spread.least);
+        row.emplace_back(spread.largest);
+        row.emplace_back(i == 0 ? std::string("-") : spread_words(bf16, spread));
+        t.rows.push_back(std::move(row));
         StepOutput partial;
         partial.figures.push_back(fig);
         ctx.publish(std::move(partial));
     }
+    if (seeds > 1)
+        out.notes.push_back("Every curve and final loss is the mean of " + std::to_string(seeds) +
+                            " seeds (each seed its own data and initial weights); the table gives the final losses' "
+                            "range and says whether each run differs from BF16 beyond it.");
     out.figures.push_back(std::move(fig));
     out.figures.push_back(std::move(ratio));
     out.tables.push_back(std::move(t));
@@ -134,6 +168,7 @@ StepLogic what_breaks() {
     s.training = map_what_breaks;
     s.run = [](const Parameters& p, RunContext& ctx) {
         emu::Experiment base = lab_experiment();
+        base.task.seed = base.init_seed = ctx.seed();
         map_what_breaks(p, base);
         std::vector<Variant> variants;
         variants.push_back({"BF16", emu::with_precision(base, emu::Precision::Bf16)});
@@ -184,6 +219,7 @@ StepLogic nvfp4_training() {
         for (const char* option : {"weight_tiles", "stochastic_gradients", "hadamard_wgrad"}) full.set(option, true);
         full.set("edge_layers_bf16", false);
         emu::Experiment recipe = lab_experiment();
+        recipe.task.seed = recipe.init_seed = ctx.seed();
         map_nvfp4_training(full, recipe);
         std::vector<Variant> variants;
         variants.push_back({"BF16", emu::with_precision(recipe, emu::Precision::Bf16)});
@@ -201,7 +237,7 @@ StepLogic nvfp4_training() {
         v.numerics.edge_layers_bf16 = true;
         variants.push_back({"NVFP4, first and last layer BF16", v});
         // The toggles' own combination, where it is not one of the runs above.
-        emu::Experiment yours = lab_experiment();
+        emu::Experiment yours = recipe;
         map_nvfp4_training(p, yours);
         const auto same = [&](const emu::Experiment& e) {
             return e.numerics.nvfp4.weight_tiles == yours.numerics.nvfp4.weight_tiles &&

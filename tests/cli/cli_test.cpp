@@ -196,6 +196,14 @@ TEST_CASE("train writes a trace that trace replay reads") {
     std::remove(trace.c_str());
 }
 
+TEST_CASE("train --seeds trains every seed and reports the final loss's spread") {
+    const auto t = run_command(exe + " train --steps 12 --hidden 16 --tokens 16 --seeds 3");
+    CHECK(t.exit_code == 0);
+    CHECK(t.err.find("seed 3 of 3: final loss") != std::string::npos);
+    CHECK(t.err.find("final loss over 3 seeds: mean") != std::string::npos);
+    CHECK(run_command(exe + " train --seeds 0").exit_code == 2);
+}
+
 #ifdef FP8LAB_CUDA_MODULE_PATH
 // The CUDA part is a library opened on the first GPU call: commands without a GPU never
 // load it (glibc's LD_DEBUG lists every library a process opens), a GPU command does, and

@@ -718,3 +718,19 @@ TEST_CASE("the recorded GPU measurements read back and write out byte for byte (
     round_trip("h100-accumulation.csv", read_accumulation_csv, write_accumulation_csv);
     round_trip("h100-inference.csv", read_inference_csv, write_inference_csv);
 }
+
+TEST_CASE("a step's seed reaches its training runs: another seed changes them, the same one repeats them") {
+    const Catalog c = load_curriculum();
+    const Step* s = c.find("training")->find_step("loss-curves");
+    REQUIRE(s);
+    Parameters p(s->logic.parameters);
+    p.set("steps", std::int64_t(20));
+    const auto final_loss = [&](std::uint64_t seed) {
+        RunContext context(Backend::Cpu, seed);
+        const StepOutput out = s->logic.run(p, context);
+        return out.metrics.at(1).value;  // the FP8 run's mean final loss
+    };
+    const double one = final_loss(1), two = final_loss(2);
+    CHECK(one != two);
+    CHECK(final_loss(1) == one);
+}

@@ -5,6 +5,7 @@
 #include "gpu/probe.hpp"
 #include "gpu/tensor_ops.hpp"
 #include "emulator/mlp_trainer.hpp"
+#include "labs/experiments/seed_spread.hpp"
 #include "labs/experiments/training_comparison.hpp"
 #include "labs/framework/training_mapping.hpp"
 
@@ -20,7 +21,8 @@ emu::Experiment short_run() {
 }  // namespace
 
 TEST_CASE("the CPU comparison trains BF16 and FP8 exactly as the trainer does") {
-    const emu::Experiment s = short_run();
+    emu::Experiment s = short_run();
+    s.seeds = 1;  // one run each: the curves are the trainer's own
     labs::RunContext context(labs::Backend::Cpu);
     int partial_updates = 0;
     context.on_progress = [&](double, const std::string&) { ++partial_updates; };
@@ -50,6 +52,46 @@ TEST_CASE("the CPU comparison trains BF16 and FP8 exactly as the trainer does") 
     for (const std::string& n : out.notes)
         names_experiment = names_experiment || n.find("64-256-64") != std::string::npos;
     CHECK(names_experiment);
+}
+
+TEST_CASE("over several seeds the comparison draws each mean with its range and says whether they differ") {
+    const emu::Experiment s = short_run();  // the labs' experiment: 4 seeds
+    REQUIRE(s.seeds == 4);
+    labs::RunContext context(labs::Backend::Cpu);
+    const labs::StepOutput out = labs::run_training_comparison(s, context);
+    const labs::Figure& f = out.figures.at(0);
+    REQUIRE(f.series.size() == 4);  // a band and a mean for each of BF16 and FP8
+    CHECK(f.series[0].kind == labs::SeriesKind::Band);
+    std::vector<std::vector<float>> fp8;
+    for (int k = 0; k < 4; ++k) fp8.push_back(emu::train_mlp(emu::with_seed(s, k)).loss);
+    for (std::size_t i = 0; i < 12; ++i) {
+        double mean = 0, least = fp8[0][i], largest = fp8[0][i];
+        for (const auto& c : fp8) {
+            mean += c[i] / 4.0;
+            least = std::min(least, double(c[i]));
+            largest = std::max(largest, double(c[i]));
+        }
+        CHECK(f.series[3].y[i] == doctest::Approx(mean));
+        CHECK(f.series[2].y[i] == double(least));
+        CHECK(f.series[2].y_upper[i] == double(largest));
+    }
+    // Each seed changes the data and the initial weights: the runs differ.
+    CHECK(fp8[0] != fp8[1]);
+    bool worded = false;
+    for (const std::string& n : out.notes) worded = worded || n.find("the spread of 4 seeds") != std::string::npos;
+    CHECK(worded);
+}
+
+TEST_CASE("a spread's words: a difference is a finding only beyond both ranges") {
+    const labs::SeedSpread a = labs::spread_of({1.0, 1.2, 1.1}), b = labs::spread_of({1.15, 1.3, 1.25});
+    CHECK(a.mean == doctest::Approx(1.1));
+    CHECK_FALSE(labs::differs_beyond_spread(a, b));
+    CHECK(labs::spread_words(a, b) == "within the spread of 3 seeds");
+    const labs::SeedSpread c = labs::spread_of({1.5, 1.6, 1.7});
+    CHECK(labs::differs_beyond_spread(a, c));
+    CHECK(labs::spread_words(a, c) == "beyond the spread of 3 seeds (higher)");
+    CHECK(labs::spread_words(c, a) == "beyond the spread of 3 seeds (lower)");
+    CHECK(labs::spread_words(labs::spread_of({1.0}), labs::spread_of({2.0})).find("one seed") == 0);
 }
 
 TEST_CASE("a cancelled comparison stops with RunCancelled") {

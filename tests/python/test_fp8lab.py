@@ -195,6 +195,20 @@ def test_trainer_equals_the_program():
         fp8lab.train(3)
 
 
+def test_train_over_seeds_reports_every_final_loss_and_their_spread():
+    e = fp8lab.default_experiment()
+    e["steps"] = 12
+    e["seeds"] = 3
+    ours = fp8lab.train(e)
+    finals = ours["seeds"]["final_losses"]
+    assert len(finals) == 3 and finals[0] == ours["final_loss"]
+    assert ours["seeds"]["least"] == min(finals) and ours["seeds"]["largest"] == max(finals)
+    assert abs(ours["seeds"]["mean"] - sum(finals) / 3) < 1e-12
+    # run k is the program's run from seed 1 + k
+    second = e | {"seeds": 1, "init_seed": 2, "task": e["task"] | {"seed": 2}}
+    assert fp8lab.train(second)["final_loss"] == finals[1]
+
+
 def test_trace_reading_and_replay_equal_the_program(tmp_path):
     trace = tmp_path / "run.amax.csv"
     subprocess.run([EXE, "train", "--steps", "6", "--trace", str(trace)], capture_output=True, check=True)

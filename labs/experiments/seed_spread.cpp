@@ -1,0 +1,66 @@
+// Seed spreads (seed_spread.hpp).
+#include "labs/experiments/seed_spread.hpp"
+
+#include <algorithm>
+
+#include "labs/framework/table.hpp"
+
+namespace fp8lab::labs {
+
+SeedSpread spread_of(const std::vector<double>& finals) {
+    SeedSpread s;
+    s.seeds = int(finals.size());
+    if (finals.empty()) return s;
+    double sum = 0;
+    for (double f : finals) sum += f;
+    s.mean = sum / double(finals.size());
+    s.least = *std::min_element(finals.begin(), finals.end());
+    s.largest = *std::max_element(finals.begin(), finals.end());
+    return s;
+}
+
+bool differs_beyond_spread(const SeedSpread& a, const SeedSpread& b) {
+    if (a.seeds < 2 || b.seeds < 2) return false;
+    return b.least > a.largest || b.largest < a.least;
+}
+
+std::string spread_words(const SeedSpread& a, const SeedSpread& b) {
+    const int seeds = std::min(a.seeds, b.seeds);
+    if (seeds < 2) return "one seed: no spread to tell a difference from noise";
+    const std::string of = " of " + std::to_string(seeds) + " seeds";
+    if (!differs_beyond_spread(a, b)) return "within the spread" + of;
+    return "beyond the spread" + of + (b.mean < a.mean ? " (lower)" : " (higher)");
+}
+
+std::string spread_text(const SeedSpread& s) {
+    if (s.seeds < 2) return number_text(s.mean);
+    return number_text(s.mean) + " (" + number_text(s.least) + " to " + number_text(s.largest) + " over " +
+           std::to_string(s.seeds) + " seeds)";
+}
+
+std::vector<Series> curve_with_band(const std::string& name, const std::vector<std::vector<float>>& curves,
+                                    int colour) {
+    if (curves.empty()) return {};
+    if (curves.size() == 1)
+        return {line(name, step_numbers(curves[0].size()), {curves[0].begin(), curves[0].end()}, colour)};
+    std::size_t steps = curves[0].size();
+    for (const auto& c : curves) steps = std::min(steps, c.size());
+    Series band{SeriesKind::Band, "", colour};
+    Series mean = line(name + " (mean of " + std::to_string(curves.size()) + " seeds; band: least to largest)",
+                       step_numbers(steps), {}, colour);
+    for (std::size_t i = 0; i < steps; ++i) {
+        double sum = 0, least = curves[0][i], largest = curves[0][i];
+        for (const auto& c : curves) {
+            sum += c[i];
+            least = std::min(least, double(c[i]));
+            largest = std::max(largest, double(c[i]));
+        }
+        band.x.push_back(double(i));
+        band.y.push_back(least);
+        band.y_upper.push_back(largest);
+        mean.y.push_back(sum / double(curves.size()));
+    }
+    return {std::move(band), std::move(mean)};
+}
+
+}  // namespace fp8lab::labs
