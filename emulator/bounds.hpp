@@ -32,7 +32,8 @@ inline constexpr IntegerBounds kHiddenLayers{1, 16};
 inline constexpr IntegerBounds kBatches{1, 4096};
 inline constexpr IntegerBounds kTokens{1, 1 << 20};
 inline constexpr IntegerBounds kSteps{1, 1000000};
-inline constexpr IntegerBounds kSeeds{1, 64};  // runs of one comparison, each from its own seeds
+inline constexpr IntegerBounds kSeeds{1, 64};
+inline constexpr IntegerBounds kWarmupSteps{0, 1000000};  // runs of one comparison, each from its own seeds
 // Transformer Engine's default history is 1024; 65536 steps is past any run a lab makes,
 // and keeps a what-if replay of a long trace to seconds.
 inline constexpr IntegerBounds kHistory{1, 65536};
@@ -45,6 +46,7 @@ inline constexpr RealBounds kBeta{0, 0.999999};
 inline constexpr RealBounds kEpsilon{0, 1, true};
 inline constexpr RealBounds kWeightDecay{0, 10};
 inline constexpr RealBounds kGradClip{0, 1e30};
+inline constexpr RealBounds kLrFloor{0, 1};  // of the peak learning rate
 inline constexpr RealBounds kInitialLossScale{0, 3.4e38, true};
 inline constexpr RealBounds kGrowthFactor{1, 1e6, true};
 inline constexpr RealBounds kBackoffFactor{0, 0.999999, true};

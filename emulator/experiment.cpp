@@ -3,7 +3,9 @@
 
 #include "emulator/bounds.hpp"
 
+#include <algorithm>
 #include <cmath>
+#include <cstdio>
 #include <stdexcept>
 
 namespace fp8lab {
@@ -19,6 +21,13 @@ template <>
 std::span<const EnumName<emu::TaskKind>> enum_names<emu::TaskKind>() {
     static constexpr EnumName<emu::TaskKind> table[] = {{emu::TaskKind::TeacherRegression, "teacher"},
                                                         {emu::TaskKind::GaussianClusters, "clusters"}};
+    return table;
+}
+
+template <>
+std::span<const EnumName<emu::LrScheduleKind>> enum_names<emu::LrScheduleKind>() {
+    static constexpr EnumName<emu::LrScheduleKind> table[] = {{emu::LrScheduleKind::Constant, "constant"},
+                                                              {emu::LrScheduleKind::WarmupCosine, "warmup-cosine"}};
     return table;
 }
 
@@ -60,6 +69,27 @@ bool Experiment::operator==(const Experiment& other) const { return to_json(*thi
 Experiment with_precision(Experiment e, Precision p) {
     e.numerics.precision = p;
     return e;
+}
+
+std::vector<float> learning_rates(const Experiment& e) {
+    const OptimizerSpec& o = e.optimizer;
+    std::vector<float> rates(std::size_t(std::max(e.steps, 0)), o.learning_rate);
+    if (o.schedule.kind == LrScheduleKind::Constant) return rates;
+    const int warmup = std::min(o.schedule.warmup_steps, e.steps);
+    const double peak = o.learning_rate, floor = o.schedule.floor;
+    const double decay_steps = std::max(1, e.steps - warmup - 1);
+    constexpr double kPi = 3.141592653589793;
+    for (int s = 0; s < e.steps; ++s) {
+        double rate;
+        if (s < warmup) {
+            rate = peak * double(s + 1) / double(warmup);
+        } else {
+            const double progress = std::min(1.0, double(s - warmup) / decay_steps);
+            rate = peak * (floor + (1.0 - floor) * 0.5 * (1.0 + std::cos(kPi * progress)));
+        }
+        rates[std::size_t(s)] = float(rate);
+    }
+    return rates;
 }
 
 Experiment with_seed(Experiment e, int k) {
@@ -118,6 +148,8 @@ void validate(const Experiment& e) {
     check_float("optimizer.epsilon", o.epsilon, bounds::kEpsilon);
     check_float("optimizer.weight_decay", o.weight_decay, bounds::kWeightDecay);
     check_float("optimizer.grad_clip", o.grad_clip, bounds::kGradClip);
+    check_range("optimizer.schedule.warmup_steps", o.schedule.warmup_steps, bounds::kWarmupSteps);
+    check_float("optimizer.schedule.floor", o.schedule.floor, bounds::kLrFloor);
     const Numerics& n = e.numerics;
     check_range("numerics.delayed.history", n.delayed.history_length, bounds::kHistory);
     check_range("numerics.delayed.margin", n.delayed.margin, bounds::kMargin);
@@ -202,6 +234,12 @@ std::string describe(const Experiment& e) {
         shape + (e.model.biases ? " with biases" : "") + ", " + std::string(task_kind_name(e.task.kind)) + ", " +
         std::to_string(e.tokens) + " tokens, " + std::to_string(e.steps) + " steps" +
         (e.seeds > 1 ? " x " + std::to_string(e.seeds) + " seeds" : std::string()) + ", " + describe_numerics(e);
+    const LrSchedule& lr = e.optimizer.schedule;
+    if (lr.kind == LrScheduleKind::WarmupCosine) {
+        char floor[32];
+        std::snprintf(floor, sizeof floor, "%g", double(lr.floor));
+        text += ", lr warm-up " + std::to_string(lr.warmup_steps) + " steps then cosine to " + floor + "x";
+    }
     if (e.inference.enabled) text += "; then " + describe_inference(e.inference);
     return text;
 }

@@ -5,6 +5,7 @@
 #include <cstdint>
 #include <string>
 #include <string_view>
+#include <vector>
 
 #include "emulator/delayed_scaling.hpp"
 #include "emulator/enum_names.hpp"
@@ -40,11 +41,22 @@ struct TaskSpec {
     int batches = 16;
 };
 
+// The learning rate of each step: constant, or a linear warm-up to the optimizer's rate
+// followed by a cosine decay to floor x that rate at the last step (both backends read
+// the same table, learning_rates()).
+enum class LrScheduleKind { Constant, WarmupCosine };
+struct LrSchedule {
+    LrScheduleKind kind = LrScheduleKind::Constant;
+    int warmup_steps = 0;
+    float floor = 0.1f;  // of the peak rate, at the last step
+};
+
 struct OptimizerSpec {  // AdamW on float32 master weights
     float learning_rate = 1e-3f;
     float beta1 = 0.9f, beta2 = 0.999f, epsilon = 1e-8f;
     float weight_decay = 0.0f;  // decoupled, applied to weights (not biases)
     float grad_clip = 0.0f;     // global L2 norm; 0 disables
+    LrSchedule schedule;        // constant unless set (the labs' experiments warm up and decay)
 };
 
 struct FastAccumulation {  // cuBLASLt's FAST_ACCUM per GEMM (the GPU's tensor cores only)
@@ -102,6 +114,10 @@ Experiment with_precision(Experiment e, Precision p);
 // and init_seed + k, trained once (seeds 1).
 Experiment with_seed(Experiment e, int k);
 
+// The learning rate of each of the experiment's steps (computed in float64, rounded once to
+// float32): what the CPU trainer and the GPU's AdamW kernels read, step by step.
+std::vector<float> learning_rates(const Experiment& e);
+
 // Throws std::invalid_argument "FIELD: reason" (FIELD as in the JSON, e.g.
 // "numerics.delayed.history") for any value out of its range or not allowed together.
 void validate(const Experiment& e);
@@ -138,4 +154,6 @@ template <>
 std::span<const EnumName<emu::Precision>> enum_names<emu::Precision>();
 template <>
 std::span<const EnumName<emu::TaskKind>> enum_names<emu::TaskKind>();
+template <>
+std::span<const EnumName<emu::LrScheduleKind>> enum_names<emu::LrScheduleKind>();
 }  // namespace fp8lab

@@ -165,7 +165,10 @@ std::string to_json(const Experiment& e) {
     const OptimizerSpec& o = e.optimizer;
     w.key("optimizer").begin_object().key("learning_rate").value(o.learning_rate);
     w.key("beta1").value(o.beta1).key("beta2").value(o.beta2).key("epsilon").value(o.epsilon);
-    w.key("weight_decay").value(o.weight_decay).key("grad_clip").value(o.grad_clip).end_object();
+    w.key("weight_decay").value(o.weight_decay).key("grad_clip").value(o.grad_clip);
+    w.key("schedule").begin_object().key("kind").value(enum_name(o.schedule.kind));
+    w.key("warmup_steps").value(o.schedule.warmup_steps).key("floor").value(o.schedule.floor).end_object();
+    w.end_object();
     const Numerics& n = e.numerics;
     w.key("numerics").begin_object().key("precision").value(enum_name(n.precision));
     w.key("recipe").value(enum_name(n.recipe));
@@ -230,6 +233,11 @@ Experiment experiment_from_json(std::string_view text, std::string_view source) 
         o.number("epsilon", e.optimizer.epsilon);
         o.number("weight_decay", e.optimizer.weight_decay);
         o.number("grad_clip", e.optimizer.grad_clip);
+        o.object("schedule", [&](ObjectReader& s) {
+            s.choice("kind", e.optimizer.schedule.kind);
+            s.integer("warmup_steps", e.optimizer.schedule.warmup_steps, bounds::kWarmupSteps);
+            s.number("floor", e.optimizer.schedule.floor);
+        });
     });
     Numerics& n = e.numerics;
     top.object("numerics", [&](ObjectReader& r) {

@@ -184,7 +184,12 @@ void store_in_bf16(Matrix& m) {
 class Run {
   public:
     Run(const Experiment& e, bool record_trace)
-        : c_(e), n_(e.numerics), record_trace_(record_trace), task_(e), quantizer_(e.numerics) {
+        : c_(e),
+          n_(e.numerics),
+          record_trace_(record_trace),
+          task_(e),
+          quantizer_(e.numerics),
+          learning_rates_(learning_rates(e)) {
         std::vector<int> dims = {e.model.input};
         for (int i = 0; i < e.model.hidden_layers; ++i) dims.push_back(e.model.hidden);
         dims.push_back(e.model.output);
@@ -265,7 +270,7 @@ class Run {
     float train_step(int step, TrainerResult& result) {
         const float loss = forward_backward(step, result);
         quantizer_.end_step();
-        if (!apply_update(scaler_ ? scaler_->scale() : 1.0f)) result.skipped_steps.push_back(std::size_t(step));
+        if (!apply_update(scaler_ ? scaler_->scale() : 1.0f, step)) result.skipped_steps.push_back(std::size_t(step));
         return loss;
     }
 
@@ -386,7 +391,7 @@ class Run {
 
     // False when the step's update was not applied: a gradient was not finite (with a
     // loss scaler, its overflow; without one, the GPU's step guard skips it the same way).
-    bool apply_update(float loss_scale) {
+    bool apply_update(float loss_scale, int step) {
         bool finite = true;
         for (Layer& layer : layers_) {
             if (loss_scale != 1.0f) {
@@ -402,7 +407,8 @@ class Run {
         const float clip = o.grad_clip > 0 ? clip_factor(o.grad_clip) : 1.0f;
         ++adam_steps_;
         AdamStep a;
-        a.beta1 = o.beta1, a.beta2 = o.beta2, a.epsilon = o.epsilon, a.learning_rate = o.learning_rate;
+        a.beta1 = o.beta1, a.beta2 = o.beta2, a.epsilon = o.epsilon,
+        a.learning_rate = learning_rates_[std::size_t(step)];
         a.bc1 = 1.0f - std::pow(o.beta1, float(adam_steps_));
         a.bc2 = 1.0f - std::pow(o.beta2, float(adam_steps_));
         a.clip = clip;
@@ -461,6 +467,7 @@ class Run {
     std::vector<Layer> layers_;
     std::optional<DynamicLossScaler> scaler_;
     int adam_steps_ = 0;
+    std::vector<float> learning_rates_;  // of each step: the schedule's (the GPU reads the same table)
     // Distinct batches kept while they take at most this much memory.
     static constexpr double kBatchCacheBytes = 256.0 * 1024 * 1024;
     std::vector<std::optional<Batch>> batches_;

@@ -115,6 +115,17 @@ void add_train_options(CLI::App& cmd, TrainArgs& a) {
     cmd.add_option("--seed", a.seed,
                    "Seed of the data and of the initial weights (default " + std::to_string(d.task.seed) + ")")
         ->check(seed_value());
+    cmd.add_option("--lr-schedule", a.lr_schedule,
+                   "Learning rate per step: " + enum_choices<emu::LrScheduleKind>() + " (default " +
+                       std::string(enum_name(d.optimizer.schedule.kind)) + ")");
+    cmd.add_option(
+           "--warmup", a.warmup,
+           "warmup-cosine: steps of linear warm-up (default " + std::to_string(d.optimizer.schedule.warmup_steps) + ")")
+        ->check(integer_in(emu::bounds::kWarmupSteps));
+    cmd.add_option("--lr-floor", a.lr_floor,
+                   "warmup-cosine: the last step's rate as a fraction of --lr (default " +
+                       shortest(d.optimizer.schedule.floor) + ")")
+        ->check(real_in(emu::bounds::kLrFloor));
     cmd.add_option("--seeds", a.seeds,
                    "Train the experiment this many times, run k from seed + k, and report the final loss's spread "
                    "(default " +
@@ -189,6 +200,10 @@ emu::Experiment experiment_from_options(const TrainArgs& a) {
     if (given(a, "--grad-clip")) e.optimizer.grad_clip = a.grad_clip;
     if (given(a, "--seed")) e.task.seed = e.init_seed = a.seed;
     if (given(a, "--seeds")) e.seeds = a.seeds;
+    if (given(a, "--lr-schedule"))
+        e.optimizer.schedule.kind = parse_option<emu::LrScheduleKind>(a.lr_schedule, "--lr-schedule");
+    if (given(a, "--warmup")) e.optimizer.schedule.warmup_steps = a.warmup;
+    if (given(a, "--lr-floor")) e.optimizer.schedule.floor = a.lr_floor;
     if (a.no_scaling) n.scaling = false;
     if (a.first_last_bf16) n.edge_layers_bf16 = true;
     if (a.loss_scaling) n.loss_scaling = true;

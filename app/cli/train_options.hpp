@@ -22,7 +22,9 @@ struct TrainArgs {
         algo, task, fast_accumulation, inference_format, inference_weights, inference_activations;
     int calibration_batches = 0;
     int history = 0, margin = 0, steps = 0, hidden = 0, layers = 0, tokens = 0, input_dim = 0, output_dim = 0,
-        batches = 0, seeds = 0;
+        batches = 0, seeds = 0, warmup = 0;
+    std::string lr_schedule;
+    float lr_floor = 0;
     float learning_rate = 0, weight_decay = 0, grad_clip = 0;
     std::uint64_t seed = 0;
     bool no_scaling = false, first_last_bf16 = false, loss_scaling = false, biases = false;

@@ -30,6 +30,7 @@ class GpuEmulatedMlp final : public MlpStep {
     GpuEmulatedMlp(const GpuRun& c, const HostTrainingData& data)
         : c_(c),
           n_(c.experiment.numerics),
+          rates_(c.experiment),
           shapes_(layer_shapes(c.experiment.model)),
           layers_count_(int(shapes_.size())),
           tensors_(3 * layers_count_),
@@ -101,12 +102,10 @@ class GpuEmulatedMlp final : public MlpStep {
         rules.growth_interval = n_.loss_scaler.growth_interval;
         train::guard_update(guard_.ptr, rules, step_.ptr, scale_per_step_.ptr, skipped_per_step_.ptr,
                             c_.experiment.steps, s);
-        const train::AdamParams adam{c_.experiment.optimizer.learning_rate, c_.experiment.optimizer.beta1,
-                                     c_.experiment.optimizer.beta2, c_.experiment.optimizer.epsilon,
-                                     c_.experiment.optimizer.weight_decay};
+        const train::AdamParams adam = rates_.params(c_.experiment.optimizer);
         for (Layer& layer : layers_)
             train::guarded_adamw(layer.w.ptr, layer.m.ptr, layer.v.ptr, layer.dw.ptr, layer.w.count, adam, guard_.ptr,
-                                 s);
+                                 step_.ptr, s);
         train::StepEnd end;
         end.loss_partials = loss_partials_.ptr;
         end.loss_partial_count = train::loss_partials(outputs());
@@ -421,6 +420,7 @@ class GpuEmulatedMlp final : public MlpStep {
 
     GpuRun c_;
     emu::Numerics n_;
+    StepRates rates_;
     std::vector<LayerShape> shapes_;
     int layers_count_, tensors_;
     bool fp8_, per_tensor_, delayed_;

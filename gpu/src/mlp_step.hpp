@@ -62,6 +62,25 @@ constexpr int kDgradChunkRows = 8192;
 // M = 6000 on, and with the input and GELU casts before it from about 4096.
 constexpr int kDeferUpdateMinTokens = 4096;
 
+// The learning rate of every step on the device, when the experiment schedules it
+// (emu::learning_rates: the CPU trainer's table, so both backends step alike); AdamW's
+// parameters with it.
+class StepRates {
+  public:
+    explicit StepRates(const emu::Experiment& e) {
+        if (e.optimizer.schedule.kind == emu::LrScheduleKind::Constant) return;
+        const std::vector<float> rates = emu::learning_rates(e);
+        table_ = std::make_unique<DeviceBuffer<float>>(rates.size());
+        FP8LAB_CUDA_CHECK(cudaMemcpy(table_->ptr, rates.data(), rates.size() * sizeof(float), cudaMemcpyHostToDevice));
+    }
+    train::AdamParams params(const emu::OptimizerSpec& o) const {
+        return {o.learning_rate, o.beta1, o.beta2, o.epsilon, o.weight_decay, table_ ? table_->ptr : nullptr};
+    }
+
+  private:
+    std::unique_ptr<DeviceBuffer<float>> table_;
+};
+
 // What the host makes for the device (gpu_trainer.cpp): the emulator's batches and initial
 // weights. BF16 data as raw bits (the values are BF16 already, so no rounding happens).
 struct HostTrainingData {

@@ -25,6 +25,7 @@ class GpuMlp final : public MlpStep {
   public:
     GpuMlp(const GpuRun& c, const HostTrainingData& data)
         : c_(c),
+          rates_(c.experiment),
           shapes_(layer_shapes(c.experiment.model)),
           fp8_(c.experiment.numerics.precision == emu::Precision::Fp8),
           scaling_(fp8_ ? make_native_scaling(c, shapes_, c.experiment.tokens, nullptr) : nullptr),
@@ -238,9 +239,7 @@ class GpuMlp final : public MlpStep {
     // step_offset -1: the update of the step before, run after the step counter moved on.
     void adamw_of(int l, int step_offset, cudaStream_t s) {
         Layer& layer = layers_[std::size_t(l)];
-        const train::AdamParams adam{c_.experiment.optimizer.learning_rate, c_.experiment.optimizer.beta1,
-                                     c_.experiment.optimizer.beta2, c_.experiment.optimizer.epsilon,
-                                     c_.experiment.optimizer.weight_decay};
+        const train::AdamParams adam = rates_.params(c_.experiment.optimizer);
         train::adamw(layer.w.ptr, layer.m.ptr, layer.v.ptr, layer.dw.ptr, layer.w.count, adam, step_.ptr, step_offset,
                      fp8_ ? nullptr : layer.w16->ptr, s);
     }
@@ -421,6 +420,7 @@ class GpuMlp final : public MlpStep {
     };
 
     GpuRun c_;
+    StepRates rates_;
     std::vector<LayerShape> shapes_;
     bool fp8_;
     std::unique_ptr<NativeScaling> scaling_;  // FP8 only; before the layers, whose GEMMs point into it

@@ -43,8 +43,9 @@ __global__ void guard_update_kernel(StepGuard* g, LossScalingRules rules, const 
 }
 
 __global__ void guarded_adamw_kernel(float4* w, float4* m, float4* v, const float4* grad, std::size_t quads,
-                                     AdamParams p, const StepGuard* guard) {
+                                     AdamParams p, const StepGuard* guard, const int* step) {
     if (!guard->apply) return;
+    p.learning_rate = adamw_rate(p, *step);  // the step's rate, whether or not earlier steps applied
     const float used = guard->used;
     const float2 c = adamw_corrections(p, float(guard->adam_steps));
     for (std::size_t i = blockIdx.x * std::size_t(blockDim.x) + threadIdx.x; i < quads;
@@ -70,10 +71,10 @@ void guard_update(StepGuard* guard, LossScalingRules rules, const int* step, flo
 }
 
 void guarded_adamw(float* w, float* m, float* v, const float* grad, std::size_t n, AdamParams p, const StepGuard* guard,
-                   cudaStream_t stream) {
+                   const int* step, cudaStream_t stream) {
     guarded_adamw_kernel<<<grid_for(n), kThreads, 0, stream>>>(
         reinterpret_cast<float4*>(w), reinterpret_cast<float4*>(m), reinterpret_cast<float4*>(v),
-        reinterpret_cast<const float4*>(grad), n / 4, p, guard);
+        reinterpret_cast<const float4*>(grad), n / 4, p, guard, step);
 }
 
 }  // namespace fp8lab::gpu::train

@@ -36,8 +36,9 @@ void finite_check(const float* values, std::size_t n, StepGuard* guard, cudaStre
 void guard_update(StepGuard* guard, LossScalingRules rules, const int* step, float* scale_per_step,
                   int* skipped_per_step, int capacity, cudaStream_t stream);
 // AdamW of the gradient divided by guard->used, with the bias correction of
-// guard->adam_steps; nothing when guard->apply is 0. n must be a multiple of 4.
+// guard->adam_steps and the learning rate of training step *step; nothing when
+// guard->apply is 0. n must be a multiple of 4.
 void guarded_adamw(float* w, float* m, float* v, const float* grad, std::size_t n, AdamParams p, const StepGuard* guard,
-                   cudaStream_t stream);
+                   const int* step, cudaStream_t stream);
 
 }  // namespace fp8lab::gpu::train

@@ -63,6 +63,9 @@ void mse_loss(const void* y, const void* target, std::size_t n, void* grad, floa
 
 struct AdamParams {
     float learning_rate, beta1, beta2, epsilon, weight_decay;
+    // The learning rate of each training step (emu::learning_rates), on the device; null:
+    // learning_rate at every step.
+    const float* rate_per_step = nullptr;
 };
 
 #ifdef __CUDACC__
@@ -77,6 +80,11 @@ __device__ inline void adamw_one(float& w, float& m, float& v, float g, const Ad
 // Adam's bias corrections of step t (from 1): c1 = 1 - beta1^t, c2 = 1 - beta2^t.
 __device__ inline float2 adamw_corrections(const AdamParams& p, float t) {
     return {1.0f - powf(p.beta1, t), 1.0f - powf(p.beta2, t)};
+}
+
+// The learning rate of training step `step` (from 0).
+__device__ inline float adamw_rate(const AdamParams& p, int step) {
+    return p.rate_per_step ? p.rate_per_step[step] : p.learning_rate;
 }
 
 // Four weights' update, both AdamW kernels' loop body: w, m and v at quad i read, updated

@@ -8,6 +8,9 @@ namespace fp8lab::labs {
 emu::Experiment lab_experiment() {
     emu::Experiment e;
     e.seeds = 4;  // every comparison a lab makes shows its spread over four seeds
+    // A short linear warm-up, then a cosine decay to a tenth: the schedule current
+    // training uses, and without it a constant rate can end a run in a late loss spike.
+    e.optimizer.schedule = {emu::LrScheduleKind::WarmupCosine, 10, 0.1f};
     return e;
 }
 

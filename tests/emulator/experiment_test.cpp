@@ -2,6 +2,8 @@
 // of malformed, mistyped, out-of-range and newer-version files with the field named.
 #include <doctest/doctest.h>
 
+#include <cmath>
+
 #include <stdexcept>
 #include <string>
 
@@ -56,7 +58,8 @@ TEST_CASE("an experiment round-trips through JSON, every field") {
     e.tokens = 48;
     e.steps = 77;
     e.init_seed = 9223372036854775808ull;  // 2^63: written as an unsigned number
-    e.optimizer = {3e-4f, 0.8f, 0.95f, 1e-6f, 0.1f, 0.5f};
+    e.optimizer = {3e-4f, 0.8f, 0.95f, 1e-6f, 0.1f, 0.5f, {LrScheduleKind::WarmupCosine, 7, 0.25f}};
+    e.seeds = 3;
     e.numerics.precision = Precision::Bf16;
     e.numerics.recipe = Fp8Recipe::MxFloor;
     e.numerics.formats = {&e3m2(), &e2m3(), &e5m2()};
@@ -164,4 +167,22 @@ TEST_CASE("messages quote a short, printable prefix of what they were given") {
     const std::string q = quoted_input(huge);
     CHECK(q.size() < 80);
     CHECK(q.find("(104857600 bytes)") != std::string::npos);
+}
+
+TEST_CASE("the learning-rate schedule: constant, or a linear warm-up then a cosine decay to the floor") {
+    Experiment e;
+    e.steps = 11;
+    e.optimizer.learning_rate = 2e-3f;
+    for (float rate : learning_rates(e)) CHECK(rate == 2e-3f);
+    e.optimizer.schedule = {LrScheduleKind::WarmupCosine, 4, 0.1f};
+    const std::vector<float> r = learning_rates(e);
+    REQUIRE(r.size() == 11);
+    const double peak = 2e-3f, floor = 0.1f;  // in float64 as the schedule computes
+    CHECK(r[0] == float(peak * 1 / 4));       // warm-up: the peak reached at the fourth step
+    CHECK(r[3] == 2e-3f);                     // the decay starts at the peak
+    CHECK(r[10] == float(peak * floor));      // and ends at the floor
+    for (std::size_t s = 4; s + 1 < r.size(); ++s) CHECK(r[s + 1] < r[s]);
+    CHECK(r[7] == float(peak * (floor + (1 - floor) * 0.5 * (1 + std::cos(3.141592653589793 * 3 / 6)))));
+    e.optimizer.schedule.floor = 1.5f;
+    CHECK_THROWS_WITH_AS(validate(e), doctest::Contains("optimizer.schedule.floor"), std::invalid_argument);
 }

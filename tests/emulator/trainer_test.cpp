@@ -31,7 +31,7 @@ Experiment small(Precision p, int steps = 40) {
     c.model.output = 4;
     c.model.hidden_layers = 2;
     c.model.biases = true;  // the gradient check covers the biases too
-    c.optimizer = {2e-3f, 0.9f, 0.999f, 1e-8f, 0.01f, 1.0f};
+    c.optimizer = {2e-3f, 0.9f, 0.999f, 1e-8f, 0.01f, 1.0f, {}};
     c.task.batches = 64;
     return c;
 }
