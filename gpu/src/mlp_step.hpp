@@ -62,25 +62,6 @@ constexpr int kDgradChunkRows = 8192;
 // M = 6000 on, and with the input and GELU casts before it from about 4096.
 constexpr int kDeferUpdateMinTokens = 4096;
 
-// The learning rate of every step on the device, when the experiment schedules it
-// (emu::learning_rates: the CPU trainer's table, so both backends step alike); AdamW's
-// parameters with it.
-class StepRates {
-  public:
-    explicit StepRates(const emu::Experiment& e) {
-        if (e.optimizer.schedule.kind == emu::LrScheduleKind::Constant) return;
-        const std::vector<float> rates = emu::learning_rates(e);
-        table_ = std::make_unique<DeviceBuffer<float>>(rates.size());
-        FP8LAB_CUDA_CHECK(cudaMemcpy(table_->ptr, rates.data(), rates.size() * sizeof(float), cudaMemcpyHostToDevice));
-    }
-    train::AdamParams params(const emu::OptimizerSpec& o) const {
-        return {o.learning_rate, o.beta1, o.beta2, o.epsilon, o.weight_decay, table_ ? table_->ptr : nullptr};
-    }
-
-  private:
-    std::unique_ptr<DeviceBuffer<float>> table_;
-};
-
 // What the host makes for the device (gpu_trainer.cpp): the emulator's batches and initial
 // weights. BF16 data as raw bits (the values are BF16 already, so no rounding happens).
 struct HostTrainingData {
@@ -96,6 +77,33 @@ void upload(Device* device, const std::vector<T>& host, std::size_t count) {
                        std::to_string(count));
     FP8LAB_CUDA_CHECK(cudaMemcpy(device, host.data(), count * sizeof(T), cudaMemcpyHostToDevice));
 }
+
+// What AdamW reads per step on the device, made on the host as the CPU trainer makes it,
+// so both backends step alike: the learning rate of every step when the experiment
+// schedules it (emu::learning_rates), and the bias corrections of every Adam step t
+// (1 - beta^t in float32, as the CPU trainer's std::pow); AdamW's parameters with them.
+class StepRates {
+  public:
+    explicit StepRates(const emu::Experiment& e) : corrections_(std::size_t(e.steps) + 1) {
+        const emu::OptimizerSpec& o = e.optimizer;
+        std::vector<float2> corrections(corrections_.count);
+        for (std::size_t t = 0; t < corrections.size(); ++t)
+            corrections[t] = {1.0f - std::pow(o.beta1, float(t)), 1.0f - std::pow(o.beta2, float(t))};
+        upload(corrections_.ptr, corrections, corrections.size());
+        if (o.schedule.kind == emu::LrScheduleKind::Constant) return;
+        const std::vector<float> rates = emu::learning_rates(e);
+        rates_ = std::make_unique<DeviceBuffer<float>>(rates.size());
+        upload(rates_->ptr, rates, rates.size());
+    }
+    train::AdamParams params(const emu::OptimizerSpec& o) const {
+        return {o.learning_rate, o.beta1, o.beta2, o.epsilon, o.weight_decay, rates_ ? rates_->ptr : nullptr,
+                corrections_.ptr};
+    }
+
+  private:
+    DeviceBuffer<float2> corrections_;
+    std::unique_ptr<DeviceBuffer<float>> rates_;
+};
 
 // The per-step amax and scale of every scaled tensor (step-major, 3 tensors per layer:
 // input, weight, gradient) as amax trace records named like the CPU trainer's.

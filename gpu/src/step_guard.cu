@@ -47,7 +47,7 @@ __global__ void guarded_adamw_kernel(float4* w, float4* m, float4* v, const floa
     if (!guard->apply) return;
     p.learning_rate = adamw_rate(p, *step);  // the step's rate, whether or not earlier steps applied
     const float used = guard->used;
-    const float2 c = adamw_corrections(p, float(guard->adam_steps));
+    const float2 c = adamw_corrections(p, guard->adam_steps);
     for (std::size_t i = blockIdx.x * std::size_t(blockDim.x) + threadIdx.x; i < quads;
          i += std::size_t(gridDim.x) * blockDim.x) {
         float4 g = grad[i];

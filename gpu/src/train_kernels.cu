@@ -161,7 +161,7 @@ __global__ void mse_kernel(const __nv_bfloat162* y, const __nv_bfloat162* target
 // Four weights per thread and iteration: 16-byte loads and stores of w, m, v and grad.
 __global__ void adamw_kernel(float4* w, float4* m, float4* v, const float4* grad, std::size_t quads, AdamParams p,
                              const int* step, int step_offset, __nv_bfloat162* w_bf16) {
-    const float2 c = adamw_corrections(p, float(*step + 1 + step_offset));
+    const float2 c = adamw_corrections(p, *step + 1 + step_offset);
     p.learning_rate = adamw_rate(p, *step + step_offset);
     for (std::size_t i = blockIdx.x * std::size_t(blockDim.x) + threadIdx.x; i < quads;
          i += std::size_t(gridDim.x) * blockDim.x) {

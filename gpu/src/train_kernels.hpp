@@ -66,6 +66,11 @@ struct AdamParams {
     // The learning rate of each training step (emu::learning_rates), on the device; null:
     // learning_rate at every step.
     const float* rate_per_step = nullptr;
+    // Adam's bias corrections (1 - beta1^t, 1 - beta2^t) for t = 0 .. steps, made on the
+    // host as the CPU trainer makes them; null: powf on the device. A table, because
+    // nvcc's inlined powf took another path when the code around it changed (the same
+    // AdamW arithmetic, other last bits of c1 and c2, other weights after a few steps).
+    const float2* corrections = nullptr;
 };
 
 #ifdef __CUDACC__
@@ -78,8 +83,9 @@ __device__ inline void adamw_one(float& w, float& m, float& v, float g, const Ad
 }
 
 // Adam's bias corrections of step t (from 1): c1 = 1 - beta1^t, c2 = 1 - beta2^t.
-__device__ inline float2 adamw_corrections(const AdamParams& p, float t) {
-    return {1.0f - powf(p.beta1, t), 1.0f - powf(p.beta2, t)};
+__device__ inline float2 adamw_corrections(const AdamParams& p, int t) {
+    if (p.corrections) return p.corrections[t];
+    return {1.0f - powf(p.beta1, float(t)), 1.0f - powf(p.beta2, float(t))};
 }
 
 // The learning rate of training step `step` (from 0).
