@@ -192,6 +192,10 @@ bool Recipe::per_tensor() const {
            blocks.gradient.kind == BlockKind::Tensor;
 }
 
+bool Recipe::blocked(BlockKind kind) const {
+    return blocks.input.kind == kind || blocks.weight.kind == kind || blocks.gradient.kind == kind;
+}
+
 std::string_view Recipe::scale_type_text() const { return enum_name(scale_type); }
 
 std::span<const Recipe> recipes() {

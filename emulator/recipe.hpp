@@ -89,7 +89,8 @@ struct Recipe {
     std::string scale_from;
     std::string accumulation;
 
-    bool per_tensor() const;  // every role one scale: one cast of a tensor serves both its GEMMs
+    bool per_tensor() const;             // every role one scale: one cast of a tensor serves both its GEMMs
+    bool blocked(BlockKind kind) const;  // some role's blocks are of this kind (rows: rowwise)
     std::string_view scale_type_text() const;
 };
 

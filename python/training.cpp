@@ -1,6 +1,4 @@
 // The CPU trainer from an experiment description (a dict or JSON text), for notebooks.
-#include <algorithm>
-
 #include <pybind11/stl.h>
 
 #include <fstream>
@@ -11,6 +9,7 @@
 #include "emulator/experiment.hpp"
 #include "emulator/mlp_trainer.hpp"
 #include "emulator/parallel.hpp"
+#include "emulator/seed_spread.hpp"
 #include "emulator/user_files.hpp"
 #include "python/bindings.hpp"
 
@@ -66,13 +65,12 @@ py::dict train(const py::object& experiment_object, int threads) {
     }
     py::dict out;
     if (e.seeds > 1) {  // the spread beside the first seed's curve
+        const emu::SeedSpread s = emu::spread_of(finals);
         py::dict spread;
-        double mean = 0;
-        for (double f : finals) mean += f / double(finals.size());
         spread["final_losses"] = finals;
-        spread["mean"] = mean;
-        spread["least"] = *std::min_element(finals.begin(), finals.end());
-        spread["largest"] = *std::max_element(finals.begin(), finals.end());
+        spread["mean"] = s.mean;
+        spread["least"] = s.least;
+        spread["largest"] = s.largest;
         out["seeds"] = spread;
     }
     out["loss"] = py::array_t<float>(py::ssize_t(r.loss.size()), r.loss.data());

@@ -20,9 +20,9 @@
 #include "emulator/amax_trace.hpp"
 #include "emulator/available_memory.hpp"
 #include "emulator/mlp_trainer.hpp"
+#include "emulator/seed_spread.hpp"
 #include "emulator/user_files.hpp"
 #include "gpu/trainer.hpp"
-#include "labs/experiments/seed_spread.hpp"
 
 namespace fp8lab::cli {
 using files::write_file_atomically;
@@ -79,7 +79,7 @@ void report_seeds(const emu::Experiment& e, const std::vector<float>& first,
         finals.push_back(emu::final_loss(train(emu::with_seed(e, k))));
         std::fprintf(stderr, "seed %d of %d: final loss %.6g\n", k + 1, e.seeds, finals.back());
     }
-    const labs::SeedSpread s = labs::spread_of(finals);
+    const emu::SeedSpread s = emu::spread_of(finals);
     std::fprintf(stderr, "final loss over %d seeds: mean %.6g, least %.6g, largest %.6g\n", s.seeds, s.mean, s.least,
                  s.largest);
 }

@@ -10,17 +10,6 @@
 
 namespace fp8lab::gpu::detail {
 
-namespace {
-bool any_role_blocked(const emu::Recipe& r, emu::BlockKind kind) {
-    for (const emu::Blocking* b : {&r.blocks.input, &r.blocks.weight, &r.blocks.gradient})
-        if (b->kind == kind) return true;
-    return false;
-}
-}  // namespace
-
-bool row_scales(const emu::Recipe& r) { return any_role_blocked(r, emu::BlockKind::Row); }
-bool block_scales(const emu::Recipe& r) { return any_role_blocked(r, emu::BlockKind::Block); }
-
 OperandCast plan_operand_cast(const emu::Numerics& n, emu::TensorRole role, bool bf16, bool wgrad_operand,
                               std::uint64_t seed_key) {
     OperandCast c;

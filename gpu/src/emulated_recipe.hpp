@@ -39,10 +39,5 @@ std::vector<float> value_table(const emu::Format& format);
 // casts that saturate, scaling on, no BF16 edge layers and no loss scaling. Anything
 // else takes the emulated path (BF16 GEMMs of exactly quantised operands).
 bool native_path_can_run(const emu::Numerics& numerics);
-// Whether a recipe scales whole rows (rowwise: cuBLASLt's outer-vector scales), and
-// whether it has blocks of fixed shape (blockwise: VEC128 and BLK128x128 scales, which have
-// no fast accumulation).
-bool row_scales(const emu::Recipe& recipe);
-bool block_scales(const emu::Recipe& recipe);
 
 }  // namespace fp8lab::gpu::detail

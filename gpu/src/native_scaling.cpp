@@ -1,7 +1,6 @@
 // The scaling state every native FP8 recipe keeps per tensor (amax, history, scale, trace),
 // and the choice of recipe.
 #include "gpu/src/native_scaling.hpp"
-#include "gpu/src/emulated_recipe.hpp"
 
 #include <cmath>
 
@@ -63,7 +62,7 @@ std::unique_ptr<NativeScaling> make_native_scaling(const GpuRun& config, const s
                                                    int rows, cudaStream_t s) {
     // The GPU's dispatch to kernels: the recipe's blocks pick the scaling class.
     const emu::Recipe& r = emu::recipe(config.experiment.numerics.recipe);
-    if (row_scales(r)) return make_rowwise_scaling(config, shapes, rows, s);
+    if (r.blocked(emu::BlockKind::Row)) return make_rowwise_scaling(config, shapes, rows, s);
     if (!r.per_tensor()) return make_blockwise_scaling(config, shapes, rows, s);
     return make_per_tensor_scaling(config, s);
 }

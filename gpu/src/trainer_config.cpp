@@ -22,7 +22,7 @@ GpuPath gpu_path(const emu::Experiment& e) {
     return detail::native_path_can_run(e.numerics) ? GpuPath::Native : GpuPath::Emulated;
 }
 
-bool block_scaled(emu::Fp8Recipe recipe) { return detail::block_scales(emu::recipe(recipe)); }
+bool block_scaled(emu::Fp8Recipe recipe) { return emu::recipe(recipe).blocked(emu::BlockKind::Block); }
 
 void validate(const GpuRun& run) {
     const emu::Experiment& e = run.experiment;
@@ -59,7 +59,7 @@ void validate(const GpuRun& run) {
         refuse("numerics.fast_accumulation",
                "these numerics run on the GPU's emulated path, whose GEMMs multiply in BF16: fast accumulation is a "
                "mode of the FP8 tensor cores' GEMMs only");
-    if (native && n.precision == emu::Precision::Fp8 && detail::block_scales(emu::recipe(n.recipe)) &&
+    if (native && n.precision == emu::Precision::Fp8 && emu::recipe(n.recipe).blocked(emu::BlockKind::Block) &&
         n.fast_accumulation.any())
         refuse("numerics.fast_accumulation",
                "blockwise scaling needs fast accumulation off: cuBLASLt's block-scaled FP8 GEMMs always promote their "

@@ -7,23 +7,6 @@
 
 namespace fp8lab::labs {
 
-SeedSpread spread_of(const std::vector<double>& finals) {
-    SeedSpread s;
-    s.seeds = int(finals.size());
-    if (finals.empty()) return s;
-    double sum = 0;
-    for (double f : finals) sum += f;
-    s.mean = sum / double(finals.size());
-    s.least = *std::min_element(finals.begin(), finals.end());
-    s.largest = *std::max_element(finals.begin(), finals.end());
-    return s;
-}
-
-bool differs_beyond_spread(const SeedSpread& a, const SeedSpread& b) {
-    if (a.seeds < 2 || b.seeds < 2) return false;
-    return b.least > a.largest || b.largest < a.least;
-}
-
 std::string spread_words(const SeedSpread& a, const SeedSpread& b) {
     const int seeds = std::min(a.seeds, b.seeds);
     if (seeds < 2) return "one seed: no spread to tell a difference from noise";

@@ -1,24 +1,18 @@
-// A variant trained over several seeds: its final losses' mean and range, whether two
-// variants differ beyond that range, in words, and its curves as a mean with a band.
+// A variant trained over several seeds in a lab: whether it differs from another beyond
+// their ranges, in words, and its curves as a mean with a band (the numbers: emulator).
 #pragma once
 
 #include <string>
 #include <vector>
 
+#include "emulator/seed_spread.hpp"
 #include "labs/framework/figure.hpp"
 
 namespace fp8lab::labs {
 
-// The final losses of one variant, one per seed.
-struct SeedSpread {
-    int seeds = 0;
-    double mean = 0, least = 0, largest = 0;
-};
-SeedSpread spread_of(const std::vector<double>& final_losses);
-
-// A difference is a finding only when the two ranges over the seeds do not overlap (with
-// one seed there is no range, so never).
-bool differs_beyond_spread(const SeedSpread& a, const SeedSpread& b);
+using emu::differs_beyond_spread;
+using emu::SeedSpread;
+using emu::spread_of;
 
 // "within the spread of 4 seeds", "beyond the spread of 4 seeds (lower)" / "(higher)", or
 // "one seed: no spread to tell a difference from noise", for b against a.

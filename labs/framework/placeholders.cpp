@@ -10,6 +10,7 @@
 #include "emulator/format.hpp"
 #include "emulator/value_grid.hpp"
 #include "labs/framework/table.hpp"
+#include "labs/framework/training_mapping.hpp"
 #include "emulator/quoted_input.hpp"
 
 namespace fp8lab::labs {
@@ -101,9 +102,25 @@ const std::vector<std::string>& placeholder_properties() {
     return names;
 }
 
+namespace {
+
+// The labs' experiment's settings that lab text states ({{lab.seeds}}), from lab_experiment().
+const PlaceholderValues& lab_experiment_values() {
+    static const PlaceholderValues values = [] {
+        const emu::Experiment e = lab_experiment();
+        return PlaceholderValues{{"lab.seeds", std::to_string(e.seeds)},
+                                 {"lab.warmup_steps", std::to_string(e.optimizer.schedule.warmup_steps)},
+                                 {"lab.lr_floor", number_text(e.optimizer.schedule.floor)}};
+    }();
+    return values;
+}
+
+}  // namespace
+
 std::string placeholder_value(std::string_view inside, const PlaceholderValues& values) {
     std::string text(inside);
     if (const auto given = values.find(text); given != values.end()) return given->second;
+    if (const auto lab = lab_experiment_values().find(text); lab != lab_experiment_values().end()) return lab->second;
     std::string modifier;
     if (const auto colon = text.find(':'); colon != std::string::npos) {
         modifier = text.substr(colon + 1);

@@ -9,6 +9,7 @@
 #include <filesystem>
 
 #include "labs/logic/curriculum.hpp"
+#include "labs/framework/training_mapping.hpp"
 #include "labs/framework/placeholders.hpp"
 
 using namespace fp8lab::labs;
@@ -449,4 +450,12 @@ TEST_CASE("a run context publishes partial results and takes a cancel request") 
     CHECK(!context.cancel_requested());
     context.request_cancel();
     CHECK(context.cancel_requested());
+}
+
+TEST_CASE("lab text states the labs' experiment's settings from lab_experiment(), never typed") {
+    const fp8lab::emu::Experiment e = fp8lab::labs::lab_experiment();
+    CHECK(fp8lab::labs::placeholder_value("lab.seeds") == std::to_string(e.seeds));
+    CHECK(fp8lab::labs::placeholder_value("lab.warmup_steps") == std::to_string(e.optimizer.schedule.warmup_steps));
+    CHECK(fp8lab::labs::placeholder_value("lab.lr_floor") == "0.1");
+    CHECK_THROWS_AS(fp8lab::labs::placeholder_value("lab.nothing"), fp8lab::labs::PlaceholderError);
 }
