@@ -29,8 +29,7 @@ std::vector<Series> curve_with_band(const std::string& name, const std::vector<s
     std::size_t steps = curves[0].size();
     for (const auto& c : curves) steps = std::min(steps, c.size());
     Series band{SeriesKind::Band, "", colour};
-    Series mean = line(name + " (mean of " + std::to_string(curves.size()) + " seeds; band: least to largest)",
-                       step_numbers(steps), {}, colour);
+    Series mean = line(name, step_numbers(steps), {}, colour);  // the figure's note says what line and band are
     for (std::size_t i = 0; i < steps; ++i) {
         double sum = 0, least = curves[0][i], largest = curves[0][i];
         for (const auto& c : curves) {

@@ -22,7 +22,8 @@ std::string spread_words(const SeedSpread& a, const SeedSpread& b);
 std::string spread_text(const SeedSpread& s);
 
 // Per-seed curves (one per seed, step by step) as figure series: with one seed its line;
-// with more the mean's line and a band from the least to the largest at each step.
+// with more the mean's line and a band from the least to the largest at each step, named
+// `name` alone (a legend on a projector has no room for more): say so in a note.
 std::vector<Series> curve_with_band(const std::string& name, const std::vector<std::vector<float>>& curves, int colour);
 
 }  // namespace fp8lab::labs

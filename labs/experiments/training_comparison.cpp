@@ -53,9 +53,9 @@ SeedSpread final_spread(const std::vector<std::vector<float>>& curves) {
 // difference is beyond them: a ranking the spread does not support is never stated.
 void add_final_losses(StepOutput& out, const Curves& c, const std::string& family) {
     const SeedSpread bf16 = final_spread(c.bf16), fp8 = final_spread(c.fp8);
-    const std::string of = bf16.seeds > 1 ? ", mean of " + std::to_string(bf16.seeds) + " seeds" : "";
-    out.metrics.push_back({"BF16 final loss (mean of last 10 steps" + of + ")", bf16.mean, ""});
-    out.metrics.push_back({family + " final loss (mean of last 10 steps" + of + ")", fp8.mean, ""});
+    const std::string of = bf16.seeds > 1 ? " (mean of " + std::to_string(bf16.seeds) + " seeds)" : "";
+    out.metrics.push_back({"BF16 final loss" + of, bf16.mean, ""});
+    out.metrics.push_back({family + " final loss" + of, fp8.mean, ""});
     if (bf16.mean > 0) out.metrics.push_back({family + " loss over BF16 loss", fp8.mean / bf16.mean, "x"});
     if (bf16.seeds > 1) {
         out.metrics.push_back({"BF16 final loss, least of the seeds", bf16.least, ""});
@@ -63,8 +63,11 @@ void add_final_losses(StepOutput& out, const Curves& c, const std::string& famil
         out.metrics.push_back({family + " final loss, least of the seeds", fp8.least, ""});
         out.metrics.push_back({family + " final loss, largest of the seeds", fp8.largest, ""});
     }
-    out.notes.push_back("Final loss: BF16 " + spread_text(bf16) + ", " + family + " " + spread_text(fp8) + "; " +
-                        family + " against BF16: " + spread_words(bf16, fp8) + ".");
+    if (bf16.seeds > 1)
+        out.notes.push_back("Each curve is the mean of " + std::to_string(bf16.seeds) +
+                            " seeds, its band the least to the largest loss of the seeds at each step.");
+    out.notes.push_back("Final loss (the mean of a run's last 10 steps): BF16 " + spread_text(bf16) + ", " + family +
+                        " " + spread_text(fp8) + "; " + family + " against BF16: " + spread_words(bf16, fp8) + ".");
 }
 
 // The curve's label: the recipe, or the precision when it is not FP8.
