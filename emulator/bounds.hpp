@@ -29,6 +29,10 @@ namespace bounds {
 // against the machine's memory (emu::cpu_training_bytes).
 inline constexpr IntegerBounds kWidth{1, 65536};  // input, hidden, output
 inline constexpr IntegerBounds kHiddenLayers{1, 16};
+inline constexpr IntegerBounds kTransformerLayers{1, 96};
+inline constexpr IntegerBounds kHeads{1, 256};
+inline constexpr IntegerBounds kSequence{2, 1 << 16};
+inline constexpr IntegerBounds kEvalSequences{1, 4096};
 inline constexpr IntegerBounds kBatches{1, 4096};
 inline constexpr IntegerBounds kTokens{1, 1 << 20};
 inline constexpr IntegerBounds kSteps{1, 1000000};

@@ -20,7 +20,15 @@ std::span<const EnumName<emu::Precision>> enum_names<emu::Precision>() {
 template <>
 std::span<const EnumName<emu::TaskKind>> enum_names<emu::TaskKind>() {
     static constexpr EnumName<emu::TaskKind> table[] = {{emu::TaskKind::TeacherRegression, "teacher"},
-                                                        {emu::TaskKind::GaussianClusters, "clusters"}};
+                                                        {emu::TaskKind::GaussianClusters, "clusters"},
+                                                        {emu::TaskKind::Text, "text"}};
+    return table;
+}
+
+template <>
+std::span<const EnumName<emu::ModelKind>> enum_names<emu::ModelKind>() {
+    static constexpr EnumName<emu::ModelKind> table[] = {{emu::ModelKind::Mlp, "mlp"},
+                                                         {emu::ModelKind::Transformer, "transformer"}};
     return table;
 }
 
@@ -130,7 +138,61 @@ void set_all_formats(Experiment& e, const Format& f) {
     e.numerics.formats = {&f, &f, &f};
 }
 
+Experiment default_transformer_experiment() {
+    Experiment e;
+    e.model.kind = ModelKind::Transformer;
+    e.task.kind = TaskKind::Text;
+    e.tokens = e.model.transformer.sequence * 8;
+    e.steps = 200;
+    e.optimizer.learning_rate = 3e-3f;
+    e.optimizer.weight_decay = 0.0f;
+    e.optimizer.grad_clip = 1.0f;
+    e.optimizer.schedule = {LrScheduleKind::WarmupCosine, 20, 0.1f};
+    return e;
+}
+
+namespace {
+
+// The transformer's own rules: shapes that divide, and the MLP's settings it does not take.
+void validate_transformer(const Experiment& e) {
+    const TransformerSpec& t = e.model.transformer;
+    check_range("model.transformer.width", t.width, bounds::kWidth);
+    check_range("model.transformer.layers", t.layers, bounds::kTransformerLayers);
+    check_range("model.transformer.heads", t.heads, bounds::kHeads);
+    check_range("model.transformer.kv_heads", t.kv_heads, bounds::kHeads);
+    check_range("model.transformer.ffn", t.ffn, bounds::kWidth);
+    check_range("model.transformer.sequence", t.sequence, bounds::kSequence);
+    if (t.width % t.heads != 0)
+        refuse("model.transformer.heads", std::to_string(t.heads) + " does not divide the width (" +
+                                              std::to_string(t.width) + "): every head has width / heads channels");
+    if (t.heads % t.kv_heads != 0)
+        refuse("model.transformer.kv_heads", std::to_string(t.kv_heads) + " does not divide the query heads (" +
+                                                 std::to_string(t.heads) + "): each key/value head serves a group");
+    if (t.head_size() % 2 != 0)
+        refuse("model.transformer.heads", "the head size width / heads = " + std::to_string(t.head_size()) +
+                                              " is odd: rotary embedding turns channels in pairs");
+    if (e.tokens % t.sequence != 0)
+        refuse("tokens", std::to_string(e.tokens) + " is not a whole number of sequences of " +
+                             std::to_string(t.sequence) + " bytes (model.transformer.sequence)");
+    if (e.task.kind != TaskKind::Text) refuse("task.kind", "the transformer trains on the text task ('text')");
+    if (e.numerics.edge_layers_bf16)
+        refuse("numerics.edge_layers_bf16",
+               "is the MLP's setting; the transformer keeps its output projection in BF16 through "
+               "model.transformer.output_bf16");
+    if (e.inference.enabled) refuse("inference.enabled", "the inference evaluation is built for the MLP only");
+    if (e.task.corpus.empty()) refuse("task.corpus", "names no file or folder");
+}
+
+}  // namespace
+
 void validate(const Experiment& e) {
+    check_range("task.eval_every", e.task.eval_every, bounds::kSteps);
+    check_range("task.eval_sequences", e.task.eval_sequences, bounds::kEvalSequences);
+    if (e.model.kind == ModelKind::Transformer) {
+        validate_transformer(e);
+    } else if (e.task.kind == TaskKind::Text) {
+        refuse("task.kind", "the text task is the transformer's (model.kind 'transformer')");
+    }
     check_range("model.input", e.model.input, bounds::kWidth);
     check_range("model.hidden", e.model.hidden, bounds::kWidth);
     check_range("model.hidden_layers", e.model.hidden_layers, bounds::kHiddenLayers);
@@ -203,6 +265,7 @@ std::string describe_numerics(const Experiment& e) {
         text += std::string(", fast accumulation") + (n.fast_accumulation.forward ? " fwd" : "") +
                 (n.fast_accumulation.dgrad ? " dgrad" : "") + (n.fast_accumulation.wgrad ? " wgrad" : "");
     if (n.edge_layers_bf16) text += ", first/last layer BF16";
+    if (e.model.kind == ModelKind::Transformer && e.model.transformer.output_bf16) text += ", output projection BF16";
     if (n.loss_scaling) text += ", dynamic loss scaling";
     return text;
 }
@@ -227,13 +290,22 @@ std::string describe_inference(const InferenceSpec& i) {
 }
 
 std::string describe(const Experiment& e) {
-    std::string shape = std::to_string(e.model.input);
-    for (int l = 0; l < e.model.hidden_layers; ++l) (shape += '-') += std::to_string(e.model.hidden);
-    (shape += '-') += std::to_string(e.model.output);
-    std::string text =
-        shape + (e.model.biases ? " with biases" : "") + ", " + std::string(task_kind_name(e.task.kind)) + ", " +
-        std::to_string(e.tokens) + " tokens, " + std::to_string(e.steps) + " steps" +
-        (e.seeds > 1 ? " x " + std::to_string(e.seeds) + " seeds" : std::string()) + ", " + describe_numerics(e);
+    std::string shape;
+    if (e.model.kind == ModelKind::Transformer) {
+        const TransformerSpec& t = e.model.transformer;
+        shape = "transformer " + std::to_string(t.layers) + "x" + std::to_string(t.width) + " (" +
+                std::to_string(t.heads) + "/" + std::to_string(t.kv_heads) + " heads, ffn " + std::to_string(t.ffn) +
+                ", " + (t.fused_qkv ? "fused" : "separate") + " QKV, sequence " + std::to_string(t.sequence) + ")";
+    } else {
+        shape = std::to_string(e.model.input);
+        for (int l = 0; l < e.model.hidden_layers; ++l) (shape += '-') += std::to_string(e.model.hidden);
+        (shape += '-') += std::to_string(e.model.output);
+        if (e.model.biases) shape += " with biases";
+    }
+    std::string text = shape + ", " + std::string(task_kind_name(e.task.kind)) + ", " + std::to_string(e.tokens) +
+                       " tokens, " + std::to_string(e.steps) + " steps" +
+                       (e.seeds > 1 ? " x " + std::to_string(e.seeds) + " seeds" : std::string()) + ", " +
+                       describe_numerics(e);
     const LrSchedule& lr = e.optimizer.schedule;
     if (lr.kind == LrScheduleKind::WarmupCosine) {
         char floor[32];

@@ -18,27 +18,64 @@
 namespace fp8lab::emu {
 
 enum class Precision { Fp32, Bf16, Fp8 };  // Fp8: the quantised family, any recipe below
-enum class TaskKind { TeacherRegression, GaussianClusters };
+enum class TaskKind { TeacherRegression, GaussianClusters, Text };
+enum class ModelKind { Mlp, Transformer };
 
 std::string_view precision_name(Precision p);    // "fp32", "bf16", "fp8"
-std::string_view task_kind_name(TaskKind kind);  // "teacher", "clusters"
+std::string_view task_kind_name(TaskKind kind);  // "teacher", "clusters", "text"
 
-// input -> hidden (x hidden_layers, GELU after each) -> output.
+// A byte-level decoder-only language model (vocabulary 256): token embeddings, `layers`
+// blocks of RMSNorm -> grouped-query attention with rotary positions -> output projection
+// -> residual, RMSNorm -> SwiGLU -> residual; a final RMSNorm and the output projection to
+// 256 logits. Every linear layer's GEMMs run under the experiment's numerics (the output
+// projection in BF16 unless `output_bf16` is off); embeddings, norms, rotary, softmax,
+// residuals and the loss stay in float32; attention's two batched products in BF16.
+struct TransformerSpec {
+    int width = 128;
+    int layers = 2;
+    int heads = 4;     // query heads; the head size is width / heads
+    int kv_heads = 2;  // key/value heads, each shared by heads / kv_heads query heads
+    int ffn = 384;     // SwiGLU's inner width (gate and up each)
+    int sequence = 128;
+    bool fused_qkv = true;     // one QKV projection (one weight, one scale) or three
+    bool tied_output = false;  // the output projection is the embedding's transpose
+    bool output_bf16 = true;   // the output projection in BF16 under FP8 numerics
+    int head_size() const { return width / heads; }
+};
+
+// The MLP: input -> hidden (x hidden_layers, GELU after each) -> output; or the transformer.
 struct ModelSpec {
     int input = 64;
     int hidden = 256;
     int hidden_layers = 1;
     int output = 64;
     bool biases = false;  // off by default, as in current LLM MLP blocks (and on the GPU)
+    ModelKind kind = ModelKind::Mlp;
+    TransformerSpec transformer;
+    static ModelSpec mlp(int input, int hidden, int hidden_layers, int output, bool biases) {
+        ModelSpec m;
+        m.input = input, m.hidden = hidden, m.hidden_layers = hidden_layers, m.output = output, m.biases = biases;
+        return m;
+    }
 };
+
+// Where the text task reads its corpus when the experiment names none: the plain-text
+// files of Debian's `fortunes` package (quotations, literature, poems; about 2.6 MB).
+inline constexpr std::string_view kDefaultCorpus = "/usr/share/games/fortunes";
 
 // The data: `batches` distinct batches of `tokens` rows made from the seed; step s
 // trains on batch s mod batches, so a GPU can hold them all and both backends see the
 // same rows at the same step.
+// The text task (the transformer's): windows of the corpus drawn from the seed, a fixed
+// validation split, its loss in bits per byte every `eval_every` steps over `eval_sequences`
+// fixed windows.
 struct TaskSpec {
     TaskKind kind = TaskKind::TeacherRegression;
     std::uint64_t seed = 1;
     int batches = 16;
+    std::string corpus = std::string(kDefaultCorpus);  // a file, or a folder of plain-text files
+    int eval_every = 50;
+    int eval_sequences = 16;
 };
 
 // The learning rate of each step: constant, or a linear warm-up to the optimizer's rate
@@ -91,7 +128,8 @@ struct Numerics {
 Recipe recipe_of(const Numerics& numerics);
 
 struct Experiment {
-    static constexpr int kVersion = 1;
+    // 2: the model's kind and the transformer, the text task. Version 1 files still load.
+    static constexpr int kVersion = 2;
     ModelSpec model;
     TaskSpec task;
     int tokens = 128;  // rows per step
@@ -107,6 +145,11 @@ struct Experiment {
     int linear_layers() const { return model.hidden_layers + 1; }
     bool operator==(const Experiment& other) const;
 };
+
+// The transformer experiment the labs and `train --model transformer` start from: 2 blocks of
+// width 128, 4 query and 2 key/value heads, sequences of 128 bytes, 8 a step, 200 steps, the
+// learning-rate schedule on, FP8 delayed scaling (HYBRID) with the output projection in BF16.
+Experiment default_transformer_experiment();
 
 // The same experiment at another precision: the comparison runs BF16 and FP8 this way.
 Experiment with_precision(Experiment e, Precision p);
@@ -156,4 +199,6 @@ template <>
 std::span<const EnumName<emu::TaskKind>> enum_names<emu::TaskKind>();
 template <>
 std::span<const EnumName<emu::LrScheduleKind>> enum_names<emu::LrScheduleKind>();
+template <>
+std::span<const EnumName<emu::ModelKind>> enum_names<emu::ModelKind>();
 }  // namespace fp8lab

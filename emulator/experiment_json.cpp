@@ -80,6 +80,12 @@ class ObjectReader {
             out = float(d);
         });
     }
+    void text(std::string_view key, std::string& out) {
+        on(key, [&](const json::Value& m, const std::string& f) {
+            expect(m, f, json::Value::Kind::String);
+            out = m.text;
+        });
+    }
     void boolean(std::string_view key, bool& out) {
         on(key, [&](const json::Value& m, const std::string& f) {
             expect(m, f, json::Value::Kind::Bool);
@@ -155,11 +161,18 @@ void read_roles(ObjectReader& r, std::string_view key, PerRole<T>& roles, Read r
 std::string to_json(const Experiment& e) {
     json::JsonWriter w;
     w.begin_object().key(kVersionKey).value(Experiment::kVersion);
-    w.key("model").begin_object().key("input").value(e.model.input).key("hidden").value(e.model.hidden);
+    w.key("model").begin_object().key("kind").value(enum_name(e.model.kind));
+    w.key("input").value(e.model.input).key("hidden").value(e.model.hidden);
     w.key("hidden_layers").value(e.model.hidden_layers).key("output").value(e.model.output);
-    w.key("biases").value(e.model.biases).end_object();
+    w.key("biases").value(e.model.biases);
+    const TransformerSpec& t = e.model.transformer;
+    w.key("transformer").begin_object().key("width").value(t.width).key("layers").value(t.layers);
+    w.key("heads").value(t.heads).key("kv_heads").value(t.kv_heads).key("ffn").value(t.ffn);
+    w.key("sequence").value(t.sequence).key("fused_qkv").value(t.fused_qkv).key("tied_output").value(t.tied_output);
+    w.key("output_bf16").value(t.output_bf16).end_object().end_object();
     w.key("task").begin_object().key("kind").value(enum_name(e.task.kind)).key("seed").value(e.task.seed);
-    w.key("batches").value(e.task.batches).end_object();
+    w.key("batches").value(e.task.batches).key("corpus").value(e.task.corpus);
+    w.key("eval_every").value(e.task.eval_every).key("eval_sequences").value(e.task.eval_sequences).end_object();
     w.key("tokens").value(e.tokens).key("steps").value(e.steps).key("init_seed").value(e.init_seed);
     w.key("seeds").value(e.seeds);
     const OptimizerSpec& o = e.optimizer;
@@ -211,6 +224,19 @@ Experiment experiment_from_json(std::string_view text, std::string_view source) 
                  "version " + std::to_string(v) + " was written by a newer fp8lab; this one reads version " +
                      std::to_string(Experiment::kVersion));
     top.object("model", [&](ObjectReader& m) {
+        m.choice("kind", e.model.kind);
+        m.object("transformer", [&](ObjectReader& t) {
+            TransformerSpec& s = e.model.transformer;
+            t.integer("width", s.width, bounds::kWidth);
+            t.integer("layers", s.layers, bounds::kTransformerLayers);
+            t.integer("heads", s.heads, bounds::kHeads);
+            t.integer("kv_heads", s.kv_heads, bounds::kHeads);
+            t.integer("ffn", s.ffn, bounds::kWidth);
+            t.integer("sequence", s.sequence, bounds::kSequence);
+            t.boolean("fused_qkv", s.fused_qkv);
+            t.boolean("tied_output", s.tied_output);
+            t.boolean("output_bf16", s.output_bf16);
+        });
         m.integer("input", e.model.input, bounds::kWidth);
         m.integer("hidden", e.model.hidden, bounds::kWidth);
         m.integer("hidden_layers", e.model.hidden_layers, bounds::kHiddenLayers);
@@ -221,6 +247,9 @@ Experiment experiment_from_json(std::string_view text, std::string_view source) 
         t.choice("kind", e.task.kind);
         t.seed("seed", e.task.seed);
         t.integer("batches", e.task.batches, bounds::kBatches);
+        t.text("corpus", e.task.corpus);
+        t.integer("eval_every", e.task.eval_every, bounds::kSteps);
+        t.integer("eval_sequences", e.task.eval_sequences, bounds::kEvalSequences);
     });
     top.integer("tokens", e.tokens, bounds::kTokens);
     top.integer("steps", e.steps, bounds::kSteps);

@@ -12,16 +12,14 @@
 #include <stdexcept>
 #include <string>
 
+#include "emulator/adamw.hpp"
 #include "emulator/bulk.hpp"
-#include "emulator/cpu_clones.hpp"
-#include "emulator/ordered_gemm.hpp"
 #include "emulator/parallel.hpp"
+#include "emulator/trainer_matrix.hpp"
+#include "emulator/transformer_trainer.hpp"
 
 namespace fp8lab::emu {
 namespace {
-
-using Matrix = Eigen::Matrix<float, Eigen::Dynamic, Eigen::Dynamic, Eigen::RowMajor>;
-using MatrixMap = Eigen::Map<const Matrix>;
 
 struct Layer {
     Matrix weight;  // out x in
@@ -40,50 +38,6 @@ float gelu_tanh(float z) { return std::tanh(kGeluC * (z + 0.044715f * z * z * z)
 float gelu(float z, float t) { return 0.5f * z * (1.0f + t); }
 float gelu_grad(float z, float t) {
     return 0.5f * (1.0f + t) + 0.5f * z * (1.0f - t * t) * kGeluC * (1.0f + 3.0f * 0.044715f * z * z);
-}
-
-// An Eigen operand as strides over its memory (a transpose swaps them).
-template <class Operand>
-StridedMatrix strided(const Operand& m) {
-    return {m.data(), m.rows(), m.cols(), m.rowStride(), m.colStride()};
-}
-
-// dst = lhs * rhs with dst's columns cut into fixed chunks run in parallel. Each element
-// is summed in the order of Eigen's single-threaded GEMM over the whole matrix, for any
-// thread count (the golden trainer test holds it to the bits): where that order is the
-// panel order (emulator/ordered_gemm.hpp) the ordered GEMM computes it, 8 outputs to a
-// vector where Eigen's kernel does 4; elsewhere each chunk is Eigen's own GEMM over the
-// whole contraction, whose blocking along it depends only on its length, with chunk
-// widths multiples of every register block (12, 8 and 4 rows of Eigen's transposed problem).
-constexpr Eigen::Index kProductChunk = 192;
-template <class Lhs, class Rhs>
-void product(const Lhs& lhs, const Rhs& rhs, Matrix& dst) {
-    dst.resize(lhs.rows(), rhs.cols());
-    const Eigen::Index n = rhs.cols();
-    const bool parallel = n >= 2 * kProductChunk && double(lhs.rows()) * double(lhs.cols()) * double(n) >= 4e6;
-    if (eigen_order_is_panel_order(lhs.rows(), n, lhs.cols())) {
-        const StridedMatrix a = strided(lhs), b = strided(rhs);
-        const auto columns = [&](std::size_t begin, std::size_t end) {
-            const auto width = std::ptrdiff_t(end - begin);
-            panel_ordered_gemm(a, b, dst.data(), n, eigen_depth_panel(lhs.rows(), width, lhs.cols()),
-                               std::ptrdiff_t(begin), std::ptrdiff_t(end));
-        };
-        if (!parallel)
-            columns(0, std::size_t(n));
-        else
-            parallel_for_chunks(std::size_t(n), std::size_t(kProductChunk),
-                                [&](std::size_t, std::size_t begin, std::size_t end) { columns(begin, end); });
-        return;
-    }
-    if (!parallel) {
-        dst.noalias() = lhs * rhs;
-        return;
-    }
-    parallel_for_chunks(std::size_t(n), std::size_t(kProductChunk),
-                        [&](std::size_t, std::size_t begin, std::size_t end) {
-                            const Eigen::Index j = Eigen::Index(begin), w = Eigen::Index(end - begin);
-                            dst.middleCols(j, w).noalias() = lhs * rhs.middleCols(j, w);
-                        });
 }
 
 // out = GELU(pre) and t = the tanh inside it, element by element in parallel chunks.
@@ -109,75 +63,6 @@ void gelu_backward(const Matrix& pre, const Matrix& t, Matrix& grad) {
     parallel_for_chunks(std::size_t(grad.size()), 1 << 14, [&](std::size_t, std::size_t begin, std::size_t end) {
         for (std::size_t i = begin; i < end; ++i) g[i] = g[i] * gelu_grad(z[i], th[i]);
     });
-}
-
-struct AdamStep {
-    float beta1, beta2, epsilon, learning_rate, weight_decay, bc1, bc2, clip;
-};
-
-// AdamW on n parameters. Plain arrays and constants in locals let the compiler use
-// vector instructions of any width: IEEE division and square root, and no contraction
-// into FMA (-ffp-contract=off on this file), give the scalar loop's bits.
-// Decay: the decoupled weight decay (weights); biases add 0 instead.
-template <bool Decay>
-FP8LAB_INLINE void adamw_body(const AdamStep& a, float* __restrict w, float* __restrict m, float* __restrict v,
-                              const float* __restrict g, std::size_t n) {
-    const float beta1 = a.beta1, beta2 = a.beta2, one_minus_beta1 = 1.0f - a.beta1, one_minus_beta2 = 1.0f - a.beta2,
-                bc1 = a.bc1, bc2 = a.bc2, epsilon = a.epsilon, lr = a.learning_rate, decay = a.weight_decay,
-                clip = a.clip;
-    for (std::size_t i = 0; i < n; ++i) {
-        const float gi = g[i] * clip;
-        const float mi = beta1 * m[i] + one_minus_beta1 * gi;
-        const float vi = beta2 * v[i] + one_minus_beta2 * gi * gi;
-        m[i] = mi;
-        v[i] = vi;
-        const float update = (mi / bc1) / (std::sqrt(vi / bc2) + epsilon);
-        w[i] -= lr * (update + (Decay ? decay * w[i] : 0.0f));
-    }
-}
-FP8LAB_CPU_CLONES void adamw_span(const AdamStep& a, float* w, float* m, float* v, const float* g, std::size_t n,
-                                  bool decay) {
-    if (decay)
-        adamw_body<true>(a, w, m, v, g, n);
-    else
-        adamw_body<false>(a, w, m, v, g, n);
-}
-// Every element on its own, so chunks in parallel give the serial loop's bits.
-void adamw(const AdamStep& a, float* w, float* m, float* v, const float* g, std::size_t n, bool decay) {
-    parallel_for_chunks(n, 1 << 16, [&](std::size_t, std::size_t b, std::size_t e) {
-        adamw_span(a, w + b, m + b, v + b, g + b, e - b, decay);
-    });
-}
-
-// dst = src^T in 32 x 32 tiles, bands of source rows in parallel: Eigen's assignment of a
-// transpose walks one side with a stride of a whole row (a cache miss per element).
-void transpose_into(const Matrix& src, Matrix& dst) {
-    const std::size_t rows = std::size_t(src.rows()), cols = std::size_t(src.cols());
-    dst.resize(src.cols(), src.rows());
-    constexpr std::size_t kTile = 32;
-    const float* in = src.data();
-    float* out = dst.data();
-    parallel_for_chunks(rows, 4 * kTile, [&](std::size_t, std::size_t r0, std::size_t r1) {
-        for (std::size_t c0 = 0; c0 < cols; c0 += kTile)
-            for (std::size_t rt = r0; rt < r1; rt += kTile)
-                for (std::size_t r = rt; r < std::min(r1, rt + kTile); ++r)
-                    for (std::size_t c = c0; c < std::min(cols, c0 + kTile); ++c) out[c * rows + r] = in[r * cols + c];
-    });
-}
-
-// No NaN or Inf among n floats. On the bits: Eigen's allFinite() tests x - x == 0 one
-// element at a time, which took 15% of a step at the notebook's size.
-bool all_finite(const float* x, std::size_t n) {
-    std::uint32_t special = 0;
-    for (std::size_t i = 0; i < n; ++i)
-        special |= std::uint32_t((std::bit_cast<std::uint32_t>(x[i]) & 0x7F800000u) == 0x7F800000u);
-    return special == 0;
-}
-
-// Rounds every element to BF16 (nearest-even): how a GEMM's BF16 output is stored.
-void store_in_bf16(Matrix& m) {
-    std::span<float> v(m.data(), std::size_t(m.size()));
-    round_span(bf16(), v, v);
 }
 
 // The trainer's state for one run: layers, quantiser, and the operand function.
@@ -424,39 +309,14 @@ class Run {
         return true;
     }
 
-    // The global-norm clip factor: clip / ||g|| when ||g|| > clip, else 1. The norm is the
-    // float64 sum of g^2 in parameter order (its rounding decides the factor's bits). A
-    // sum in four lanes first, with the bound on both sums' rounding (n u of the sum, u =
-    // 2^-53, each), settles the common case of a norm clearly below the clip without the
-    // serial chain of 5 million dependent additions; only near or above the clip is the
-    // serial sum formed.
+    // The global-norm clip factor over every gradient in parameter order.
     float clip_factor(float grad_clip) const {
-        const double limit = double(grad_clip) * grad_clip;
-        double lanes[4] = {0, 0, 0, 0};
-        std::size_t n = 0;
-        const auto add_lanes = [&](const float* g, std::size_t count) {
-            std::size_t i = 0;
-            for (; i + 4 <= count; i += 4)
-                for (int k = 0; k < 4; ++k) lanes[k] += double(g[i + k]) * g[i + k];
-            for (; i < count; ++i) lanes[0] += double(g[i]) * g[i];
-            n += count;
-        };
+        std::vector<std::span<const float>> gradients;
         for (const Layer& layer : layers_) {
-            add_lanes(layer.weight_grad.data(), std::size_t(layer.weight_grad.size()));
-            add_lanes(layer.bias_grad.data(), std::size_t(layer.bias_grad.size()));
+            gradients.emplace_back(layer.weight_grad.data(), std::size_t(layer.weight_grad.size()));
+            gradients.emplace_back(layer.bias_grad.data(), std::size_t(layer.bias_grad.size()));
         }
-        const double quick = (lanes[0] + lanes[1]) + (lanes[2] + lanes[3]);
-        if (quick * (1.0 + 4.0 * double(n) * 0x1p-53) < limit) return 1.0f;
-        double norm_sq = 0;
-        for (const Layer& layer : layers_) {
-            for (Eigen::Index i = 0; i < layer.weight_grad.size(); ++i) {
-                const float g = layer.weight_grad.data()[i];
-                norm_sq += double(g) * g;
-            }
-            for (Eigen::Index i = 0; i < layer.bias_grad.size(); ++i)
-                norm_sq += double(layer.bias_grad[i]) * layer.bias_grad[i];
-        }
-        return norm_sq > limit ? float(grad_clip / std::sqrt(norm_sq)) : 1.0f;
+        return emu::clip_factor(gradients, grad_clip);
     }
 
     const Experiment& c_;
@@ -502,6 +362,7 @@ void check_cpu_supports(const Experiment& e) {
 }
 
 std::uint64_t cpu_training_bytes(const Experiment& e, bool trace) {
+    if (e.model.kind == ModelKind::Transformer) return transformer_training_bytes(e);
     std::uint64_t parameters = 0, widths = std::uint64_t(e.model.input) + std::uint64_t(e.model.output);
     for (int layer = 0; layer < e.linear_layers(); ++layer) {
         const std::uint64_t in = layer == 0 ? std::uint64_t(e.model.input) : std::uint64_t(e.model.hidden);
@@ -519,6 +380,7 @@ std::uint64_t cpu_training_bytes(const Experiment& e, bool trace) {
 
 TrainerResult train_mlp(const Experiment& e, const TrainStepCallback& on_step, bool record_trace) {
     check_cpu_supports(e);
+    if (e.model.kind != ModelKind::Mlp) throw std::invalid_argument("model.kind: is not 'mlp'");
     Run run(e, record_trace);
     TrainerResult result = run.run(on_step);
     if (e.inference.enabled && !result.cancelled) result.inference = evaluate_inference(e, result.final_layers);

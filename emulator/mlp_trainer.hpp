@@ -27,6 +27,19 @@ struct LayerWeights {
     std::vector<float> weight, bias;
 };
 
+// The text task's report (the transformer): which corpus was read, the validation loss
+// every task.eval_every steps, and text the trained model wrote after a prompt.
+struct ValidationPoint {
+    int step = 0;                // after this step's update
+    double bits_per_byte = 0.0;  // the mean cross-entropy over the validation windows, in bits
+};
+struct TextReport {
+    std::string corpus;  // "PATH: N text files, B bytes"
+    std::uint64_t parameters = 0;
+    std::vector<ValidationPoint> validation;
+    std::string prompt, greedy, sampled;  // printable: other bytes shown as '?'
+};
+
 struct TrainerResult {
     std::vector<float> loss;      // per step
     std::vector<float> accuracy;  // per step, classification only
@@ -37,6 +50,7 @@ struct TrainerResult {
     std::map<std::string, DelayedScalingState> scaling;          // per tensor, delayed scaling only
     std::vector<LayerWeights> final_layers;                      // the parameters after the last step (inference labs)
     std::optional<InferenceResult> inference;                    // experiment.inference's evaluation, when enabled
+    std::optional<TextReport> text;                              // the transformer's text task
     bool cancelled = false;
     double flushed_fraction() const {
         return gradient_elements ? double(gradients_flushed) / double(gradient_elements) : 0.0;

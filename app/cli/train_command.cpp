@@ -19,6 +19,7 @@
 #include "app/options/usage_error.hpp"
 #include "emulator/amax_trace.hpp"
 #include "emulator/available_memory.hpp"
+#include "emulator/cpu_training.hpp"
 #include "emulator/mlp_trainer.hpp"
 #include "emulator/seed_spread.hpp"
 #include "emulator/user_files.hpp"
@@ -47,6 +48,16 @@ void print_losses(const std::vector<float>& loss, const std::vector<float>& accu
         else
             std::printf("%zu\t%.9g\t%.4f\n", i, loss[i], accuracy[i]);
     }
+}
+
+// The text task's report on stderr: the corpus, the validation curve, the samples.
+void print_text_report(const emu::TextReport& t) {
+    std::fprintf(stderr, "corpus: %s\nparameters: %llu\nvalidation loss (bits per byte):", t.corpus.c_str(),
+                 static_cast<unsigned long long>(t.parameters));
+    for (const emu::ValidationPoint& v : t.validation)
+        std::fprintf(stderr, " step %d %.4f;", v.step + 1, v.bits_per_byte);
+    std::fprintf(stderr, "\nprompt:  %s\ngreedy:  %s\nsampled: %s\n", t.prompt.c_str(), t.greedy.c_str(),
+                 t.sampled.c_str());
 }
 
 // The exit status of a run whose loss stopped being a number: distinct from a usage error
@@ -96,16 +107,22 @@ int train_on_cpu(const emu::Experiment& e, const TrainArgs& args) {
         !shortfall.empty())
         throw UsageError(shortfall + ". Use smaller --hidden, --layers, --tokens, --input or --output");
     std::fprintf(stderr, "fp8lab train: %d steps on the CPU emulator: %s\n", e.steps, emu::describe(e).c_str());
-    const emu::TrainerResult r = emu::train_mlp(
-        e,
-        [&](int step, float loss) {
-            if ((step + 1) % 50 == 0 || step + 1 == e.steps)
-                std::fprintf(stderr, "  step %d/%d  loss %.6g\n", step + 1, e.steps, loss);
-            return std::isfinite(loss);  // a diverged run stops at the step that diverged
-        },
-        !args.trace.empty());
+    emu::TrainerResult r;
+    try {
+        r = emu::train_on_cpu(
+            e,
+            [&](int step, float loss) {
+                if ((step + 1) % 50 == 0 || step + 1 == e.steps)
+                    std::fprintf(stderr, "  step %d/%d  loss %.6g\n", step + 1, e.steps, loss);
+                return std::isfinite(loss);  // a diverged run stops at the step that diverged
+            },
+            !args.trace.empty());
+    } catch (const std::runtime_error& err) {  // the corpus: missing or unreadable, named
+        throw UsageError(err.what());
+    }
     print_losses(r.loss, r.accuracy);
-    report_seeds(e, r.loss, [](const emu::Experiment& x) { return emu::train_mlp(x).loss; });
+    if (r.text) print_text_report(*r.text);
+    report_seeds(e, r.loss, [](const emu::Experiment& x) { return emu::train_on_cpu(x).loss; });
     if (e.numerics.precision == emu::Precision::Fp8)
         std::fprintf(stderr, "gradient elements flushed to zero: %.4f%%\n", 100 * r.flushed_fraction());
     if (!r.skipped_steps.empty())
@@ -164,8 +181,9 @@ int train_on_gpu(const emu::Experiment& e, const TrainArgs& args) {
 
 void add_train_command(CLI::App& app, CommandStatus& status) {
     auto args = std::make_shared<TrainArgs>();
-    CLI::App* cmd = app.add_subcommand(
-        "train", "Train the lab's MLP (one experiment) on the CPU emulator or the GPU; prints the loss per step");
+    CLI::App* cmd = app.add_subcommand("train",
+                                       "Train the lab's MLP or the byte-level transformer (one experiment) on the CPU "
+                                       "emulator or the GPU; prints the loss per step");
     add_train_options(*cmd, *args);
     cmd->callback([args, cmd, &status] {
         const emu::Experiment e = experiment_from_options(*args);

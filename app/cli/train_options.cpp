@@ -3,6 +3,7 @@
 
 #include <CLI/CLI.hpp>
 
+#include <algorithm>
 #include <charconv>
 #include <fstream>
 #include <utility>
@@ -103,6 +104,35 @@ void add_train_options(CLI::App& cmd, TrainArgs& a) {
     cmd.add_option("--output", a.output_dim, "Outputs or classes (default " + std::to_string(d.model.output) + ")")
         ->check(integer_in(emu::bounds::kWidth));
     cmd.add_flag("--biases", a.biases, "Give every layer a bias");
+    const emu::TransformerSpec t = emu::default_transformer_experiment().model.transformer;
+    cmd.add_option("--model", a.model,
+                   enum_choices<emu::ModelKind>() + " (default " + std::string(enum_name(d.model.kind)) +
+                       "); transformer starts from its default experiment: a byte-level language model on text");
+    cmd.add_option("--width", a.width, "Transformer: model width (default " + std::to_string(t.width) + ")")
+        ->check(integer_in(emu::bounds::kWidth));
+    cmd.add_option("--blocks", a.blocks, "Transformer: blocks (default " + std::to_string(t.layers) + ")")
+        ->check(integer_in(emu::bounds::kTransformerLayers));
+    cmd.add_option("--heads", a.heads, "Transformer: query heads (default " + std::to_string(t.heads) + ")")
+        ->check(integer_in(emu::bounds::kHeads));
+    cmd.add_option("--kv-heads", a.kv_heads,
+                   "Transformer: key/value heads (default " + std::to_string(t.kv_heads) + ")")
+        ->check(integer_in(emu::bounds::kHeads));
+    cmd.add_option("--ffn", a.ffn, "Transformer: SwiGLU inner width (default " + std::to_string(t.ffn) + ")")
+        ->check(integer_in(emu::bounds::kWidth));
+    cmd.add_option(
+           "--sequence", a.sequence,
+           "Transformer: bytes per sequence (default " + std::to_string(t.sequence) + "); --tokens is sequences x this")
+        ->check(integer_in(emu::bounds::kSequence));
+    cmd.add_flag("--separate-qkv", a.separate_qkv, "Transformer: three Q, K, V projections instead of one fused");
+    cmd.add_flag("--tied-output", a.tied_output, "Transformer: the output projection is the embedding's transpose");
+    cmd.add_flag("--output-fp8", a.output_fp8,
+                 "Transformer: the output projection under the FP8 recipe too (BF16 by default)");
+    cmd.add_option("--corpus", a.corpus,
+                   "Text task: a plain-text file or folder (default " + std::string(emu::kDefaultCorpus) + ")");
+    cmd.add_option("--eval-every", a.eval_every,
+                   "Text task: validation loss every this many steps (default " +
+                       std::to_string(emu::default_transformer_experiment().task.eval_every) + ")")
+        ->check(integer_in(emu::bounds::kSteps));
     cmd.add_option("--lr", a.learning_rate, "AdamW learning rate (default " + shortest(d.optimizer.learning_rate) + ")")
         ->check(real_in(emu::bounds::kLearningRate));
     cmd.add_option("--weight-decay", a.weight_decay,
@@ -152,6 +182,35 @@ void add_train_options(CLI::App& cmd, TrainArgs& a) {
 
 emu::Experiment experiment_from_options(const TrainArgs& a) {
     emu::Experiment e = a.experiment_file.empty() ? emu::Experiment{} : read_experiment_file(a.experiment_file);
+    if (given(a, "--model")) {
+        const emu::ModelKind kind = parse_option<emu::ModelKind>(a.model, "--model");
+        if (kind != e.model.kind)
+            e = kind == emu::ModelKind::Transformer ? emu::default_transformer_experiment() : emu::Experiment{};
+    }
+    {
+        emu::TransformerSpec& t = e.model.transformer;
+        const bool transformer = e.model.kind == emu::ModelKind::Transformer;
+        for (const char* option : {"--width", "--blocks", "--heads", "--kv-heads", "--ffn", "--sequence",
+                                   "--separate-qkv", "--tied-output", "--output-fp8", "--corpus", "--eval-every"})
+            if (given(a, option) && !transformer)
+                throw UsageError(std::string(option) + ": is a transformer setting (add --model transformer)");
+        if (given(a, "--width")) t.width = a.width;
+        if (given(a, "--blocks")) t.layers = a.blocks;
+        if (given(a, "--heads")) t.heads = a.heads;
+        if (given(a, "--kv-heads")) t.kv_heads = a.kv_heads;
+        if (given(a, "--ffn")) t.ffn = a.ffn;
+        if (given(a, "--sequence")) {
+            // Keep the number of sequences a step unless --tokens says otherwise.
+            const int sequences = std::max(1, e.tokens / t.sequence);
+            t.sequence = a.sequence;
+            e.tokens = sequences * t.sequence;
+        }
+        if (a.separate_qkv) t.fused_qkv = false;
+        if (a.tied_output) t.tied_output = true;
+        if (a.output_fp8) t.output_bf16 = false;
+        if (given(a, "--corpus")) e.task.corpus = a.corpus;
+        if (given(a, "--eval-every")) e.task.eval_every = a.eval_every;
+    }
     emu::Numerics& n = e.numerics;
     if (given(a, "--precision")) n.precision = parse_option<emu::Precision>(a.precision, "--precision");
     if (given(a, "--recipe")) {
@@ -234,6 +293,14 @@ emu::Experiment experiment_from_options(const TrainArgs& a) {
             {"model.hidden_layers", "--layers"},
             {"model.input", "--input"},
             {"model.output", "--output"},
+            {"model.transformer.width", "--width"},
+            {"model.transformer.layers", "--blocks"},
+            {"model.transformer.heads", "--heads"},
+            {"model.transformer.kv_heads", "--kv-heads"},
+            {"model.transformer.ffn", "--ffn"},
+            {"model.transformer.sequence", "--sequence"},
+            {"task.corpus", "--corpus"},
+            {"task.kind", "--task"},
             {"task.batches", "--batches"},
             {"numerics.delayed.history", "--history"},
             {"numerics.delayed.margin", "--margin"},

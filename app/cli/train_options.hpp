@@ -23,7 +23,9 @@ struct TrainArgs {
     int calibration_batches = 0;
     int history = 0, margin = 0, steps = 0, hidden = 0, layers = 0, tokens = 0, input_dim = 0, output_dim = 0,
         batches = 0, seeds = 0, warmup = 0;
-    std::string lr_schedule;
+    std::string lr_schedule, model, corpus;
+    int width = 0, blocks = 0, heads = 0, kv_heads = 0, ffn = 0, sequence = 0, eval_every = 0;
+    bool separate_qkv = false, tied_output = false, output_fp8 = false;
     float lr_floor = 0;
     float learning_rate = 0, weight_decay = 0, grad_clip = 0;
     std::uint64_t seed = 0;

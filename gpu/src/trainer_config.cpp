@@ -35,6 +35,8 @@ void validate(const GpuRun& run) {
         if (value % 16 != 0)
             refuse(field, "must be a multiple of 16 on the GPU (cuBLASLt's FP8 GEMMs), not " + std::to_string(value));
     };
+    if (e.model.kind != emu::ModelKind::Mlp)
+        refuse("model.kind", "the GPU backend trains the MLP; the transformer trains on the CPU emulator for now");
     multiple_of_16("model.input", e.model.input);
     multiple_of_16("model.hidden", e.model.hidden);
     multiple_of_16("tokens", e.tokens);
@@ -76,7 +78,9 @@ void validate(const GpuRun& run) {
 
 emu::Experiment gpu_bench_experiment(int input_dim, int hidden_dim, int tokens) {
     emu::Experiment e;
-    e.model = {input_dim, hidden_dim, 1, input_dim, false};
+    e.model.input = e.model.output = input_dim;
+    e.model.hidden = hidden_dim;
+    e.model.hidden_layers = 1;
     e.tokens = tokens;
     e.numerics.delayed.history_length = 16;
     e.numerics.fast_accumulation.forward = true;

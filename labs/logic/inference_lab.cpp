@@ -28,7 +28,7 @@ constexpr float kShiftFactor = 3.0f;  // how much larger the shifted inputs are
 // A classifier of Gaussian clusters: 64 -> 128 -> 128 -> 16 with biases, trained in FP32.
 emu::Experiment model_config() {
     emu::Experiment c;
-    c.model = {64, 128, 2, 16, true};
+    c.model = emu::ModelSpec::mlp(64, 128, 2, 16, true);
     c.task = {emu::TaskKind::GaussianClusters, 1, 300};
     c.steps = 300;
     c.optimizer.learning_rate = 2e-3f;

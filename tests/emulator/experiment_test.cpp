@@ -53,7 +53,7 @@ TEST_CASE("every enum's name table round-trips") {
 TEST_CASE("an experiment round-trips through JSON, every field") {
     Experiment e;
     CHECK(experiment_from_json(to_json(e), "default") == e);
-    e.model = {96, 320, 3, 48, true};
+    e.model = ModelSpec::mlp(96, 320, 3, 48, true);
     e.task = {TaskKind::GaussianClusters, 18446744073709551615ull, 7};
     e.tokens = 48;
     e.steps = 77;

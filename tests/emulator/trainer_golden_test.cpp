@@ -40,7 +40,7 @@ struct Case {
 // that two threads take a different share of it than one.
 Experiment base() {
     Experiment e;
-    e.model = {96, 320, 2, 80, false};
+    e.model = ModelSpec::mlp(96, 320, 2, 80, false);
     e.tokens = 48;
     e.steps = 5;
     e.task.batches = 3;
@@ -80,7 +80,7 @@ std::vector<Case> cases() {
     // Wide layers: the GEMMs' outputs are cut into parallel column chunks.
     for (const Fp8Recipe recipe : {Fp8Recipe::Delayed, Fp8Recipe::MxRceil}) {
         Experiment e = base();
-        e.model = {256, 1152, 1, 256, false};
+        e.model = ModelSpec::mlp(256, 1152, 1, 256, false);
         e.tokens = 32;
         e.steps = 3;
         e.numerics.recipe = recipe;

@@ -332,7 +332,7 @@ TEST_CASE("a malformed trace is refused naming the line") {
 
 TEST_CASE("the trained model quantised for inference: exact without quantisation, coarser formats err more") {
     Experiment e;
-    e.model = {32, 64, 1, 8, true};
+    e.model = ModelSpec::mlp(32, 64, 1, 8, true);
     e.task = {TaskKind::GaussianClusters, 3, 8};
     e.tokens = 64;
     e.steps = 30;

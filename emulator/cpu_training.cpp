@@ -1,0 +1,13 @@
+// The CPU emulator's trainers, chosen by the model's kind.
+#include "emulator/cpu_training.hpp"
+
+#include "emulator/transformer_trainer.hpp"
+
+namespace fp8lab::emu {
+
+TrainerResult train_on_cpu(const Experiment& e, const TrainStepCallback& on_step, bool record_trace) {
+    return e.model.kind == ModelKind::Transformer ? train_transformer(e, on_step, record_trace)
+                                                  : train_mlp(e, on_step, record_trace);
+}
+
+}  // namespace fp8lab::emu

@@ -1,0 +1,57 @@
+// A linear layer's GEMMs under FP32, BF16 or an FP8 recipe.
+#include "emulator/linear_gemms.hpp"
+
+#include <span>
+
+#include "emulator/bulk.hpp"
+
+namespace fp8lab::emu {
+
+const Matrix& LinearGemms::operand(const std::string& tensor, TensorRole role, Precision p, const Matrix& x,
+                                   std::uint64_t step, AmaxTrace* trace, Matrix& out, bool wgrad_operand) {
+    if (p == Precision::Fp32) return x;
+    out.resize(x.rows(), x.cols());
+    const std::span<const float> in(x.data(), std::size_t(x.size()));
+    const std::span<float> dst(out.data(), std::size_t(out.size()));
+    if (p == Precision::Bf16)
+        round_span(bf16(), in, dst);
+    else
+        quantizer_.quantize(tensor, role, in, std::size_t(x.rows()), std::size_t(x.cols()), step, trace, dst,
+                            wgrad_operand);
+    return out;
+}
+
+void LinearGemms::forward(const std::string& name, Precision p, const Matrix& x, const Matrix& weight,
+                          std::uint64_t step, AmaxTrace* trace, LinearSaved& saved, Matrix& y) {
+    saved.precision = p;
+    saved.input = &x;
+    saved.input_q = &operand(name + ".input", TensorRole::Input, p, x, step, trace, saved.input_buffer);
+    saved.weight_q = &operand(name + ".weight", TensorRole::Weight, p, weight, step, trace, saved.weight_buffer);
+    product(*saved.input_q, saved.weight_q->transpose(), y);
+    if (p != Precision::Fp32) store_in_bf16(y);
+}
+
+void LinearGemms::backward(const std::string& name, const LinearSaved& saved, const Matrix& weight, const Matrix& grad,
+                           std::uint64_t step, AmaxTrace* trace, Matrix& weight_grad, Matrix* dx) {
+    const Precision p = saved.precision;
+    const Matrix& g_q = operand(name + ".grad_output", TensorRole::GradOutput, p, grad, step, trace, g_buffer_);
+    if (p == Precision::Fp8 && !quantizer_.recipe().per_tensor()) {
+        transpose_into(grad, transposed_);
+        const Matrix& g_t =
+            operand(name + ".grad_output", TensorRole::GradOutput, p, transposed_, step, nullptr, g_t_, true);
+        transpose_into(*saved.input, transposed_x_);
+        const Matrix& x_t = operand(name + ".input", TensorRole::Input, p, transposed_x_, step, nullptr, x_t_, true);
+        product(g_t, x_t.transpose(), weight_grad);
+        if (dx) {
+            transpose_into(weight, transposed_);
+            const Matrix& w_t = operand(name + ".weight", TensorRole::Weight, p, transposed_, step, nullptr, w_t_);
+            product(g_q, w_t.transpose(), *dx);
+        }
+    } else {
+        product(g_q.transpose(), *saved.input_q, weight_grad);
+        if (dx) product(g_q, *saved.weight_q, *dx);
+    }
+    if (dx && p != Precision::Fp32) store_in_bf16(*dx);
+}
+
+}  // namespace fp8lab::emu
