@@ -7,12 +7,13 @@ cd "$(dirname "$0")"
 # Compiler and build tools; header-only libraries; Cairo and a font for figure export;
 # xmllint, with which the tests check every SVG; the desktop app (GLFW, OpenGL, Dear ImGui,
 # md4c, FreeType); Mesa's software OpenGL and Xvfb, in which the tests open a real window;
-# pybind11, Python's headers and NumPy for the Python module (built for /usr/bin/python3).
+# pybind11, Python's headers and NumPy for the Python module (built for /usr/bin/python3);
+# fortunes, plain English text (quotations, literature, poems) that the transformer trains on.
 packages=(build-essential cmake ninja-build pkg-config libcli11-dev doctest-dev libeigen3-dev
           libcairo2-dev fonts-dejavu-core libxml2-utils
           libglfw3-dev libgl-dev libimgui-dev libmd4c-dev libfreetype-dev
           libgl1-mesa-dri libglx-mesa0 xvfb xauth
-          pybind11-dev python3-dev python3-numpy librsvg2-bin)
+          pybind11-dev python3-dev python3-numpy librsvg2-bin fortunes)
 
 # The checking stages of the test command: clang for libFuzzer, with its runtime; pytest
 # for the Python module's tests, and nbconvert, a kernel and matplotlib for the notebook;

@@ -6,6 +6,23 @@
 #include "emulator/bulk.hpp"
 
 namespace fp8lab::emu {
+namespace {
+
+// dst = lhs * rhs in bands of kBand rows of lhs, in parallel: the transformer's GEMMs are
+// too narrow for product()'s column chunks to use both cores. Band boundaries are fixed,
+// so the bits are the same for any thread count.
+constexpr Eigen::Index kBand = 64;
+template <class Lhs, class Rhs>
+void banded_product(const Lhs& lhs, const Rhs& rhs, Matrix& dst) {
+    dst.resize(lhs.rows(), rhs.cols());
+    parallel_for_chunks(std::size_t(lhs.rows()), std::size_t(kBand), [&](std::size_t, std::size_t b, std::size_t e) {
+        Matrix band;
+        product(lhs.middleRows(Eigen::Index(b), Eigen::Index(e - b)), rhs, band);
+        dst.middleRows(Eigen::Index(b), Eigen::Index(e - b)) = band;
+    });
+}
+
+}  // namespace
 
 const Matrix& LinearGemms::operand(const std::string& tensor, TensorRole role, Precision p, const Matrix& x,
                                    std::uint64_t step, AmaxTrace* trace, Matrix& out, bool wgrad_operand) {
@@ -27,7 +44,7 @@ void LinearGemms::forward(const std::string& name, Precision p, const Matrix& x,
     saved.input = &x;
     saved.input_q = &operand(name + ".input", TensorRole::Input, p, x, step, trace, saved.input_buffer);
     saved.weight_q = &operand(name + ".weight", TensorRole::Weight, p, weight, step, trace, saved.weight_buffer);
-    product(*saved.input_q, saved.weight_q->transpose(), y);
+    banded_product(*saved.input_q, saved.weight_q->transpose(), y);
     if (p != Precision::Fp32) store_in_bf16(y);
 }
 
@@ -41,15 +58,15 @@ void LinearGemms::backward(const std::string& name, const LinearSaved& saved, co
             operand(name + ".grad_output", TensorRole::GradOutput, p, transposed_, step, nullptr, g_t_, true);
         transpose_into(*saved.input, transposed_x_);
         const Matrix& x_t = operand(name + ".input", TensorRole::Input, p, transposed_x_, step, nullptr, x_t_, true);
-        product(g_t, x_t.transpose(), weight_grad);
+        banded_product(g_t, x_t.transpose(), weight_grad);
         if (dx) {
             transpose_into(weight, transposed_);
             const Matrix& w_t = operand(name + ".weight", TensorRole::Weight, p, transposed_, step, nullptr, w_t_);
-            product(g_q, w_t.transpose(), *dx);
+            banded_product(g_q, w_t.transpose(), *dx);
         }
     } else {
-        product(g_q.transpose(), *saved.input_q, weight_grad);
-        if (dx) product(g_q, *saved.weight_q, *dx);
+        banded_product(g_q.transpose(), *saved.input_q, weight_grad);
+        if (dx) banded_product(g_q, *saved.weight_q, *dx);
     }
     if (dx && p != Precision::Fp32) store_in_bf16(*dx);
 }

@@ -6,6 +6,7 @@
 #include <cmath>
 #include <cstring>
 
+#include "emulator/cpu_clones.hpp"
 #include "emulator/parallel.hpp"
 
 namespace fp8lab::emu {
@@ -20,15 +21,16 @@ void for_rows(int rows, const std::function<void(int)>& row) {
     });
 }
 
-float round_bf16(float x) {
+FP8LAB_INLINE float round_bf16(float x) {
     std::uint32_t u = std::bit_cast<std::uint32_t>(x);
     if ((u & 0x7F800000u) == 0x7F800000u) return x;  // Inf and NaN stay
     u += 0x7FFFu + ((u >> 16) & 1u);
     return std::bit_cast<float>(u & 0xFFFF0000u);
 }
 
-// A dot product in one fixed order: eight lanes, then a fixed tree, then the tail.
-float dot(const float* a, const float* b, int n) {
+// A dot product in one fixed order: eight lanes, then a fixed tree, then the tail (the
+// same bits at any vector width).
+FP8LAB_INLINE float dot(const float* a, const float* b, int n) {
     float lane[8] = {0, 0, 0, 0, 0, 0, 0, 0};
     int k = 0;
     for (; k + 8 <= n; k += 8)
@@ -104,8 +106,8 @@ void rotary_apply(float* x, int rows, int heads, int head_size, const RotaryTabl
 namespace {
 
 // One head's operand rows, copied (and rounded to BF16 when asked) into a contiguous block.
-void gather_head(const float* src, int width, int column, int first_row, int rows, int head_size, bool bf16,
-                 float* dst) {
+FP8LAB_INLINE void gather_head(const float* src, int width, int column, int first_row, int rows, int head_size,
+                               bool bf16, float* dst) {
     for (int i = 0; i < rows; ++i) {
         const float* from = src + std::size_t(first_row + i) * width + column;
         for (int c = 0; c < head_size; ++c) dst[std::size_t(i) * head_size + c] = bf16 ? round_bf16(from[c]) : from[c];
@@ -114,96 +116,118 @@ void gather_head(const float* src, int width, int column, int first_row, int row
 
 }  // namespace
 
-void attention_forward(const AttentionShape& s, const float* q, const float* k, const float* v, bool bf16, float* probs,
-                       float* out) {
+namespace {
+
+// One (sequence, head) of the forward pass, cloned per x86-64 level: its dot products and
+// row updates vectorise at the machine's width with the same bits (-ffp-contract=off).
+FP8LAB_CPU_CLONES void forward_head(const AttentionShape& s, const float* q, const float* k, const float* v, bool bf16,
+                                    std::size_t task, float* probs, float* out) {
     const int n = s.sequence, hs = s.head_size, group = s.heads / s.kv_heads;
     const int qw = s.heads * hs, kw = s.kv_heads * hs;
     const float scale = 1.0f / std::sqrt(float(hs));
-    parallel_for_chunks(std::size_t(s.sequences) * s.heads, 1, [&](std::size_t task, std::size_t, std::size_t) {
-        const int seq = int(task) / s.heads, h = int(task) % s.heads, kvh = h / group, row0 = seq * n;
-        std::vector<float> qh(std::size_t(n) * hs), kh(qh.size()), vh(qh.size()), o(hs);
-        gather_head(q, qw, h * hs, row0, n, hs, bf16, qh.data());
-        gather_head(k, kw, kvh * hs, row0, n, hs, bf16, kh.data());
-        gather_head(v, kw, kvh * hs, row0, n, hs, bf16, vh.data());
-        float* p = probs + task * std::size_t(n) * n;
-        for (int i = 0; i < n; ++i) {
-            float* pi = p + std::size_t(i) * n;
-            float top = -INFINITY;
-            for (int j = 0; j <= i; ++j) {
-                pi[j] = dot(qh.data() + std::size_t(i) * hs, kh.data() + std::size_t(j) * hs, hs) * scale;
-                top = std::max(top, pi[j]);
-            }
-            float sum = 0;
-            for (int j = 0; j <= i; ++j) sum += pi[j] = std::exp(pi[j] - top);
-            for (int j = 0; j <= i; ++j) pi[j] /= sum;
-            std::fill(pi + i + 1, pi + n, 0.0f);
-            std::fill(o.begin(), o.end(), 0.0f);
-            for (int j = 0; j <= i; ++j) {
-                const float pij = bf16 ? round_bf16(pi[j]) : pi[j];
-                const float* vj = vh.data() + std::size_t(j) * hs;
-                for (int c = 0; c < hs; ++c) o[c] += pij * vj[c];
-            }
-            float* dst = out + std::size_t(row0 + i) * qw + std::size_t(h) * hs;
-            for (int c = 0; c < hs; ++c) dst[c] = bf16 ? round_bf16(o[c]) : o[c];
+    const int seq = int(task) / s.heads, h = int(task) % s.heads, kvh = h / group, row0 = seq * n;
+    std::vector<float> qh(std::size_t(n) * hs), kh(qh.size()), vh(qh.size()), o(hs);
+    gather_head(q, qw, h * hs, row0, n, hs, bf16, qh.data());
+    gather_head(k, kw, kvh * hs, row0, n, hs, bf16, kh.data());
+    gather_head(v, kw, kvh * hs, row0, n, hs, bf16, vh.data());
+    float* p = probs + task * std::size_t(n) * n;
+    for (int i = 0; i < n; ++i) {
+        float* pi = p + std::size_t(i) * n;
+        float top = -INFINITY;
+        for (int j = 0; j <= i; ++j) {
+            pi[j] = dot(qh.data() + std::size_t(i) * hs, kh.data() + std::size_t(j) * hs, hs) * scale;
+            top = std::max(top, pi[j]);
         }
+        float sum = 0;
+        for (int j = 0; j <= i; ++j) sum += pi[j] = std::exp(pi[j] - top);
+        for (int j = 0; j <= i; ++j) pi[j] /= sum;
+        std::fill(pi + i + 1, pi + n, 0.0f);
+        std::fill(o.begin(), o.end(), 0.0f);
+        for (int j = 0; j <= i; ++j) {
+            const float pij = bf16 ? round_bf16(pi[j]) : pi[j];
+            const float* vj = vh.data() + std::size_t(j) * hs;
+            for (int c = 0; c < hs; ++c) o[c] += pij * vj[c];
+        }
+        float* dst = out + std::size_t(row0 + i) * qw + std::size_t(h) * hs;
+        for (int c = 0; c < hs; ++c) dst[c] = bf16 ? round_bf16(o[c]) : o[c];
+    }
+}
+
+}  // namespace
+
+void attention_forward(const AttentionShape& s, const float* q, const float* k, const float* v, bool bf16, float* probs,
+                       float* out) {
+    parallel_for_chunks(std::size_t(s.sequences) * s.heads, 1, [&](std::size_t task, std::size_t, std::size_t) {
+        forward_head(s, q, k, v, bf16, task, probs, out);
     });
 }
 
-void attention_backward(const AttentionShape& s, const float* q, const float* k, const float* v, const float* probs,
-                        const float* dout, bool bf16, float* dq, float* dk, float* dv) {
+namespace {
+
+// One (sequence, key/value head) of the backward pass: its query heads in order add into
+// its dk and dv. Cloned per x86-64 level as the forward head is.
+FP8LAB_CPU_CLONES void backward_head(const AttentionShape& s, const float* q, const float* k, const float* v,
+                                     const float* probs, const float* dout, bool bf16, std::size_t task, float* dq,
+                                     float* dk, float* dv) {
     const int n = s.sequence, hs = s.head_size, group = s.heads / s.kv_heads;
     const int qw = s.heads * hs, kw = s.kv_heads * hs;
     const float scale = 1.0f / std::sqrt(float(hs));
-    // One task per (sequence, key/value head): its query heads in order add into its dk, dv.
-    parallel_for_chunks(std::size_t(s.sequences) * s.kv_heads, 1, [&](std::size_t task, std::size_t, std::size_t) {
-        const int seq = int(task) / s.kv_heads, kvh = int(task) % s.kv_heads, row0 = seq * n;
-        const std::size_t block = std::size_t(n) * hs;
-        std::vector<float> qh(block), kh(block), vh(block), doh(block), dkh(block, 0.0f), dvh(block, 0.0f), dqh(block),
-            dp(n), ds(n);
-        gather_head(k, kw, kvh * hs, row0, n, hs, bf16, kh.data());
-        gather_head(v, kw, kvh * hs, row0, n, hs, bf16, vh.data());
-        for (int h = kvh * group; h < (kvh + 1) * group; ++h) {
-            gather_head(q, qw, h * hs, row0, n, hs, bf16, qh.data());
-            gather_head(dout, qw, h * hs, row0, n, hs, bf16, doh.data());
-            const float* p = probs + (std::size_t(seq) * s.heads + h) * std::size_t(n) * n;
-            std::fill(dqh.begin(), dqh.end(), 0.0f);
-            for (int i = 0; i < n; ++i) {
-                const float* pi = p + std::size_t(i) * n;
-                const float* doi = doh.data() + std::size_t(i) * hs;
-                // dP = dO V^T; dS = P (dP - sum_j P dP); dV += P^T dO.
-                float row_sum = 0;
-                for (int j = 0; j <= i; ++j) {
-                    dp[j] = dot(doi, vh.data() + std::size_t(j) * hs, hs);
-                    row_sum += pi[j] * dp[j];
-                }
-                for (int j = 0; j <= i; ++j) {
-                    const float pij = bf16 ? round_bf16(pi[j]) : pi[j];
-                    float* dvj = dvh.data() + std::size_t(j) * hs;
-                    for (int c = 0; c < hs; ++c) dvj[c] += pij * doi[c];
-                    const float g = pi[j] * (dp[j] - row_sum) * scale;
-                    ds[j] = bf16 ? round_bf16(g) : g;
-                }
-                float* dqi = dqh.data() + std::size_t(i) * hs;
-                const float* qi = qh.data() + std::size_t(i) * hs;
-                for (int j = 0; j <= i; ++j) {
-                    const float* kj = kh.data() + std::size_t(j) * hs;
-                    float* dkj = dkh.data() + std::size_t(j) * hs;
-                    for (int c = 0; c < hs; ++c) {
-                        dqi[c] += ds[j] * kj[c];
-                        dkj[c] += ds[j] * qi[c];
-                    }
+    const int seq = int(task) / s.kv_heads, kvh = int(task) % s.kv_heads, row0 = seq * n;
+    const std::size_t block = std::size_t(n) * hs;
+    std::vector<float> qh(block), kh(block), vh(block), doh(block), dkh(block, 0.0f), dvh(block, 0.0f), dqh(block),
+        dp(n), ds(n);
+    gather_head(k, kw, kvh * hs, row0, n, hs, bf16, kh.data());
+    gather_head(v, kw, kvh * hs, row0, n, hs, bf16, vh.data());
+    for (int h = kvh * group; h < (kvh + 1) * group; ++h) {
+        gather_head(q, qw, h * hs, row0, n, hs, bf16, qh.data());
+        gather_head(dout, qw, h * hs, row0, n, hs, bf16, doh.data());
+        const float* p = probs + (std::size_t(seq) * s.heads + h) * std::size_t(n) * n;
+        std::fill(dqh.begin(), dqh.end(), 0.0f);
+        for (int i = 0; i < n; ++i) {
+            const float* pi = p + std::size_t(i) * n;
+            const float* doi = doh.data() + std::size_t(i) * hs;
+            // dP = dO V^T; dS = P (dP - sum_j P dP); dV += P^T dO.
+            float row_sum = 0;
+            for (int j = 0; j <= i; ++j) {
+                dp[j] = dot(doi, vh.data() + std::size_t(j) * hs, hs);
+                row_sum += pi[j] * dp[j];
+            }
+            for (int j = 0; j <= i; ++j) {
+                const float pij = bf16 ? round_bf16(pi[j]) : pi[j];
+                float* dvj = dvh.data() + std::size_t(j) * hs;
+                for (int c = 0; c < hs; ++c) dvj[c] += pij * doi[c];
+                const float g = pi[j] * (dp[j] - row_sum) * scale;
+                ds[j] = bf16 ? round_bf16(g) : g;
+            }
+            float* dqi = dqh.data() + std::size_t(i) * hs;
+            const float* qi = qh.data() + std::size_t(i) * hs;
+            for (int j = 0; j <= i; ++j) {
+                const float* kj = kh.data() + std::size_t(j) * hs;
+                float* dkj = dkh.data() + std::size_t(j) * hs;
+                for (int c = 0; c < hs; ++c) {
+                    dqi[c] += ds[j] * kj[c];
+                    dkj[c] += ds[j] * qi[c];
                 }
             }
-            for (int i = 0; i < n; ++i)
-                std::memcpy(dq + std::size_t(row0 + i) * qw + std::size_t(h) * hs, dqh.data() + std::size_t(i) * hs,
-                            sizeof(float) * std::size_t(hs));
         }
-        for (int i = 0; i < n; ++i) {
-            std::memcpy(dk + std::size_t(row0 + i) * kw + std::size_t(kvh) * hs, dkh.data() + std::size_t(i) * hs,
+        for (int i = 0; i < n; ++i)
+            std::memcpy(dq + std::size_t(row0 + i) * qw + std::size_t(h) * hs, dqh.data() + std::size_t(i) * hs,
                         sizeof(float) * std::size_t(hs));
-            std::memcpy(dv + std::size_t(row0 + i) * kw + std::size_t(kvh) * hs, dvh.data() + std::size_t(i) * hs,
-                        sizeof(float) * std::size_t(hs));
-        }
+    }
+    for (int i = 0; i < n; ++i) {
+        std::memcpy(dk + std::size_t(row0 + i) * kw + std::size_t(kvh) * hs, dkh.data() + std::size_t(i) * hs,
+                    sizeof(float) * std::size_t(hs));
+        std::memcpy(dv + std::size_t(row0 + i) * kw + std::size_t(kvh) * hs, dvh.data() + std::size_t(i) * hs,
+                    sizeof(float) * std::size_t(hs));
+    }
+}
+
+}  // namespace
+
+void attention_backward(const AttentionShape& s, const float* q, const float* k, const float* v, const float* probs,
+                        const float* dout, bool bf16, float* dq, float* dk, float* dv) {
+    parallel_for_chunks(std::size_t(s.sequences) * s.kv_heads, 1, [&](std::size_t task, std::size_t, std::size_t) {
+        backward_head(s, q, k, v, probs, dout, bf16, task, dq, dk, dv);
     });
 }
 
