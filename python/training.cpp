@@ -7,6 +7,7 @@
 #include "emulator/amax_trace.hpp"
 #include "emulator/available_memory.hpp"
 #include "emulator/experiment.hpp"
+#include "emulator/cpu_training.hpp"
 #include "emulator/mlp_trainer.hpp"
 #include "emulator/parallel.hpp"
 #include "emulator/seed_spread.hpp"
@@ -59,9 +60,14 @@ py::dict train(const py::object& experiment_object, int threads) {
     {
         py::gil_scoped_release release;
         if (threads > 0) emu::set_max_threads(threads);
-        r = emu::train_mlp(emu::with_seed(e, 0));
-        finals.push_back(emu::final_loss(r.loss));
-        for (int k = 1; k < e.seeds; ++k) finals.push_back(emu::final_loss(emu::train_mlp(emu::with_seed(e, k)).loss));
+        try {
+            r = emu::train_on_cpu(emu::with_seed(e, 0));
+            finals.push_back(emu::final_loss(r.loss));
+            for (int k = 1; k < e.seeds; ++k)
+                finals.push_back(emu::final_loss(emu::train_on_cpu(emu::with_seed(e, k)).loss));
+        } catch (const std::runtime_error& err) {  // the text task's corpus, named (no Python object made here)
+            throw py::value_error(std::string("experiment: ") + err.what());
+        }
     }
     py::dict out;
     if (e.seeds > 1) {  // the spread beside the first seed's curve
@@ -80,6 +86,23 @@ py::dict train(const py::object& experiment_object, int threads) {
     out["gradients_flushed_fraction"] = r.flushed_fraction();
     if (!r.skipped_steps.empty()) out["skipped_steps"] = r.skipped_steps;
     if (!r.loss_scale.empty()) out["loss_scale"] = r.loss_scale;
+    if (r.text) {  // the transformer's text task
+        py::dict t;
+        t["corpus"] = r.text->corpus;
+        t["parameters"] = r.text->parameters;
+        std::vector<int> steps;
+        std::vector<double> bits;
+        for (const emu::ValidationPoint& v : r.text->validation) {
+            steps.push_back(v.step);
+            bits.push_back(v.bits_per_byte);
+        }
+        t["validation_steps"] = steps;
+        t["validation_bits_per_byte"] = bits;
+        t["prompt"] = r.text->prompt;
+        t["greedy"] = r.text->greedy;
+        t["sampled"] = r.text->sampled;
+        out["text"] = t;
+    }
     if (r.inference) {
         py::dict i;
         i["evaluated_rows"] = r.inference->evaluated_rows;
@@ -179,10 +202,16 @@ void add_training(py::module_& m) {
         "default_experiment", [] { return py::module_::import("json").attr("loads")(emu::to_json(emu::Experiment{})); },
         "The labs' default experiment as a dict: change fields, then train(it)");
     m.def(
+        "default_transformer_experiment",
+        [] { return py::module_::import("json").attr("loads")(emu::to_json(emu::default_transformer_experiment())); },
+        "The byte-level transformer on text (model.kind 'transformer'): 2 blocks of width 128, sequences of 128 "
+        "bytes, 8 a step; change fields, then train(it)");
+    m.def(
         "describe", [](const py::object& e) { return emu::describe(experiment_argument(e)); }, py::arg("experiment"));
     m.def("train", &train, py::arg("experiment"), py::arg("threads") = 0,
           "Train the experiment on the CPU emulator (bit-exact, deterministic for any thread count); returns a dict "
-          "with the loss per step, final_loss (mean of the last 10), and the inference evaluation where enabled; "
+          "with the loss per step, final_loss (mean of the last 10), the inference evaluation where enabled, and for "
+          "the transformer 'text': the corpus read, the validation loss in bits per byte and the text it wrote; "
           "with experiment['seeds'] > 1 the first seed's curve and, under 'seeds', every seed's final loss with "
           "their mean, least and largest");
 }

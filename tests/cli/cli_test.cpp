@@ -204,6 +204,33 @@ TEST_CASE("train --seeds trains every seed and reports the final loss's spread")
     CHECK(run_command(exe + " train --seeds 0").exit_code == 2);
 }
 
+TEST_CASE("train --model transformer trains on text and names the corpus; bad settings are refused") {
+    const std::string corpus = "/tmp/fp8lab-cli-test-corpus-" + std::to_string(getpid()) + ".txt";
+    {
+        std::ofstream out(corpus);
+        for (int i = 0; i < 1000; ++i) out << "Every format has a largest value and a smallest step.\n";
+    }
+    const std::string small = " --model transformer --width 32 --ffn 64 --sequence 16 --tokens 32 --corpus " + corpus;
+    const auto t = run_command(exe + " train --steps 4 --eval-every 2" + small);
+    CHECK(t.exit_code == 0);
+    CHECK(t.out.rfind("step\tloss\n0\t", 0) == 0);
+    CHECK(t.err.find("corpus: " + corpus + ": 54000 bytes") != std::string::npos);
+    CHECK(t.err.find("validation loss (bits per byte): step 2 ") != std::string::npos);
+    CHECK(t.err.find("\ngreedy:  ") != std::string::npos);
+    const auto missing = run_command(exe + " train --steps 2" + small + "-missing");
+    CHECK(missing.exit_code == 2);
+    CHECK(missing.err.find("task.corpus: " + corpus + "-missing: does not exist") != std::string::npos);
+    const auto heads = run_command(exe + " train --steps 2 --heads 3" + small);
+    CHECK(heads.exit_code == 2);
+    CHECK(heads.err.find("--heads (model.transformer.heads: 3 does not divide the width (32)") != std::string::npos);
+    const auto mlp = run_command(exe + " train --width 64");
+    CHECK(mlp.exit_code == 2);
+    CHECK(mlp.err.find("--width: is a transformer setting (add --model transformer)") != std::string::npos);
+    const auto gpu = run_command(exe + " train --backend gpu --steps 2" + small);
+    CHECK(gpu.exit_code != 0);
+    std::remove(corpus.c_str());
+}
+
 #ifdef FP8LAB_CUDA_MODULE_PATH
 // The CUDA part is a library opened on the first GPU call: commands without a GPU never
 // load it (glibc's LD_DEBUG lists every library a process opens), a GPU command does, and

@@ -209,6 +209,28 @@ def test_train_over_seeds_reports_every_final_loss_and_their_spread():
     assert fp8lab.train(second)["final_loss"] == finals[1]
 
 
+def test_transformer_equals_the_program_and_refuses_what_the_program_refuses(tmp_path):
+    corpus = tmp_path / "corpus.txt"
+    corpus.write_text("Numbers have formats; formats have limits. The quick brown fox jumps over the lazy dog.\n" * 600)
+    e = fp8lab.default_transformer_experiment()
+    assert e["model"]["kind"] == "transformer" and e["task"]["kind"] == "text"
+    e["steps"] = 6
+    e["model"]["transformer"] |= {"width": 32, "ffn": 64, "sequence": 16}
+    e["tokens"] = 64
+    e["task"]["corpus"] = str(corpus)
+    ours = fp8lab.train(e)
+    rows = cli(["train", "--model", "transformer", "--steps", "6", "--width", "32", "--ffn", "64", "--sequence", "16",
+                "--tokens", "64", "--corpus", str(corpus)], [])
+    np.testing.assert_array_equal(ours["loss"], np.array([float(r[1]) for r in rows[1:]], np.float32))
+    assert ours["text"]["corpus"].startswith(str(corpus))
+    assert ours["text"]["validation_steps"] == [5]
+    assert len(ours["text"]["greedy"]) == 80
+    with pytest.raises(ValueError, match="model.transformer.heads: 3 does not divide the width"):
+        fp8lab.train(e | {"model": e["model"] | {"transformer": e["model"]["transformer"] | {"heads": 3}}})
+    with pytest.raises(ValueError, match="task.corpus: .*missing.txt: does not exist"):
+        fp8lab.train(e | {"task": e["task"] | {"corpus": str(tmp_path / "missing.txt")}})
+
+
 def test_trace_reading_and_replay_equal_the_program(tmp_path):
     trace = tmp_path / "run.amax.csv"
     subprocess.run([EXE, "train", "--steps", "6", "--trace", str(trace)], capture_output=True, check=True)
