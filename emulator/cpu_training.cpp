@@ -5,9 +5,10 @@
 
 namespace fp8lab::emu {
 
-TrainerResult train_on_cpu(const Experiment& e, const TrainStepCallback& on_step, bool record_trace) {
-    return e.model.kind == ModelKind::Transformer ? train_transformer(e, on_step, record_trace)
-                                                  : train_mlp(e, on_step, record_trace);
+TrainerResult train_on_cpu(const Experiment& e, const TrainStepCallback& on_step, bool record_trace,
+                           bool record_numerics) {
+    return e.model.kind == ModelKind::Transformer ? train_transformer(e, on_step, record_trace, record_numerics)
+                                                  : train_mlp(e, on_step, record_trace, record_numerics);
 }
 
 }  // namespace fp8lab::emu

@@ -9,6 +9,6 @@ namespace fp8lab::emu {
 
 // train_mlp or train_transformer, by experiment.model.kind.
 TrainerResult train_on_cpu(const Experiment& experiment, const TrainStepCallback& on_step = {},
-                           bool record_trace = false);
+                           bool record_trace = false, bool record_numerics = false);
 
 }  // namespace fp8lab::emu

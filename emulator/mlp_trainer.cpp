@@ -68,10 +68,11 @@ void gelu_backward(const Matrix& pre, const Matrix& t, Matrix& grad) {
 // The trainer's state for one run: layers, quantiser, and the operand function.
 class Run {
   public:
-    Run(const Experiment& e, bool record_trace)
+    Run(const Experiment& e, bool record_trace, bool record_numerics = false)
         : c_(e),
           n_(e.numerics),
           record_trace_(record_trace),
+          record_numerics_(record_numerics),
           task_(e),
           quantizer_(e.numerics),
           learning_rates_(learning_rates(e)) {
@@ -94,14 +95,17 @@ class Run {
     TrainerResult run(const TrainStepCallback& on_step) {
         TrainerResult result;
         if (record_trace_) result.trace.header = {{"source", "fp8lab CPU emulator"}, {"experiment", describe(c_)}};
+        if (record_numerics_) quantizer_.log_numerics(&result.numerics);
         for (int step = 0; step < c_.steps; ++step) {
             const float loss = train_step(step, result);
+            if (!record_trace_) result.trace.records.clear();  // traced for the numerics only
             result.loss.push_back(loss);
             if (on_step && !on_step(step, loss)) {
                 result.cancelled = true;
                 break;
             }
         }
+        quantizer_.log_numerics(nullptr);
         result.gradient_elements = quantizer_.gradient_elements();
         result.gradients_flushed = quantizer_.gradients_flushed();
         result.scaling = quantizer_.state();
@@ -182,7 +186,7 @@ class Run {
     float forward_backward(int step, TrainerResult& result) {
         const Batch& batch = batch_of_step(step);
         const int m = c_.tokens;
-        AmaxTrace* trace = record_trace_ ? &result.trace : nullptr;
+        AmaxTrace* trace = record_trace_ || record_numerics_ ? &result.trace : nullptr;
         const std::size_t count = layers_.size();
         inputs_.resize(count);
         inputs_q_.resize(count);
@@ -321,7 +325,7 @@ class Run {
 
     const Experiment& c_;
     const Numerics& n_;
-    bool record_trace_;
+    bool record_trace_, record_numerics_;
     TrainingTask task_;
     OperandQuantizer quantizer_;
     std::vector<Layer> layers_;
@@ -378,10 +382,11 @@ std::uint64_t cpu_training_bytes(const Experiment& e, bool trace) {
     return program + 24 * parameters + 24 * std::uint64_t(e.tokens) * widths + trace_bytes;
 }
 
-TrainerResult train_mlp(const Experiment& e, const TrainStepCallback& on_step, bool record_trace) {
+TrainerResult train_mlp(const Experiment& e, const TrainStepCallback& on_step, bool record_trace,
+                        bool record_numerics) {
     check_cpu_supports(e);
     if (e.model.kind != ModelKind::Mlp) throw std::invalid_argument("model.kind: is not 'mlp'");
-    Run run(e, record_trace);
+    Run run(e, record_trace, record_numerics);
     TrainerResult result = run.run(on_step);
     if (e.inference.enabled && !result.cancelled) result.inference = evaluate_inference(e, result.final_layers);
     return result;

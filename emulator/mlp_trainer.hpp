@@ -51,6 +51,7 @@ struct TrainerResult {
     std::vector<LayerWeights> final_layers;                      // the parameters after the last step (inference labs)
     std::optional<InferenceResult> inference;                    // experiment.inference's evaluation, when enabled
     std::optional<TextReport> text;                              // the transformer's text task
+    std::vector<TensorNumerics> numerics;                        // per traced cast, when recorded
     bool cancelled = false;
     double flushed_fraction() const {
         return gradient_elements ? double(gradients_flushed) / double(gradient_elements) : 0.0;
@@ -66,7 +67,10 @@ using TrainStepCallback = std::function<bool(int step, float loss)>;
 // tanh approximation; the loss is the mean squared error (regression) or the mean softmax
 // cross-entropy (classification). With BF16 or FP8 operands every GEMM's output is stored
 // in BF16 (as a GPU stores it); FP32 keeps float32 throughout.
-TrainerResult train_mlp(const Experiment& experiment, const TrainStepCallback& on_step = {}, bool record_trace = false);
+// record_numerics: every GEMM operand's cast (not the block recipes' transposed re-casts)
+// appends its TensorNumerics to the result.
+TrainerResult train_mlp(const Experiment& experiment, const TrainStepCallback& on_step = {}, bool record_trace = false,
+                        bool record_numerics = false);
 
 // Throws std::invalid_argument naming each setting the CPU emulator cannot run.
 void check_cpu_supports(const Experiment& experiment);

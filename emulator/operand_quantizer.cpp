@@ -16,7 +16,12 @@ std::uint64_t stochastic_cast_seed(std::uint64_t step, const std::string& tensor
 void OperandQuantizer::quantize(const std::string& tensor, TensorRole role, std::span<const float> x, std::size_t rows,
                                 std::size_t cols, std::uint64_t step, AmaxTrace* trace, std::span<float> out,
                                 bool wgrad_operand) {
-    quantize_codes(tensor, role, x, rows, cols, step, trace, wgrad_operand).dequantize_into(out);
+    const QuantizedTensor q = quantize_codes(tensor, role, x, rows, cols, step, trace, wgrad_operand);
+    q.dequantize_into(out);
+    if (trace && numerics_) {
+        const AmaxTraceRecord& r = trace->records.back();
+        numerics_->push_back(tensor_numerics(step, tensor, r.amax, r.scale, x, q, out));
+    }
 }
 
 QuantizedTensor OperandQuantizer::quantize_codes(const std::string& tensor, TensorRole role, std::span<const float> x,

@@ -13,6 +13,7 @@
 #include "emulator/delayed_scaling.hpp"
 #include "emulator/experiment.hpp"
 #include "emulator/quantize.hpp"
+#include "emulator/tensor_numerics.hpp"
 
 namespace fp8lab::emu {
 
@@ -40,6 +41,10 @@ class OperandQuantizer {
                                    std::size_t rows, std::size_t cols, std::uint64_t step, AmaxTrace* trace,
                                    bool wgrad_operand = false);
 
+    // From now on every traced cast (trace not null) also appends its numerics to `log`
+    // (null: none are kept).
+    void log_numerics(std::vector<TensorNumerics>* log) { numerics_ = log; }
+
     // Ends a training step: delayed scaling computes the scales of the next one.
     void end_step();
 
@@ -54,6 +59,7 @@ class OperandQuantizer {
     Recipe recipe_;
     RecipeState state_;
     std::uint64_t gradient_elements_ = 0, gradients_flushed_ = 0;
+    std::vector<TensorNumerics>* numerics_ = nullptr;
 };
 
 }  // namespace fp8lab::emu

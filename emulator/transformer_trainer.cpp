@@ -58,10 +58,11 @@ std::string printable(const std::vector<std::uint8_t>& bytes) {
 
 class TransformerRun {
   public:
-    TransformerRun(const Experiment& e, bool record_trace, bool load_text = true)
+    TransformerRun(const Experiment& e, bool record_trace, bool load_text = true, bool record_numerics = false)
         : e_(e),
           t_(e.model.transformer),
           record_trace_(record_trace),
+          record_numerics_(record_numerics),
           quantizer_(e.numerics),
           gemms_(quantizer_),
           rotary_(rotary_table(t_.sequence, t_.head_size())),
@@ -103,13 +104,16 @@ class TransformerRun {
         TrainerResult result;
         result.text.emplace();
         TextReport& report = *result.text;
+        if (record_numerics_) quantizer_.log_numerics(&result.numerics);
         report.corpus = corpus_.description;
         report.parameters = transformer_parameters(t_);
         if (record_trace_) result.trace.header = {{"source", "fp8lab CPU emulator"}, {"experiment", describe(e_)}};
         for (int step = 0; step < e_.steps; ++step) {
             const TextBatch batch =
                 training_batch(corpus_, e_.task.seed, std::uint64_t(step), sequences(), t_.sequence);
-            const float loss = float(forward_backward(batch, step, record_trace_ ? &result.trace : nullptr));
+            const float loss =
+                float(forward_backward(batch, step, record_trace_ || record_numerics_ ? &result.trace : nullptr));
+            if (!record_trace_) result.trace.records.clear();  // traced for the numerics only
             quantizer_.end_step();
             if (!apply_update(step)) result.skipped_steps.push_back(std::size_t(step));
             result.loss.push_back(loss);
@@ -124,6 +128,7 @@ class TransformerRun {
         result.gradients_flushed = quantizer_.gradients_flushed();
         result.scaling = quantizer_.state();
         if (scaler_) result.loss_scale = scaler_->scale_per_step();
+        quantizer_.log_numerics(nullptr);
         if (!result.cancelled) write_samples(report);
         return result;
     }
@@ -348,7 +353,7 @@ class TransformerRun {
 
     const Experiment& e_;
     const TransformerSpec& t_;
-    bool record_trace_;
+    bool record_trace_, record_numerics_;
     TextCorpus corpus_;
     OperandQuantizer quantizer_;
     LinearGemms gemms_;
@@ -389,10 +394,11 @@ std::uint64_t transformer_training_bytes(const Experiment& e) {
     return program + corpus + 24 * transformer_parameters(t) + 4 * activations;
 }
 
-TrainerResult train_transformer(const Experiment& e, const TrainStepCallback& on_step, bool record_trace) {
+TrainerResult train_transformer(const Experiment& e, const TrainStepCallback& on_step, bool record_trace,
+                                bool record_numerics) {
     check_cpu_supports(e);
     if (e.model.kind != ModelKind::Transformer) throw std::invalid_argument("model.kind: is not 'transformer'");
-    TransformerRun run(e, record_trace);
+    TransformerRun run(e, record_trace, true, record_numerics);
     return run.run(on_step);
 }
 

@@ -15,7 +15,7 @@ namespace fp8lab::emu {
 // the field for an unusable experiment, std::runtime_error naming the corpus when it cannot
 // be read. The result's `text` holds the corpus read, the validation curve and the samples.
 TrainerResult train_transformer(const Experiment& experiment, const TrainStepCallback& on_step = {},
-                                bool record_trace = false);
+                                bool record_trace = false, bool record_numerics = false);
 
 // The transformer's trained parameters, counted (embeddings, gains and weights).
 std::uint64_t transformer_parameters(const TransformerSpec& spec);

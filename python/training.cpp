@@ -2,6 +2,7 @@
 #include <pybind11/stl.h>
 
 #include <fstream>
+#include <type_traits>
 #include <sstream>
 
 #include "emulator/amax_trace.hpp"
@@ -40,7 +41,43 @@ emu::Experiment experiment_argument(const py::object& experiment) {
     }
 }
 
-py::dict train(const py::object& experiment_object, int threads) {
+// Every FP8 cast's numerics as equal-length columns (the CSV of `train --stats`).
+py::dict numerics_columns(const std::vector<emu::TensorNumerics>& records) {
+    std::vector<std::uint64_t> step, elements, zeros, flushed, saturated, subnormal;
+    std::vector<std::string> tensor;
+    std::vector<float> amax, scale;
+    std::vector<double> error;
+    for (const emu::TensorNumerics& r : records) {
+        step.push_back(r.step);
+        tensor.push_back(r.tensor);
+        amax.push_back(r.amax);
+        scale.push_back(r.scale);
+        elements.push_back(r.elements);
+        zeros.push_back(r.zeros);
+        flushed.push_back(r.flushed);
+        saturated.push_back(r.saturated);
+        subnormal.push_back(r.subnormal);
+        error.push_back(r.relative_error);
+    }
+    const auto column = [](const auto& v) {
+        using T = typename std::decay_t<decltype(v)>::value_type;
+        return py::array_t<T>(py::ssize_t(v.size()), v.data());
+    };
+    py::dict out;
+    out["step"] = column(step);
+    out["tensor"] = tensor;
+    out["amax"] = column(amax);
+    out["scale"] = column(scale);
+    out["elements"] = column(elements);
+    out["zeros"] = column(zeros);
+    out["flushed"] = column(flushed);
+    out["saturated"] = column(saturated);
+    out["subnormal"] = column(subnormal);
+    out["relative_error"] = column(error);
+    return out;
+}
+
+py::dict train(const py::object& experiment_object, int threads, bool numerics) {
     const emu::Experiment e = experiment_argument(experiment_object);
     try {
         emu::check_cpu_supports(e);
@@ -61,7 +98,7 @@ py::dict train(const py::object& experiment_object, int threads) {
         py::gil_scoped_release release;
         if (threads > 0) emu::set_max_threads(threads);
         try {
-            r = emu::train_on_cpu(emu::with_seed(e, 0));
+            r = emu::train_on_cpu(emu::with_seed(e, 0), {}, false, numerics);
             finals.push_back(emu::final_loss(r.loss));
             for (int k = 1; k < e.seeds; ++k)
                 finals.push_back(emu::final_loss(emu::train_on_cpu(emu::with_seed(e, k)).loss));
@@ -86,6 +123,7 @@ py::dict train(const py::object& experiment_object, int threads) {
     out["gradients_flushed_fraction"] = r.flushed_fraction();
     if (!r.skipped_steps.empty()) out["skipped_steps"] = r.skipped_steps;
     if (!r.loss_scale.empty()) out["loss_scale"] = r.loss_scale;
+    if (numerics) out["numerics"] = numerics_columns(r.numerics);
     if (r.text) {  // the transformer's text task
         py::dict t;
         t["corpus"] = r.text->corpus;
@@ -208,12 +246,15 @@ void add_training(py::module_& m) {
         "bytes, 8 a step; change fields, then train(it)");
     m.def(
         "describe", [](const py::object& e) { return emu::describe(experiment_argument(e)); }, py::arg("experiment"));
-    m.def("train", &train, py::arg("experiment"), py::arg("threads") = 0,
-          "Train the experiment on the CPU emulator (bit-exact, deterministic for any thread count); returns a dict "
-          "with the loss per step, final_loss (mean of the last 10), the inference evaluation where enabled, and for "
-          "the transformer 'text': the corpus read, the validation loss in bits per byte and the text it wrote; "
-          "with experiment['seeds'] > 1 the first seed's curve and, under 'seeds', every seed's final loss with "
-          "their mean, least and largest");
+    m.def(
+        "train", &train, py::arg("experiment"), py::arg("threads") = 0, py::arg("numerics") = false,
+        "Train the experiment on the CPU emulator (bit-exact, deterministic for any thread count); returns a dict "
+        "with the loss per step, final_loss (mean of the last 10), the inference evaluation where enabled, and for "
+        "the transformer 'text': the corpus read, the validation loss in bits per byte and the text it wrote; "
+        "with experiment['seeds'] > 1 the first seed's curve and, under 'seeds', every seed's final loss with "
+        "their mean, least and largest; with numerics=True, 'numerics': every FP8 cast of the first seed's run (step, "
+        "tensor, amax, scale, elements, zeros, flushed, saturated, subnormal, relative_error), as train --stats "
+        "writes them");
 }
 
 }  // namespace fp8lab::python

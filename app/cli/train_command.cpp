@@ -22,6 +22,7 @@
 #include "emulator/cpu_training.hpp"
 #include "emulator/mlp_trainer.hpp"
 #include "emulator/seed_spread.hpp"
+#include "emulator/tensor_numerics.hpp"
 #include "emulator/user_files.hpp"
 #include "gpu/trainer.hpp"
 
@@ -116,7 +117,7 @@ int train_on_cpu(const emu::Experiment& e, const TrainArgs& args) {
                     std::fprintf(stderr, "  step %d/%d  loss %.6g\n", step + 1, e.steps, loss);
                 return std::isfinite(loss);  // a diverged run stops at the step that diverged
             },
-            !args.trace.empty());
+            !args.trace.empty(), !args.stats.empty());
     } catch (const std::runtime_error& err) {  // the corpus: missing or unreadable, named
         throw UsageError(err.what());
     }
@@ -142,10 +143,21 @@ int train_on_cpu(const emu::Experiment& e, const TrainArgs& args) {
         write_file_atomically(args.trace, trace_text(r.trace));
         std::fprintf(stderr, "amax trace: %s (%zu records)\n", args.trace.c_str(), r.trace.records.size());
     }
+    if (!args.stats.empty()) {
+        std::ostringstream text;
+        emu::write_tensor_numerics(text, r.numerics);
+        write_file_atomically(args.stats, text.str());
+        std::fprintf(stderr, "tensor numerics: %s (%zu records%s)\n", args.stats.c_str(), r.numerics.size(),
+                     e.numerics.precision == emu::Precision::Fp8 ? "" : ": only FP8 casts are recorded");
+    }
     return report_divergence(r.loss);
 }
 
 int train_on_gpu(const emu::Experiment& e, const TrainArgs& args) {
+    if (!args.stats.empty())
+        throw UsageError(
+            "--stats: the per-tensor numerics are recorded by the CPU emulator (--backend cpu); the GPU "
+            "records the amax trace (--trace)");
     gpu::GpuRun config{e};
     config.record_trace = !args.trace.empty();
     try {
@@ -192,6 +204,7 @@ void add_train_command(CLI::App& app, CommandStatus& status) {
         // Found before the run, not after it: an output that cannot be written, or that is
         // the experiment being read. `--trace ''` names no file: an error, not "no trace".
         check_output_option(*cmd, "--trace", args->trace, {args->experiment_file});
+        check_output_option(*cmd, "--stats", args->stats, {args->experiment_file, args->trace});
         int code = 0;
         if (args->print_experiment) {
             std::fputs(emu::to_json(e).c_str(), stdout);

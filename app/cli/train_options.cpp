@@ -165,6 +165,9 @@ void add_train_options(CLI::App& cmd, TrainArgs& a) {
     cmd.add_flag("--first-last-bf16", a.first_last_bf16, "Keep the first and last layer in BF16");
     cmd.add_flag("--loss-scaling", a.loss_scaling, "Dynamic loss scaling (GradScaler defaults)");
     cmd.add_option("--trace", a.trace, "Write the amax trace to this file");
+    cmd.add_option("--stats", a.stats,
+                   "Write every FP8 cast's numerics to this CSV file: per step and tensor the amax, scale, elements "
+                   "zero already, flushed to zero, saturated, subnormal, and the relative error (CPU emulator)");
     cmd.add_option("--inference-format", a.inference_format,
                    "After training, evaluate the model quantised for inference to this format (e4m3, e5m2, e3m2, e2m3 "
                    "or e2m1) on held-out data");

@@ -15,7 +15,7 @@ class Option;
 namespace fp8lab::cli {
 
 struct TrainArgs {
-    std::string experiment_file, backend = "cpu", trace;
+    std::string experiment_file, backend = "cpu", trace, stats;
     bool print_experiment = false;
     // Values of the options; each applies only when given on the command line.
     std::string precision, recipe, formats, input_format, weight_format, gradient_format, gradient_rounding, saturation,

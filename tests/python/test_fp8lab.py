@@ -231,6 +231,25 @@ def test_transformer_equals_the_program_and_refuses_what_the_program_refuses(tmp
         fp8lab.train(e | {"task": e["task"] | {"corpus": str(tmp_path / "missing.txt")}})
 
 
+def test_numerics_equal_the_programs_stats_file(tmp_path):
+    stats = tmp_path / "stats.csv"
+    subprocess.run([EXE, "train", "--steps", "4", "--hidden", "32", "--tokens", "32", "--stats", str(stats)],
+                   capture_output=True, check=True)
+    lines = stats.read_text().splitlines()
+    assert lines[0] == "step,tensor,amax,scale,elements,zeros,flushed,saturated,subnormal,relative_error"
+    e = fp8lab.default_experiment()
+    e["steps"] = 4
+    e["model"]["hidden"] = 32
+    e["tokens"] = 32
+    n = fp8lab.train(e, numerics=True)["numerics"]
+    assert len(n["tensor"]) == len(lines) - 1 == 4 * 6
+    for i, line in enumerate(lines[1:]):
+        f = line.split(",")
+        assert (int(f[0]), f[1]) == (n["step"][i], n["tensor"][i])
+        assert [int(x) for x in f[4:9]] == [n[k][i] for k in ("elements", "zeros", "flushed", "saturated", "subnormal")]
+        assert np.float32(float(f[2])) == n["amax"][i] and float(f[9]) == pytest.approx(n["relative_error"][i], rel=1e-5)
+
+
 def test_trace_reading_and_replay_equal_the_program(tmp_path):
     trace = tmp_path / "run.amax.csv"
     subprocess.run([EXE, "train", "--steps", "6", "--trace", str(trace)], capture_output=True, check=True)
