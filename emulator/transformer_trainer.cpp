@@ -431,6 +431,15 @@ TransformerGradients transformer_first_step_gradients(const Experiment& e,
     return out;
 }
 
+std::vector<ParameterGradient> transformer_initial_parameters(const Experiment& e) {
+    validate(e);
+    TransformerRun run(e, false, false);
+    std::vector<ParameterGradient> out;
+    for (const Parameter& p : run.parameters())
+        out.push_back({p.name, int(p.w.rows()), int(p.w.cols()), {p.w.data(), p.w.data() + p.w.size()}, {}});
+    return out;
+}
+
 double transformer_loss(const Experiment& e, const std::vector<ParameterGradient>& parameters) {
     check_cpu_supports(e);
     TransformerRun run(e, false);

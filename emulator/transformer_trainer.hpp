@@ -37,6 +37,8 @@ struct TransformerGradients {
     std::vector<ParameterGradient> parameters;
 };
 // With `parameters` (same order and shapes), from those instead of the initial ones.
+// The initial parameters (gradients empty), in the trainer's order: what the GPU uploads.
+std::vector<ParameterGradient> transformer_initial_parameters(const Experiment& experiment);
 TransformerGradients transformer_first_step_gradients(const Experiment& experiment,
                                                       const std::vector<ParameterGradient>* parameters = nullptr);
 // The loss of step 0's batch with the given parameters (same order and shapes as above).

@@ -93,6 +93,10 @@ using GpuProgress = std::function<bool(int steps_done, const std::vector<float>&
 // Throws GpuUnavailable (tensor_ops.hpp) with probe()'s reason when no FP8-capable GPU can
 // run, std::invalid_argument for a bad configuration, GpuError when CUDA fails.
 GpuTrainResult train_mlp_on_gpu(const GpuRun& run, const GpuProgress& progress = {});
+// The byte-level transformer (model.kind "transformer"): BF16, or FP8 per-tensor current
+// scaling with HYBRID formats; the training loss per step and the timing (no validation
+// loss or samples yet: the CPU emulator reports those).
+GpuTrainResult train_transformer_on_gpu(const GpuRun& run, const GpuProgress& progress = {});
 
 // What the device holds before the first step, read back: layer 0's float32 weights and
 // batch 0's inputs and targets (as floats). Tests compare them with the emulator's.

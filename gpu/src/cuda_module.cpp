@@ -19,6 +19,7 @@ extern "C" __attribute__((visibility("default"))) const fp8lab::gpu::detail::Cud
                                               &g::emulated_cast_on_gpu,
                                               &g::time_forward_gemms,
                                               &g::train_mlp_on_gpu,
+                                              &g::train_transformer_on_gpu,
                                               &g::gpu_initial_state,
                                               &g::time_inference};
     return &module;

@@ -127,6 +127,10 @@ GpuTrainResult train_mlp_on_gpu(const GpuRun& config, const GpuProgress& progres
     validate(config);  // a bad configuration is refused before the GPU is looked for
     return module().train_mlp_on_gpu(config, progress);
 }
+GpuTrainResult train_transformer_on_gpu(const GpuRun& config, const GpuProgress& progress) {
+    validate(config);
+    return module().train_transformer_on_gpu(config, progress);
+}
 GpuInitialState gpu_initial_state(const GpuRun& config) {
     validate(config);
     return module().gpu_initial_state(config);

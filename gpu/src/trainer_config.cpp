@@ -1,6 +1,7 @@
 // The GPU trainer's configuration rules, model FLOPs, presets and names (in every build).
 #include <algorithm>
 #include <cmath>
+#include <functional>
 #include <stdexcept>
 #include <string>
 #include <vector>
@@ -24,19 +25,52 @@ GpuPath gpu_path(const emu::Experiment& e) {
 
 bool block_scaled(emu::Fp8Recipe recipe) { return emu::recipe(recipe).blocked(emu::BlockKind::Block); }
 
-void validate(const GpuRun& run) {
+namespace {
+
+using Refuse = std::function<void(const std::string&, const std::string&)>;
+
+void multiple_of_16(const Refuse& refuse, const char* field, int value) {
+    if (value % 16 != 0)
+        refuse(field, "must be a multiple of 16 on the GPU (cuBLASLt's FP8 GEMMs), not " + std::to_string(value));
+}
+
+// What the GPU's transformer runs: BF16, or FP8 with per-tensor current scaling and HYBRID
+// formats (the recipe the step's casts implement); head sizes its attention kernels take.
+void validate_transformer(const GpuRun& run, const Refuse& refuse) {
     const emu::Experiment& e = run.experiment;
-    emu::validate(e);
-    std::vector<std::string> refused;
-    const auto refuse = [&](const std::string& field, const std::string& why) {
-        refused.push_back(field + ": " + why);
-    };
-    const auto multiple_of_16 = [&](const char* field, int value) {
-        if (value % 16 != 0)
-            refuse(field, "must be a multiple of 16 on the GPU (cuBLASLt's FP8 GEMMs), not " + std::to_string(value));
-    };
-    if (e.model.kind != emu::ModelKind::Mlp)
-        refuse("model.kind", "the GPU backend trains the MLP; the transformer trains on the CPU emulator for now");
+    const emu::TransformerSpec& t = e.model.transformer;
+    const emu::Numerics& n = e.numerics;
+    multiple_of_16(refuse, "model.transformer.width", t.width);
+    multiple_of_16(refuse, "model.transformer.ffn", t.ffn);
+    multiple_of_16(refuse, "tokens", e.tokens);
+    if (t.head_size() != 32 && t.head_size() != 64 && t.head_size() != 128)
+        refuse("model.transformer.heads",
+               "the GPU's attention kernels take head sizes (width / heads) of 32, 64 or "
+               "128, not " +
+                   std::to_string(t.head_size()));
+    if (n.precision == emu::Precision::Fp32) refuse("numerics.precision", "the GPU trains BF16 or FP8, not FP32");
+    if (n.precision == emu::Precision::Fp8) {
+        if (n.recipe != emu::Fp8Recipe::Current)
+            refuse("numerics.recipe",
+                   "the GPU's transformer runs FP8 with per-tensor current scaling ('current'), "
+                   "not '" +
+                       std::string(enum_name(n.recipe)) + "' (the CPU emulator runs every recipe)");
+        if (n.formats.input != &emu::e4m3() || n.formats.weight != &emu::e4m3() || n.formats.gradient != &emu::e5m2())
+            refuse("numerics.formats", "the GPU's transformer casts HYBRID (E4M3 inputs and weights, E5M2 gradients)");
+        if (n.rounding.input != emu::RoundingMode::NearestEven || n.rounding.weight != emu::RoundingMode::NearestEven ||
+            n.rounding.gradient != emu::RoundingMode::NearestEven)
+            refuse("numerics.rounding", "the GPU's transformer rounds to nearest-even");
+        if (!n.scaling) refuse("numerics.scaling", "the GPU's transformer scales every tensor");
+        if (n.saturation != emu::Saturation::Finite) refuse("numerics.saturation", "the GPU's casts saturate");
+    }
+    if (n.fast_accumulation.any())
+        refuse("numerics.fast_accumulation", "the GPU's transformer accumulates its FP8 GEMMs in full precision");
+    if (n.loss_scaling) refuse("numerics.loss_scaling", "the GPU's transformer has no loss scaler");
+}
+
+void validate_mlp(const GpuRun& run, const Refuse& refuse) {
+    const emu::Experiment& e = run.experiment;
+    const auto multiple_of_16 = [&](const char* field, int value) { gpu::multiple_of_16(refuse, field, value); };
     multiple_of_16("model.input", e.model.input);
     multiple_of_16("model.hidden", e.model.hidden);
     multiple_of_16("tokens", e.tokens);
@@ -66,6 +100,22 @@ void validate(const GpuRun& run) {
         refuse("numerics.fast_accumulation",
                "blockwise scaling needs fast accumulation off: cuBLASLt's block-scaled FP8 GEMMs always promote their "
                "partial sums");
+}
+
+}  // namespace
+
+void validate(const GpuRun& run) {
+    const emu::Experiment& e = run.experiment;
+    emu::validate(e);
+    std::vector<std::string> refused;
+    const auto refuse = [&](const std::string& field, const std::string& why) {
+        refused.push_back(field + ": " + why);
+    };
+    if (e.model.kind == emu::ModelKind::Transformer) {
+        validate_transformer(run, refuse);
+    } else {
+        validate_mlp(run, refuse);
+    }
     if (run.warmup_steps < 1)
         refuse("warm-up steps",
                "at least 1 (the first step picks the GEMM kernels), not " + std::to_string(run.warmup_steps));
@@ -89,13 +139,32 @@ emu::Experiment gpu_bench_experiment(int input_dim, int hidden_dim, int tokens) 
     return e;
 }
 
+namespace {
+
+// The transformer's linear layers' weights (the embedding's lookup is no GEMM; a tied
+// output projection still runs its GEMMs).
+double transformer_linear_parameters(const emu::TransformerSpec& t) {
+    const double d = t.width, hs = t.head_size(), qw = t.heads * hs, kw = t.kv_heads * hs;
+    return t.layers * (d * (qw + 2 * kw) + qw * d + 3 * double(t.ffn) * d) + 256.0 * d;
+}
+
+}  // namespace
+
 double model_flops_per_step(const emu::Experiment& e) {
+    if (e.model.kind == emu::ModelKind::Transformer) {
+        // PaLM's appendix B: 6 N per token for the weights, and 12 layers x width x
+        // sequence per token for attention's two products (forward and backward).
+        const emu::TransformerSpec& t = e.model.transformer;
+        return (6 * transformer_linear_parameters(t) + 12.0 * t.layers * t.width * t.sequence) * e.tokens;
+    }
     const double d = e.model.input, h = e.model.hidden;
     const double parameters = d * h + h * h * (e.model.hidden_layers - 1) + h * d;
     return 6 * parameters * e.tokens;
 }
 
 double gemm_flops_per_step(const emu::Experiment& e) {
+    if (e.model.kind == emu::ModelKind::Transformer)
+        return 6 * transformer_linear_parameters(e.model.transformer) * e.tokens;  // cuBLASLt's GEMMs only
     const double m = e.tokens, d = e.model.input, h = e.model.hidden;
     const double first = 2 * m * d * h * 2;  // forward and wgrad (no dgrad into the input)
     const double hidden = 2 * m * h * h * 3 * (e.model.hidden_layers - 1);

@@ -10,6 +10,11 @@ GpuTrainResult train_mlp_on_gpu(const GpuRun& config, const GpuProgress&) {
     throw GpuUnavailable(probe().reason);
 }
 
+GpuTrainResult train_transformer_on_gpu(const GpuRun& config, const GpuProgress&) {
+    validate(config);
+    throw GpuUnavailable(probe().reason);
+}
+
 GpuInitialState gpu_initial_state(const GpuRun& config) {
     validate(config);
     throw GpuUnavailable(probe().reason);

@@ -1,0 +1,509 @@
+// Training the byte-level transformer on the GPU: cuBLASLt GEMMs for every linear layer
+// (BF16, or FP8 with per-tensor current scaling, HYBRID), the kernels of
+// transformer_kernels.cu for the rest, AdamW on float32 master weights, one CUDA graph for
+// the step (it reads the step's tokens through a counter on the device).
+#include <algorithm>
+#include <array>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "emulator/text_corpus.hpp"
+#include "emulator/transformer_ops.hpp"
+#include "emulator/transformer_trainer.hpp"
+#include "gpu/src/cuda_check.hpp"
+#include "gpu/src/mlp_step.hpp"
+#include "gpu/src/transformer_kernels.hpp"
+#include "gpu/trainer.hpp"
+
+namespace fp8lab::gpu {
+namespace detail {
+namespace {
+
+namespace tk = transformer;
+
+// One parameter tensor on the device: float32 master weights, AdamW's moments, the
+// gradient, and the BF16 copy the BF16 GEMMs read.
+struct DeviceParameter {
+    std::string name;
+    int rows, cols;
+    bool decay;
+    DeviceBuffer<float> w, m, v, g;
+    DeviceBuffer<__nv_bfloat16> w16;
+    DeviceParameter(const emu::ParameterGradient& p, bool decays)
+        : name(p.name),
+          rows(p.rows),
+          cols(p.cols),
+          decay(decays),
+          w(p.value.size()),
+          m(p.value.size()),
+          v(p.value.size()),
+          g(p.value.size()),
+          w16(p.value.size()) {
+        upload(w.ptr, p.value, p.value.size());
+        FP8LAB_CUDA_CHECK(cudaMemset(m.ptr, 0, m.count * sizeof(float)));
+        FP8LAB_CUDA_CHECK(cudaMemset(v.ptr, 0, v.count * sizeof(float)));
+        train::f32_to_bf16(w.ptr, w16.ptr, w.count, nullptr);
+    }
+};
+
+// A per-tensor FP8 operand with current scaling: the codes, their transpose, the scale.
+struct Fp8Operand {
+    bool e4m3;
+    DeviceBuffer<std::uint8_t> codes, codes_t;
+    DeviceBuffer<train::DeviceScaling> scaling{1};
+    DeviceBuffer<unsigned> amax{1};
+    Fp8Operand(std::size_t n, bool e4m3_) : e4m3(e4m3_), codes(n), codes_t(n) {}
+    // Two passes, as Transformer Engine's current scaling: the amax, then the cast.
+    void cast(const train::CastSource& source, int rows, int cols, cudaStream_t s) {
+        FP8LAB_CUDA_CHECK(cudaMemsetAsync(amax.ptr, 0, sizeof(unsigned), s));
+        train::amax_only(source, rows, cols, amax.ptr, s);
+        train::current_scale(amax.ptr, e4m3 ? 448.0f : 57344.0f, scaling.ptr, s);
+        FP8LAB_CUDA_CHECK(cudaMemsetAsync(amax.ptr, 0, sizeof(unsigned), s));
+        train::cast_transpose(source, rows, cols, {scaling.ptr, e4m3, codes.ptr, codes_t.ptr, rows, amax.ptr, nullptr},
+                              s);
+    }
+    MatmulOperand as(Stored stored) const {
+        return {e4m3 ? CUDA_R_8F_E4M3 : CUDA_R_8F_E5M2, stored, &scaling.ptr->scale_inv, ScaleMode::PerTensor};
+    }
+};
+
+// One linear layer's three GEMMs: y = x W^T, dx = dy W, dW = dy^T x (rows x in -> out).
+class Linear {
+  public:
+    Linear(cublasLtHandle_t lt, int rows, int in, int out, bool fp8, void* workspace)
+        : rows_(rows), in_(in), out_(out), fp8_(fp8), workspace_(workspace) {
+        const MatmulOperand bf{CUDA_R_16BF, Stored::AsIs}, bf_t{CUDA_R_16BF, Stored::Transposed};
+        if (!fp8) {
+            forward_ = std::make_unique<LtMatmul>(lt, rows, out, in, bf, bf_t, CUDA_R_16BF, false);
+            dgrad_ = std::make_unique<LtMatmul>(lt, rows, in, out, bf, bf, CUDA_R_16BF, false);
+            wgrad_ = std::make_unique<LtMatmul>(lt, out, in, rows, bf_t, bf, CUDA_R_32F, false);
+            return;
+        }
+        x_ = std::make_unique<Fp8Operand>(std::size_t(rows) * in, true);
+        w_ = std::make_unique<Fp8Operand>(std::size_t(out) * in, true);
+        g_ = std::make_unique<Fp8Operand>(std::size_t(rows) * out, false);
+        // FP8 GEMMs take A as is and B transposed: the transposed codes serve the backward.
+        forward_ = std::make_unique<LtMatmul>(lt, rows, out, in, x_->as(Stored::AsIs), w_->as(Stored::Transposed),
+                                              CUDA_R_16BF, false);
+        dgrad_ = std::make_unique<LtMatmul>(lt, rows, in, out, g_->as(Stored::AsIs), w_->as(Stored::Transposed),
+                                            CUDA_R_16BF, false);
+        wgrad_ = std::make_unique<LtMatmul>(lt, out, in, rows, g_->as(Stored::AsIs), x_->as(Stored::Transposed),
+                                            CUDA_R_32F, false);
+    }
+    // x: BF16 rows x in; weight: its float32 master and BF16 copy.
+    void forward(const void* x, const DeviceParameter& weight, void* y, cudaStream_t s) {
+        if (!fp8_) return forward_->run(x, weight.w16.ptr, y, workspace_, s);
+        x_->cast({train::Source::Bf16, x, nullptr, in_}, rows_, in_, s);
+        w_->cast({train::Source::F32, weight.w.ptr, nullptr, in_}, out_, in_, s);
+        forward_->run(x_->codes.ptr, w_->codes.ptr, y, workspace_, s);
+    }
+    // dy: BF16 rows x out (or float32, as the residual stream's gradient is); dx may be null.
+    void backward(const void* x, const DeviceParameter& weight, const void* dy, bool dy_f32, float* weight_grad,
+                  void* dx, cudaStream_t s) {
+        if (!fp8_) {
+            const void* g = dy;
+            if (dy_f32) {
+                ensure_bf16_scratch();
+                train::f32_to_bf16(static_cast<const float*>(dy), dy16_->ptr, dy16_->count, s);
+                g = dy16_->ptr;
+            }
+            wgrad_->run(g, x, weight_grad, workspace_, s);
+            if (dx) dgrad_->run(g, weight.w16.ptr, dx, workspace_, s);
+            return;
+        }
+        g_->cast({dy_f32 ? train::Source::F32 : train::Source::Bf16, dy, nullptr, out_}, rows_, out_, s);
+        wgrad_->run(g_->codes_t.ptr, x_->codes_t.ptr, weight_grad, workspace_, s);
+        if (dx) dgrad_->run(g_->codes.ptr, w_->codes_t.ptr, dx, workspace_, s);
+    }
+
+  private:
+    void ensure_bf16_scratch() {
+        if (!dy16_) dy16_ = std::make_unique<DeviceBuffer<__nv_bfloat16>>(std::size_t(rows_) * out_);
+    }
+    int rows_, in_, out_;
+    bool fp8_;
+    void* workspace_;
+    std::unique_ptr<LtMatmul> forward_, dgrad_, wgrad_;
+    std::unique_ptr<Fp8Operand> x_, w_, g_;
+    std::unique_ptr<DeviceBuffer<__nv_bfloat16>> dy16_;
+};
+
+using Bf16 = DeviceBuffer<__nv_bfloat16>;
+
+// What a block keeps from its forward pass for its backward.
+struct BlockBuffers {
+    DeviceBuffer<float> x_in, x_mid, inv1, inv2, lse;
+    Bf16 n1, qkv, attn, n2, gate_up, act;
+    BlockBuffers(int rows, int d, int qkv_w, int qw, int ffn, int heads)
+        : x_in(std::size_t(rows) * d),
+          x_mid(std::size_t(rows) * d),
+          inv1(std::size_t(rows)),
+          inv2(std::size_t(rows)),
+          lse(std::size_t(rows) * heads),
+          n1(std::size_t(rows) * d),
+          qkv(std::size_t(rows) * qkv_w),
+          attn(std::size_t(rows) * qw),
+          n2(std::size_t(rows) * d),
+          gate_up(std::size_t(rows) * 2 * ffn),
+          act(std::size_t(rows) * ffn) {}
+};
+
+class TransformerStep {
+  public:
+    TransformerStep(const GpuRun& run, const emu::TextCorpus& corpus)
+        : e_(run.experiment),
+          t_(e_.model.transformer),
+          rows_(e_.tokens),
+          d_(t_.width),
+          hs_(t_.head_size()),
+          qw_(t_.heads * hs_),
+          kw_(t_.kv_heads * hs_),
+          qkv_w_(qw_ + 2 * kw_),
+          rates_(e_),
+          workspace_(kMatmulWorkspaceBytes),
+          step_(1),
+          losses_(std::size_t(e_.steps)),
+          tokens_(std::size_t(e_.steps) * rows_),
+          targets_(std::size_t(e_.steps) * rows_),
+          offsets_(std::size_t(e_.steps) * 257),
+          positions_(std::size_t(e_.steps) * rows_) {
+        upload_data(corpus);
+        const std::vector<emu::ParameterGradient> init = emu::transformer_initial_parameters(e_);
+        for (const emu::ParameterGradient& p : init)
+            params_.push_back(std::make_unique<DeviceParameter>(p, p.rows > 1));
+        const emu::RotaryTable rotary = emu::rotary_table(t_.sequence, hs_);
+        cos_ = std::make_unique<DeviceBuffer<float>>(rotary.cos.size());
+        sin_ = std::make_unique<DeviceBuffer<float>>(rotary.sin.size());
+        upload(cos_->ptr, rotary.cos, rotary.cos.size());
+        upload(sin_->ptr, rotary.sin, rotary.sin.size());
+        FP8LAB_CUDA_CHECK(cudaMemset(step_.ptr, 0, sizeof(int)));
+
+        const bool fp8 = e_.numerics.precision == emu::Precision::Fp8;
+        const auto linear = [&](int in, int out, bool quantised) {
+            return std::make_unique<Linear>(lt_.h, rows_, in, out, quantised, workspace_.ptr);
+        };
+        for (int b = 0; b < t_.layers; ++b) {
+            blocks_.push_back(std::make_unique<BlockBuffers>(rows_, d_, qkv_w_, qw_, t_.ffn, t_.heads));
+            BlockLinears l;
+            if (t_.fused_qkv) {
+                l.qkv = linear(d_, qkv_w_, fp8);
+            } else {
+                l.q = linear(d_, qw_, fp8);
+                l.k = linear(d_, kw_, fp8);
+                l.v = linear(d_, kw_, fp8);
+            }
+            l.proj = linear(qw_, d_, fp8);
+            l.gate_up = linear(d_, 2 * t_.ffn, fp8);
+            l.down = linear(t_.ffn, d_, fp8);
+            linears_.push_back(std::move(l));
+        }
+        output_ = linear(d_, 256, fp8 && !t_.output_bf16);
+        const std::size_t td = std::size_t(rows_) * d_;
+        x_ = std::make_unique<DeviceBuffer<float>>(td);
+        dx_ = std::make_unique<DeviceBuffer<float>>(td);
+        nf_ = std::make_unique<Bf16>(td);
+        invf_ = std::make_unique<DeviceBuffer<float>>(std::size_t(rows_));
+        y_ = std::make_unique<Bf16>(td);
+        logits_ = std::make_unique<Bf16>(std::size_t(rows_) * 256);
+        dlogits_ = std::make_unique<Bf16>(std::size_t(rows_) * 256);
+        row_loss_ = std::make_unique<DeviceBuffer<float>>(std::size_t(rows_));
+        dn_ = std::make_unique<Bf16>(td);
+        dn2_ = std::make_unique<Bf16>(td);
+        dattn_ = std::make_unique<Bf16>(std::size_t(rows_) * qw_);
+        dqkv_ = std::make_unique<Bf16>(std::size_t(rows_) * qkv_w_);
+        dact_ = std::make_unique<Bf16>(std::size_t(rows_) * t_.ffn);
+        dgate_up_ = std::make_unique<Bf16>(std::size_t(rows_) * 2 * t_.ffn);
+        row_dot_ = std::make_unique<DeviceBuffer<float>>(std::size_t(rows_) * t_.heads);
+        gain_partials_ = std::make_unique<DeviceBuffer<float>>(std::size_t((rows_ + 63) / 64) * d_);
+        out_grad_ = std::make_unique<DeviceBuffer<float>>(std::size_t(256) * d_);
+        int squares = 0;
+        for (const auto& p : params_) squares += tk::blocks_for_squares(p->g.count);
+        square_partials_ = std::make_unique<DeviceBuffer<double>>(std::size_t(squares));
+        clip_ = std::make_unique<DeviceBuffer<float>>(1);
+    }
+
+    // Forward, loss, backward, clip, AdamW, then the step's loss and ++step.
+    void enqueue_step(cudaStream_t s) {
+        forward(s);
+        backward(s);
+        update(s);
+        tk::finish_step(row_loss_->ptr, rows_, step_.ptr, losses_.ptr, s);
+    }
+
+    std::vector<float> losses(int done) const {
+        std::vector<float> out(std::size_t(std::min(done, e_.steps)));
+        FP8LAB_CUDA_CHECK(cudaMemcpy(out.data(), losses_.ptr, out.size() * sizeof(float), cudaMemcpyDeviceToHost));
+        return out;
+    }
+
+  private:
+    struct BlockLinears {
+        std::unique_ptr<Linear> qkv, q, k, v, proj, gate_up, down;
+    };
+    DeviceParameter& p(int index) { return *params_[std::size_t(index)]; }
+    // The CPU trainer's parameter order: embed, then per block attn_norm, qkv (or q, k, v),
+    // proj, mlp_norm, gate_up, down; final_norm; output unless tied.
+    int per_block() const { return t_.fused_qkv ? 6 : 8; }
+    int block_param(int b, int k) const { return 1 + b * per_block() + k; }
+    int final_norm() const { return 1 + t_.layers * per_block(); }
+    DeviceParameter& output_weight() { return p(t_.tied_output ? 0 : final_norm() + 1); }
+
+    void upload_data(const emu::TextCorpus& corpus) {
+        const int sequences = rows_ / t_.sequence;
+        std::vector<std::uint8_t> tokens, targets;
+        std::vector<int> offsets, positions;
+        for (int step = 0; step < e_.steps; ++step) {
+            const emu::TextBatch batch =
+                emu::training_batch(corpus, e_.task.seed, std::uint64_t(step), sequences, t_.sequence);
+            tokens.insert(tokens.end(), batch.inputs.begin(), batch.inputs.end());
+            targets.insert(targets.end(), batch.targets.begin(), batch.targets.end());
+            // The rows of each byte value in order: the embedding's gradient sums them so.
+            std::array<int, 257> start{};
+            for (const std::uint8_t t : batch.inputs) ++start[std::size_t(t) + 1];
+            for (int v = 0; v < 256; ++v) start[std::size_t(v) + 1] += start[std::size_t(v)];
+            offsets.insert(offsets.end(), start.begin(), start.end());
+            std::vector<int> at(start.begin(), start.end() - 1);
+            std::vector<int> order(static_cast<std::size_t>(rows_));
+            for (int r = 0; r < rows_; ++r) order[std::size_t(at[batch.inputs[std::size_t(r)]]++)] = r;
+            positions.insert(positions.end(), order.begin(), order.end());
+        }
+        upload(tokens_.ptr, tokens, tokens.size());
+        upload(targets_.ptr, targets, targets.size());
+        upload(offsets_.ptr, offsets, offsets.size());
+        upload(positions_.ptr, positions, positions.size());
+    }
+
+    // q, k and v side by side in one buffer (fused or not): rows of qkv_w elements.
+    tk::AttentionShape shape() const {
+        return {rows_ / t_.sequence, t_.sequence, t_.heads, t_.kv_heads, hs_, qkv_w_, qkv_w_};
+    }
+    void forward(cudaStream_t s) {
+        const std::size_t td = std::size_t(rows_) * d_;
+        tk::embed_forward(p(0).w.ptr, tokens_.ptr, step_.ptr, rows_, d_, x_->ptr, s);
+        for (int b = 0; b < t_.layers; ++b) {
+            BlockBuffers& a = *blocks_[std::size_t(b)];
+            BlockLinears& l = linears_[std::size_t(b)];
+            FP8LAB_CUDA_CHECK(cudaMemcpyAsync(a.x_in.ptr, x_->ptr, td * sizeof(float), cudaMemcpyDeviceToDevice, s));
+            tk::rmsnorm_forward(a.x_in.ptr, p(block_param(b, 0)).w.ptr, rows_, d_, a.n1.ptr, a.inv1.ptr, s);
+            if (t_.fused_qkv) {
+                l.qkv->forward(a.n1.ptr, p(block_param(b, 1)), a.qkv.ptr, s);
+            } else {  // three projections, each copied into its columns of the one q|k|v buffer
+                const int widths[3] = {qw_, kw_, kw_}, offsets[3] = {0, qw_, qw_ + kw_};
+                Linear* linears[3] = {l.q.get(), l.k.get(), l.v.get()};
+                for (int j = 0; j < 3; ++j) {
+                    linears[j]->forward(a.n1.ptr, p(block_param(b, 1 + j)), dattn_->ptr, s);
+                    FP8LAB_CUDA_CHECK(cudaMemcpy2DAsync(a.qkv.ptr + offsets[j], qkv_w_ * 2, dattn_->ptr, widths[j] * 2,
+                                                        widths[j] * 2, rows_, cudaMemcpyDeviceToDevice, s));
+                }
+            }
+            const tk::AttentionShape sh = shape();
+            __nv_bfloat16* q = a.qkv.ptr;
+            tk::rotary(q, qkv_w_, rows_, t_.heads, hs_, t_.sequence, cos_->ptr, sin_->ptr, false, s);
+            tk::rotary(q + qw_, qkv_w_, rows_, t_.kv_heads, hs_, t_.sequence, cos_->ptr, sin_->ptr, false, s);
+            tk::attention_forward(sh, q, q + qw_, q + qw_ + kw_, a.attn.ptr, a.lse.ptr, s);
+            const int proj = block_param(b, t_.fused_qkv ? 2 : 4);
+            l.proj->forward(a.attn.ptr, p(proj), y_->ptr, s);
+            FP8LAB_CUDA_CHECK(
+                cudaMemcpyAsync(a.x_mid.ptr, a.x_in.ptr, td * sizeof(float), cudaMemcpyDeviceToDevice, s));
+            tk::add_bf16(a.x_mid.ptr, y_->ptr, td, s);
+            tk::rmsnorm_forward(a.x_mid.ptr, p(proj + 1).w.ptr, rows_, d_, a.n2.ptr, a.inv2.ptr, s);
+            l.gate_up->forward(a.n2.ptr, p(proj + 2), a.gate_up.ptr, s);
+            tk::swiglu_forward(a.gate_up.ptr, rows_, t_.ffn, a.act.ptr, s);
+            l.down->forward(a.act.ptr, p(proj + 3), y_->ptr, s);
+            FP8LAB_CUDA_CHECK(cudaMemcpyAsync(x_->ptr, a.x_mid.ptr, td * sizeof(float), cudaMemcpyDeviceToDevice, s));
+            tk::add_bf16(x_->ptr, y_->ptr, td, s);
+        }
+        tk::rmsnorm_forward(x_->ptr, p(final_norm()).w.ptr, rows_, d_, nf_->ptr, invf_->ptr, s);
+        output_->forward(nf_->ptr, output_weight(), logits_->ptr, s);
+        tk::cross_entropy(logits_->ptr, targets_.ptr, step_.ptr, rows_, row_loss_->ptr, dlogits_->ptr, s);
+    }
+
+    void backward(cudaStream_t s) {
+        const std::size_t td = std::size_t(rows_) * d_;
+        DeviceParameter& out_w = output_weight();
+        output_->backward(nf_->ptr, out_w, dlogits_->ptr, false, t_.tied_output ? out_grad_->ptr : out_w.g.ptr,
+                          dn_->ptr, s);
+        FP8LAB_CUDA_CHECK(cudaMemsetAsync(dx_->ptr, 0, td * sizeof(float), s));
+        tk::rmsnorm_backward(x_->ptr, p(final_norm()).w.ptr, invf_->ptr, dn_->ptr, rows_, d_, dx_->ptr,
+                             gain_partials_->ptr, p(final_norm()).g.ptr, s);
+        for (int b = t_.layers; b-- > 0;) {
+            BlockBuffers& a = *blocks_[std::size_t(b)];
+            BlockLinears& l = linears_[std::size_t(b)];
+            const int proj = block_param(b, t_.fused_qkv ? 2 : 4);
+            l.down->backward(a.act.ptr, p(proj + 3), dx_->ptr, true, p(proj + 3).g.ptr, dact_->ptr, s);
+            tk::swiglu_backward(a.gate_up.ptr, dact_->ptr, rows_, t_.ffn, dgate_up_->ptr, s);
+            l.gate_up->backward(a.n2.ptr, p(proj + 2), dgate_up_->ptr, false, p(proj + 2).g.ptr, dn_->ptr, s);
+            tk::rmsnorm_backward(a.x_mid.ptr, p(proj + 1).w.ptr, a.inv2.ptr, dn_->ptr, rows_, d_, dx_->ptr,
+                                 gain_partials_->ptr, p(proj + 1).g.ptr, s);
+            l.proj->backward(a.attn.ptr, p(proj), dx_->ptr, true, p(proj).g.ptr, dattn_->ptr, s);
+            // q|k|v as the forward left them (after rotary), in one buffer either way.
+            __nv_bfloat16* q = a.qkv.ptr;
+            tk::attention_backward(shape(), q, q + qw_, q + qw_ + kw_, dattn_->ptr, a.lse.ptr, row_dot_->ptr,
+                                   dqkv_->ptr, dqkv_->ptr + qw_, dqkv_->ptr + qw_ + kw_, s);
+            tk::rotary(dqkv_->ptr, qkv_w_, rows_, t_.heads, hs_, t_.sequence, cos_->ptr, sin_->ptr, true, s);
+            tk::rotary(dqkv_->ptr + qw_, qkv_w_, rows_, t_.kv_heads, hs_, t_.sequence, cos_->ptr, sin_->ptr, true, s);
+            if (t_.fused_qkv) {
+                l.qkv->backward(a.n1.ptr, p(block_param(b, 1)), dqkv_->ptr, false, p(block_param(b, 1)).g.ptr, dn_->ptr,
+                                s);
+            } else {
+                backward_separate(a, l, b, s);
+            }
+            tk::rmsnorm_backward(a.x_in.ptr, p(block_param(b, 0)).w.ptr, a.inv1.ptr, dn_->ptr, rows_, d_, dx_->ptr,
+                                 gain_partials_->ptr, p(block_param(b, 0)).g.ptr, s);
+        }
+        tk::embed_backward(dx_->ptr, offsets_.ptr, positions_.ptr, step_.ptr, rows_, d_, p(0).g.ptr, s);
+        if (t_.tied_output) tk::add_f32(p(0).g.ptr, out_grad_->ptr, out_grad_->count, s);
+    }
+
+    // Three projections: each gradient slice copied out of dqkv, three dgrads added.
+    void backward_separate(BlockBuffers& a, BlockLinears& l, int b, cudaStream_t s) {
+        const int widths[3] = {qw_, kw_, kw_}, offsets[3] = {0, qw_, qw_ + kw_};
+        Linear* linears[3] = {l.q.get(), l.k.get(), l.v.get()};
+        for (int j = 0; j < 3; ++j) {
+            FP8LAB_CUDA_CHECK(cudaMemcpy2DAsync(dattn_->ptr, widths[j] * 2, dqkv_->ptr + offsets[j], qkv_w_ * 2,
+                                                widths[j] * 2, rows_, cudaMemcpyDeviceToDevice, s));
+            DeviceParameter& w = p(block_param(b, 1 + j));
+            linears[j]->backward(a.n1.ptr, w, dattn_->ptr, false, w.g.ptr, j == 0 ? dn_->ptr : dn2_->ptr, s);
+            if (j > 0) add_dn(s);
+        }
+    }
+    // dn += dn2 (both BF16): through float32 scratch, rounded once.
+    void add_dn(cudaStream_t s) {
+        const std::size_t td = std::size_t(rows_) * d_;
+        kernels::bf16_to_float(dn_->ptr, x_->ptr, td, s);  // x_ is free in the backward pass
+        tk::add_bf16(x_->ptr, dn2_->ptr, td, s);
+        train::f32_to_bf16(x_->ptr, dn_->ptr, td, s);
+    }
+
+    void update(cudaStream_t s) {
+        const emu::OptimizerSpec& o = e_.optimizer;
+        if (o.grad_clip > 0) {
+            int at = 0;
+            for (const auto& q : params_) {
+                tk::sum_squares(q->g.ptr, q->g.count, square_partials_->ptr + at, s);
+                at += tk::blocks_for_squares(q->g.count);
+            }
+            tk::clip_factor(square_partials_->ptr, at, o.grad_clip, clip_->ptr, s);
+            for (const auto& q : params_) tk::scale_by(q->g.ptr, q->g.count, clip_->ptr, s);
+        }
+        for (const auto& q : params_) {
+            train::AdamParams a = rates_.params(o);
+            if (!q->decay) a.weight_decay = 0.0f;
+            train::adamw(q->w.ptr, q->m.ptr, q->v.ptr, q->g.ptr, q->w.count, a, step_.ptr, 0, q->w16.ptr, s);
+        }
+    }
+
+    const emu::Experiment& e_;
+    const emu::TransformerSpec& t_;
+    int rows_, d_, hs_, qw_, kw_, qkv_w_;
+    StepRates rates_;
+    LtHandle lt_;
+    DeviceBuffer<std::uint8_t> workspace_;
+    DeviceBuffer<int> step_;
+    DeviceBuffer<float> losses_;
+    DeviceBuffer<std::uint8_t> tokens_, targets_;
+    DeviceBuffer<int> offsets_, positions_;
+    std::vector<std::unique_ptr<DeviceParameter>> params_;
+    std::unique_ptr<DeviceBuffer<float>> cos_, sin_;
+    std::vector<std::unique_ptr<BlockBuffers>> blocks_;
+    std::vector<BlockLinears> linears_;
+    std::unique_ptr<Linear> output_;
+    std::unique_ptr<DeviceBuffer<float>> x_, dx_, invf_, row_loss_, row_dot_, gain_partials_, out_grad_, clip_;
+    std::unique_ptr<Bf16> nf_, y_, logits_, dlogits_, dn_, dn2_, dattn_, dqkv_, dact_, dgate_up_;
+    std::unique_ptr<DeviceBuffer<double>> square_partials_;
+};
+
+std::size_t used_bytes(std::size_t free_at_start) {
+    std::size_t free = 0, total = 0;
+    FP8LAB_CUDA_CHECK(cudaMemGetInfo(&free, &total));
+    return free_at_start > free ? free_at_start - free : 0;
+}
+
+}  // namespace
+}  // namespace detail
+
+GpuTrainResult train_transformer_on_gpu(const GpuRun& run, const GpuProgress& progress) {
+    validate(run);
+    detail::require_gpu();
+    const emu::Experiment& e = run.experiment;
+    const emu::TextCorpus corpus = emu::load_corpus(e.task.corpus, e.model.transformer.sequence);
+    std::size_t free_at_start = 0, total = 0;
+    FP8LAB_CUDA_CHECK(cudaDeviceSynchronize());
+    FP8LAB_CUDA_CHECK(cudaMemGetInfo(&free_at_start, &total));
+    GpuTrainResult result;
+    result.device = describe(probe());
+    {
+        detail::TransformerStep step(run, corpus);
+        cudaStream_t stream;
+        FP8LAB_CUDA_CHECK(cudaStreamCreateWithFlags(&stream, cudaStreamNonBlocking));
+        cudaGraphExec_t graph = nullptr;
+        std::vector<cudaEvent_t> events;
+        struct Release {
+            cudaStream_t& stream;
+            cudaGraphExec_t& graph;
+            std::vector<cudaEvent_t>& events;
+            ~Release() {
+                cudaStreamSynchronize(stream);
+                if (graph) cudaGraphExecDestroy(graph);
+                for (cudaEvent_t ev : events) cudaEventDestroy(ev);
+                cudaStreamDestroy(stream);
+            }
+        } release{stream, graph, events};
+        int done = 0;
+        const auto report = [&] {
+            FP8LAB_CUDA_CHECK(cudaStreamSynchronize(stream));
+            result.peak_memory_bytes =
+                std::max<std::uint64_t>(result.peak_memory_bytes, detail::used_bytes(free_at_start));
+            result.loss = step.losses(done);
+            if (progress && !progress(done, result.loss)) result.cancelled = true;
+            return !result.cancelled;
+        };
+        const int warmup = std::min(run.warmup_steps, e.steps);
+        for (; done < warmup; ++done) step.enqueue_step(stream);
+        FP8LAB_CUDA_CHECK(cudaGetLastError());
+        bool go_on = report();
+        if (go_on && run.use_graph && done < e.steps) {
+            cudaGraph_t g;
+            FP8LAB_CUDA_CHECK(cudaStreamBeginCapture(stream, cudaStreamCaptureModeThreadLocal));
+            step.enqueue_step(stream);
+            FP8LAB_CUDA_CHECK(cudaStreamEndCapture(stream, &g));
+            const cudaError_t made = cudaGraphInstantiate(&graph, g, 0);
+            cudaGraphDestroy(g);
+            FP8LAB_CUDA_CHECK(made);
+        }
+        const int timed = e.steps - done;
+        events.resize(std::size_t(2 * std::max(timed, 0)));
+        for (cudaEvent_t& ev : events) FP8LAB_CUDA_CHECK(cudaEventCreate(&ev));
+        for (int i = 0; go_on && i < timed; ++i, ++done) {
+            FP8LAB_CUDA_CHECK(cudaEventRecord(events[std::size_t(2 * i)], stream));
+            if (graph)
+                FP8LAB_CUDA_CHECK(cudaGraphLaunch(graph, stream));
+            else
+                step.enqueue_step(stream);
+            FP8LAB_CUDA_CHECK(cudaEventRecord(events[std::size_t(2 * i + 1)], stream));
+            if ((i + 1) % 25 == 0 && i + 1 < timed) go_on = report();
+        }
+        if (go_on) report();
+        FP8LAB_CUDA_CHECK(cudaGetLastError());
+        std::vector<float> ms;
+        for (int i = 0; i < done - warmup; ++i) {
+            float t = 0;
+            FP8LAB_CUDA_CHECK(cudaEventElapsedTime(&t, events[std::size_t(2 * i)], events[std::size_t(2 * i + 1)]));
+            ms.push_back(t);
+        }
+        result.timed_steps = int(ms.size());
+        if (!ms.empty()) {
+            std::nth_element(ms.begin(), ms.begin() + ms.size() / 2, ms.end());
+            result.median_step_ms = ms[ms.size() / 2];
+            result.tokens_per_second = e.tokens / (result.median_step_ms * 1e-3);
+            result.model_tflops = model_flops_per_step(e) / (result.median_step_ms * 1e-3) / 1e12;
+            result.gemm_tflops = gemm_flops_per_step(e) / (result.median_step_ms * 1e-3) / 1e12;
+        }
+        result.loss = step.losses(done);
+    }
+    result.path = GpuPath::Native;
+    return result;
+}
+
+}  // namespace fp8lab::gpu

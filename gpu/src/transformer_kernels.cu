@@ -1,0 +1,437 @@
+// The transformer's kernels besides its GEMMs: a warp per row (norms, softmax rows, the
+// loss) or per element, float32 inside, every sum in a fixed order (no atomics).
+#include <cuda_bf16.h>
+
+#include <algorithm>
+#include <cfloat>
+
+#include "gpu/src/transformer_kernels.hpp"
+
+namespace fp8lab::gpu::transformer {
+namespace {
+
+using bf16 = __nv_bfloat16;
+constexpr int kThreads = 256, kWarps = kThreads / 32;
+
+int grid_for(std::size_t n) { return int(std::clamp<std::size_t>((n + kThreads - 1) / kThreads, 1, 65535)); }
+int warps_grid(std::size_t warps) { return int((warps + kWarps - 1) / kWarps); }
+
+__device__ inline float warp_sum(float v) {
+    for (int o = 16; o > 0; o /= 2) v += __shfl_xor_sync(0xffffffffu, v, o);
+    return v;
+}
+__device__ inline float warp_max(float v) {
+    for (int o = 16; o > 0; o /= 2) v = fmaxf(v, __shfl_xor_sync(0xffffffffu, v, o));
+    return v;
+}
+__device__ inline int global_warp() { return int((blockIdx.x * std::size_t(blockDim.x) + threadIdx.x) / 32); }
+__device__ inline float round_bf16(float x) { return __bfloat162float(__float2bfloat16(x)); }
+
+__global__ void embed_forward_kernel(const float* table, const std::uint8_t* tokens, const int* step, int rows, int d,
+                                     float* x) {
+    const std::size_t n = std::size_t(rows) * d;
+    const std::uint8_t* t = tokens + std::size_t(*step) * rows;
+    for (std::size_t i = blockIdx.x * std::size_t(blockDim.x) + threadIdx.x; i < n;
+         i += std::size_t(gridDim.x) * blockDim.x)
+        x[i] = table[std::size_t(t[i / d]) * d + i % d];
+}
+
+__global__ void embed_backward_kernel(const float* dx, const int* offsets, const int* positions, const int* step,
+                                      int rows, int d, float* grad) {
+    const int v = blockIdx.y;
+    const int* o = offsets + std::size_t(*step) * 257;
+    const int* p = positions + std::size_t(*step) * rows;
+    for (int c = blockIdx.x * blockDim.x + threadIdx.x; c < d; c += gridDim.x * blockDim.x) {
+        float sum = 0.0f;
+        for (int k = o[v]; k < o[v + 1]; ++k) sum += dx[std::size_t(p[k]) * d + c];
+        grad[std::size_t(v) * d + c] = sum;
+    }
+}
+
+// A warp per row: the sum of squares lane-strided, then the tree.
+__global__ void rmsnorm_forward_kernel(const float* x, const float* gain, int rows, int d, bf16* y, float* inv_rms) {
+    const int r = global_warp(), lane = threadIdx.x & 31;
+    if (r >= rows) return;
+    const float* xr = x + std::size_t(r) * d;
+    float s = 0.0f;
+    for (int c = lane; c < d; c += 32) s += xr[c] * xr[c];
+    const float inv = 1.0f / sqrtf(warp_sum(s) / float(d) + 1e-5f);
+    if (lane == 0) inv_rms[r] = inv;
+    for (int c = lane; c < d; c += 32) y[std::size_t(r) * d + c] = __float2bfloat16(xr[c] * inv * gain[c]);
+}
+
+__global__ void rmsnorm_backward_kernel(const float* x, const float* gain, const float* inv_rms, const bf16* dy,
+                                        int rows, int d, float* dx) {
+    const int r = global_warp(), lane = threadIdx.x & 31;
+    if (r >= rows) return;
+    const std::size_t o = std::size_t(r) * d;
+    const float inv = inv_rms[r];
+    float s = 0.0f;
+    for (int c = lane; c < d; c += 32) s += x[o + c] * gain[c] * __bfloat162float(dy[o + c]);
+    const float k = warp_sum(s) * inv * inv * inv / float(d);
+    for (int c = lane; c < d; c += 32) dx[o + c] += inv * gain[c] * __bfloat162float(dy[o + c]) - x[o + c] * k;
+}
+
+constexpr int kPartialRows = 64;
+__global__ void gain_partials_kernel(const float* x, const float* inv_rms, const bf16* dy, int rows, int d,
+                                     float* partials) {
+    const int part = blockIdx.y;
+    for (int c = blockIdx.x * blockDim.x + threadIdx.x; c < d; c += gridDim.x * blockDim.x) {
+        float s = 0.0f;
+        for (int r = part * kPartialRows; r < min(rows, (part + 1) * kPartialRows); ++r)
+            s += __bfloat162float(dy[std::size_t(r) * d + c]) * x[std::size_t(r) * d + c] * inv_rms[r];
+        partials[std::size_t(part) * d + c] = s;
+    }
+}
+__global__ void sum_parts_kernel(const float* partials, int parts, int d, float* out) {
+    for (int c = blockIdx.x * blockDim.x + threadIdx.x; c < d; c += gridDim.x * blockDim.x) {
+        float s = 0.0f;
+        for (int p = 0; p < parts; ++p) s += partials[std::size_t(p) * d + c];
+        out[c] = s;
+    }
+}
+
+__global__ void rotary_kernel(bf16* x, int ld, int rows, int heads, int head_size, int sequence, const float* cos,
+                              const float* sin, bool inverse) {
+    const int half = head_size / 2;
+    const std::size_t n = std::size_t(rows) * heads * half;
+    for (std::size_t i = blockIdx.x * std::size_t(blockDim.x) + threadIdx.x; i < n;
+         i += std::size_t(gridDim.x) * blockDim.x) {
+        const int pair = int(i % half), h = int(i / half % heads), r = int(i / half / heads);
+        const int pos = r % sequence;
+        bf16* v = x + std::size_t(r) * ld + std::size_t(h) * head_size;
+        const float a = __bfloat162float(v[pair]), b = __bfloat162float(v[pair + half]);
+        const float c = cos[std::size_t(pos) * half + pair], s0 = sin[std::size_t(pos) * half + pair];
+        const float s = inverse ? -s0 : s0;
+        v[pair] = __float2bfloat16(a * c - b * s);
+        v[pair + half] = __float2bfloat16(b * c + a * s);
+    }
+}
+
+// Attention: a warp per (sequence, head, query row); lane l holds channels l, l + 32, ...
+// of the head (E of them). Scores one key at a time (a warp sum), the softmax in two passes
+// (the maximum and the sum, then the normalised probabilities, rounded to BF16 for the
+// product with V as the CPU rounds them).
+template <int E>
+__device__ inline void load_row(const bf16* p, float (&out)[E]) {
+    const int lane = threadIdx.x & 31;
+#pragma unroll
+    for (int e = 0; e < E; ++e) out[e] = __bfloat162float(p[lane + 32 * e]);
+}
+template <int E>
+__device__ inline float dot_row(const float (&a)[E], const bf16* p) {
+    const int lane = threadIdx.x & 31;
+    float s = 0.0f;
+#pragma unroll
+    for (int e = 0; e < E; ++e) s += a[e] * __bfloat162float(p[lane + 32 * e]);
+    return warp_sum(s);
+}
+
+template <int E>
+__global__ void attention_forward_kernel(AttentionShape s, const bf16* q, const bf16* k, const bf16* v, bf16* out,
+                                         float* lse) {
+    const int w = global_warp();
+    if (w >= s.sequences * s.heads * s.sequence) return;
+    const int i = w % s.sequence, h = w / s.sequence % s.heads, seq = w / s.sequence / s.heads;
+    const int kvh = h / (s.heads / s.kv_heads), hs = s.head_size, row0 = seq * s.sequence;
+    const float scale = 1.0f / sqrtf(float(hs));
+    float qi[E];
+    load_row<E>(q + std::size_t(row0 + i) * s.q_ld + std::size_t(h) * hs, qi);
+    const bf16* kh = k + std::size_t(row0) * s.kv_ld + std::size_t(kvh) * hs;
+    const bf16* vh = v + std::size_t(row0) * s.kv_ld + std::size_t(kvh) * hs;
+    float top = -FLT_MAX;
+    for (int j = 0; j <= i; ++j) top = fmaxf(top, dot_row<E>(qi, kh + std::size_t(j) * s.kv_ld) * scale);
+    float sum = 0.0f;
+    for (int j = 0; j <= i; ++j) sum += expf(dot_row<E>(qi, kh + std::size_t(j) * s.kv_ld) * scale - top);
+    float acc[E] = {};
+    const int lane = threadIdx.x & 31;
+    for (int j = 0; j <= i; ++j) {
+        const float p = round_bf16(expf(dot_row<E>(qi, kh + std::size_t(j) * s.kv_ld) * scale - top) / sum);
+#pragma unroll
+        for (int e = 0; e < E; ++e) acc[e] += p * __bfloat162float(vh[std::size_t(j) * s.kv_ld + lane + 32 * e]);
+    }
+    bf16* o = out + std::size_t(row0 + i) * (s.heads * hs) + std::size_t(h) * hs;
+#pragma unroll
+    for (int e = 0; e < E; ++e) o[lane + 32 * e] = __float2bfloat16(acc[e]);
+    if (lane == 0) lse[std::size_t(row0 + i) * s.heads + h] = top + logf(sum);
+}
+
+// dq of one query row, and row_dot = sum_j p dp (the softmax's backward term).
+template <int E>
+__global__ void attention_dq_kernel(AttentionShape s, const bf16* q, const bf16* k, const bf16* v, const bf16* dout,
+                                    const float* lse, float* row_dot, bf16* dq) {
+    const int w = global_warp();
+    if (w >= s.sequences * s.heads * s.sequence) return;
+    const int i = w % s.sequence, h = w / s.sequence % s.heads, seq = w / s.sequence / s.heads;
+    const int kvh = h / (s.heads / s.kv_heads), hs = s.head_size, row0 = seq * s.sequence, lane = threadIdx.x & 31;
+    const float scale = 1.0f / sqrtf(float(hs));
+    float qi[E], doi[E];
+    load_row<E>(q + std::size_t(row0 + i) * s.q_ld + std::size_t(h) * hs, qi);
+    load_row<E>(dout + std::size_t(row0 + i) * (s.heads * hs) + std::size_t(h) * hs, doi);
+    const bf16* kh = k + std::size_t(row0) * s.kv_ld + std::size_t(kvh) * hs;
+    const bf16* vh = v + std::size_t(row0) * s.kv_ld + std::size_t(kvh) * hs;
+    const float l = lse[std::size_t(row0 + i) * s.heads + h];
+    float d = 0.0f;
+    for (int j = 0; j <= i; ++j) {
+        const float p = expf(dot_row<E>(qi, kh + std::size_t(j) * s.kv_ld) * scale - l);
+        d += p * dot_row<E>(doi, vh + std::size_t(j) * s.kv_ld);
+    }
+    float acc[E] = {};
+    for (int j = 0; j <= i; ++j) {
+        const float p = expf(dot_row<E>(qi, kh + std::size_t(j) * s.kv_ld) * scale - l);
+        const float ds = round_bf16(p * (dot_row<E>(doi, vh + std::size_t(j) * s.kv_ld) - d) * scale);
+#pragma unroll
+        for (int e = 0; e < E; ++e) acc[e] += ds * __bfloat162float(kh[std::size_t(j) * s.kv_ld + lane + 32 * e]);
+    }
+    bf16* out = dq + std::size_t(row0 + i) * s.q_ld + std::size_t(h) * hs;
+#pragma unroll
+    for (int e = 0; e < E; ++e) out[lane + 32 * e] = __float2bfloat16(acc[e]);
+    if (lane == 0) row_dot[std::size_t(row0 + i) * s.heads + h] = d;
+}
+
+// dk and dv of one key row j: its query heads in order, each over the query rows i >= j.
+template <int E>
+__global__ void attention_dkv_kernel(AttentionShape s, const bf16* q, const bf16* k, const bf16* v, const bf16* dout,
+                                     const float* lse, const float* row_dot, bf16* dk, bf16* dv) {
+    const int w = global_warp();
+    if (w >= s.sequences * s.kv_heads * s.sequence) return;
+    const int j = w % s.sequence, kvh = w / s.sequence % s.kv_heads, seq = w / s.sequence / s.kv_heads;
+    const int group = s.heads / s.kv_heads, hs = s.head_size, row0 = seq * s.sequence, lane = threadIdx.x & 31;
+    const float scale = 1.0f / sqrtf(float(hs));
+    float kj[E], vj[E], dk_acc[E] = {}, dv_acc[E] = {};
+    load_row<E>(k + std::size_t(row0 + j) * s.kv_ld + std::size_t(kvh) * hs, kj);
+    load_row<E>(v + std::size_t(row0 + j) * s.kv_ld + std::size_t(kvh) * hs, vj);
+    for (int h = kvh * group; h < (kvh + 1) * group; ++h)
+        for (int i = j; i < s.sequence; ++i) {
+            const bf16* qi = q + std::size_t(row0 + i) * s.q_ld + std::size_t(h) * hs;
+            const bf16* doi = dout + std::size_t(row0 + i) * (s.heads * hs) + std::size_t(h) * hs;
+            const std::size_t at = std::size_t(row0 + i) * s.heads + h;
+            const float p = expf(dot_row<E>(kj, qi) * scale - lse[at]);
+            const float ds = round_bf16(p * (dot_row<E>(vj, doi) - row_dot[at]) * scale);
+            const float pb = round_bf16(p);
+#pragma unroll
+            for (int e = 0; e < E; ++e) {
+                dv_acc[e] += pb * __bfloat162float(doi[lane + 32 * e]);
+                dk_acc[e] += ds * __bfloat162float(qi[lane + 32 * e]);
+            }
+        }
+    bf16* ko = dk + std::size_t(row0 + j) * s.kv_ld + std::size_t(kvh) * hs;
+    bf16* vo = dv + std::size_t(row0 + j) * s.kv_ld + std::size_t(kvh) * hs;
+#pragma unroll
+    for (int e = 0; e < E; ++e) {
+        ko[lane + 32 * e] = __float2bfloat16(dk_acc[e]);
+        vo[lane + 32 * e] = __float2bfloat16(dv_acc[e]);
+    }
+}
+
+__device__ inline float sigmoid(float x) { return 1.0f / (1.0f + expf(-x)); }
+
+__global__ void swiglu_forward_kernel(const bf16* gu, int rows, int f, bf16* act) {
+    const std::size_t n = std::size_t(rows) * f;
+    for (std::size_t i = blockIdx.x * std::size_t(blockDim.x) + threadIdx.x; i < n;
+         i += std::size_t(gridDim.x) * blockDim.x) {
+        const std::size_t r = i / f, c = i % f;
+        const float g = __bfloat162float(gu[r * 2 * f + c]), u = __bfloat162float(gu[r * 2 * f + f + c]);
+        act[i] = __float2bfloat16(g * sigmoid(g) * u);
+    }
+}
+__global__ void swiglu_backward_kernel(const bf16* gu, const bf16* dact, int rows, int f, bf16* dgu) {
+    const std::size_t n = std::size_t(rows) * f;
+    for (std::size_t i = blockIdx.x * std::size_t(blockDim.x) + threadIdx.x; i < n;
+         i += std::size_t(gridDim.x) * blockDim.x) {
+        const std::size_t r = i / f, c = i % f;
+        const float g = __bfloat162float(gu[r * 2 * f + c]), u = __bfloat162float(gu[r * 2 * f + f + c]);
+        const float d = __bfloat162float(dact[i]), sg = sigmoid(g);
+        dgu[r * 2 * f + f + c] = __float2bfloat16(d * g * sg);
+        dgu[r * 2 * f + c] = __float2bfloat16(d * u * sg * (1.0f + g * (1.0f - sg)));
+    }
+}
+
+__global__ void add_bf16_kernel(float* x, const bf16* y, std::size_t n) {
+    for (std::size_t i = blockIdx.x * std::size_t(blockDim.x) + threadIdx.x; i < n;
+         i += std::size_t(gridDim.x) * blockDim.x)
+        x[i] += __bfloat162float(y[i]);
+}
+__global__ void add_f32_kernel(float* x, const float* y, std::size_t n) {
+    for (std::size_t i = blockIdx.x * std::size_t(blockDim.x) + threadIdx.x; i < n;
+         i += std::size_t(gridDim.x) * blockDim.x)
+        x[i] += y[i];
+}
+
+// A warp per row of 256 logits, 8 a lane.
+__global__ void cross_entropy_kernel(const bf16* logits, const std::uint8_t* targets, const int* step, int rows,
+                                     float* row_loss, bf16* dlogits) {
+    const int r = global_warp(), lane = threadIdx.x & 31;
+    if (r >= rows) return;
+    const int t = targets[std::size_t(*step) * rows + r];
+    float z[8];
+    float top = -FLT_MAX;
+    for (int e = 0; e < 8; ++e) top = fmaxf(top, z[e] = __bfloat162float(logits[std::size_t(r) * 256 + lane + 32 * e]));
+    top = warp_max(top);
+    float sum = 0.0f;
+    for (int e = 0; e < 8; ++e) sum += expf(z[e] - top);
+    sum = warp_sum(sum);
+    const float inv_rows = 1.0f / float(rows);
+    for (int e = 0; e < 8; ++e) {
+        const int c = lane + 32 * e;
+        dlogits[std::size_t(r) * 256 + c] =
+            __float2bfloat16((expf(z[e] - top) / sum - (c == t ? 1.0f : 0.0f)) * inv_rows);
+        if (c == t) row_loss[r] = logf(sum) - (z[e] - top);
+    }
+}
+
+// One block: thread t sums rows t, t + 256, ... in order, then a fixed tree.
+__global__ void finish_step_kernel(const float* row_loss, int rows, int* step, float* losses) {
+    __shared__ double lanes[kThreads];
+    double s = 0;
+    for (int r = threadIdx.x; r < rows; r += kThreads) s += row_loss[r];
+    lanes[threadIdx.x] = s;
+    __syncthreads();
+    for (int half = kThreads / 2; half > 0; half /= 2) {
+        if (int(threadIdx.x) < half) lanes[threadIdx.x] += lanes[threadIdx.x + half];
+        __syncthreads();
+    }
+    if (threadIdx.x == 0) {
+        losses[*step] = float(lanes[0] / rows);
+        *step += 1;
+    }
+}
+
+constexpr int kSquareBlocks = 256;
+__global__ void sum_squares_kernel(const float* g, std::size_t n, double* partials) {
+    __shared__ double lanes[kThreads];
+    double s = 0;
+    for (std::size_t i = blockIdx.x * std::size_t(blockDim.x) + threadIdx.x; i < n;
+         i += std::size_t(gridDim.x) * blockDim.x)
+        s += double(g[i]) * g[i];
+    lanes[threadIdx.x] = s;
+    __syncthreads();
+    for (int half = kThreads / 2; half > 0; half /= 2) {
+        if (int(threadIdx.x) < half) lanes[threadIdx.x] += lanes[threadIdx.x + half];
+        __syncthreads();
+    }
+    if (threadIdx.x == 0) partials[blockIdx.x] = lanes[0];
+}
+__global__ void clip_factor_kernel(const double* partials, int count, float clip, float* factor) {
+    double s = 0;
+    for (int i = 0; i < count; ++i) s += partials[i];
+    *factor = s > double(clip) * clip ? float(clip / sqrt(s)) : 1.0f;
+}
+__global__ void scale_by_kernel(float* g, std::size_t n, const float* factor) {
+    const float f = *factor;
+    if (f == 1.0f) return;
+    for (std::size_t i = blockIdx.x * std::size_t(blockDim.x) + threadIdx.x; i < n;
+         i += std::size_t(gridDim.x) * blockDim.x)
+        g[i] *= f;
+}
+
+template <template <int> class Kernel, class... Args>
+void launch_by_head(int head_size, std::size_t warps, cudaStream_t stream, Args... args) {
+    const int grid = warps_grid(warps);
+    if (head_size == 32)
+        Kernel<1>::launch(grid, stream, args...);
+    else if (head_size == 64)
+        Kernel<2>::launch(grid, stream, args...);
+    else
+        Kernel<4>::launch(grid, stream, args...);
+}
+template <int E>
+struct Forward {
+    template <class... A>
+    static void launch(int grid, cudaStream_t stream, A... a) {
+        attention_forward_kernel<E><<<grid, kThreads, 0, stream>>>(a...);
+    }
+};
+template <int E>
+struct Dq {
+    template <class... A>
+    static void launch(int grid, cudaStream_t stream, A... a) {
+        attention_dq_kernel<E><<<grid, kThreads, 0, stream>>>(a...);
+    }
+};
+template <int E>
+struct Dkv {
+    template <class... A>
+    static void launch(int grid, cudaStream_t stream, A... a) {
+        attention_dkv_kernel<E><<<grid, kThreads, 0, stream>>>(a...);
+    }
+};
+
+const bf16* b(const void* p) { return static_cast<const bf16*>(p); }
+bf16* b(void* p) { return static_cast<bf16*>(p); }
+
+}  // namespace
+
+void embed_forward(const float* table, const std::uint8_t* tokens, const int* step, int rows, int d, float* x,
+                   cudaStream_t stream) {
+    embed_forward_kernel<<<grid_for(std::size_t(rows) * d), kThreads, 0, stream>>>(table, tokens, step, rows, d, x);
+}
+void embed_backward(const float* dx, const int* offsets, const int* positions, const int* step, int rows, int d,
+                    float* table_grad, cudaStream_t stream) {
+    const dim3 grid(unsigned((d + 127) / 128), 256);
+    embed_backward_kernel<<<grid, 128, 0, stream>>>(dx, offsets, positions, step, rows, d, table_grad);
+}
+void rmsnorm_forward(const float* x, const float* gain, int rows, int d, void* y, float* inv_rms, cudaStream_t stream) {
+    rmsnorm_forward_kernel<<<warps_grid(std::size_t(rows)), kThreads, 0, stream>>>(x, gain, rows, d, b(y), inv_rms);
+}
+void rmsnorm_backward(const float* x, const float* gain, const float* inv_rms, const void* dy, int rows, int d,
+                      float* dx, float* partials, float* gain_grad, cudaStream_t stream) {
+    rmsnorm_backward_kernel<<<warps_grid(std::size_t(rows)), kThreads, 0, stream>>>(x, gain, inv_rms, b(dy), rows, d,
+                                                                                    dx);
+    const int parts = (rows + kPartialRows - 1) / kPartialRows;
+    gain_partials_kernel<<<dim3(unsigned((d + 127) / 128), unsigned(parts)), 128, 0, stream>>>(x, inv_rms, b(dy), rows,
+                                                                                               d, partials);
+    sum_parts_kernel<<<(d + 127) / 128, 128, 0, stream>>>(partials, parts, d, gain_grad);
+}
+void rotary(void* x, int ld, int rows, int heads, int head_size, int sequence, const float* cos, const float* sin,
+            bool inverse, cudaStream_t stream) {
+    rotary_kernel<<<grid_for(std::size_t(rows) * heads * head_size / 2), kThreads, 0, stream>>>(
+        b(x), ld, rows, heads, head_size, sequence, cos, sin, inverse);
+}
+void attention_forward(const AttentionShape& s, const void* q, const void* k, const void* v, void* out, float* lse,
+                       cudaStream_t stream) {
+    launch_by_head<Forward>(s.head_size, std::size_t(s.sequences) * s.heads * s.sequence, stream, s, b(q), b(k), b(v),
+                            b(out), lse);
+}
+void attention_backward(const AttentionShape& s, const void* q, const void* k, const void* v, const void* dout,
+                        const float* lse, float* row_dot, void* dq, void* dk, void* dv, cudaStream_t stream) {
+    launch_by_head<Dq>(s.head_size, std::size_t(s.sequences) * s.heads * s.sequence, stream, s, b(q), b(k), b(v),
+                       b(dout), lse, row_dot, b(dq));
+    launch_by_head<Dkv>(s.head_size, std::size_t(s.sequences) * s.kv_heads * s.sequence, stream, s, b(q), b(k), b(v),
+                        b(dout), static_cast<const float*>(lse), static_cast<const float*>(row_dot), b(dk), b(dv));
+}
+void swiglu_forward(const void* gate_up, int rows, int f, void* act, cudaStream_t stream) {
+    swiglu_forward_kernel<<<grid_for(std::size_t(rows) * f), kThreads, 0, stream>>>(b(gate_up), rows, f, b(act));
+}
+void swiglu_backward(const void* gate_up, const void* dact, int rows, int f, void* dgate_up, cudaStream_t stream) {
+    swiglu_backward_kernel<<<grid_for(std::size_t(rows) * f), kThreads, 0, stream>>>(b(gate_up), b(dact), rows, f,
+                                                                                     b(dgate_up));
+}
+void add_bf16(float* x, const void* y, std::size_t n, cudaStream_t stream) {
+    add_bf16_kernel<<<grid_for(n), kThreads, 0, stream>>>(x, b(y), n);
+}
+void add_f32(float* x, const float* y, std::size_t n, cudaStream_t stream) {
+    add_f32_kernel<<<grid_for(n), kThreads, 0, stream>>>(x, y, n);
+}
+void cross_entropy(const void* logits, const std::uint8_t* targets, const int* step, int rows, float* row_loss,
+                   void* dlogits, cudaStream_t stream) {
+    cross_entropy_kernel<<<warps_grid(std::size_t(rows)), kThreads, 0, stream>>>(b(logits), targets, step, rows,
+                                                                                 row_loss, b(dlogits));
+}
+void finish_step(const float* row_loss, int rows, int* step, float* losses, cudaStream_t stream) {
+    finish_step_kernel<<<1, kThreads, 0, stream>>>(row_loss, rows, step, losses);
+}
+int blocks_for_squares(std::size_t n) {
+    return int(std::clamp<std::size_t>((n + kThreads - 1) / kThreads, 1, kSquareBlocks));
+}
+void sum_squares(const float* g, std::size_t n, double* partials, cudaStream_t stream) {
+    sum_squares_kernel<<<blocks_for_squares(n), kThreads, 0, stream>>>(g, n, partials);
+}
+void clip_factor(const double* partials, int count, float clip, float* factor, cudaStream_t stream) {
+    clip_factor_kernel<<<1, 1, 0, stream>>>(partials, count, clip, factor);
+}
+void scale_by(float* g, std::size_t n, const float* factor, cudaStream_t stream) {
+    scale_by_kernel<<<grid_for(n), kThreads, 0, stream>>>(g, n, factor);
+}
+
+}  // namespace fp8lab::gpu::transformer

@@ -1,0 +1,71 @@
+// Launchers of the transformer's kernels besides its GEMMs (plain C++17 types, like
+// train_kernels.hpp): embedding, RMSNorm, rotary, causal grouped-query attention, SwiGLU,
+// cross-entropy, the residual adds and the gradient clip. Each follows the CPU emulator's
+// operation (emulator/transformer_ops.hpp) in float32; BF16 tensors are void pointers.
+#pragma once
+
+#include <cuda_runtime.h>
+
+#include <cstddef>
+#include <cstdint>
+
+namespace fp8lab::gpu::transformer {
+
+// x[r] = table[tokens[*step * rows + r]] (float32 rows of d).
+void embed_forward(const float* table, const std::uint8_t* tokens, const int* step, int rows, int d, float* x,
+                   cudaStream_t stream);
+// table_grad[v] = sum of dx[r] over the rows r whose token is v, in row order: the host's
+// per-step lists (offsets: 257 per step into positions: rows per step).
+void embed_backward(const float* dx, const int* offsets, const int* positions, const int* step, int rows, int d,
+                    float* table_grad, cudaStream_t stream);
+
+// y = BF16(x / rms(x) * gain) row by row; inv_rms[r] = 1 / rms.
+void rmsnorm_forward(const float* x, const float* gain, int rows, int d, void* y, float* inv_rms, cudaStream_t stream);
+// dx += the RMSNorm's input gradient from dy (BF16); gain_grad = sum over rows of
+// dy x inv_rms (partials of 64 rows each in `partials`, rows / 64 rounded up times d floats,
+// then added in order).
+void rmsnorm_backward(const float* x, const float* gain, const float* inv_rms, const void* dy, int rows, int d,
+                      float* dx, float* partials, float* gain_grad, cudaStream_t stream);
+
+// Rotates channel pairs (i, i + head_size / 2) of `heads` heads of each row in place; x is
+// BF16 with `ld` elements a row; row r is at position r mod sequence; inverse: backward.
+void rotary(void* x, int ld, int rows, int heads, int head_size, int sequence, const float* cos, const float* sin,
+            bool inverse, cudaStream_t stream);
+
+// Causal attention, BF16 operands (rows of ld elements), float32 inside: out (rows x heads
+// * head_size, BF16), lse (rows x heads) kept for the backward. head_size 32, 64 or 128.
+struct AttentionShape {
+    int sequences, sequence, heads, kv_heads, head_size;
+    int q_ld, kv_ld;  // elements a row of q and of k, v (slices of one QKV buffer, or their own)
+};
+void attention_forward(const AttentionShape& s, const void* q, const void* k, const void* v, void* out, float* lse,
+                       cudaStream_t stream);
+// dq, dk, dv (BF16, with the same lds as q, k, v) from dout (rows x heads * head_size);
+// row_dot (rows x heads floats) is scratch.
+void attention_backward(const AttentionShape& s, const void* q, const void* k, const void* v, const void* dout,
+                        const float* lse, float* row_dot, void* dq, void* dk, void* dv, cudaStream_t stream);
+
+// act = BF16(silu(gate) up), gate and up the two halves of each row of gate_up (BF16).
+void swiglu_forward(const void* gate_up, int rows, int f, void* act, cudaStream_t stream);
+void swiglu_backward(const void* gate_up, const void* dact, int rows, int f, void* dgate_up, cudaStream_t stream);
+
+// x += BF16 y (float32 x).
+void add_bf16(float* x, const void* y, std::size_t n, cudaStream_t stream);
+void add_f32(float* x, const float* y, std::size_t n, cudaStream_t stream);
+
+// Cross-entropy over 256 logits a row (BF16): row_loss[r] (nats), dlogits = BF16((softmax -
+// onehot) / rows); targets[*step * rows + r].
+void cross_entropy(const void* logits, const std::uint8_t* targets, const int* step, int rows, float* row_loss,
+                   void* dlogits, cudaStream_t stream);
+// losses[*step] = the mean of row_loss, summed in row order; then ++*step.
+void finish_step(const float* row_loss, int rows, int* step, float* losses, cudaStream_t stream);
+
+// The gradient clip: the squares of n gradients summed into partials[slot ...] (one double
+// per block, `blocks_for_squares(n)` of them), the factor min(1, clip / sqrt(sum of all
+// `count` partials in order)), and g *= factor.
+int blocks_for_squares(std::size_t n);
+void sum_squares(const float* g, std::size_t n, double* partials, cudaStream_t stream);
+void clip_factor(const double* partials, int count, float clip, float* factor, cudaStream_t stream);
+void scale_by(float* g, std::size_t n, const float* factor, cudaStream_t stream);
+
+}  // namespace fp8lab::gpu::transformer

@@ -1,0 +1,99 @@
+// The transformer on both backends: the GPU starts from the emulator's weights and bytes,
+// its first loss matches the CPU's, its final loss agrees over seeds; fused and separate
+// QKV agree; and the speed of the presets, measured side by side (printed).
+#include <doctest/doctest.h>
+
+#include <cmath>
+#include <cstdio>
+#include <string>
+#include <vector>
+
+#include "emulator/cpu_training.hpp"
+#include "emulator/mlp_trainer.hpp"
+#include "gpu/trainer.hpp"
+#include "tests/gpu/gpu_ready.hpp"
+
+using namespace fp8lab;
+
+namespace {
+
+emu::Experiment transformer(emu::Precision p, int steps) {
+    emu::Experiment e = emu::default_transformer_experiment();
+    e.numerics.precision = p;
+    emu::set_recipe(e, emu::Fp8Recipe::Current);
+    e.steps = steps;
+    return e;
+}
+
+gpu::GpuTrainResult on_gpu(const emu::Experiment& e, int warmup = 10) {
+    gpu::GpuRun run{e};
+    run.warmup_steps = warmup;
+    run.record_trace = false;
+    return gpu::train_transformer_on_gpu(run);
+}
+
+}  // namespace
+
+TEST_CASE("the transformer: first loss and final loss over 4 seeds agree with the CPU emulator") {
+    if (!gpu_ready()) return;
+    for (const emu::Precision p : {emu::Precision::Bf16, emu::Precision::Fp8}) {
+        CAPTURE(emu::precision_name(p));
+        double cpu_mean = 0, gpu_mean = 0, largest_gap = 0;
+        for (int k = 0; k < 4; ++k) {
+            const emu::Experiment e = emu::with_seed(transformer(p, 100), k);
+            const std::vector<float> cpu = emu::train_on_cpu(e).loss;
+            const std::vector<float> gpu = on_gpu(e).loss;
+            REQUIRE(gpu.size() == cpu.size());
+            CHECK(gpu[0] == doctest::Approx(cpu[0]).epsilon(1e-4));
+            for (std::size_t s = 0; s < cpu.size(); ++s)
+                largest_gap = std::max(largest_gap, std::fabs(double(gpu[s]) - cpu[s]) / cpu[s]);
+            cpu_mean += emu::final_loss(cpu) / 4;
+            gpu_mean += emu::final_loss(gpu) / 4;
+        }
+        std::printf(
+            "transformer %s, 100 steps, 4 seeds: final loss CPU %.5f GPU %.5f (GPU/CPU %+.3f%%), largest "
+            "per-step gap %.3f%%\n",
+            std::string(emu::precision_name(p)).c_str(), cpu_mean, gpu_mean, 100 * (gpu_mean / cpu_mean - 1),
+            100 * largest_gap);
+        CHECK(gpu_mean == doctest::Approx(cpu_mean).epsilon(0.02));
+    }
+}
+
+TEST_CASE("the transformer on the GPU: fused and separate QKV start alike and train alike") {
+    if (!gpu_ready()) return;
+    emu::Experiment fused = transformer(emu::Precision::Fp8, 60), separate = fused;
+    separate.model.transformer.fused_qkv = false;
+    const gpu::GpuTrainResult a = on_gpu(fused), b = on_gpu(separate);
+    CHECK(a.loss[0] == doctest::Approx(b.loss[0]).epsilon(1e-4));
+    CHECK(a.final_loss() == doctest::Approx(b.final_loss()).epsilon(0.02));
+}
+
+TEST_CASE("the transformer's presets on the GPU, BF16 against FP8 current scaling, fused QKV on and off") {
+    if (!gpu_ready()) return;
+    struct Preset {
+        const char* name;
+        int width, layers, heads, kv_heads, ffn, sequence, sequences;
+    };
+    const Preset presets[] = {{"cpu-default", 128, 2, 4, 2, 384, 128, 8},
+                              {"gpt2-small", 768, 12, 12, 12, 3072, 1024, 8},
+                              {"wide", 4096, 2, 32, 8, 11008 / 16 * 16, 2048, 4}};
+    std::printf("preset\tvariant\tms/step\ttokens/s\tmodel TFLOP/s\tpeak MiB\tfinal loss\n");
+    for (const Preset& pr : presets) {
+        double bf16_ms = 0;
+        for (const bool fused : {true, false})
+            for (const emu::Precision p : {emu::Precision::Bf16, emu::Precision::Fp8}) {
+                emu::Experiment e = transformer(p, 30);
+                emu::TransformerSpec& t = e.model.transformer;
+                t.width = pr.width, t.layers = pr.layers, t.heads = pr.heads, t.kv_heads = pr.kv_heads;
+                t.ffn = pr.ffn, t.sequence = pr.sequence, t.fused_qkv = fused;
+                e.tokens = pr.sequence * pr.sequences;
+                const gpu::GpuTrainResult r = on_gpu(e, 5);
+                if (fused && p == emu::Precision::Bf16) bf16_ms = r.median_step_ms;
+                std::printf("%s\t%s %s QKV\t%.3f\t%.0f\t%.1f\t%.0f\t%.4f\t%.3fx BF16 fused\n", pr.name,
+                            std::string(emu::precision_name(p)).c_str(), fused ? "fused" : "separate", r.median_step_ms,
+                            r.tokens_per_second, r.model_tflops, double(r.peak_memory_bytes) / (1 << 20),
+                            r.final_loss(), bf16_ms / r.median_step_ms);
+                CHECK(std::isfinite(r.final_loss()));
+            }
+    }
+}
