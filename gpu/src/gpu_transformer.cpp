@@ -4,6 +4,7 @@
 // the step (it reads the step's tokens through a counter on the device).
 #include <algorithm>
 #include <array>
+#include <cmath>
 #include <memory>
 #include <string>
 #include <vector>
@@ -131,16 +132,104 @@ class Linear {
 
 using Bf16 = DeviceBuffer<__nv_bfloat16>;
 
+// Causal grouped-query attention on the tensor cores: per query head, batched over the
+// sequences, S = Q K^T (float32), P = BF16(softmax(S / sqrt(head))) with the causal mask,
+// O = P V; the backward dP = dO V^T, dS = P (dP - rowsum(P dP)) / sqrt(head), dQ = dS K,
+// and dK, dV summed over the key/value head's query heads in float32 (dK = dS^T Q, dV =
+// P^T dO). q, k and v are column blocks of one BF16 buffer of qkv_w columns.
+class Attention {
+  public:
+    Attention(cublasLtHandle_t lt, int sequences, int n, int heads, int kv_heads, int hs, int qkv_w, void* workspace)
+        : sequences_(sequences),
+          n_(n),
+          heads_(heads),
+          kv_heads_(kv_heads),
+          hs_(hs),
+          qkv_w_(qkv_w),
+          workspace_(workspace),
+          scores_(std::size_t(sequences) * n * n),
+          grad_(std::size_t(sequences) * n * n),
+          dk_(std::size_t(sequences) * n * hs),
+          dv_(std::size_t(sequences) * n * hs) {
+        const MatmulOperand as{CUDA_R_16BF, Stored::AsIs}, tr{CUDA_R_16BF, Stored::Transposed};
+        const long long nn = (long long)n * n, nq = (long long)n * qkv_w, no = (long long)n * heads * hs;
+        const long long nh = (long long)n * hs;
+        const int ow = heads * hs;
+        const auto make = [&](int m, int nn_, int k, MatmulOperand a, MatmulOperand b, cudaDataType_t out,
+                              MatmulBatch batch) {
+            batch.count = sequences;
+            return std::make_unique<LtMatmul>(lt, m, nn_, k, a, b, out, false, nullptr, Epilogue{}, batch);
+        };
+        scores_gemm_ = make(n, n, hs, as, tr, CUDA_R_32F, {1, nq, nq, nn, qkv_w, qkv_w, n, false});
+        pv_gemm_ = make(n, hs, n, as, as, CUDA_R_16BF, {1, nn, nq, no, n, qkv_w, ow, false});
+        dp_gemm_ = make(n, n, hs, as, tr, CUDA_R_32F, {1, no, nq, nn, ow, qkv_w, n, false});
+        dq_gemm_ = make(n, hs, n, as, as, CUDA_R_16BF, {1, nn, nq, nq, n, qkv_w, qkv_w, false});
+        for (const bool add : {false, true}) {
+            dk_gemm_[add] = make(n, hs, n, tr, as, CUDA_R_32F, {1, nn, nq, nh, n, qkv_w, hs, add});
+            dv_gemm_[add] = make(n, hs, n, tr, as, CUDA_R_32F, {1, nn, no, nh, n, ow, hs, add});
+        }
+    }
+    std::size_t probs_elements() const { return std::size_t(heads_) * sequences_ * n_ * n_; }
+
+    // out (rows x heads * hs); probs (heads x sequences x n x n, BF16) kept for the backward.
+    void forward(const __nv_bfloat16* qkv, __nv_bfloat16* probs, __nv_bfloat16* out, cudaStream_t s) {
+        const float scale = 1.0f / std::sqrt(float(hs_));
+        for (int h = 0; h < heads_; ++h) {
+            const __nv_bfloat16 *q = qkv + std::size_t(h) * hs_, *k = key(qkv, h), *v = value(qkv, h);
+            __nv_bfloat16* p = probs + std::size_t(h) * sequences_ * n_ * n_;
+            scores_gemm_->run(q, k, scores_.ptr, workspace_, s);
+            transformer::causal_softmax(scores_.ptr, sequences_ * n_, n_, scale, p, s);
+            pv_gemm_->run(p, v, out + std::size_t(h) * hs_, workspace_, s);
+        }
+    }
+    // dqkv's q, k and v blocks from dout (rows x heads * hs).
+    void backward(const __nv_bfloat16* qkv, const __nv_bfloat16* probs, const __nv_bfloat16* dout, __nv_bfloat16* dqkv,
+                  cudaStream_t s) {
+        const float scale = 1.0f / std::sqrt(float(hs_));
+        const int group = heads_ / kv_heads_;
+        for (int g = 0; g < kv_heads_; ++g) {
+            for (int h = g * group; h < (g + 1) * group; ++h) {
+                const __nv_bfloat16 *q = qkv + std::size_t(h) * hs_, *k = key(qkv, h), *v = value(qkv, h);
+                const __nv_bfloat16* p = probs + std::size_t(h) * sequences_ * n_ * n_;
+                const __nv_bfloat16* d_o = dout + std::size_t(h) * hs_;
+                dp_gemm_->run(d_o, v, scores_.ptr, workspace_, s);
+                transformer::causal_softmax_backward(p, scores_.ptr, sequences_ * n_, n_, scale, grad_.ptr, s);
+                dq_gemm_->run(grad_.ptr, k, dqkv + std::size_t(h) * hs_, workspace_, s);
+                const bool add = h > g * group;
+                dk_gemm_[add]->run(grad_.ptr, q, dk_.ptr, workspace_, s);
+                dv_gemm_[add]->run(p, d_o, dv_.ptr, workspace_, s);
+            }
+            const int rows = sequences_ * n_, kw = kv_heads_ * hs_;
+            transformer::store_columns(dk_.ptr, rows, hs_, dqkv + heads_ * hs_ + std::size_t(g) * hs_, qkv_w_, s);
+            transformer::store_columns(dv_.ptr, rows, hs_, dqkv + heads_ * hs_ + kw + std::size_t(g) * hs_, qkv_w_, s);
+        }
+    }
+
+  private:
+    const __nv_bfloat16* key(const __nv_bfloat16* qkv, int h) const {
+        return qkv + std::size_t(heads_) * hs_ + std::size_t(h / (heads_ / kv_heads_)) * hs_;
+    }
+    const __nv_bfloat16* value(const __nv_bfloat16* qkv, int h) const {
+        return key(qkv, h) + std::size_t(kv_heads_) * hs_;
+    }
+    int sequences_, n_, heads_, kv_heads_, hs_, qkv_w_;
+    void* workspace_;
+    DeviceBuffer<float> scores_;  // S, then dP: one head at a time
+    Bf16 grad_;                   // dS
+    DeviceBuffer<float> dk_, dv_;
+    std::unique_ptr<LtMatmul> scores_gemm_, pv_gemm_, dp_gemm_, dq_gemm_, dk_gemm_[2], dv_gemm_[2];
+};
+
 // What a block keeps from its forward pass for its backward.
 struct BlockBuffers {
-    DeviceBuffer<float> x_in, x_mid, inv1, inv2, lse;
-    Bf16 n1, qkv, attn, n2, gate_up, act;
-    BlockBuffers(int rows, int d, int qkv_w, int qw, int ffn, int heads)
+    DeviceBuffer<float> x_in, x_mid, inv1, inv2;
+    Bf16 probs, n1, qkv, attn, n2, gate_up, act;
+    BlockBuffers(int rows, int d, int qkv_w, int qw, int ffn, std::size_t probs_elements)
         : x_in(std::size_t(rows) * d),
           x_mid(std::size_t(rows) * d),
           inv1(std::size_t(rows)),
           inv2(std::size_t(rows)),
-          lse(std::size_t(rows) * heads),
+          probs(probs_elements),
           n1(std::size_t(rows) * d),
           qkv(std::size_t(rows) * qkv_w),
           attn(std::size_t(rows) * qw),
@@ -183,8 +272,11 @@ class TransformerStep {
         const auto linear = [&](int in, int out, bool quantised) {
             return std::make_unique<Linear>(lt_.h, rows_, in, out, quantised, workspace_.ptr);
         };
+        attention_ = std::make_unique<Attention>(lt_.h, rows_ / t_.sequence, t_.sequence, t_.heads, t_.kv_heads, hs_,
+                                                 qkv_w_, workspace_.ptr);
         for (int b = 0; b < t_.layers; ++b) {
-            blocks_.push_back(std::make_unique<BlockBuffers>(rows_, d_, qkv_w_, qw_, t_.ffn, t_.heads));
+            blocks_.push_back(
+                std::make_unique<BlockBuffers>(rows_, d_, qkv_w_, qw_, t_.ffn, attention_->probs_elements()));
             BlockLinears l;
             if (t_.fused_qkv) {
                 l.qkv = linear(d_, qkv_w_, fp8);
@@ -214,7 +306,6 @@ class TransformerStep {
         dqkv_ = std::make_unique<Bf16>(std::size_t(rows_) * qkv_w_);
         dact_ = std::make_unique<Bf16>(std::size_t(rows_) * t_.ffn);
         dgate_up_ = std::make_unique<Bf16>(std::size_t(rows_) * 2 * t_.ffn);
-        row_dot_ = std::make_unique<DeviceBuffer<float>>(std::size_t(rows_) * t_.heads);
         gain_partials_ = std::make_unique<DeviceBuffer<float>>(std::size_t((rows_ + 63) / 64) * d_);
         out_grad_ = std::make_unique<DeviceBuffer<float>>(std::size_t(256) * d_);
         int squares = 0;
@@ -274,10 +365,6 @@ class TransformerStep {
         upload(positions_.ptr, positions, positions.size());
     }
 
-    // q, k and v side by side in one buffer (fused or not): rows of qkv_w elements.
-    tk::AttentionShape shape() const {
-        return {rows_ / t_.sequence, t_.sequence, t_.heads, t_.kv_heads, hs_, qkv_w_, qkv_w_};
-    }
     void forward(cudaStream_t s) {
         const std::size_t td = std::size_t(rows_) * d_;
         tk::embed_forward(p(0).w.ptr, tokens_.ptr, step_.ptr, rows_, d_, x_->ptr, s);
@@ -297,11 +384,10 @@ class TransformerStep {
                                                         widths[j] * 2, rows_, cudaMemcpyDeviceToDevice, s));
                 }
             }
-            const tk::AttentionShape sh = shape();
             __nv_bfloat16* q = a.qkv.ptr;
             tk::rotary(q, qkv_w_, rows_, t_.heads, hs_, t_.sequence, cos_->ptr, sin_->ptr, false, s);
             tk::rotary(q + qw_, qkv_w_, rows_, t_.kv_heads, hs_, t_.sequence, cos_->ptr, sin_->ptr, false, s);
-            tk::attention_forward(sh, q, q + qw_, q + qw_ + kw_, a.attn.ptr, a.lse.ptr, s);
+            attention_->forward(q, a.probs.ptr, a.attn.ptr, s);
             const int proj = block_param(b, t_.fused_qkv ? 2 : 4);
             l.proj->forward(a.attn.ptr, p(proj), y_->ptr, s);
             FP8LAB_CUDA_CHECK(
@@ -338,9 +424,7 @@ class TransformerStep {
                                  gain_partials_->ptr, p(proj + 1).g.ptr, s);
             l.proj->backward(a.attn.ptr, p(proj), dx_->ptr, true, p(proj).g.ptr, dattn_->ptr, s);
             // q|k|v as the forward left them (after rotary), in one buffer either way.
-            __nv_bfloat16* q = a.qkv.ptr;
-            tk::attention_backward(shape(), q, q + qw_, q + qw_ + kw_, dattn_->ptr, a.lse.ptr, row_dot_->ptr,
-                                   dqkv_->ptr, dqkv_->ptr + qw_, dqkv_->ptr + qw_ + kw_, s);
+            attention_->backward(a.qkv.ptr, a.probs.ptr, dattn_->ptr, dqkv_->ptr, s);
             tk::rotary(dqkv_->ptr, qkv_w_, rows_, t_.heads, hs_, t_.sequence, cos_->ptr, sin_->ptr, true, s);
             tk::rotary(dqkv_->ptr + qw_, qkv_w_, rows_, t_.kv_heads, hs_, t_.sequence, cos_->ptr, sin_->ptr, true, s);
             if (t_.fused_qkv) {
@@ -409,7 +493,8 @@ class TransformerStep {
     std::vector<std::unique_ptr<BlockBuffers>> blocks_;
     std::vector<BlockLinears> linears_;
     std::unique_ptr<Linear> output_;
-    std::unique_ptr<DeviceBuffer<float>> x_, dx_, invf_, row_loss_, row_dot_, gain_partials_, out_grad_, clip_;
+    std::unique_ptr<Attention> attention_;
+    std::unique_ptr<DeviceBuffer<float>> x_, dx_, invf_, row_loss_, gain_partials_, out_grad_, clip_;
     std::unique_ptr<Bf16> nf_, y_, logits_, dlogits_, dn_, dn2_, dattn_, dqkv_, dact_, dgate_up_;
     std::unique_ptr<DeviceBuffer<double>> square_partials_;
 };

@@ -30,8 +30,11 @@ void set_scale_mode(cublasLtMatmulDesc_t desc, cublasLtMatmulDescAttributes_t at
 // A row-major r x c array is cuBLASLt's column-major c x r matrix. So C (m x n row-major)
 // is computed as C^T = B^T A^T: cuBLASLt's first operand is our B, its second our A.
 LtMatmul::LtMatmul(cublasLtHandle_t handle, int m, int n, int k, MatmulOperand a, MatmulOperand b,
-                   cudaDataType_t out_type, bool fast_accumulation, const float* device_alpha, Epilogue epilogue)
-    : handle_(handle), device_alpha_(device_alpha) {
+                   cudaDataType_t out_type, bool fast_accumulation, const float* device_alpha, Epilogue epilogue,
+                   MatmulBatch batch)
+    : handle_(handle), device_alpha_(device_alpha), accumulate_(batch.accumulate) {
+    if (batch.accumulate && device_alpha)
+        throw std::invalid_argument("an accumulating GEMM takes its alpha from the host");
     if ((is_fp8(a.type) || is_fp8(b.type)) && (a.stored != Stored::AsIs || b.stored != Stored::Transposed))
         throw std::invalid_argument("FP8 GEMMs need A as is and B transposed (both contiguous along k)");
     const auto blocks = [](ScaleMode m) { return m == ScaleMode::Blocks1x128 || m == ScaleMode::Tiles128x128; };
@@ -78,15 +81,30 @@ LtMatmul::LtMatmul(cublasLtHandle_t handle, int m, int n, int k, MatmulOperand a
             FP8LAB_CUDA_CHECK(cublasLtMatmulDescSetAttribute(desc_, CUBLASLT_MATMUL_DESC_BIAS_DATA_TYPE, &bias_type,
                                                              sizeof bias_type));
         }
+        // A stored row-major r x c with leading dimension ld is column-major c x r with ld.
+        const auto ld = [](int given, int width) { return std::uint64_t(given > 0 ? given : width); };
         if (b.stored == Stored::Transposed)
-            FP8LAB_CUDA_CHECK(cublasLtMatrixLayoutCreate(&lt_first_, b.type, k, n, k));
+            FP8LAB_CUDA_CHECK(cublasLtMatrixLayoutCreate(&lt_first_, b.type, k, n, ld(batch.ldb, k)));
         else
-            FP8LAB_CUDA_CHECK(cublasLtMatrixLayoutCreate(&lt_first_, b.type, n, k, n));
+            FP8LAB_CUDA_CHECK(cublasLtMatrixLayoutCreate(&lt_first_, b.type, n, k, ld(batch.ldb, n)));
         if (a.stored == Stored::AsIs)
-            FP8LAB_CUDA_CHECK(cublasLtMatrixLayoutCreate(&lt_second_, a.type, k, m, k));
+            FP8LAB_CUDA_CHECK(cublasLtMatrixLayoutCreate(&lt_second_, a.type, k, m, ld(batch.lda, k)));
         else
-            FP8LAB_CUDA_CHECK(cublasLtMatrixLayoutCreate(&lt_second_, a.type, m, k, m));
-        FP8LAB_CUDA_CHECK(cublasLtMatrixLayoutCreate(&lt_out_, out_type, n, m, n));
+            FP8LAB_CUDA_CHECK(cublasLtMatrixLayoutCreate(&lt_second_, a.type, m, k, ld(batch.lda, m)));
+        FP8LAB_CUDA_CHECK(cublasLtMatrixLayoutCreate(&lt_out_, out_type, n, m, ld(batch.ldc, n)));
+        if (batch.count > 1) {
+            const auto set_batch = [&](cublasLtMatrixLayout_t layout, long long stride) {
+                const std::int32_t count = batch.count;
+                const std::int64_t offset = stride;
+                FP8LAB_CUDA_CHECK(
+                    cublasLtMatrixLayoutSetAttribute(layout, CUBLASLT_MATRIX_LAYOUT_BATCH_COUNT, &count, sizeof count));
+                FP8LAB_CUDA_CHECK(cublasLtMatrixLayoutSetAttribute(layout, CUBLASLT_MATRIX_LAYOUT_STRIDED_BATCH_OFFSET,
+                                                                   &offset, sizeof offset));
+            };
+            set_batch(lt_first_, batch.stride_b);  // cuBLASLt's first operand is our B
+            set_batch(lt_second_, batch.stride_a);
+            set_batch(lt_out_, batch.stride_c);
+        }
         cublasLtMatmulPreference_t pref;
         FP8LAB_CUDA_CHECK(cublasLtMatmulPreferenceCreate(&pref));
         const std::size_t workspace = kMatmulWorkspaceBytes;
@@ -119,7 +137,7 @@ void LtMatmul::release() {
 }
 
 void LtMatmul::run(const void* a, const void* b, void* c, void* workspace, cudaStream_t stream) {
-    const float host_alpha = 1.0f, host_beta = 0.0f;
+    const float host_alpha = 1.0f, host_beta = accumulate_ ? 1.0f : 0.0f;
     const float* alpha = device_alpha_ ? device_alpha_ : &host_alpha;
     const float* beta = device_alpha_ ? device_beta_ : &host_beta;
     cublasStatus_t status = CUBLAS_STATUS_NOT_SUPPORTED;

@@ -33,6 +33,16 @@ struct MatmulOperand {
     ScaleMode scale_mode = ScaleMode::PerTensor;
 };
 
+// Strided batches and leading dimensions (elements; 0: the operand's own width, as stored):
+// `count` products, operand i of product b at its pointer + b * stride_i. accumulate: C +=
+// instead of C =.
+struct MatmulBatch {
+    int count = 1;
+    long long stride_a = 0, stride_b = 0, stride_c = 0;
+    int lda = 0, ldb = 0, ldc = 0;
+    bool accumulate = false;
+};
+
 inline constexpr std::size_t kMatmulWorkspaceBytes = 32u << 20;
 
 class LtMatmul {
@@ -43,7 +53,8 @@ class LtMatmul {
     // `device_alpha`: a float on the device that multiplies the product (read when the
     // GEMM runs, so a captured graph sees each step's value); null: 1.
     LtMatmul(cublasLtHandle_t handle, int m, int n, int k, MatmulOperand a, MatmulOperand b, cudaDataType_t out_type,
-             bool fast_accumulation, const float* device_alpha = nullptr, Epilogue epilogue = {});
+             bool fast_accumulation, const float* device_alpha = nullptr, Epilogue epilogue = {},
+             MatmulBatch batch = {});
     ~LtMatmul();
     LtMatmul(const LtMatmul&) = delete;
     LtMatmul& operator=(const LtMatmul&) = delete;
@@ -61,7 +72,8 @@ class LtMatmul {
     cublasLtMatmulHeuristicResult_t candidates_[kCandidates]{};
     int candidate_count_ = 0, chosen_ = 0;
     const float* device_alpha_ = nullptr;
-    float* device_beta_ = nullptr;  // a device zero: cuBLASLt's device pointer mode takes both
+    float* device_beta_ = nullptr;
+    bool accumulate_ = false;  // a device zero: cuBLASLt's device pointer mode takes both
 };
 
 // A cuBLASLt handle released on scope exit.

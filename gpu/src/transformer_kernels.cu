@@ -25,7 +25,6 @@ __device__ inline float warp_max(float v) {
     return v;
 }
 __device__ inline int global_warp() { return int((blockIdx.x * std::size_t(blockDim.x) + threadIdx.x) / 32); }
-__device__ inline float round_bf16(float x) { return __bfloat162float(__float2bfloat16(x)); }
 
 __global__ void embed_forward_kernel(const float* table, const std::uint8_t* tokens, const int* step, int rows, int d,
                                      float* x) {
@@ -108,120 +107,41 @@ __global__ void rotary_kernel(bf16* x, int ld, int rows, int heads, int head_siz
     }
 }
 
-// Attention: a warp per (sequence, head, query row); lane l holds channels l, l + 32, ...
-// of the head (E of them). Scores one key at a time (a warp sum), the softmax in two passes
-// (the maximum and the sum, then the normalised probabilities, rounded to BF16 for the
-// product with V as the CPU rounds them).
-template <int E>
-__device__ inline void load_row(const bf16* p, float (&out)[E]) {
-    const int lane = threadIdx.x & 31;
-#pragma unroll
-    for (int e = 0; e < E; ++e) out[e] = __bfloat162float(p[lane + 32 * e]);
-}
-template <int E>
-__device__ inline float dot_row(const float (&a)[E], const bf16* p) {
-    const int lane = threadIdx.x & 31;
-    float s = 0.0f;
-#pragma unroll
-    for (int e = 0; e < E; ++e) s += a[e] * __bfloat162float(p[lane + 32 * e]);
-    return warp_sum(s);
-}
-
-template <int E>
-__global__ void attention_forward_kernel(AttentionShape s, const bf16* q, const bf16* k, const bf16* v, bf16* out,
-                                         float* lse) {
-    const int w = global_warp();
-    if (w >= s.sequences * s.heads * s.sequence) return;
-    const int i = w % s.sequence, h = w / s.sequence % s.heads, seq = w / s.sequence / s.heads;
-    const int kvh = h / (s.heads / s.kv_heads), hs = s.head_size, row0 = seq * s.sequence;
-    const float scale = 1.0f / sqrtf(float(hs));
-    float qi[E];
-    load_row<E>(q + std::size_t(row0 + i) * s.q_ld + std::size_t(h) * hs, qi);
-    const bf16* kh = k + std::size_t(row0) * s.kv_ld + std::size_t(kvh) * hs;
-    const bf16* vh = v + std::size_t(row0) * s.kv_ld + std::size_t(kvh) * hs;
+__global__ void causal_softmax_kernel(const float* s, int count, int n, float scale, bf16* p) {
+    const int r = global_warp(), lane = threadIdx.x & 31;
+    if (r >= count) return;
+    const int i = r % n;
+    const float* row = s + std::size_t(r) * n;
     float top = -FLT_MAX;
-    for (int j = 0; j <= i; ++j) top = fmaxf(top, dot_row<E>(qi, kh + std::size_t(j) * s.kv_ld) * scale);
+    for (int j = lane; j <= i; j += 32) top = fmaxf(top, row[j] * scale);
+    top = warp_max(top);
     float sum = 0.0f;
-    for (int j = 0; j <= i; ++j) sum += expf(dot_row<E>(qi, kh + std::size_t(j) * s.kv_ld) * scale - top);
-    float acc[E] = {};
-    const int lane = threadIdx.x & 31;
-    for (int j = 0; j <= i; ++j) {
-        const float p = round_bf16(expf(dot_row<E>(qi, kh + std::size_t(j) * s.kv_ld) * scale - top) / sum);
-#pragma unroll
-        for (int e = 0; e < E; ++e) acc[e] += p * __bfloat162float(vh[std::size_t(j) * s.kv_ld + lane + 32 * e]);
-    }
-    bf16* o = out + std::size_t(row0 + i) * (s.heads * hs) + std::size_t(h) * hs;
-#pragma unroll
-    for (int e = 0; e < E; ++e) o[lane + 32 * e] = __float2bfloat16(acc[e]);
-    if (lane == 0) lse[std::size_t(row0 + i) * s.heads + h] = top + logf(sum);
+    for (int j = lane; j <= i; j += 32) sum += expf(row[j] * scale - top);
+    sum = warp_sum(sum);
+    bf16* out = p + std::size_t(r) * n;
+    for (int j = lane; j < n; j += 32) out[j] = __float2bfloat16(j <= i ? expf(row[j] * scale - top) / sum : 0.0f);
 }
 
-// dq of one query row, and row_dot = sum_j p dp (the softmax's backward term).
-template <int E>
-__global__ void attention_dq_kernel(AttentionShape s, const bf16* q, const bf16* k, const bf16* v, const bf16* dout,
-                                    const float* lse, float* row_dot, bf16* dq) {
-    const int w = global_warp();
-    if (w >= s.sequences * s.heads * s.sequence) return;
-    const int i = w % s.sequence, h = w / s.sequence % s.heads, seq = w / s.sequence / s.heads;
-    const int kvh = h / (s.heads / s.kv_heads), hs = s.head_size, row0 = seq * s.sequence, lane = threadIdx.x & 31;
-    const float scale = 1.0f / sqrtf(float(hs));
-    float qi[E], doi[E];
-    load_row<E>(q + std::size_t(row0 + i) * s.q_ld + std::size_t(h) * hs, qi);
-    load_row<E>(dout + std::size_t(row0 + i) * (s.heads * hs) + std::size_t(h) * hs, doi);
-    const bf16* kh = k + std::size_t(row0) * s.kv_ld + std::size_t(kvh) * hs;
-    const bf16* vh = v + std::size_t(row0) * s.kv_ld + std::size_t(kvh) * hs;
-    const float l = lse[std::size_t(row0 + i) * s.heads + h];
+__global__ void causal_softmax_backward_kernel(const bf16* p, const float* dp, int count, int n, float scale,
+                                               bf16* ds) {
+    const int r = global_warp(), lane = threadIdx.x & 31;
+    if (r >= count) return;
+    const int i = r % n;
+    const bf16* pr = p + std::size_t(r) * n;
+    const float* dpr = dp + std::size_t(r) * n;
     float d = 0.0f;
-    for (int j = 0; j <= i; ++j) {
-        const float p = expf(dot_row<E>(qi, kh + std::size_t(j) * s.kv_ld) * scale - l);
-        d += p * dot_row<E>(doi, vh + std::size_t(j) * s.kv_ld);
-    }
-    float acc[E] = {};
-    for (int j = 0; j <= i; ++j) {
-        const float p = expf(dot_row<E>(qi, kh + std::size_t(j) * s.kv_ld) * scale - l);
-        const float ds = round_bf16(p * (dot_row<E>(doi, vh + std::size_t(j) * s.kv_ld) - d) * scale);
-#pragma unroll
-        for (int e = 0; e < E; ++e) acc[e] += ds * __bfloat162float(kh[std::size_t(j) * s.kv_ld + lane + 32 * e]);
-    }
-    bf16* out = dq + std::size_t(row0 + i) * s.q_ld + std::size_t(h) * hs;
-#pragma unroll
-    for (int e = 0; e < E; ++e) out[lane + 32 * e] = __float2bfloat16(acc[e]);
-    if (lane == 0) row_dot[std::size_t(row0 + i) * s.heads + h] = d;
+    for (int j = lane; j <= i; j += 32) d += __bfloat162float(pr[j]) * dpr[j];
+    d = warp_sum(d);
+    bf16* out = ds + std::size_t(r) * n;
+    for (int j = lane; j < n; j += 32)
+        out[j] = __float2bfloat16(j <= i ? __bfloat162float(pr[j]) * (dpr[j] - d) * scale : 0.0f);
 }
 
-// dk and dv of one key row j: its query heads in order, each over the query rows i >= j.
-template <int E>
-__global__ void attention_dkv_kernel(AttentionShape s, const bf16* q, const bf16* k, const bf16* v, const bf16* dout,
-                                     const float* lse, const float* row_dot, bf16* dk, bf16* dv) {
-    const int w = global_warp();
-    if (w >= s.sequences * s.kv_heads * s.sequence) return;
-    const int j = w % s.sequence, kvh = w / s.sequence % s.kv_heads, seq = w / s.sequence / s.kv_heads;
-    const int group = s.heads / s.kv_heads, hs = s.head_size, row0 = seq * s.sequence, lane = threadIdx.x & 31;
-    const float scale = 1.0f / sqrtf(float(hs));
-    float kj[E], vj[E], dk_acc[E] = {}, dv_acc[E] = {};
-    load_row<E>(k + std::size_t(row0 + j) * s.kv_ld + std::size_t(kvh) * hs, kj);
-    load_row<E>(v + std::size_t(row0 + j) * s.kv_ld + std::size_t(kvh) * hs, vj);
-    for (int h = kvh * group; h < (kvh + 1) * group; ++h)
-        for (int i = j; i < s.sequence; ++i) {
-            const bf16* qi = q + std::size_t(row0 + i) * s.q_ld + std::size_t(h) * hs;
-            const bf16* doi = dout + std::size_t(row0 + i) * (s.heads * hs) + std::size_t(h) * hs;
-            const std::size_t at = std::size_t(row0 + i) * s.heads + h;
-            const float p = expf(dot_row<E>(kj, qi) * scale - lse[at]);
-            const float ds = round_bf16(p * (dot_row<E>(vj, doi) - row_dot[at]) * scale);
-            const float pb = round_bf16(p);
-#pragma unroll
-            for (int e = 0; e < E; ++e) {
-                dv_acc[e] += pb * __bfloat162float(doi[lane + 32 * e]);
-                dk_acc[e] += ds * __bfloat162float(qi[lane + 32 * e]);
-            }
-        }
-    bf16* ko = dk + std::size_t(row0 + j) * s.kv_ld + std::size_t(kvh) * hs;
-    bf16* vo = dv + std::size_t(row0 + j) * s.kv_ld + std::size_t(kvh) * hs;
-#pragma unroll
-    for (int e = 0; e < E; ++e) {
-        ko[lane + 32 * e] = __float2bfloat16(dk_acc[e]);
-        vo[lane + 32 * e] = __float2bfloat16(dv_acc[e]);
-    }
+__global__ void store_columns_kernel(const float* src, int rows, int width, bf16* dst, int ld) {
+    const std::size_t n = std::size_t(rows) * width;
+    for (std::size_t i = blockIdx.x * std::size_t(blockDim.x) + threadIdx.x; i < n;
+         i += std::size_t(gridDim.x) * blockDim.x)
+        dst[i / width * ld + i % width] = __float2bfloat16(src[i]);
 }
 
 __device__ inline float sigmoid(float x) { return 1.0f / (1.0f + expf(-x)); }
@@ -325,38 +245,6 @@ __global__ void scale_by_kernel(float* g, std::size_t n, const float* factor) {
         g[i] *= f;
 }
 
-template <template <int> class Kernel, class... Args>
-void launch_by_head(int head_size, std::size_t warps, cudaStream_t stream, Args... args) {
-    const int grid = warps_grid(warps);
-    if (head_size == 32)
-        Kernel<1>::launch(grid, stream, args...);
-    else if (head_size == 64)
-        Kernel<2>::launch(grid, stream, args...);
-    else
-        Kernel<4>::launch(grid, stream, args...);
-}
-template <int E>
-struct Forward {
-    template <class... A>
-    static void launch(int grid, cudaStream_t stream, A... a) {
-        attention_forward_kernel<E><<<grid, kThreads, 0, stream>>>(a...);
-    }
-};
-template <int E>
-struct Dq {
-    template <class... A>
-    static void launch(int grid, cudaStream_t stream, A... a) {
-        attention_dq_kernel<E><<<grid, kThreads, 0, stream>>>(a...);
-    }
-};
-template <int E>
-struct Dkv {
-    template <class... A>
-    static void launch(int grid, cudaStream_t stream, A... a) {
-        attention_dkv_kernel<E><<<grid, kThreads, 0, stream>>>(a...);
-    }
-};
-
 const bf16* b(const void* p) { return static_cast<const bf16*>(p); }
 bf16* b(void* p) { return static_cast<bf16*>(p); }
 
@@ -388,17 +276,16 @@ void rotary(void* x, int ld, int rows, int heads, int head_size, int sequence, c
     rotary_kernel<<<grid_for(std::size_t(rows) * heads * head_size / 2), kThreads, 0, stream>>>(
         b(x), ld, rows, heads, head_size, sequence, cos, sin, inverse);
 }
-void attention_forward(const AttentionShape& s, const void* q, const void* k, const void* v, void* out, float* lse,
-                       cudaStream_t stream) {
-    launch_by_head<Forward>(s.head_size, std::size_t(s.sequences) * s.heads * s.sequence, stream, s, b(q), b(k), b(v),
-                            b(out), lse);
+void causal_softmax(const float* s, int count, int n, float scale, void* p, cudaStream_t stream) {
+    causal_softmax_kernel<<<warps_grid(std::size_t(count)), kThreads, 0, stream>>>(s, count, n, scale, b(p));
 }
-void attention_backward(const AttentionShape& s, const void* q, const void* k, const void* v, const void* dout,
-                        const float* lse, float* row_dot, void* dq, void* dk, void* dv, cudaStream_t stream) {
-    launch_by_head<Dq>(s.head_size, std::size_t(s.sequences) * s.heads * s.sequence, stream, s, b(q), b(k), b(v),
-                       b(dout), lse, row_dot, b(dq));
-    launch_by_head<Dkv>(s.head_size, std::size_t(s.sequences) * s.kv_heads * s.sequence, stream, s, b(q), b(k), b(v),
-                        b(dout), static_cast<const float*>(lse), static_cast<const float*>(row_dot), b(dk), b(dv));
+void causal_softmax_backward(const void* p, const float* dp, int count, int n, float scale, void* ds,
+                             cudaStream_t stream) {
+    causal_softmax_backward_kernel<<<warps_grid(std::size_t(count)), kThreads, 0, stream>>>(b(p), dp, count, n, scale,
+                                                                                            b(ds));
+}
+void store_columns(const float* src, int rows, int width, void* dst, int ld, cudaStream_t stream) {
+    store_columns_kernel<<<grid_for(std::size_t(rows) * width), kThreads, 0, stream>>>(src, rows, width, b(dst), ld);
 }
 void swiglu_forward(const void* gate_up, int rows, int f, void* act, cudaStream_t stream) {
     swiglu_forward_kernel<<<grid_for(std::size_t(rows) * f), kThreads, 0, stream>>>(b(gate_up), rows, f, b(act));

@@ -1,6 +1,7 @@
 // Launchers of the transformer's kernels besides its GEMMs (plain C++17 types, like
 // train_kernels.hpp): embedding, RMSNorm, rotary, causal grouped-query attention, SwiGLU,
-// cross-entropy, the residual adds and the gradient clip. Each follows the CPU emulator's
+// cross-entropy, the residual adds and the gradient clip (attention's products are
+// cuBLASLt's batched GEMMs, gpu_transformer.cpp). Each follows the CPU emulator's
 // operation (emulator/transformer_ops.hpp) in float32; BF16 tensors are void pointers.
 #pragma once
 
@@ -32,18 +33,14 @@ void rmsnorm_backward(const float* x, const float* gain, const float* inv_rms, c
 void rotary(void* x, int ld, int rows, int heads, int head_size, int sequence, const float* cos, const float* sin,
             bool inverse, cudaStream_t stream);
 
-// Causal attention, BF16 operands (rows of ld elements), float32 inside: out (rows x heads
-// * head_size, BF16), lse (rows x heads) kept for the backward. head_size 32, 64 or 128.
-struct AttentionShape {
-    int sequences, sequence, heads, kv_heads, head_size;
-    int q_ld, kv_ld;  // elements a row of q and of k, v (slices of one QKV buffer, or their own)
-};
-void attention_forward(const AttentionShape& s, const void* q, const void* k, const void* v, void* out, float* lse,
-                       cudaStream_t stream);
-// dq, dk, dv (BF16, with the same lds as q, k, v) from dout (rows x heads * head_size);
-// row_dot (rows x heads floats) is scratch.
-void attention_backward(const AttentionShape& s, const void* q, const void* k, const void* v, const void* dout,
-                        const float* lse, float* row_dot, void* dq, void* dk, void* dv, cudaStream_t stream);
+// The softmax between attention's two batched GEMMs (tensor cores): p = BF16(causal
+// softmax(s x scale)) over `count` rows of n scores, row r at query position r mod n; the
+// entries above the diagonal 0. Its backward: ds = BF16(p (dp - sum_j p dp) x scale).
+void causal_softmax(const float* s, int count, int n, float scale, void* p, cudaStream_t stream);
+void causal_softmax_backward(const void* p, const float* dp, int count, int n, float scale, void* ds,
+                             cudaStream_t stream);
+// dst (rows x width BF16, rows `ld` elements apart) = src (rows x width float32, contiguous).
+void store_columns(const float* src, int rows, int width, void* dst, int ld, cudaStream_t stream);
 
 // act = BF16(silu(gate) up), gate and up the two halves of each row of gate_up (BF16).
 void swiglu_forward(const void* gate_up, int rows, int f, void* act, cudaStream_t stream);
