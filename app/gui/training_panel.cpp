@@ -27,18 +27,26 @@ void record_finished_run(TrainingPanelState& training, std::string& status) {
     status = "Training finished: " + training.where;
 }
 
-// The model sizes a user can pick; the step's settings stay as they are.
+// The models a user can pick; the step's numerics stay as they are. input 0: the step's
+// own MLP; -1: the byte-level transformer on text (its default experiment).
 struct ModelSize {
     const char* label;
     int input, hidden, tokens;
 };
 constexpr ModelSize kSizes[] = {{"Lab default: 64-256-64, 128 tokens", 0, 0, 0},
                                 {"Notebook: 768-3072-768, 32 tokens", 768, 3072, 32},
-                                {"Wide: 1024-4096-1024, 256 tokens", 1024, 4096, 256}};
+                                {"Wide: 1024-4096-1024, 256 tokens", 1024, 4096, 256},
+                                {"Transformer on text: 2 blocks of 128, 8 x 128 bytes", -1, 0, 0}};
 
 emu::Experiment sized(emu::Experiment e, int size) {
     const ModelSize& s = kSizes[size];
     if (s.input == 0) return e;
+    if (s.input < 0) {  // the transformer's model, data and optimizer with the step's numerics
+        emu::Experiment t = emu::default_transformer_experiment();
+        t.numerics = e.numerics;
+        t.numerics.edge_layers_bf16 = false;  // its output projection stays BF16 instead
+        return t;
+    }
     e.model.input = e.model.output = s.input;
     e.model.hidden = s.hidden;
     e.tokens = s.tokens;

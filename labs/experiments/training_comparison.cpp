@@ -4,6 +4,7 @@
 #include <algorithm>
 #include <stdexcept>
 
+#include "emulator/cpu_training.hpp"
 #include "emulator/mlp_trainer.hpp"
 #include "gpu/probe.hpp"
 #include "gpu/tensor_ops.hpp"
@@ -114,6 +115,20 @@ void add_inference_table(StepOutput& out, const emu::Experiment& e, const emu::T
     out.tables.push_back(std::move(t));
 }
 
+// The text task (the transformer): the corpus, each precision's validation loss in bits per
+// byte (the first seed's), and what each model writes after the same prompt.
+void add_text_report(StepOutput& out, const emu::Experiment& e, const emu::TrainerResult (&results)[2]) {
+    out.notes.push_back("Text: " + results[0].text->corpus + "; prompt: \"" + results[0].text->prompt + "\"");
+    for (int run = 0; run < 2; ++run) {
+        const emu::TextReport& t = *results[run].text;
+        const std::string name = run == 0 ? std::string("BF16") : family_of(e);
+        if (!t.validation.empty())
+            out.metrics.push_back({name + " validation loss (seed 1)", t.validation.back().bits_per_byte, "bits/byte"});
+        out.notes.push_back(name + " writes (greedy): \"" + t.greedy + "\"");
+        out.notes.push_back(name + " writes (sampled): \"" + t.sampled + "\"");
+    }
+}
+
 // Both backends skip a step whose weight gradient is not finite; say how many, and why.
 void add_skipped_steps_note(StepOutput& out, const emu::Experiment& e, std::size_t skipped, std::size_t steps) {
     if (e.numerics.loss_scaling || skipped)
@@ -139,7 +154,7 @@ StepOutput run_on_cpu(const emu::Experiment& e, RunContext& context) {
             const emu::Experiment x = emu::with_seed(run == 0 ? emu::with_precision(e, emu::Precision::Bf16) : e, k);
             curves.emplace_back();
             const double done_before = double(run * seeds + k) * e.steps;
-            emu::TrainerResult r = emu::train_mlp(x, [&](int step, float loss) {
+            emu::TrainerResult r = emu::train_on_cpu(x, [&](int step, float loss) {
                 curves.back().push_back(loss);
                 if (step % 10 == 9 || step + 1 == e.steps) {
                     context.report_progress((done_before + step + 1) / runs,
@@ -166,6 +181,7 @@ StepOutput run_on_cpu(const emu::Experiment& e, RunContext& context) {
          100 * flushed, "%"});
     add_skipped_steps_note(out, e, skipped, results[1].loss.size() * std::size_t(seeds));
     if (results[0].inference && results[1].inference) add_inference_table(out, e, results);
+    if (results[0].text && results[1].text) add_text_report(out, e, results);
     return out;
 }
 
@@ -187,7 +203,9 @@ StepOutput run_on_gpu(const emu::Experiment& e, RunContext& context) {
             const gpu::GpuRun config{emu::with_seed(configs[run].experiment, k)};
             curves.emplace_back();
             const double done_before = double(run * seeds + k) * e.steps;
-            gpu::GpuTrainResult r = gpu::train_mlp_on_gpu(config, [&](int done, const std::vector<float>& loss) {
+            const auto train =
+                e.model.kind == emu::ModelKind::Transformer ? gpu::train_transformer_on_gpu : gpu::train_mlp_on_gpu;
+            gpu::GpuTrainResult r = train(config, [&](int done, const std::vector<float>& loss) {
                 curves.back() = loss;
                 context.report_progress((done_before + done) / (2.0 * seeds * e.steps),
                                         std::string(run == 0 ? "BF16" : label) +

@@ -2,8 +2,15 @@
 // and the GPU refusing settings it cannot run instead of running something else.
 #include <doctest/doctest.h>
 
+#include <unistd.h>
+
+#include <cstdio>
+#include <fstream>
+#include <string>
+
 #include "gpu/probe.hpp"
 #include "gpu/tensor_ops.hpp"
+#include "emulator/cpu_training.hpp"
 #include "emulator/mlp_trainer.hpp"
 #include "labs/experiments/seed_spread.hpp"
 #include "labs/experiments/training_comparison.hpp"
@@ -139,4 +146,38 @@ TEST_CASE("without a usable GPU the GPU comparison says why instead of falling b
     }
     labs::RunContext context(labs::Backend::Gpu);
     CHECK_THROWS_AS(labs::run_training_comparison(short_run(), context), gpu::GpuUnavailable);
+}
+
+TEST_CASE("the transformer's comparison reports the text: corpus, validation loss and what each model writes") {
+    const std::string corpus = "/tmp/fp8lab-comparison-corpus-" + std::to_string(::getpid()) + ".txt";
+    {
+        std::ofstream out(corpus);
+        for (int i = 0; i < 1000; ++i) out << "A format's range and its precision are two different things.\n";
+    }
+    emu::Experiment e = emu::default_transformer_experiment();
+    e.model.transformer.width = 32, e.model.transformer.ffn = 64, e.model.transformer.sequence = 16;
+    e.tokens = 32;
+    e.steps = 4;
+    e.seeds = 1;
+    e.task.corpus = corpus;
+    labs::RunContext context(labs::Backend::Cpu);
+    const labs::StepOutput out = labs::run_training_comparison(e, context);
+    const emu::TrainerResult fp8 = emu::train_on_cpu(e);
+    REQUIRE(out.figures.at(0).series.size() == 2);
+    for (std::size_t i = 0; i < 4; ++i) CHECK(out.figures[0].series[1].y.at(i) == double(fp8.loss[i]));
+    int validation = 0, writes = 0;
+    for (const labs::Metric& m : out.metrics)
+        if (m.name.find("validation loss") != std::string::npos) {
+            ++validation;
+            CHECK(m.unit == "bits/byte");
+        }
+    bool names_corpus = false;
+    for (const std::string& n : out.notes) {
+        writes += n.find(" writes (") != std::string::npos;
+        names_corpus = names_corpus || n.find("Text: " + corpus) == 0;
+    }
+    CHECK(validation == 2);
+    CHECK(writes == 4);
+    CHECK(names_corpus);
+    std::remove(corpus.c_str());
 }
