@@ -87,8 +87,8 @@ TEST_CASE("an experiment round-trips through JSON, every field") {
 }
 
 TEST_CASE("bad experiment files are refused with file:line and the field") {
-    CHECK(refusal("{\"fp8lab_experiment\": 2}")
-              .find("exp.json:1: fp8lab_experiment: version 2 was written by a "
+    CHECK(refusal("{\"fp8lab_experiment\": 3}")
+              .find("exp.json:1: fp8lab_experiment: version 3 was written by a "
                     "newer fp8lab") == 0);
     CHECK(refusal("{\"steps\": 3}").find("missing") != std::string::npos);
     CHECK(refusal("{\"fp8lab_experiment\": 1,\n \"stepz\": 3}").find("exp.json:2: stepz: unknown field") == 0);
