@@ -113,4 +113,17 @@ struct GpuPreset {
 };
 const std::vector<GpuPreset>& gpu_presets();
 
+// The transformer's sizes measured on the GPU: the CPU default (128 x 2 blocks, sequences of
+// 128), a GPT-2-small-like one (768 x 12, 12 heads, sequences of 1024) and a wide one where
+// the GEMMs dominate (4096 x 2, 32/8 heads, sequences of 2048).
+struct TransformerPreset {
+    std::string name;
+    int width, blocks, heads, kv_heads, ffn, sequence, sequences;
+};
+const std::vector<TransformerPreset>& transformer_presets();
+// The default transformer experiment at a preset's size, with FP8 current scaling (the
+// recipe the GPU's transformer runs) at the given precision, fused QKV or not.
+emu::Experiment transformer_preset_experiment(const TransformerPreset& preset, emu::Precision precision, bool fused_qkv,
+                                              int steps);
+
 }  // namespace fp8lab::gpu

@@ -172,6 +172,26 @@ double gemm_flops_per_step(const emu::Experiment& e) {
     return first + hidden + last;
 }
 
+const std::vector<TransformerPreset>& transformer_presets() {
+    static const std::vector<TransformerPreset> presets = {{"cpu-default", 128, 2, 4, 2, 384, 128, 8},
+                                                           {"gpt2-small", 768, 12, 12, 12, 3072, 1024, 8},
+                                                           {"wide", 4096, 2, 32, 8, 11008, 2048, 4}};
+    return presets;
+}
+
+emu::Experiment transformer_preset_experiment(const TransformerPreset& p, emu::Precision precision, bool fused_qkv,
+                                              int steps) {
+    emu::Experiment e = emu::default_transformer_experiment();
+    e.numerics.precision = precision;
+    emu::set_recipe(e, emu::Fp8Recipe::Current);
+    emu::TransformerSpec& t = e.model.transformer;
+    t.width = p.width, t.layers = p.blocks, t.heads = p.heads, t.kv_heads = p.kv_heads, t.ffn = p.ffn;
+    t.sequence = p.sequence, t.fused_qkv = fused_qkv;
+    e.tokens = p.sequence * p.sequences;
+    e.steps = steps;
+    return e;
+}
+
 double GpuTrainResult::final_loss() const { return emu::final_loss(loss); }
 
 const std::vector<GpuPreset>& gpu_presets() {

@@ -16,5 +16,6 @@ LabLogic block_scaling_lab();    // 07: block scaling and 4/6-bit formats
 LabLogic training_lab();         // 08: training an MLP, BF16 versus FP8
 LabLogic inference_lab();        // 09: FP8 for inference
 LabLogic accumulation_lab();     // 10: inside the tensor core
+LabLogic transformer_lab();      // 11: FP8 in a transformer
 
 }  // namespace fp8lab::labs

@@ -74,26 +74,14 @@ TEST_CASE("the transformer on the GPU: fused and separate QKV start alike and tr
 
 TEST_CASE("the transformer's presets on the GPU, BF16 against FP8 current scaling, fused QKV on and off") {
     if (!gpu_ready()) return;
-    struct Preset {
-        const char* name;
-        int width, layers, heads, kv_heads, ffn, sequence, sequences;
-    };
-    const Preset presets[] = {{"cpu-default", 128, 2, 4, 2, 384, 128, 8},
-                              {"gpt2-small", 768, 12, 12, 12, 3072, 1024, 8},
-                              {"wide", 4096, 2, 32, 8, 11008 / 16 * 16, 2048, 4}};
     std::printf("preset\tvariant\tms/step\ttokens/s\tmodel TFLOP/s\tpeak MiB\tfinal loss\n");
-    for (const Preset& pr : presets) {
+    for (const gpu::TransformerPreset& pr : gpu::transformer_presets()) {
         double bf16_ms = 0;
         for (const bool fused : {true, false})
             for (const emu::Precision p : {emu::Precision::Bf16, emu::Precision::Fp8}) {
-                emu::Experiment e = transformer(p, 30);
-                emu::TransformerSpec& t = e.model.transformer;
-                t.width = pr.width, t.layers = pr.layers, t.heads = pr.heads, t.kv_heads = pr.kv_heads;
-                t.ffn = pr.ffn, t.sequence = pr.sequence, t.fused_qkv = fused;
-                e.tokens = pr.sequence * pr.sequences;
-                const gpu::GpuTrainResult r = on_gpu(e, 5);
+                const gpu::GpuTrainResult r = on_gpu(gpu::transformer_preset_experiment(pr, p, fused, 30), 5);
                 if (fused && p == emu::Precision::Bf16) bf16_ms = r.median_step_ms;
-                std::printf("%s\t%s %s QKV\t%.3f\t%.0f\t%.1f\t%.0f\t%.4f\t%.3fx BF16 fused\n", pr.name,
+                std::printf("%s\t%s %s QKV\t%.3f\t%.0f\t%.1f\t%.0f\t%.4f\t%.3fx BF16 fused\n", pr.name.c_str(),
                             std::string(emu::precision_name(p)).c_str(), fused ? "fused" : "separate", r.median_step_ms,
                             r.tokens_per_second, r.model_tflops, double(r.peak_memory_bytes) / (1 << 20),
                             r.final_loss(), bf16_ms / r.median_step_ms);

@@ -1,0 +1,86 @@
+// The transformer's speed table: measured on the GPU through its training step, kept as CSV.
+#include "labs/experiments/transformer_speed.hpp"
+
+#include <istream>
+#include <ostream>
+#include <stdexcept>
+
+#include "gpu/probe.hpp"
+#include "gpu/tensor_ops.hpp"
+#include "gpu/trainer.hpp"
+#include "labs/framework/run_context.hpp"
+#include "labs/framework/table.hpp"
+
+namespace fp8lab::labs {
+namespace {
+const char* kMagic = "# fp8lab transformer speed v1";
+const char* kColumns = "preset,precision,qkv,ms,tokens_per_s,model_tflops,peak_mib";
+}  // namespace
+
+const TransformerSpeedRow& TransformerSpeed::at(const std::string& preset, const std::string& precision,
+                                                bool fused) const {
+    for (const TransformerSpeedRow& r : rows)
+        if (r.preset == preset && r.precision == precision && r.fused_qkv == fused) return r;
+    throw std::runtime_error("the transformer speed recording has no row for " + preset + ", " + precision + ", " +
+                             (fused ? "fused" : "separate") + " QKV");
+}
+
+TransformerSpeed measure_transformer_speed(int steps, const std::function<bool(int, int)>& progress) {
+    const gpu::ProbeResult probe = gpu::probe();
+    if (!probe.ready) throw gpu::GpuUnavailable(probe.reason);
+    TransformerSpeed speed;
+    speed.header = {{"source", "fp8lab transformer speed (labs/experiments/transformer_speed.cpp)"},
+                    {"device", gpu::describe(probe)},
+                    {"date", utc_now_text()},
+                    {"configuration", "current scaling (hybrid), CUDA graphs, " + std::to_string(steps) +
+                                          " steps per run, median of the timed steps"}};
+    const std::vector<gpu::TransformerPreset>& presets = gpu::transformer_presets();
+    const int total = int(presets.size()) * 4;
+    int done = 0;
+    for (const gpu::TransformerPreset& p : presets)
+        for (const bool fused : {true, false})
+            for (const emu::Precision precision : {emu::Precision::Bf16, emu::Precision::Fp8}) {
+                gpu::GpuRun run{gpu::transformer_preset_experiment(p, precision, fused, steps)};
+                run.warmup_steps = std::max(1, steps / 5);
+                run.record_trace = false;
+                const gpu::GpuTrainResult r = gpu::train_transformer_on_gpu(run);
+                speed.rows.push_back({p.name, std::string(emu::precision_name(precision)), fused, r.median_step_ms,
+                                      r.tokens_per_second, r.model_tflops,
+                                      double(r.peak_memory_bytes) / (1024.0 * 1024.0)});
+                if (progress && !progress(++done, total)) throw RunCancelled();
+            }
+    return speed;
+}
+
+void write_transformer_speed_csv(std::ostream& out, const TransformerSpeed& s) {
+    std::vector<RecordedRow> rows;
+    for (const TransformerSpeedRow& r : s.rows)
+        rows.push_back({r.preset, r.precision, r.fused_qkv ? "fused" : "separate", shortest_text(r.ms),
+                        shortest_text(r.tokens_per_s), shortest_text(r.model_tflops), shortest_text(r.peak_mib)});
+    write_recorded_csv(out, kMagic, s.header, kColumns, rows);
+}
+
+TransformerSpeed read_transformer_speed_csv(std::istream& in, const std::string& source) {
+    TransformerSpeed s;
+    s.header = read_recorded_csv(in, source, kMagic, kColumns, [&](const std::string& line, const auto& fail) {
+        const std::vector<std::string> f = split_fields(line, 7, fail);
+        constexpr emu::RealBounds kTimeMs{0, 1e7, true}, kRate{0, 1e12, true}, kTflops{0, 1e6}, kMib{0, 1e8};
+        TransformerSpeedRow r;
+        r.preset = f[0];
+        bool known = false;
+        for (const gpu::TransformerPreset& p : gpu::transformer_presets()) known = known || p.name == r.preset;
+        if (!known) fail("preset: '" + r.preset + "' is none of the transformer's presets");
+        if (f[1] != "bf16" && f[1] != "fp8") fail("precision: '" + f[1] + "' is not bf16 or fp8");
+        r.precision = f[1];
+        if (f[2] != "fused" && f[2] != "separate") fail("qkv: '" + f[2] + "' is not fused or separate");
+        r.fused_qkv = f[2] == "fused";
+        r.ms = real_field(f[3], "ms", kTimeMs, fail);
+        r.tokens_per_s = real_field(f[4], "tokens_per_s", kRate, fail);
+        r.model_tflops = real_field(f[5], "model_tflops", kTflops, fail);
+        r.peak_mib = real_field(f[6], "peak_mib", kMib, fail);
+        s.rows.push_back(r);
+    });
+    return s;
+}
+
+}  // namespace fp8lab::labs

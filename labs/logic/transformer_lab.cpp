@@ -1,0 +1,323 @@
+// Lab 11, FP8 in a transformer: which of the byte-level transformer's operations run in FP8
+// and what each costs, what every FP8 cast does to its tensor, layer by layer and step by
+// step (the per-tensor numerics of docs/numerics.md §5.2), and the GPU's measured speed.
+#include <algorithm>
+#include <cmath>
+#include <map>
+#include <string>
+
+#include <fstream>
+#include <stdexcept>
+
+#include "emulator/cpu_training.hpp"
+#include "emulator/transformer_trainer.hpp"
+#include "gpu/trainer.hpp"
+#include "labs/experiments/transformer_speed.hpp"
+#include "labs/framework/asset_files.hpp"
+#include "labs/logic/lab_logic.hpp"
+
+namespace fp8lab::labs {
+namespace {
+
+// The step's transformer: the default experiment at the chosen size.
+emu::Experiment sized_transformer(const Parameters& p) {
+    emu::Experiment e = emu::default_transformer_experiment();
+    emu::TransformerSpec& t = e.model.transformer;
+    t.width = int(p.integer("width"));
+    t.layers = int(p.integer("blocks"));
+    t.heads = std::max(1, t.width / 32);  // heads of 32 channels, as the default
+    t.kv_heads = std::max(1, t.heads / 2);
+    t.ffn = 3 * t.width;
+    t.sequence = int(p.integer("sequence"));
+    e.tokens = t.sequence * 8;
+    return e;
+}
+
+// One row of the cost table: an operation, its GEMM shape and precision, its FLOPs.
+struct Operation {
+    std::string name, shape, precision;
+    double flops = 0;  // forward and backward, the whole step
+    bool fp8 = false;
+};
+
+std::vector<Operation> operations(const emu::Experiment& e) {
+    const emu::TransformerSpec& t = e.model.transformer;
+    const double tokens = e.tokens, d = t.width, hs = t.head_size(), qw = t.heads * hs, kw = t.kv_heads * hs;
+    const double layers = t.layers, f = t.ffn;
+    const auto shape = [&](double n, double k) {
+        return std::to_string(e.tokens) + " x " + std::to_string(std::int64_t(n)) + " x " +
+               std::to_string(std::int64_t(k));
+    };
+    const std::string recipe = "FP8 (the recipe)";
+    // A linear layer's three GEMMs: 2 m n k each.
+    return {{"QKV", shape(qw + 2 * kw, d), recipe, 6 * tokens * (qw + 2 * kw) * d * layers, true},
+            {"QK^T and PV",
+             std::to_string(t.sequence) + " x " + std::to_string(t.sequence) + " x " + std::to_string(t.head_size()) +
+                 " per head",
+             "BF16", 12 * tokens * t.sequence * qw * layers, false},
+            {"attn. output", shape(d, qw), recipe, 6 * tokens * d * qw * layers, true},
+            {"gate and up", shape(2 * f, d), recipe, 6 * tokens * 2 * f * d * layers, true},
+            {"down", shape(d, f), recipe, 6 * tokens * d * f * layers, true},
+            {"output", shape(256, d), "BF16", 6 * tokens * 256 * d, false}};
+}
+
+double fp8_share(const std::vector<Operation>& ops, bool output_fp8 = false, bool with_attention = true) {
+    double fp8 = 0, all = 0;
+    for (const Operation& o : ops) {
+        const bool attention = o.name == "QK^T and PV";
+        if (attention && !with_attention) continue;
+        const bool in_fp8 = o.fp8 || (output_fp8 && o.name == "output");
+        all += o.flops;
+        if (in_fp8) fp8 += o.flops;
+    }
+    return 100 * fp8 / all;
+}
+
+void map_size(const Parameters& p, emu::Experiment& e) {
+    const emu::Numerics numerics = e.numerics;
+    e = sized_transformer(p);
+    e.numerics = numerics;
+    e.numerics.edge_layers_bf16 = false;  // the transformer keeps its output projection in BF16 instead
+}
+
+const std::vector<ParameterSpec> kSizeParameters = {integer("width", 64, 1024, 128), integer("blocks", 1, 12, 2),
+                                                    integer("sequence", 32, 512, 128)};
+
+StepLogic which_layers() {
+    StepLogic s;
+    s.id = "which-layers";
+    s.titles = {{"table operations"}, {"figure operations"}};
+    s.parameters = kSizeParameters;
+    s.training_parameters = {"width", "blocks", "sequence"};
+    s.training_mapping =
+        "Width, blocks and sequence length size the byte-level transformer (heads of 32 channels, half as many "
+        "key/value heads, SwiGLU of 3 x width, 8 sequences a step); the step's numerics apply to its linear layers.";
+    s.training = map_size;
+    s.run = [](const Parameters& p, RunContext&) {
+        const emu::Experiment e = sized_transformer(p);
+        const std::vector<Operation> ops = operations(e);
+        double all = 0;
+        for (const Operation& o : ops) all += o.flops;
+        StepOutput out;
+        Table t{"operations", {}, {}, {}};
+        t.columns = {{"operation"},
+                     {"GEMM (m x n x k)"},
+                     {"runs in"},
+                     {"forward + backward", ColumnType::Number, "GFLOP"},
+                     {"share", ColumnType::Number, "%"}};
+        Figure f;
+        f.id = "operations";
+        f.x_axis = {"", AxisScale::Linear};
+        f.y_axis = {"share of the step's GEMM FLOPs (%)", AxisScale::Linear, 0.0, std::nullopt};
+        Series fp8 = line("in FP8", {}, {}, 0), bf16 = line("in BF16", {}, {}, 1);
+        fp8.kind = bf16.kind = SeriesKind::Bars;
+        for (std::size_t i = 0; i < ops.size(); ++i) {
+            const Operation& o = ops[i];
+            t.rows.push_back({o.name, o.shape, o.precision, o.flops / 1e9, 100 * o.flops / all});
+            f.x_axis.categories.push_back(o.name);
+            (o.fp8 ? fp8 : bf16).x.push_back(double(i));
+            (o.fp8 ? fp8 : bf16).y.push_back(100 * o.flops / all);
+        }
+        f.series = {fp8, bf16};
+        out.tables.push_back(std::move(t));
+        out.figures.push_back(std::move(f));
+        out.metrics.push_back({"GEMM FLOPs in FP8", fp8_share(ops), "%"});
+        out.metrics.push_back({"parameters", double(emu::transformer_parameters(e.model.transformer)), ""});
+        out.notes.push_back(
+            "In float32, outside every GEMM: the embedding lookup, RMSNorm, rotary positions, the "
+            "causal softmax, SwiGLU's silu(gate) x up, the residual adds and the cross-entropy.");
+        return out;
+    };
+    const std::vector<Operation> ops = operations(emu::default_transformer_experiment());
+    s.exercise = numeric_exercise(
+        fp8_share(ops), {{"output-in-fp8", fp8_share(ops, true)}, {"without-attention", fp8_share(ops, false, false)}},
+        0.05);
+    return s;
+}
+
+void map_numerics(const Parameters& p, emu::Experiment& e) {
+    e = emu::default_transformer_experiment();
+    emu::set_recipe(e, parse_enum_or_throw<emu::Fp8Recipe>(p.choice("recipe"), "recipe"));
+    e.steps = int(p.integer("steps"));
+}
+
+// A tensor's short name for a table row or a heatmap row: "0.qkv in", "1.down grad".
+std::string short_name(const std::string& tensor) {
+    std::string n = tensor.rfind("blocks.", 0) == 0 ? tensor.substr(7) : tensor;
+    for (const auto& [from, to] :
+         {std::pair<std::string, std::string>{".grad_output", " grad"}, {".input", " in"}, {".weight", " weight"}})
+        if (n.size() >= from.size() && n.compare(n.size() - from.size(), from.size(), from) == 0)
+            return n.substr(0, n.size() - from.size()) + to;
+    return n;
+}
+
+StepLogic per_tensor() {
+    StepLogic s;
+    s.id = "per-tensor";
+    s.titles = {{"table last-step", {"step"}}, {"figure flushed", {"recipe"}}};
+    s.parameters = {choice("recipe", enum_choice_names<emu::Fp8Recipe>(), "delayed"), integer("steps", 1, 100, 20)};
+    s.training_parameters = {"recipe", "steps"};
+    s.training_mapping = "Recipe and steps are the transformer experiment's (its default size and data).";
+    s.training = map_numerics;
+    s.run = [](const Parameters& p, RunContext& ctx) {
+        emu::Experiment e;
+        map_numerics(p, e);
+        e.task.seed = e.init_seed = ctx.seed();
+        const emu::TrainerResult r = emu::train_on_cpu(
+            e,
+            [&](int step, float) {
+                ctx.report_progress(double(step + 1) / e.steps, "step " + std::to_string(step + 1));
+                return !ctx.cancel_requested();
+            },
+            false, true);
+        if (r.cancelled) throw RunCancelled();
+        // The tensors in the order of the step's casts, each with one value per step.
+        std::vector<std::string> names;
+        std::map<std::string, std::vector<double>> flushed;
+        for (const emu::TensorNumerics& n : r.numerics) {
+            if (!flushed.count(n.tensor)) names.push_back(n.tensor);
+            flushed[n.tensor].push_back(100.0 * double(n.flushed) / double(std::max<std::uint64_t>(1, n.elements)));
+        }
+        StepOutput out;
+        Table t{"last-step", {}, {}, {}};
+        t.title_values = {{"step", std::to_string(e.steps)}};
+        t.columns = {{"tensor"},
+                     {"amax", ColumnType::Number},
+                     {"scale", ColumnType::Number},
+                     {"zero already", ColumnType::Number, "%"},
+                     {"flushed", ColumnType::Number, "%"},
+                     {"saturated", ColumnType::Number, "%"},
+                     {"subnormal", ColumnType::Number, "%"},
+                     {"relative error", ColumnType::Number, "%"}};
+        const std::uint64_t last = std::uint64_t(e.steps - 1);
+        double worst_flushed = 0;
+        std::string worst;
+        for (const emu::TensorNumerics& n : r.numerics) {
+            if (n.step != last) continue;
+            const double count = double(std::max<std::uint64_t>(1, n.elements));
+            t.rows.push_back({short_name(n.tensor), double(n.amax), double(n.scale), 100 * double(n.zeros) / count,
+                              100 * double(n.flushed) / count, 100 * double(n.saturated) / count,
+                              100 * double(n.subnormal) / count, 100 * n.relative_error});
+            if (100 * double(n.flushed) / count > worst_flushed) {
+                worst_flushed = 100 * double(n.flushed) / count;
+                worst = short_name(n.tensor);
+            }
+        }
+        Figure f;
+        f.id = "flushed";
+        f.title_values = {{"recipe", p.choice("recipe")}};
+        f.x_axis = {"step", AxisScale::Linear, 0.0, double(e.steps)};
+        f.y_axis = {"", AxisScale::Linear, 0.0, double(names.size())};
+        Series heat;
+        heat.kind = SeriesKind::Heatmap;
+        heat.rows = int(names.size());
+        heat.columns = e.steps;
+        heat.value_label = "elements flushed to zero (%)";
+        for (const std::string& n : names) {
+            f.y_axis.categories.push_back(short_name(n));
+            const std::vector<double>& v = flushed[n];
+            heat.values.insert(heat.values.end(), v.begin(), v.end());
+            heat.values.resize(std::size_t(heat.columns) * f.y_axis.categories.size(), 0.0);
+        }
+        f.series.push_back(std::move(heat));
+        f.legend = false;
+        out.figures.push_back(std::move(f));
+        out.tables.push_back(std::move(t));
+        if (!worst.empty())
+            out.metrics.push_back({"most flushed at the last step (" + worst + ")", worst_flushed, "%"});
+        out.notes.push_back("Recorded for every FP8 cast the step makes (" + std::to_string(names.size()) +
+                            " tensors); the output projection runs in BF16 and has none.");
+        return out;
+    };
+    // At the first step delayed scaling has no history: the scale is 1, and E4M3 flushes what
+    // lies below half its least subnormal.
+    const double least = emu::e4m3().min_subnormal;
+    s.exercise = numeric_exercise(least / 2, {{"least-subnormal", least}, {"least-normal", emu::e4m3().min_normal}});
+    return s;
+}
+
+constexpr const char* kSpeedAsset = "h100-transformer-speed.csv";
+
+TransformerSpeed recorded_speed() {
+    const std::string path = asset_path(kSpeedAsset);
+    std::ifstream in(path);
+    if (!in) throw std::runtime_error("cannot read " + path);
+    return read_transformer_speed_csv(in, path);
+}
+
+StepLogic gpu_speed() {
+    StepLogic s;
+    s.id = "gpu-speed";
+    s.titles = {{"table speed"}, {"figure speed"}};
+    s.exercise_from_recording = true;
+    s.backends = {Backend::Cpu, Backend::Gpu};
+    s.no_training_reason = "This step shows speeds measured on a GPU at fixed sizes; it has no setting of its own.";
+    s.run = [](const Parameters&, RunContext& ctx) {
+        const bool live = ctx.backend() == Backend::Gpu;
+        const TransformerSpeed speed =
+            live ? measure_transformer_speed(30,
+                                             [&](int done, int total) {
+                                                 ctx.report_progress(
+                                                     double(done) / total,
+                                                     "run " + std::to_string(done) + " of " + std::to_string(total));
+                                                 return !ctx.cancel_requested();
+                                             })
+                 : recorded_speed();
+        StepOutput out;
+        Table t{"speed", {}, {}, {}};
+        t.columns = {{"preset"},
+                     {"precision"},
+                     {"QKV"},
+                     {"step", ColumnType::Number, "ms"},
+                     {"tokens per second", ColumnType::Number},
+                     {"model", ColumnType::Number, "TFLOP/s"},
+                     {"memory", ColumnType::Number, "MiB"}};
+        for (const TransformerSpeedRow& r : speed.rows)
+            t.rows.push_back({r.preset, r.precision, std::string(r.fused_qkv ? "fused" : "separate"), r.ms,
+                              r.tokens_per_s, r.model_tflops, r.peak_mib});
+        Figure f;
+        f.id = "speed";
+        f.x_axis = {"", AxisScale::Linear};
+        f.y_axis = {"tokens per second, over BF16 with fused QKV", AxisScale::Linear, 0.0, std::nullopt};
+        Series fp8 = line("FP8, fused QKV", {}, {}, 0), separate = line("BF16, separate QKV", {}, {}, 1);
+        fp8.kind = separate.kind = SeriesKind::Bars;
+        fp8.bar_width = separate.bar_width = 0.35;
+        const std::vector<gpu::TransformerPreset>& presets = gpu::transformer_presets();
+        for (std::size_t i = 0; i < presets.size(); ++i) {
+            const std::string& name = presets[i].name;
+            const double base = speed.at(name, "bf16", true).tokens_per_s;
+            f.x_axis.categories.push_back(name);
+            fp8.x.push_back(double(i) - 0.2);
+            fp8.y.push_back(speed.at(name, "fp8", true).tokens_per_s / base);
+            separate.x.push_back(double(i) + 0.2);
+            separate.y.push_back(speed.at(name, "bf16", false).tokens_per_s / base);
+            out.metrics.push_back({name + ": FP8 over BF16", fp8.y.back(), "x"});
+            out.metrics.push_back({name + ": fused QKV over separate (BF16)", 1.0 / separate.y.back(), "x"});
+        }
+        Series even = line("BF16, fused QKV", {-0.5, double(presets.size()) - 0.5}, {1, 1}, 7);
+        even.dashed = true;
+        f.series = {fp8, separate, even};
+        out.figures.push_back(std::move(f));
+        out.tables.push_back(std::move(t));
+        out.notes.push_back(measurement_note(live, speed.header, kSpeedAsset));
+        return out;
+    };
+    // The exercise reads the recording: without it there is nothing to check an answer against.
+    try {
+        const TransformerSpeed speed = recorded_speed();
+        const double bf16 = speed.at("wide", "bf16", true).tokens_per_s,
+                     fp8 = speed.at("wide", "fp8", true).tokens_per_s;
+        const double gpt2 =
+            speed.at("gpt2-small", "fp8", true).tokens_per_s / speed.at("gpt2-small", "bf16", true).tokens_per_s;
+        s.exercise = numeric_exercise(fp8 / bf16, {{"inverse", bf16 / fp8}, {"gpt2", gpt2}}, 0.005);
+        s.exercise->possible_mistakes = {"inverse", "gpt2"};
+    } catch (const std::exception&) {
+    }
+    return s;
+}
+
+}  // namespace
+
+LabLogic transformer_lab() { return {"transformer", {which_layers(), per_tensor(), gpu_speed()}}; }
+
+}  // namespace fp8lab::labs
