@@ -206,10 +206,13 @@ StepLogic per_tensor() {
         Figure f;
         f.id = "flushed";
         f.title_values = {{"recipe", p.choice("recipe")}};
-        f.x_axis = {"step", AxisScale::Linear, 0.0, double(e.steps)};
-        f.y_axis = {"", AxisScale::Linear, 0.0, double(names.size())};
+        // Cell i spans [i - 0.5, i + 0.5]: each label and each step number at its cell's centre.
+        f.x_axis = {"step (from 0)", AxisScale::Linear, -0.5, double(e.steps) - 0.5};
+        f.y_axis = {"", AxisScale::Linear, -0.5, double(names.size()) - 0.5};
         Series heat;
         heat.kind = SeriesKind::Heatmap;
+        heat.x = {-0.5, double(e.steps) - 0.5};  // the cells' extents
+        heat.y = {-0.5, double(names.size()) - 0.5};
         heat.rows = int(names.size());
         heat.columns = e.steps;
         heat.value_label = "elements flushed to zero (%)";
