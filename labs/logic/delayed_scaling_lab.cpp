@@ -48,7 +48,7 @@ emu::DelayedScalingConfig delayed_config(const Parameters& p) {
 }
 
 std::vector<ParameterSpec> delayed_parameters() {
-    return {integer("history", 1, 128, 16), choice("algorithm", enum_choice_names<emu::AmaxAlgorithm>(), "max"),
+    return {integer("history", 1, 1024, 16), choice("algorithm", enum_choice_names<emu::AmaxAlgorithm>(), "max"),
             integer("margin", 0, 4, 0)};
 }
 
