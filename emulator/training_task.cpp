@@ -5,6 +5,7 @@
 #include <cmath>
 #include <stdexcept>
 
+#include "emulator/fixed_order_dot.hpp"
 #include "emulator/parallel.hpp"
 #include "emulator/stochastic_bits.hpp"
 
@@ -16,18 +17,6 @@ float to_bf16(float x) {
     std::uint32_t u = std::bit_cast<std::uint32_t>(x);
     u += 0x7FFFu + ((u >> 16) & 1u);
     return std::bit_cast<float>(u & 0xFFFF0000u);
-}
-
-// A dot product in one fixed order (eight lanes, then a fixed tree), whatever the
-// compiler, thread count or machine: the teacher's targets are the same bits everywhere.
-float dot_fixed_order(const float* a, const float* b, int n) {
-    float lane[8] = {0, 0, 0, 0, 0, 0, 0, 0};
-    int k = 0;
-    for (; k + 8 <= n; k += 8)
-        for (int j = 0; j < 8; ++j) lane[j] += a[k + j] * b[k + j];
-    float tail = 0;
-    for (; k < n; ++k) tail += a[k] * b[k];
-    return (((lane[0] + lane[1]) + (lane[2] + lane[3])) + ((lane[4] + lane[5]) + (lane[6] + lane[7]))) + tail;
 }
 
 }  // namespace

@@ -7,6 +7,7 @@
 #include <cstring>
 
 #include "emulator/cpu_clones.hpp"
+#include "emulator/fixed_order_dot.hpp"
 #include "emulator/parallel.hpp"
 
 namespace fp8lab::emu {
@@ -28,18 +29,6 @@ FP8LAB_INLINE float round_bf16(float x) {
     return std::bit_cast<float>(u & 0xFFFF0000u);
 }
 
-// A dot product in one fixed order: eight lanes, then a fixed tree, then the tail (the
-// same bits at any vector width).
-FP8LAB_INLINE float dot(const float* a, const float* b, int n) {
-    float lane[8] = {0, 0, 0, 0, 0, 0, 0, 0};
-    int k = 0;
-    for (; k + 8 <= n; k += 8)
-        for (int j = 0; j < 8; ++j) lane[j] += a[k + j] * b[k + j];
-    float tail = 0;
-    for (; k < n; ++k) tail += a[k] * b[k];
-    return (((lane[0] + lane[1]) + (lane[2] + lane[3])) + ((lane[4] + lane[5]) + (lane[6] + lane[7]))) + tail;
-}
-
 float sigmoid(float x) { return 1.0f / (1.0f + std::exp(-x)); }
 
 }  // namespace
@@ -47,7 +36,7 @@ float sigmoid(float x) { return 1.0f / (1.0f + std::exp(-x)); }
 void rmsnorm_forward(const float* x, const float* gain, int rows, int d, float* y, float* inv_rms) {
     for_rows(rows, [&](int r) {
         const float* xr = x + std::size_t(r) * d;
-        const float inv = 1.0f / std::sqrt(dot(xr, xr, d) / float(d) + kRmsNormEpsilon);
+        const float inv = 1.0f / std::sqrt(dot_fixed_order(xr, xr, d) / float(d) + kRmsNormEpsilon);
         inv_rms[r] = inv;
         float* yr = y + std::size_t(r) * d;
         for (int c = 0; c < d; ++c) yr[c] = xr[c] * inv * gain[c];
@@ -135,7 +124,7 @@ FP8LAB_CPU_CLONES void forward_head(const AttentionShape& s, const float* q, con
         float* pi = p + std::size_t(i) * n;
         float top = -INFINITY;
         for (int j = 0; j <= i; ++j) {
-            pi[j] = dot(qh.data() + std::size_t(i) * hs, kh.data() + std::size_t(j) * hs, hs) * scale;
+            pi[j] = dot_fixed_order(qh.data() + std::size_t(i) * hs, kh.data() + std::size_t(j) * hs, hs) * scale;
             top = std::max(top, pi[j]);
         }
         float sum = 0;
@@ -189,7 +178,7 @@ FP8LAB_CPU_CLONES void backward_head(const AttentionShape& s, const float* q, co
             // dP = dO V^T; dS = P (dP - sum_j P dP); dV += P^T dO.
             float row_sum = 0;
             for (int j = 0; j <= i; ++j) {
-                dp[j] = dot(doi, vh.data() + std::size_t(j) * hs, hs);
+                dp[j] = dot_fixed_order(doi, vh.data() + std::size_t(j) * hs, hs);
                 row_sum += pi[j] * dp[j];
             }
             for (int j = 0; j <= i; ++j) {

@@ -10,6 +10,7 @@
 #include "emulator/training_task.hpp"
 
 #include "gpu/src/cuda_check.hpp"
+#include "gpu/src/step_timing.hpp"
 #include "gpu/src/mlp_step.hpp"
 #include "gpu/trainer.hpp"
 
@@ -144,20 +145,7 @@ GpuTrainResult train_with(const GpuRun& config, const GpuProgress& progress) {
         mlp.flush_pending_update(stream);
         if (go_on) report();
         FP8LAB_CUDA_CHECK(cudaGetLastError());
-        std::vector<float> ms;
-        for (int i = 0; i < done - warmup; ++i) {
-            float t = 0;
-            FP8LAB_CUDA_CHECK(cudaEventElapsedTime(&t, events[std::size_t(2 * i)], events[std::size_t(2 * i + 1)]));
-            ms.push_back(t);
-        }
-        result.timed_steps = int(ms.size());
-        if (!ms.empty()) {
-            std::nth_element(ms.begin(), ms.begin() + ms.size() / 2, ms.end());
-            result.median_step_ms = ms[ms.size() / 2];
-            result.tokens_per_second = e.tokens / (result.median_step_ms * 1e-3);
-            result.model_tflops = model_flops_per_step(e) / (result.median_step_ms * 1e-3) / 1e12;
-            result.gemm_tflops = gemm_flops_per_step(e) / (result.median_step_ms * 1e-3) / 1e12;
-        }
+        detail::record_step_times(events, done - warmup, e, result);
         result.loss = mlp.losses(done);
         mlp.read_result(result, done);
     }

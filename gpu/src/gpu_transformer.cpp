@@ -13,6 +13,7 @@
 #include "emulator/transformer_ops.hpp"
 #include "emulator/transformer_trainer.hpp"
 #include "gpu/src/cuda_check.hpp"
+#include "gpu/src/step_timing.hpp"
 #include "gpu/src/mlp_step.hpp"
 #include "gpu/src/transformer_kernels.hpp"
 #include "gpu/trainer.hpp"
@@ -571,20 +572,7 @@ GpuTrainResult train_transformer_on_gpu(const GpuRun& run, const GpuProgress& pr
         }
         if (go_on) report();
         FP8LAB_CUDA_CHECK(cudaGetLastError());
-        std::vector<float> ms;
-        for (int i = 0; i < done - warmup; ++i) {
-            float t = 0;
-            FP8LAB_CUDA_CHECK(cudaEventElapsedTime(&t, events[std::size_t(2 * i)], events[std::size_t(2 * i + 1)]));
-            ms.push_back(t);
-        }
-        result.timed_steps = int(ms.size());
-        if (!ms.empty()) {
-            std::nth_element(ms.begin(), ms.begin() + ms.size() / 2, ms.end());
-            result.median_step_ms = ms[ms.size() / 2];
-            result.tokens_per_second = e.tokens / (result.median_step_ms * 1e-3);
-            result.model_tflops = model_flops_per_step(e) / (result.median_step_ms * 1e-3) / 1e12;
-            result.gemm_tflops = gemm_flops_per_step(e) / (result.median_step_ms * 1e-3) / 1e12;
-        }
+        detail::record_step_times(events, done - warmup, e, result);
         result.loss = step.losses(done);
     }
     result.path = GpuPath::Native;
