@@ -49,31 +49,85 @@ struct DeviceParameter {
     }
 };
 
-// A per-tensor FP8 operand with current scaling: the codes, their transpose, the scale.
+// Every FP8 operand's scale and amax, one slot each; with delayed scaling also its amax
+// history, updated for all of them by one kernel at the end of each step.
+class ScalingSlots {
+  public:
+    ScalingSlots(int capacity, const emu::Numerics& n)
+        : delayed_(n.recipe == emu::Fp8Recipe::Delayed),
+          length_(n.delayed.history_length),
+          max_(n.delayed.algorithm == emu::AmaxAlgorithm::Max),
+          margin_(n.delayed.margin),
+          states_(std::size_t(std::max(capacity, 1))),
+          amax_(states_.count),
+          history_(delayed_ ? states_.count * std::size_t(length_) : 0),
+          numerators_(states_.count) {
+        std::vector<train::DeviceScaling> ones(states_.count);
+        upload(states_.ptr, ones, ones.size());
+        FP8LAB_CUDA_CHECK(cudaMemset(amax_.ptr, 0, amax_.count * sizeof(unsigned)));
+        if (history_.count) FP8LAB_CUDA_CHECK(cudaMemset(history_.ptr, 0, history_.count * sizeof(float)));
+    }
+    bool delayed() const { return delayed_; }
+    // The next slot, for an operand in E4M3 or E5M2.
+    int take(bool e4m3) {
+        if (std::size_t(used_) >= states_.count) throw GpuError("internal: more FP8 operands than scaling slots");
+        numerators_host_.push_back(std::ldexp(e4m3 ? 448.0f : 57344.0f, -margin_));
+        return used_++;
+    }
+    train::DeviceScaling* state(int slot) { return states_.ptr + slot; }
+    unsigned* amax(int slot) { return amax_.ptr + slot; }
+    // Delayed scaling's step end: every slot's amax into its history, the next scales.
+    void end_step(cudaStream_t s) {
+        if (!delayed_ || used_ == 0) return;
+        if (!numerators_uploaded_) {
+            upload(numerators_.ptr, numerators_host_, std::size_t(used_));
+            numerators_uploaded_ = true;
+        }
+        transformer::delayed_update_all(states_.ptr, amax_.ptr, history_.ptr, numerators_.ptr, used_, length_, max_, s);
+    }
+
+  private:
+    bool delayed_;
+    int length_;
+    bool max_;
+    int margin_, used_ = 0;
+    bool numerators_uploaded_ = false;
+    DeviceBuffer<train::DeviceScaling> states_;
+    DeviceBuffer<unsigned> amax_;
+    DeviceBuffer<float> history_, numerators_;
+    std::vector<float> numerators_host_;
+};
+
+// A per-tensor FP8 operand: the codes, their transpose, and its slot's scale.
 struct Fp8Operand {
     bool e4m3;
+    ScalingSlots& slots;
+    int slot;
     DeviceBuffer<std::uint8_t> codes, codes_t;
-    DeviceBuffer<train::DeviceScaling> scaling{1};
-    DeviceBuffer<unsigned> amax{1};
-    Fp8Operand(std::size_t n, bool e4m3_) : e4m3(e4m3_), codes(n), codes_t(n) {}
-    // Two passes, as Transformer Engine's current scaling: the amax, then the cast.
+    Fp8Operand(std::size_t n, bool e4m3_, ScalingSlots& s)
+        : e4m3(e4m3_), slots(s), slot(s.take(e4m3_)), codes(n), codes_t(n) {}
+    // Current scaling: two passes, as Transformer Engine's (the amax, then the cast).
+    // Delayed: one pass with the scale the history set; the cast records the amax.
     void cast(const train::CastSource& source, int rows, int cols, cudaStream_t s) {
-        FP8LAB_CUDA_CHECK(cudaMemsetAsync(amax.ptr, 0, sizeof(unsigned), s));
-        train::amax_only(source, rows, cols, amax.ptr, s);
-        train::current_scale(amax.ptr, e4m3 ? 448.0f : 57344.0f, scaling.ptr, s);
-        FP8LAB_CUDA_CHECK(cudaMemsetAsync(amax.ptr, 0, sizeof(unsigned), s));
-        train::cast_transpose(source, rows, cols, {scaling.ptr, e4m3, codes.ptr, codes_t.ptr, rows, amax.ptr, nullptr},
-                              s);
+        train::DeviceScaling* scaling = slots.state(slot);
+        unsigned* amax = slots.amax(slot);
+        if (!slots.delayed()) {
+            FP8LAB_CUDA_CHECK(cudaMemsetAsync(amax, 0, sizeof(unsigned), s));
+            train::amax_only(source, rows, cols, amax, s);
+            train::current_scale(amax, e4m3 ? 448.0f : 57344.0f, scaling, s);
+            FP8LAB_CUDA_CHECK(cudaMemsetAsync(amax, 0, sizeof(unsigned), s));
+        }
+        train::cast_transpose(source, rows, cols, {scaling, e4m3, codes.ptr, codes_t.ptr, rows, amax, nullptr}, s);
     }
-    MatmulOperand as(Stored stored) const {
-        return {e4m3 ? CUDA_R_8F_E4M3 : CUDA_R_8F_E5M2, stored, &scaling.ptr->scale_inv, ScaleMode::PerTensor};
+    MatmulOperand as(Stored stored) {
+        return {e4m3 ? CUDA_R_8F_E4M3 : CUDA_R_8F_E5M2, stored, &slots.state(slot)->scale_inv, ScaleMode::PerTensor};
     }
 };
 
 // One linear layer's three GEMMs: y = x W^T, dx = dy W, dW = dy^T x (rows x in -> out).
 class Linear {
   public:
-    Linear(cublasLtHandle_t lt, int rows, int in, int out, bool fp8, void* workspace)
+    Linear(cublasLtHandle_t lt, int rows, int in, int out, bool fp8, void* workspace, ScalingSlots& slots)
         : rows_(rows), in_(in), out_(out), fp8_(fp8), workspace_(workspace) {
         const MatmulOperand bf{CUDA_R_16BF, Stored::AsIs}, bf_t{CUDA_R_16BF, Stored::Transposed};
         if (!fp8) {
@@ -82,9 +136,9 @@ class Linear {
             wgrad_ = std::make_unique<LtMatmul>(lt, out, in, rows, bf_t, bf, CUDA_R_32F, false);
             return;
         }
-        x_ = std::make_unique<Fp8Operand>(std::size_t(rows) * in, true);
-        w_ = std::make_unique<Fp8Operand>(std::size_t(out) * in, true);
-        g_ = std::make_unique<Fp8Operand>(std::size_t(rows) * out, false);
+        x_ = std::make_unique<Fp8Operand>(std::size_t(rows) * in, true, slots);
+        w_ = std::make_unique<Fp8Operand>(std::size_t(out) * in, true, slots);
+        g_ = std::make_unique<Fp8Operand>(std::size_t(rows) * out, false, slots);
         // FP8 GEMMs take A as is and B transposed: the transposed codes serve the backward.
         forward_ = std::make_unique<LtMatmul>(lt, rows, out, in, x_->as(Stored::AsIs), w_->as(Stored::Transposed),
                                               CUDA_R_16BF, false);
@@ -270,8 +324,10 @@ class TransformerStep {
         FP8LAB_CUDA_CHECK(cudaMemset(step_.ptr, 0, sizeof(int)));
 
         const bool fp8 = e_.numerics.precision == emu::Precision::Fp8;
+        // Three FP8 operands per linear layer: 4 a block (6 with separate Q, K, V) and the output.
+        slots_ = std::make_unique<ScalingSlots>(3 * (t_.layers * (t_.fused_qkv ? 4 : 6) + 1), e_.numerics);
         const auto linear = [&](int in, int out, bool quantised) {
-            return std::make_unique<Linear>(lt_.h, rows_, in, out, quantised, workspace_.ptr);
+            return std::make_unique<Linear>(lt_.h, rows_, in, out, quantised, workspace_.ptr, *slots_);
         };
         attention_ = std::make_unique<Attention>(lt_.h, rows_ / t_.sequence, t_.sequence, t_.heads, t_.kv_heads, hs_,
                                                  qkv_w_, workspace_.ptr);
@@ -320,6 +376,7 @@ class TransformerStep {
         forward(s);
         backward(s);
         update(s);
+        slots_->end_step(s);
         tk::finish_step(row_loss_->ptr, rows_, step_.ptr, losses_.ptr, s);
     }
 
@@ -494,6 +551,7 @@ class TransformerStep {
     std::vector<std::unique_ptr<BlockBuffers>> blocks_;
     std::vector<BlockLinears> linears_;
     std::unique_ptr<Linear> output_;
+    std::unique_ptr<ScalingSlots> slots_;
     std::unique_ptr<Attention> attention_;
     std::unique_ptr<DeviceBuffer<float>> x_, dx_, invf_, row_loss_, gain_partials_, out_grad_, clip_;
     std::unique_ptr<Bf16> nf_, y_, logits_, dlogits_, dn_, dn2_, dattn_, dqkv_, dact_, dgate_up_;

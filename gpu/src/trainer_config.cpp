@@ -34,8 +34,8 @@ void multiple_of_16(const Refuse& refuse, const char* field, int value) {
         refuse(field, "must be a multiple of 16 on the GPU (cuBLASLt's FP8 GEMMs), not " + std::to_string(value));
 }
 
-// What the GPU's transformer runs: BF16, or FP8 with per-tensor current scaling and HYBRID
-// formats (the recipe the step's casts implement); head sizes its attention kernels take.
+// What the GPU's transformer runs: BF16, or FP8 with per-tensor delayed or current scaling
+// and HYBRID formats (what the step's casts implement); head sizes its attention kernels take.
 void validate_transformer(const GpuRun& run, const Refuse& refuse) {
     const emu::Experiment& e = run.experiment;
     const emu::TransformerSpec& t = e.model.transformer;
@@ -50,10 +50,9 @@ void validate_transformer(const GpuRun& run, const Refuse& refuse) {
                    std::to_string(t.head_size()));
     if (n.precision == emu::Precision::Fp32) refuse("numerics.precision", "the GPU trains BF16 or FP8, not FP32");
     if (n.precision == emu::Precision::Fp8) {
-        if (n.recipe != emu::Fp8Recipe::Current)
+        if (n.recipe != emu::Fp8Recipe::Current && n.recipe != emu::Fp8Recipe::Delayed)
             refuse("numerics.recipe",
-                   "the GPU's transformer runs FP8 with per-tensor current scaling ('current'), "
-                   "not '" +
+                   "the GPU's transformer runs FP8 with per-tensor scaling, delayed or current, not '" +
                        std::string(enum_name(n.recipe)) + "' (the CPU emulator runs every recipe)");
         if (n.formats.input != &emu::e4m3() || n.formats.weight != &emu::e4m3() || n.formats.gradient != &emu::e5m2())
             refuse("numerics.formats", "the GPU's transformer casts HYBRID (E4M3 inputs and weights, E5M2 gradients)");

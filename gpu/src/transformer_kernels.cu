@@ -5,6 +5,7 @@
 #include <algorithm>
 #include <cfloat>
 
+#include "gpu/src/delayed_update.cuh"
 #include "gpu/src/transformer_kernels.hpp"
 
 namespace fp8lab::gpu::transformer {
@@ -217,6 +218,17 @@ __global__ void finish_step_kernel(const float* row_loss, int rows, int* step, f
     }
 }
 
+// A thread per tensor: each history's update is serial (the emulator's order).
+__global__ void delayed_update_all_kernel(kernels::DeviceScaling* states, unsigned* amax_bits, float* history,
+                                          const float* numerators, int tensors, int length, bool algorithm_max) {
+    const int j = blockIdx.x * blockDim.x + threadIdx.x;
+    if (j >= tensors) return;
+    float* h = history + std::size_t(j) * length;
+    h[0] = __uint_as_float(amax_bits[j]);
+    amax_bits[j] = 0;
+    kernels::delayed_update_one(h, length, algorithm_max, numerators[j], states + j);
+}
+
 constexpr int kSquareBlocks = 256;
 __global__ void sum_squares_kernel(const float* g, std::size_t n, double* partials) {
     __shared__ double lanes[kThreads];
@@ -307,6 +319,11 @@ void cross_entropy(const void* logits, const std::uint8_t* targets, const int* s
 }
 void finish_step(const float* row_loss, int rows, int* step, float* losses, cudaStream_t stream) {
     finish_step_kernel<<<1, kThreads, 0, stream>>>(row_loss, rows, step, losses);
+}
+void delayed_update_all(kernels::DeviceScaling* states, unsigned* amax_bits, float* history, const float* numerators,
+                        int tensors, int length, bool algorithm_max, cudaStream_t stream) {
+    delayed_update_all_kernel<<<(tensors + 63) / 64, 64, 0, stream>>>(states, amax_bits, history, numerators, tensors,
+                                                                      length, algorithm_max);
 }
 int blocks_for_squares(std::size_t n) {
     return int(std::clamp<std::size_t>((n + kThreads - 1) / kThreads, 1, kSquareBlocks));

@@ -10,6 +10,8 @@
 #include <cstddef>
 #include <cstdint>
 
+#include "gpu/src/kernels.hpp"
+
 namespace fp8lab::gpu::transformer {
 
 // x[r] = table[tokens[*step * rows + r]] (float32 rows of d).
@@ -56,6 +58,13 @@ void cross_entropy(const void* logits, const std::uint8_t* targets, const int* s
                    void* dlogits, cudaStream_t stream);
 // losses[*step] = the mean of row_loss, summed in row order; then ++*step.
 void finish_step(const float* row_loss, int rows, int* step, float* losses, cudaStream_t stream);
+
+// Delayed scaling's step end for `tensors` FP8 operands at once: tensor j's amax of this
+// step (amax_bits[j], then cleared) enters its history (history + j * length) and sets its
+// scale for the next step (the emulator's rule, docs/numerics.md §4; numerators[j] = the
+// format's largest value / 2^margin).
+void delayed_update_all(kernels::DeviceScaling* states, unsigned* amax_bits, float* history, const float* numerators,
+                        int tensors, int length, bool algorithm_max, cudaStream_t stream);
 
 // The gradient clip: the squares of n gradients summed into partials[slot ...] (one double
 // per block, `blocks_for_squares(n)` of them), the factor min(1, clip / sqrt(sum of all

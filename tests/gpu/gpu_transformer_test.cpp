@@ -6,6 +6,7 @@
 #include <cmath>
 #include <cstdio>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "emulator/cpu_training.hpp"
@@ -17,10 +18,10 @@ using namespace fp8lab;
 
 namespace {
 
-emu::Experiment transformer(emu::Precision p, int steps) {
+emu::Experiment transformer(emu::Precision p, int steps, emu::Fp8Recipe recipe = emu::Fp8Recipe::Current) {
     emu::Experiment e = emu::default_transformer_experiment();
     e.numerics.precision = p;
-    emu::set_recipe(e, emu::Fp8Recipe::Current);
+    emu::set_recipe(e, recipe);
     e.steps = steps;
     return e;
 }
@@ -36,11 +37,15 @@ gpu::GpuTrainResult on_gpu(const emu::Experiment& e, int warmup = 10) {
 
 TEST_CASE("the transformer: first loss and final loss over 4 seeds agree with the CPU emulator") {
     if (!gpu_ready()) return;
-    for (const emu::Precision p : {emu::Precision::Bf16, emu::Precision::Fp8}) {
-        CAPTURE(emu::precision_name(p));
+    const std::pair<emu::Precision, emu::Fp8Recipe> runs[] = {{emu::Precision::Bf16, emu::Fp8Recipe::Current},
+                                                              {emu::Precision::Fp8, emu::Fp8Recipe::Current},
+                                                              {emu::Precision::Fp8, emu::Fp8Recipe::Delayed}};
+    for (const auto& [p, recipe] : runs) {
+        const std::string name = p == emu::Precision::Bf16 ? "bf16" : "fp8 " + std::string(emu::enum_name(recipe));
+        CAPTURE(name);
         double cpu_mean = 0, gpu_mean = 0, largest_gap = 0;
         for (int k = 0; k < 4; ++k) {
-            const emu::Experiment e = emu::with_seed(transformer(p, 100), k);
+            const emu::Experiment e = emu::with_seed(transformer(p, 100, recipe), k);
             const std::vector<float> cpu = emu::train_on_cpu(e).loss;
             const std::vector<float> gpu = on_gpu(e).loss;
             REQUIRE(gpu.size() == cpu.size());
