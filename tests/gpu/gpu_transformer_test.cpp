@@ -41,7 +41,7 @@ TEST_CASE("the transformer: first loss and final loss over 4 seeds agree with th
                                                               {emu::Precision::Fp8, emu::Fp8Recipe::Current},
                                                               {emu::Precision::Fp8, emu::Fp8Recipe::Delayed}};
     for (const auto& [p, recipe] : runs) {
-        const std::string name = p == emu::Precision::Bf16 ? "bf16" : "fp8 " + std::string(emu::enum_name(recipe));
+        const std::string name = p == emu::Precision::Bf16 ? "bf16" : "fp8 " + std::string(enum_name(recipe));
         CAPTURE(name);
         double cpu_mean = 0, gpu_mean = 0, largest_gap = 0;
         for (int k = 0; k < 4; ++k) {
