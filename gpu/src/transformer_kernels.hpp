@@ -1,7 +1,7 @@
 // Launchers of the transformer's kernels besides its GEMMs (plain C++17 types, like
-// train_kernels.hpp): embedding, RMSNorm, rotary, causal grouped-query attention, SwiGLU,
-// cross-entropy, the residual adds and the gradient clip (attention's products are
-// cuBLASLt's batched GEMMs, gpu_transformer.cpp). Each follows the CPU emulator's
+// train_kernels.hpp): embedding, RMSNorm, rotary, attention's causal softmax, SwiGLU,
+// cross-entropy, the residual adds, delayed scaling's step end and the gradient clip
+// (attention's products are cuBLASLt's batched GEMMs, gpu_transformer.cpp). Each follows the CPU emulator's
 // operation (emulator/transformer_ops.hpp) in float32; BF16 tensors are void pointers.
 #pragma once
 
