@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // fp8lab: one program, many subcommands. Bad usage exits with status 2, failures at run
 // time (a write that did not arrive among them) with 1.
 #include <CLI/CLI.hpp>

@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: Apache-2.0
 # Decides which parts to build (CUDA backend, GUI) and says which and why.
 include(CheckLanguage)
 

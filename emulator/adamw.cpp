@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // AdamW's element loop (vectorised at any width with the scalar loop's bits) and the clip.
 #include "emulator/adamw.hpp"
 

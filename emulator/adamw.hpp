@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // AdamW on float32 master weights and the global-norm gradient clip, for both CPU trainers.
 #pragma once
 

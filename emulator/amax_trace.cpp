@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Writing, reading and replaying amax traces.
 #include "emulator/amax_trace.hpp"
 

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // amax traces: per step and tensor, the amax and the scale used, with a log2 histogram.
 //
 // File format (text, one record per line):

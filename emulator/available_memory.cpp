@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // MemAvailable from /proc/meminfo, and the sentence that refuses a run that would not fit.
 #include "emulator/available_memory.hpp"
 

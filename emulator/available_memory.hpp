@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // What the machine can give a run without swapping, so that a model too large is refused
 // before it is allocated (the CLI and the Python module ask the same question).
 #pragma once

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Scale selection of each block recipe, in the float32 operation order of docs/numerics.md §4.
 #include "emulator/block_recipes.hpp"
 

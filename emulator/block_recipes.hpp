@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // The block-scaled recipes: per-tensor, MX (OCP floor / RCEIL), DeepSeek blockwise, NVFP4.
 #pragma once
 

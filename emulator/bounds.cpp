@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Stating and checking the ranges of bounds.hpp.
 #include "emulator/bounds.hpp"
 

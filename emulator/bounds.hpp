@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Every numeric setting's accepted range, stated once: the experiment's validation, the
 // experiment file reader, the command line's checks and its --help all read these.
 #pragma once

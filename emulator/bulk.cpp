@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Bulk span functions: the float32 kernel in vectorisable loops over parallel chunks.
 #include "emulator/bulk.hpp"
 

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Bulk span functions: quantize, dequantize, amax, range counts and error statistics.
 #pragma once
 

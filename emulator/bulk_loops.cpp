@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Bulk loops, cloned for AVX-512, AVX2 and baseline x86-64 and picked at load time.
 #include "emulator/bulk_loops.hpp"
 

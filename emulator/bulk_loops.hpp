@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // The vectorisable loops of the bulk path, compiled once per rounding mode and CPU level.
 #pragma once
 

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // The reference scalar encoder: exact integer rounding of a float64 significand.
 #include "emulator/convert.hpp"
 

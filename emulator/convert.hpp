@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Scalar conversion to and from any format: one rounding from float32 or float64.
 #pragma once
 

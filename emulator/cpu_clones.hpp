@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Marks a function to be compiled once per x86-64 level and picked at load time.
 #pragma once
 

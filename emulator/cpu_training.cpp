@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // The CPU emulator's trainers, chosen by the model's kind.
 #include "emulator/cpu_training.hpp"
 

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Training on the CPU emulator, whichever the model: the one entry point the CLI, the labs
 // and the Python module call.
 #pragma once

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Current scaling in the exact float32 operation order of docs/numerics.md §4.
 #include "emulator/current_scaling.hpp"
 

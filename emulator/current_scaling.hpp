@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Current (per-tensor) scaling: the scale that maps this tensor's amax onto the format's max.
 #pragma once
 

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Delayed scaling update, float32 operation for operation as docs/numerics.md §4.
 #include "emulator/delayed_scaling.hpp"
 

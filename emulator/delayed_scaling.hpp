@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Delayed scaling as Transformer Engine's DelayedScaling: amax history, roll, margin.
 #pragma once
 

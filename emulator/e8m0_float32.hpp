@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // E8M0 codes of float32 inputs by integer arithmetic on the float's bits: the bulk loops'
 // path for MX scales (the reference encoder widens to float64 and rounds in 128 bits, about
 // 30 times slower). Equal to encode() for every float32 and every deterministic mode; the

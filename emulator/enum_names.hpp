@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // One table of names per enum: parsing, printing, listing and serialising all read it.
 #pragma once
 

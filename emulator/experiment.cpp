@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // The experiment description: its enums' name tables, its rules and its one-line summary.
 #include "emulator/experiment.hpp"
 

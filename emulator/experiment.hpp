@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // The one description of a training experiment that both backends take: the model, the
 // task, the optimizer and every numeric setting. Plain data, saved and read as JSON.
 #pragma once

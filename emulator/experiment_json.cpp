@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // The experiment's JSON form: written with every field named, read back strictly (unknown
 // or mistyped fields and newer versions are refused with file:line and the field's name).
 #include <charconv>

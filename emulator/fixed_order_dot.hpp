@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // A float32 dot product in one fixed order, whatever the compiler, vector width, thread
 // count or machine (with contraction into FMA off where it is compiled for FMA machines).
 #pragma once

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // The float32 -> code conversion of every bulk path, branch-free and constexpr, in C++17
 // with no library beyond <cstdint>: the CPU loops and the GPU's kernels run this one code.
 #pragma once

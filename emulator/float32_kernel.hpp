@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // The shared float32 cast's constants made from a Format and a saturation mode.
 #pragma once
 

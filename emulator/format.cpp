@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Format descriptors: derives bias, range and special codes from (E, M, encoding).
 #include "emulator/format.hpp"
 

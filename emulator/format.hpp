@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Format descriptors: every property of a number format derived from its bit layout.
 #pragma once
 

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // NVFP4's random Hadamard transform of one group of 16 values, in C++17 with no library:
 // the CPU emulator and the GPU's kernels run this one code, so both get the same floats.
 #pragma once

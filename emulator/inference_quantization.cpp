@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Inference quantisation of a trained MLP: fake-quantised weights and layer inputs, a
 // float32 forward pass, and the evaluation that an experiment's `inference` asks for.
 #include "emulator/inference_quantization.hpp"

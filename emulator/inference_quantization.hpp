@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // A trained MLP quantised for inference: its weights (per tensor, per output channel or
 // NVFP4) and the inputs of its layers (static, dynamic or per-token scales), evaluated
 // on held-out data against its own float32 forward pass.

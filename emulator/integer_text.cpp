@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Strict integer parsing (integer_text.hpp).
 #include "emulator/integer_text.hpp"
 

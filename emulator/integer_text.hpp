@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Integers as people type them: decimal (leading zeros are still decimal: 010 is ten, not
 // C's octal eight) or 0x-hex; the whole text is the number, nothing wraps or saturates.
 #pragma once

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Recursive-descent JSON reader: RFC 8259 grammar, UTF-8 passed through, \u escapes
 // decoded (surrogate pairs joined), numbers kept as written so integers read back exactly.
 #include "emulator/json_reader.hpp"

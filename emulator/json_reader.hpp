@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // A strict JSON reader for the small files fp8lab reads back (experiments): values with
 // the line they start on, so every error can name file:line.
 #pragma once

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // JSON writer (for every layer): commas by nesting state; numbers via to_chars so they read back exactly.
 #include "emulator/json_writer.hpp"
 

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // A small streaming JSON writer: objects, arrays, escaped strings, exact numbers.
 #pragma once
 

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // A linear layer's GEMMs under FP32, BF16 or an FP8 recipe.
 #include "emulator/linear_gemms.hpp"
 

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // One linear layer's three GEMMs (forward, dgrad, wgrad) with operands in FP32, BF16 or the
 // experiment's FP8 recipe, as the transformer's every linear layer runs them.
 #pragma once

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // GradScaler's update: back off on overflow and skip; grow after an interval of clean steps.
 #include "emulator/loss_scaler.hpp"
 

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Dynamic loss scaling with PyTorch GradScaler's rules and defaults.
 #pragma once
 

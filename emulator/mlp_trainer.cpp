@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // MLP training step by step: quantised operands, float32 GEMMs (Eigen), AdamW.
 #include "emulator/mlp_trainer.hpp"
 

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // The CPU reference trainer: an MLP with GELU, AdamW on float32 master weights, and
 // GEMM operands in FP32, BF16 or FP8 (any recipe), emulated bit-exactly.
 #pragma once

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // The CPU trainer's operand casts (operand_quantizer.hpp).
 #include "emulator/operand_quantizer.hpp"
 

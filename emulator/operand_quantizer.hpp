@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // The CPU trainer's casts: quantize() with the experiment's recipe, its state, its counts and its trace.
 #pragma once
 

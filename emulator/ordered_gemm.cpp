@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Float32 GEMM in Eigen's panel order, 8 outputs to a vector, cloned per CPU level.
 #include "emulator/ordered_gemm.hpp"
 

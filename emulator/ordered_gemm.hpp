@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // The trainer's float32 GEMM: Eigen's summation order, vectorised across the outputs.
 #pragma once
 

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Deterministic parallel loops over fixed chunks, on plain std::thread.
 #include "emulator/parallel.hpp"
 

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Deterministic parallel loops: work is cut into fixed chunks, whatever the thread count.
 #pragma once
 

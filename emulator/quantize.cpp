@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // quantize(): the recipe's scale rule applied to the role's blocks (quantize.hpp).
 #include "emulator/quantize.hpp"
 

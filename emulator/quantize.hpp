@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // The one cast of a GEMM operand under a recipe: the CPU trainer, `fp8lab quantize`, the
 // Python module and the labs all call quantize(), whatever the recipe.
 #pragma once

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Block walking, dequantisation and statistics shared by every scaling recipe.
 #include "emulator/quantized_tensor.hpp"
 

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // A quantised tensor: codes, per-block scales, layout and format, with dequantize and stats.
 #pragma once
 

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Quoting untrusted text for messages (quoted_input.hpp).
 #include "emulator/quoted_input.hpp"
 

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // How every message quotes what a user typed or a file held: in single quotes, at most a
 // short prefix (a 100 MB line is not echoed), control and non-ASCII bytes as \xNN, so a
 // message is one readable line of valid UTF-8 whatever the input was.

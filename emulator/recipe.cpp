@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // The recipe table (recipe.hpp). Defaults follow the libraries: Transformer Engine's
 // DelayedScaling (history 1024, max, margin 0) and block recipes, OCP MX, torchao's rowwise.
 #include "emulator/recipe.hpp"

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // A training recipe as one value: per role its element format, block shape and rounding,
 // the scale's type and the rule that picks it, where it runs natively and its words. The
 // recipe table (recipe.cpp) is the one place a recipe is defined.

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Names of rounding and saturation modes, as the CLI and the labs spell them.
 #include "emulator/rounding.hpp"
 

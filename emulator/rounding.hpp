@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Rounding modes, saturation modes and the options every conversion takes.
 #pragma once
 

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // The rounding and saturation modes alone, in C++17 with no library: what the shared
 // element cast (float32_cast.hpp) needs, so that CUDA kernels can include it too.
 #pragma once

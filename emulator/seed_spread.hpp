@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // A variant trained over several seeds: its final losses' mean and range, and whether two
 // variants differ beyond that range (the labs, the CLI and the Python module report these).
 #pragma once

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Counter-based random bits: element i's bits depend only on (seed, i), never on threads.
 #pragma once
 

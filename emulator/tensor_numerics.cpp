@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Counting one cast's zeros, flushes and saturations, and its relative error; the CSV.
 #include "emulator/tensor_numerics.hpp"
 

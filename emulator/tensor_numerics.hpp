@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Per cast of a GEMM operand, what Transformer Engine's precision-debugging tools log: the
 // amax and scale, how many elements were zero already, flushed to zero, saturated, and the
 // cast's relative error; written as CSV by `train --stats` and returned by the Python module.

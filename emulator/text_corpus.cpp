@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Reading the corpus, its fixed split and the seeded windows.
 #include "emulator/text_corpus.hpp"
 

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // The text task's data: a plain-text corpus read from disk, split into training and
 // validation bytes, and the windows each step trains on, the same bytes on every backend.
 #pragma once

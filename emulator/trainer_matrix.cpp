@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // The CPU trainers' transpose, finiteness check and BF16 store.
 #include "emulator/trainer_matrix.hpp"
 

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // The CPU trainers' matrices and their deterministic operations: the GEMM in fixed chunks,
 // the tiled transpose, the finiteness check and the BF16 store of a GEMM's output.
 #pragma once

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Seeded task data: a fixed random teacher (target = tanh(x Wt^T)) or Gaussian clusters.
 #include "emulator/training_task.hpp"
 

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Training data made from a seed: a teacher-network regression and Gaussian clusters,
 // stored in BF16 as a GPU holds them, so both backends train on the same bits.
 #pragma once

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // RMSNorm, rotary, causal attention, SwiGLU and cross-entropy, row-parallel and deterministic.
 #include "emulator/transformer_ops.hpp"
 

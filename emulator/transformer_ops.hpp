@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // The transformer's operations besides its linear layers, forward and backward, in float32
 // in a fixed order (rows in parallel, each row's sums serial): RMSNorm, rotary position
 // embedding, grouped-query causal attention, SwiGLU and the cross-entropy.

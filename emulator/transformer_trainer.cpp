@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // The byte-level transformer's training step on the CPU: forward, cross-entropy, backward,
 // AdamW; the validation loss and the samples.
 #include "emulator/transformer_trainer.hpp"

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // The CPU trainer of the byte-level transformer (model.kind "transformer"): every linear
 // layer's GEMMs under the experiment's numerics, AdamW on float32 master weights.
 #pragma once

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Reading a user's input file and checking an output path, with messages that say why not.
 #include "emulator/user_files.hpp"
 

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Files a user names, read and checked before any work: only regular files are read (a
 // FIFO would hang, a folder or device is not an input), within a size limit, and an output
 // path must be a place a regular file can be written.

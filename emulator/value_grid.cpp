@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Grid queries built on the encoder: directed rounding gives the neighbours exactly.
 #include "emulator/value_grid.hpp"
 

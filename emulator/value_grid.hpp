@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Questions about a format's grid of values: all of them, neighbours, ulp, error of x.
 #pragma once
 

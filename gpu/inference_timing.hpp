@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Timing an MLP's forward pass for inference on the GPU: BF16 against FP8 weights only and
 // FP8 weights and activations (per-tensor static or dynamic scales, or per-token
 // activation scales with per-channel weight scales), each captured in a CUDA graph and

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // What this machine's GPU can do for fp8lab, with a reason a person can read.
 #pragma once
 

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // GPU building blocks behind plain C++ types: per-tensor FP8 quantisation (fused cast +
 // amax), the delayed-scaling update on the device, and cuBLASLt FP8 / BF16 GEMMs.
 // Every call throws GpuUnavailable (with probe()'s reason) when no GPU can run it, and

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Training the MLP on the GPU: BF16 or FP8 GEMMs on tensor cores through cuBLASLt, fused
 // cast/transpose/amax kernels, delayed scaling on the device, the step in a CUDA graph.
 // No CUDA types here: the GUI, the labs and the CLI include this header in any build.

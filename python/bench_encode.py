@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: Apache-2.0
 """Benchmark (reported, never asserted): float32 -> E4M3 encode of 64 Mi elements from
 NumPy against `fp8lab bench emulator`'s rate for the same work, in one run.
 Usage: PYTHONPATH=build/python /usr/bin/python3 python/bench_encode.py build/app/fp8lab"""

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // What the Python module's binding files share: argument parsing with errors that name
 // the argument, and NumPy arrays in C order.
 #pragma once

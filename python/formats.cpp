@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Formats, and conversion of NumPy arrays: encode, decode, round_to, as_ml_dtypes.
 #include <pybind11/stl.h>
 

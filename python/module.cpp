@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // The Python module `fp8lab`: the bit-exact emulator, its recipes and the CPU trainer for NumPy.
 #include "python/bindings.hpp"
 

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Scaling recipes for NumPy: current scaling, a DelayedScaling object, and quantize() for
 // the per-tensor and block recipes (codes, scales and the dequantised array).
 #include <pybind11/stl.h>

@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: Apache-2.0
 """fp8lab's conversions against ml_dtypes, an independent implementation, where both define
 the same thing: float32 inputs, round to nearest even, no saturation, for every format the
 two share (the FNUZ ones included, which no CUDA function converts to). Inputs: every BF16

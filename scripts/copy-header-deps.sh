@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: Apache-2.0
 # Copies the header-only dependencies from this Debian machine into deps/include (ignored
 # by git), so a GPU server without Debian packages can build with the gpu-server preset.
 set -euo pipefail

@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: Apache-2.0
 # Formats the C++ and CUDA sources with the root .clang-format; --check only reports.
 # The style is pinned to clang-format 14 (Debian 12's): other versions lay some
 # constructs out differently, so --check on another version reports itself skipped.

@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: Apache-2.0
 # One call on a GPU server: builds the GPU targets (gpu-server preset, sm_90 only), then
 # runs what the arguments name, logs under $OUT (default out/gpu-session):
 #   tests   ctest -L gpu          bench   fp8lab bench gpu (all presets, 200 steps)

@@ -1,4 +1,5 @@
 #!/usr/bin/env python3
+# SPDX-License-Identifier: Apache-2.0
 """The MLP of `fp8lab bench gpu` in PyTorch, BF16 only: the reference our BF16 step is
 compared with. Same shapes, no biases, tanh-GELU, MSE, AdamW on float32 master
 weights (fused), BF16 autocast, torch.compile; median ms/step over CUDA events.

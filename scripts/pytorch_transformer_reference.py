@@ -1,4 +1,5 @@
 #!/usr/bin/env python3
+# SPDX-License-Identifier: Apache-2.0
 """The transformer of `fp8lab train --model transformer` in PyTorch, BF16 only: the reference
 our GPU step is compared with. Same shapes (byte vocabulary, RMSNorm, grouped-query causal
 attention with rotary positions through scaled_dot_product_attention, fused or separate QKV,

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // CUDA's host conversion in a plain loop (guarded: builds without the CUDA headers too).
 #include "app/bench/cuda_host_reference.hpp"
 

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // A loop over CUDA's host FP8 conversion, the baseline the emulator benchmark compares with.
 #pragma once
 

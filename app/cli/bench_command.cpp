@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // `fp8lab bench emulator`: bulk quantisation throughput against CUDA's host loop.
 #include <CLI/CLI.hpp>
 

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // `fp8lab bench crossover`, `bench inference` and `bench accumulation`: the GPU
 // measurements that labs 8, 9 and 10 draw, written as CSV with the device in the header
 // (assets/ holds ones recorded on an H100 for machines without a GPU).

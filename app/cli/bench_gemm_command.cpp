@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // `fp8lab bench gemm`: the forward GEMM of each preset's linear layer, BF16 against FP8 on
 // cuBLASLt, timed side by side. GEMMs only: the whole training step is `bench gpu`.
 #include <CLI/CLI.hpp>

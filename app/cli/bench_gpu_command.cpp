@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // `fp8lab bench gpu`: the whole MLP training step on the GPU, BF16 against each FP8 recipe,
 // per preset size, in one run: ms/step, speedup, TFLOP/s of model FLOPs, peak memory, final
 // loss, and whether the recipe's speed is native or Hopper's emulation of it.

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // The subcommands of `fp8lab`; each adds itself to the CLI11 app and records its status.
 #pragma once
 

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // `fp8lab convert`: values (arguments or one per stdin line) to codes of a format.
 #include <CLI/CLI.hpp>
 

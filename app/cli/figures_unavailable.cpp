@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // `fp8lab figures` in a build without Cairo: says so instead of pretending.
 #include <CLI/CLI.hpp>
 

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // `fp8lab formats` and `fp8lab decode`: format properties and code breakdowns, computed.
 #include <CLI/CLI.hpp>
 

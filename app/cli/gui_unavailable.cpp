@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // `fp8lab gui` in a build without the desktop app: says why instead of pretending.
 #include <CLI/CLI.hpp>
 

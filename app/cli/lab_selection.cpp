@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Lab and step selection with messages that list what exists.
 #include "app/cli/lab_selection.hpp"
 

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Picking labs and steps from the command line: "LAB", "LAB/STEP", backends.
 #pragma once
 

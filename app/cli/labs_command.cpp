@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // `fp8lab labs` lists the labs; `fp8lab run LAB[/STEP]` runs steps headless.
 #include <CLI/CLI.hpp>
 

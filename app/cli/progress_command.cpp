@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // `fp8lab progress FILE...`: the progress files students hand in, as one table per class.
 #include <CLI/CLI.hpp>
 

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // `fp8lab scaling delayed|current` and `fp8lab quantize --recipe ...` on stdin values.
 #include <CLI/CLI.hpp>
 

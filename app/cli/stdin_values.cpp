@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Whole-input parsing of stdin for the recipe commands.
 #include "app/cli/stdin_values.hpp"
 

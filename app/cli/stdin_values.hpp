@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Reads one number per line from standard input, all of it, before anything is printed.
 #pragma once
 

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Step output as text and JSON: tables aligned by column, numbers as the labs format them.
 #include "app/cli/step_output_text.hpp"
 

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // A step's output for the terminal (aligned tables, metrics) and as JSON.
 #pragma once
 

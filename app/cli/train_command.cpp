@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // `fp8lab train` (one experiment, CPU emulator or GPU) and `fp8lab trace replay`: runs and what-ifs on their traces.
 #include <CLI/CLI.hpp>
 

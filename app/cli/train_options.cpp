@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Training options: CLI11 declarations and their checked application to an experiment.
 #include "app/cli/train_options.hpp"
 

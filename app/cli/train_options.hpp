@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Training options shared by `fp8lab train` and `fp8lab bench trainer`: every one sets a
 // field of the experiment description, over an experiment file when one is given.
 #pragma once

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // The Cairo back end of the figure layout: draws its primitives and writes SVG, PNG or PDF.
 #include "app/export/cairo_figure.hpp"
 

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Draws a figure with Cairo and writes it as SVG, PNG or PDF.
 #pragma once
 

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // The files of an export folder that fp8lab may replace: those its manifests listed.
 #include "app/export/export_folder.hpp"
 

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // What `figures --out DIR` may write: the files an earlier export listed in DIR's manifest
 // and new ones, never a file of the user's and never through a linked sub-folder.
 #pragma once

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // ExportSettings: its formats, and the same settings as `fp8lab figures` options.
 #include "app/export/export_settings.hpp"
 

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // What an export of figures draws (formats, size, theme, text scale, PNG density), and the
 // `fp8lab figures` options that draw the same: the GUI's export dialog fills one in and
 // writes those options beside the files.

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // CSV writing for figures and tables.
 #include "app/export/figure_csv.hpp"
 

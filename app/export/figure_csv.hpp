@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // The data behind a figure or a table as CSV, so a slide's numbers can be checked.
 #pragma once
 

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // `fp8lab figures`: runs every selected step and writes its figures, their CSV, a
 // manifest and an HTML gallery. Deterministic: the same inputs write the same SVG and CSV.
 #include <CLI/CLI.hpp>

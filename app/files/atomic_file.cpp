@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Atomic whole-file writes for everything the program saves (atomic_file.hpp).
 #include "app/files/atomic_file.hpp"
 

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Writing a whole file so that a reader never sees half of it and a failure leaves the old
 // one intact: a new file of its own beside the target, every write checked, synced, then
 // renamed over the target (a link at the target is replaced, never followed).

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // FolderLock: flock(2) on a lock file inside the folder (folder_lock.hpp).
 #include "app/files/folder_lock.hpp"
 

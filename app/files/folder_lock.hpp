@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // An exclusive lock on an output folder, so that two runs writing into it take turns
 // instead of interleaving their files.
 #pragma once

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // AppState's navigation and persistence (moving between steps, saving where the user is),
 // the course's step states and the looks' Markdown fonts.
 #include "app/gui/app_state.hpp"

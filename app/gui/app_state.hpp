@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // What the desktop app holds while it runs, in parts that the views receive separately:
 // the course (catalog, place, steps), the looks, the training panel, the bit inspector,
 // and the session's settings and status line.

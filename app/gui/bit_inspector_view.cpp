@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // The bit inspector: a code as clickable bits coloured by field, its value and formula,
 // its neighbours and the gaps to them, and a typed number in every format and mode.
 #include <imgui.h>

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // The course as the app walks it: the catalog, the step the user is on, each step's
 // parameters, runner and exercise state, and the GPU the steps may run on.
 #pragma once

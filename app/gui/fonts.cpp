@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Font atlas building with FreeType; italic is DejaVu Sans slanted by FreeType, so only
 // fonts-dejavu-core is needed.
 #include "app/gui/fonts.hpp"

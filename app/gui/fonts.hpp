@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // The app's fonts: DejaVu from Debian's fonts-dejavu-core, rendered by FreeType at the
 // current scale and rebuilt when it changes (Ctrl +/-, the monitor's content scale).
 #pragma once

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // `fp8lab gui`: opens the desktop lab; `--tour --screenshots DIR` walks and captures every step.
 #include <CLI/CLI.hpp>
 

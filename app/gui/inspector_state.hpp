@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // The bit inspector's state: the format, the code being edited and the number typed.
 #pragma once
 

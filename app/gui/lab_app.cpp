@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // The shell: window and main loop, layout (menu, navigator, step view, training panel,
 // status line), presenter keys, presentation mode, blank screen, zoom and themes.
 #include "app/gui/lab_app.hpp"

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // The desktop app's entry point: opens the window and runs the lab until it is closed
 // (or, with a tour, until every step has been shown and captured).
 #pragma once

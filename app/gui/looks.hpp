@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // How the app looks this frame: theme, zoom, fonts and colours, and presentation mode with
 // its paging.
 #pragma once

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // md4c's callbacks build blocks of runs; drawing lays words out one by one so that bold,
 // italic, code and links can share a wrapped line (ImGui's own wrapping takes one style).
 #include "app/gui/markdown_view.hpp"

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Lab text on screen: Markdown parsed by md4c into blocks of styled runs, drawn with
 // word wrapping (headings, emphasis, inline code, code blocks, lists, quotes, links).
 #pragma once

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // The lab navigator: labs and their steps, a mark on every step whose exercise is solved.
 #include <imgui.h>
 

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // The step output view: each figure drawn by the plot layer, tables as ImGui tables.
 #include "app/gui/output_view.hpp"
 

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Draws a step's output (figures, tables, metrics, notes) from the labs' plain data.
 #pragma once
 

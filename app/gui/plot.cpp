@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // The ImGui back end of the figure layout: its primitives on the window's draw list, and the
 // interaction that belongs to a screen (the view, the hidden series, the tooltip).
 #include "app/gui/plot.hpp"

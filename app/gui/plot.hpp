@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Figures on ImGui's draw list: the shared figure layout's primitives, drawn; double-click
 // to fit, drag to pan, wheel to zoom; a tooltip with the nearest item; legend entries toggle.
 #pragma once

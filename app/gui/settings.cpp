@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Settings file: "key = value" lines under a version line; read strictly, written atomically.
 #include "app/gui/settings.hpp"
 

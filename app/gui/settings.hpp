@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // The app's settings and exercise progress, kept in the XDG config directory. Saving is
 // atomic (written beside, then renamed); a corrupt file is reported, set aside and
 // replaced by defaults, never a crash.

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // The worker thread behind every Run button: one run at a time, results handed over under a lock.
 #include "app/gui/step_runner.hpp"
 

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Runs a step (or a training comparison) on a worker thread so the UI never blocks; the
 // view reads progress and the growing partial output while it runs.
 #pragma once

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // The step view: the text with live numbers, parameter widgets from the schema, backend
 // switch, Run/Cancel, the step's figures, tables and metrics, and its exercise.
 #include <imgui.h>

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Theme colours and ImGui style. The projector theme is black on white with thick borders:
 // projectors wash out mid greys, so nothing in it relies on a subtle tint.
 #include "app/gui/theme.hpp"

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // The three themes: dark, light, and a light high-contrast one for projectors.
 #pragma once
 

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Tour phases per stop: enter (navigate), settle (runners idle, layout stable), measure
 // (frame times), capture (PNG). A step that fails or never settles fails the tour.
 #include "app/gui/tour.hpp"

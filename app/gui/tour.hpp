@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // The screenshot tour: walks every step of every lab, the bit inspector and the training
 // panel; waits for each to settle, times its frames, saves a PNG, and reports errors.
 #pragma once

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // The training panel: trains the MLP in BF16 and FP8 with the current step's settings on the
 // chosen backend, shows both loss curves growing, and keeps earlier runs for comparison.
 #include <imgui.h>

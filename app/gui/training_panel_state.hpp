@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // The training panel's state: the run in progress, what it was started with, and the
 // finished runs kept for comparison.
 #pragma once

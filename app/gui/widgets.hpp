@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Small widgets the views share (ImGui 1.86 has no SeparatorText).
 #pragma once
 

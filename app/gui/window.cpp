@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // GLFW window and ImGui backends; screenshots through glReadPixels and Cairo's PNG writer.
 #include "app/gui/window.hpp"
 

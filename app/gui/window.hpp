@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // The desktop window: GLFW, an OpenGL 3.3 context, and Dear ImGui's GLFW/OpenGL3 backends.
 #pragma once
 

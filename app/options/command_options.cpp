@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Option values shared by subcommands, checked with messages that say what is accepted.
 #include "app/options/command_options.hpp"
 

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Shared option parsing for subcommands: format, rounding and saturation names.
 #pragma once
 

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Number parsing (strtod/strtof, correctly rounded) and C99 formatting for the CLI.
 #include "app/options/number_text.hpp"
 

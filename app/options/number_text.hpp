@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Parsing numbers as the CLI accepts them and printing values as it reports them.
 #pragma once
 

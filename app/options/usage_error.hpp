@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // An error in how the program was called: main() prints it and exits with status 2.
 #pragma once
 

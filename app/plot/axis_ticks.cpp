@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Tick placement: nice steps in the transformed space, labels that read like a person wrote them.
 #include "app/plot/axis_ticks.hpp"
 

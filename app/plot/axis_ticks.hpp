@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Axis transforms, data ranges and readable ticks, shared by the screen and export renderers.
 #pragma once
 

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Linear interpolation between anchors running from dark blue through grey to yellow:
 // lightness rises monotonically and no red/green pair is needed to tell values apart.
 #include "app/plot/colour_map.hpp"

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // A sequential colour map (dark blue to yellow, readable with colour-vision deficiencies).
 #pragma once
 

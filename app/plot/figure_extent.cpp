@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Data extents of figures, shared by the Cairo exporter and the screen plots.
 #include "app/plot/figure_extent.hpp"
 

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // The data extent of a figure along each axis, as both renderers fit their ranges to it.
 #pragma once
 

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // The figure layout: margins from the measured tick labels, a title that wraps, a legend in
 // a corner that hides no data (or under the plot), then every shape in drawing order.
 #include "app/plot/figure_layout.hpp"

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // The one layout of a figure: axes, ticks, every series kind, legend, colour bar and
 // annotations turned into positioned primitives, for the screen and the exporter alike.
 #pragma once

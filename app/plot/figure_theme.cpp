@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // The figure themes' colours. The projector theme is black on white with a darker grid:
 // projectors wash out mid greys, so nothing in it relies on a subtle tint.
 #include "app/plot/figure_theme.hpp"

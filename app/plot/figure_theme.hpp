@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // The figure themes (light, dark, projector): the colours a figure is drawn in, shared by
 // the screen and the exported figures so that a slide looks like the screen.
 #pragma once

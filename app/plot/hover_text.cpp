@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Hover text: the nearest drawn item and the numbers behind it, as a person would read them.
 #include "app/plot/hover_text.hpp"
 

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // What a pointer over a drawn data item reads, found among a layout's hit targets.
 #pragma once
 

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // The positioned shapes a laid-out figure is made of: what a renderer back end draws, in
 // order, knowing nothing of axes, series or legends.
 #pragma once

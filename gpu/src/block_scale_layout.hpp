@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Where cuBLASLt reads the float32 block scales of an FP8 operand (VEC128_32F: 1 x 128
 // blocks, BLK128x128_32F: 128 x 128 tiles), for an operand stored `outer` x `inner`
 // with the contraction along `inner`. Padding to 4 floats keeps each line 16-byte aligned.

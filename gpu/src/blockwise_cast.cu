@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // The blockwise cast kernel: one 128 x 128 tile per thread block, read once; it writes the
 // codes with row-wise 1 x 128 blocks, the transpose with column-wise blocks (or both with
 // the tile's scale), every block's scale_inv in cuBLASLt's layout, and the tensor's amax.

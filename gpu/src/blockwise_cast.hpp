@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // DeepSeek-style blockwise E4M3 casts on the device (docs/numerics.md §4): 1 x 128 blocks
 // along the rows and, for the transpose, 1 x 128 blocks along the columns (what a GEMM
 // contracting over the rows needs), or 128 x 128 tiles (weights). Each block is scaled as

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Blockwise FP8 on the device for the tests and the support check: the training step's
 // blockwise cast kernel and one block-scaled cuBLASLt GEMM, with the scales moved between
 // the emulator's block order and cuBLASLt's layouts.

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Blockwise FP8 scaling on the native path (DeepSeek-V3's recipe, E4M3 everywhere): a scale
 // per 1 x 128 block of inputs and gradients and per 128 x 128 tile of weights, computed in
 // the cast's own pass, in the layouts cuBLASLt reads.

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // What a cast kernel reads at (row, col) (BF16, float32, GELU of BF16, GELU's backward),
 // the FP8 conversion and the block-wide amax: shared by the per-tensor and blockwise casts.
 #pragma once

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // cuBLASLt GEMMs (host code) for linear layers: FP8 (E4M3 x E4M3, E5M2 x E4M3) with scale pointers and
 // BF16 output, and the BF16 baseline through the same library; plus their timing.
 #include <cuda_bf16.h>

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // CUDA and cuBLASLt status checks that throw GpuError naming the call, its file and line.
 #pragma once
 

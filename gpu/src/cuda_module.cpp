@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // The one symbol libfp8lab_cuda.so exports: its table of entry points (cuda_module.hpp).
 // Everything else in the library is hidden, so that it never stands in for the program's.
 #include "gpu/src/cuda_module.hpp"

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // The entry points of fp8lab's CUDA part, a library of its own (libfp8lab_cuda.so) that
 // the program opens with dlopen on the first GPU call: commands that never touch the GPU
 // never load the CUDA runtime or cuBLASLt. Every public GPU function that needs CUDA is

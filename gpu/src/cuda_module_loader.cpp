@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // The program's side of the GPU functions in a CUDA build: the first call opens
 // libfp8lab_cuda.so (cuda_module.hpp) and every call forwards to it. When the library or
 // the CUDA libraries it needs cannot be loaded, probe() says why and every other call

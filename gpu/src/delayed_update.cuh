@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // The delayed-scaling update of docs/numerics.md §4 as a device function, shared by the
 // test kernel and the training step: float32 operation for operation as the emulator.
 #pragma once

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Human-readable one-line description of a probe result.
 #include "gpu/probe.hpp"
 

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // The emulated recipes' kernels: one thread casts one vector of a block-scaled tensor with
 // vector_quantize.hpp (the arithmetic the unit tests check on the host) and writes the
 // BF16 operand a GEMM reads; block and tensor amaxes; the GEMM's factor.

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Launchers of the emulated recipes' kernels (plain C++17 types, like train_kernels.hpp):
 // the block-scaled cast that writes a GEMM's BF16 operand (MX, NVFP4, blockwise, per-tensor
 // scales with any element format, stochastic rounding), the amaxes it needs first, and

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // The MLP training step on the GPU for numerics its FP8 tensor cores cannot run (MX, NVFP4,
 // FP6/FP4 elements, stochastic rounding, no scaling, BF16 edge layers, loss scaling): every
 // GEMM operand is quantised exactly as the CPU trainer quantises it (codes and scales equal

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // The emulated cast of one operand on the device, for the tests (tensor_ops.hpp): the
 // kernel the emulated training step runs, with its codes and scales read back.
 #include <cuda_bf16.h>

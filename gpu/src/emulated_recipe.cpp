@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // The emulated path's cast of each operand, recipe by recipe (emulated_recipe.hpp).
 #include "gpu/src/emulated_recipe.hpp"
 

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // How the GPU's emulated path casts each GEMM operand of an experiment: the scale rule,
 // element format, rounding, vector and block of every cast, as the CPU trainer's
 // OperandQuantizer quantises the same operand. Host code only, built with or without CUDA.

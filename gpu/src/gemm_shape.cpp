@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // The GEMM shape rule, shared by the CUDA build and the build without CUDA.
 #include <string>
 #include <utility>

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Training the MLP on the GPU: warm-up, one CUDA graph per batch of the pool, timed
 // replays, progress and cancellation, peak memory, the result (gpu/trainer.hpp).
 #include <algorithm>

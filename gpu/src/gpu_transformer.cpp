@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Training the byte-level transformer on the GPU: cuBLASLt GEMMs for every linear layer
 // (BF16, or FP8 with per-tensor current scaling, HYBRID), the kernels of
 // transformer_kernels.cu for the rest, AdamW on float32 master weights, one CUDA graph for

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // The inference kernels: E4M3 casts of weights and activations with per-tensor, per-row
 // and per-token scales, FP8 weights widened to BF16, and the fused FP8-weight kernel that
 // serves a few tokens straight from FP8 weights (where memory, not arithmetic, limits).

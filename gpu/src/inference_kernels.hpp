@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Launchers of the inference kernels (gpu/inference_timing.hpp): weight and activation
 // casts to E4M3 with per-tensor, per-row or given scales, FP8 weights widened to BF16, and
 // a fused FP8-weight x BF16-activation kernel for a few tokens. Plain C++17 types.

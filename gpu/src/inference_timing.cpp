@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Inference timing on the GPU (gpu/inference_timing.hpp): each variant's weights made on
 // the device from the same BF16 draw, its forward pass captured in one CUDA graph, timed
 // in batches of replays between CUDA events, its memory and output error measured.

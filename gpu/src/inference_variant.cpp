@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // The names of the inference variants (one table, gpu/inference_timing.hpp), in both builds.
 #include <stdexcept>
 #include <string>

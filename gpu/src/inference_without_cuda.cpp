@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Inference timing in a build without CUDA: it says why it cannot run.
 #include "gpu/inference_timing.hpp"
 #include "gpu/probe.hpp"

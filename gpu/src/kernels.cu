@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // fp8lab's CUDA kernels: fused cast + amax, the delayed-scaling update, conversions and
 // fills. Float32 operation for operation as the emulator (docs/numerics.md §4).
 #include <cuda_bf16.h>

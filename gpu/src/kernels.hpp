@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Launchers of fp8lab's CUDA kernels, with plain C++17 types so that nvcc compiles them
 // apart from the C++20 host code that calls them.
 #pragma once

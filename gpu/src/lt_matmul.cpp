@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // cuBLASLt matmuls on row-major matrices, mapped onto cuBLASLt's column-major view.
 #include "gpu/src/lt_matmul.hpp"
 

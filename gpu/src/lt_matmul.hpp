@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // One cuBLASLt matmul on row-major matrices: C (m x n) = A (m x k) * B (k x n), either
 // operand stored as is or transposed, BF16 or FP8 (with scale_inv pointers), BF16 or
 // float32 output.

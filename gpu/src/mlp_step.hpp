@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // The MLP's training step on the device as train_mlp_on_gpu (gpu_trainer.cpp) drives it,
 // whichever path runs it (the native FP8/BF16 step, native_mlp.cpp; the emulated recipes',
 // emulated_mlp.cpp): the interface, and what both paths share.

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // The native training step on the GPU: BF16, or FP8 on the FP8 tensor cores with the
 // recipe's scaling (native_scaling.hpp); buffers, cuBLASLt GEMMs and the kernel sequence of
 // one step on two streams, its losses and amax trace.

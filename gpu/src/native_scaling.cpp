@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // The scaling state every native FP8 recipe keeps per tensor (amax, history, scale, trace),
 // and the choice of recipe.
 #include "gpu/src/native_scaling.hpp"

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // How the native FP8 step scales its tensors, one class per recipe behind one interface:
 // per tensor (delayed or current), blockwise and rowwise. The step's kernel sequence (native_mlp.cpp)
 // names no recipe; it asks this for each cast, each GEMM operand and the step's end.

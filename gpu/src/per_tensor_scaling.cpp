@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Per-tensor FP8 scaling on the native path: one scale per tensor, from the amax history
 // (delayed) or from the tensor's own amax measured just before its cast (current).
 #include "gpu/src/native_scaling.hpp"

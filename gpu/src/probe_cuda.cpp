@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // probe() through the CUDA runtime: device, compute capability, memory, FP8 support.
 #include <cuda_runtime.h>
 

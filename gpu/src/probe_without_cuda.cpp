@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // probe() for a build without CUDA: every GPU request reports exactly that.
 #include "gpu/probe.hpp"
 

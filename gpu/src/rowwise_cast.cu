@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // The rowwise cast: a pass of 32 x 32 tiles that takes every row's and every column's amax,
 // a pass that turns them into power-of-two scales, and a pass of tiles that writes the codes
 // along the rows and, through shared memory, the transpose along the columns.

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Per-row E4M3 casts on the device (torchao's rowwise recipe, docs/numerics.md §4): the
 // codes with one power-of-two scale per row, and the transpose with one per column of the
 // source (per row of the transpose), each scaled as emu::quantize casts a Row-blocked operand.

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Rowwise FP8 scaling on the native path (torchao's rowwise recipe, E4M3 everywhere): one
 // power-of-two float32 scale per row of each GEMM operand as stored, which cuBLASLt's
 // outer-vector scale mode (OUTER_VEC_32F) applies: per token and per output channel in the

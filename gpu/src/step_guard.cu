@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // The emulated path's step end on the device: overflow check, GradScaler's update, AdamW
 // that skips an overflowed step (step_guard.hpp), in the CPU trainer's arithmetic.
 #include <algorithm>

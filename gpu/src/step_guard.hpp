@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Launchers of the emulated path's step end (plain C++17 types): the overflow check of the
 // weight gradients, GradScaler's update, and AdamW that skips an overflowed step, all on
 // the device, so that a captured step needs no host synchronisation.

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // The timed steps of a GPU training run: a CUDA event before and after each, and the
 // result's median step time and the rates made from it (both trainers' loops share this).
 #pragma once

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Per-tensor quantisation and delayed scaling on the GPU: host side of the kernels.
 #include <cmath>
 #include <cstring>

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // The GPU building blocks in a build without CUDA: every call says so.
 #include "gpu/probe.hpp"
 #include "gpu/tensor_ops.hpp"

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // The training step's kernels: fills, fused cast + transpose + amax (with GELU forward or
 // backward folded in), BF16 GELU, MSE loss with a fixed-order reduction, AdamW, scaling.
 #include <cuda_bf16.h>

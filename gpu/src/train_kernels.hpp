@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Launchers of the training step's kernels (plain C++17 types, like kernels.hpp): fills,
 // fused cast + transpose + amax with GELU forward/backward, loss, AdamW, scaling updates.
 #pragma once

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // The GPU trainer's configuration rules, model FLOPs, presets and names (in every build).
 #include <algorithm>
 #include <cmath>

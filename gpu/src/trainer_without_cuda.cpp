@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // The GPU trainer in a build without CUDA: it checks the configuration, then says why not.
 #include "gpu/probe.hpp"
 #include "gpu/tensor_ops.hpp"

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // The transformer's kernels besides its GEMMs: a warp per row (norms, softmax rows, the
 // loss) or per element, float32 inside, every sum in a fixed order (no atomics).
 #include <cuda_bf16.h>

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Launchers of the transformer's kernels besides its GEMMs (plain C++17 types, like
 // train_kernels.hpp): embedding, RMSNorm, rotary, attention's causal softmax, SwiGLU,
 // cross-entropy, the residual adds, delayed scaling's step end and the gradient clip

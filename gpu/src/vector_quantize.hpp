@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // One thread's share of a block-scaled cast, for the GPU's emulated recipes (MX, NVFP4,
 // FP6/FP4 elements, stochastic rounding): the block scale rules and the element cast, in
 // C++17 host-and-device code. The kernels run it on the device; the unit tests run the

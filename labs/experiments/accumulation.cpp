@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Exact FP8 products, inexact sums: the emulated narrow accumulator and the GPU measurement.
 #include "labs/experiments/accumulation.hpp"
 
@@ -125,8 +126,8 @@ AccumulationSweep measure_tensor_core_accumulation(const std::function<bool(int,
 }
 
 namespace {
-const char* kMagic = "# fp8lab accumulation v1";
-const char* kColumns = "k,fast_accumulation,mean_error,max_error";
+const char* kAccumulationMagic = "# fp8lab accumulation v1";
+const char* kAccumulationColumns = "k,fast_accumulation,mean_error,max_error";
 }  // namespace
 
 void write_accumulation_csv(std::ostream& out, const AccumulationSweep& s) {
@@ -134,21 +135,22 @@ void write_accumulation_csv(std::ostream& out, const AccumulationSweep& s) {
     for (const AccumulationPoint& p : s.points)
         rows.push_back({std::to_string(p.k), p.fast_accumulation ? "1" : "0", shortest_text(p.mean_error),
                         shortest_text(p.max_error)});
-    write_recorded_csv(out, kMagic, s.header, kColumns, rows);
+    write_recorded_csv(out, kAccumulationMagic, s.header, kAccumulationColumns, rows);
 }
 
 AccumulationSweep read_accumulation_csv(std::istream& in, const std::string& source) {
     AccumulationSweep s;
-    s.header = read_recorded_csv(in, source, kMagic, kColumns, [&](const std::string& line, const auto& fail) {
-        const std::vector<std::string> f = split_fields(line, 4, fail);
-        constexpr emu::RealBounds kRelativeError{0, 1e30};
-        AccumulationPoint p;
-        p.k = int(integer_field(f[0], "k", {1, 1 << 24}, fail));
-        p.fast_accumulation = integer_field(f[1], "fast_accumulation", {0, 1}, fail) == 1;
-        p.mean_error = real_field(f[2], "mean_error", kRelativeError, fail);
-        p.max_error = real_field(f[3], "max_error", kRelativeError, fail);
-        s.points.push_back(p);
-    });
+    s.header = read_recorded_csv(in, source, kAccumulationMagic, kAccumulationColumns,
+                                 [&](const std::string& line, const auto& fail) {
+                                     const std::vector<std::string> f = split_fields(line, 4, fail);
+                                     constexpr emu::RealBounds kRelativeError{0, 1e30};
+                                     AccumulationPoint p;
+                                     p.k = int(integer_field(f[0], "k", {1, 1 << 24}, fail));
+                                     p.fast_accumulation = integer_field(f[1], "fast_accumulation", {0, 1}, fail) == 1;
+                                     p.mean_error = real_field(f[2], "mean_error", kRelativeError, fail);
+                                     p.max_error = real_field(f[3], "max_error", kRelativeError, fail);
+                                     s.points.push_back(p);
+                                 });
     return s;
 }
 

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Accumulating an FP8 GEMM's products: exact products, inexact sums. An emulated
 // accumulator of limited width (with and without periodic promotion to float32), and the
 // real tensor cores measured with and without cuBLASLt's fast accumulation.

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // The bit inspector's numbers: fields, classes, neighbours and encodings, from the emulator.
 #include "labs/experiments/bit_inspection.hpp"
 

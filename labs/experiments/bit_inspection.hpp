@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // What the bit inspector shows, computed by the emulator: a code's fields, value, formula,
 // neighbours and gaps, and a number's encoding in every format and rounding mode.
 #pragma once

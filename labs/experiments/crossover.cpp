@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // The crossover sweep: measured on the GPU through the training step, kept as CSV.
 #include "labs/experiments/crossover.hpp"
 
@@ -62,8 +63,8 @@ CrossoverSweep measure_crossover(int steps, const std::function<bool(int, int)>&
 }
 
 namespace {
-const char* kMagic = "# fp8lab crossover v1";
-const char* kColumns = "d,h,tokens,model_gflops,bf16_ms,fp8_ms,bf16_mib,fp8_mib,bf16_loss,fp8_loss";
+const char* kCrossoverMagic = "# fp8lab crossover v1";
+const char* kCrossoverColumns = "d,h,tokens,model_gflops,bf16_ms,fp8_ms,bf16_mib,fp8_mib,bf16_loss,fp8_loss";
 }  // namespace
 
 void write_crossover_csv(std::ostream& out, const CrossoverSweep& s) {
@@ -73,28 +74,29 @@ void write_crossover_csv(std::ostream& out, const CrossoverSweep& s) {
                         shortest_text(p.model_gflops), shortest_text(p.bf16_ms), shortest_text(p.fp8_ms),
                         shortest_text(p.bf16_mib), shortest_text(p.fp8_mib), shortest_text(p.bf16_loss),
                         shortest_text(p.fp8_loss)});
-    write_recorded_csv(out, kMagic, s.header, kColumns, rows);
+    write_recorded_csv(out, kCrossoverMagic, s.header, kCrossoverColumns, rows);
 }
 
 CrossoverSweep read_crossover_csv(std::istream& in, const std::string& source) {
     CrossoverSweep s;
-    s.header = read_recorded_csv(in, source, kMagic, kColumns, [&](const std::string& line, const auto& fail) {
-        const std::vector<std::string> f = split_fields(line, 10, fail);
-        // Bounds wide enough for any GPU run of the sweep, narrow enough to catch a corrupt field.
-        constexpr emu::RealBounds kTimeMs{0, 1e7, true}, kMib{0, 1e8}, kLoss{0, 1e30}, kGflops{0, 1e12, true};
-        CrossoverPoint p;
-        p.d = int(integer_field(f[0], "d", emu::bounds::kWidth, fail));
-        p.h = int(integer_field(f[1], "h", emu::bounds::kWidth, fail));
-        p.tokens = int(integer_field(f[2], "tokens", emu::bounds::kTokens, fail));
-        p.model_gflops = real_field(f[3], "model_gflops", kGflops, fail);
-        p.bf16_ms = real_field(f[4], "bf16_ms", kTimeMs, fail);
-        p.fp8_ms = real_field(f[5], "fp8_ms", kTimeMs, fail);
-        p.bf16_mib = real_field(f[6], "bf16_mib", kMib, fail);
-        p.fp8_mib = real_field(f[7], "fp8_mib", kMib, fail);
-        p.bf16_loss = real_field(f[8], "bf16_loss", kLoss, fail);
-        p.fp8_loss = real_field(f[9], "fp8_loss", kLoss, fail);
-        s.points.push_back(p);
-    });
+    s.header = read_recorded_csv(
+        in, source, kCrossoverMagic, kCrossoverColumns, [&](const std::string& line, const auto& fail) {
+            const std::vector<std::string> f = split_fields(line, 10, fail);
+            // Bounds wide enough for any GPU run of the sweep, narrow enough to catch a corrupt field.
+            constexpr emu::RealBounds kTimeMs{0, 1e7, true}, kMib{0, 1e8}, kLoss{0, 1e30}, kGflops{0, 1e12, true};
+            CrossoverPoint p;
+            p.d = int(integer_field(f[0], "d", emu::bounds::kWidth, fail));
+            p.h = int(integer_field(f[1], "h", emu::bounds::kWidth, fail));
+            p.tokens = int(integer_field(f[2], "tokens", emu::bounds::kTokens, fail));
+            p.model_gflops = real_field(f[3], "model_gflops", kGflops, fail);
+            p.bf16_ms = real_field(f[4], "bf16_ms", kTimeMs, fail);
+            p.fp8_ms = real_field(f[5], "fp8_ms", kTimeMs, fail);
+            p.bf16_mib = real_field(f[6], "bf16_mib", kMib, fail);
+            p.fp8_mib = real_field(f[7], "fp8_mib", kMib, fail);
+            p.bf16_loss = real_field(f[8], "bf16_loss", kLoss, fail);
+            p.fp8_loss = real_field(f[9], "fp8_loss", kLoss, fail);
+            s.points.push_back(p);
+        });
     return s;
 }
 

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Where FP8 training starts to pay off: BF16 and FP8 step times across model sizes,
 // measured on the GPU, written to and read from a CSV that records the device.
 #pragma once

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Field extraction and value formulas for the bit-level tables of the labs.
 #include "labs/experiments/format_text.hpp"
 

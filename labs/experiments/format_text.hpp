@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // How labs spell out a code: its fields in binary and the formula that gives its value.
 #pragma once
 

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // The inference speed sweep: measured on the GPU through gpu::time_inference, kept as CSV.
 #include "labs/experiments/inference_speed.hpp"
 
@@ -54,8 +55,8 @@ InferenceSweep measure_inference(const std::function<bool(int, int)>& progress) 
 }
 
 namespace {
-const char* kMagic = "# fp8lab inference v1";
-const char* kColumns = "model,variant,tokens,median_us,weight_mib,device_mib,output_error,kernels";
+const char* kInferenceSpeedMagic = "# fp8lab inference v1";
+const char* kInferenceSpeedColumns = "model,variant,tokens,median_us,weight_mib,device_mib,output_error,kernels";
 }  // namespace
 
 void write_inference_csv(std::ostream& out, const InferenceSweep& s) {
@@ -69,32 +70,33 @@ void write_inference_csv(std::ostream& out, const InferenceSweep& s) {
                         shortest_text(p.timing.weight_mib), shortest_text(p.timing.device_mib),
                         shortest_text(p.timing.output_error), kernels});
     }
-    write_recorded_csv(out, kMagic, s.header, kColumns, rows);
+    write_recorded_csv(out, kInferenceSpeedMagic, s.header, kInferenceSpeedColumns, rows);
 }
 
 InferenceSweep read_inference_csv(std::istream& in, const std::string& source) {
     InferenceSweep s;
-    s.header = read_recorded_csv(in, source, kMagic, kColumns, [&](const std::string& line, const auto& fail) {
-        const std::vector<std::string> fields = split_fields(line, 8, fail, true);  // kernels: free text
-        InferencePoint p;
-        p.model = fields[0];
-        bool known_model = false;
-        for (const InferenceShape& shape : inference_shapes()) known_model |= shape.name == p.model;
-        if (!known_model) fail("unknown model " + emu::quoted_input(p.model));
-        try {
-            p.timing.variant = gpu::inference_variant_from_id(fields[1]);
-        } catch (const std::invalid_argument& e) {
-            fail(e.what());
-        }
-        constexpr emu::RealBounds kMicroseconds{0, 1e9, true}, kMib{0, 1e8}, kError{0, 1e30};
-        p.timing.tokens = int(integer_field(fields[2], "tokens", emu::bounds::kTokens, fail));
-        p.timing.median_us = real_field(fields[3], "median_us", kMicroseconds, fail);
-        p.timing.weight_mib = real_field(fields[4], "weight_mib", kMib, fail);
-        p.timing.device_mib = real_field(fields[5], "device_mib", kMib, fail);
-        p.timing.output_error = real_field(fields[6], "output_error", kError, fail);
-        p.timing.kernels = fields[7];
-        s.points.push_back(std::move(p));
-    });
+    s.header = read_recorded_csv(
+        in, source, kInferenceSpeedMagic, kInferenceSpeedColumns, [&](const std::string& line, const auto& fail) {
+            const std::vector<std::string> fields = split_fields(line, 8, fail, true);  // kernels: free text
+            InferencePoint p;
+            p.model = fields[0];
+            bool known_model = false;
+            for (const InferenceShape& shape : inference_shapes()) known_model |= shape.name == p.model;
+            if (!known_model) fail("unknown model " + emu::quoted_input(p.model));
+            try {
+                p.timing.variant = gpu::inference_variant_from_id(fields[1]);
+            } catch (const std::invalid_argument& e) {
+                fail(e.what());
+            }
+            constexpr emu::RealBounds kMicroseconds{0, 1e9, true}, kMib{0, 1e8}, kError{0, 1e30};
+            p.timing.tokens = int(integer_field(fields[2], "tokens", emu::bounds::kTokens, fail));
+            p.timing.median_us = real_field(fields[3], "median_us", kMicroseconds, fail);
+            p.timing.weight_mib = real_field(fields[4], "weight_mib", kMib, fail);
+            p.timing.device_mib = real_field(fields[5], "device_mib", kMib, fail);
+            p.timing.output_error = real_field(fields[6], "output_error", kError, fail);
+            p.timing.kernels = fields[7];
+            s.points.push_back(std::move(p));
+        });
     return s;
 }
 

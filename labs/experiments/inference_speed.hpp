@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // How fast FP8 serves: an MLP's forward pass on the GPU in BF16, FP8 weights only and FP8
 // weights and activations, at a few batch sizes, written to and read from a CSV that
 // records the device (assets/ holds one recorded on an H100 for machines without a GPU).

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Counting the fate of every element under one scale and one format: the emulator's range
 // counts, plus the error of the rounded values.
 #include "labs/experiments/quantization_census.hpp"

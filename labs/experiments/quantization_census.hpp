@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Where a tensor's values land when multiplied by a scale and converted to a format:
 // overflow, flushed to zero, subnormal, normal, and the error this costs.
 #pragma once

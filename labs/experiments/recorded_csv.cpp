@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Reading and writing the recorded-measurement CSV files, strictly and with line numbers.
 #include "labs/experiments/recorded_csv.hpp"
 

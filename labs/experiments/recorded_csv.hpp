@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // The CSV files that hold GPU measurements for machines without one: a magic first line,
 // "# key: value" header lines (device, date, configuration), a column line, then rows.
 #pragma once

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Seeded tensor generators; a counter hash keeps them identical on every platform
 // (std::normal_distribution is not specified bit for bit).
 #include "labs/experiments/sample_tensors.hpp"

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Tensors with the value distributions the labs discuss, generated from a seed: weights
 // at initialisation, activations with outlier features, gradients spanning many decades.
 #pragma once

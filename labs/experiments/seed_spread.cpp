@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Seed spreads (seed_spread.hpp).
 #include "labs/experiments/seed_spread.hpp"
 

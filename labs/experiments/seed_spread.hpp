@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // A variant trained over several seeds in a lab: whether it differs from another beyond
 // their ranges, in words, and its curves as a mean with a band (the numbers: emulator).
 #pragma once

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // BF16 against FP8 training with a step's settings, on the CPU emulator or the GPU.
 #include "labs/experiments/training_comparison.hpp"
 

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // The training panel's work: one experiment trained in BF16 and at its own precision, on
 // the CPU emulator or the GPU, as a StepOutput that grows while it runs.
 #pragma once

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // The transformer's speed table: measured on the GPU through its training step, kept as CSV.
 #include "labs/experiments/transformer_speed.hpp"
 
@@ -13,8 +14,8 @@
 
 namespace fp8lab::labs {
 namespace {
-const char* kMagic = "# fp8lab transformer speed v1";
-const char* kColumns = "preset,precision,qkv,ms,tokens_per_s,model_tflops,peak_mib";
+const char* kTransformerSpeedMagic = "# fp8lab transformer speed v1";
+const char* kTransformerSpeedColumns = "preset,precision,qkv,ms,tokens_per_s,model_tflops,peak_mib";
 }  // namespace
 
 const TransformerSpeedRow& TransformerSpeed::at(const std::string& preset, const std::string& precision,
@@ -57,29 +58,30 @@ void write_transformer_speed_csv(std::ostream& out, const TransformerSpeed& s) {
     for (const TransformerSpeedRow& r : s.rows)
         rows.push_back({r.preset, r.precision, r.fused_qkv ? "fused" : "separate", shortest_text(r.ms),
                         shortest_text(r.tokens_per_s), shortest_text(r.model_tflops), shortest_text(r.peak_mib)});
-    write_recorded_csv(out, kMagic, s.header, kColumns, rows);
+    write_recorded_csv(out, kTransformerSpeedMagic, s.header, kTransformerSpeedColumns, rows);
 }
 
 TransformerSpeed read_transformer_speed_csv(std::istream& in, const std::string& source) {
     TransformerSpeed s;
-    s.header = read_recorded_csv(in, source, kMagic, kColumns, [&](const std::string& line, const auto& fail) {
-        const std::vector<std::string> f = split_fields(line, 7, fail);
-        constexpr emu::RealBounds kTimeMs{0, 1e7, true}, kRate{0, 1e12, true}, kTflops{0, 1e6}, kMib{0, 1e8};
-        TransformerSpeedRow r;
-        r.preset = f[0];
-        bool known = false;
-        for (const gpu::TransformerPreset& p : gpu::transformer_presets()) known = known || p.name == r.preset;
-        if (!known) fail("preset: '" + r.preset + "' is none of the transformer's presets");
-        if (f[1] != "bf16" && f[1] != "fp8") fail("precision: '" + f[1] + "' is not bf16 or fp8");
-        r.precision = f[1];
-        if (f[2] != "fused" && f[2] != "separate") fail("qkv: '" + f[2] + "' is not fused or separate");
-        r.fused_qkv = f[2] == "fused";
-        r.ms = real_field(f[3], "ms", kTimeMs, fail);
-        r.tokens_per_s = real_field(f[4], "tokens_per_s", kRate, fail);
-        r.model_tflops = real_field(f[5], "model_tflops", kTflops, fail);
-        r.peak_mib = real_field(f[6], "peak_mib", kMib, fail);
-        s.rows.push_back(r);
-    });
+    s.header = read_recorded_csv(
+        in, source, kTransformerSpeedMagic, kTransformerSpeedColumns, [&](const std::string& line, const auto& fail) {
+            const std::vector<std::string> f = split_fields(line, 7, fail);
+            constexpr emu::RealBounds kTimeMs{0, 1e7, true}, kRate{0, 1e12, true}, kTflops{0, 1e6}, kMib{0, 1e8};
+            TransformerSpeedRow r;
+            r.preset = f[0];
+            bool known = false;
+            for (const gpu::TransformerPreset& p : gpu::transformer_presets()) known = known || p.name == r.preset;
+            if (!known) fail("preset: '" + r.preset + "' is none of the transformer's presets");
+            if (f[1] != "bf16" && f[1] != "fp8") fail("precision: '" + f[1] + "' is not bf16 or fp8");
+            r.precision = f[1];
+            if (f[2] != "fused" && f[2] != "separate") fail("qkv: '" + f[2] + "' is not fused or separate");
+            r.fused_qkv = f[2] == "fused";
+            r.ms = real_field(f[3], "ms", kTimeMs, fail);
+            r.tokens_per_s = real_field(f[4], "tokens_per_s", kRate, fail);
+            r.model_tflops = real_field(f[5], "model_tflops", kTflops, fail);
+            r.peak_mib = real_field(f[6], "peak_mib", kMib, fail);
+            s.rows.push_back(r);
+        });
     return s;
 }
 

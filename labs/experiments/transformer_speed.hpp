@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // The transformer's training step on the GPU at its three preset sizes, BF16 against FP8
 // current scaling, fused and separate QKV: measured, written to and read from a CSV that
 // records the device (assets/ holds one recorded on an H100 for machines without a GPU).

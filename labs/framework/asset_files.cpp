@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // The recorded measurements that ship with the program, and their folder.
 #include "labs/framework/asset_files.hpp"
 #include "labs/framework/data_directory.hpp"

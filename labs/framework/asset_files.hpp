@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Data files the labs ship in assets/ (e.g. amax traces recorded on a GPU).
 #pragma once
 

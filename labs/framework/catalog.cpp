@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Joining lab text and lab logic, reporting every mismatch with its file and line.
 #include "labs/framework/catalog.hpp"
 #include "labs/framework/data_directory.hpp"

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // The labs the program offers: logic from code joined with text from labs/content.
 #pragma once
 

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // The data folder beside an installed program, found from /proc/self/exe.
 #include "labs/framework/data_directory.hpp"
 

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Where the program's shipped data (lab texts, recorded measurements) lies: an environment
 // variable, else beside an installed program, else the source tree it was built from.
 #pragma once

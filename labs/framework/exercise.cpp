@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Checking answers: parse what the student typed, compare, and name the mistake.
 #include "labs/framework/exercise.hpp"
 

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // An exercise: what the code computes (ExerciseSpec: the answer, the values of recognised
 // mistakes, the choices' keys) and, joined with the words of the lab's text (prompt,
 // choices, hints; step_words.hpp), what a student sees and how an answer is checked.

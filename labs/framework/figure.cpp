@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Figure model helpers.
 #include "labs/framework/figure.hpp"
 

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // The figure model: plain data that the screen renderer and the Cairo exporter both draw.
 #pragma once
 

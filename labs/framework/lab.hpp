@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Labs and steps: the logic written in code, joined with the text in labs/content.
 #pragma once
 

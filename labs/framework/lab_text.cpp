@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // The lab text parser: line by line, tracking code fences, collecting file:line errors.
 #include "labs/framework/lab_text.hpp"
 #include "emulator/quoted_input.hpp"

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Parsing a lab's text file: front matter (id, title), then one "## Title {#id}" per step.
 #pragma once
 

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Parameter schema helpers, parsing with messages that name the parameter, and lookups.
 #include "labs/framework/parameters.hpp"
 

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // A step's parameter schema (choice, integer range, float range, toggle) and values.
 #pragma once
 

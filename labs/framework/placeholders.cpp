@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Placeholder filling: every number comes from the emulator's format descriptors.
 #include "labs/framework/placeholders.hpp"
 

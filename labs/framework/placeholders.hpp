@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Live numbers in lab text: {{E4M3.max}}, {{E5M2.min_subnormal:pow2}}, filled from the emulator.
 #pragma once
 

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Progress per lab and the progress file's one format.
 #include "labs/framework/progress.hpp"
 

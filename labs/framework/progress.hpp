@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // A student's progress: solved exercises per lab, and the small file a student hands in
 // and an instructor reads (fp8lab progress FILE...).
 #pragma once

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // RunContext: a mutex guards progress and the partial output; cancellation is atomic.
 #include "labs/framework/run_context.hpp"
 

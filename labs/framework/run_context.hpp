@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // What a running step can use: backend, seed, progress, cancellation, partial results.
 #pragma once
 

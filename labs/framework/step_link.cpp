@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Step links: percent-encoded query values, and the nearest valid state for a bad link.
 #include "labs/framework/step_link.hpp"
 

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Links that reopen a lab step exactly as it was: fp8lab://LAB/STEP?NAME=VALUE&...&backend=gpu.
 #pragma once
 

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // What running a step produces: figures, tables, metrics and short notes.
 #pragma once
 

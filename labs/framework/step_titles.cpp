@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Running a step: its logic computes the output, its text titles each figure and table.
 #include <stdexcept>
 

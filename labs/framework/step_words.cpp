@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Reading a step's word blocks from its text and checking them against what the code defines.
 #include "labs/framework/step_words.hpp"
 

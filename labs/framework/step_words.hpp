@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // A step's words kept beside its text: fenced blocks of "key: sentence" lines, "~~~exercise"
 // (prompt, choices, hints), "~~~parameters" (each parameter's label and help) and "~~~titles"
 // (its figures' and tables' titles), joined with what the code defines (ExerciseSpec,

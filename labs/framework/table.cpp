@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Cell text: exact numbers stay exact (448, 0.001953125), long ones get 6 digits.
 #include "labs/framework/table.hpp"
 

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Tables and metrics of a step's output: typed cells with units.
 #pragma once
 

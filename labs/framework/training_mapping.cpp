@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // The labs' default experiment and the mapping helpers of the steps.
 #include "labs/framework/training_mapping.hpp"
 

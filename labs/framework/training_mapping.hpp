@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // How lab steps hand their settings to the training experiment: the labs' default
 // experiment and the helpers every step's mapping uses.
 #pragma once

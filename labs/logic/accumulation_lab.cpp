@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Lab 10, inside the tensor core: an FP8 GEMM's products are exact in float32, its sums
 // are not. Accumulation error against K for a narrow accumulator with and without
 // periodic promotion to float32 (emulated), and the real tensor cores with and without

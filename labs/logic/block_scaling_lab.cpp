@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Lab 7, block scaling and 4/6-bit formats: per-tensor against MX (E8M0 scales, floor
 // and RCEIL), 1x128 blocks with power-of-two scales (TE's Float8BlockScaling) and NVFP4's two-level scales on a tensor with
 // outlier channels; FP6 E3M2/E2M3; error against block size; a heatmap of block scales.

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // The list of labs in code, in curriculum order, and the catalog they make with their text.
 #include "labs/logic/curriculum.hpp"
 

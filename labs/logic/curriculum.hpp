@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // The curriculum: every lab written in code, in order, joined with its text.
 #pragma once
 

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Lab 6, delayed scaling: the amax history and the scale it gives per step for a tensor
 // that drifts and spikes; history length, max against most_recent, margin; overflow
 // when a spike arrives before the history has seen it; replaying the amax trace that a
@@ -22,16 +23,16 @@
 namespace fp8lab::labs {
 namespace {
 
-constexpr int kSteps = 200;
+constexpr int kTraceSteps = 200;
 constexpr int kSpikeStep = 60, kJumpStep = 140;
 constexpr const char* kTrace = "h100-small-delayed.amax.csv";
 
 // A tensor whose amax drifts up by a decade over the run, with noise, one spike of
 // `spike` times for the single step kSpikeStep, and a level shift of `spike` times from kJumpStep on.
 std::vector<float> drifting_amax(double spike) {
-    std::vector<float> a(kSteps);
-    for (int t = 0; t < kSteps; ++t) {
-        double v = 0.5 * std::pow(10.0, t / double(kSteps)) * (1 + 0.08 * std::sin(t * 1.7) * std::cos(t * 0.31));
+    std::vector<float> a(kTraceSteps);
+    for (int t = 0; t < kTraceSteps; ++t) {
+        double v = 0.5 * std::pow(10.0, t / double(kTraceSteps)) * (1 + 0.08 * std::sin(t * 1.7) * std::cos(t * 0.31));
         if (t == kSpikeStep) v *= spike;
         if (t >= kJumpStep) v *= spike;
         a[std::size_t(t)] = float(v);
@@ -151,7 +152,7 @@ StepLogic history_window() {
         Series h = line("headroom", step_numbers(amax.size()), {}, 2);
         for (std::size_t t = 0; t < amax.size(); ++t) h.y.push_back(std::log2(double(r.bound[t]) / amax[t]));
         headroom.series.push_back(std::move(h));
-        headroom.series.push_back(line("no headroom", {0, double(kSteps - 1)}, {0, 0}, 7));
+        headroom.series.push_back(line("no headroom", {0, double(kTraceSteps - 1)}, {0, 0}, 7));
         headroom.series.back().dashed = true;
         out.figures.push_back(std::move(headroom));
 
@@ -183,12 +184,12 @@ StepLogic history_window() {
         return out;
     };
     // How many steps one spike keeps the scale down, from the emulator itself.
-    std::vector<float> flat(kSteps, 1.0f);
+    std::vector<float> flat(kTraceSteps, 1.0f);
     flat[kSpikeStep] = 8.0f;
     const Replay with = replay(flat, emu::e4m3(), {16, emu::AmaxAlgorithm::Max, 0});
-    const Replay without = replay(std::vector<float>(kSteps, 1.0f), emu::e4m3(), {16, emu::AmaxAlgorithm::Max, 0});
+    const Replay without = replay(std::vector<float>(kTraceSteps, 1.0f), emu::e4m3(), {16, emu::AmaxAlgorithm::Max, 0});
     int lowered = 0;
-    for (int t = 0; t < kSteps; ++t) lowered += with.scale[std::size_t(t)] != without.scale[std::size_t(t)];
+    for (int t = 0; t < kTraceSteps; ++t) lowered += with.scale[std::size_t(t)] != without.scale[std::size_t(t)];
     s.exercise = numeric_exercise(
         lowered, {{"one-fewer", double(lowered - 1)}, {"one-more", double(lowered + 1)}, {"most-recent", 1}});
     s.exercise->values = {{"spike_step", std::to_string(kSpikeStep)}};

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Lab 1, FP8 formats: bits to value, special values, OCP E4M3 against the IEEE-style layout and FNUZ.
 #include <algorithm>
 #include <cctype>

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Lab 9, FP8 for inference: a trained MLP with its weights quantised (per tensor or per
 // output channel) and its activations too (scales calibrated on sample batches, or
 // computed per batch); how calibration size matters; FP8 against FP4 for a KV-cache-like
@@ -44,7 +45,7 @@ const std::vector<emu::LayerWeights>& trained_model() {
     return layers;
 }
 
-struct Variant {
+struct QuantizationVariant {
     std::string name, short_name;  // the table's and the bar chart's
     emu::WeightQuantization weights;
     emu::ActivationQuantization activations;
@@ -166,7 +167,7 @@ StepLogic weights_and_activations() {
         const int batches = int(p.integer("calibration"));
         const std::vector<float> scales = static_scales(calibration_amax(batches), batches, f);
         const EvaluationSet set = evaluation_set(0);
-        const std::vector<Variant> variants = {
+        const std::vector<QuantizationVariant> variants = {
             {"float32", "float32", emu::WeightQuantization::None, emu::ActivationQuantization::None},
             {"weights only, per tensor", "W per tensor", emu::WeightQuantization::PerTensor,
              emu::ActivationQuantization::None},
@@ -190,7 +191,7 @@ StepLogic weights_and_activations() {
         Table t{"variants", {}, evaluation_columns(), {}};
         t.title_values = {{"samples", std::to_string(kEvalBatches * kBatchRows)}};
         for (std::size_t i = 0; i < variants.size(); ++i) {
-            const Variant& v = variants[i];
+            const QuantizationVariant& v = variants[i];
             const Evaluation e =
                 evaluate(emu::quantize_weights(trained_model(), f, v.weights), f, v.activations, scales, set);
             t.rows.push_back({v.name, e.output_error, e.accuracy, e.agreement});

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // The labs written in code; each function builds one lab's steps.
 #pragma once
 

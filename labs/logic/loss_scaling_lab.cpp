@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Lab 5, loss scaling: gradients that underflow in FP16 and E5M2 without a scale, the
 // window a single loss scale opens, and a dynamic loss scaler's scale over a run with
 // overflow events and skipped steps (PyTorch GradScaler's rules).
@@ -69,14 +70,14 @@ StepLogic underflow() {
     return s;
 }
 
-constexpr int kSteps = 600;
+constexpr int kGradientSteps = 600;
 
 // Gradient amax per step: a slow decay with noise, and overflow-sized spikes at 150-151 and 400.
 std::vector<double> gradient_amax() {
-    std::vector<double> a(kSteps);
-    for (int t = 0; t < kSteps; ++t) {
+    std::vector<double> a(kGradientSteps);
+    for (int t = 0; t < kGradientSteps; ++t) {
         a[std::size_t(t)] =
-            2e-3 * std::pow(10.0, -t / double(kSteps)) * (1 + 0.3 * std::sin(t * 0.9) * std::sin(t * 0.13));
+            2e-3 * std::pow(10.0, -t / double(kGradientSteps)) * (1 + 0.3 * std::sin(t * 0.9) * std::sin(t * 0.13));
         if (t == 150 || t == 151 || t == 400) a[std::size_t(t)] *= 3000;
     }
     return a;
@@ -109,7 +110,7 @@ StepLogic dynamic_scaler() {
         const emu::Format& f = emu::fp16();
         std::vector<double> x, fits, kept;
         Series skipped = scatter("skipped step (overflow)", {}, {}, 5);
-        for (int t = 0; t < kSteps; ++t) {
+        for (int t = 0; t < kGradientSteps; ++t) {
             const float scale = scaler.scale();
             x.push_back(t);
             fits.push_back(f.max_finite / scale);

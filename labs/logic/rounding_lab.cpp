@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Lab 3, rounding and saturation: the rounding modes side by side, the bias of summing
 // small updates and stochastic rounding removing it, saturation against overflow, and
 // converting from float64 in one rounding instead of two.

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Lab 8, training an MLP in BF16 and FP8: loss curves side by side on the CPU emulator or
 // the GPU, what breaks (no scaling, E4M3 gradients, a one-step history) and what helps
 // (first and last layer in BF16), and the measured crossover where FP8 starts to pay off.
@@ -60,7 +61,7 @@ StepLogic loss_curves() {
     return s;
 }
 
-struct Variant {
+struct TrainingVariant {
     std::string name;
     emu::Experiment config;
 };
@@ -78,7 +79,7 @@ void map_what_breaks(const Parameters& p, emu::Experiment& e) {
 // Trains each variant in turn on the CPU emulator, over the experiment's seeds, and shows
 // the mean losses, each run's mean loss over BF16's step by step, and a table of final
 // losses with their range over the seeds and whether each differs from BF16 beyond it.
-StepOutput compare_variants(const std::vector<Variant>& variants, RunContext& ctx) {
+StepOutput compare_variants(const std::vector<TrainingVariant>& variants, RunContext& ctx) {
     StepOutput out;
     Figure fig;
     fig.id = "variants";
@@ -101,7 +102,7 @@ StepOutput compare_variants(const std::vector<Variant>& variants, RunContext& ct
     int colour = 0;
     const int seeds = variants.front().config.seeds;
     for (std::size_t i = 0; i < variants.size(); ++i) {
-        const Variant& var = variants[i];
+        const TrainingVariant& var = variants[i];
         std::vector<double> mean, finals;
         double flushed = 0;
         for (int k = 0; k < seeds; ++k) {
@@ -170,7 +171,7 @@ StepLogic what_breaks() {
         emu::Experiment base = lab_experiment();
         base.task.seed = base.init_seed = ctx.seed();
         map_what_breaks(p, base);
-        std::vector<Variant> variants;
+        std::vector<TrainingVariant> variants;
         variants.push_back({"BF16", emu::with_precision(base, emu::Precision::Bf16)});
         variants.push_back({"FP8, delayed, hybrid (the recipe)", base});
         emu::Experiment v = base;
@@ -221,7 +222,7 @@ StepLogic nvfp4_training() {
         emu::Experiment recipe = lab_experiment();
         recipe.task.seed = recipe.init_seed = ctx.seed();
         map_nvfp4_training(full, recipe);
-        std::vector<Variant> variants;
+        std::vector<TrainingVariant> variants;
         variants.push_back({"BF16", emu::with_precision(recipe, emu::Precision::Bf16)});
         variants.push_back({"NVFP4, every option (TE's recipe)", recipe});
         emu::Experiment v = recipe;
@@ -245,7 +246,8 @@ StepLogic nvfp4_training() {
                    e.numerics.nvfp4.hadamard_wgrad == yours.numerics.nvfp4.hadamard_wgrad &&
                    e.numerics.edge_layers_bf16 == yours.numerics.edge_layers_bf16;
         };
-        if (std::none_of(variants.begin() + 1, variants.end(), [&](const Variant& x) { return same(x.config); }))
+        if (std::none_of(variants.begin() + 1, variants.end(),
+                         [&](const TrainingVariant& x) { return same(x.config); }))
             variants.push_back({"NVFP4 as toggled", yours});
         StepOutput out = compare_variants(variants, ctx);
         out.figures.front().id = "nvfp4-variants";

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Lab 11, FP8 in a transformer: which of the byte-level transformer's operations run in FP8
 // and what each costs, what every FP8 cast does to its tensor, layer by layer and step by
 // step (the per-tensor numerics of docs/numerics.md §5.2), and the GPU's measured speed.

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Lab 2, representable values: the number line per binade, error by magnitude, and the
 // fixed-grid "simulation" of FP8 next to the real thing.
 #include <algorithm>

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Lab 4, why scale: realistic tensors against each format's range, the fractions that
 // overflow, flush to zero or land in subnormals before and after per-tensor scaling, and
 // E4M3 against E5M2 for gradients that span many decades.

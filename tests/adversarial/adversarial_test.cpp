@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // The adversarial suite: one case per class of misuse that once lost or clobbered a file,
 // reported success after a failure, or accepted nonsense. Each runs the program as a user
 // (or an attacker) would, through the shell.

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // The `fp8lab` program as a user runs it: output format, parse errors, exit codes.
 #include <doctest/doctest.h>
 

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Runs a shell command for CLI tests: feeds stdin, captures stdout, stderr and the status.
 #pragma once
 

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // The block quantiser's one-pass vector path against a scalar reference: every block's
 // amax and scale, every code, and the range counts, for every recipe, on hard cases and
 // on large random tensors.

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // The bulk span functions against the scalar encoder, and their determinism.
 #include <doctest/doctest.h>
 

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // The scalar encoder: traps of docs/numerics.md §3, round trips, and the midpoint oracle.
 #include <doctest/doctest.h>
 

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // All 2^32 float32 inputs, and 10^8 float64 inputs, against CUDA 13's host conversions.
 // This file (a test) is the one place outside gpu/src that includes CUDA headers.
 #include <doctest/doctest.h>

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // The experiment description: its JSON round trip, its enums' name tables, and the refusal
 // of malformed, mistyped, out-of-range and newer-version files with the field named.
 #include <doctest/doctest.h>

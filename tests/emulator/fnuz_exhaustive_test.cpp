@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // All 2^32 float32 inputs into E4M3FNUZ and E5M2FNUZ, in every rounding mode and saturation.
 // No CUDA function converts to FNUZ, so the sweep leans on two facts instead: below half
 // the OCP format's maximum an FNUZ code's value is exactly half the OCP value of the same

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Format descriptors against the table of docs/numerics.md §2 (OCP OFP8 and MX v1.0).
 #include <doctest/doctest.h>
 

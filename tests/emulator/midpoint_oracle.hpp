@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Independent reference for every rounding mode: enumerate the grid, compare with midpoints.
 // Shares nothing with the encoder but the format's layout (docs/numerics.md §3).
 #pragma once

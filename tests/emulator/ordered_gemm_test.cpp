@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // The ordered GEMM against Eigen's own product, bit for bit, in every operand layout.
 #include <doctest/doctest.h>
 

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // The recipe table and the one quantize(): every recipe casts every role on the CPU, and
 // rowwise equals a reference written from torchao's rules (float8_utils.amax_to_scale).
 #include <doctest/doctest.h>

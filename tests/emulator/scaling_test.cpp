@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Scaling recipes against sequences and blocks worked out by hand (docs/numerics.md §4).
 #include <doctest/doctest.h>
 

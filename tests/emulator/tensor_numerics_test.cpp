@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Per-cast numerics against an independent count over the tensors themselves: zeros
 // upstream, flushes, subnormal results, saturation and the relative error.
 #include <doctest/doctest.h>

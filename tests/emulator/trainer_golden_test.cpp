@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // The CPU trainer's results bit for bit against golden values recorded from the trainer as
 // it was before its speed work (2026-11-23, commit 682e8c0): loss curve, final weights and
 // amax trace of every recipe, at one thread and at two. Speed work must not move one bit.

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // The CPU reference trainer: gradients, learning, FP8 vs BF16, underflow, determinism.
 #include <doctest/doctest.h>
 

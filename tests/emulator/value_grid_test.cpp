@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Enumeration, neighbours, ulp and rounding error of x.
 #include <doctest/doctest.h>
 

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // `fp8lab figures`, `labs` and `run` as a user runs them: files, validity, determinism, errors.
 #include <doctest/doctest.h>
 

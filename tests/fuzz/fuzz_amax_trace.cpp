@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Fuzzes the amax trace reader: any bytes are read or refused with file:line, never a
 // crash; a trace that is read writes back to text that reads to the same records.
 #include <cstddef>

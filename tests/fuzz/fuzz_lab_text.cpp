@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Fuzzes lab Markdown: front matter, step headings, code fences, placeholders and word
 // blocks. Any text loads or gives file:line errors; placeholders fill or are refused, an
 // exercise or parameters block joins its code or is refused, never a crash.

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Fuzzes number parsing as the CLI and the lab parameters read it: any bytes must give a
 // value or a refusal, and a value must print and read back to itself.
 #include <cstddef>

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Fuzzes the recorded GPU measurements (crossover, accumulation, inference): any bytes
 // are read or refused with file:line, never a crash.
 #include <cstddef>

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Fuzzes the settings file reader: any bytes give settings or a problem naming the line.
 #include <cstddef>
 #include <cstdint>

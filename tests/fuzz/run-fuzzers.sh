@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: Apache-2.0
 # Runs every fuzz target for SECONDS each (default 10) from a copy of its seed corpus;
 # fails on a crash, a sanitizer report, a leak, a hang (-timeout) or runaway memory.
 # Usage: tests/fuzz/run-fuzzers.sh BUILD_DIR [SECONDS]

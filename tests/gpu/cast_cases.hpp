@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // What the GPU cast suites share: the edge tensor, the transpose, and the block-scaled and
 // per-tensor cast cases that both the host check of the kernels' arithmetic
 // (vector_quantize_test) and the device check (gpu_emulated_test) run.

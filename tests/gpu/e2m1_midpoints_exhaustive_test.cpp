@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // NVFP4's E2M1 cast by midpoints (vector_quantize.hpp) against the generic float32 cast,
 // nearest-even and saturating, for every one of the 2^32 float32 inputs, on every core.
 #include <doctest/doctest.h>

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Blockwise FP8 (DeepSeek-V3) on the GPU: the step's blockwise cast against
 // emu::quantize_blockwise bit for bit, block-scaled cuBLASLt GEMMs against float64, and
 // blockwise training against BF16. Skipped with the reason where the GPU cannot run them.

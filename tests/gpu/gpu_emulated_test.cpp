@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // The GPU's emulated recipes: the cast kernel's codes, block scales and BF16 operands
 // against the CPU trainer's quantiser bit for bit (MX, NVFP4, blockwise, FP6/FP4 per tensor,
 // stochastic rounding), and dynamic loss scaling's scales and skipped steps against the CPU.

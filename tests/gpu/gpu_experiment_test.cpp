@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // One experiment on both backends: the GPU starts from the emulator's weights and data bit
 // for bit, its first loss matches the CPU's, and every recipe both run ends at the same loss.
 #include <doctest/doctest.h>

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Inference timing on the GPU: every variant computes the model's forward pass (its output
 // close to BF16's by the error FP8 allows), stores fewer weight bytes, and is timed.
 #include <doctest/doctest.h>

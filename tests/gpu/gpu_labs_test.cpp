@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // The labs on the GPU backend: the training panel's comparison and the crossover sweep
 // run on the real training step (skipped with the probe's reason elsewhere).
 #include <doctest/doctest.h>

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // The GPU suites' guard: true when an FP8-capable GPU is usable, else prints why the case is skipped.
 #pragma once
 

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // GPU backend against the emulator, bit for bit; the FP8 GEMM against float64. Every case
 // prints why it is skipped where no FP8-capable GPU is usable.
 #include <doctest/doctest.h>

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // The GPU training step: its fused cast + transpose against the emulator bit for bit, its
 // delayed scaling against the emulator's replay of the recorded amaxes, FP8 against BF16
 // loss, bit-for-bit repeatability, graph against kernel-by-kernel launches.

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // The transformer on both backends: the GPU starts from the emulator's weights and bytes,
 // its first loss matches the CPU's, its final loss agrees over seeds; fused and separate
 // QKV agree; and the speed of the presets, measured side by side (printed).

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // A test tensor for the GPU suites: N(0,1) with outliers, zeros, values in the subnormal
 // range after scaling, values that flush, and NaN / Inf of both signs.
 #pragma once

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // The GPU's emulated casts without a GPU: the block scale rules and the element cast of
 // vector_quantize.hpp, run on the host exactly as a kernel thread runs them, against the
 // CPU trainer's OperandQuantizer and the emulator's block recipes, bit for bit.

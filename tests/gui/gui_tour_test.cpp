@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // The desktop app in a real window under Xvfb: the tour walks every step, the bit inspector
 // and the training panel, and saves a PNG of each; bad options are refused before a window.
 #include <doctest/doctest.h>

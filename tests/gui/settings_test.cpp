@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // The app's settings file (round trip, corrupt files set aside) and the Markdown parser.
 #include <doctest/doctest.h>
 

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // The bit inspector's numbers: classes, neighbours over every code of the small formats,
 // and encodings in every format and mode.
 #include <doctest/doctest.h>

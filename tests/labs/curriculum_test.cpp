@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Labs 4 and up: each exercise accepts its answer and names the mistake behind each
 // recognised wrong one; steps with FP8 settings map them onto the training panel.
 #include <doctest/doctest.h>

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // The lab framework: text parsing and its file:line errors, placeholders, parameters, exercises.
 #include <doctest/doctest.h>
 

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Progress: per lab from the solved set, and the progress file a student hands in.
 #include <doctest/doctest.h>
 

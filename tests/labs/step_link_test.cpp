@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Step links: a link round-trips a step's state; a bad link opens the nearest valid state
 // and names what it ignored.
 #include <doctest/doctest.h>

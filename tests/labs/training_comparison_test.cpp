@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // The training panel's work: the same losses as the CPU trainer, progress, cancellation,
 // and the GPU refusing settings it cannot run instead of running something else.
 #include <doctest/doctest.h>

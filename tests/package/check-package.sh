@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: Apache-2.0
 # Builds the Debian package from a build folder, unpacks it into a scratch root with
 # dpkg -x and runs the program from there (lab list, a step, figures, the Python module),
 # then validates its desktop entry and AppStream metainfo. Usage: check-package.sh BUILD_DIR
@@ -23,4 +24,5 @@ PYTHONPATH="$site" /usr/bin/python3 -c "import fp8lab, numpy; assert fp8lab.enco
 desktop-file-validate "$scratch"/root/usr/share/applications/*.desktop
 appstreamcli validate --no-net "$scratch"/root/usr/share/metainfo/*.metainfo.xml
 test -s "$scratch/root/usr/share/icons/hicolor/scalable/apps/io.github.fp8lab.fp8lab.svg"
-echo "package: unpacked program ran labs, run and figures; desktop entry and metainfo valid"
+grep -q "^License: Apache-2.0$" "$scratch/root/usr/share/doc/fp8lab/copyright"
+echo "package: unpacked program ran labs, run and figures; desktop entry and metainfo valid, licence Apache-2.0"

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Tick placement: nice linear steps, powers on log axes, inside one decade, symlog.
 #include <doctest/doctest.h>
 

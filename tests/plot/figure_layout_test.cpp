@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // The figure layout without a renderer: margins, legend placement, wrapping, every series
 // kind's shapes, hidden series, the colour bar, hit targets and hover text.
 #include <doctest/doctest.h>

@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: Apache-2.0
 # Executes a notebook headless with Debian's python3 and nbconvert; skipped (77) where
 # nbconvert or its kernel is not installed. Usage: run_notebook.sh NOTEBOOK OUTPUT_DIR
 set -euo pipefail

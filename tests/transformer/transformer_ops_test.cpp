@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // The transformer's operations against float64 references written here, and their
 // gradients against float64 central differences of those references.
 #include <doctest/doctest.h>

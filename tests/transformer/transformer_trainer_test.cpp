@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // The transformer's CPU trainer: gradients by finite differences, learning, determinism
 // for any thread count, its data and the settings it refuses.
 #include <doctest/doctest.h>
