@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: Apache-2.0
 # fp8lab set-up and run: installs the Debian packages it needs, builds, then opens the lab
 # (`./run.sh lab`) or runs the whole test suite (`./run.sh test`).
 set -euo pipefail
@@ -17,9 +18,10 @@ packages=(build-essential cmake ninja-build pkg-config libcli11-dev doctest-dev 
 
 # The checking stages of the test command: clang for libFuzzer, with its runtime; pytest
 # for the Python module's tests, and nbconvert, a kernel and matplotlib for the notebook;
-# the validators of the package's desktop entry and AppStream metainfo.
+# the validators of the package's desktop entry and AppStream metainfo; venv, pip,
+# setuptools and wheel, with which a test runs `pip install .` offline in a fresh venv.
 test_packages=(clang libclang-rt-14-dev python3-pytest python3-nbconvert python3-ipykernel python3-matplotlib
-               desktop-file-utils appstream)
+               desktop-file-utils appstream python3-venv python3-pip python3-setuptools python3-wheel)
 
 install_packages() {
   local missing=()

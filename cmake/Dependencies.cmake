@@ -1,17 +1,8 @@
+# SPDX-License-Identifier: Apache-2.0
 # Finds the header-only dependencies: Debian's packages first, then FP8LAB_DEPS_DIR.
 find_package(Threads REQUIRED)
 
-function(fp8lab_header_only target header package_hint)
-  find_path(${target}_INCLUDE_DIR ${header}
-            HINTS "${FP8LAB_DEPS_DIR}/include" PATHS /usr/include PATH_SUFFIXES ${ARGN} "")
-  if(NOT ${target}_INCLUDE_DIR)
-    message(FATAL_ERROR "${header} not found: install ${package_hint} or copy it to "
-                        "${FP8LAB_DEPS_DIR}/include (see README, 'Building on a GPU server')")
-  endif()
-  add_library(fp8lab_dep_${target} INTERFACE)
-  target_include_directories(fp8lab_dep_${target} SYSTEM INTERFACE "${${target}_INCLUDE_DIR}")
-  add_library(fp8lab::${target} ALIAS fp8lab_dep_${target})
-endfunction()
+include(${CMAKE_CURRENT_LIST_DIR}/HeaderOnly.cmake)
 
 fp8lab_header_only(cli11 CLI/CLI.hpp libcli11-dev)
 fp8lab_header_only(doctest doctest/doctest.h doctest-dev)

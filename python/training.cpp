@@ -1,7 +1,9 @@
+// SPDX-License-Identifier: Apache-2.0
 // The CPU trainer from an experiment description (a dict or JSON text), for notebooks.
 #include <pybind11/stl.h>
 
 #include <fstream>
+#include <optional>
 #include <type_traits>
 #include <sstream>
 
@@ -11,6 +13,8 @@
 #include "emulator/cpu_training.hpp"
 #include "emulator/mlp_trainer.hpp"
 #include "emulator/parallel.hpp"
+#include "emulator/quoted_input.hpp"
+#include "emulator/recipe.hpp"
 #include "emulator/seed_spread.hpp"
 #include "emulator/user_files.hpp"
 #include "python/bindings.hpp"
@@ -227,6 +231,21 @@ py::dict replay_trace(const std::string& path, int history, const std::string& a
     return out;
 }
 
+// An experiment as a dict, with `recipe` (a name, or None for the experiment's own) set as
+// `fp8lab train --recipe` sets it: the element formats follow the recipe (NVFP4 E2M1, ...).
+py::object experiment_with_recipe(emu::Experiment e, const py::object& recipe) {
+    if (!recipe.is_none()) {
+        if (!py::isinstance<py::str>(recipe))
+            throw py::type_error("recipe: a recipe name (" + enum_choices<emu::Fp8Recipe>() + ") or None");
+        const std::string name = recipe.cast<std::string>();
+        const std::optional<emu::Fp8Recipe> id = parse_enum<emu::Fp8Recipe>(name);
+        if (!id)
+            throw py::value_error("recipe: " + emu::quoted_input(name) + " is not " + enum_choices<emu::Fp8Recipe>());
+        emu::set_recipe(e, *id);
+    }
+    return py::module_::import("json").attr("loads")(emu::to_json(e));
+}
+
 }  // namespace
 
 void add_training(py::module_& m) {
@@ -237,13 +256,17 @@ void add_training(py::module_& m) {
           "Delayed scaling with these settings replayed on a recorded trace: the scale of each record and what "
           "would have overflowed or flushed (lower bounds from the trace's histograms)");
     m.def(
-        "default_experiment", [] { return py::module_::import("json").attr("loads")(emu::to_json(emu::Experiment{})); },
-        "The labs' default experiment as a dict: change fields, then train(it)");
+        "default_experiment",
+        [](const py::object& recipe) { return experiment_with_recipe(emu::Experiment{}, recipe); },
+        py::arg("recipe") = py::none(),
+        "The labs' default experiment as a dict: change fields, then train(it). recipe='nvfp4' (or any recipe's "
+        "name) sets the recipe with the element formats it takes, as train --recipe does");
     m.def(
         "default_transformer_experiment",
-        [] { return py::module_::import("json").attr("loads")(emu::to_json(emu::default_transformer_experiment())); },
+        [](const py::object& recipe) { return experiment_with_recipe(emu::default_transformer_experiment(), recipe); },
+        py::arg("recipe") = py::none(),
         "The byte-level transformer on text (model.kind 'transformer'): 2 blocks of width 128, sequences of 128 "
-        "bytes, 8 a step; change fields, then train(it)");
+        "bytes, 8 a step; change fields, then train(it). recipe= as for default_experiment");
     m.def(
         "describe", [](const py::object& e) { return emu::describe(experiment_argument(e)); }, py::arg("experiment"));
     m.def(

@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: Apache-2.0
 """The Python module against the C++ program: every format, rounding mode and saturation
 on random and special inputs from float32 and float64, all 2^16 BF16 and FP16 bit
 patterns, the recipes, delayed scaling and the trainer; shapes, dtypes and errors."""
@@ -373,3 +374,15 @@ def test_train_refuses_what_does_not_fit_and_bad_threads():
         e["optimizer"]["learning_rate"] = bad
         with pytest.raises(ValueError, match="experiment: every number must be finite"):
             fp8lab.train(e)
+
+
+def test_default_experiment_takes_a_recipe_with_its_formats():
+    e = fp8lab.default_experiment(recipe="nvfp4")
+    assert e["numerics"]["recipe"] == "nvfp4"
+    assert set(e["numerics"]["formats"].values()) == {"e2m1"}
+    assert fp8lab.default_experiment()["numerics"]["formats"]["input"] == "e4m3"
+    assert fp8lab.default_transformer_experiment(recipe="current")["numerics"]["recipe"] == "current"
+    with pytest.raises(ValueError, match="recipe: 'nvfp5' is not"):
+        fp8lab.default_experiment(recipe="nvfp4".replace("4", "5"))
+    with pytest.raises(TypeError, match="recipe"):
+        fp8lab.default_experiment(recipe=4)
