@@ -14,6 +14,7 @@
 #include "labs/framework/training_mapping.hpp"
 #include "app/cli/lab_selection.hpp"
 #include "app/cli/step_output_text.hpp"
+#include "labs/framework/answer_outputs.hpp"
 #include "app/options/usage_error.hpp"
 
 namespace fp8lab::cli {
@@ -139,6 +140,7 @@ struct RunOptions {
     std::uint64_t seed = 1;
     bool json = false;
     std::optional<std::string> answer;  // checked against the step's exercise
+    bool instructor = false;            // shows what gives an exercise's answer away
 };
 
 // The step's exercise in the JSON of `run`: its prompt and choices, and with --answer the
@@ -191,7 +193,11 @@ void run_steps(const RunOptions& o) {
     for (std::size_t i = 0; i < steps.size(); ++i) {
         const SelectedStep& s = steps[i];
         labs::RunContext context(backend, o.seed);
-        const labs::StepOutput output = s.step->run(params[i], context);
+        // What gives the exercise's answer away stays hidden, as in the app, until the answer
+        // given is right or an instructor asks.
+        const bool answered = o.answer && s.step->exercise && s.step->exercise->check(*o.answer).correct;
+        const labs::StepOutput run_output = s.step->run(params[i], context);
+        const labs::StepOutput output = o.instructor || answered ? run_output : labs::with_answer_hidden(run_output);
         if (o.json) {
             begin_step_json(json, *s.lab, *s.step, params[i]);
             write_step_output_json(json, output);
@@ -234,6 +240,8 @@ void add_run_command(CLI::App& app, CommandStatus&) {
     cmd->add_option("--seed", o->seed, "Seed of every random choice")->capture_default_str()->check(seed_value());
     cmd->add_flag("--json", o->json, "Print JSON");
     cmd->add_option("--answer", o->answer, "An answer to the step's exercise: says whether it is right, and the hint");
+    cmd->add_flag("--instructor", o->instructor,
+                  "Show the outputs that give an exercise's answer away (hidden until it is answered right)");
     cmd->callback([o] { run_steps(*o); });
 }
 

@@ -26,6 +26,9 @@ struct StepState {
     std::optional<labs::Feedback> feedback;
     bool revealed = false;
     int wrong_tries = 0;  // this session's wrong answers: "Reveal answer" comes after a few
+    // The last output with what gives the exercise's answer away hidden, and the output it
+    // was made from (made once a run, not once a frame).
+    std::shared_ptr<const labs::StepOutput> hidden, hidden_source;
 };
 
 // Wrong answers before a student (not an instructor) is offered the answer.

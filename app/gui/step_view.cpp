@@ -109,6 +109,19 @@ void draw_run_controls(StepState& st) {
     }
 }
 
+// The output as this user may see it: what gives the exercise's answer away stays hidden
+// from a student until the exercise is solved or its answer revealed; an instructor sees all.
+std::shared_ptr<const labs::StepOutput> shown_output(const AppState& app, const std::string& step_key, StepState& st) {
+    std::shared_ptr<const labs::StepOutput> out = st.runner.output();
+    if (!out || out->gives_answer.empty() || app.instructor || st.revealed || app.settings.solved.count(step_key))
+        return out;
+    if (st.hidden_source != out) {
+        st.hidden_source = out;
+        st.hidden = std::make_shared<const labs::StepOutput>(labs::with_answer_hidden(*out));
+    }
+    return st.hidden;
+}
+
 void draw_exercise(AppState& app, const labs::Lab& lab, const labs::Step& step, StepState& st) {
     const labs::Exercise& ex = *step.exercise;
     section("Exercise");
@@ -305,7 +318,7 @@ void draw_step_view(AppState& app) {
 
     ImGui::SameLine();
     ImGui::BeginChild("output", ImVec2(0, -footer), false);
-    const std::shared_ptr<const labs::StepOutput> out = st.runner.output();
+    const std::shared_ptr<const labs::StepOutput> out = shown_output(app, app.course.step_key(lab, step), st);
     if (out) {
         if (!app.looks.presentation && !out->figures.empty() && ImGui::Button("Export this step's figures..."))
             app.open_export_dialog = true;

@@ -5,6 +5,7 @@
 #include <string>
 #include <vector>
 
+#include "labs/framework/answer_outputs.hpp"
 #include "labs/framework/figure.hpp"
 #include "labs/framework/table.hpp"
 
@@ -15,6 +16,7 @@ struct StepOutput {
     std::vector<Table> tables;
     std::vector<Metric> metrics;
     std::vector<std::string> notes;  // e.g. which backend ran, what was skipped and why
+    AnswerOutputs gives_answer;      // hidden from a student until the exercise is solved
 };
 
 }  // namespace fp8lab::labs

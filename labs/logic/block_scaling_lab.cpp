@@ -223,6 +223,7 @@ StepLogic recipes() {
                               100 * double(r.stats.flushed_to_zero) / n});
         }
         out.tables.push_back(std::move(t));
+        out.gives_answer.table_columns = {{"recipes", "bits per element"}};  // MXFP8's is the exercise's
         return out;
     };
     const emu::Format &e4m3 = emu::e4m3(), &e8m0 = emu::e8m0();
@@ -372,6 +373,8 @@ StepLogic e8m0_traps() {
         out.metrics.push_back({"scale code of the all-zero block", double(z.scale_codes[0]), ""});
         out.metrics.push_back({"largest all-zero block element read back",
                                double(*std::max_element(zeros_back.begin(), zeros_back.end())), ""});
+        out.gives_answer.metrics = {"finite elements left in the block with one Inf"};
+        out.gives_answer.table_columns = {{"blocks", "elements that read back finite"}};
         return out;
     };
     std::vector<float> x(32, 0.5f);

@@ -54,12 +54,15 @@ Figure value_of_every_code(std::uint32_t selected, const Format& selected_format
     return fig;
 }
 
+// The code the exercise decodes by hand, and the step's starting code.
+constexpr std::uint32_t kExerciseCode = 0x5A;
+
 StepLogic bits_to_value() {
     StepLogic s;
     s.id = "bits-to-value";
     s.titles = {{"table fields"}, {"figure value-by-code"}};
     s.parameters = {choice("format", format_choice_names({&emu::e4m3(), &emu::e5m2()}), "e4m3"),
-                    integer("code", 0, 255, 0x5A)};
+                    integer("code", 0, 255, kExerciseCode)};
     s.training_parameters = {"format"};
     s.training_mapping =
         "The format is every training cast's element format (inputs, weights and gradients), "
@@ -72,11 +75,15 @@ StepLogic bits_to_value() {
         out.tables.push_back(bits_table(f, code));
         out.figures.push_back(value_of_every_code(code, f));
         out.metrics.push_back({"value", emu::decode(f, code), ""});
+        if (code == kExerciseCode && &f == &emu::e4m3()) {
+            out.gives_answer.metrics = {"value"};
+            out.gives_answer.table_columns = {{"fields", "value"}, {"fields", "formula"}};
+        }
         return out;
     };
     // 0x5A in E4M3 is 0.1011.010: 2^(11-7) x 1.25 = 20.
     const Format& f = emu::e4m3();
-    const double right = emu::decode(f, 0x5A);
+    const double right = emu::decode(f, kExerciseCode);
     s.exercise = numeric_exercise(right, {{"bias-too-large", std::ldexp(1.25, 11 - (f.bias + 1))},
                                           {"bias-too-small", std::ldexp(1.25, 11 - (f.bias - 1))},
                                           {"no-leading-one", std::ldexp(0.25, 11 - f.bias)},
@@ -192,6 +199,9 @@ StepLogic ocp_versus_ieee() {
             fig.y_axis.categories.push_back(short_name);
         }
         out.figures.push_back(std::move(fig));
+        out.gives_answer.metrics = {std::string(emu::e4m3().display_name) + " max"};
+        out.gives_answer.table_columns = {{"top-" + std::string(emu::e4m3().name), "value"}};
+        out.gives_answer.figure_annotations = {"top-values"};
         return out;
     };
     const Format& ocp = emu::e4m3();

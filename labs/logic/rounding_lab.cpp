@@ -75,6 +75,10 @@ StepLogic modes() {
             t.rows.push_back({std::string(emu::rounding_mode_name(mode)), value, value - x, std::int64_t(code)});
         }
         out.tables.push_back(std::move(t));
+        // At the exercise's tie in its format every mode's result gives the answer away.
+        if (&f == &emu::e4m3() && x == 1.0 + emu::ulp(f, 1.0) / 2)
+            out.gives_answer.table_columns = {
+                {"x-in-every-mode", "result"}, {"x-in-every-mode", "error"}, {"x-in-every-mode", "code"}};
         return out;
     };
     const Format& f = emu::e4m3();
@@ -148,6 +152,10 @@ StepLogic stochastic() {
         out.tables.push_back(std::move(t));
         out.metrics.push_back({"gap of " + std::string(f.display_name) + " at 1", emu::ulp(f, 1.0), ""});
         out.metrics.push_back({"mean of the stochastic runs, relative to exact", mean / exact.back() - 1, ""});
+        // The exercise's sum (BF16, 1000 additions of 0.001): the table's end values are its answer.
+        if (&f == &emu::bf16() && delta == 1e-3 && steps == 1000)
+            out.gives_answer.table_columns = {{"final-values", "final value"},
+                                              {"final-values", "relative to the exact sum"}};
         return out;
     };
     const double lost = running_sum(emu::bf16(), 1.0, 1e-3, 1000, RoundingMode::NearestEven, 0).back();
@@ -220,6 +228,8 @@ StepLogic saturation() {
         out.metrics.push_back({"midpoint between max and the next step up", midpoint, ""});
         out.metrics.push_back({"the midpoint rounds to (not saturating)",
                                rounded(f, midpoint, RoundingMode::NearestEven, Saturation::None), ""});
+        // What the saturating cast makes of values past max is the exercise's answer.
+        out.gives_answer.table_columns = {{"near-max", "saturating"}};
         return out;
     };
     const double saturated = rounded(emu::e4m3(), 500.0, RoundingMode::NearestEven, Saturation::Finite);
@@ -276,6 +286,8 @@ StepLogic double_rounding() {
         }
         out.tables.push_back(std::move(t));
         out.metrics.push_back({"width of the window where the two disagree (float64 above the tie)", half_f32_ulp, ""});
+        // The first row is the exercise's x, and the others show where it lands.
+        out.gives_answer.table_columns = {{"examples", "one rounding"}, {"examples", "two roundings"}};
         return out;
     };
     const Format& f = emu::e4m3();

@@ -80,6 +80,8 @@ StepLogic number_line() {
         out.figures.push_back(std::move(rows));
         out.tables.push_back(std::move(t));
         out.metrics.push_back({"positive values", double(values.size()), ""});
+        // The count of every binade is the exercise's (the dots of the figure can be counted).
+        if (&f == &emu::e4m3()) out.gives_answer.table_columns = {{"binades", "values"}};
         return out;
     };
     s.exercise = numeric_exercise(std::ldexp(1.0, emu::e4m3().mantissa_bits),
@@ -209,7 +211,8 @@ StepLogic fixed_grid() {
                      {"fixed grid", ColumnType::Number},
                      {"E4M3", ColumnType::Number},
                      {"E4M3 relative error", ColumnType::Number}};
-        for (double v : {0.001, 0.01, 0.05, 0.3, 3.3, 100.3, 300.0, 1000.0})
+        // Not 0.3: what E4M3 makes of it is the exercise.
+        for (double v : {0.001, 0.01, 0.05, 0.7, 3.3, 100.3, 300.0, 1000.0})
             t.rows.push_back({v, grid_round(v), emu::round_to_format(f, v), emu::rounding_error(f, v).rel_error});
         out.tables.push_back(std::move(t));
         std::int64_t e4m3_flushed = 0;

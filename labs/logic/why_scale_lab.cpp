@@ -213,6 +213,8 @@ StepLogic scale_or_scale_inv() {
         row("NVFP4, S_enc read as if it were 1 / S_enc", "S_enc = " + number_text(s_enc),
             "element x block scale x S_enc", nv_back * s_enc * s_enc);
         out.tables.push_back(std::move(t));
+        // Each convention's reading: the right one is the exercise's answer.
+        out.gives_answer.table_columns = {{"conventions", "value"}, {"conventions", "over the true value"}};
         out.metrics.push_back({"scale (multiplies before the cast)", pair.scale, ""});
         out.metrics.push_back({"scale_inv (multiplies the value read back)", pair.scale_inv, ""});
         out.metrics.push_back(

@@ -195,9 +195,18 @@ TEST_CASE("run prints tables and metrics; labs lists steps with parameters") {
     REQUIRE(r.exit_code == 0);
     CHECK(r.out.find("value: 448") != std::string::npos);
     CHECK(r.out.find("0x7e") != std::string::npos);
+    // At the exercise's code the value is the answer: hidden, unless answered or an instructor asks.
     const auto j = run_command(kExe + " run formats/bits-to-value --json");
     REQUIRE(j.exit_code == 0);
-    CHECK(j.out.find("\"metrics\":[{\"name\":\"value\",\"value\":20") != std::string::npos);
+    CHECK(j.out.find("\"metrics\":[{\"name\":\"value\"") == std::string::npos);
+    CHECK(j.out.find("Hidden until the exercise is answered") != std::string::npos);
+    for (const std::string shown : {" --instructor", " --answer 20"}) {
+        const auto k = run_command(kExe + " run formats/bits-to-value --json" + shown);
+        REQUIRE(k.exit_code == 0);
+        CHECK(k.out.find("\"metrics\":[{\"name\":\"value\",\"value\":20") != std::string::npos);
+    }
+    const auto wrong = run_command(kExe + " run formats/bits-to-value --answer 24");
+    CHECK(wrong.out.find("value: 20") == std::string::npos);
     const auto l = run_command(kExe + " labs --json");
     REQUIRE(l.exit_code == 0);
     CHECK(l.out.find("\"id\":\"bits-to-value\"") != std::string::npos);

@@ -7,6 +7,8 @@
 #include <algorithm>
 #include <chrono>
 #include <cstdlib>
+#include <cctype>
+#include <cmath>
 #include <filesystem>
 
 #include "labs/logic/curriculum.hpp"
@@ -35,6 +37,73 @@ bool has_error(const Catalog& c, const std::string& file_line, const std::string
         const std::string d = e.describe();
         return d.find(file_line) == 0 && d.find(words) != std::string::npos;
     });
+}
+
+// Places whose number is the answer's for another reason, or where a reading exercise's
+// answer is to be found: (step, where, as places_stating names it).
+const std::vector<std::pair<std::string, std::string>> kSameNumberElsewhere = {
+    {"block-scaling/e8m0-traps", "metric scale code of the all-zero block"},  // the other blocks' zeros
+    {"block-scaling/e8m0-traps", "metric largest all-zero block element read back"},
+    {"block-scaling/e8m0-traps", "table blocks, column amax"},
+    {"block-scaling/e8m0-traps", "table e8m0-codes, column scale asked for"},
+    {"delayed-scaling/history", "table settings, column history"},              // the history is 16 too
+    {"delayed-scaling/trace-replay", "metric steps where some tensor passed"},  // read from the replay
+    {"training/crossover", "table sweep, column tokens"},                       // read from the recording
+    {"rounding/modes", "title of figure staircases"},                           // [1, 2)
+    {"rounding/saturation", "table near-max, column x"},                        // E4M3's max as an input
+    {"rounding/saturation", "table near-max, column not saturating"},
+    {"rounding/saturation", "metric the midpoint rounds to"},        // E4M3's max, the step's subject
+    {"rounding/stochastic", "table final-values, column rounding"},  // "seed 1"
+    {"rounding/stochastic", "title of figure running-sum"},
+    {"values/number-line", "table binades, column binade"},  // [8, 16)
+    {"values/number-line", "table binades, column gap between neighbours"},
+    {"why-scale/against-the-grid", "table census"},  // counts of zero
+    {"why-scale/against-the-grid", "title of figure magnitudes"},
+    {"why-scale/scale-or-scale-inv", "title of table conventions"},  // the amax the prompt gives
+    {"why-scale/scale-or-scale-inv", "note: Hidden until"},          // the same title
+    {"training/loss-curves", "note: Experiment: 64-"},               // the model's width
+};
+
+// Where a visible output states the number `answer`: a metric within the exercise's
+// tolerance, or a cell, note, label or title holding it as a whole number token, in the
+// forms the program writes numbers (number_text, shortest_text) and the revealed answer.
+std::vector<std::string> places_stating(const StepOutput& out, double answer, double tolerance,
+                                        const std::string& answer_text) {
+    std::vector<std::string> forms = {number_text(answer), shortest_text(answer), answer_text};
+    const auto states = [&](const std::string& text) {
+        for (const std::string& form : forms) {
+            for (std::size_t at = text.find(form); at != std::string::npos; at = text.find(form, at + 1)) {
+                const auto number_char = [](char c) { return std::isalnum((unsigned char)c) || c == '.'; };
+                const bool starts = at == 0 || !(number_char(text[at - 1]) || text[at - 1] == '-');
+                const std::size_t end = at + form.size();
+                // A full stop right after it ends a sentence, not the number.
+                const bool ends =
+                    end == text.size() || !number_char(text[end]) ||
+                    (text[end] == '.' && (end + 1 == text.size() || !std::isdigit((unsigned char)text[end + 1])));
+                if (starts && ends) return true;
+            }
+        }
+        return false;
+    };
+    std::vector<std::string> places;
+    for (const Metric& m : out.metrics)
+        if (std::abs(m.value - answer) <= tolerance * std::max(1.0, std::abs(answer)) || states(number_text(m.value)))
+            places.push_back("metric " + m.name);
+    for (const Table& t : out.tables) {
+        if (states(t.title)) places.push_back("title of table " + t.id);
+        for (const auto& row : t.rows)
+            for (std::size_t c = 0; c < row.size(); ++c)
+                if (states(cell_text(t.columns[c], row[c])))
+                    places.push_back("table " + t.id + ", column " + t.columns[c].name);
+    }
+    for (const Figure& f : out.figures) {
+        if (states(f.title)) places.push_back("title of figure " + f.id);
+        for (const Annotation& a : f.annotations)
+            if (states(a.text)) places.push_back("label on figure " + f.id + ": " + a.text);
+    }
+    for (const std::string& note : out.notes)
+        if (states(note)) places.push_back("note: " + note);
+    return places;
 }
 
 }  // namespace
@@ -432,6 +501,24 @@ TEST_CASE("every lab in labs/content loads, and every step runs with its default
             }
             for (const Table& t : out.tables)
                 for (const auto& row : t.rows) CHECK(row.size() == t.columns.size());
+            // What a student sees before answering never states a numeric answer; the parts
+            // the step names as giving it away are hidden (and only those: an instructor, or
+            // a student who has answered, sees the same output otherwise).
+            if (s.exercise && s.logic.exercise && s.logic.exercise->type == AnswerType::Number) {
+                const ExerciseSpec& spec = *s.logic.exercise;
+                const StepOutput hidden = with_answer_hidden(out);
+                const std::string id = lab.id + "/" + s.logic.id;
+                for (const std::string& place :
+                     places_stating(hidden, spec.answer, spec.tolerance, s.exercise->answer_text)) {
+                    const auto other_reason =
+                        std::find_if(kSameNumberElsewhere.begin(), kSameNumberElsewhere.end(),
+                                     [&](const auto& e) { return e.first == id && place.starts_with(e.second); });
+                    if (other_reason == kSameNumberElsewhere.end())
+                        FAIL_CHECK(id << ": the answer " << s.exercise->answer_text
+                                      << " is visible before answering: " << place);
+                }
+                CHECK(hidden.tables.size() + hidden.figures.size() > 0);
+            }
         }
         // Every lab ends with at least one exercise.
         CHECK(std::any_of(lab.steps.begin(), lab.steps.end(), [](const Step& s) { return s.exercise.has_value(); }));
