@@ -36,13 +36,17 @@ StepOutput with_answer_hidden(const StepOutput& out) {
             continue;
         }
         Table copy = t;
+        std::string columns;  // named once a table: "'value' and 'formula' of 'TITLE'"
+        int hidden_columns = 0;
         for (std::size_t c = 0; c < copy.columns.size(); ++c) {
             if (!named(hide.table_columns, std::pair{t.id, copy.columns[c].name})) continue;
-            append(hidden, "the column '" + copy.columns[c].name + "' of '" + t.title + "'");
+            columns += (hidden_columns++ ? " and '" : "'") + copy.columns[c].name + "'";
             copy.columns[c].type = ColumnType::Text;
             copy.columns[c].unit.clear();
             for (auto& row : copy.rows) row[c] = std::string("hidden");
         }
+        if (hidden_columns)
+            append(hidden, (hidden_columns > 1 ? "the columns " : "the column ") + columns + " of '" + t.title + "'");
         shown.tables.push_back(std::move(copy));
     }
     for (const Figure& f : out.figures) {
