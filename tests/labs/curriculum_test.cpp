@@ -615,11 +615,14 @@ TEST_CASE("lab 7, recipes: with E2M1 the floor rule wins one error measure and R
     CHECK(std::get<double>(floor[8]) < std::get<double>(rceil[8]));  // fewer flushed under floor
     CHECK(std::get<double>(floor[7]) > 0);                           // the floor rule clips
     CHECK(std::get<double>(rceil[7]) == 0);
-    // The figure shows both measures, on a linear axis, with each recipe's bits per element.
+    // The figure shows both measures, on a linear axis, by recipe; the table each recipe's bits
+    // per element (E2M1 and one E8M0 scale per 32: 4.25).
     const Figure& f = out.figures.at(0);
     CHECK(f.series.size() == 2);
     CHECK(f.y_axis.scale == AxisScale::Linear);
-    CHECK(f.x_axis.categories.at(1).find("4.25 bits") != std::string::npos);
+    CHECK(f.x_axis.categories.at(1) == "MX floor");
+    CHECK(t.columns.at(4).name == "bits per element");
+    CHECK(std::get<double>(floor[4]) == 4.25);
 }
 
 TEST_CASE("lab 8, NVFP4 training: each option taken away, as the text describes") {

@@ -98,6 +98,9 @@ std::vector<std::string> places_stating(const StepOutput& out, double answer, do
     }
     for (const Figure& f : out.figures) {
         if (states(f.title)) places.push_back("title of figure " + f.id);
+        for (const Axis* axis : {&f.x_axis, &f.y_axis})
+            for (const std::string& category : axis->categories)
+                if (states(category)) places.push_back("category of figure " + f.id + ": " + category);
         for (const Annotation& a : f.annotations)
             if (states(a.text)) places.push_back("label on figure " + f.id + ": " + a.text);
     }
