@@ -71,18 +71,23 @@ void tick_label(Context& c, const Tick& t, double x, double y, double size) {
            c.text_paint());
 }
 
+// Whether tick labels i and j, centred on their ticks, come closer than half a unit.
+bool labels_collide(const Context& c, const std::vector<Tick>& ticks, std::size_t i, std::size_t j, double size) {
+    const double room = std::abs(c.fr.px(ticks[i].value) - c.fr.px(ticks[j].value));
+    return (tick_width(c, ticks[i], size) + tick_width(c, ticks[j], size)) / 2 + c.unit * 0.5 > room;
+}
+
+bool collides_with_a_neighbour(const Context& c, const std::vector<Tick>& ticks, std::size_t i, double size) {
+    return (i > 0 && labels_collide(c, ticks, i, i - 1, size)) ||
+           (i + 1 < ticks.size() && labels_collide(c, ticks, i, i + 1, size));
+}
+
 // A category name that would run into a neighbour's goes on two lines, split at the space
 // nearest its middle. Returns whether any did.
 bool wrap_categories(const Context& c, std::vector<Tick>& ticks, double size) {
-    std::vector<double> widths;
-    for (const Tick& t : ticks) widths.push_back(tick_width(c, t, size));
-    const double gap = c.unit * 0.5;
     bool wrapped = false;
     for (std::size_t i = 0; i < ticks.size(); ++i) {
-        const auto collides = [&](std::size_t j) {
-            return (widths[i] + widths[j]) / 2 + gap > std::abs(c.fr.px(ticks[i].value) - c.fr.px(ticks[j].value));
-        };
-        if (!((i > 0 && collides(i - 1)) || (i + 1 < ticks.size() && collides(i + 1)))) continue;
+        if (!collides_with_a_neighbour(c, ticks, i, size)) continue;
         std::string& label = ticks[i].label;
         std::size_t best = std::string::npos;
         const long middle = long(label.size() / 2);
@@ -93,6 +98,14 @@ bool wrap_categories(const Context& c, std::vector<Tick>& ticks, double size) {
         wrapped = true;
     }
     return wrapped;
+}
+
+// Category names that still run into a neighbour once wrapped (single words, many bars):
+// every other one goes a row lower, where it has twice the room.
+bool stagger_categories(const Context& c, const std::vector<Tick>& ticks, double size) {
+    for (std::size_t i = 0; i + 1 < ticks.size(); ++i)
+        if (labels_collide(c, ticks, i, i + 1, size)) return true;
+    return false;
 }
 
 // Words into lines no wider than `width` (a word longer than a line keeps a line of its
@@ -376,7 +389,7 @@ void lay_out_annotation(Context& c, const labs::Annotation& a) {
     const double size = c.size(c.request.text.annotation);
     const double w = c.metrics.width(a.text, size, false);
     double tx = x + u * 0.5;
-    if (tx + w > frame.x + frame.width - u * 0.3) tx = x - u * 0.5 - w;
+    if (tx + w > frame.x + frame.width - u * 0.3) tx = std::max(x - u * 0.5 - w, frame.x + u * 0.3);
     const double ty = std::clamp(y - u * 0.4, frame.y + u, frame.y + frame.height - u * 0.3);
     Path background;
     background.parts.push_back(
@@ -432,7 +445,11 @@ FigureLayout layout_figure(const Figure& f, const LayoutRequest& request, const 
     c.fr.ty_lo = c.fr.ty.forward(yr.lo);
     c.fr.ty_hi = c.fr.ty.forward(yr.hi);
     const bool categories_wrapped = !f.x_axis.categories.empty() && wrap_categories(c, xt, tick_size);
-    const double below_frame = u * ((f.x_axis.label.empty() ? 2.4 : 4.0) + (categories_wrapped ? 1.2 : 0.0));
+    // A staggered row sits one label's height (one or two lines) below the first.
+    const double stagger = !f.x_axis.categories.empty() && stagger_categories(c, xt, tick_size)
+                               ? tick_size * 1.2 * (categories_wrapped ? 2 : 1)
+                               : 0;
+    const double below_frame = u * ((f.x_axis.label.empty() ? 2.4 : 4.0) + (categories_wrapped ? 1.2 : 0.0)) + stagger;
     frame.height = height - frame.y - below_frame;
 
     // The legend goes in a corner of the frame that covers no data, or else under the plot,
@@ -474,9 +491,10 @@ FigureLayout layout_figure(const Figure& f, const LayoutRequest& request, const 
     border.stroke = Stroke{{request.theme.frame, 1}, u * 0.07};
     c.add(std::move(border));
 
-    for (const Tick& t : xt) {
-        const double w = tick_width(c, t, tick_size);
-        tick_label(c, t, c.fr.px(t.value) - w / 2, frame.y + frame.height + u * 1.3, tick_size);
+    for (std::size_t i = 0; i < xt.size(); ++i) {
+        const double w = tick_width(c, xt[i], tick_size);
+        tick_label(c, xt[i], c.fr.px(xt[i].value) - w / 2, frame.y + frame.height + u * 1.3 + (i % 2 ? stagger : 0),
+                   tick_size);
     }
     for (const Tick& t : yt) {
         const double w = tick_width(c, t, tick_size);
@@ -486,7 +504,8 @@ FigureLayout layout_figure(const Figure& f, const LayoutRequest& request, const 
     if (!f.x_axis.label.empty()) {
         const double w = metrics.width(f.x_axis.label, label_size, false);
         c.text(f.x_axis.label,
-               {frame.x + frame.width / 2 - w / 2, frame.y + frame.height + u * (categories_wrapped ? 4.3 : 3.1)},
+               {frame.x + frame.width / 2 - w / 2,
+                frame.y + frame.height + u * (categories_wrapped ? 4.3 : 3.1) + stagger},
                label_size, false, c.text_paint());
     }
     if (!f.y_axis.label.empty()) {

@@ -234,6 +234,40 @@ TEST_CASE("category names that would run into their neighbours go on two lines")
     CHECK(text_named(wide, "a much longer category name"));
 }
 
+TEST_CASE("category names still too wide once wrapped take two rows; an annotation stays in the frame") {
+    labs::Series bars;
+    bars.kind = labs::SeriesKind::Bars;
+    bars.x = {0, 1, 2, 3, 4, 5};
+    bars.y = {1, 2, 3, 4, 5, 6};
+    labs::Figure f = figure_of({bars});
+    f.x_axis.categories = {"per tensor", "MX floor", "MX RCEIL", "blockwise", "NVFP4", "rowwise"};
+    f.annotations.push_back({2, 3, "the training panel trains mx-rceil"});
+    plot::LayoutRequest r;
+    r.width = 260;
+    r.height = 300;
+    r.unit = 10;
+    const plot::FigureLayout l = lay_out(f, r);
+    const std::vector<plot::Text> ts = texts(l);
+    const plot::Text* blockwise = text_named(ts, "blockwise");
+    const plot::Text* nvfp4 = text_named(ts, "NVFP4");
+    const plot::Text* rowwise = text_named(ts, "rowwise");
+    REQUIRE(blockwise);
+    REQUIRE(nvfp4);
+    REQUIRE(rowwise);
+    // The 4th and 6th are a row below the 5th, and the 5th clears its neighbours' row.
+    CHECK(blockwise->baseline_start.y > nvfp4->baseline_start.y);
+    CHECK(rowwise->baseline_start.y == blockwise->baseline_start.y);
+    CHECK(rowwise->baseline_start.x >
+          blockwise->baseline_start.x + FixedMetrics().width("blockwise", blockwise->size, false));
+    const plot::Text* note = text_named(ts, "the training panel trains mx-rceil");
+    REQUIRE(note);
+    CHECK(note->baseline_start.x >= l.mapping.frame.x);
+    // Wide enough for every name on one row: no stagger.
+    r.width = 2000;
+    const std::vector<plot::Text> wide = texts(lay_out(f, r));
+    CHECK(text_named(wide, "blockwise")->baseline_start.y == text_named(wide, "NVFP4")->baseline_start.y);
+}
+
 TEST_CASE("a heatmap has a colour bar beside the frame; its cells are hit targets") {
     labs::Series h;
     h.kind = labs::SeriesKind::Heatmap;
