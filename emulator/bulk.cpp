@@ -73,9 +73,8 @@ void quantize_span(const Format& f, std::span<const float> x, float scale, std::
         throw std::invalid_argument("quantize: " + std::string(f.name) + " codes do not fit in 8 bits; use round_span");
     if (f.encoding == Encoding::ScaleE8M0 && options.rounding != RoundingMode::Stochastic) {
         parallel_for_chunks(x.size(), kChunk, [&](std::size_t, std::size_t b, std::size_t e) {
-            for (std::size_t i = b; i < e; ++i)
-                codes[i] = detail::e8m0_code_of_float32(std::bit_cast<std::uint32_t>(x[i] * scale), options.rounding,
-                                                        options.saturation);
+            detail::e8m0_codes_of_float32(x.data() + b, scale, codes.data() + b, e - b, options.rounding,
+                                          options.saturation);
         });
         return;
     }

@@ -5,6 +5,8 @@
 // exhaustive test against CUDA checks both.
 #pragma once
 
+#include <bit>
+#include <cstddef>
 #include <cstdint>
 
 #include "emulator/rounding.hpp"
@@ -12,42 +14,78 @@
 namespace fp8lab::emu::detail {
 
 // E8M0 code c is 2^(c - 127), as float32's exponent field; 255 is NaN, there is no zero
-// (|x| below 2^-127 clips to code 0) and the sign is ignored.
-inline std::uint8_t e8m0_code_of_float32(std::uint32_t bits, RoundingMode mode, Saturation saturation) {
+// (|x| below 2^-127 clips to code 0) and the sign is ignored. Branch-free, with the mode a
+// template argument, so that a loop of it vectorises.
+template <RoundingMode Mode>
+constexpr std::uint32_t e8m0_code_in_mode(std::uint32_t bits, bool saturate_finite) {
     constexpr std::uint32_t kNan = 255, kMax = 254;
     const std::uint32_t field = (bits >> 23) & 0xFFu, mantissa = bits & 0x7FFFFFu;
-    if (field == 0xFFu) return std::uint8_t(mantissa != 0 || saturation == Saturation::None ? kNan : kMax);
     // Normal: the code truncated is the exponent field, the mantissa is what is dropped.
     // Subnormal: [2^-127, 2^-126) truncates to code 0 dropping the 22 bits below bit 22;
     // anything smaller truncates to "code -1", which clips to 0 however it rounds.
-    if (field == 0 && mantissa < (1u << 22)) return 0;
-    const std::uint32_t truncated = field;  // 0 for the subnormal binade, as its exponent field
     const std::uint32_t rem = field ? mantissa : mantissa & 0x3FFFFFu;
     const std::uint32_t half = field ? 1u << 22 : 1u << 21;
-    const bool odd = (truncated & 1u) != 0;
-    bool away = false;
+    const std::uint32_t odd = field & 1u;
+    const std::uint32_t inexact = rem != 0 ? 1u : 0u;
+    std::uint32_t away = 0;
+    if constexpr (Mode == RoundingMode::NearestEven)
+        away = (rem > half ? 1u : 0u) | ((rem == half ? 1u : 0u) & odd);
+    else if constexpr (Mode == RoundingMode::NearestAway)
+        away = rem >= half ? 1u : 0u;
+    else if constexpr (Mode == RoundingMode::Up)  // E8M0 encodes |x|: rounding up is away from zero
+        away = inexact;
+    else if constexpr (Mode == RoundingMode::Odd)
+        away = inexact & (odd ^ 1u);
+    // TowardZero and Down truncate; Stochastic is not taken here (the caller sends it to encode()).
+    std::uint32_t code = field + away;
+    code = field == 0 && mantissa < (1u << 22) ? 0u : code;
+    // Past the max: only 2^127 x (1 + f) rounding up, and Inf; the downward modes keep the max.
+    code = code > kMax ? (saturate_finite ? kMax : kNan) : code;
+    return field == 0xFFu && mantissa != 0 ? kNan : code;  // NaN stays NaN
+}
+
+inline std::uint8_t e8m0_code_of_float32(std::uint32_t bits, RoundingMode mode, Saturation saturation) {
+    const bool finite = saturation == Saturation::Finite;
     switch (mode) {
     case RoundingMode::NearestEven:
-        away = rem > half || (rem == half && odd);
-        break;
+        return std::uint8_t(e8m0_code_in_mode<RoundingMode::NearestEven>(bits, finite));
     case RoundingMode::NearestAway:
-        away = rem >= half;
-        break;
-    case RoundingMode::Up:  // E8M0 encodes |x|: rounding up is away from zero
-        away = rem != 0;
-        break;
+        return std::uint8_t(e8m0_code_in_mode<RoundingMode::NearestAway>(bits, finite));
+    case RoundingMode::Up:
+        return std::uint8_t(e8m0_code_in_mode<RoundingMode::Up>(bits, finite));
     case RoundingMode::Odd:
-        away = rem != 0 && !odd;
-        break;
+        return std::uint8_t(e8m0_code_in_mode<RoundingMode::Odd>(bits, finite));
     case RoundingMode::TowardZero:
     case RoundingMode::Down:
-    case RoundingMode::Stochastic:  // not taken here: the caller sends it to encode()
+    case RoundingMode::Stochastic:
         break;
     }
-    const std::uint32_t code = truncated + (away ? 1u : 0u);
-    if (code > kMax)  // only 2^127 x (1 + f) rounding up; the downward modes keep the max
-        return std::uint8_t(saturation == Saturation::Finite ? kMax : kNan);
-    return std::uint8_t(code);
+    return std::uint8_t(e8m0_code_in_mode<RoundingMode::TowardZero>(bits, finite));
+}
+
+// Codes of in[i] * scale for i < n, the mode's switch taken once for the loop.
+inline void e8m0_codes_of_float32(const float* in, float scale, std::uint8_t* out, std::size_t n, RoundingMode mode,
+                                  Saturation saturation) {
+    const bool finite = saturation == Saturation::Finite;
+    const auto loop = [&]<RoundingMode Mode>() {
+        for (std::size_t i = 0; i < n; ++i)
+            out[i] = std::uint8_t(e8m0_code_in_mode<Mode>(std::bit_cast<std::uint32_t>(in[i] * scale), finite));
+    };
+    switch (mode) {
+    case RoundingMode::NearestEven:
+        return loop.template operator()<RoundingMode::NearestEven>();
+    case RoundingMode::NearestAway:
+        return loop.template operator()<RoundingMode::NearestAway>();
+    case RoundingMode::Up:
+        return loop.template operator()<RoundingMode::Up>();
+    case RoundingMode::Odd:
+        return loop.template operator()<RoundingMode::Odd>();
+    case RoundingMode::TowardZero:
+    case RoundingMode::Down:
+    case RoundingMode::Stochastic:
+        break;
+    }
+    loop.template operator()<RoundingMode::TowardZero>();
 }
 
 }  // namespace fp8lab::emu::detail

@@ -33,8 +33,10 @@ constexpr std::uint32_t rounded_magnitude(std::uint32_t a, std::uint32_t sign, c
     const std::uint32_t q = field_eff > k.min_field ? field_eff : k.min_field;
     const std::uint32_t shift_exact = 23u - k.mantissa_bits + (q - field_eff);
 
+    // Integer flags, not bools joined by && and ||: short-circuits are branches, and a
+    // branch per lane keeps GCC from vectorising the directed modes' loops.
     std::uint32_t n = 0;
-    bool away = false;
+    std::uint32_t away = 0;
     if constexpr (Mode == RoundingMode::Stochastic) {
         // 64-bit lanes: floor(f * 2^bits) needs the discarded bits beyond 32 places.
         const std::uint32_t shift = shift_exact < 63u ? shift_exact : 63u;
@@ -43,30 +45,29 @@ constexpr std::uint32_t rounded_magnitude(std::uint32_t a, std::uint32_t sign, c
         const std::uint64_t rem = sig & ((std::uint64_t(1) << shift) - 1);
         const std::uint64_t b = static_cast<std::uint64_t>(random_bits);
         const std::uint64_t scaled = b >= shift ? rem << (b - shift) : rem >> (shift - b);
-        away = scaled + random >= (std::uint64_t(1) << b);
+        away = scaled + random >= (std::uint64_t(1) << b) ? 1u : 0u;
     } else {
         // Past 31 places every significand bit is below half: clamping keeps the decision.
         const std::uint32_t shift = shift_exact < 31u ? shift_exact : 31u;
         n = significand >> shift;
         const std::uint32_t rem = significand & ((1u << shift) - 1u);
         const std::uint32_t half = 1u << (shift - 1u);
+        const std::uint32_t inexact = rem != 0u ? 1u : 0u;
         if constexpr (Mode == RoundingMode::NearestEven)
-            away = rem > half || (rem == half && (n & 1u));
+            away = (rem > half ? 1u : 0u) | ((rem == half ? 1u : 0u) & n & 1u);
         else if constexpr (Mode == RoundingMode::NearestAway)
-            away = rem >= half;
+            away = rem >= half ? 1u : 0u;
         else if constexpr (Mode == RoundingMode::TowardZero)
-            away = false;
+            away = 0u;
         else if constexpr (Mode == RoundingMode::Up)
-            away = rem != 0 && !sign;
+            away = inexact & (sign ^ 1u);
         else if constexpr (Mode == RoundingMode::Down)
-            away = rem != 0 && sign;
-        else {  // Odd: keep the bits, mark inexact results in the last place
-            n |= rem != 0 ? 1u : 0u;
-            away = false;
-        }
+            away = inexact & sign;
+        else  // Odd: keep the bits, mark inexact results in the last place
+            n |= inexact;
     }
     // Codes are monotone in value, so a mantissa carry moves into the exponent by itself.
-    return ((q - k.min_field) << k.mantissa_bits) + n + (away ? 1u : 0u);
+    return ((q - k.min_field) << k.mantissa_bits) + n + away;
 }
 
 // The code of a rounded magnitude (from rounded_magnitude): overflow handled per
@@ -76,10 +77,10 @@ constexpr std::uint32_t code_of_magnitude(std::uint32_t magnitude, std::uint32_t
     const std::uint32_t sign = u >> 31;
     const std::uint32_t a = u & 0x7FFFFFFFu;
     // Overflow toward zero stops at max (IEEE 754 7.4); see convert.hpp.
-    bool to_max = k.saturate_finite;
-    if constexpr (Mode == RoundingMode::TowardZero) to_max = true;
-    if constexpr (Mode == RoundingMode::Up) to_max = to_max || sign;
-    if constexpr (Mode == RoundingMode::Down) to_max = to_max || !sign;
+    std::uint32_t to_max = k.saturate_finite ? 1u : 0u;
+    if constexpr (Mode == RoundingMode::TowardZero) to_max = 1u;
+    if constexpr (Mode == RoundingMode::Up) to_max |= sign;
+    if constexpr (Mode == RoundingMode::Down) to_max |= sign ^ 1u;
     const std::uint32_t overflowed = to_max ? k.max_magnitude : k.overflow_magnitude;
     const std::uint32_t infinite = k.saturate_finite ? k.max_magnitude : k.overflow_magnitude;
     magnitude = magnitude > k.max_magnitude ? overflowed : magnitude;
