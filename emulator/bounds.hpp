@@ -35,6 +35,9 @@ inline constexpr IntegerBounds kHeads{1, 256};
 inline constexpr IntegerBounds kSequence{2, 1 << 16};
 inline constexpr IntegerBounds kEvalSequences{1, 4096};
 inline constexpr IntegerBounds kBatches{1, 4096};
+// The outlier task's massive channels: from as large as the rest to past what E4M3's
+// per-tensor range can hold beside them (BF16 stores them exactly enough either way).
+inline constexpr RealBounds kOutlierScale{1.0f, 1e7f};
 inline constexpr IntegerBounds kTokens{1, 1 << 20};
 inline constexpr IntegerBounds kSteps{1, 1000000};
 inline constexpr IntegerBounds kSeeds{1, 64};

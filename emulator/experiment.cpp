@@ -22,7 +22,8 @@ template <>
 std::span<const EnumName<emu::TaskKind>> enum_names<emu::TaskKind>() {
     static constexpr EnumName<emu::TaskKind> table[] = {{emu::TaskKind::TeacherRegression, "teacher"},
                                                         {emu::TaskKind::GaussianClusters, "clusters"},
-                                                        {emu::TaskKind::Text, "text"}};
+                                                        {emu::TaskKind::Text, "text"},
+                                                        {emu::TaskKind::OutlierFeatures, "outliers"}};
     return table;
 }
 
@@ -201,6 +202,11 @@ void validate(const Experiment& e) {
     if (e.task.kind == TaskKind::GaussianClusters && e.model.output < 2)
         refuse("model.output", "a classification task needs at least 2 classes");
     check_range("task.batches", e.task.batches, bounds::kBatches);
+    check_float("task.outlier_scale", e.task.outlier_scale, bounds::kOutlierScale);
+    if (e.task.kind == TaskKind::OutlierFeatures && e.model.input < kOutlierChannels.back() + 1)
+        refuse("model.input", "the outlier task's massive channels are " + std::to_string(kOutlierChannels[0]) +
+                                  " and " + std::to_string(kOutlierChannels[1]) + ": it needs at least " +
+                                  std::to_string(kOutlierChannels.back() + 1) + " inputs");
     check_range("tokens", e.tokens, bounds::kTokens);
     check_range("steps", e.steps, bounds::kSteps);
     check_range("seeds", e.seeds, bounds::kSeeds);

@@ -3,6 +3,7 @@
 // task, the optimizer and every numeric setting. Plain data, saved and read as JSON.
 #pragma once
 
+#include <array>
 #include <cstdint>
 #include <string>
 #include <string_view>
@@ -19,11 +20,15 @@
 namespace fp8lab::emu {
 
 enum class Precision { Fp32, Bf16, Fp8 };  // Fp8: the quantised family, any recipe below
-enum class TaskKind { TeacherRegression, GaussianClusters, Text };
+enum class TaskKind { TeacherRegression, GaussianClusters, Text, OutlierFeatures };
 enum class ModelKind { Mlp, Transformer };
 
 std::string_view precision_name(Precision p);    // "fp32", "bf16", "fp8"
-std::string_view task_kind_name(TaskKind kind);  // "teacher", "clusters", "text"
+std::string_view task_kind_name(TaskKind kind);  // "teacher", "clusters", "text", "outliers"
+// The MLP tasks trained on the mean squared error (the teacher and the outlier task).
+constexpr bool is_regression(TaskKind kind) {
+    return kind == TaskKind::TeacherRegression || kind == TaskKind::OutlierFeatures;
+}
 
 // A byte-level decoder-only language model (vocabulary 256): token embeddings, `layers`
 // blocks of RMSNorm -> grouped-query attention with rotary positions -> output projection
@@ -62,11 +67,17 @@ struct ModelSpec {
 
 // Where the text task reads its corpus when the experiment names none: the plain-text
 // files of Debian's `fortunes` package (quotations, literature, poems; about 2.6 MB).
+// The outlier task's massive input channels: both in the first 32 (one MX block, one
+// 128-wide block), so block scaling confines them while a per-tensor scale cannot.
+inline constexpr std::array<int, 2> kOutlierChannels{5, 21};
+
 inline constexpr std::string_view kDefaultCorpus = "/usr/share/games/fortunes";
 
 // The data: `batches` distinct batches of `tokens` rows made from the seed; step s
 // trains on batch s mod batches, so a GPU can hold them all and both backends see the
 // same rows at the same step.
+// The outlier task: the teacher's regression with one row in 32 holding "massive" values,
+// `outlier_scale` times the others' standard deviation, in two channels (training_task.hpp).
 // The text task (the transformer's): windows of the corpus drawn from the seed, a fixed
 // validation split, its loss in bits per byte every `eval_every` steps over `eval_sequences`
 // fixed windows.
@@ -77,6 +88,7 @@ struct TaskSpec {
     std::string corpus = std::string(kDefaultCorpus);  // a file, or a folder of plain-text files
     int eval_every = 50;
     int eval_sequences = 16;
+    float outlier_scale = 1e5f;  // the outlier task's massive values, in the others' sd
 };
 
 // The learning rate of each step: constant, or a linear warm-up to the optimizer's rate

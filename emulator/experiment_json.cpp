@@ -173,7 +173,8 @@ std::string to_json(const Experiment& e) {
     w.key("output_bf16").value(t.output_bf16).end_object().end_object();
     w.key("task").begin_object().key("kind").value(enum_name(e.task.kind)).key("seed").value(e.task.seed);
     w.key("batches").value(e.task.batches).key("corpus").value(e.task.corpus);
-    w.key("eval_every").value(e.task.eval_every).key("eval_sequences").value(e.task.eval_sequences).end_object();
+    w.key("eval_every").value(e.task.eval_every).key("eval_sequences").value(e.task.eval_sequences);
+    w.key("outlier_scale").value(e.task.outlier_scale).end_object();
     w.key("tokens").value(e.tokens).key("steps").value(e.steps).key("init_seed").value(e.init_seed);
     w.key("seeds").value(e.seeds);
     const OptimizerSpec& o = e.optimizer;
@@ -251,6 +252,7 @@ Experiment experiment_from_json(std::string_view text, std::string_view source) 
         t.text("corpus", e.task.corpus);
         t.integer("eval_every", e.task.eval_every, bounds::kSteps);
         t.integer("eval_sequences", e.task.eval_sequences, bounds::kEvalSequences);
+        t.number("outlier_scale", e.task.outlier_scale);
     });
     top.integer("tokens", e.tokens, bounds::kTokens);
     top.integer("steps", e.steps, bounds::kSteps);

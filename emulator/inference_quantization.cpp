@@ -47,9 +47,12 @@ constexpr int kEvaluationBatches = 8;
 double batch_loss(const std::vector<float>& y, const Batch& b, TaskKind kind, int rows, int* correct) {
     const int outputs = int(y.size()) / rows;
     double loss = 0;
+    int scored = 0;
     for (int r = 0; r < rows; ++r) {
+        if (!b.scored.empty() && !b.scored[std::size_t(r)]) continue;  // the outlier task's massive rows
+        ++scored;
         const float* p = &y[std::size_t(r) * outputs];
-        if (kind == TaskKind::TeacherRegression) {
+        if (is_regression(kind)) {
             for (int o = 0; o < outputs; ++o) {
                 const double d = double(p[o]) - b.targets[std::size_t(r) * outputs + o];
                 loss += d * d / outputs;
@@ -62,7 +65,7 @@ double batch_loss(const std::vector<float>& y, const Batch& b, TaskKind kind, in
         loss += std::log(sum) + top - p[b.labels[std::size_t(r)]];
         *correct += int(std::max_element(p, p + outputs) - p) == b.labels[std::size_t(r)];
     }
-    return loss / rows;
+    return loss / scored;
 }
 
 }  // namespace

@@ -109,6 +109,9 @@ class Run {
         quantizer_.log_numerics(nullptr);
         result.gradient_elements = quantizer_.gradient_elements();
         result.gradients_flushed = quantizer_.gradients_flushed();
+        result.input_elements = quantizer_.input_elements();
+        result.inputs_flushed = quantizer_.inputs_flushed();
+        result.inputs_subnormal = quantizer_.inputs_subnormal();
         result.scaling = quantizer_.state();
         for (const Layer& layer : layers_)
             result.final_layers.push_back({int(layer.weight.cols()),
@@ -219,10 +222,21 @@ class Run {
         const MatrixMap target(batch.targets.data(), m, c_.model.output);
         Matrix grad;
         float loss;
-        if (c_.task.kind == TaskKind::TeacherRegression) {
-            const Matrix diff = out - target;
-            loss = diff.squaredNorm() / float(diff.size());
-            grad = diff * (2.0f / float(diff.size()));
+        if (is_regression(c_.task.kind)) {
+            // The mean over the scored rows (all but the outlier task's massive ones).
+            Matrix diff = out - target;
+            int scored = m;
+            if (!batch.scored.empty()) {
+                scored = 0;
+                for (int t = 0; t < m; ++t)
+                    if (batch.scored[std::size_t(t)])
+                        ++scored;
+                    else
+                        diff.row(t).setZero();
+            }
+            const float count = float(scored) * float(c_.model.output);
+            loss = diff.squaredNorm() / count;
+            grad = diff * (2.0f / count);
         } else {
             Matrix p = (out.colwise() - out.rowwise().maxCoeff()).array().exp();
             p.array().colwise() /= p.rowwise().sum().array();

@@ -45,17 +45,24 @@ struct TrainerResult {
     std::vector<float> loss;      // per step
     std::vector<float> accuracy;  // per step, classification only
     AmaxTrace trace;
-    std::uint64_t gradient_elements = 0, gradients_flushed = 0;  // FP8 gradient operands
-    std::vector<float> loss_scale;                               // per step, with loss scaling
-    std::vector<std::size_t> skipped_steps;                      // steps not applied: a gradient was not finite
-    std::map<std::string, DelayedScalingState> scaling;          // per tensor, delayed scaling only
-    std::vector<LayerWeights> final_layers;                      // the parameters after the last step (inference labs)
-    std::optional<InferenceResult> inference;                    // experiment.inference's evaluation, when enabled
-    std::optional<TextReport> text;                              // the transformer's text task
-    std::vector<TensorNumerics> numerics;                        // per traced cast, when recorded
+    std::uint64_t gradient_elements = 0, gradients_flushed = 0;                  // FP8 gradient operands
+    std::uint64_t input_elements = 0, inputs_flushed = 0, inputs_subnormal = 0;  // forward GEMMs' FP8 activations
+    std::vector<float> loss_scale;                                               // per step, with loss scaling
+    std::vector<std::size_t> skipped_steps;              // steps not applied: a gradient was not finite
+    std::map<std::string, DelayedScalingState> scaling;  // per tensor, delayed scaling only
+    std::vector<LayerWeights> final_layers;              // the parameters after the last step (inference labs)
+    std::optional<InferenceResult> inference;            // experiment.inference's evaluation, when enabled
+    std::optional<TextReport> text;                      // the transformer's text task
+    std::vector<TensorNumerics> numerics;                // per traced cast, when recorded
     bool cancelled = false;
     double flushed_fraction() const {
         return gradient_elements ? double(gradients_flushed) / double(gradient_elements) : 0.0;
+    }
+    double input_flushed_fraction() const {
+        return input_elements ? double(inputs_flushed) / double(input_elements) : 0.0;
+    }
+    double input_subnormal_fraction() const {
+        return input_elements ? double(inputs_subnormal) / double(input_elements) : 0.0;
     }
 };
 

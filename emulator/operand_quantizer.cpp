@@ -40,6 +40,10 @@ QuantizedTensor OperandQuantizer::quantize_codes(const std::string& tensor, Tens
     if (role == TensorRole::GradOutput) {
         gradient_elements_ += x.size();
         gradients_flushed_ += q.counts.flushed_to_zero;
+    } else if (role == TensorRole::Input && !wgrad_operand) {  // the forward GEMMs' activations
+        input_elements_ += x.size();
+        inputs_flushed_ += q.counts.flushed_to_zero;
+        inputs_subnormal_ += q.counts.subnormal;
     }
     if (trace) {
         AmaxTraceRecord r;

@@ -52,6 +52,9 @@ class OperandQuantizer {
     // Gradient elements that were non-zero but became zero, over the whole run.
     std::uint64_t gradient_elements() const { return gradient_elements_; }
     std::uint64_t gradients_flushed() const { return gradients_flushed_; }
+    std::uint64_t input_elements() const { return input_elements_; }
+    std::uint64_t inputs_flushed() const { return inputs_flushed_; }
+    std::uint64_t inputs_subnormal() const { return inputs_subnormal_; }
 
     // Per tensor, what a view plots of its delayed scaling (empty for other recipes).
     std::map<std::string, DelayedScalingState> state() const;
@@ -60,6 +63,7 @@ class OperandQuantizer {
     Recipe recipe_;
     RecipeState state_;
     std::uint64_t gradient_elements_ = 0, gradients_flushed_ = 0;
+    std::uint64_t input_elements_ = 0, inputs_flushed_ = 0, inputs_subnormal_ = 0;  // forward operands only
     std::vector<TensorNumerics>* numerics_ = nullptr;
 };
 

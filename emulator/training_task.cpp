@@ -1,10 +1,12 @@
 // SPDX-License-Identifier: Apache-2.0
-// Seeded task data: a fixed random teacher (target = tanh(x Wt^T)) or Gaussian clusters.
+// Seeded task data: a fixed random teacher (target = tanh(x Wt^T)), with or without massive
+// input channels, or Gaussian clusters.
 #include "emulator/training_task.hpp"
 
 #include <bit>
 #include <cmath>
 #include <stdexcept>
+#include <string>
 
 #include "emulator/fixed_order_dot.hpp"
 #include "emulator/parallel.hpp"
@@ -37,6 +39,13 @@ std::vector<float> initial_weights(const Experiment& e, int layer) {
     parallel_for_chunks(w.size(), 1 << 16, [&](std::size_t, std::size_t begin, std::size_t end) {
         for (std::size_t i = begin; i < end; ++i) w[i] = stddev * normal_sample(seed, i);
     });
+    // The outlier task's massive channels start with weights as much smaller, as a trained
+    // network's are, so that the massive rows' hidden activations are ordinary ones. No
+    // gradient ever reaches these weights (the channels are zero in every scored row).
+    if (layer == 0 && e.task.kind == TaskKind::OutlierFeatures)
+        for (int j = 0; j < out; ++j)
+            for (int c : kOutlierChannels)
+                if (c < in) w[std::size_t(j) * in + c] /= e.task.outlier_scale;
     return w;
 }
 
@@ -46,16 +55,25 @@ TrainingTask::TrainingTask(const Experiment& e)
       input_(e.model.input),
       output_(e.model.output),
       tokens_(e.tokens),
-      batches_(e.task.batches) {
+      batches_(e.task.batches),
+      outlier_scale_(e.task.outlier_scale) {
     if (input_ < 1 || output_ < 1 || tokens_ < 1 || batches_ < 1)
         throw std::invalid_argument("task: sizes and batch count must be positive");
     if (kind_ == TaskKind::GaussianClusters && output_ < 2)
         throw std::invalid_argument("model.output: a classification task needs at least 2 classes");
     const std::uint64_t model_seed = mix64(seed_ ^ 0x7EAC4E5ull);
-    if (kind_ == TaskKind::TeacherRegression) {
+    if (is_regression(kind_)) {
         teacher_.resize(std::size_t(output_) * input_);
         const float stddev = 1.0f / std::sqrt(float(input_));
         for (std::size_t i = 0; i < teacher_.size(); ++i) teacher_[i] = stddev * normal_sample(model_seed, i);
+        if (kind_ == TaskKind::OutlierFeatures) {
+            if (input_ <= kOutlierChannels.back())
+                throw std::invalid_argument("task: the outlier task needs at least " +
+                                            std::to_string(kOutlierChannels.back() + 1) + " inputs");
+            // Alternating signs, as measured massive activations have either sign.
+            for (std::size_t i = 0; i < kOutlierChannels.size(); ++i)
+                outliers_.push_back(to_bf16(i % 2 ? -outlier_scale_ : outlier_scale_));
+        }
     } else {
         centers_.resize(std::size_t(output_) * input_);
         for (std::size_t i = 0; i < centers_.size(); ++i)
@@ -72,17 +90,24 @@ Batch TrainingTask::batch(std::uint64_t index, int tokens) const {
     b.tokens = tokens;
     b.inputs.resize(std::size_t(tokens) * d);
     b.targets.assign(std::size_t(tokens) * o, 0.0f);
-    if (kind_ == TaskKind::TeacherRegression) {
+    if (is_regression(kind_)) {
         // Rows in chunks: each target is one fixed-order dot product, so the chunking
         // (and the thread count) cannot change a bit.
         parallel_for_chunks(std::size_t(tokens), 64, [&](std::size_t, std::size_t begin, std::size_t end) {
             for (std::size_t t = begin; t < end; ++t) {
                 float* x = &b.inputs[t * d];
                 for (int k = 0; k < d; ++k) x[k] = to_bf16(normal_sample(data_seed, t * d + k));
+                // The massive channels: their values in a massive row, zero in the others.
+                for (std::size_t i = 0; i < outliers_.size(); ++i)
+                    x[kOutlierChannels[i]] = is_massive_row(int(t)) ? outliers_[i] : 0.0f;
                 for (int j = 0; j < o; ++j)
                     b.targets[t * o + j] = to_bf16(std::tanh(dot_fixed_order(&teacher_[std::size_t(j) * d], x, d)));
             }
         });
+        if (!outliers_.empty()) {
+            b.scored.resize(std::size_t(tokens));
+            for (int t = 0; t < tokens; ++t) b.scored[std::size_t(t)] = is_massive_row(t) ? 0 : 1;
+        }
     } else {
         b.labels.resize(tokens);
         for (int t = 0; t < tokens; ++t) {

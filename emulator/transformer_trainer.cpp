@@ -127,6 +127,9 @@ class TransformerRun {
         }
         result.gradient_elements = quantizer_.gradient_elements();
         result.gradients_flushed = quantizer_.gradients_flushed();
+        result.input_elements = quantizer_.input_elements();
+        result.inputs_flushed = quantizer_.inputs_flushed();
+        result.inputs_subnormal = quantizer_.inputs_subnormal();
         result.scaling = quantizer_.state();
         if (scaler_) result.loss_scale = scaler_->scale_per_step();
         quantizer_.log_numerics(nullptr);

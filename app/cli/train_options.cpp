@@ -92,6 +92,10 @@ void add_train_options(CLI::App& cmd, TrainArgs& a) {
                    enum_choices<emu::TaskKind>() + " (default " + std::string(enum_name(d.task.kind)) + ")");
     cmd.add_option("--batches", a.batches, "Distinct batches of data (default " + std::to_string(d.task.batches) + ")")
         ->check(integer_in(emu::bounds::kBatches));
+    cmd.add_option("--outlier-scale", a.outlier_scale,
+                   "Outlier task: its two massive channels, in the others' standard deviation (default " +
+                       shortest(d.task.outlier_scale) + ")")
+        ->check(real_in(emu::bounds::kOutlierScale));
     cmd.add_option("--steps", a.steps, "Training steps (default " + std::to_string(d.steps) + ")")
         ->check(integer_in(emu::bounds::kSteps));
     cmd.add_option("--hidden", a.hidden, "Hidden size (default " + std::to_string(d.model.hidden) + ")")
@@ -251,6 +255,7 @@ emu::Experiment experiment_from_options(const TrainArgs& a) {
     }
     if (given(a, "--task")) e.task.kind = parse_option<emu::TaskKind>(a.task, "--task");
     if (given(a, "--batches")) e.task.batches = a.batches;
+    if (given(a, "--outlier-scale")) e.task.outlier_scale = a.outlier_scale;
     if (given(a, "--steps")) e.steps = a.steps;
     if (given(a, "--hidden")) e.model.hidden = a.hidden;
     if (given(a, "--layers")) e.model.hidden_layers = a.layers;
@@ -306,6 +311,7 @@ emu::Experiment experiment_from_options(const TrainArgs& a) {
             {"task.corpus", "--corpus"},
             {"task.kind", "--task"},
             {"task.batches", "--batches"},
+            {"task.outlier_scale", "--outlier-scale"},
             {"numerics.delayed.history", "--history"},
             {"numerics.delayed.margin", "--margin"},
             {"optimizer.learning_rate", "--lr"},

@@ -27,7 +27,7 @@ struct TrainArgs {
     std::string lr_schedule, model, corpus;
     int width = 0, blocks = 0, heads = 0, kv_heads = 0, ffn = 0, sequence = 0, eval_every = 0;
     bool separate_qkv = false, tied_output = false, output_fp8 = false;
-    float lr_floor = 0;
+    float lr_floor = 0, outlier_scale = 0;
     float learning_rate = 0, weight_decay = 0, grad_clip = 0;
     std::uint64_t seed = 0;
     bool no_scaling = false, first_last_bf16 = false, loss_scaling = false, biases = false;

@@ -56,6 +56,7 @@ TEST_CASE("an experiment round-trips through JSON, every field") {
     CHECK(experiment_from_json(to_json(e), "default") == e);
     e.model = ModelSpec::mlp(96, 320, 3, 48, true);
     e.task = {TaskKind::GaussianClusters, 18446744073709551615ull, 7};
+    e.task.outlier_scale = 3.5e4f;
     e.tokens = 48;
     e.steps = 77;
     e.init_seed = 9223372036854775808ull;  // 2^63: written as an unsigned number
