@@ -45,6 +45,9 @@ std::string step_output_text(const labs::StepOutput& output) {
         out += "figure " + f.id + ": " + f.title + " (" + std::to_string(f.series.size()) + " series, " +
                std::to_string(points) + " points; 'fp8lab figures' draws it)\n";
     }
+    for (const labs::CodeListing& l : output.listings)
+        out += "listing " + l.id + ": " + l.title + " (" + l.language + ")\n" + l.code +
+               (l.code.empty() || l.code.back() == '\n' ? "" : "\n") + "end of listing " + l.id + "\n";
     for (const std::string& n : output.notes) out += "note: " + n + "\n";
     return out;
 }
@@ -139,6 +142,18 @@ void write_step_output_json(json::JsonWriter& json, const labs::StepOutput& outp
             .value(f.title)
             .key("series")
             .value(std::int64_t(f.series.size()))
+            .end_object();
+    json.end_array().key("listings").begin_array();
+    for (const labs::CodeListing& l : output.listings)
+        json.begin_object()
+            .key("id")
+            .value(l.id)
+            .key("title")
+            .value(l.title)
+            .key("language")
+            .value(l.language)
+            .key("code")
+            .value(l.code)
             .end_object();
     json.end_array().key("notes").begin_array();
     for (const std::string& n : output.notes) json.value(n);

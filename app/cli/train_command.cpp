@@ -26,6 +26,7 @@
 #include "emulator/tensor_numerics.hpp"
 #include "emulator/user_files.hpp"
 #include "gpu/trainer.hpp"
+#include "labs/experiments/recipe_code.hpp"
 
 namespace fp8lab::cli {
 using files::write_file_atomically;
@@ -200,6 +201,10 @@ void add_train_command(CLI::App& app, CommandStatus& status) {
                                        "Train the lab's MLP or the byte-level transformer (one experiment) on the CPU "
                                        "emulator or the GPU; prints the loss per step");
     add_train_options(*cmd, *args);
+    cmd->add_option("--export-code", args->export_code,
+                    "Print the experiment as " + enum_choices<labs::CodeTarget>() +
+                        " code (Transformer Engine, torchao, Megatron-LM flags, a runnable PyTorch script) and "
+                        "exit; what differs from fp8lab's run goes to stderr");
     cmd->callback([args, cmd, &status] {
         const emu::Experiment e = experiment_from_options(*args);
         if (args->backend != "cpu" && args->backend != "gpu")
@@ -211,6 +216,11 @@ void add_train_command(CLI::App& app, CommandStatus& status) {
         int code = 0;
         if (args->print_experiment) {
             std::fputs(emu::to_json(e).c_str(), stdout);
+        } else if (cmd->count("--export-code") > 0) {
+            const labs::RecipeCode code =
+                labs::recipe_code(e, parse_enum_or_throw<labs::CodeTarget>(args->export_code, "--export-code"));
+            std::fputs(code.code.c_str(), stdout);
+            for (const std::string& d : code.differences) std::fprintf(stderr, "fp8lab: differs: %s\n", d.c_str());
         } else if (args->backend == "gpu") {
             code = train_on_gpu(e, *args);
         } else {

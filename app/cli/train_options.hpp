@@ -18,6 +18,7 @@ namespace fp8lab::cli {
 struct TrainArgs {
     std::string experiment_file, backend = "cpu", trace, stats;
     bool print_experiment = false;
+    std::string export_code;  // a labs::CodeTarget's name: print the experiment as that code and exit
     // Values of the options; each applies only when given on the command line.
     std::string precision, recipe, formats, input_format, weight_format, gradient_format, gradient_rounding, saturation,
         algo, task, fast_accumulation, inference_format, inference_weights, inference_activations;

@@ -56,7 +56,24 @@ void draw_metrics(const std::vector<labs::Metric>& metrics) {
     ImGui::EndTable();
 }
 
-void draw_step_output(const labs::StepOutput& out, const char* id, float figure_height) {
+// A listing: its title, a Copy button, and the code, read-only and selectable, in `mono`.
+void draw_listing(const labs::CodeListing& listing, ImFont* mono) {
+    ImGui::PushID(listing.id.c_str());
+    ImGui::TextUnformatted(listing.title.c_str());
+    ImGui::SameLine();
+    if (ImGui::SmallButton("Copy")) ImGui::SetClipboardText(listing.code.c_str());
+    const int lines = int(std::count(listing.code.begin(), listing.code.end(), '\n')) + 1;
+    if (mono) ImGui::PushFont(mono);
+    const float height = ImGui::GetTextLineHeight() * float(std::min(lines, 24)) +
+                         2 * ImGui::GetStyle().FramePadding.y + ImGui::GetStyle().ScrollbarSize;
+    // ReadOnly: ImGui never writes through the pointer, so the string's own buffer serves.
+    ImGui::InputTextMultiline("##code", const_cast<char*>(listing.code.c_str()), listing.code.size() + 1,
+                              ImVec2(-1, height), ImGuiInputTextFlags_ReadOnly);
+    if (mono) ImGui::PopFont();
+    ImGui::PopID();
+}
+
+void draw_step_output(const labs::StepOutput& out, const char* id, float figure_height, ImFont* mono) {
     ImGui::PushID(id);
     for (std::size_t i = 0; i < out.figures.size(); ++i) {
         draw_figure(out.figures[i], std::to_string(i).c_str(), figure_height);
@@ -66,6 +83,10 @@ void draw_step_output(const labs::StepOutput& out, const char* id, float figure_
     for (const labs::Table& t : out.tables) {
         ImGui::Spacing();
         draw_table(t);
+    }
+    for (const labs::CodeListing& listing : out.listings) {
+        ImGui::Spacing();
+        draw_listing(listing, mono);
     }
     for (const std::string& note : out.notes) ImGui::TextWrapped("%s", note.c_str());
     ImGui::PopID();

@@ -12,7 +12,9 @@ namespace fp8lab::gui {
 void draw_figure(const labs::Figure& figure, const char* id, float height);
 void draw_table(const labs::Table& table);
 void draw_metrics(const std::vector<labs::Metric>& metrics);
-// Everything, figures first; `figure_height` in pixels.
-void draw_step_output(const labs::StepOutput& output, const char* id, float figure_height);
+void draw_listing(const labs::CodeListing& listing, ImFont* mono);
+// Everything, figures first; `figure_height` in pixels; code listings in `mono` (the
+// current font when null).
+void draw_step_output(const labs::StepOutput& output, const char* id, float figure_height, ImFont* mono = nullptr);
 
 }  // namespace fp8lab::gui

@@ -338,7 +338,7 @@ void draw_step_view(AppState& app) {
         }
         const float height =
             std::clamp(ImGui::GetContentRegionAvail().y * (out->figures.size() > 1 ? 0.55f : 0.75f), fs * 14, fs * 40);
-        draw_step_output(*out, app.course.step_key(lab, step).c_str(), height);
+        draw_step_output(*out, app.course.step_key(lab, step).c_str(), height, app.looks.fonts.mono);
     } else if (st.runner.running()) {
         ImGui::TextDisabled("Computing...");
     }

@@ -23,6 +23,7 @@ StepOutput with_answer_hidden(const StepOutput& out) {
     if (hide.empty()) return out;
     StepOutput shown;
     shown.notes = out.notes;
+    shown.listings = out.listings;  // code to copy: never an answer
     std::string hidden;
     for (const Metric& m : out.metrics) {
         if (named(hide.metrics, m.name))

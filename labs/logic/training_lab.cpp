@@ -9,6 +9,7 @@
 #include "emulator/mlp_trainer.hpp"
 #include "labs/framework/asset_files.hpp"
 #include "labs/experiments/crossover.hpp"
+#include "labs/experiments/recipe_code.hpp"
 #include "labs/experiments/seed_spread.hpp"
 #include "labs/logic/lab_logic.hpp"
 #include "labs/experiments/training_comparison.hpp"
@@ -429,10 +430,70 @@ StepLogic crossover() {
     return s;
 }
 
+// From the lab to your code: the step's experiment as Transformer Engine, torchao and
+// Megatron-LM write it, and as a PyTorch script; what each does differently; where each
+// recipe's GEMMs run natively.
+void map_to_your_code(const Parameters& p, emu::Experiment& e) {
+    emu::set_recipe(e, parse_enum_or_throw<emu::Fp8Recipe>(p.choice("recipe"), "recipe"));
+    const emu::FormatRecipe formats = parse_enum_or_throw<emu::FormatRecipe>(p.choice("formats"), "formats");
+    if (!emu::recipe(e.numerics.recipe).formats_fixed) {
+        e.numerics.formats.input = e.numerics.formats.weight = &emu::e4m3();
+        e.numerics.formats.gradient = &emu::format_for(formats, emu::TensorRole::GradOutput);
+    }
+    e.numerics.delayed.history_length = int(p.integer("history"));
+    e.numerics.edge_layers_bf16 = p.toggle("first-last-bf16");
+}
+
+StepLogic to_your_code() {
+    StepLogic s;
+    s.id = "to-your-code";
+    s.titles = {{"table differences"}, {"table native"}};
+    s.parameters = {choice("recipe", enum_choice_names<emu::Fp8Recipe>(), "delayed"),
+                    choice("formats", enum_choice_names<emu::FormatRecipe>(), "hybrid"),
+                    integer("history", 1, 1024, 1024), toggle("first-last-bf16", false)};
+    s.training_parameters = {"recipe", "formats", "history", "first-last-bf16"};
+    s.training_mapping = "Recipe, formats, history length and BF16 edge layers are the experiment's.";
+    s.training = map_to_your_code;
+    s.run = [](const Parameters& p, RunContext& ctx) {
+        emu::Experiment e = lab_experiment();
+        e.task.seed = e.init_seed = ctx.seed();
+        map_to_your_code(p, e);
+        StepOutput out;
+        Table differences{"differences", {}, {{"in"}, {"what differs from fp8lab's run"}}, {}};
+        const std::pair<CodeTarget, const char*> targets[] = {
+            {CodeTarget::TransformerEngine, "Transformer Engine 2.x (PyTorch)"},
+            {CodeTarget::Torchao, "torchao"},
+            {CodeTarget::Megatron, "Megatron-LM flags"},
+            {CodeTarget::Pytorch, "A runnable PyTorch script of this experiment (BF16 and FP8 per tensor)"}};
+        for (const auto& [target, title] : targets) {
+            const RecipeCode code = recipe_code(e, target);
+            const std::string id(enum_name(target));
+            out.listings.push_back({id, title, code.language, code.code});
+            for (const std::string& d : code.differences) differences.rows.push_back({Cell(id), Cell(d)});
+        }
+        out.tables.push_back(std::move(differences));
+        // Where each recipe's GEMMs run with its scales on the tensor cores, from the recipe table.
+        Table native{"native", {}, {{"recipe"}, {"defined by"}, {"tensor cores that run it natively"}}, {}};
+        for (const emu::Recipe& r : emu::recipes()) {
+            const std::string on = r.native.text();
+            native.rows.push_back({Cell(std::string(enum_name(r.id))), Cell(r.library),
+                                   Cell(on.empty() ? std::string("none: emulated") : on)});
+        }
+        out.tables.push_back(std::move(native));
+        if (e.numerics.recipe == emu::Fp8Recipe::Delayed) out.gives_answer.tables = {"differences"};
+        out.notes.push_back("Generated from the experiment: " + emu::describe(e) +
+                            ". 'fp8lab train --export-code te|torchao|megatron|pytorch' prints the same for any "
+                            "experiment.");
+        return out;
+    };
+    s.exercise = choice_exercise({"add-history", "same-defaults", "tensorwise", "margin"}, 0);
+    return s;
+}
+
 }  // namespace
 
 LabLogic training_lab() {
-    return {"training", {loss_curves(), what_breaks(), outliers(), nvfp4_training(), crossover()}};
+    return {"training", {loss_curves(), what_breaks(), outliers(), nvfp4_training(), crossover(), to_your_code()}};
 }
 
 }  // namespace fp8lab::labs
