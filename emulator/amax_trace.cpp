@@ -2,6 +2,7 @@
 // Writing, reading and replaying amax traces.
 #include "emulator/amax_trace.hpp"
 
+#include "emulator/convert.hpp"
 #include "emulator/quoted_input.hpp"
 
 #include <algorithm>
@@ -277,6 +278,11 @@ std::vector<ReplayRow> replay_delayed_scaling(const AmaxTrace& trace, FormatReci
         row.amax = r.amax;
         row.scale = it->second.scale().scale;
         row.amax_overflows = double(r.amax) * row.scale > f.max_finite;
+        if (row.amax_overflows) {  // past max; clipped only if it does not round back to max
+            const std::uint32_t code =
+                encode(f, double(r.amax) * row.scale, ConvertOptions{RoundingMode::NearestEven, Saturation::None});
+            row.amax_clips = f.is_nan_code(code) || f.is_inf_code(code);
+        }
         if (r.has_histogram) {
             const double flush_below = f.min_subnormal / 2;  // at most this rounds to zero
             row.overflowed_at_least = row.flushed_at_least = 0;

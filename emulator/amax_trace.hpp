@@ -57,6 +57,9 @@ struct ReplayRow {
     float amax = 0;
     float scale = 1;              // the scale this configuration would have used
     bool amax_overflows = false;  // amax * scale past the format's max
+    // ... and far enough past it that nearest-even rounding does not bring it back to max:
+    // only these lose anything to saturation (the rest round to max as they would anyway).
+    bool amax_clips = false;
     // From the histogram (binade resolution, so counts are lower bounds: elements whose
     // whole binade lies past max, or rounds to zero); -1 without a histogram.
     std::int64_t overflowed_at_least = -1;

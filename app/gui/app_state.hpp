@@ -51,7 +51,7 @@ struct NavigatorChoice {
 NavigatorChoice draw_navigator(const CourseState& course, const std::set<std::string>& solved_steps,
                                bool inspector_open);
 void draw_step_view(AppState& app);
-void draw_training_panel(TrainingPanelState& training, CourseState& course, std::string& status);
+void draw_training_panel(TrainingPanelState& training, CourseState& course, std::string& status, const Looks& looks);
 void draw_bit_inspector(InspectorState& inspector, const Looks& looks);
 
 }  // namespace fp8lab::gui

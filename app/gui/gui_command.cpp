@@ -29,6 +29,10 @@ void add_gui_command(CLI::App& app, CommandStatus& status) {
                     "Open an fp8lab://LAB/STEP?NAME=VALUE&... link (the step's \"Copy link\")");
     cmd->add_option("--theme", options->theme, "light, dark or projector (default: the saved one)");
     cmd->add_flag("--presentation", options->presentation, "Start in presentation mode (F5 toggles it)");
+    cmd->add_flag("--training", options->training,
+                  "Open the training panel (full window in presentation mode; F6 shows or hides it, F7 "
+                  "switches between full window and beside the step)");
+    cmd->add_flag("--inspector", options->inspector, "Open the bit inspector");
     cmd->add_flag("--instructor", options->instructor,
                   "Show \"Reveal answer\" at once (students see it after 3 tries)");
     cmd->add_option("--size", *size, "Window size WIDTHxHEIGHT")->capture_default_str();
@@ -42,6 +46,7 @@ void add_gui_command(CLI::App& app, CommandStatus& status) {
         check_output_option(*cmd, "--screenshot", options->screenshot);  // before the window opens
         if (!options->screenshots.empty() && !options->tour) throw UsageError("--screenshots needs --tour");
         if (!options->open.empty() && !options->start.empty()) throw UsageError("--open and --start: give one");
+        if (options->training && options->inspector) throw UsageError("--training and --inspector: give one");
         if (!options->screenshot.empty() && options->tour)
             throw UsageError("--screenshot and --tour: the tour takes --screenshots DIR");
         options->width = window.width;

@@ -61,6 +61,11 @@ void handle_keys(AppState& app) {
             app.looks.rebuild_fonts = true;
         }
     }
+    if (pressed(GLFW_KEY_F6)) app.training.open = !app.training.open;
+    if (pressed(GLFW_KEY_F7)) {
+        app.training.open = true;
+        app.training.full_window = !app.training.full_window;
+    }
     if (io.WantTextInput) return;  // typing an answer: letters and arrows belong to the field
     if (pressed(GLFW_KEY_B) || pressed(GLFW_KEY_PERIOD)) app.looks.blank = !app.looks.blank;
     if (app.inspector_open) return;
@@ -186,20 +191,29 @@ void draw_frame(AppState& app) {
         ImGui::EndChild();
         ImGui::SameLine();
     }
-    const bool training = app.training.open && !app.looks.presentation;
-    ImGui::BeginChild("main", ImVec2(training ? -fs * 30 : 0, -status_h), false);
-    if (app.course.catalog.labs.empty() || app.inspector_open)
-        draw_bit_inspector(app.inspector, app.looks);
-    else
-        draw_step_view(app);
-    ImGui::EndChild();
+    // The training panel beside the step, or in its place (full window: what a projector
+    // shows of a run, its curves and numbers at the size of a step's figure).
+    const bool training = app.training.open;
+    const bool training_only = training && app.training.full_window;
+    app.training.drawn = training;
+    if (!training_only) {
+        ImGui::BeginChild("main", ImVec2(training ? -fs * 30 : 0, -status_h), false);
+        if (app.course.catalog.labs.empty() || app.inspector_open)
+            draw_bit_inspector(app.inspector, app.looks);
+        else
+            draw_step_view(app);
+        ImGui::EndChild();
+        if (training) ImGui::SameLine();
+    }
     if (training) {
-        ImGui::SameLine();
         ImGui::BeginChild("training", ImVec2(0, -status_h), true);
         ImGui::TextUnformatted("Training panel");
-        ImGui::SameLine(ImGui::GetContentRegionAvail().x - fs * 3);
+        ImGui::SameLine(ImGui::GetContentRegionAvail().x - fs * 10);
+        if (ImGui::SmallButton(app.training.full_window ? "beside the step (F7)" : "full window (F7)"))
+            app.training.full_window = !app.training.full_window;
+        ImGui::SameLine();
         if (ImGui::SmallButton("close")) app.training.open = false;
-        draw_training_panel(app.training, app.course, app.status);
+        draw_training_panel(app.training, app.course, app.status, app.looks);
         ImGui::EndChild();
     }
     if (!app.looks.presentation) ImGui::TextDisabled("%s", app.status.c_str());
@@ -310,6 +324,9 @@ int run_gui(const GuiOptions& options) {
     app.looks.theme = parse_enum_or_throw<Theme>(theme, "theme");
     app.looks.presentation = options.presentation;
     app.instructor = options.instructor;
+    app.training.open = options.training;
+    app.training.full_window = options.training && options.presentation;
+    app.inspector_open = options.inspector;
     // Looking for a GPU opens the CUDA libraries (about 0.4 s where they are installed):
     // the window opens meanwhile, except in a tour, whose screenshots show the result.
     std::future<gpu::ProbeResult> probing = std::async(std::launch::async, [] {

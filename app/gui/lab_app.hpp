@@ -14,6 +14,8 @@ struct GuiOptions {
     std::string start;  // LAB or LAB/STEP; empty: where the user left off
     std::string open;   // an fp8lab:// link: the step, its parameters and backend
     bool presentation = false;
+    bool training = false;      // open the training panel (full window in presentation mode)
+    bool inspector = false;     // open the bit inspector
     bool instructor = false;    // "Reveal answer" from the start (students get it after a few tries)
     bool tour = false;          // walk every step, print frame times, then exit
     std::string screenshots;    // with tour: a PNG per step in this folder

@@ -120,6 +120,7 @@ void Tour::before_frame(AppState& app) {
     app.go_to(s.lab, s.step);
     app.inspector_open = s.inspector;
     app.training.open = s.training;
+    app.training.full_window = s.training && app.looks.presentation;  // as a projector would show a run
     app.open_export_dialog = s.export_dialog;
     if (s.training) {
         emu::Experiment settings = labs::lab_experiment();
@@ -162,6 +163,7 @@ void Tour::after_frame(AppState& app, const Window& window, double frame_ms) {
     if (++frames_in_phase_ < kMeasuredFrames) return;
     if (clipped_plot_titles() > clipped_before_ && s.error.empty())
         s.error = "a plot title does not fit its plot, even wrapped";
+    if (s.training && !app.training.drawn && s.error.empty()) s.error = "the training panel is not drawn";
     if (!dir_.empty()) {
         try {
             int w = 0, h = 0;

@@ -3,6 +3,7 @@
 // chosen backend, shows both loss curves growing, and keeps earlier runs for comparison.
 #include <imgui.h>
 
+#include <algorithm>
 #include <iterator>
 #include <optional>
 
@@ -65,7 +66,24 @@ void save_experiment(const TrainingPanelState& training, std::string& status) {
 
 }  // namespace
 
-void draw_training_panel(TrainingPanelState& training, CourseState& course, std::string& status) {
+// A run's output at the panel's size: full window, its figures as tall as a step's and its
+// numbers in the heading font, so that a room can read them off a projector.
+void draw_run_output(const labs::StepOutput& out, const char* id, bool full_window, float small_height,
+                     const Looks& looks) {
+    if (!full_window) {
+        draw_step_output(out, id, small_height, looks.fonts.mono);
+        return;
+    }
+    ImGui::PushFont(looks.fonts.heading[2]);
+    draw_metrics(out.metrics);
+    ImGui::PopFont();
+    labs::StepOutput rest = out;
+    rest.metrics.clear();
+    const float height = std::max(small_height, ImGui::GetContentRegionAvail().y * 0.7f);
+    draw_step_output(rest, id, height, looks.fonts.mono);
+}
+
+void draw_training_panel(TrainingPanelState& training, CourseState& course, std::string& status, const Looks& looks) {
     const labs::Lab& lab = course.current_lab();
     const labs::Step& step = course.current_step();
     StepState& st = course.current_state();
@@ -136,7 +154,8 @@ void draw_training_panel(TrainingPanelState& training, CourseState& course, std:
         }
     }
     if (training.runner.running() || !training.recorded) {
-        if (auto out = training.runner.output()) draw_step_output(*out, "training-live", fs * 16);
+        if (auto out = training.runner.output())
+            draw_run_output(*out, "training-live", training.full_window, fs * 16, looks);
     }
     section("Runs");
     if (training.runs.empty())
@@ -150,7 +169,7 @@ void draw_training_panel(TrainingPanelState& training, CourseState& course, std:
         if (ImGui::CollapsingHeader(header.c_str(),
                                     i + 1 == training.runs.size() ? ImGuiTreeNodeFlags_DefaultOpen : 0)) {
             ImGui::TextWrapped("%s", r.settings.c_str());
-            if (r.output) draw_step_output(*r.output, "run", fs * 14);
+            if (r.output) draw_run_output(*r.output, "run", training.full_window, fs * 14, looks);
         }
         ImGui::PopID();
     }

@@ -21,6 +21,8 @@ struct TrainingRecord {
 
 struct TrainingPanelState {
     bool open = false;
+    bool full_window = false;  // the panel in place of the step (a projector's view of a run)
+    bool drawn = false;        // the last frame drew it (the tour checks its stop shows the panel)
     labs::Backend backend = labs::Backend::Cpu;
     StepRunner runner;
     std::string settings, where;  // of the run in progress (or the last one)

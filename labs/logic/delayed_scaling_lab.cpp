@@ -230,14 +230,21 @@ StepLogic trace_replay() {
         const std::string& tensor = p.choice("tensor");
         std::vector<float> amax;
         Replay chosen;
-        std::map<std::string, std::pair<int, std::int64_t>> per_tensor;  // overflows, first step
-        std::set<std::uint64_t> steps_with_overflow;
+        struct Overflows {
+            std::int64_t past = 0, clipped = 0, first = -1;
+        };
+        std::map<std::string, Overflows> per_tensor;
+        std::set<std::uint64_t> steps_with_overflow, steps_clipped;
         for (const emu::ReplayRow& r : rows) {
-            auto& [count, first] = per_tensor.try_emplace(r.tensor, 0, -1).first->second;
+            Overflows& o = per_tensor[r.tensor];
             if (r.amax_overflows) {
-                ++count;
-                if (first < 0) first = std::int64_t(r.step);
+                ++o.past;
+                if (o.first < 0) o.first = std::int64_t(r.step);
                 steps_with_overflow.insert(r.step);
+            }
+            if (r.amax_clips) {
+                ++o.clipped;
+                steps_clipped.insert(r.step);
             }
             if (r.tensor != tensor) continue;
             const emu::Format& f = emu::format_for(formats, emu::role_of_tensor(r.tensor));
@@ -249,38 +256,51 @@ StepLogic trace_replay() {
         out.figures.push_back(amax_figure(
             "replayed", {{"tensor", tensor}, {"device", header_value(trace.header, "device")}}, amax, chosen));
         Table t{"per-tensor", {}, {}, {}};
-        t.columns = {
-            {"tensor"}, {"format"}, {"steps with amax past the bound", ColumnType::Integer}, {"first at step"}};
+        t.columns = {{"tensor"},
+                     {"format"},
+                     {"steps with amax past the bound", ColumnType::Integer},
+                     {"of them clipped (past the rounding back to max)", ColumnType::Integer},
+                     {"first past at step"}};
         for (const auto& [name, v] : per_tensor)
-            t.rows.push_back({name, std::string(emu::format_for(formats, emu::role_of_tensor(name)).name),
-                              std::int64_t(v.first), v.second < 0 ? std::string("none") : std::to_string(v.second)});
+            t.rows.push_back({name, std::string(emu::format_for(formats, emu::role_of_tensor(name)).name), v.past,
+                              v.clipped, v.first < 0 ? std::string("none") : std::to_string(v.first)});
         out.tables.push_back(std::move(t));
         out.metrics.push_back({"steps in the trace", double(rows.empty() ? 0 : rows.back().step + 1), ""});
         out.metrics.push_back({"steps where some tensor passed its bound", double(steps_with_overflow.size()), ""});
+        out.metrics.push_back({"steps where some tensor's amax was clipped", double(steps_clipped.size()), ""});
+        // The exercise asks for the clipped steps of the run's own settings.
+        if (c.history_length == 16 && c.algorithm == emu::AmaxAlgorithm::Max && c.margin == 0 &&
+            formats == emu::FormatRecipe::Hybrid) {
+            out.gives_answer.metrics = {"steps where some tensor's amax was clipped"};
+            out.gives_answer.table_columns = {{"per-tensor", "of them clipped (past the rounding back to max)"}};
+        }
         out.notes.push_back("Recorded by " + header_value(trace.header, "source") + " on " +
                             header_value(trace.header, "device") +
                             "; the run's configuration: " + header_value(trace.header, "configuration"));
         return out;
     };
     // The exercise's answer is the replay of the run's own settings.
-    std::int64_t answer = -1;
+    std::int64_t answer = -1, past_bound = -1;
     try {
         const std::vector<emu::ReplayRow> rows =
             emu::replay_delayed_scaling(load_gpu_trace(), emu::FormatRecipe::Hybrid, {16, emu::AmaxAlgorithm::Max, 0});
-        std::set<std::uint64_t> steps;
-        for (const emu::ReplayRow& r : rows)
-            if (r.amax_overflows) steps.insert(r.step);
-        answer = std::int64_t(steps.size());
+        std::set<std::uint64_t> clipped, past;
+        for (const emu::ReplayRow& r : rows) {
+            if (r.amax_clips) clipped.insert(r.step);
+            if (r.amax_overflows) past.insert(r.step);
+        }
+        answer = std::int64_t(clipped.size());
+        past_bound = std::int64_t(past.size());
     } catch (const std::exception&) {
         // Without the asset the step itself reports the missing file when it runs.
     }
-    s.exercise = numeric_exercise(double(answer), {{"none", 0}});
+    s.exercise = numeric_exercise(double(answer), {{"none", 0}, {"past-bound", double(past_bound)}});
     return s;
 }
 
 }  // namespace
 
-// Data-parallel ranks each scale their own shard of one tensor. Gathered as one FP8
+// Ranks each scale their own shard of one tensor (sequence parallelism, FSDP). Gathered as one FP8
 // tensor it has one scale_inv: without an all-reduce of amax, every shard but the one
 // whose scale_inv is attached reads back off by the ratio of the scales.
 StepLogic amax_across_ranks() {

@@ -46,11 +46,11 @@ const std::vector<std::pair<std::string, std::string>> kSameNumberElsewhere = {
     {"block-scaling/e8m0-traps", "metric largest all-zero block element read back"},
     {"block-scaling/e8m0-traps", "table blocks, column amax"},
     {"block-scaling/e8m0-traps", "table e8m0-codes, column scale asked for"},
-    {"delayed-scaling/history", "table settings, column history"},              // the history is 16 too
-    {"delayed-scaling/trace-replay", "metric steps where some tensor passed"},  // read from the replay
-    {"training/crossover", "table sweep, column tokens"},                       // read from the recording
-    {"rounding/modes", "title of figure staircases"},                           // [1, 2)
-    {"rounding/saturation", "table near-max, column x"},                        // E4M3's max as an input
+    {"delayed-scaling/history", "table settings, column history"},                    // the history is 16 too
+    {"delayed-scaling/trace-replay", "table per-tensor, column first past at step"},  // a step number
+    {"training/crossover", "table sweep, column tokens"},                             // read from the recording
+    {"rounding/modes", "title of figure staircases"},                                 // [1, 2)
+    {"rounding/saturation", "table near-max, column x"},                              // E4M3's max as an input
     {"rounding/saturation", "table near-max, column not saturating"},
     {"rounding/saturation", "metric the midpoint rounds to"},        // E4M3's max, the step's subject
     {"rounding/stochastic", "table final-values, column rounding"},  // "seed 1"
