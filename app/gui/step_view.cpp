@@ -49,7 +49,11 @@ bool draw_parameter(const labs::ParameterSpec& spec, labs::Parameters& values) {
         double v = values.real(spec.name);
         const ImGuiSliderFlags flags =
             ImGuiSliderFlags_AlwaysClamp | (spec.log_slider ? ImGuiSliderFlags_Logarithmic : 0);
-        if (ImGui::SliderScalar(label, ImGuiDataType_Double, &v, &spec.float_min, &spec.float_max, "%.4g", flags)) {
+        // The value as the tables write it (1.0625, not %.4g's 1.062): a format with no
+        // conversion is shown as it is.
+        const std::string shown = labs::number_text(v);
+        if (ImGui::SliderScalar(label, ImGuiDataType_Double, &v, &spec.float_min, &spec.float_max, shown.c_str(),
+                                flags | ImGuiSliderFlags_NoRoundToFormat)) {
             values.set(spec.name, v);
             changed = true;
         }

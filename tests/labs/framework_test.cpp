@@ -550,3 +550,16 @@ TEST_CASE("lab text states the labs' experiment's settings from lab_experiment()
     CHECK(fp8lab::labs::placeholder_value("lab.lr_floor") == "0.1");
     CHECK_THROWS_AS(fp8lab::labs::placeholder_value("lab.nothing"), fp8lab::labs::PlaceholderError);
 }
+
+TEST_CASE("numbers read at float32's precision: exact values whole, float64 noise gone") {
+    CHECK(number_text(1.0625) == "1.0625");
+    CHECK(number_text(464.00000000000006) == "464");
+    CHECK(number_text(97.119140625) == "97.11914");
+    CHECK(number_text(0.001953125) == "0.001953125");
+    CHECK(number_text(448) == "448");
+    CHECK(number_text(0.1 + 0.2) == "0.3");
+    CHECK(number_text(-0.0) == "-0");
+    CHECK(number_text(1e-50) == "1e-50");  // below float32: six digits
+    CHECK(number_text(3.25e39) == "3.25e+39");
+    CHECK(number_text(std::nan("")) == "NaN");
+}
