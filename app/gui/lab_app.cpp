@@ -208,9 +208,12 @@ void draw_frame(AppState& app) {
     if (training) {
         ImGui::BeginChild("training", ImVec2(0, -status_h), true);
         ImGui::TextUnformatted("Training panel");
-        ImGui::SameLine(ImGui::GetContentRegionAvail().x - fs * 10);
-        if (ImGui::SmallButton(app.training.full_window ? "beside the step (F7)" : "full window (F7)"))
-            app.training.full_window = !app.training.full_window;
+        const char* where = app.training.full_window ? "beside the step (F7)" : "full window (F7)";
+        const ImGuiStyle& style = ImGui::GetStyle();
+        const float buttons = ImGui::CalcTextSize(where).x + ImGui::CalcTextSize("close").x + 4 * style.FramePadding.x +
+                              2 * style.ItemSpacing.x;
+        ImGui::SameLine(std::max(ImGui::GetCursorPosX(), ImGui::GetWindowContentRegionMax().x - buttons));
+        if (ImGui::SmallButton(where)) app.training.full_window = !app.training.full_window;
         ImGui::SameLine();
         if (ImGui::SmallButton("close")) app.training.open = false;
         draw_training_panel(app.training, app.course, app.status, app.looks);
@@ -372,9 +375,12 @@ int run_gui(const GuiOptions& options) {
         const auto frame_start = Clock::now();
         // Idle, the loop sleeps until an event: a few frames after each let ImGui settle
         // (a click shows its effect a frame later); a running step wakes it 30 times a second.
-        const bool running = app.training.runner.running() ||
-                             (!app.inspector_open &&
-                              (app.course.current_state().runner.running() || app.course.current_state().needs_run));
+        // The step runs where it is drawn: not under the bit inspector, nor under the
+        // training panel at full window (a screenshot there would wait for it forever).
+        const bool step_shown = !app.inspector_open && !(app.training.open && app.training.full_window);
+        const bool running =
+            app.training.runner.running() ||
+            (step_shown && (app.course.current_state().runner.running() || app.course.current_state().needs_run));
         if (running || app.looks.rebuild_fonts) settle_frames = kSettleFrames;
         const Window::Wait wait = tour                ? Window::Wait::None
                                   : running           ? Window::Wait::Briefly
