@@ -16,7 +16,7 @@ void draw_figure(const labs::Figure& f, const char* id, float height) {
 }
 
 void draw_table(const labs::Table& t) {
-    if (!t.title.empty()) ImGui::TextUnformatted(t.title.c_str());
+    if (!t.title.empty()) ImGui::TextWrapped("%s", t.title.c_str());  // a long title wraps, never cut
     if (t.columns.empty()) return;
     const ImGuiTableFlags flags = ImGuiTableFlags_Borders | ImGuiTableFlags_RowBg | ImGuiTableFlags_SizingFixedFit |
                                   ImGuiTableFlags_ScrollX | ImGuiTableFlags_NoHostExtendY;

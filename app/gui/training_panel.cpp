@@ -6,6 +6,7 @@
 #include <algorithm>
 #include <iterator>
 #include <optional>
+#include <string>
 
 #include "app/gui/app_state.hpp"
 #include "app/gui/output_view.hpp"
@@ -74,12 +75,18 @@ void draw_run_output(const labs::StepOutput& out, const char* id, bool full_wind
         draw_step_output(out, id, small_height, looks.fonts.mono);
         return;
     }
+    // The curves first, as tall as the window allows beside one line of numbers, then the
+    // numbers large, then the rest (tables, notes).
+    labs::StepOutput curves;
+    curves.figures = out.figures;
+    const float height = std::max(small_height, ImGui::GetContentRegionAvail().y * 0.6f);
+    draw_step_output(curves, (std::string(id) + "-curves").c_str(), height, looks.fonts.mono);
     ImGui::PushFont(looks.fonts.heading[2]);
     draw_metrics(out.metrics);
     ImGui::PopFont();
     labs::StepOutput rest = out;
+    rest.figures.clear();
     rest.metrics.clear();
-    const float height = std::max(small_height, ImGui::GetContentRegionAvail().y * 0.7f);
     draw_step_output(rest, id, height, looks.fonts.mono);
 }
 

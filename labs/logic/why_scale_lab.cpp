@@ -170,7 +170,7 @@ StepLogic scale_or_scale_inv() {
     StepLogic s;
     s.id = "scale-or-scale-inv";
     s.titles = {{"table conventions", {"amax"}}};
-    s.parameters = {real("amax", 1e-3, 1e4, 300.0, true),
+    s.parameters = {real("amax", 1e-3, 1e4, 3000.0, true),
                     choice("format", format_choice_names({&emu::e4m3(), &emu::e5m2()}), "e4m3")};
     s.no_training_reason = "This step reads stored scales; every training recipe applies them the right way round.";
     s.run = [](const Parameters& p, RunContext&) {
