@@ -67,6 +67,15 @@ struct TrainingVariant {
     emu::Experiment config;
 };
 
+// A step's experiment: the labs' defaults, the step's mapping of its parameters, and the
+// step's seed (which reaches every run of its comparison).
+emu::Experiment step_base(const Parameters& p, RunContext& ctx, void (*map)(const Parameters&, emu::Experiment&)) {
+    emu::Experiment e = lab_experiment();
+    e.task.seed = e.init_seed = ctx.seed();
+    map(p, e);
+    return e;
+}
+
 // The what-breaks step's model: three linear layers, so that "first and last layer in
 // BF16" leaves one in FP8; narrower, so that its seven runs take about as long as six of
 // the default model. The step's runs and the training panel both start from it.
@@ -179,9 +188,7 @@ StepLogic what_breaks() {
         "the recipe (delayed, hybrid, history 16).";
     s.training = map_what_breaks;
     s.run = [](const Parameters& p, RunContext& ctx) {
-        emu::Experiment base = lab_experiment();
-        base.task.seed = base.init_seed = ctx.seed();
-        map_what_breaks(p, base);
+        const emu::Experiment base = step_base(p, ctx, map_what_breaks);
         std::vector<TrainingVariant> variants;
         variants.push_back({"BF16", emu::with_precision(base, emu::Precision::Bf16)});
         variants.push_back({"FP8, delayed, hybrid (the recipe)", base});
@@ -227,9 +234,7 @@ StepLogic outliers() {
         "against its recipe (delayed by default). The GPU trainer does not run this task yet.";
     s.training = map_outliers;
     s.run = [](const Parameters& p, RunContext& ctx) {
-        emu::Experiment base = lab_experiment();
-        base.task.seed = base.init_seed = ctx.seed();
-        map_outliers(p, base);
+        const emu::Experiment base = step_base(p, ctx, map_outliers);
         std::vector<TrainingVariant> variants;
         variants.push_back({"BF16", emu::with_precision(base, emu::Precision::Bf16)});
         const std::pair<emu::Fp8Recipe, const char*> recipes[] = {
@@ -455,9 +460,7 @@ StepLogic to_your_code() {
     s.training_mapping = "Recipe, formats, history length and BF16 edge layers are the experiment's.";
     s.training = map_to_your_code;
     s.run = [](const Parameters& p, RunContext& ctx) {
-        emu::Experiment e = lab_experiment();
-        e.task.seed = e.init_seed = ctx.seed();
-        map_to_your_code(p, e);
+        const emu::Experiment e = step_base(p, ctx, map_to_your_code);
         StepOutput out;
         Table differences{"differences", {}, {{"in"}, {"what differs from fp8lab's run"}}, {}};
         const std::pair<CodeTarget, const char*> targets[] = {
