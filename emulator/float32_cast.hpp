@@ -38,14 +38,20 @@ constexpr std::uint32_t rounded_magnitude(std::uint32_t a, std::uint32_t sign, c
     std::uint32_t n = 0;
     std::uint32_t away = 0;
     if constexpr (Mode == RoundingMode::Stochastic) {
-        // 64-bit lanes: floor(f * 2^bits) needs the discarded bits beyond 32 places.
-        const std::uint32_t shift = shift_exact < 63u ? shift_exact : 63u;
-        const std::uint64_t sig = significand;
-        n = static_cast<std::uint32_t>(sig >> shift);
-        const std::uint64_t rem = sig & ((std::uint64_t(1) << shift) - 1);
-        const std::uint64_t b = static_cast<std::uint64_t>(random_bits);
-        const std::uint64_t scaled = b >= shift ? rem << (b - shift) : rem >> (shift - b);
-        away = scaled + random >= (std::uint64_t(1) << b) ? 1u : 0u;
+        // Away when frac(significand / 2^shift) + random / 2^bits >= 1, in 32-bit lanes (a
+        // 64-bit version did not vectorise). scaled = floor(rem * 2^bits / 2^shift) is exact:
+        // the significand has 24 bits, so rem << left stays below 2^bits and a right shift
+        // past 23 places gives 0; and scaled + random >= 2^bits is written as
+        // random > (2^bits - 1) - scaled, which cannot overflow.
+        const std::uint32_t shift = shift_exact < 31u ? shift_exact : 31u;  // past 24 places: n 0, rem all
+        n = significand >> shift;
+        const std::uint32_t rem = significand & ((1u << shift) - 1u);
+        const std::uint32_t b = static_cast<std::uint32_t>(random_bits);
+        const std::uint32_t left = b > shift_exact ? b - shift_exact : 0u;  // at most 19: shift_exact >= 13
+        const std::uint32_t down = shift_exact > b ? shift_exact - b : 0u;
+        const std::uint32_t scaled = (rem << left) >> (down < 31u ? down : 31u);
+        const std::uint32_t all_ones = 0xFFFFFFFFu >> (32u - b);
+        away = random > all_ones - scaled ? 1u : 0u;
     } else {
         // Past 31 places every significand bit is below half: clamping keeps the decision.
         const std::uint32_t shift = shift_exact < 31u ? shift_exact : 31u;

@@ -2,8 +2,9 @@
 // The experiment's numerics as Transformer Engine, torchao and Megatron-LM write them, and
 // as a plain-PyTorch script. Library facts checked against their sources (2026-11):
 // TE's recipe signatures (transformer_engine.common.recipe, 2.x API reference), NVFP4's
-// disable_* options, Megatron-LM's arguments.py (its delayed-scaling defaults are a
-// history of 1 and most_recent), torchao's Float8LinearConfig.from_recipe_name.
+// disable_* options, TE's MXFP8 scale rule (RCEIL, in the team's DESIGN.md), Megatron-LM's
+// arguments.py (its delayed-scaling defaults are a history of 1 and most_recent),
+// torchao's Float8LinearConfig.from_recipe_name.
 #include "labs/experiments/recipe_code.hpp"
 
 #include <cstdio>
@@ -120,11 +121,10 @@ RecipeCode transformer_engine(const Experiment& e) {
     case Fp8Recipe::MxFloor:
     case Fp8Recipe::MxRceil:
         call = "MXFP8BlockScaling(fp8_format=" + te_format(e, c.differences) + ")";
-        c.differences.push_back(std::string("MXFP8BlockScaling takes no argument for how its E8M0 scales round; "
-                                            "fp8lab's ") +
-                                (n.recipe == Fp8Recipe::MxFloor ? "mx-floor is the OCP MX specification's floor rule"
-                                                                : "mx-rceil rounds the scale up") +
-                                ": check what your version does.");
+        if (n.recipe == Fp8Recipe::MxFloor)
+            c.differences.push_back(
+                "Transformer Engine's MXFP8 rounds its E8M0 scales up (RCEIL, fp8lab's mx-rceil); "
+                "mx-floor is the OCP MX specification's floor rule, which it has no argument for.");
         break;
     case Fp8Recipe::Blockwise:
         call = "Float8BlockScaling(fp8_format=Format.E4M3)";

@@ -20,6 +20,7 @@ Experiment outlier_experiment(float outlier_scale) {
     e.task.kind = TaskKind::OutlierFeatures;
     e.task.outlier_scale = outlier_scale;
     e.task.batches = 64;
+    e.tokens = 64;  // as lab 8's outliers step
     e.steps = 200;
     e.optimizer.schedule = {LrScheduleKind::WarmupCosine, 10, 0.1f};  // the labs' schedule
     return e;
