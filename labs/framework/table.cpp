@@ -1,5 +1,6 @@
 // SPDX-License-Identifier: Apache-2.0
-// Cell text: numbers at float32's precision, exact ones exact (448, 1.0625, 0.001953125).
+// Cell text: exact short numbers exact (448, 1.0625, 0.001953125), float64 noise dropped
+// (464), measured ones with 6 significant digits.
 #include "labs/framework/table.hpp"
 
 #include <charconv>
@@ -14,17 +15,38 @@ std::string shortest_text(double v) {
     return std::string(buf, r.ptr);
 }
 
+namespace {
+
+// Significant digits of a number's text: "0.001953125" has 7, "1.5e-05" 2.
+int significant_digits(const std::string& text) {
+    int digits = 0;
+    bool leading = true;
+    for (char c : text) {
+        if (c == 'e') break;
+        if (c < '0' || c > '9') continue;
+        if (leading && c == '0') continue;
+        leading = false;
+        ++digits;
+    }
+    return digits;
+}
+
+}  // namespace
+
 std::string number_text(double v) {
     if (std::isnan(v)) return "NaN";
     if (std::isinf(v)) return v > 0 ? "Inf" : "-Inf";
-    // At float32's precision, the precision every tensor value here has: exact grid values
-    // keep every digit (1.0625, 0.001953125) and float64 noise goes (464.00000000000006 is
-    // 464, 97.119140625 is 97.11914).
+    // Exact short values keep every digit (448, 1.0625, 0.001953125); float64 noise goes
+    // when float32 reads the value back in 6 digits (464.00000000000006 is 464, 0.1 + 0.2
+    // is 0.3); anything else is a measurement: 6 significant digits (0.109313).
+    const std::string exact = shortest_text(v);
+    if (significant_digits(exact) <= 7) return exact;
     const float f = static_cast<float>(v);
-    if (std::isfinite(f) && (f != 0.0f || v == 0.0)) {
+    if (std::isfinite(f) && f != 0.0f) {
         char buf[64];
         const auto r = std::to_chars(buf, buf + sizeof buf, f);
-        return std::string(buf, r.ptr);
+        const std::string single(buf, r.ptr);
+        if (significant_digits(single) <= 6) return single;
     }
     char buf[64];
     std::snprintf(buf, sizeof buf, "%.6g", v);

@@ -36,9 +36,9 @@ struct Metric {
     std::string unit;
 };
 
-// How a cell reads in text (tables on the terminal, CSV, the GUI): numbers as the shortest
-// text that reads back as the same float32 (1.0625, 464, 97.11914), codes as 0x.. with
-// the column's width.
+// How a cell reads in text (tables on the terminal, CSV, the GUI): exact short numbers
+// whole (1.0625, 0.001953125), float64 noise dropped (464.00000000000006 is 464), anything
+// else in 6 significant digits (0.109313); codes as 0x.. with the column's width.
 std::string cell_text(const Column& column, const Cell& cell);
 std::string number_text(double value);  // the same rule for a bare number
 // The shortest decimal that reads back as exactly `value` (finite values): CSV, JSON, text.

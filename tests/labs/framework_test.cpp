@@ -551,10 +551,10 @@ TEST_CASE("lab text states the labs' experiment's settings from lab_experiment()
     CHECK_THROWS_AS(fp8lab::labs::placeholder_value("lab.nothing"), fp8lab::labs::PlaceholderError);
 }
 
-TEST_CASE("numbers read at float32's precision: exact values whole, float64 noise gone") {
+TEST_CASE("numbers read as short as they are exact: grid values whole, float64 noise gone, measurements 6 digits") {
     CHECK(number_text(1.0625) == "1.0625");
     CHECK(number_text(464.00000000000006) == "464");
-    CHECK(number_text(97.119140625) == "97.11914");
+    CHECK(number_text(97.119140625) == "97.1191");
     CHECK(number_text(0.001953125) == "0.001953125");
     CHECK(number_text(448) == "448");
     CHECK(number_text(0.1 + 0.2) == "0.3");
@@ -562,4 +562,7 @@ TEST_CASE("numbers read at float32's precision: exact values whole, float64 nois
     CHECK(number_text(1e-50) == "1e-50");  // below float32: six digits
     CHECK(number_text(3.25e39) == "3.25e+39");
     CHECK(number_text(std::nan("")) == "NaN");
+    CHECK(number_text(0.10931343585252762) == "0.109313");  // a measured loss: 6 digits
+    CHECK(number_text(1.0562545) == "1.05625");
+    CHECK(number_text(double(0.1080346f)) == "0.108035");  // a float32 measurement too
 }
