@@ -96,4 +96,9 @@ TEST_CASE("outliers 10^5 times the rest: per-tensor scaling loses beyond the 4-s
     CHECK(differs_beyond_spread(delayed, bf16));
     CHECK_FALSE(differs_beyond_spread(mx, bf16));
     CHECK_FALSE(differs_beyond_spread(blockwise, bf16));
+    // Lab 8's text: at 10^4 E4M3's range still holds both, and per-tensor scaling is back
+    // within BF16's spread.
+    const Experiment e4 = outlier_experiment(1e4f);
+    CHECK_FALSE(differs_beyond_spread(spread(variant(e4, Precision::Fp8, Fp8Recipe::Delayed), seeds),
+                                      spread(variant(e4, Precision::Bf16, Fp8Recipe::Delayed), seeds)));
 }

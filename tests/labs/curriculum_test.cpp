@@ -145,7 +145,17 @@ TEST_CASE("lab 4, scale or scale_inv: the right reading gives amax back, the wro
         const emu::ScalePair pair = emu::current_scale(float(amax), emu::e4m3());
         CHECK(wrong / right == doctest::Approx(double(pair.scale) * pair.scale).epsilon(1e-5));
         CHECK(std::get<double>(rows[4][3]) == doctest::Approx(amax).epsilon(0.2));  // NVFP4, the right way round
+        // The text's claim: at the default amax, 3000, MX's X is 8 and its two readings
+        // differ by X squared, 64 (3072 against 48); at 300 X is 1 and they agree.
+        const double mx_right = std::get<double>(rows[2][3]), mx_wrong = std::get<double>(rows[3][3]);
+        if (amax == 3000.0) {
+            CHECK(std::get<std::string>(rows[2][1]) == "X = 8");
+            CHECK(mx_right == 3072.0);
+            CHECK(mx_wrong == 48.0);
+        }
+        if (amax == 300.0) CHECK(mx_right == mx_wrong);
     }
+    CHECK(Parameters(s->logic.parameters).real("amax") == 3000.0);
     const Exercise& read = exercise(c, "why-scale", "scale-or-scale-inv");
     CHECK(read.check("300").correct);
     CHECK(read.check("669.013").hint.find("as if it were the scale") != std::string::npos);
