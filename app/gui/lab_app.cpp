@@ -374,7 +374,9 @@ int run_gui(const GuiOptions& options) {
         if (tour) tour->before_frame(app);
         const auto frame_start = Clock::now();
         // Idle, the loop sleeps until an event: a few frames after each let ImGui settle
-        // (a click shows its effect a frame later); a running step wakes it 30 times a second.
+        // (a click shows its effect a frame later); a running step wakes it 30 times a second,
+        // in the tour too: a loop drawing flat out (no vsync under Xvfb, a software renderer)
+        // took the cores from the run it waits for, five times its time on 2 cores.
         // The step runs where it is drawn: not under the bit inspector, nor under the
         // training panel at full window (a screenshot there would wait for it forever).
         const bool step_shown = !app.inspector_open && !(app.training.open && app.training.full_window);
@@ -382,8 +384,8 @@ int run_gui(const GuiOptions& options) {
             app.training.runner.running() ||
             (step_shown && (app.course.current_state().runner.running() || app.course.current_state().needs_run));
         if (running || app.looks.rebuild_fonts) settle_frames = kSettleFrames;
-        const Window::Wait wait = tour                ? Window::Wait::None
-                                  : running           ? Window::Wait::Briefly
+        const Window::Wait wait = running             ? Window::Wait::Briefly
+                                  : tour              ? Window::Wait::None
                                   : settle_frames > 0 ? Window::Wait::None
                                                       : Window::Wait::UntilEvent;
         if (wait == Window::Wait::UntilEvent) settle_frames = kSettleFrames;

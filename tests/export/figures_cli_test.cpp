@@ -8,7 +8,9 @@
 
 #include <filesystem>
 
+#include "labs/logic/curriculum.hpp"
 #include "tests/cli/run_command.hpp"
+#include "tests/labs/light_step_runs.hpp"
 
 using fp8lab::test::read_file;
 using fp8lab::test::run_command;
@@ -32,43 +34,62 @@ std::pair<unsigned, unsigned> png_size(const std::string& data) {
     return {be(16), be(20)};
 }
 
+// The whole catalog, as one export; in the sanitizer tree the steps that iterate run light,
+// one export each (light_step_runs.hpp), and the rest as one export.
+std::vector<std::string> catalog_exports() {
+    std::vector<std::string> sets;
+    std::string rest;
+    for (const fp8lab::labs::Lab& lab : fp8lab::labs::load_curriculum().labs)
+        for (const fp8lab::labs::Step& step : lab.steps) {
+            const std::string id = lab.id + "/" + step.logic.id;
+            if (const auto light = fp8lab::test::light_steps(step))
+                sets.push_back(" --lab " + id + " --set steps=" + std::to_string(*light));
+            else
+                rest += (rest.empty() ? "" : ",") + id;
+        }
+    sets.push_back(sets.empty() ? std::string() : " --lab " + rest);
+    return sets;
+}
+
 }  // namespace
 
 TEST_CASE("figures writes well-formed SVG, PNG of the requested size, PDF, CSV, manifest and gallery") {
-    const std::string out = temp_dir();
-    const auto r = run_command(kExe + " figures --out " + out + " --format svg,png,pdf --size 900x600");
-    REQUIRE_MESSAGE(r.exit_code == 0, r.err);
-    CHECK(r.err.find("[1/") != std::string::npos);  // progress on the terminal
-    CHECK(fs::exists(out + "/index.html"));
-    const std::string manifest = read_file(out + "/manifest.json");
-    CHECK(manifest.find("\"backend\":\"cpu\"") != std::string::npos);
-    CHECK(manifest.find("\"seed\":1") != std::string::npos);
     int svgs = 0, pngs = 0;
-    for (const auto& entry : fs::recursive_directory_iterator(out)) {
-        const std::string path = entry.path().string();
-        if (entry.path().extension() == ".svg") {
-            ++svgs;
-            if (fs::exists("/usr/bin/xmllint")) {
-                const auto lint = run_command("xmllint --noout " + path);
-                CHECK_MESSAGE(lint.exit_code == 0, (path + ": " + lint.err));
+    for (const std::string& selection : catalog_exports()) {
+        const std::string out = temp_dir();
+        const auto r = run_command(kExe + " figures --out " + out + " --format svg,png,pdf --size 900x600" + selection);
+        REQUIRE_MESSAGE(r.exit_code == 0, r.err);
+        CHECK(r.err.find("[1/") != std::string::npos);  // progress on the terminal
+        CHECK(fs::exists(out + "/index.html"));
+        const std::string manifest = read_file(out + "/manifest.json");
+        CHECK(manifest.find("\"backend\":\"cpu\"") != std::string::npos);
+        CHECK(manifest.find("\"seed\":1") != std::string::npos);
+        for (const auto& entry : fs::recursive_directory_iterator(out)) {
+            const std::string path = entry.path().string();
+            if (entry.path().extension() == ".svg") {
+                ++svgs;
+                if (fs::exists("/usr/bin/xmllint")) {
+                    const auto lint = run_command("xmllint --noout " + path);
+                    CHECK_MESSAGE(lint.exit_code == 0, (path + ": " + lint.err));
+                }
+                CHECK(fs::exists(entry.path().parent_path() / (entry.path().stem().string() + ".csv")));
+                CHECK(fs::exists(entry.path().parent_path() / (entry.path().stem().string() + ".pdf")));
+                CHECK(manifest.find(entry.path().filename().string()) != std::string::npos);
             }
-            CHECK(fs::exists(entry.path().parent_path() / (entry.path().stem().string() + ".csv")));
-            CHECK(fs::exists(entry.path().parent_path() / (entry.path().stem().string() + ".pdf")));
-            CHECK(manifest.find(entry.path().filename().string()) != std::string::npos);
+            if (entry.path().extension() == ".png") {
+                ++pngs;
+                const std::string data = read_file(path);
+                REQUIRE(data.size() > 24);
+                CHECK(data.substr(1, 3) == "PNG");
+                CHECK(png_size(data) == std::pair<unsigned, unsigned>{900, 600});
+                CHECK(data.size() > 5000);  // a blank PNG of this size compresses to about 2 KB
+            }
         }
-        if (entry.path().extension() == ".png") {
-            ++pngs;
-            const std::string data = read_file(path);
-            REQUIRE(data.size() > 24);
-            CHECK(data.substr(1, 3) == "PNG");
-            CHECK(png_size(data) == std::pair<unsigned, unsigned>{900, 600});
-            CHECK(data.size() > 5000);  // a blank PNG of this size compresses to about 2 KB
-        }
+        fs::remove_all(out);
     }
     CHECK(svgs >= 7);
     CHECK(pngs == svgs);
     if (!fs::exists("/usr/bin/xmllint")) MESSAGE("xmllint not installed (libxml2-utils): SVGs not validated");
-    fs::remove_all(out);
 }
 
 TEST_CASE("two runs write byte-identical SVG and CSV") {
