@@ -283,7 +283,11 @@ void draw_step_view(AppState& app) {
     }
     const float fs = ImGui::GetFontSize();
     const float footer = ImGui::GetFrameHeightWithSpacing() + ImGui::GetStyle().ItemSpacing.y;
-    const float text_width = std::max(fs * 24, ImGui::GetContentRegionAvail().x * 0.40f);
+    // On a projector the figure comes first: the prose narrows to a caption's width (about 32
+    // characters a line at 1024x768), where elsewhere it keeps a comfortable line length.
+    const float avail = ImGui::GetContentRegionAvail().x;
+    const float text_width =
+        app.looks.presentation ? std::max(fs * 15, avail * 0.38f) : std::max(fs * 24, avail * 0.40f);
 
     // The columns are the step's own windows: each step keeps its scroll, a new one starts at the top.
     ImGui::PushID(app.course.step_key(lab, step).c_str());

@@ -102,6 +102,19 @@ bool wrap_categories(const Context& c, std::vector<Tick>& ticks, double size) {
 
 // Category names that still run into a neighbour once wrapped (single words, many bars):
 // every other one goes a row lower, where it has twice the room.
+// Category labels on the y axis closer than a line apart would print over each other: keep
+// every k-th (the first included), the fewest that leave a line between them; the hover
+// text still names every row.
+void thin_categories(std::vector<Tick>& ticks, double frame_height, double size) {
+    if (ticks.size() < 2) return;
+    const double pitch = frame_height / double(ticks.size());
+    const std::size_t every = std::size_t(std::ceil(size * 1.15 / std::max(pitch, 1e-9)));
+    if (every <= 1) return;
+    std::vector<Tick> kept;
+    for (std::size_t i = 0; i < ticks.size(); i += every) kept.push_back(ticks[i]);
+    ticks = std::move(kept);
+}
+
 bool stagger_categories(const Context& c, const std::vector<Tick>& ticks, double size) {
     for (std::size_t i = 0; i + 1 < ticks.size(); ++i)
         if (labels_collide(c, ticks, i, i + 1, size)) return true;
@@ -424,7 +437,7 @@ FigureLayout layout_figure(const Figure& f, const LayoutRequest& request, const 
     const AxisRange xr = request.x_range ? *request.x_range : fit_range(f.x_axis, figure_x_values(f));
     const AxisRange yr = request.y_range ? *request.y_range : fit_range(f.y_axis, figure_y_values(f));
     std::vector<Tick> xt = f.x_axis.show_ticks ? make_ticks(f.x_axis, xr, request.x_ticks) : std::vector<Tick>{};
-    const std::vector<Tick> yt = f.y_axis.show_ticks ? make_ticks(f.y_axis, yr, request.y_ticks) : std::vector<Tick>{};
+    std::vector<Tick> yt = f.y_axis.show_ticks ? make_ticks(f.y_axis, yr, request.y_ticks) : std::vector<Tick>{};
 
     double y_label_width = 0;
     for (const Tick& t : yt) y_label_width = std::max(y_label_width, tick_width(c, t, tick_size));
@@ -451,6 +464,7 @@ FigureLayout layout_figure(const Figure& f, const LayoutRequest& request, const 
                                : 0;
     const double below_frame = u * ((f.x_axis.label.empty() ? 2.4 : 4.0) + (categories_wrapped ? 1.2 : 0.0)) + stagger;
     frame.height = height - frame.y - below_frame;
+    if (!f.y_axis.categories.empty()) thin_categories(yt, frame.height, tick_size);
 
     // The legend goes in a corner of the frame that covers no data, or else under the plot,
     // which then gives up the room it takes.

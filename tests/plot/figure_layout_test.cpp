@@ -333,3 +333,33 @@ TEST_CASE("a view range replaces the fitted one") {
     CHECK(l.mapping.px(2) == doctest::Approx(l.mapping.frame.x));
     CHECK(l.mapping.px(4) == doctest::Approx(l.mapping.frame.x + l.mapping.frame.width));
 }
+
+TEST_CASE("row names on the y axis closer than a line apart are thinned to every k-th, never overlapping") {
+    labs::Series h;
+    h.kind = labs::SeriesKind::Heatmap;
+    h.rows = 18;
+    h.columns = 4;
+    h.values.assign(18 * 4, 1.0);
+    h.x = {0, 4};
+    h.y = {-0.5, 17.5};
+    labs::Figure f = figure_of({h});
+    for (int i = 0; i < 18; ++i) f.y_axis.categories.push_back("row " + std::to_string(i));
+    const auto row_labels = [&](double height) {
+        plot::LayoutRequest r;
+        r.width = 600;
+        r.height = height;
+        r.unit = 12;
+        std::vector<plot::Text> rows;
+        for (const plot::Text& t : texts(lay_out(f, r)))
+            if (t.text.starts_with("row ")) rows.push_back(t);
+        return rows;
+    };
+    CHECK(row_labels(900).size() == 18);  // room for all
+    const std::vector<plot::Text> thinned = row_labels(200);
+    CHECK(thinned.size() < 18);
+    CHECK(thinned.size() >= 4);
+    REQUIRE(thinned.size() >= 2);
+    CHECK(thinned.front().text == "row 0");
+    for (std::size_t i = 1; i < thinned.size(); ++i)
+        CHECK(std::abs(thinned[i].baseline_start.y - thinned[i - 1].baseline_start.y) >= thinned[i].size * 1.1);
+}
