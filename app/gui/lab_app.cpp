@@ -68,6 +68,7 @@ void handle_keys(AppState& app) {
     }
     if (io.WantTextInput) return;  // typing an answer: letters and arrows belong to the field
     if (pressed(GLFW_KEY_B) || pressed(GLFW_KEY_PERIOD)) app.looks.blank = !app.looks.blank;
+    if (pressed(GLFW_KEY_T)) app.looks.projector_tooltips = !app.looks.projector_tooltips;
     if (app.inspector_open) return;
     const bool forward =
         pressed(GLFW_KEY_PAGE_DOWN) || pressed(GLFW_KEY_RIGHT) || pressed(GLFW_KEY_SPACE) || pressed(GLFW_KEY_N);
@@ -130,6 +131,8 @@ void draw_menu(AppState& app) {
             app.looks.rebuild_fonts = true;
         }
         if (ImGui::MenuItem("Blank the screen", "B")) app.looks.blank = true;
+        if (ImGui::MenuItem("Plot tooltips in presentation mode", "T", app.looks.projector_tooltips))
+            app.looks.projector_tooltips = !app.looks.projector_tooltips;
         ImGui::EndMenu();
     }
     if (ImGui::BeginMenu("Progress")) {
@@ -384,15 +387,17 @@ int run_gui(const GuiOptions& options) {
             app.training.runner.running() ||
             (step_shown && (app.course.current_state().runner.running() || app.course.current_state().needs_run));
         if (running || app.looks.rebuild_fonts) settle_frames = kSettleFrames;
-        const Window::Wait wait = running             ? Window::Wait::Briefly
-                                  : tour              ? Window::Wait::None
-                                  : settle_frames > 0 ? Window::Wait::None
-                                                      : Window::Wait::UntilEvent;
+        const bool tooltip_due = take_plot_tooltip_pending();  // a resting pointer's tooltip needs a frame
+        const Window::Wait wait = running || tooltip_due ? Window::Wait::Briefly
+                                  : tour                 ? Window::Wait::None
+                                  : settle_frames > 0    ? Window::Wait::None
+                                                         : Window::Wait::UntilEvent;
         if (wait == Window::Wait::UntilEvent) settle_frames = kSettleFrames;
         --settle_frames;
         window.begin_frame(wait);
         const auto work_start = wait == Window::Wait::None ? frame_start : Clock::now();
         handle_keys(app);
+        set_plot_tooltips(!app.looks.presentation || app.looks.projector_tooltips);
         draw_frame(app);
         const ImVec4 bg = app.looks.blank ? ImVec4(0, 0, 0, 1) : ImGui::GetStyle().Colors[ImGuiCol_WindowBg];
         window.render(bg.x, bg.y, bg.z);

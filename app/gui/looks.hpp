@@ -16,6 +16,7 @@ struct Looks {
     FontSet fonts;
     ThemeColours colours{};
     bool presentation = false, blank = false;
+    bool projector_tooltips = false;  // plots' tooltips in presentation mode (T toggles them)
     // Presentation mode turns pages: a presenter key first scrolls the step's columns by
     // most of their height while either has more to show, then moves to the next step.
     struct Paging {

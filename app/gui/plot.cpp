@@ -9,6 +9,7 @@
 #include <cfloat>
 #include <cmath>
 #include <map>
+#include <utility>
 #include <set>
 #include <string>
 #include <variant>
@@ -30,6 +31,10 @@ plot::ThemeColours g_theme = plot::theme_colours(plot::Theme::Light);
 ImFont* g_bold = nullptr;
 std::map<ImGuiID, ViewState> g_views;
 int g_clipped_titles = 0;
+bool g_tooltips = true;
+bool g_tooltip_pending = false;
+double g_pointer_still_since = 0;      // ImGui time at which the pointer last moved
+constexpr double kTooltipDelay = 0.4;  // seconds the pointer rests on an item first
 
 ImFont* font_for(bool bold) { return bold && g_bold ? g_bold : ImGui::GetFont(); }
 
@@ -230,6 +235,10 @@ void set_plot_looks(const plot::ThemeColours& colours, ImFont* bold) {
 
 int clipped_plot_titles() { return g_clipped_titles; }
 
+void set_plot_tooltips(bool enabled) { g_tooltips = enabled; }
+
+bool take_plot_tooltip_pending() { return std::exchange(g_tooltip_pending, false); }
+
 void draw_plot(const labs::Figure& f, const char* id, ImVec2 size) {
     ImGuiWindow* window = ImGui::GetCurrentWindow();
     if (window->SkipItems) return;
@@ -295,8 +304,18 @@ void draw_plot(const labs::Figure& f, const char* id, ImVec2 size) {
                        ImVec2(pos.x + float(m.frame.x + m.frame.width), pos.y + float(m.frame.y + m.frame.height)));
     if (!hovered || over_legend || !frame.Contains(mouse)) return;
     move_view(v, frame, mouse);
-    if (const auto target = plot::nearest_target(layout.hit_targets, local, fs * 1.5))
+    // A tooltip only once the pointer has rested on an item: one that follows every
+    // movement across a plot covers the data it describes.
+    const ImGuiIO& io = ImGui::GetIO();
+    if (io.MouseDelta.x != 0 || io.MouseDelta.y != 0) g_pointer_still_since = ImGui::GetTime();
+    if (!g_tooltips) return;
+    if (const auto target = plot::nearest_target(layout.hit_targets, local, fs * 1.5)) {
+        if (ImGui::GetTime() - g_pointer_still_since < kTooltipDelay) {
+            g_tooltip_pending = true;
+            return;
+        }
         if (const std::string text = plot::hover_text(f, *target); !text.empty()) ImGui::SetTooltip("%s", text.c_str());
+    }
 }
 
 }  // namespace fp8lab::gui

@@ -13,6 +13,13 @@ namespace fp8lab::gui {
 // The theme's figure colours and the font of titles (null: the current font).
 void set_plot_looks(const plot::ThemeColours& colours, ImFont* bold);
 
+// Whether hovering a data item may show its tooltip (off on a projector unless asked: a
+// tooltip wherever the presenter's pointer rests hides the slide).
+void set_plot_tooltips(bool enabled);
+// True (once, then cleared) when the pointer rested on a data item whose tooltip waits for
+// its delay: the loop must draw again soon (an idle loop sleeps until an event).
+bool take_plot_tooltip_pending();
+
 // How many plot titles, since the start, had a word too long to fit the plot's width even
 // wrapped (the tour fails a stop that adds one).
 int clipped_plot_titles();

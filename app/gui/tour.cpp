@@ -51,6 +51,9 @@ Tour::Tour(const AppState& app, std::string dir) : dir_(std::move(dir)) {
         {GLFW_KEY_P, "P goes back", [](const AppState& a) { return a.course.step == 0; }},
         {GLFW_KEY_B, "B blanks the screen", [](const AppState& a) { return a.looks.blank; }},
         {GLFW_KEY_B, "B again brings it back", [](const AppState& a) { return !a.looks.blank; }},
+        {GLFW_KEY_T, "T shows plot tooltips in presentation mode",
+         [](const AppState& a) { return a.looks.projector_tooltips; }},
+        {GLFW_KEY_T, "T again hides them", [](const AppState& a) { return !a.looks.projector_tooltips; }},
         {GLFW_KEY_F5, "F5 enters presentation mode", [](const AppState& a) { return a.looks.presentation; }},
         // The first step does not fit the screen in presentation mode (its exercise and
         // table lie below): the presenter keys page through it before moving on.

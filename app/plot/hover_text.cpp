@@ -16,9 +16,20 @@ double distance(const Rect& r, Point p) {
     return std::hypot(dx, dy);
 }
 
-// "loss x = 3" on an axis with a label, "x = 3" on one without.
-std::string axis_value(const labs::Axis& axis, const char* name, double v) {
-    return (axis.label.empty() ? std::string() : axis.label + " ") + name + " = " + labs::number_text(v);
+// "K = 4096" on an axis labelled K, "x = 3" on one without a label; on a category axis
+// the category's name ("E4M3"), which is what the tick there reads.
+std::string axis_value(const labs::Axis& axis, const char* unlabelled, double v) {
+    if (!axis.categories.empty()) {
+        const double i = std::round(v);
+        if (i >= 0 && i < double(axis.categories.size())) return axis.categories[std::size_t(i)];
+    }
+    return (axis.label.empty() ? std::string(unlabelled) : axis.label) + " = " + labs::number_text(v);
+}
+
+// The centre of cell `index` of `count` cells spread over the extent [lo, hi].
+double cell_centre(const std::vector<double>& extent, std::size_t index, std::size_t count) {
+    if (extent.size() < 2 || count == 0) return double(index);
+    return extent[0] + (double(index) + 0.5) * (extent[1] - extent[0]) / double(count);
 }
 
 }  // namespace
@@ -49,19 +60,31 @@ std::string hover_text(const labs::Figure& f, const HitTarget& target) {
         return name + axis_value(f.x_axis, "x", s.x[i]) + "\n" + axis_value(f.y_axis, "y", s.y[i]);
     case labs::SeriesKind::VerticalLines:
         if (i >= s.x.size()) return {};
-        return name + "x = " + labs::number_text(s.x[i]);
+        return name + axis_value(f.x_axis, "x", s.x[i]);
     case labs::SeriesKind::Bars:
         if (i >= s.x.size() || i >= s.y.size()) return {};
-        return name + "x = " + labs::number_text(s.x[i]) + "\ny = " + labs::number_text(s.y[i]);
+        return name + axis_value(f.x_axis, "x", s.x[i]) + "\n" + axis_value(f.y_axis, "y", s.y[i]);
     case labs::SeriesKind::Histogram:
         if (i + 1 >= s.x.size() || i >= s.y.size()) return {};
-        return name + "[" + labs::number_text(s.x[i]) + ", " + labs::number_text(s.x[i + 1]) +
-               ")\ny = " + labs::number_text(s.y[i]);
+        return name + (f.x_axis.label.empty() ? std::string() : f.x_axis.label + " in ") + "[" +
+               labs::number_text(s.x[i]) + ", " + labs::number_text(s.x[i + 1]) + ")\n" +
+               (f.y_axis.label.empty() ? std::string("count") : f.y_axis.label) + " = " + labs::number_text(s.y[i]);
     case labs::SeriesKind::Heatmap: {
         if (s.columns <= 0 || i >= s.values.size()) return {};
-        const std::size_t columns = std::size_t(s.columns);
-        return "row " + std::to_string(i / columns) + ", column " + std::to_string(i % columns) + "\n" +
-               (s.value_label.empty() ? "value" : s.value_label) + " = " + labs::number_text(s.values[i]);
+        const std::size_t columns = std::size_t(s.columns), rows = s.values.size() / columns;
+        const std::size_t row = i / columns, column = i % columns;
+        // Rows and columns by their axes: a category (one per row or column), or the cell's
+        // centre on a labelled axis, or else its index.
+        const auto name = [](const labs::Axis& axis, const std::vector<double>& extent, std::size_t i, std::size_t n,
+                             const char* unlabelled) {
+            if (axis.categories.size() == n) return axis.categories[i];
+            if (!axis.label.empty()) return axis_value(axis, unlabelled, cell_centre(extent, i, n));
+            return std::string(unlabelled) + " " + std::to_string(i);
+        };
+        const std::string row_text = name(f.y_axis, s.y, row, rows, "row");
+        const std::string column_text = name(f.x_axis, s.x, column, columns, "column");
+        return row_text + ", " + column_text + "\n" + (s.value_label.empty() ? "value" : s.value_label) + " = " +
+               labs::number_text(s.values[i]);
     }
     case labs::SeriesKind::Band:
         return {};

@@ -300,7 +300,10 @@ TEST_CASE("a heatmap has a colour bar beside the frame; its cells are hit target
     const plot::Point centre{cell.area.x + cell.area.width / 2, cell.area.y + cell.area.height / 2};
     const auto found = plot::nearest_target(l.hit_targets, centre, 1);
     REQUIRE(found);
-    CHECK(plot::hover_text(f, *found) == "row 1, column 2\nerror = 5");
+    // Row and column by their axes: the cell's centre on each (a category where there are some).
+    CHECK(plot::hover_text(f, *found) == "y = 1.5, x = 2.5\nerror = 5");
+    f.y_axis.categories = {"weight", "input"};
+    CHECK(plot::hover_text(f, *found) == "input, x = 2.5\nerror = 5");
 }
 
 TEST_CASE("the hover text names the nearest point within reach, with the axes' labels") {
@@ -316,7 +319,20 @@ TEST_CASE("the hover text names the nearest point within reach, with the axes' l
     const auto t = plot::nearest_target(l.hit_targets, near, 12);
     REQUIRE(t);
     CHECK(t->index == 1);
-    CHECK(plot::hover_text(f, *t) == "loss\nx x = 1\ny y = 6");
+    CHECK(plot::hover_text(f, *t) == "loss\nx = 1\ny = 6");  // the axes' labels are "x" and "y"
+    f.x_axis.label = "step";
+    f.y_axis.label = "";
+    CHECK(plot::hover_text(f, *t) == "loss\nstep = 1\ny = 6");
+    // A bar on a category axis names its category, not its position.
+    labs::Series bars;
+    bars.kind = labs::SeriesKind::Bars;
+    bars.name = "FP8";
+    bars.x = {0.2, 1.2};
+    bars.y = {1.5, 1.7};
+    labs::Figure b = figure_of({bars});
+    b.x_axis.categories = {"1 token", "8192 tokens"};
+    b.y_axis.label = "speedup";
+    CHECK(plot::hover_text(b, plot::HitTarget{{}, 0, 1}) == "FP8\n8192 tokens\nspeedup = 1.7");
     CHECK_FALSE(plot::nearest_target(l.hit_targets, {near.x + 200, near.y}, 12));
 }
 
