@@ -6,6 +6,7 @@
 #include <cmath>
 #include <cstring>
 #include <istream>
+#include <iterator>
 #include <ostream>
 #include <sstream>
 #include <stdexcept>
@@ -107,50 +108,67 @@ AccumulationSweep measure_tensor_core_accumulation(const std::function<bool(int,
                     {"date", utc_now_text()},
                     {"configuration",
                      "cuBLASLt E4M3 x E4M3 GEMM, 64 x 64 outputs, float32 output, operands |N(0,1)| "
-                     "current-scaled, error relative to the sum of |products|"}};
-    const int rows = 64, total = int(accumulation_depths().size()) * 2;
+                     "(positive) and N(0,1) (random-sign) current-scaled, error relative to the sum of |products|"}};
+    const int rows = 64, total = int(accumulation_depths().size()) * 4;
     int done = 0;
-    for (int k : accumulation_depths()) {
-        const DotOperands ops = dot_operands(rows, k, true, 7);
-        const std::vector<ExactDot> exact = exact_dots(ops, rows);
-        for (bool fast : {false, true}) {
-            const std::vector<float> y = gpu::fp8_gemm(rows, rows, k, emu::e4m3(), ops.a, ops.a_scale_inv, emu::e4m3(),
-                                                       ops.b, ops.b_scale_inv, fast, true);
-            const DotErrors e = dot_errors(exact, [&](std::size_t o) { return double(y[o]); });
-            const AccumulationPoint p{k, fast, e.mean, e.max};
-            sweep.points.push_back(p);
-            if (progress && !progress(++done, total)) throw RunCancelled();
+    for (bool all_positive : {true, false})
+        for (int k : accumulation_depths()) {
+            const DotOperands ops = dot_operands(rows, k, all_positive, 7);
+            const std::vector<ExactDot> exact = exact_dots(ops, rows);
+            for (bool fast : {false, true}) {
+                const std::vector<float> y = gpu::fp8_gemm(rows, rows, k, emu::e4m3(), ops.a, ops.a_scale_inv,
+                                                           emu::e4m3(), ops.b, ops.b_scale_inv, fast, true);
+                const DotErrors e = dot_errors(exact, [&](std::size_t o) { return double(y[o]); });
+                sweep.points.push_back({all_positive, k, fast, e.mean, e.max});
+                if (progress && !progress(++done, total)) throw RunCancelled();
+            }
         }
-    }
     return sweep;
 }
 
 namespace {
-const char* kAccumulationMagic = "# fp8lab accumulation v1";
-const char* kAccumulationColumns = "k,fast_accumulation,mean_error,max_error";
+// Version 1 measured all-positive operands only; version 2 names the operands on each row.
+const char* kAccumulationMagicV1 = "# fp8lab accumulation v1";
+const char* kAccumulationColumnsV1 = "k,fast_accumulation,mean_error,max_error";
+const char* kAccumulationMagic = "# fp8lab accumulation v2";
+const char* kAccumulationColumns = "operands,k,fast_accumulation,mean_error,max_error";
+const char* kPositive = "positive";
+const char* kRandomSign = "random-sign";
 }  // namespace
 
 void write_accumulation_csv(std::ostream& out, const AccumulationSweep& s) {
     std::vector<RecordedRow> rows;
     for (const AccumulationPoint& p : s.points)
-        rows.push_back({std::to_string(p.k), p.fast_accumulation ? "1" : "0", shortest_text(p.mean_error),
-                        shortest_text(p.max_error)});
+        rows.push_back({p.all_positive ? kPositive : kRandomSign, std::to_string(p.k), p.fast_accumulation ? "1" : "0",
+                        shortest_text(p.mean_error), shortest_text(p.max_error)});
     write_recorded_csv(out, kAccumulationMagic, s.header, kAccumulationColumns, rows);
 }
 
 AccumulationSweep read_accumulation_csv(std::istream& in, const std::string& source) {
+    // The magic line says the version: read it all, then parse it as that version.
+    const std::string text{std::istreambuf_iterator<char>(in), std::istreambuf_iterator<char>()};
+    const bool v1 = text.starts_with(kAccumulationMagicV1);
+    std::istringstream lines(text);
     AccumulationSweep s;
-    s.header = read_recorded_csv(in, source, kAccumulationMagic, kAccumulationColumns,
-                                 [&](const std::string& line, const auto& fail) {
-                                     const std::vector<std::string> f = split_fields(line, 4, fail);
-                                     constexpr emu::RealBounds kRelativeError{0, 1e30};
-                                     AccumulationPoint p;
-                                     p.k = int(integer_field(f[0], "k", {1, 1 << 24}, fail));
-                                     p.fast_accumulation = integer_field(f[1], "fast_accumulation", {0, 1}, fail) == 1;
-                                     p.mean_error = real_field(f[2], "mean_error", kRelativeError, fail);
-                                     p.max_error = real_field(f[3], "max_error", kRelativeError, fail);
-                                     s.points.push_back(p);
-                                 });
+    s.header = read_recorded_csv(
+        lines, source, v1 ? kAccumulationMagicV1 : kAccumulationMagic,
+        v1 ? kAccumulationColumnsV1 : kAccumulationColumns, [&](const std::string& line, const auto& fail) {
+            const std::vector<std::string> f = split_fields(line, v1 ? 4 : 5, fail);
+            constexpr emu::RealBounds kRelativeError{0, 1e30};
+            AccumulationPoint p;
+            std::size_t at = 0;
+            if (!v1) {
+                if (f[0] != kPositive && f[0] != kRandomSign)
+                    fail("operands must be " + std::string(kPositive) + " or " + kRandomSign + ", not '" + f[0] + "'");
+                p.all_positive = f[0] == kPositive;
+                at = 1;
+            }
+            p.k = int(integer_field(f[at], "k", {1, 1 << 24}, fail));
+            p.fast_accumulation = integer_field(f[at + 1], "fast_accumulation", {0, 1}, fail) == 1;
+            p.mean_error = real_field(f[at + 2], "mean_error", kRelativeError, fail);
+            p.max_error = real_field(f[at + 3], "max_error", kRelativeError, fail);
+            s.points.push_back(p);
+        });
     return s;
 }
 

@@ -46,6 +46,7 @@ DotErrors dot_errors(const std::vector<ExactDot>& exact, const std::function<dou
 double emulated_dot(const DotOperands& ops, int i, int j, int mantissa_bits, int promote_every);
 
 struct AccumulationPoint {
+    bool all_positive = true;  // |N(0,1)| operands, the worst case; N(0,1) (zero mean) otherwise
     int k = 0;
     bool fast_accumulation = false;
     double mean_error = 0, max_error = 0;  // |result - exact| / sum |products|, over outputs
@@ -55,11 +56,14 @@ struct AccumulationSweep {
     std::vector<AccumulationPoint> points;
 };
 
-// The real tensor cores: 64 x 64 outputs for each k, fast accumulation off and on, float32
-// output. Throws GpuUnavailable without a GPU; `progress(done, total)` false cancels.
+// The real tensor cores: 64 x 64 outputs for each k, all-positive and zero-mean operands,
+// fast accumulation off and on, float32 output. Throws GpuUnavailable without a GPU;
+// `progress(done, total)` false cancels.
 AccumulationSweep measure_tensor_core_accumulation(const std::function<bool(int, int)>& progress);
 std::vector<int> accumulation_depths();  // the k values measured
 
+// Version 2 (with an operands column) is written; version 1 (all-positive operands only)
+// still reads.
 void write_accumulation_csv(std::ostream& out, const AccumulationSweep& sweep);
 AccumulationSweep read_accumulation_csv(std::istream& in, const std::string& source_name);  // errors name the line
 

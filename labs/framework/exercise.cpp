@@ -3,6 +3,7 @@
 #include "labs/framework/exercise.hpp"
 
 #include <algorithm>
+#include <cctype>
 #include <cmath>
 #include <cstdio>
 #include <cstdlib>
@@ -35,8 +36,13 @@ bool close(double a, double b, double tolerance) {
 // float). For a decimal, half a unit of its last digit and its significant digits.
 std::optional<TypedNumber> parse_term(const std::string& s) {
     TypedNumber n;
-    if (s == "inf" || s == "Inf" || s == "infinity" || s == "+inf") return n.value = INFINITY, n;
-    if (s == "-inf" || s == "-Inf") return n.value = -INFINITY, n;
+    std::string lower;
+    for (char c : s) lower += char(std::tolower(static_cast<unsigned char>(c)));
+    if (lower == "inf" || lower == "infinity" || lower == "+inf" || lower == "+infinity") return n.value = INFINITY, n;
+    if (lower == "-inf" || lower == "-infinity") return n.value = -INFINITY, n;
+    // NaN is an answer a student may give (what a non-saturating cast makes of an overflow):
+    // it parses, so that its mistake gets its hint, and it equals no answer but NaN.
+    if (lower == "nan" || lower == "+nan" || lower == "-nan") return n.value = NAN, n;
     if (const auto caret = s.find('^'); caret != std::string::npos) {
         double base, exponent;
         if (!parse_plain(s.substr(0, caret), base) || !parse_plain(s.substr(caret + 1), exponent)) return std::nullopt;
@@ -63,12 +69,35 @@ std::optional<TypedNumber> parse_term(const std::string& s) {
     return n;
 }
 
+// Commas that group thousands (1,024 and 16,384: groups of three after a first group of one
+// to three digits, not 0) are dropped; one comma otherwise is a decimal comma (0,3125).
+std::string without_separators(const std::string& text) {
+    std::string s;
+    for (char c : text)
+        if (c != '_' && c != ' ') s += c;  // 1 024 and 1_024 read as 1024
+    const std::size_t commas = std::size_t(std::count(s.begin(), s.end(), ','));
+    if (commas == 0) return s;
+    const std::size_t start = s.find_first_not_of("+-");
+    const std::size_t point = s.find('.');
+    const std::string whole = s.substr(start, point == std::string::npos ? std::string::npos : point - start);
+    bool grouped = whole.size() > 0 && whole[0] != '0' && whole[0] != ',';
+    std::size_t first = whole.find(',');
+    grouped = grouped && first != std::string::npos && first <= 3;
+    for (std::size_t i = first; grouped && i < whole.size(); i += 4)
+        grouped = whole[i] == ',' && i + 4 <= whole.size() &&
+                  std::all_of(whole.begin() + long(i) + 1, whole.begin() + long(i) + 4, ::isdigit);
+    if (grouped) {
+        s.erase(std::remove(s.begin(), s.end(), ','), s.end());
+        return s;
+    }
+    if (commas == 1 && point == std::string::npos) std::replace(s.begin(), s.end(), ',', '.');
+    return s;
+}
+
 }  // namespace
 
 std::optional<TypedNumber> parse_typed_number(const std::string& text) {
-    std::string s;
-    for (char c : trim(text))
-        if (c != ',' && c != '_' && c != ' ') s += c;  // 1,024 and 1 024 read as 1024
+    const std::string s = without_separators(trim(text));
     const auto bar = s.find('/');
     if (bar == std::string::npos) return parse_term(s);
     const std::optional<TypedNumber> top = parse_term(s.substr(0, bar)), bottom = parse_term(s.substr(bar + 1));
@@ -87,11 +116,14 @@ bool parse_answer_number(const std::string& text, double& value) {
 }
 
 bool matches(const TypedNumber& typed, double target, double tolerance) {
+    if (std::isnan(typed.value) || std::isnan(target)) return std::isnan(typed.value) && std::isnan(target);
     if (close(typed.value, target, tolerance)) return true;
     // To the digits given: 1.4933 is 448/300 to five digits. Fewer than three digits is a
     // guess, not an answer (1.5 would otherwise be "right" for anything from 1.45 to 1.55).
+    // A target exactly half a unit away (0.3125 typed as 0.312 or 0.313) is within it: the
+    // slack covers the decimal's own binary rounding, which put 0.313 a hair outside.
     return typed.significant_digits >= 3 && std::isfinite(target) && std::isfinite(typed.value) &&
-           std::isfinite(typed.half_unit) && std::abs(typed.value - target) <= typed.half_unit;
+           std::isfinite(typed.half_unit) && std::abs(typed.value - target) <= typed.half_unit * (1 + 1e-9);
 }
 
 ExerciseSpec numeric_exercise(double answer, std::vector<std::pair<std::string, double>> mistakes, double tolerance) {
@@ -134,6 +166,20 @@ Exercise numeric(std::string prompt, double answer, std::vector<std::pair<double
     return e;
 }
 
+// A choice's text as compared: lower case, runs of blanks as one space, none at the ends
+// (a student who types "Per-Tensor  scaling" means the choice).
+std::string folded(const std::string& text) {
+    std::string out;
+    for (char c : trim(text)) {
+        if (std::isspace(static_cast<unsigned char>(c))) {
+            if (!out.empty() && out.back() != ' ') out += ' ';
+        } else {
+            out += char(std::tolower(static_cast<unsigned char>(c)));
+        }
+    }
+    return out;
+}
+
 Exercise choice(std::string prompt, std::vector<std::string> choices, std::size_t answer,
                 std::vector<std::string> hints) {
     Exercise e;
@@ -142,9 +188,9 @@ Exercise choice(std::string prompt, std::vector<std::string> choices, std::size_
     e.choices = choices;
     e.answer_text = choices.at(answer);
     e.check = [choices, answer, hints = std::move(hints)](const std::string& text) -> Feedback {
-        const std::string t = trim(text);
+        const std::string t = folded(text);
         for (std::size_t i = 0; i < choices.size(); ++i) {
-            if (t != choices[i] && t != std::to_string(i + 1)) continue;
+            if (t != folded(choices[i]) && t != std::to_string(i + 1)) continue;
             if (i == answer) return {true, ""};
             return {false, hints[i]};
         }

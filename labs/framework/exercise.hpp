@@ -53,8 +53,10 @@ ExerciseSpec numeric_exercise(double answer, std::vector<std::pair<std::string, 
 ExerciseSpec choice_exercise(std::vector<std::string> choice_keys, std::size_t right);
 
 // The exercise a student sees, from the spec and its words. Numeric answers accept 448,
-// 4.48e2, 0x1.cp+8, 2^-9 style powers and fractions of those (448/300, 1/2^6);
-// unparseable text gets a hint saying what a number looks like.
+// 4.48e2, 0x1.cp+8, 2^-9 style powers and fractions of those (448/300, 1/2^6), inf and
+// NaN (which match only an infinite or NaN value: a mistake's hint, never a finite answer),
+// thousands grouped by commas (16,384) and otherwise a decimal comma (0,3125); unparseable
+// text gets a hint saying what a number looks like. Choices are compared without case.
 //   Number: words.at("prompt"), "otherwise", "mistake KEY" for every mistake.
 //   Choice: "prompt", "choice KEY" for every choice, "hint KEY" for every wrong one.
 Exercise make_exercise(const ExerciseSpec& spec, const std::map<std::string, std::string>& words);

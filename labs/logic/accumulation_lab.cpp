@@ -109,28 +109,28 @@ StepLogic tensor_cores() {
         fig.x_axis = {"K", AxisScale::Log2};
         fig.y_axis = {"|error| / sum |products|", AxisScale::Log10};
         Table t{"measured", {}, {}, {}};
-        t.columns = {{"K", ColumnType::Integer},
+        t.columns = {{"operands"},
+                     {"K", ColumnType::Integer},
                      {"fast accumulation"},
                      {"mean error", ColumnType::Number},
                      {"worst error", ColumnType::Number}};
-        int colour = 0;
-        for (bool fast : {false, true}) {
-            Series mean =
-                line(std::string(fast ? "fast accumulation" : "promoted (default)") + ", mean", {}, {}, colour);
-            Series worst =
-                line(std::string(fast ? "fast accumulation" : "promoted (default)") + ", worst", {}, {}, colour++);
-            worst.dashed = true;
-            for (const AccumulationPoint& p : sweep.points) {
-                if (p.fast_accumulation != fast) continue;
-                mean.x.push_back(p.k);
-                mean.y.push_back(std::max(p.mean_error, 1e-12));
-                worst.x.push_back(p.k);
-                worst.y.push_back(std::max(p.max_error, 1e-12));
-                t.rows.push_back({std::int64_t(p.k), std::string(fast ? "on" : "off"), p.mean_error, p.max_error});
+        // The mean error of each (operands, accumulation) pair: colour for the accumulation,
+        // solid for all-positive operands (the worst case), dashed for zero-mean ones.
+        for (bool all_positive : {true, false})
+            for (bool fast : {false, true}) {
+                const std::string operands = all_positive ? "all-positive" : "random-sign";
+                Series mean = line(std::string(fast ? "fast accumulation" : "promoted (default)") + ", " + operands, {},
+                                   {}, fast ? 1 : 0);
+                mean.dashed = !all_positive;
+                for (const AccumulationPoint& p : sweep.points) {
+                    if (p.fast_accumulation != fast || p.all_positive != all_positive) continue;
+                    mean.x.push_back(p.k);
+                    mean.y.push_back(std::max(p.mean_error, 1e-12));
+                    t.rows.push_back(
+                        {operands, std::int64_t(p.k), std::string(fast ? "on" : "off"), p.mean_error, p.max_error});
+                }
+                if (!mean.x.empty()) fig.series.push_back(std::move(mean));
             }
-            fig.series.push_back(std::move(mean));
-            fig.series.push_back(std::move(worst));
-        }
         out.figures.push_back(std::move(fig));
         out.tables.push_back(std::move(t));
         out.notes.push_back(measurement_note(live, sweep.header, kAsset));
@@ -143,7 +143,7 @@ StepLogic tensor_cores() {
         double promoted = 0, fast = 0;
         for (const AccumulationPoint& p : sweep.points) k = std::max(k, p.k);
         for (const AccumulationPoint& p : sweep.points)
-            if (p.k == k) (p.fast_accumulation ? fast : promoted) = p.mean_error;
+            if (p.k == k && p.all_positive) (p.fast_accumulation ? fast : promoted) = p.mean_error;
         if (promoted > 0 && fast > 0) {
             s.exercise = numeric_exercise(fast / promoted, {{"inverted", promoted / fast}}, 0.01);
             s.exercise->values = {{"k", std::to_string(k)}};

@@ -295,7 +295,10 @@ StepLogic floor_against_rceil() {
     const std::string a = number_text(amax), x = "2^" + std::to_string(x_log2), max = number_text(e4m3.max_finite);
     const double nearest = emu::decode(e4m3, emu::encode(e4m3, block[0]));
     s.exercise = numeric_exercise(
-        floor_value, {{"unclamped", amax}, {"nearest", nearest}, {"scaled-units", std::ldexp(amax, -x_log2)}});
+        floor_value, {{"unclamped", amax},
+                      {"unclamped", std::ldexp(amax, -x_log2)},  // amax / X, neither clamped nor multiplied back
+                      {"nearest", nearest},
+                      {"scaled-units", std::min(std::ldexp(amax, -x_log2), e4m3.max_finite)}});  // the stored element
     s.exercise->values = {{"amax", a},
                           {"x", x},
                           {"max", max},

@@ -147,7 +147,8 @@ StepLogic dynamic_scaler() {
     };
     emu::DynamicLossScaler scaler;  // GradScaler's defaults
     for (int i = 0; i < 3; ++i) scaler.update(true);
-    s.exercise = numeric_exercise(scaler.scale(), {{"unchanged", 65536}, {"halved-once", 32768}, {"grown", 131072}});
+    s.exercise = numeric_exercise(
+        scaler.scale(), {{"unchanged", 65536}, {"halved-once", 32768}, {"halved-twice", 16384}, {"grown", 131072}});
     return s;
 }
 

@@ -234,7 +234,10 @@ StepLogic saturation() {
     };
     const double saturated = rounded(emu::e4m3(), 500.0, RoundingMode::NearestEven, Saturation::Finite);
     s.exercise = numeric_exercise(saturated,
-                                  {{"power-of-two", 512.0}, {"nan-code", 480.0}, {"fnuz", emu::e4m3fnuz().max_finite}});
+                                  {{"power-of-two", 512.0},
+                                   {"nan-code", 480.0},
+                                   {"fnuz", emu::e4m3fnuz().max_finite},
+                                   {"nan", rounded(emu::e4m3(), 500.0, RoundingMode::NearestEven, Saturation::None)}});
     return s;
 }
 

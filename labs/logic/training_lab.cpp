@@ -57,8 +57,10 @@ StepLogic loss_curves() {
         return run_training_comparison(e, ctx);
     };
     const double weight_mib = 4096.0 * 16384.0 * emu::e4m3().total_bits / 8 / (1024.0 * 1024.0);
-    s.exercise = numeric_exercise(
-        weight_mib, {{"bf16", 2 * weight_mib}, {"master", 4 * weight_mib}, {"master-and-moments", 12 * weight_mib}});
+    s.exercise = numeric_exercise(weight_mib, {{"bf16", 2 * weight_mib},
+                                               {"master", 4 * weight_mib},
+                                               {"master-and-moments", 12 * weight_mib},
+                                               {"megabytes", weight_mib * 1.048576}});  // 2^20 bytes a MiB, 10^6 an MB
     return s;
 }
 

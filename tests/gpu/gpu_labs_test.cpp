@@ -62,16 +62,25 @@ TEST_CASE("a crossover sweep measures every shape and survives its CSV round tri
     CHECK(back.header == sweep.header);
 }
 
-TEST_CASE("the tensor cores' accumulation error is measured with and without fast accumulation") {
+TEST_CASE("the tensor cores' accumulation error is measured with and without fast accumulation, both operand kinds") {
     if (!gpu_ready()) return;
     const labs::AccumulationSweep sweep = labs::measure_tensor_core_accumulation({});
-    REQUIRE(sweep.points.size() == 2 * labs::accumulation_depths().size());
+    REQUIRE(sweep.points.size() == 4 * labs::accumulation_depths().size());
     double off = 0, on = 0;
+    int random_sign = 0;
     for (const labs::AccumulationPoint& p : sweep.points) {
         CHECK(p.mean_error >= 0);
         CHECK(p.max_error >= p.mean_error);
-        if (p.k == 4096) (p.fast_accumulation ? on : off) = p.mean_error;
+        random_sign += !p.all_positive;
+        if (p.k == 4096 && p.all_positive) (p.fast_accumulation ? on : off) = p.mean_error;
     }
+    CHECK(random_sign == 2 * int(labs::accumulation_depths().size()));
     // What lab 10 teaches: promotion (fast accumulation off) keeps long sums more accurate.
     CHECK(off < on);
+    std::ostringstream csv;
+    labs::write_accumulation_csv(csv, sweep);
+    std::istringstream in(csv.str());
+    const labs::AccumulationSweep back = labs::read_accumulation_csv(in, "round trip");
+    REQUIRE(back.points.size() == sweep.points.size());
+    CHECK(back.points.back().all_positive == sweep.points.back().all_positive);
 }

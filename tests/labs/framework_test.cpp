@@ -319,6 +319,7 @@ TEST_CASE("exercises recognise the mistake behind a wrong answer") {
     CHECK(clamp.check("448").correct);
     CHECK(clamp.check("512").hint.find("no 512") != std::string::npos);
     CHECK(clamp.check("240").hint.find("IEEE-style") != std::string::npos);
+    CHECK(clamp.check("NaN").hint.find("does not saturate") != std::string::npos);
     const Exercise& once = *rounding->find_step("double-rounding")->exercise;
     CHECK(once.check("1.125").correct);
     CHECK(once.check("1").hint.find("through float32") != std::string::npos);
@@ -337,6 +338,72 @@ TEST_CASE("exercises recognise the mistake behind a wrong answer") {
             }
         }
     CHECK(numeric >= 11);
+}
+
+TEST_CASE("no exercise can be gamed: no listed mistake, NaN or infinity is judged right; the revealed answer is") {
+    const Catalog c = load_curriculum();
+    int numeric = 0, choices = 0;
+    for (const Lab& lab : c.labs)
+        for (const Step& step : lab.steps) {
+            if (!step.exercise || !step.logic.exercise) continue;
+            CAPTURE(lab.id + "/" + step.logic.id);
+            const Exercise& e = *step.exercise;
+            CHECK(e.check(e.answer_text).correct);
+            if (e.type == AnswerType::Choice) {
+                ++choices;
+                // Any case, any spacing, or its number; no other choice is right.
+                std::string upper;
+                for (char ch : e.answer_text) upper += char(std::toupper(static_cast<unsigned char>(ch)));
+                CHECK(e.check("  " + upper + " ").correct);
+                for (std::size_t i = 0; i < e.choices.size(); ++i)
+                    CHECK(e.check(e.choices[i]).correct == (e.choices[i] == e.answer_text));
+                continue;
+            }
+            ++numeric;
+            const ExerciseSpec& spec = *step.logic.exercise;
+            for (const auto& [key, value] : spec.mistakes) {
+                CAPTURE(key);
+                const Feedback f = e.check(shortest_text(value));
+                CHECK_FALSE(f.correct);
+                CHECK(!f.hint.empty());
+            }
+            if (std::isfinite(spec.answer))
+                for (const char* not_finite : {"NaN", "nan", "inf", "-inf", "Infinity"}) {
+                    CAPTURE(not_finite);
+                    CHECK_FALSE(e.check(not_finite).correct);
+                }
+        }
+    CHECK(numeric >= 20);
+    CHECK(choices >= 5);
+}
+
+TEST_CASE("answers typed as students type them: decimal commas, thousands, the last digit's tie, NaN") {
+    const auto value = [](const std::string& text) {
+        double v = 0;
+        REQUIRE_MESSAGE(parse_answer_number(text, v), text);
+        return v;
+    };
+    CHECK(value("0,3125") == 0.3125);
+    CHECK(value("1,5") == 1.5);
+    CHECK(value("16,384") == 16384);
+    CHECK(value("1,024,000") == 1024000);
+    CHECK(value("1,024.5") == 1024.5);
+    CHECK(value("0,312") == 0.312);
+    CHECK(std::isnan(value("NaN")));
+    CHECK(std::isinf(value("-Infinity")));
+    double v = 0;
+    CHECK_FALSE(parse_answer_number("1,2,3", v));
+    // 0.3125 to three digits is 0.312 or 0.313 (a tie at the last digit): both are right.
+    for (const char* typed : {"0.312", "0.313", "0,313", "0.3125"}) {
+        CAPTURE(typed);
+        const auto t = parse_typed_number(typed);
+        REQUIRE(t);
+        CHECK(matches(*t, 0.3125, 1e-9));
+    }
+    CHECK_FALSE(matches(*parse_typed_number("0.314"), 0.3125, 1e-9));
+    CHECK_FALSE(matches(*parse_typed_number("0.311"), 0.3125, 1e-9));
+    CHECK(matches(*parse_typed_number("nan"), NAN, 0));
+    CHECK_FALSE(matches(*parse_typed_number("nan"), 448, 1e-9));
 }
 
 namespace {
