@@ -4,6 +4,7 @@
 
 #include <algorithm>
 #include <string>
+#include <vector>
 
 #include "app/gui/plot.hpp"
 
@@ -15,9 +16,40 @@ void draw_figure(const labs::Figure& f, const char* id, float height) {
     ImGui::PopID();
 }
 
+namespace {
+
+std::string column_header(const labs::Column& c) { return c.unit.empty() ? c.name : c.name + " (" + c.unit + ")"; }
+
+// The columns that start past the right edge of `width`, by name. A table scrolls sideways,
+// but its scroll bar sits under its last row, often below what a projector shows: the
+// names above the table say that there is more.
+std::vector<std::string> columns_past_edge(const labs::Table& t, float width) {
+    const ImGuiStyle& style = ImGui::GetStyle();
+    std::vector<std::string> past;
+    float x = 0;
+    for (std::size_t c = 0; c < t.columns.size(); ++c) {
+        float w = ImGui::CalcTextSize(column_header(t.columns[c]).c_str()).x;
+        for (std::size_t r = 0; r < std::min<std::size_t>(t.rows.size(), 64); ++r)
+            if (c < t.rows[r].size())
+                w = std::max(w, ImGui::CalcTextSize(labs::cell_text(t.columns[c], t.rows[r][c]).c_str()).x);
+        if (x + w / 2 > width) past.push_back(t.columns[c].name);  // less than half of it shows
+        x += w + style.CellPadding.x * 2 + 1;
+    }
+    return past;
+}
+
+}  // namespace
+
 void draw_table(const labs::Table& t) {
     if (!t.title.empty()) ImGui::TextWrapped("%s", t.title.c_str());  // a long title wraps, never cut
     if (t.columns.empty()) return;
+    if (const std::vector<std::string> past = columns_past_edge(t, ImGui::GetContentRegionAvail().x); !past.empty()) {
+        std::string names;
+        for (const std::string& n : past) names += (names.empty() ? "" : ", ") + n;
+        ImGui::PushStyleColor(ImGuiCol_Text, ImGui::GetStyleColorVec4(ImGuiCol_TextDisabled));
+        ImGui::TextWrapped("More columns to the right (Shift + wheel scrolls the table): %s", names.c_str());
+        ImGui::PopStyleColor();
+    }
     const ImGuiTableFlags flags = ImGuiTableFlags_Borders | ImGuiTableFlags_RowBg | ImGuiTableFlags_SizingFixedFit |
                                   ImGuiTableFlags_ScrollX | ImGuiTableFlags_NoHostExtendY;
     const float rows_shown = float(std::min<std::size_t>(t.rows.size(), 16) + 1);
@@ -26,7 +58,7 @@ void draw_table(const labs::Table& t) {
         return;
     ImGui::TableSetupScrollFreeze(0, 1);
     for (const labs::Column& c : t.columns)
-        ImGui::TableSetupColumn((c.unit.empty() ? c.name : c.name + " (" + c.unit + ")").c_str());
+        ImGui::TableSetupColumn(column_header(c).c_str());
     ImGui::TableHeadersRow();
     ImGuiListClipper clipper;
     clipper.Begin(int(t.rows.size()));
