@@ -112,8 +112,10 @@ Experiment with_seed(Experiment e, int k) {
 void set_recipe(Experiment& e, Fp8Recipe recipe) {
     Numerics& n = e.numerics;
     const Recipe& to = emu::recipe(recipe);
-    // A recipe that defines its formats sets them; leaving one restores the defaults.
-    if (to.formats_fixed || emu::recipe(n.recipe).formats_fixed) n.formats = to.formats;
+    // Choosing a recipe gives the roles its formats: the defaults of the library it follows
+    // (hybrid for the per-tensor recipes, E4M3 everywhere for MX, as Transformer Engine),
+    // or the formats it fixes. Formats set after this override the defaults.
+    n.formats = to.formats;
     n.recipe = recipe;
 }
 

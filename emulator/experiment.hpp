@@ -178,8 +178,9 @@ std::vector<float> learning_rates(const Experiment& e);
 // "numerics.delayed.history") for any value out of its range or not allowed together.
 void validate(const Experiment& e);
 
-// The recipe and the element formats it dictates (blockwise E4M3, NVFP4 E2M1); a
-// per-tensor or MX recipe coming from those gets the default (hybrid) formats back.
+// The recipe and its element formats: the ones it fixes (blockwise E4M3, NVFP4 E2M1) or
+// its defaults, which a caller may change after (per tensor: hybrid; MX: E4M3 everywhere,
+// as Transformer Engine's MXFP8BlockScaling).
 void set_recipe(Experiment& e, Fp8Recipe recipe);
 // Every role's element format, when `format` is an element format; BF16 and FP16 (no
 // element format) leave the roles as they are, so a step's "all formats" choice can list them.

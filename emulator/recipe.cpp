@@ -86,7 +86,7 @@ std::array<Recipe, kRecipeCount> make_recipes() {
     r[1].scale_from = "this step's amax";
 
     for (Recipe* mx : {&r[2], &r[3]}) {
-        mx->formats = hybrid;
+        mx->formats = all_e4m3;  // Transformer Engine's MXFP8BlockScaling: E4M3 for every tensor
         mx->blocks = mx_blocks;
         mx->scale_type = ScaleType::E8M0;
         mx->scale_bits = 8;

@@ -57,8 +57,7 @@ void draw_table(const labs::Table& t) {
     if (!ImGui::BeginTable(t.id.c_str(), int(t.columns.size()), flags | ImGuiTableFlags_ScrollY, ImVec2(0, height)))
         return;
     ImGui::TableSetupScrollFreeze(0, 1);
-    for (const labs::Column& c : t.columns)
-        ImGui::TableSetupColumn(column_header(c).c_str());
+    for (const labs::Column& c : t.columns) ImGui::TableSetupColumn(column_header(c).c_str());
     ImGui::TableHeadersRow();
     ImGuiListClipper clipper;
     clipper.Begin(int(t.rows.size()));

@@ -75,6 +75,24 @@ TEST_CASE("every recipe of the table casts every role on the CPU, with its eleme
     }
 }
 
+TEST_CASE("choosing a recipe gives its library's default formats: hybrid per tensor, E4M3 everywhere for MX") {
+    const PerRole<const Format*> all_e4m3{&e4m3(), &e4m3(), &e4m3()}, hybrid{&e4m3(), &e4m3(), &e5m2()};
+    Experiment e;
+    for (Fp8Recipe mx : {Fp8Recipe::MxFloor, Fp8Recipe::MxRceil}) {
+        set_recipe(e, mx);
+        CHECK(e.numerics.formats == all_e4m3);  // Transformer Engine's MXFP8BlockScaling
+    }
+    set_recipe(e, Fp8Recipe::Current);
+    CHECK(e.numerics.formats == hybrid);  // Float8CurrentScaling's Format.HYBRID
+    set_recipe(e, Fp8Recipe::Delayed);
+    CHECK(e.numerics.formats == hybrid);
+    // Hybrid MX stays an option: formats set after the recipe are kept.
+    set_recipe(e, Fp8Recipe::MxRceil);
+    e.numerics.formats.gradient = &e5m2();
+    validate(e);
+    CHECK(recipe_of(e.numerics).formats == hybrid);
+}
+
 TEST_CASE("rowwise equals torchao's rules on the hard tensors: codes and scales, row by row") {
     const std::size_t rows = 64, cols = 256;
     std::vector<float> x = hard_tensor(rows * cols, 11);

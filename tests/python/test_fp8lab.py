@@ -181,9 +181,10 @@ def test_scales_and_delayed_scaling_equal_the_program():
 
 
 def test_trainer_equals_the_program():
-    e = fp8lab.default_experiment()
+    # recipe= sets the recipe with its default formats (MX: E4M3 everywhere), as --recipe does
+    e = fp8lab.default_experiment(recipe="mx-rceil")
+    assert e["numerics"]["formats"] == {"input": "e4m3", "weight": "e4m3", "gradient": "e4m3"}
     e["steps"] = 12
-    e["numerics"]["recipe"] = "mx-rceil"
     ours = fp8lab.train(e)
     rows = cli(["train", "--steps", "12", "--recipe", "mx-rceil"], [])
     np.testing.assert_array_equal(ours["loss"], np.array([float(r[1]) for r in rows[1:]], np.float32))
