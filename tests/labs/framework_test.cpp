@@ -40,6 +40,58 @@ bool has_error(const Catalog& c, const std::string& file_line, const std::string
     });
 }
 
+// The clauses of a step's text that rank a run its own output finds within the spread of
+// the seeds: a clause naming the run (a distinctive word of its row: "delayed", "mxfp8")
+// beside words that rank ("beats", "ends lower", "is worse"...).
+std::vector<std::string> rankings_within_spread(const std::string& text, const StepOutput& out) {
+    const auto lower = [](std::string s) {
+        for (char& c : s) c = char(std::tolower(static_cast<unsigned char>(c)));
+        return s;
+    };
+    std::vector<std::string> names;
+    for (const Table& t : out.tables)
+        for (const auto& row : t.rows) {
+            const bool within = std::any_of(row.begin(), row.end(), [](const Cell& c) {
+                const auto* s = std::get_if<std::string>(&c);
+                return s && s->starts_with("within the spread");
+            });
+            const auto* name = row.empty() ? nullptr : std::get_if<std::string>(&row[0]);
+            if (!within || !name) continue;
+            std::string word;
+            for (char c : lower(*name) + " ") {
+                if (std::isalnum(static_cast<unsigned char>(c))) {
+                    word += c;
+                    continue;
+                }
+                const bool generic = word.size() < 4 || std::all_of(word.begin(), word.end(), ::isdigit) ||
+                                     word == "tensor" || word == "blocks" || word == "bf16";
+                if (!word.empty() && !generic) names.push_back(word);
+                word.clear();
+            }
+        }
+    std::vector<std::string> found;
+    if (names.empty()) return found;
+    // Words that rank runs by their outcome (not "fits better", which explains a mechanism).
+    const char* ranking[] = {"beats",      "outperform",  "wins",        "ahead of",   "ends lower",    "ends higher",
+                             "lower loss", "higher loss", "better loss", "worse loss", "trains better", "trains worse",
+                             "is better",  "is worse",    "does better", "does worse", "the best",      "the worst"};
+    // Clauses, rather: a list item or a clause after a colon or semicolon stands alone.
+    std::string sentence;
+    for (char c : lower(text) + ".") {
+        if (c != '.' && c != ';' && c != ':' && !(c == '-' && sentence.ends_with("\n"))) {
+            sentence += c;
+            continue;
+        }
+        const bool names_one = std::any_of(names.begin(), names.end(),
+                                           [&](const std::string& n) { return sentence.find(n) != std::string::npos; });
+        const bool ranks = std::any_of(std::begin(ranking), std::end(ranking),
+                                       [&](const char* r) { return sentence.find(r) != std::string::npos; });
+        if (names_one && ranks) found.push_back(sentence);
+        sentence.clear();
+    }
+    return found;
+}
+
 // Places whose number is the answer's for another reason, or where a reading exercise's
 // answer is to be found: (step, where, as places_stating names it).
 const std::vector<std::pair<std::string, std::string>> kSameNumberElsewhere = {
@@ -575,6 +627,11 @@ TEST_CASE("every lab in labs/content loads, and every step runs with its default
             }
             for (const Table& t : out.tables)
                 for (const auto& row : t.rows) CHECK(row.size() == t.columns.size());
+            // No sentence of the text ranks runs that the step's own table finds within the
+            // spread of the seeds (at the defaults the text describes).
+            if (!light)
+                for (const std::string& sentence : rankings_within_spread(render_placeholders(s.markdown), out))
+                    FAIL_CHECK("the text ranks a run within the spread: \"" << sentence << "\"");
             // What a student sees before answering never states a numeric answer; the parts
             // the step names as giving it away are hidden (and only those: an instructor, or
             // a student who has answered, sees the same output otherwise).
@@ -598,6 +655,17 @@ TEST_CASE("every lab in labs/content loads, and every step runs with its default
         // Every lab ends with at least one exercise.
         CHECK(std::any_of(lab.steps.begin(), lab.steps.end(), [](const Step& s) { return s.exercise.has_value(); }));
     }
+}
+
+TEST_CASE("a sentence ranking a run that the table finds within the spread is found") {
+    StepOutput out;
+    Table t{"runs", "", {{"run"}, {"against BF16"}}, {}};
+    t.rows.push_back({std::string("MXFP8 (blocks of 32)"), std::string("within the spread of 4 seeds")});
+    t.rows.push_back({std::string("FP8, delayed (per tensor)"), std::string("beyond the spread of 4 seeds (higher)")});
+    out.tables.push_back(t);
+    CHECK(rankings_within_spread("MXFP8 ends lower than BF16. Delayed scaling is worse.", out).size() == 1);
+    CHECK(rankings_within_spread("- MXFP8 is better here; its scale fits the block better.", out).size() == 1);
+    CHECK(rankings_within_spread("MXFP8 stays within the spread. Delayed is worse.", out).empty());
 }
 
 TEST_CASE("a run context publishes partial results and takes a cancel request") {
