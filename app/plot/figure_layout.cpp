@@ -154,13 +154,28 @@ Stroke series_stroke(const Context& c, const Series& s, double width) {
     return st;
 }
 
+// A value of exactly zero on a log axis, which has no place for it: an open circle on the
+// frame's floor (hit target included, so the tooltip gives the 0), never a made-up tiny value.
+bool mark_zero_on_log_floor(Context& c, Path& markers, double x, double y, std::size_t series, std::size_t i) {
+    const double px = c.fr.px(x);
+    if (y != 0 || std::isfinite(c.fr.py(0)) || !std::isfinite(px)) return false;
+    const double radius = c.unit * 0.25;
+    const Point p{px, c.fr.frame.y + c.fr.frame.height - radius};
+    markers.parts.push_back({SubPath::Kind::Circle, {p}, {}, {}, radius});
+    c.hit({p.x, p.y, 0, 0}, series, i);
+    return true;
+}
+
 void lay_out_lines(Context& c, const Series& s, std::size_t index) {
     Path path;
     path.stroke = series_stroke(c, s, c.unit * 0.14 * s.line_width);
+    Path zeros;
+    zeros.stroke = Stroke{{c.colour_of(s), 1}, c.unit * 0.1};
     SubPath* run = nullptr;
     for (std::size_t i = 0; i < s.x.size() && i < s.y.size(); ++i) {
         const Point p{c.fr.px(s.x[i]), c.fr.py(s.y[i])};
         if (!std::isfinite(p.x) || !std::isfinite(p.y)) {
+            mark_zero_on_log_floor(c, zeros, s.x[i], s.y[i], index, i);
             run = nullptr;
             continue;
         }
@@ -173,6 +188,7 @@ void lay_out_lines(Context& c, const Series& s, std::size_t index) {
         c.hit({p.x, p.y, 0, 0}, index, i);
     }
     c.add(std::move(path));
+    if (!zeros.parts.empty()) c.add(std::move(zeros));
 }
 
 void lay_out_series(Context& c, const Series& s, std::size_t index) {
@@ -230,16 +246,20 @@ void lay_out_series(Context& c, const Series& s, std::size_t index) {
         const double base = std::isfinite(fr.py(0)) ? fr.py(0) : frame.y + frame.height;
         const std::size_t n =
             bars ? std::min(s.x.size(), s.y.size()) : std::min(s.x.size() ? s.x.size() - 1 : 0, s.y.size());
+        Path zeros;
+        zeros.stroke = Stroke{{c.colour_of(s), 1}, c.unit * 0.1};
         for (std::size_t i = 0; i < n; ++i) {
             const double x0 = bars ? s.x[i] - s.bar_width / 2 : s.x[i];
             const double x1 = bars ? s.x[i] + s.bar_width / 2 : s.x[i + 1];
             const double left = fr.px(x0), right = fr.px(x1), top = fr.py(s.y[i]);
+            if (bars && mark_zero_on_log_floor(c, zeros, s.x[i], s.y[i], index, i)) continue;
             if (!std::isfinite(left) || !std::isfinite(right) || !std::isfinite(top)) continue;
             const Rect r{left, std::min(top, base), right - left, std::abs(base - top)};
             path.parts.push_back({SubPath::Kind::Rectangle, {}, {}, r});
             c.hit(normalised(r), index, i);
         }
         c.add(std::move(path));
+        if (!zeros.parts.empty()) c.add(std::move(zeros));
         return;
     }
     case SeriesKind::Heatmap: {

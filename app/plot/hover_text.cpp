@@ -26,6 +26,12 @@ std::string axis_value(const labs::Axis& axis, const char* unlabelled, double v)
     return (axis.label.empty() ? std::string(unlabelled) : axis.label) + " = " + labs::number_text(v);
 }
 
+// A zero on a log y axis is drawn as a circle on the axis' floor: the tooltip says so.
+std::string zero_note(const labs::Figure& f, double y) {
+    const bool log = f.y_axis.scale == labs::AxisScale::Log10 || f.y_axis.scale == labs::AxisScale::Log2;
+    return y == 0 && log ? " (exactly zero: marked on the floor of the log axis)" : "";
+}
+
 // The centre of cell `index` of `count` cells spread over the extent [lo, hi].
 double cell_centre(const std::vector<double>& extent, std::size_t index, std::size_t count) {
     if (extent.size() < 2 || count == 0) return double(index);
@@ -57,13 +63,15 @@ std::string hover_text(const labs::Figure& f, const HitTarget& target) {
     case labs::SeriesKind::Stairs:
     case labs::SeriesKind::Scatter:
         if (i >= s.x.size() || i >= s.y.size()) return {};
-        return name + axis_value(f.x_axis, "x", s.x[i]) + "\n" + axis_value(f.y_axis, "y", s.y[i]);
+        return name + axis_value(f.x_axis, "x", s.x[i]) + "\n" + axis_value(f.y_axis, "y", s.y[i]) +
+               zero_note(f, s.y[i]);
     case labs::SeriesKind::VerticalLines:
         if (i >= s.x.size()) return {};
         return name + axis_value(f.x_axis, "x", s.x[i]);
     case labs::SeriesKind::Bars:
         if (i >= s.x.size() || i >= s.y.size()) return {};
-        return name + axis_value(f.x_axis, "x", s.x[i]) + "\n" + axis_value(f.y_axis, "y", s.y[i]);
+        return name + axis_value(f.x_axis, "x", s.x[i]) + "\n" + axis_value(f.y_axis, "y", s.y[i]) +
+               zero_note(f, s.y[i]);
     case labs::SeriesKind::Histogram:
         if (i + 1 >= s.x.size() || i >= s.y.size()) return {};
         return name + (f.x_axis.label.empty() ? std::string() : f.x_axis.label + " in ") + "[" +

@@ -379,3 +379,25 @@ TEST_CASE("row names on the y axis closer than a line apart are thinned to every
     for (std::size_t i = 1; i < thinned.size(); ++i)
         CHECK(std::abs(thinned[i].baseline_start.y - thinned[i - 1].baseline_start.y) >= thinned[i].size * 1.1);
 }
+
+TEST_CASE("a zero on a log axis is an open circle on the axis' floor with a tooltip, not a made-up tiny value") {
+    labs::Figure f = figure_of({labs::line("error", {1, 2, 3}, {0.01, 0.0, 0.001}, 0)});
+    f.y_axis.scale = labs::AxisScale::Log10;
+    plot::LayoutRequest r;
+    r.width = 800;
+    r.height = 500;
+    r.unit = 12;
+    r.hit_targets = true;
+    const plot::FigureLayout l = lay_out(f, r);
+    REQUIRE(l.hit_targets.size() == 3);  // the zero is a target too
+    const plot::HitTarget& zero = l.hit_targets[1];
+    const double floor = l.mapping.frame.y + l.mapping.frame.height;
+    CHECK(zero.area.y <= floor);
+    CHECK(zero.area.y > floor - r.unit);  // on the floor, inside the frame
+    int circles = 0;
+    for (const plot::Path& p : series_paths(l))
+        for (const auto& part : p.parts) circles += part.kind == SubPath::Kind::Circle && !p.fill;
+    CHECK(circles == 1);
+    CHECK(plot::hover_text(f, zero).find("exactly zero") != std::string::npos);
+    CHECK(plot::hover_text(f, l.hit_targets[0]).find("zero") == std::string::npos);
+}
