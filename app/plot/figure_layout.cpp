@@ -145,11 +145,39 @@ std::vector<std::string> wrapped(const Context& c, const std::string& text, doub
     return lines;
 }
 
+// More solid lines than this in one figure get line styles too: seven colours cannot all
+// be told apart in print or by every eye (orange, vermillion and yellow side by side).
+constexpr int kSolidLinesInColourAlone = 4;
+
+// Which of the figure's solid lines `s` is (0, 1, ...), and how many there are.
+std::pair<int, int> solid_line_rank(const Figure& f, const Series& s) {
+    int rank = -1, count = 0;
+    for (const Series& other : f.series) {
+        if ((other.kind != SeriesKind::Line && other.kind != SeriesKind::Stairs) || other.dashed) continue;
+        if (&other == &s) rank = count;
+        ++count;
+    }
+    return {rank, count};
+}
+
 Stroke series_stroke(const Context& c, const Series& s, double width) {
     Stroke st{{c.colour_of(s), 1}, width};
     if (s.dashed) {
         st.dash_on = c.unit * 0.5;
         st.dash_off = c.unit * 0.3;
+        return st;
+    }
+    // Past the first few, every third solid line is dotted and every third dashed, so
+    // that lines of close colours differ in style as well (the legend's swatches follow).
+    const auto [rank, count] = solid_line_rank(c.figure, s);
+    if (count > kSolidLinesInColourAlone && rank >= 0) {
+        if (rank % 3 == 1) {
+            st.dash_on = c.unit * 0.12;
+            st.dash_off = c.unit * 0.22;
+        } else if (rank % 3 == 2) {
+            st.dash_on = c.unit * 0.7;
+            st.dash_off = c.unit * 0.45;
+        }
     }
     return st;
 }

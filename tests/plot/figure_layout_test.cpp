@@ -3,6 +3,7 @@
 // kind's shapes, hidden series, the colour bar, hit targets and hover text.
 #include <doctest/doctest.h>
 
+#include <algorithm>
 #include <cmath>
 #include <string>
 #include <variant>
@@ -400,4 +401,24 @@ TEST_CASE("a zero on a log axis is an open circle on the axis' floor with a tool
     CHECK(circles == 1);
     CHECK(plot::hover_text(f, zero).find("exactly zero") != std::string::npos);
     CHECK(plot::hover_text(f, l.hit_targets[0]).find("zero") == std::string::npos);
+}
+
+TEST_CASE("six solid lines differ in style as well as colour; four keep colour alone") {
+    const auto styles = [](int lines) {
+        std::vector<labs::Series> series;
+        for (int i = 0; i < lines; ++i)
+            series.push_back(labs::line("run " + std::to_string(i), {0, 1}, {double(i), double(i + 1)}, i));
+        std::vector<double> dash_on;
+        for (const plot::Path& p : series_paths(lay_out(figure_of(series))))
+            if (p.stroke) dash_on.push_back(p.stroke->dash_on);
+        return dash_on;
+    };
+    const std::vector<double> four = styles(4);
+    CHECK(std::count(four.begin(), four.end(), 0.0) == 4);
+    const std::vector<double> six = styles(6);
+    REQUIRE(six.size() == 6);
+    CHECK(std::count(six.begin(), six.end(), 0.0) == 2);  // solid, dotted, dashed, solid, dotted, dashed
+    CHECK(six[1] != six[2]);
+    CHECK(six[1] > 0);
+    CHECK(six[2] > 0);
 }
