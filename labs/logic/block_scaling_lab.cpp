@@ -4,6 +4,7 @@
 // outlier channels; FP6 E3M2/E2M3; error against block size; a heatmap of block scales.
 #include <cctype>
 #include <cmath>
+#include <functional>
 
 #include "emulator/block_recipes.hpp"
 #include "emulator/convert.hpp"
@@ -462,10 +463,96 @@ StepLogic block_size_and_nvfp4() {
     return s;
 }
 
+// x (rows x cols, row-major) transposed.
+std::vector<float> transposed(const std::vector<float>& x, std::size_t rows, std::size_t cols) {
+    std::vector<float> t(x.size());
+    for (std::size_t r = 0; r < rows; ++r)
+        for (std::size_t c = 0; c < cols; ++c) t[c * rows + r] = x[r * cols + c];
+    return t;
+}
+
+StepLogic transpose_copy() {
+    StepLogic s;
+    s.id = "transpose";
+    s.titles = {{"figure transpose-error"}, {"table transpose"}};
+    s.no_training_reason =
+        "The trainers already quantise each orientation from the high-precision tensor, as Transformer Engine does; "
+        "this step shows what the other way would cost.";
+    s.run = [](const Parameters&, RunContext& ctx) {
+        // x as an activation, kRows tokens x kCols features: the forward GEMM's blocks run
+        // along the features, the weight gradient's along the tokens, so it needs x^T in
+        // blocks of its own.
+        const std::vector<float> x = outlier_channels(ctx.seed());
+        const std::vector<float> xt = transposed(x, kRows, kCols);
+        using Quantise = std::function<emu::QuantizedTensor(const std::vector<float>&, std::size_t, std::size_t)>;
+        const auto mx = [](const emu::Format& f) {
+            return Quantise([&f](const std::vector<float>& v, std::size_t r, std::size_t c) {
+                return emu::quantize_mx(v, r, c, f, emu::MxScaleRule::Rceil);
+            });
+        };
+        const struct {
+            const char* name;
+            const char* blocks;
+            Quantise quantise;
+        } cases[] = {
+            {"MXFP8", "1 x 32, E8M0", mx(emu::e4m3())},
+            {"MXFP4", "1 x 32, E8M0", mx(emu::e2m1())},
+            {"NVFP4", "1 x 16, E4M3",
+             [](const std::vector<float>& v, std::size_t r, std::size_t c) { return emu::quantize_nvfp4(v, r, c); }},
+            {"blockwise", "1 x 128, power of two", [](const std::vector<float>& v, std::size_t r, std::size_t c) {
+                 return emu::quantize_blockwise(v, r, c, {1, 128});
+             }}};
+        StepOutput out;
+        Figure fig;
+        fig.id = "transpose-error";
+        fig.x_axis = {"recipe", AxisScale::Linear};
+        fig.y_axis = {"RMS relative error of x^T", AxisScale::Linear};
+        Series again{SeriesKind::Bars, "from x (as TE)", 0};
+        Series twice{SeriesKind::Bars, "from the copy (rounded twice)", 1};
+        again.bar_width = twice.bar_width = 0.38;
+        Table t{"transpose", {}, {}, {}};
+        t.columns = {{"recipe"},
+                     {"blocks"},
+                     {"forward copy's error", ColumnType::Number},
+                     {"x^T from x", ColumnType::Number},
+                     {"x^T from the copy", ColumnType::Number},
+                     {"elements that differ", ColumnType::Number, "%"}};
+        for (const auto& c : cases) {
+            if (ctx.cancel_requested()) throw RunCancelled();
+            const emu::QuantizedTensor forward = c.quantise(x, kRows, kCols);
+            const emu::QuantizedTensor from_x = c.quantise(xt, kCols, kRows);
+            const emu::QuantizedTensor from_copy =
+                c.quantise(transposed(forward.dequantize(), kRows, kCols), kCols, kRows);
+            const std::vector<float> a = from_x.dequantize(), b = from_copy.dequantize();
+            std::size_t differ = 0;
+            for (std::size_t i = 0; i < a.size(); ++i) differ += a[i] != b[i];
+            const double e_again = rms_relative_error(xt, from_x), e_twice = rms_relative_error(xt, from_copy);
+            const double at = double(fig.x_axis.categories.size());
+            fig.x_axis.categories.push_back(c.name);
+            again.x.push_back(at - 0.2);
+            again.y.push_back(e_again);
+            twice.x.push_back(at + 0.2);
+            twice.y.push_back(e_twice);
+            t.rows.push_back({std::string(c.name), std::string(c.blocks), rms_relative_error(x, forward), e_again,
+                              e_twice, 100.0 * double(differ) / double(a.size())});
+        }
+        fig.series = {again, twice};
+        out.figures.push_back(std::move(fig));
+        out.tables.push_back(std::move(t));
+        return out;
+    };
+    // The exercise: a 4096 x 4096 MXFP8 activation kept in both orientations, with scales.
+    const double n = 4096.0 * 4096.0, mib = 1024.0 * 1024.0;
+    const double one_copy = n * (1 + 1.0 / 32) / mib;
+    s.exercise = numeric_exercise(2 * one_copy, {{"one-copy", one_copy}, {"no-scales", 2 * n / mib}}, 0.01);
+    return s;
+}
+
 }  // namespace
 
 LabLogic block_scaling_lab() {
-    return {"block-scaling", {recipe_map(), recipes(), floor_against_rceil(), e8m0_traps(), block_size_and_nvfp4()}};
+    return {"block-scaling",
+            {recipe_map(), recipes(), floor_against_rceil(), e8m0_traps(), block_size_and_nvfp4(), transpose_copy()}};
 }
 
 }  // namespace fp8lab::labs

@@ -640,6 +640,34 @@ TEST_CASE("every step has an exercise; lab 9's inference exercises") {
     CHECK(serving.check(shortest_text(fp8 / bf16)).correct);
 }
 
+TEST_CASE("lab 7, the transposed copy: quantised from x it beats the twice-rounded copy, as the text says") {
+    const Catalog c = load_curriculum();
+    const Step* s = c.find("block-scaling")->find_step("transpose");
+    REQUIRE(s);
+    RunContext context;
+    const StepOutput out = s->logic.run(Parameters(s->logic.parameters), context);
+    const Table& t = out.tables.at(0);
+    REQUIRE(t.rows.size() == 4);
+    for (const auto& row : t.rows) {
+        const std::string name = std::get<std::string>(row[0]);
+        CAPTURE(name);
+        const double forward = std::get<double>(row[2]), from_x = std::get<double>(row[3]),
+                     from_copy = std::get<double>(row[4]), differ = std::get<double>(row[5]);
+        CHECK(from_x < forward);             // x^T's own blocks fit better than the forward ones
+        CHECK(from_copy >= 0.99 * forward);  // the copy keeps the forward copy's error (to 1%), or worse
+        CHECK(from_copy > from_x);
+        const bool four_bits = name == "MXFP4" || name == "NVFP4";
+        if (four_bits)
+            CHECK(differ > 20);  // "moves many of them"
+        else
+            CHECK(differ < 1);  // "changes few elements"
+    }
+    const Exercise& e = exercise(c, "block-scaling", "transpose");
+    CHECK(e.check("33").correct);
+    CHECK(e.check("16.5").hint.find("one orientation") != std::string::npos);
+    CHECK(e.check("32").hint.find("scales take space") != std::string::npos);
+}
+
 TEST_CASE("lab 7, recipes: with E2M1 the floor rule wins one error measure and RCEIL the other, as the text says") {
     const Catalog c = load_curriculum();
     const Step* s = c.find("block-scaling")->find_step("recipes");
