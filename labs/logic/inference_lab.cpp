@@ -415,7 +415,7 @@ StepLogic kv_cache() {
             const double relative = std::sqrt(err / ref_norm);
             fig.x_axis.categories.push_back(v.short_name);
             bars.x.push_back(double(bars.x.size()));
-            bars.y.push_back(relative);  // 0 (float32 against itself) is marked on the log axis' floor
+            bars.y.push_back(relative);
             t.rows.push_back({v.name, v.bits, relative, worst, std::int64_t(v.clipped)});
         }
         fig.x_axis.min = -0.6;
@@ -448,6 +448,109 @@ InferenceSweep recorded_inference() {
 }
 
 // BF16 against the FP8 variants by batch size: measured now on the GPU, or recorded.
+// Attention with its inputs as given and, when `p_format` is set, the probabilities P
+// (exp(s - row max), in [0, 1]) stored in it with the scale max / 1 before the second
+// matmul, their row sum kept in float: softmax(q k^T / sqrt(d)) v per head, in double.
+std::vector<double> attention_with(const std::vector<float>& queries, const std::vector<float>& keys,
+                                   const std::vector<float>& values, const emu::Format* p_format) {
+    const int T = KvCache::kTokens, D = KvCache::kHeadDim, C = KvCache::kDim;
+    std::vector<double> out(std::size_t(KvCache::kQueries) * C, 0.0);
+    std::vector<double> p(static_cast<std::size_t>(T));
+    const double p_scale = p_format ? p_format->max_finite : 1.0;
+    for (int i = 0; i < KvCache::kQueries; ++i)
+        for (int h = 0; h < KvCache::kHeads; ++h) {
+            double mx = -1e300;
+            for (int t = 0; t < T; ++t) {
+                double sc = 0;
+                for (int c = h * D; c < (h + 1) * D; ++c)
+                    sc += double(queries[std::size_t(i) * C + c]) * keys[std::size_t(t) * C + c];
+                p[std::size_t(t)] = sc / std::sqrt(double(D));
+                mx = std::max(mx, p[std::size_t(t)]);
+            }
+            double sum = 0;
+            for (double& x : p) sum += x = double(float(std::exp(x - mx)));
+            if (p_format)
+                for (double& x : p) x = emu::round_to_format(*p_format, float(x * p_scale)) / p_scale;
+            for (int t = 0; t < T; ++t)
+                for (int c = h * D; c < (h + 1) * D; ++c)
+                    out[std::size_t(i) * C + c] += p[std::size_t(t)] / sum * values[std::size_t(t) * C + c];
+        }
+    return out;
+}
+
+// Every element of x rounded to f, no scale (BF16's range needs none).
+std::vector<float> rounded_to(std::vector<float> x, const emu::Format& f) {
+    for (float& v : x) v = float(emu::round_to_format(f, double(v)));
+    return x;
+}
+
+StepLogic fp8_attention() {
+    StepLogic s;
+    s.id = "fp8-attention";
+    s.titles = {{"figure fp8-attention-error"}, {"table fp8-attention"}};
+    s.no_training_reason =
+        "The lab's MLP has no attention, and the transformer of lab 11 keeps attention's matmuls in BF16, as "
+        "Transformer Engine does by default; this step measures what FP8 attention would change.";
+    s.run = [](const Parameters&, RunContext& ctx) {
+        const KvCache kv = make_kv_cache(ctx.seed());
+        const std::vector<double> ref = attention_with(kv.queries, kv.keys, kv.values, nullptr);
+        const int C = KvCache::kDim, D = KvCache::kHeadDim;
+        std::size_t clipped = 0;
+        const auto fp8 = [&](const std::vector<float>& x, int group) {
+            return store_with_scales(x, emu::e4m3(), group, false, clipped);
+        };
+        const emu::Format& bf16 = emu::bf16();
+        struct Variant {
+            std::string name, short_name, matmuls;
+            std::vector<double> out;
+        };
+        const std::vector<Variant> variants = {
+            {"BF16 Q, K, V", "BF16", "none",
+             attention_with(rounded_to(kv.queries, bf16), rounded_to(kv.keys, bf16), rounded_to(kv.values, bf16),
+                            nullptr)},
+            {"FP8 K and V per head (the cache); BF16 Q", "K, V", "none: K and V read back to BF16",
+             attention_with(rounded_to(kv.queries, bf16), fp8(kv.keys, D), fp8(kv.values, D), nullptr)},
+            {"FP8 Q, K, V per tensor; P in float", "QKV tensor", "q k^T only",
+             attention_with(fp8(kv.queries, C), fp8(kv.keys, C), fp8(kv.values, C), nullptr)},
+            {"FP8 Q, K, V per head; P in float", "QKV head", "q k^T only",
+             attention_with(fp8(kv.queries, D), fp8(kv.keys, D), fp8(kv.values, D), nullptr)},
+            {"FP8 Q, K, V per head; P in E4M3 (scale 448)", "QKV+P head", "both: q k^T and P v",
+             attention_with(fp8(kv.queries, D), fp8(kv.keys, D), fp8(kv.values, D), &emu::e4m3())}};
+        double ref_norm = 0;
+        for (double v : ref) ref_norm += v * v;
+        StepOutput out;
+        Figure fig;
+        fig.id = "fp8-attention-error";
+        fig.y_axis = {"relative output error", AxisScale::Linear};
+        fig.y_axis.min = 0;
+        fig.legend = false;
+        Series bars{SeriesKind::Bars, "", 2};
+        Table t{"fp8-attention", {}, {}, {}};
+        t.columns = {{"inputs"}, {"matmuls in FP8"}, {"output error", ColumnType::Number}};
+        for (const Variant& v : variants) {
+            double err = 0;
+            for (std::size_t k = 0; k < ref.size(); ++k) err += (v.out[k] - ref[k]) * (v.out[k] - ref[k]);
+            const double relative = std::sqrt(err / ref_norm);
+            fig.x_axis.categories.push_back(v.short_name);
+            bars.x.push_back(double(bars.x.size()));
+            bars.y.push_back(relative);
+            t.rows.push_back({v.name, v.matmuls, relative});
+        }
+        fig.x_axis.min = -0.6;
+        fig.x_axis.max = double(bars.x.size()) - 0.4;
+        fig.series.push_back(std::move(bars));
+        out.figures.push_back(std::move(fig));
+        out.tables.push_back(std::move(t));
+        return out;
+    };
+    // The exercise: P's smallest non-zero value once stored in E4M3 with the scale 448.
+    const emu::Format& e4m3 = emu::e4m3();
+    s.exercise =
+        numeric_exercise(e4m3.min_subnormal / e4m3.max_finite,
+                         {{"unscaled", e4m3.min_subnormal}, {"normal", e4m3.min_normal / e4m3.max_finite}}, 1e-3);
+    return s;
+}
+
 StepLogic serving_speed() {
     StepLogic s;
     s.id = "serving-speed";
@@ -540,7 +643,7 @@ StepLogic serving_speed() {
 }  // namespace
 
 LabLogic inference_lab() {
-    return {"inference", {weights_and_activations(), calibration(), kv_cache(), serving_speed()}};
+    return {"inference", {weights_and_activations(), calibration(), kv_cache(), fp8_attention(), serving_speed()}};
 }
 
 }  // namespace fp8lab::labs

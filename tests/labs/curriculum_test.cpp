@@ -640,6 +640,24 @@ TEST_CASE("every step has an exercise; lab 9's inference exercises") {
     CHECK(serving.check(shortest_text(fp8 / bf16)).correct);
 }
 
+TEST_CASE("lab 9, FP8 attention: the error ladder the text describes") {
+    const Catalog c = load_curriculum();
+    const Step* s = c.find("inference")->find_step("fp8-attention");
+    REQUIRE(s);
+    RunContext context;
+    const StepOutput out = s->logic.run(Parameters(s->logic.parameters), context);
+    const Table& t = out.tables.at(0);
+    REQUIRE(t.rows.size() == 5);
+    const auto error = [&](std::size_t row) { return std::get<double>(t.rows.at(row)[2]); };
+    for (std::size_t r = 1; r < 5; ++r) CHECK(error(r) > 5 * error(0));  // "about ten times BF16's"
+    for (std::size_t r = 1; r < 4; ++r) CHECK(error(r) < 20 * error(0));
+    CHECK(std::fabs(error(3) / error(2) - 1) < 0.1);  // per head against per tensor: little
+    CHECK(error(4) > 1.2 * error(3));                 // P in E4M3: a clear further error
+    const Exercise& e = exercise(c, "inference", "fp8-attention");
+    CHECK(e.check("2^-9/448").correct);
+    CHECK(e.check("2^-9").hint.find("divide it by the scale") != std::string::npos);
+}
+
 TEST_CASE("lab 7, the transposed copy: quantised from x it beats the twice-rounded copy, as the text says") {
     const Catalog c = load_curriculum();
     const Step* s = c.find("block-scaling")->find_step("transpose");
