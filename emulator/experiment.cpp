@@ -287,11 +287,13 @@ std::string describe_skipped_steps(std::size_t skipped, std::size_t steps, bool 
 
 std::string describe_inference(const InferenceSpec& i) {
     const std::string f(i.format->name);
+    const bool four_bit_weights = i.weights == WeightQuantization::Nvfp4 || i.weights == WeightQuantization::Mxfp4;
     std::string text = "inference with " + (i.weights == WeightQuantization::None ? std::string("float32 weights")
-                                            : i.weights == WeightQuantization::Nvfp4
-                                                ? std::string("NVFP4 weights")
-                                                : f + " weights " + std::string(enum_name(i.weights)));
+                                            : four_bit_weights ? std::string(enum_name(i.weights)) + " weights"
+                                                               : f + " weights " + std::string(enum_name(i.weights)));
     if (i.activations == ActivationQuantization::None) return text + ", float32 activations";
+    if (i.activations == ActivationQuantization::Nvfp4 || i.activations == ActivationQuantization::Mxfp4)
+        return text + ", " + std::string(enum_name(i.activations)) + " activations";
     text += ", " + f + " activations " + std::string(enum_name(i.activations));
     if (i.activations == ActivationQuantization::Static)
         text += " (" + std::to_string(i.calibration_batches) + " calibration batches)";

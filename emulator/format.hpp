@@ -64,6 +64,12 @@ std::span<const Format> all_formats();
 const Format* find_format(std::string_view name);
 const Format& format_by_name(std::string_view name);  // throws std::invalid_argument
 
+// Storage of a block-scaled format per element: the element's bits plus its block's one
+// scale shared by `block` elements (MXFP8: 8 + 8/32 = 8.25; NVFP4: 4 + 8/16 = 4.5).
+inline double block_scaled_bits(const Format& element, const Format& scale, int block) {
+    return element.total_bits + double(scale.total_bits) / block;
+}
+
 // Named accessors for the formats the code refers to directly.
 const Format& e4m3();
 const Format& e5m2();

@@ -20,16 +20,17 @@ std::span<const EnumName<emu::WeightQuantization>> enum_names<emu::WeightQuantiz
     static constexpr EnumName<WeightQuantization> table[] = {{WeightQuantization::None, "none"},
                                                              {WeightQuantization::PerTensor, "per-tensor"},
                                                              {WeightQuantization::PerChannel, "per-channel"},
-                                                             {WeightQuantization::Nvfp4, "nvfp4"}};
+                                                             {WeightQuantization::Nvfp4, "nvfp4"},
+                                                             {WeightQuantization::Mxfp4, "mxfp4"}};
     return table;
 }
 template <>
 std::span<const EnumName<emu::ActivationQuantization>> enum_names<emu::ActivationQuantization>() {
     using emu::ActivationQuantization;
-    static constexpr EnumName<ActivationQuantization> table[] = {{ActivationQuantization::None, "none"},
-                                                                 {ActivationQuantization::Static, "static"},
-                                                                 {ActivationQuantization::Dynamic, "dynamic"},
-                                                                 {ActivationQuantization::PerToken, "per-token"}};
+    static constexpr EnumName<ActivationQuantization> table[] = {
+        {ActivationQuantization::None, "none"},       {ActivationQuantization::Static, "static"},
+        {ActivationQuantization::Dynamic, "dynamic"}, {ActivationQuantization::PerToken, "per-token"},
+        {ActivationQuantization::Nvfp4, "nvfp4"},     {ActivationQuantization::Mxfp4, "mxfp4"}};
     return table;
 }
 }  // namespace fp8lab
@@ -90,6 +91,9 @@ std::vector<LayerWeights> quantize_weights(const std::vector<LayerWeights>& trai
             }
         if (how == WeightQuantization::Nvfp4)
             l.weight = quantize_nvfp4(w, std::size_t(l.outputs), std::size_t(l.inputs)).dequantize();
+        if (how == WeightQuantization::Mxfp4)
+            l.weight =
+                quantize_mx(w, std::size_t(l.outputs), std::size_t(l.inputs), e2m1(), MxScaleRule::Rceil).dequantize();
     }
     return layers;
 }
@@ -107,6 +111,10 @@ std::vector<float> quantized_forward(const std::vector<LayerWeights>& layers, st
                 std::span<float> row = std::span<float>(x).subspan(std::size_t(r) * L.inputs, std::size_t(L.inputs));
                 fake_quantize(row, f, current_scale(amax(row), f).scale);
             }
+        if (how == ActivationQuantization::Nvfp4)
+            x = quantize_nvfp4(x, std::size_t(rows), std::size_t(L.inputs)).dequantize();
+        if (how == ActivationQuantization::Mxfp4)
+            x = quantize_mx(x, std::size_t(rows), std::size_t(L.inputs), e2m1(), MxScaleRule::Rceil).dequantize();
         // Each output sums bias + x_0 w_0 + x_1 w_1 + ... in that order, as one scalar loop
         // would; the loop runs over the outputs innermost (on the transposed weight), so the
         // compiler vectorises across outputs without reordering any sum.

@@ -1,7 +1,7 @@
 // SPDX-License-Identifier: Apache-2.0
-// A trained MLP quantised for inference: its weights (per tensor, per output channel or
-// NVFP4) and the inputs of its layers (static, dynamic or per-token scales), evaluated
-// on held-out data against its own float32 forward pass.
+// A trained MLP quantised for inference: its weights (per tensor, per output channel, or
+// 4-bit NVFP4 or MXFP4 blocks) and the inputs of its layers (static, dynamic or per-token
+// scales, or 4-bit blocks), evaluated on held-out data against its own float32 forward pass.
 #pragma once
 
 #include <span>
@@ -16,8 +16,11 @@ namespace fp8lab::emu {
 struct Experiment;
 struct LayerWeights;
 
-enum class WeightQuantization { None, PerTensor, PerChannel, Nvfp4 };
-enum class ActivationQuantization { None, Static, Dynamic, PerToken };
+// Nvfp4 and Mxfp4 are whole recipes (E2M1 elements in blocks of 16 with E4M3 scales and
+// a tensor scale, or of 32 with E8M0 RCEIL scales, along the contraction dimension): they
+// ignore the spec's format.
+enum class WeightQuantization { None, PerTensor, PerChannel, Nvfp4, Mxfp4 };
+enum class ActivationQuantization { None, Static, Dynamic, PerToken, Nvfp4, Mxfp4 };
 
 // What an experiment does with its trained model: nothing (enabled false), or an
 // evaluation of the model quantised this way on held-out batches of its task.

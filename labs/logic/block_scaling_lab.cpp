@@ -23,9 +23,6 @@ constexpr float kOutlierFactor = 40.0f;
 // Activations with outlier channels: N(0, 1), every kOutlierEvery-th column kOutlierFactor times larger, as the
 // outlier features of large language models sit in a few fixed channels.
 // Storage per element of a block-scaled tensor: the element plus its share of the scale.
-double bits_per_element(const emu::Format& element, const emu::Format& scale, int block) {
-    return element.total_bits + double(scale.total_bits) / block;
-}
 
 std::vector<float> outlier_channels(std::uint64_t seed) {
     std::vector<float> x = sample_tensor(TensorKind::Weights, kRows * kCols, seed);  // N(0, 0.02^2)
@@ -228,10 +225,10 @@ StepLogic recipes() {
         return out;
     };
     const emu::Format &e4m3 = emu::e4m3(), &e8m0 = emu::e8m0();
-    s.exercise =
-        numeric_exercise(bits_per_element(e4m3, e8m0, 32), {{"elements-only", double(e4m3.total_bits)},
-                                                            {"blocks-of-16", bits_per_element(e4m3, e8m0, 16)},
-                                                            {"scale-per-element", bits_per_element(e4m3, e8m0, 1)}});
+    s.exercise = numeric_exercise(emu::block_scaled_bits(e4m3, e8m0, 32),
+                                  {{"elements-only", double(e4m3.total_bits)},
+                                   {"blocks-of-16", emu::block_scaled_bits(e4m3, e8m0, 16)},
+                                   {"scale-per-element", emu::block_scaled_bits(e4m3, e8m0, 1)}});
     return s;
 }
 
@@ -456,10 +453,10 @@ StepLogic block_size_and_nvfp4() {
         return out;
     };
     const emu::Format &e2m1 = emu::e2m1(), &e4m3 = emu::e4m3(), &e8m0 = emu::e8m0();
-    s.exercise =
-        numeric_exercise(bits_per_element(e2m1, e4m3, 16), {{"mxfp4", bits_per_element(e2m1, e8m0, 32)},
-                                                            {"elements-only", double(e2m1.total_bits)},
-                                                            {"scale-per-element", bits_per_element(e2m1, e4m3, 1)}});
+    s.exercise = numeric_exercise(emu::block_scaled_bits(e2m1, e4m3, 16),
+                                  {{"mxfp4", emu::block_scaled_bits(e2m1, e8m0, 32)},
+                                   {"elements-only", double(e2m1.total_bits)},
+                                   {"scale-per-element", emu::block_scaled_bits(e2m1, e4m3, 1)}});
     return s;
 }
 

@@ -448,6 +448,80 @@ InferenceSweep recorded_inference() {
 }
 
 // BF16 against the FP8 variants by batch size: measured now on the GPU, or recorded.
+StepLogic four_bit_weights() {
+    StepLogic s;
+    s.id = "four-bit-weights";
+    s.titles = {{"figure four-bit-error"}, {"table four-bit", {"samples"}}};
+    s.no_training_reason =
+        "This step compares fixed quantisations of the classifier the first step trains; an experiment takes any "
+        "of them as its inference setting (train --inference-format e4m3 --inference-weights nvfp4|mxfp4 "
+        "--inference-activations nvfp4|mxfp4).";
+    s.run = [](const Parameters&, RunContext&) {
+        const emu::Format& e4m3 = emu::e4m3();
+        const EvaluationSet set = evaluation_set(0);
+        std::size_t weights = 0, rows = 0;
+        for (const emu::LayerWeights& l : trained_model()) {
+            weights += l.weight.size();
+            rows += std::size_t(l.outputs);
+        }
+        using W = emu::WeightQuantization;
+        using A = emu::ActivationQuantization;
+        struct Variant {
+            std::string name, short_name;
+            W w;
+            A a;
+            double bits;  // per weight, with its scales (the per-tensor float32s left out)
+        };
+        const double per_channel = 8 + 32.0 * double(rows) / double(weights);  // a float32 scale per row
+        const std::vector<Variant> variants = {
+            {"FP8 (E4M3) weights per channel", "W8", W::PerChannel, A::None, per_channel},
+            {"NVFP4 weights", "W NVFP4", W::Nvfp4, A::None, emu::block_scaled_bits(emu::e2m1(), e4m3, 16)},
+            {"MXFP4 weights", "W MXFP4", W::Mxfp4, A::None, emu::block_scaled_bits(emu::e2m1(), emu::e8m0(), 32)},
+            {"FP8 weights per channel + activations per token (W8A8)", "W8A8", W::PerChannel, A::PerToken, per_channel},
+            {"NVFP4 weights + activations (W4A4)", "W4A4 NVFP4", W::Nvfp4, A::Nvfp4,
+             emu::block_scaled_bits(emu::e2m1(), e4m3, 16)},
+            {"MXFP4 weights + activations (W4A4)", "W4A4 MXFP4", W::Mxfp4, A::Mxfp4,
+             emu::block_scaled_bits(emu::e2m1(), emu::e8m0(), 32)}};
+        StepOutput out;
+        Figure fig;
+        fig.id = "four-bit-error";
+        fig.y_axis = {"relative output error vs float32", AxisScale::Linear};
+        fig.y_axis.min = 0;
+        fig.legend = false;
+        Series bars{SeriesKind::Bars, "", 4};
+        Table t{"four-bit", {}, {}, {}};
+        t.title_values = {{"samples", std::to_string(kEvalBatches * kBatchRows)}};
+        t.columns = {{"model"},
+                     {"bits per weight", ColumnType::Number},
+                     {"weights", ColumnType::Number, "KiB"},
+                     {"output error vs float32", ColumnType::Number},
+                     {"accuracy", ColumnType::Number, "%"},
+                     {"same prediction as float32", ColumnType::Number, "%"}};
+        for (const Variant& v : variants) {
+            const Evaluation e = evaluate(emu::quantize_weights(trained_model(), e4m3, v.w), e4m3, v.a, {}, set);
+            t.rows.push_back(
+                {v.name, v.bits, double(weights) * v.bits / 8 / 1024, e.output_error, e.accuracy, e.agreement});
+            fig.x_axis.categories.push_back(v.short_name);
+            bars.x.push_back(double(bars.x.size()));
+            bars.y.push_back(e.output_error);
+        }
+        fig.x_axis.min = -0.6;
+        fig.x_axis.max = double(bars.x.size()) - 0.4;
+        fig.series.push_back(std::move(bars));
+        out.figures.push_back(std::move(fig));
+        out.tables.push_back(std::move(t));
+        return out;
+    };
+    // A 7-billion-parameter model's weights in NVFP4, in GB (10^9 bytes).
+    const double params = 7e9;
+    const auto gb = [&](double bits) { return params * bits / 8 / 1e9; };
+    s.exercise = numeric_exercise(
+        gb(emu::block_scaled_bits(emu::e2m1(), emu::e4m3(), 16)),
+        {{"fp8", gb(8)}, {"elements-only", gb(4)}, {"mxfp4", gb(emu::block_scaled_bits(emu::e2m1(), emu::e8m0(), 32))}},
+        1e-3);
+    return s;
+}
+
 // Attention with its inputs as given and, when `p_format` is set, the probabilities P
 // (exp(s - row max), in [0, 1]) stored in it with the scale max / 1 before the second
 // matmul, their row sum kept in float: softmax(q k^T / sqrt(d)) v per head, in double.
@@ -643,7 +717,9 @@ StepLogic serving_speed() {
 }  // namespace
 
 LabLogic inference_lab() {
-    return {"inference", {weights_and_activations(), calibration(), kv_cache(), fp8_attention(), serving_speed()}};
+    return {
+        "inference",
+        {weights_and_activations(), calibration(), kv_cache(), fp8_attention(), four_bit_weights(), serving_speed()}};
 }
 
 }  // namespace fp8lab::labs

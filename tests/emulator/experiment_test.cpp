@@ -8,7 +8,10 @@
 #include <stdexcept>
 #include <string>
 
+#include "emulator/block_recipes.hpp"
 #include "emulator/experiment.hpp"
+#include "emulator/inference_quantization.hpp"
+#include "emulator/mlp_trainer.hpp"
 #include "emulator/integer_text.hpp"
 #include "emulator/json_writer.hpp"
 #include "emulator/quoted_input.hpp"
@@ -112,7 +115,8 @@ TEST_CASE("bad experiment files are refused with file:line and the field") {
     CHECK(refusal("{\"fp8lab_experiment\": 1, \"steps\": 1, \"steps\": 2}").find("appears twice") != std::string::npos);
     CHECK(refusal(std::string(100, '[')).find("nesting deeper") != std::string::npos);
     CHECK(refusal("{\"fp8lab_experiment\": 1, \"inference\": {\"weights\": \"per-row\"}}")
-              .find("inference.weights: 'per-row' is not none, per-tensor, per-channel or nvfp4") != std::string::npos);
+              .find("inference.weights: 'per-row' is not none, per-tensor, per-channel, nvfp4 or mxfp4") !=
+          std::string::npos);
     CHECK(refusal("{\"fp8lab_experiment\": 1, \"inference\": {\"calibration_batches\": 0}}")
               .find("inference.calibration_batches") != std::string::npos);
     CHECK(refusal("{\"fp8lab_experiment\": 1, \"inference\": {\"format\": \"bf16\"}}")
@@ -187,4 +191,30 @@ TEST_CASE("the learning-rate schedule: constant, or a linear warm-up then a cosi
     CHECK(r[7] == float(peak * (floor + (1 - floor) * 0.5 * (1 + std::cos(3.141592653589793 * 3 / 6)))));
     e.optimizer.schedule.floor = 1.5f;
     CHECK_THROWS_WITH_AS(validate(e), doctest::Contains("optimizer.schedule.floor"), std::invalid_argument);
+}
+
+TEST_CASE("4-bit inference: MXFP4 weights and NVFP4 or MXFP4 activations are the block quantisers' values") {
+    LayerWeights layer;
+    layer.inputs = 64;
+    layer.outputs = 8;
+    for (int i = 0; i < layer.inputs * layer.outputs; ++i) layer.weight.push_back(std::sin(0.37f * float(i)));
+    const std::vector<LayerWeights> layers = {layer};
+    const std::vector<LayerWeights> mx = quantize_weights(layers, e4m3(), WeightQuantization::Mxfp4);
+    CHECK(mx[0].weight == quantize_mx(layer.weight, 8, 64, e2m1(), MxScaleRule::Rceil).dequantize());
+    // One row of inputs through a layer whose weights are the identity's first 8 columns:
+    // the outputs are the quantised inputs themselves.
+    LayerWeights pick;
+    pick.inputs = 64;
+    pick.outputs = 8;
+    pick.weight.assign(64 * 8, 0.0f);
+    for (int o = 0; o < 8; ++o) pick.weight[std::size_t(o) * 64 + std::size_t(o)] = 1.0f;
+    std::vector<float> x(64);
+    for (int i = 0; i < 64; ++i) x[std::size_t(i)] = std::cos(0.91f * float(i)) * 3.0f;
+    for (const auto& [how, expected] :
+         {std::pair{ActivationQuantization::Nvfp4, quantize_nvfp4(x, 1, 64).dequantize()},
+          std::pair{ActivationQuantization::Mxfp4, quantize_mx(x, 1, 64, e2m1(), MxScaleRule::Rceil).dequantize()}}) {
+        const std::vector<float> y = quantized_forward({pick}, x, 1, e4m3(), how, {});
+        for (int o = 0; o < 8; ++o) CHECK(y[std::size_t(o)] == expected[std::size_t(o)]);
+    }
+    CHECK(parse_enum<ActivationQuantization>("mxfp4") == ActivationQuantization::Mxfp4);
 }

@@ -640,6 +640,31 @@ TEST_CASE("every step has an exercise; lab 9's inference exercises") {
     CHECK(serving.check(shortest_text(fp8 / bf16)).correct);
 }
 
+TEST_CASE("lab 9, 4-bit weights: the order of the errors the text describes, and the exercise") {
+    const Catalog c = load_curriculum();
+    const Step* s = c.find("inference")->find_step("four-bit-weights");
+    REQUIRE(s);
+    RunContext context;
+    const StepOutput out = s->logic.run(Parameters(s->logic.parameters), context);
+    const Table& t = out.tables.at(0);
+    REQUIRE(t.rows.size() == 6);
+    const auto error = [&](std::size_t row) { return std::get<double>(t.rows.at(row)[3]); };
+    const auto bits = [&](std::size_t row) { return std::get<double>(t.rows.at(row)[1]); };
+    CHECK(bits(1) == 4.5);           // NVFP4: 4 + 8/16
+    CHECK(bits(2) == 4.25);          // MXFP4: 4 + 8/32
+    CHECK(bits(0) > 8);              // FP8 with a float32 per row
+    CHECK(error(1) > 2 * error(0));  // "several times FP8's error"
+    CHECK(error(2) > 2 * error(0));
+    CHECK(error(1) < error(2));  // NVFP4 keeps closer than MXFP4
+    CHECK(error(4) > error(1));  // W4A4 adds the most
+    CHECK(error(5) > error(2));
+    CHECK(error(4) > error(3));
+    const Exercise& e = exercise(c, "inference", "four-bit-weights");
+    CHECK(e.check("3.9375").correct);
+    CHECK(e.check("3.5").hint.find("scales take space") != std::string::npos);
+    CHECK(e.check("7").hint.find("FP8") != std::string::npos);
+}
+
 TEST_CASE("lab 9, FP8 attention: the error ladder the text describes") {
     const Catalog c = load_curriculum();
     const Step* s = c.find("inference")->find_step("fp8-attention");
