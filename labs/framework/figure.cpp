@@ -25,6 +25,18 @@ Series scatter(std::string name, std::vector<double> x, std::vector<double> y, i
     return s;
 }
 
+void CategoryBars::add(std::string category, double value) {
+    figure.x_axis.categories.push_back(std::move(category));
+    bars.x.push_back(double(bars.x.size()));
+    bars.y.push_back(value);
+}
+
+void CategoryBars::finish() {
+    figure.x_axis.min = -0.6;
+    figure.x_axis.max = double(bars.x.size()) - 0.4;
+    figure.series.push_back(std::move(bars));
+}
+
 std::vector<double> step_numbers(std::size_t n) {
     std::vector<double> x(n);
     for (std::size_t i = 0; i < n; ++i) x[i] = double(i);

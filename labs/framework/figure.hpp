@@ -93,5 +93,13 @@ Series line(std::string name, std::vector<double> x, std::vector<double> y, int 
 Series scatter(std::string name, std::vector<double> x, std::vector<double> y, int colour);
 // 0, 1, ..., n-1: the x of a per-step curve.
 std::vector<double> step_numbers(std::size_t n);
+// A bar chart of one bar per category: each add() names its category and the bar's
+// height; the figure's x axis spans exactly the bars.
+struct CategoryBars {
+    Figure& figure;
+    Series bars;
+    void add(std::string category, double value);
+    void finish();  // moves the bars into the figure
+};
 
 }  // namespace fp8lab::labs

@@ -187,7 +187,7 @@ StepLogic weights_and_activations() {
         fig.y_axis = {"relative output error vs float32", AxisScale::Linear};  // bars start at 0
         fig.y_axis.min = 0;
         fig.legend = false;
-        Series bars{SeriesKind::Bars, "", 0};
+        CategoryBars bars{fig, {SeriesKind::Bars, "", 0}};
         Table t{"variants", {}, evaluation_columns(), {}};
         t.title_values = {{"samples", std::to_string(kEvalBatches * kBatchRows)}};
         for (std::size_t i = 0; i < variants.size(); ++i) {
@@ -196,13 +196,9 @@ StepLogic weights_and_activations() {
                 evaluate(emu::quantize_weights(trained_model(), f, v.weights), f, v.activations, scales, set);
             t.rows.push_back({v.name, e.output_error, e.accuracy, e.agreement});
             if (i == 0) continue;  // float32 against itself: no bar to draw
-            fig.x_axis.categories.push_back(v.short_name);
-            bars.x.push_back(double(bars.x.size()));
-            bars.y.push_back(e.output_error);
+            bars.add(v.short_name, e.output_error);
         }
-        fig.x_axis.min = -0.6;
-        fig.x_axis.max = double(bars.x.size()) - 0.4;
-        fig.series.push_back(std::move(bars));
+        bars.finish();
         out.figures.push_back(std::move(fig));
         out.tables.push_back(std::move(t));
         out.notes.push_back("The model: " + std::to_string(trained_model().size()) +
@@ -387,7 +383,7 @@ StepLogic kv_cache() {
         fig.y_axis = {"relative output error", AxisScale::Linear};  // bars start at 0: their heights compare
         fig.y_axis.min = 0;
         fig.legend = false;
-        Series bars{SeriesKind::Bars, "", 3};
+        CategoryBars bars{fig, {SeriesKind::Bars, "", 3}};
         Table t{"kv", {}, {}, {}};
         t.title_values = {{"tokens", std::to_string(KvCache::kTokens)},
                           {"heads", std::to_string(KvCache::kHeads)},
@@ -413,14 +409,10 @@ StepLogic kv_cache() {
                 worst = std::max(worst, std::sqrt(e / n));
             }
             const double relative = std::sqrt(err / ref_norm);
-            fig.x_axis.categories.push_back(v.short_name);
-            bars.x.push_back(double(bars.x.size()));
-            bars.y.push_back(relative);
+            bars.add(v.short_name, relative);
             t.rows.push_back({v.name, v.bits, relative, worst, std::int64_t(v.clipped)});
         }
-        fig.x_axis.min = -0.6;
-        fig.x_axis.max = double(bars.x.size()) - 0.4;
-        fig.series.push_back(std::move(bars));
+        bars.finish();
         out.figures.push_back(std::move(fig));
         out.tables.push_back(std::move(t));
         out.metrics.push_back({"largest key", emu::amax(kv.keys), ""});
@@ -488,7 +480,7 @@ StepLogic four_bit_weights() {
         fig.y_axis = {"relative output error vs float32", AxisScale::Linear};
         fig.y_axis.min = 0;
         fig.legend = false;
-        Series bars{SeriesKind::Bars, "", 4};
+        CategoryBars bars{fig, {SeriesKind::Bars, "", 4}};
         Table t{"four-bit", {}, {}, {}};
         t.title_values = {{"samples", std::to_string(kEvalBatches * kBatchRows)}};
         t.columns = {{"model"},
@@ -501,13 +493,9 @@ StepLogic four_bit_weights() {
             const Evaluation e = evaluate(emu::quantize_weights(trained_model(), e4m3, v.w), e4m3, v.a, {}, set);
             t.rows.push_back(
                 {v.name, v.bits, double(weights) * v.bits / 8 / 1024, e.output_error, e.accuracy, e.agreement});
-            fig.x_axis.categories.push_back(v.short_name);
-            bars.x.push_back(double(bars.x.size()));
-            bars.y.push_back(e.output_error);
+            bars.add(v.short_name, e.output_error);
         }
-        fig.x_axis.min = -0.6;
-        fig.x_axis.max = double(bars.x.size()) - 0.4;
-        fig.series.push_back(std::move(bars));
+        bars.finish();
         out.figures.push_back(std::move(fig));
         out.tables.push_back(std::move(t));
         return out;
@@ -598,21 +586,17 @@ StepLogic fp8_attention() {
         fig.y_axis = {"relative output error", AxisScale::Linear};
         fig.y_axis.min = 0;
         fig.legend = false;
-        Series bars{SeriesKind::Bars, "", 2};
+        CategoryBars bars{fig, {SeriesKind::Bars, "", 2}};
         Table t{"fp8-attention", {}, {}, {}};
         t.columns = {{"inputs"}, {"matmuls in FP8"}, {"output error", ColumnType::Number}};
         for (const Variant& v : variants) {
             double err = 0;
             for (std::size_t k = 0; k < ref.size(); ++k) err += (v.out[k] - ref[k]) * (v.out[k] - ref[k]);
             const double relative = std::sqrt(err / ref_norm);
-            fig.x_axis.categories.push_back(v.short_name);
-            bars.x.push_back(double(bars.x.size()));
-            bars.y.push_back(relative);
+            bars.add(v.short_name, relative);
             t.rows.push_back({v.name, v.matmuls, relative});
         }
-        fig.x_axis.min = -0.6;
-        fig.x_axis.max = double(bars.x.size()) - 0.4;
-        fig.series.push_back(std::move(bars));
+        bars.finish();
         out.figures.push_back(std::move(fig));
         out.tables.push_back(std::move(t));
         return out;
