@@ -413,9 +413,9 @@ TEST_CASE("no exercise can be gamed: no listed mistake, NaN or infinity is judge
             }
             ++numeric;
             const ExerciseSpec& spec = *step.logic.exercise;
-            for (const auto& [key, value] : spec.mistakes) {
-                CAPTURE(key);
-                const Feedback f = e.check(shortest_text(value));
+            for (const auto& mistake : spec.mistakes) {  // no structured binding: CAPTURE is a lambda
+                CAPTURE(mistake.first);
+                const Feedback f = e.check(shortest_text(mistake.second));
                 CHECK_FALSE(f.correct);
                 CHECK(!f.hint.empty());
             }
