@@ -25,6 +25,15 @@ Series scatter(std::string name, std::vector<double> x, std::vector<double> y, i
     return s;
 }
 
+Figure category_bar_figure(std::string id, std::string y_label) {
+    Figure f;
+    f.id = std::move(id);
+    f.y_axis = {std::move(y_label), AxisScale::Linear};
+    f.y_axis.min = 0;
+    f.legend = false;
+    return f;
+}
+
 void CategoryBars::add(std::string category, double value) {
     figure.x_axis.categories.push_back(std::move(category));
     bars.x.push_back(double(bars.x.size()));

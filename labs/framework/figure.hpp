@@ -93,6 +93,8 @@ Series line(std::string name, std::vector<double> x, std::vector<double> y, int 
 Series scatter(std::string name, std::vector<double> x, std::vector<double> y, int colour);
 // 0, 1, ..., n-1: the x of a per-step curve.
 std::vector<double> step_numbers(std::size_t n);
+// A figure for CategoryBars: its y axis from zero (bar heights compare), no legend.
+Figure category_bar_figure(std::string id, std::string y_label);
 // A bar chart of one bar per category: each add() names its category and the bar's
 // height; the figure's x axis spans exactly the bars.
 struct CategoryBars {

@@ -181,12 +181,8 @@ StepLogic weights_and_activations() {
              emu::ActivationQuantization::PerToken},
             {"weights only, NVFP4", "W NVFP4", emu::WeightQuantization::Nvfp4, emu::ActivationQuantization::None}};
         StepOutput out;
-        Figure fig;
-        fig.id = "output-error";
+        Figure fig = category_bar_figure("output-error", "relative output error vs float32");
         fig.title_values = {{"format", std::string(f.display_name)}};
-        fig.y_axis = {"relative output error vs float32", AxisScale::Linear};  // bars start at 0
-        fig.y_axis.min = 0;
-        fig.legend = false;
         CategoryBars bars{fig, {SeriesKind::Bars, "", 0}};
         Table t{"variants", {}, evaluation_columns(), {}};
         t.title_values = {{"samples", std::to_string(kEvalBatches * kBatchRows)}};
@@ -294,24 +290,29 @@ KvCache make_kv_cache(std::uint64_t seed) {
     return kv;
 }
 
-// Each head's attention output for every query: softmax(q k^T / sqrt(d)) v, in double.
-std::vector<double> attention_output(const KvCache& kv, const std::vector<float>& keys,
-                                     const std::vector<float>& values) {
+// Attention with its inputs as given and, when `p_format` is set, the probabilities P
+// (exp(s - row max), in [0, 1]) stored in it with the scale max / 1 before the second
+// matmul, their row sum kept in float: softmax(q k^T / sqrt(d)) v per head, in double.
+std::vector<double> attention_with(const std::vector<float>& queries, const std::vector<float>& keys,
+                                   const std::vector<float>& values, const emu::Format* p_format) {
     const int T = KvCache::kTokens, D = KvCache::kHeadDim, C = KvCache::kDim;
     std::vector<double> out(std::size_t(KvCache::kQueries) * C, 0.0);
     std::vector<double> p(static_cast<std::size_t>(T));
+    const double p_scale = p_format ? p_format->max_finite : 1.0;
     for (int i = 0; i < KvCache::kQueries; ++i)
         for (int h = 0; h < KvCache::kHeads; ++h) {
             double mx = -1e300;
             for (int t = 0; t < T; ++t) {
                 double sc = 0;
                 for (int c = h * D; c < (h + 1) * D; ++c)
-                    sc += double(kv.queries[std::size_t(i) * C + c]) * keys[std::size_t(t) * C + c];
+                    sc += double(queries[std::size_t(i) * C + c]) * keys[std::size_t(t) * C + c];
                 p[std::size_t(t)] = sc / std::sqrt(double(D));
                 mx = std::max(mx, p[std::size_t(t)]);
             }
             double sum = 0;
             for (double& x : p) sum += x = std::exp(x - mx);
+            if (p_format)
+                for (double& x : p) x = emu::round_to_format(*p_format, float(x * p_scale)) / p_scale;
             for (int t = 0; t < T; ++t)
                 for (int c = h * D; c < (h + 1) * D; ++c)
                     out[std::size_t(i) * C + c] += p[std::size_t(t)] / sum * values[std::size_t(t) * C + c];
@@ -351,7 +352,7 @@ StepLogic kv_cache() {
         "have; it has no setting a training run could take.";
     s.run = [](const Parameters&, RunContext& ctx) {
         const KvCache kv = make_kv_cache(ctx.seed());
-        const std::vector<double> ref = attention_output(kv, kv.keys, kv.values);
+        const std::vector<double> ref = attention_with(kv.queries, kv.keys, kv.values, nullptr);
         double ref_norm = 0;
         for (double v : ref) ref_norm += v * v;
         struct Variant {
@@ -378,11 +379,7 @@ StepLogic kv_cache() {
                             emu::quantize_nvfp4(kv.values, tokens, dim).dequantize()});
 
         StepOutput out;
-        Figure fig;
-        fig.id = "attention-error";
-        fig.y_axis = {"relative output error", AxisScale::Linear};  // bars start at 0: their heights compare
-        fig.y_axis.min = 0;
-        fig.legend = false;
+        Figure fig = category_bar_figure("attention-error", "relative output error");
         CategoryBars bars{fig, {SeriesKind::Bars, "", 3}};
         Table t{"kv", {}, {}, {}};
         t.title_values = {{"tokens", std::to_string(KvCache::kTokens)},
@@ -395,7 +392,7 @@ StepLogic kv_cache() {
                      {"worst head's output error", ColumnType::Number},
                      {"elements clipped", ColumnType::Integer}};
         for (const Variant& v : variants) {
-            const std::vector<double> o = attention_output(kv, v.keys, v.values);
+            const std::vector<double> o = attention_with(kv.queries, v.keys, v.values, nullptr);
             double err = 0, worst = 0;
             for (int h = 0; h < KvCache::kHeads; ++h) {
                 double e = 0, n = 0;
@@ -475,11 +472,7 @@ StepLogic four_bit_weights() {
             {"MXFP4 weights + activations (W4A4)", "W4A4 MXFP4", W::Mxfp4, A::Mxfp4,
              emu::block_scaled_bits(emu::e2m1(), emu::e8m0(), 32)}};
         StepOutput out;
-        Figure fig;
-        fig.id = "four-bit-error";
-        fig.y_axis = {"relative output error vs float32", AxisScale::Linear};
-        fig.y_axis.min = 0;
-        fig.legend = false;
+        Figure fig = category_bar_figure("four-bit-error", "relative output error vs float32");
         CategoryBars bars{fig, {SeriesKind::Bars, "", 4}};
         Table t{"four-bit", {}, {}, {}};
         t.title_values = {{"samples", std::to_string(kEvalBatches * kBatchRows)}};
@@ -508,36 +501,6 @@ StepLogic four_bit_weights() {
         {{"fp8", gb(8)}, {"elements-only", gb(4)}, {"mxfp4", gb(emu::block_scaled_bits(emu::e2m1(), emu::e8m0(), 32))}},
         1e-3);
     return s;
-}
-
-// Attention with its inputs as given and, when `p_format` is set, the probabilities P
-// (exp(s - row max), in [0, 1]) stored in it with the scale max / 1 before the second
-// matmul, their row sum kept in float: softmax(q k^T / sqrt(d)) v per head, in double.
-std::vector<double> attention_with(const std::vector<float>& queries, const std::vector<float>& keys,
-                                   const std::vector<float>& values, const emu::Format* p_format) {
-    const int T = KvCache::kTokens, D = KvCache::kHeadDim, C = KvCache::kDim;
-    std::vector<double> out(std::size_t(KvCache::kQueries) * C, 0.0);
-    std::vector<double> p(static_cast<std::size_t>(T));
-    const double p_scale = p_format ? p_format->max_finite : 1.0;
-    for (int i = 0; i < KvCache::kQueries; ++i)
-        for (int h = 0; h < KvCache::kHeads; ++h) {
-            double mx = -1e300;
-            for (int t = 0; t < T; ++t) {
-                double sc = 0;
-                for (int c = h * D; c < (h + 1) * D; ++c)
-                    sc += double(queries[std::size_t(i) * C + c]) * keys[std::size_t(t) * C + c];
-                p[std::size_t(t)] = sc / std::sqrt(double(D));
-                mx = std::max(mx, p[std::size_t(t)]);
-            }
-            double sum = 0;
-            for (double& x : p) sum += x = double(float(std::exp(x - mx)));
-            if (p_format)
-                for (double& x : p) x = emu::round_to_format(*p_format, float(x * p_scale)) / p_scale;
-            for (int t = 0; t < T; ++t)
-                for (int c = h * D; c < (h + 1) * D; ++c)
-                    out[std::size_t(i) * C + c] += p[std::size_t(t)] / sum * values[std::size_t(t) * C + c];
-        }
-    return out;
 }
 
 // Every element of x rounded to f, no scale (BF16's range needs none).
@@ -581,11 +544,7 @@ StepLogic fp8_attention() {
         double ref_norm = 0;
         for (double v : ref) ref_norm += v * v;
         StepOutput out;
-        Figure fig;
-        fig.id = "fp8-attention-error";
-        fig.y_axis = {"relative output error", AxisScale::Linear};
-        fig.y_axis.min = 0;
-        fig.legend = false;
+        Figure fig = category_bar_figure("fp8-attention-error", "relative output error");
         CategoryBars bars{fig, {SeriesKind::Bars, "", 2}};
         Table t{"fp8-attention", {}, {}, {}};
         t.columns = {{"inputs"}, {"matmuls in FP8"}, {"output error", ColumnType::Number}};
