@@ -12,8 +12,8 @@
 #include "emulator/adamw.hpp"
 #include "emulator/linear_gemms.hpp"
 #include "emulator/loss_scaler.hpp"
-#include "emulator/stochastic_bits.hpp"
 #include "emulator/text_corpus.hpp"
+#include "emulator/text_sampling.hpp"
 #include "emulator/trainer_matrix.hpp"
 #include "emulator/training_task.hpp"
 #include "emulator/transformer_ops.hpp"
@@ -23,7 +23,6 @@ namespace {
 
 constexpr int kVocabulary = 256;
 constexpr float kInitStddev = 0.02f;  // GPT-2's; the residual outputs scaled by 1 / sqrt(2 layers)
-constexpr int kPromptBytes = 40, kGeneratedBytes = 80;
 
 struct Parameter {
     std::string name;
@@ -49,12 +48,6 @@ Matrix normal_matrix(std::uint64_t init_seed, int index, int rows, int cols, flo
     const std::uint64_t seed = init_seed * 1000 + 500 + std::uint64_t(index);
     for (Eigen::Index i = 0; i < w.size(); ++i) w.data()[i] = stddev * normal_sample(seed, std::uint64_t(i));
     return w;
-}
-
-std::string printable(const std::vector<std::uint8_t>& bytes) {
-    std::string text;
-    for (const std::uint8_t b : bytes) text += (b == '\n' || (b >= 0x20 && b < 0x7F)) ? char(b) : b == '\t' ? ' ' : '?';
-    return text;
 }
 
 class TransformerRun {
@@ -133,7 +126,10 @@ class TransformerRun {
         result.scaling = quantizer_.state();
         if (scaler_) result.loss_scale = scaler_->scale_per_step();
         quantizer_.log_numerics(nullptr);
-        if (!result.cancelled) write_samples(report);
+        if (!result.cancelled)
+            write_samples(
+                corpus_, e_.task.seed, t_.sequence,
+                [this](const std::vector<std::uint8_t>& context) { return next_byte_logits(context); }, report);
         return result;
     }
 
@@ -320,39 +316,16 @@ class TransformerRun {
         return nats / double(total) / std::log(2.0);
     }
 
-    // The next byte after `context` (at most `sequence` bytes): the most likely, or drawn.
-    std::uint8_t next_byte(const std::vector<std::uint8_t>& context, bool sample, std::uint64_t draw) {
-        const std::size_t n = std::min(context.size(), std::size_t(t_.sequence));
-        TextBatch batch{1, int(n), {context.end() - std::ptrdiff_t(n), context.end()}, std::vector<std::uint8_t>(n, 0)};
+    // The logits for the byte after `context` (at most `sequence` bytes), casting with a
+    // copy of the recipe's state.
+    std::vector<float> next_byte_logits(const std::vector<std::uint8_t>& context) {
+        const int n = int(context.size());
+        TextBatch batch{1, n, context, std::vector<std::uint8_t>(context.size(), 0)};
         OperandQuantizer copy = quantizer_;
         LinearGemms gemms(copy);
         forward(batch, e_.steps, gemms, nullptr, nullptr);
-        const float* z = logits_.data() + (n - 1) * kVocabulary;
-        if (!sample) return std::uint8_t(std::max_element(z, z + kVocabulary) - z);
-        const float top = *std::max_element(z, z + kVocabulary);
-        double total = 0;
-        for (int c = 0; c < kVocabulary; ++c) total += std::exp(double(z[c] - top));
-        double u = (stochastic_bits(e_.task.seed ^ 0x5A3Bull, draw, 32) + 0.5) * 0x1p-32 * total;
-        for (int c = 0; c < kVocabulary; ++c)
-            if ((u -= std::exp(double(z[c] - top))) <= 0) return std::uint8_t(c);
-        return std::uint8_t(kVocabulary - 1);
-    }
-
-    // A prompt from the validation text (starting at a line) and the model's continuations.
-    void write_samples(TextReport& report) {
-        const std::vector<std::uint8_t>& text = corpus_.validation;
-        std::size_t start = std::find(text.begin() + std::ptrdiff_t(text.size() / 3), text.end(), '\n') - text.begin();
-        start = start + 1 + kPromptBytes <= text.size() ? start + 1 : 0;
-        const std::size_t length = std::min<std::size_t>(kPromptBytes, text.size() - start);
-        const std::vector<std::uint8_t> prompt(text.begin() + std::ptrdiff_t(start),
-                                               text.begin() + std::ptrdiff_t(start + length));
-        report.prompt = printable(prompt);
-        for (const bool sample : {false, true}) {
-            std::vector<std::uint8_t> context = prompt;
-            for (int i = 0; i < kGeneratedBytes; ++i) context.push_back(next_byte(context, sample, std::uint64_t(i)));
-            const std::vector<std::uint8_t> written(context.begin() + std::ptrdiff_t(prompt.size()), context.end());
-            (sample ? report.sampled : report.greedy) = printable(written);
-        }
+        const float* z = logits_.data() + std::ptrdiff_t(n - 1) * kVocabulary;
+        return {z, z + kVocabulary};
     }
 
     const Experiment& e_;

@@ -6,6 +6,7 @@
 
 #include <cstdint>
 #include <functional>
+#include <optional>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -13,6 +14,7 @@
 #include "emulator/amax_trace.hpp"
 #include "emulator/delayed_scaling.hpp"
 #include "emulator/experiment.hpp"
+#include "emulator/mlp_trainer.hpp"
 
 namespace fp8lab::gpu {
 
@@ -41,6 +43,7 @@ struct GpuRun {
     int warmup_steps = 10;     // run before timing (and before graph capture)
     bool use_graph = true;     // replay the captured step; false launches each kernel
     bool record_trace = true;  // FP8: amax and scale of every tensor at every step
+    bool text_report = true;   // the transformer: validation loss and samples (speed runs leave them out)
 };
 
 // The path that runs an experiment's numerics on the GPU.
@@ -82,6 +85,7 @@ struct GpuTrainResult {
     GpuPath path = GpuPath::Native;          // emulated: the speed is Hopper emulating the recipe
     std::vector<float> loss_scale;           // emulated path: the loss scale of each step
     std::vector<std::size_t> skipped_steps;  // emulated path: steps not applied (a gradient not finite)
+    std::optional<emu::TextReport> text;     // the transformer: corpus, validation loss, samples (as the CPU's)
     // Mean of the last min(10, steps) losses: the batches cycle through the pool, so one
     // step's loss depends on which batch it saw.
     double final_loss() const;
@@ -94,9 +98,10 @@ using GpuProgress = std::function<bool(int steps_done, const std::vector<float>&
 // Throws GpuUnavailable (tensor_ops.hpp) with probe()'s reason when no FP8-capable GPU can
 // run, std::invalid_argument for a bad configuration, GpuError when CUDA fails.
 GpuTrainResult train_mlp_on_gpu(const GpuRun& run, const GpuProgress& progress = {});
-// The byte-level transformer (model.kind "transformer"): BF16, or FP8 per-tensor current
-// scaling with HYBRID formats; the training loss per step and the timing (no validation
-// loss or samples yet: the CPU emulator reports those).
+// The byte-level transformer (model.kind "transformer"): BF16, or FP8 per-tensor delayed or
+// current scaling with HYBRID formats; the training loss per step, the timing, and the text
+// report the CPU gives (the validation loss every task.eval_every steps, between the timed
+// steps, and the samples after the last).
 GpuTrainResult train_transformer_on_gpu(const GpuRun& run, const GpuProgress& progress = {});
 
 // What the device holds before the first step, read back: layer 0's float32 weights and
@@ -122,9 +127,9 @@ struct TransformerPreset {
     int width, blocks, heads, kv_heads, ffn, sequence, sequences;
 };
 const std::vector<TransformerPreset>& transformer_presets();
-// The default transformer experiment at a preset's size, with FP8 current scaling (the
-// recipe the GPU's transformer runs) at the given precision, fused QKV or not.
+// The default transformer experiment at a preset's size, at the given precision and FP8
+// recipe (per tensor: current or delayed, HYBRID), fused QKV or not.
 emu::Experiment transformer_preset_experiment(const TransformerPreset& preset, emu::Precision precision, bool fused_qkv,
-                                              int steps);
+                                              int steps, emu::Fp8Recipe recipe = emu::Fp8Recipe::Current);
 
 }  // namespace fp8lab::gpu

@@ -177,6 +177,7 @@ int train_on_gpu(const emu::Experiment& e, const TrainArgs& args) {
     // The GPU reports in chunks of steps: keep the losses up to the step that diverged.
     const long diverged = first_non_finite(r.loss);
     print_losses(diverged < 0 ? r.loss : std::vector<float>(r.loss.begin(), r.loss.begin() + diverged + 1), {});
+    if (r.text) print_text_report(*r.text);
     report_seeds(e, r.loss, [&](const emu::Experiment& x) { return train(gpu::GpuRun{x}, {}).loss; });
     std::fprintf(stderr, "device: %s\nmedian step: %.4f ms over %d timed steps, peak memory %.1f MiB\n",
                  r.device.c_str(), r.median_step_ms, r.timed_steps, double(r.peak_memory_bytes) / (1 << 20));

@@ -6,11 +6,13 @@
 #include <algorithm>
 #include <array>
 #include <cmath>
+#include <cstring>
 #include <memory>
 #include <string>
 #include <vector>
 
 #include "emulator/text_corpus.hpp"
+#include "emulator/text_sampling.hpp"
 #include "emulator/transformer_ops.hpp"
 #include "emulator/transformer_trainer.hpp"
 #include "gpu/src/cuda_check.hpp"
@@ -61,6 +63,7 @@ class ScalingSlots {
           margin_(n.delayed.margin),
           states_(std::size_t(std::max(capacity, 1))),
           amax_(states_.count),
+          amax_saved_(states_.count),
           history_(delayed_ ? states_.count * std::size_t(length_) : 0),
           numerators_(states_.count) {
         std::vector<train::DeviceScaling> ones(states_.count);
@@ -86,6 +89,16 @@ class ScalingSlots {
         }
         transformer::delayed_update_all(states_.ptr, amax_.ptr, history_.ptr, numerators_.ptr, used_, length_, max_, s);
     }
+    // An evaluation's casts record amaxes too; delayed scaling's history must not see them
+    // (the CPU evaluates with a copy of its recipe state).
+    void save_amax(cudaStream_t s) {
+        FP8LAB_CUDA_CHECK(
+            cudaMemcpyAsync(amax_saved_.ptr, amax_.ptr, amax_.count * sizeof(unsigned), cudaMemcpyDeviceToDevice, s));
+    }
+    void restore_amax(cudaStream_t s) {
+        FP8LAB_CUDA_CHECK(
+            cudaMemcpyAsync(amax_.ptr, amax_saved_.ptr, amax_.count * sizeof(unsigned), cudaMemcpyDeviceToDevice, s));
+    }
 
   private:
     bool delayed_;
@@ -94,7 +107,7 @@ class ScalingSlots {
     int margin_, used_ = 0;
     bool numerators_uploaded_ = false;
     DeviceBuffer<train::DeviceScaling> states_;
-    DeviceBuffer<unsigned> amax_;
+    DeviceBuffer<unsigned> amax_, amax_saved_;
     DeviceBuffer<float> history_, numerators_;
     std::vector<float> numerators_host_;
 };
@@ -187,6 +200,14 @@ class Linear {
 };
 
 using Bf16 = DeviceBuffer<__nv_bfloat16>;
+
+// The bytes a forward pass reads: tokens[*index * rows + r] and the same of targets (the
+// training steps' arrays with the step counter, or the validation chunks with their number).
+struct ByteSource {
+    const std::uint8_t* tokens;
+    const std::uint8_t* targets;
+    const int* index;
+};
 
 // Causal grouped-query attention on the tensor cores: per query head, batched over the
 // sequences, S = Q K^T (float32), P = BF16(softmax(S / sqrt(head))) with the causal mask,
@@ -312,8 +333,17 @@ class TransformerStep {
           tokens_(std::size_t(e_.steps) * rows_),
           targets_(std::size_t(e_.steps) * rows_),
           offsets_(std::size_t(e_.steps) * 257),
-          positions_(std::size_t(e_.steps) * rows_) {
+          positions_(std::size_t(e_.steps) * rows_),
+          sequences_(rows_ / t_.sequence),
+          chunks_((e_.task.eval_sequences + sequences_ - 1) / sequences_),
+          evaluations_(e_.steps / e_.task.eval_every + (e_.steps % e_.task.eval_every != 0)),
+          eval_tokens_(std::size_t(chunks_) * rows_),
+          eval_targets_(std::size_t(chunks_) * rows_),
+          chunk_index_(std::size_t(chunks_)),
+          eval_loss_(std::size_t(evaluations_) * chunks_ * rows_),
+          sample_tokens_(std::size_t(rows_)) {
         upload_data(corpus);
+        upload_validation(corpus);
         const std::vector<emu::ParameterGradient> init = emu::transformer_initial_parameters(e_);
         for (const emu::ParameterGradient& p : init)
             params_.push_back(std::make_unique<DeviceParameter>(p, p.rows > 1));
@@ -374,11 +404,68 @@ class TransformerStep {
 
     // Forward, loss, backward, clip, AdamW, then the step's loss and ++step.
     void enqueue_step(cudaStream_t s) {
-        forward(s);
+        forward({tokens_.ptr, targets_.ptr, step_.ptr}, s);
         backward(s);
         update(s);
         slots_->end_step(s);
         tk::finish_step(row_loss_->ptr, rows_, step_.ptr, losses_.ptr, s);
+    }
+
+    // Whether the validation loss is due after `completed` steps (as on the CPU).
+    bool evaluation_due(int completed) const { return completed % e_.task.eval_every == 0 || completed == e_.steps; }
+    // The validation windows' forward passes, each chunk's row losses kept on the device.
+    void enqueue_validation(cudaStream_t s) {
+        if (evaluated_ >= evaluations_) throw GpuError("internal: more evaluations than planned");
+        slots_->save_amax(s);
+        for (int c = 0; c < chunks_; ++c) {
+            forward({eval_tokens_.ptr, eval_targets_.ptr, chunk_index_.ptr + c}, s);
+            float* kept = eval_loss_.ptr + (std::size_t(evaluated_) * chunks_ + std::size_t(c)) * rows_;
+            FP8LAB_CUDA_CHECK(
+                cudaMemcpyAsync(kept, row_loss_->ptr, std::size_t(rows_) * sizeof(float), cudaMemcpyDeviceToDevice, s));
+        }
+        slots_->restore_amax(s);
+        ++evaluated_;
+    }
+    // The evaluations done so far in bits per byte: each chunk's mean row loss (in double,
+    // its real rows only) weighted by its windows, as the CPU's.
+    std::vector<double> validation_bits_per_byte() const {
+        std::vector<float> rows(std::size_t(evaluated_) * chunks_ * rows_);
+        FP8LAB_CUDA_CHECK(cudaMemcpy(rows.data(), eval_loss_.ptr, rows.size() * sizeof(float), cudaMemcpyDeviceToHost));
+        std::vector<double> out;
+        for (int k = 0; k < evaluated_; ++k) {
+            double nats = 0;
+            for (int c = 0; c < chunks_; ++c) {
+                const int count = chunk_sequences(c), real = count * t_.sequence;
+                const float* r = rows.data() + (std::size_t(k) * chunks_ + std::size_t(c)) * rows_;
+                double sum = 0;
+                for (int i = 0; i < real; ++i) sum += r[i];
+                nats += sum / real * count;
+            }
+            out.push_back(nats / e_.task.eval_sequences / std::log(2.0));
+        }
+        return out;
+    }
+    // The logits after `context` (at most a sequence): the context at the start of every
+    // sequence of the step's batch, its own bytes repeated after it. Under current scaling
+    // those extra rows enter the casts' amaxes, which the CPU's one window does not have.
+    std::vector<float> next_byte_logits(const std::vector<std::uint8_t>& context, cudaStream_t s) {
+        const std::size_t n = context.size();
+        std::vector<std::uint8_t> tokens(static_cast<std::size_t>(rows_));
+        for (std::size_t r = 0; r < tokens.size(); ++r) tokens[r] = context[(r % std::size_t(t_.sequence)) % n];
+        upload(sample_tokens_.ptr, tokens, tokens.size());
+        slots_->save_amax(s);
+        forward({sample_tokens_.ptr, eval_targets_.ptr, chunk_index_.ptr}, s);
+        slots_->restore_amax(s);
+        std::vector<std::uint16_t> bits(256);
+        FP8LAB_CUDA_CHECK(cudaMemcpyAsync(bits.data(), logits_->ptr + (n - 1) * 256, 256 * sizeof(std::uint16_t),
+                                          cudaMemcpyDeviceToHost, s));
+        FP8LAB_CUDA_CHECK(cudaStreamSynchronize(s));
+        std::vector<float> z(256);
+        for (std::size_t c = 0; c < 256; ++c) {
+            const std::uint32_t word = std::uint32_t(bits[c]) << 16;
+            std::memcpy(&z[c], &word, sizeof word);
+        }
+        return z;
     }
 
     std::vector<float> losses(int done) const {
@@ -400,7 +487,7 @@ class TransformerStep {
     DeviceParameter& output_weight() { return p(t_.tied_output ? 0 : final_norm() + 1); }
 
     void upload_data(const emu::TextCorpus& corpus) {
-        const int sequences = rows_ / t_.sequence;
+        const int sequences = sequences_;
         std::vector<std::uint8_t> tokens, targets;
         std::vector<int> offsets, positions;
         for (int step = 0; step < e_.steps; ++step) {
@@ -424,9 +511,31 @@ class TransformerStep {
         upload(positions_.ptr, positions, positions.size());
     }
 
-    void forward(cudaStream_t s) {
+    // Validation chunk c: windows c * sequences_ on, as many as are left; a short last
+    // chunk repeats its first window in the rows it lacks (copies change no amax).
+    int chunk_sequences(int c) const { return std::min(sequences_, e_.task.eval_sequences - c * sequences_); }
+    void upload_validation(const emu::TextCorpus& corpus) {
+        std::vector<std::uint8_t> tokens, targets;
+        std::vector<int> index(static_cast<std::size_t>(chunks_));
+        for (int c = 0; c < chunks_; ++c) {
+            index[std::size_t(c)] = c;
+            const int count = chunk_sequences(c);
+            const emu::TextBatch b =
+                emu::validation_batch(corpus, c * sequences_, count, e_.task.eval_sequences, t_.sequence);
+            for (int w = 0; w < sequences_; ++w) {
+                const std::ptrdiff_t at = std::ptrdiff_t(w < count ? w : 0) * t_.sequence;
+                tokens.insert(tokens.end(), b.inputs.begin() + at, b.inputs.begin() + at + t_.sequence);
+                targets.insert(targets.end(), b.targets.begin() + at, b.targets.begin() + at + t_.sequence);
+            }
+        }
+        upload(eval_tokens_.ptr, tokens, tokens.size());
+        upload(eval_targets_.ptr, targets, targets.size());
+        upload(chunk_index_.ptr, index, index.size());
+    }
+
+    void forward(const ByteSource& bytes, cudaStream_t s) {
         const std::size_t td = std::size_t(rows_) * d_;
-        tk::embed_forward(p(0).w.ptr, tokens_.ptr, step_.ptr, rows_, d_, x_->ptr, s);
+        tk::embed_forward(p(0).w.ptr, bytes.tokens, bytes.index, rows_, d_, x_->ptr, s);
         for (int b = 0; b < t_.layers; ++b) {
             BlockBuffers& a = *blocks_[std::size_t(b)];
             BlockLinears& l = linears_[std::size_t(b)];
@@ -461,7 +570,7 @@ class TransformerStep {
         }
         tk::rmsnorm_forward(x_->ptr, p(final_norm()).w.ptr, rows_, d_, nf_->ptr, invf_->ptr, s);
         output_->forward(nf_->ptr, output_weight(), logits_->ptr, s);
-        tk::cross_entropy(logits_->ptr, targets_.ptr, step_.ptr, rows_, row_loss_->ptr, dlogits_->ptr, s);
+        tk::cross_entropy(logits_->ptr, bytes.targets, bytes.index, rows_, row_loss_->ptr, dlogits_->ptr, s);
     }
 
     void backward(cudaStream_t s) {
@@ -547,6 +656,11 @@ class TransformerStep {
     DeviceBuffer<float> losses_;
     DeviceBuffer<std::uint8_t> tokens_, targets_;
     DeviceBuffer<int> offsets_, positions_;
+    int sequences_, chunks_, evaluations_, evaluated_ = 0;
+    DeviceBuffer<std::uint8_t> eval_tokens_, eval_targets_;
+    DeviceBuffer<int> chunk_index_;
+    DeviceBuffer<float> eval_loss_;
+    DeviceBuffer<std::uint8_t> sample_tokens_;
     std::vector<std::unique_ptr<DeviceParameter>> params_;
     std::unique_ptr<DeviceBuffer<float>> cos_, sin_;
     std::vector<std::unique_ptr<BlockBuffers>> blocks_;
@@ -604,8 +718,18 @@ GpuTrainResult train_transformer_on_gpu(const GpuRun& run, const GpuProgress& pr
             if (progress && !progress(done, result.loss)) result.cancelled = true;
             return !result.cancelled;
         };
+        // The validation passes go between steps, outside the step's graph and its timing.
+        std::vector<int> evaluated_after;
+        const auto evaluate_if_due = [&](int completed) {
+            if (!run.text_report || !step.evaluation_due(completed)) return;
+            step.enqueue_validation(stream);
+            evaluated_after.push_back(completed - 1);
+        };
         const int warmup = std::min(run.warmup_steps, e.steps);
-        for (; done < warmup; ++done) step.enqueue_step(stream);
+        for (; done < warmup; ++done) {
+            step.enqueue_step(stream);
+            evaluate_if_due(done + 1);
+        }
         FP8LAB_CUDA_CHECK(cudaGetLastError());
         bool go_on = report();
         if (go_on && run.use_graph && done < e.steps) {
@@ -627,12 +751,25 @@ GpuTrainResult train_transformer_on_gpu(const GpuRun& run, const GpuProgress& pr
             else
                 step.enqueue_step(stream);
             FP8LAB_CUDA_CHECK(cudaEventRecord(events[std::size_t(2 * i + 1)], stream));
+            evaluate_if_due(done + 1);
             if ((i + 1) % 25 == 0 && i + 1 < timed) go_on = report();
         }
         if (go_on) report();
         FP8LAB_CUDA_CHECK(cudaGetLastError());
         detail::record_step_times(events, done - warmup, e, result);
         result.loss = step.losses(done);
+        if (run.text_report) {
+            emu::TextReport& text = result.text.emplace();
+            text.corpus = corpus.description;
+            text.parameters = emu::transformer_parameters(e.model.transformer);
+            const std::vector<double> bits = step.validation_bits_per_byte();
+            for (std::size_t k = 0; k < bits.size(); ++k) text.validation.push_back({evaluated_after[k], bits[k]});
+            if (!result.cancelled)
+                emu::write_samples(
+                    corpus, e.task.seed, e.model.transformer.sequence,
+                    [&](const std::vector<std::uint8_t>& context) { return step.next_byte_logits(context, stream); },
+                    text);
+        }
     }
     result.path = GpuPath::Native;
     return result;

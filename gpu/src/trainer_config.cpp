@@ -184,10 +184,10 @@ const std::vector<TransformerPreset>& transformer_presets() {
 }
 
 emu::Experiment transformer_preset_experiment(const TransformerPreset& p, emu::Precision precision, bool fused_qkv,
-                                              int steps) {
+                                              int steps, emu::Fp8Recipe recipe) {
     emu::Experiment e = emu::default_transformer_experiment();
     e.numerics.precision = precision;
-    emu::set_recipe(e, emu::Fp8Recipe::Current);
+    emu::set_recipe(e, recipe);
     emu::TransformerSpec& t = e.model.transformer;
     t.width = p.width, t.layers = p.blocks, t.heads = p.heads, t.kv_heads = p.kv_heads, t.ffn = p.ffn;
     t.sequence = p.sequence, t.fused_qkv = fused_qkv;

@@ -118,10 +118,11 @@ void add_inference_table(StepOutput& out, const emu::Experiment& e, const emu::T
 
 // The text task (the transformer): the corpus, each precision's validation loss in bits per
 // byte (the first seed's), and what each model writes after the same prompt.
-void add_text_report(StepOutput& out, const emu::Experiment& e, const emu::TrainerResult (&results)[2]) {
-    out.notes.push_back("Text: " + results[0].text->corpus + "; prompt: \"" + results[0].text->prompt + "\"");
+void add_text_report(StepOutput& out, const emu::Experiment& e, const emu::TextReport& bf16,
+                     const emu::TextReport& quantised) {
+    out.notes.push_back("Text: " + bf16.corpus + "; prompt: \"" + bf16.prompt + "\"");
     for (int run = 0; run < 2; ++run) {
-        const emu::TextReport& t = *results[run].text;
+        const emu::TextReport& t = run == 0 ? bf16 : quantised;
         const std::string name = run == 0 ? std::string("BF16") : family_of(e);
         if (!t.validation.empty())
             out.metrics.push_back({name + " validation loss (seed 1)", t.validation.back().bits_per_byte, "bits/byte"});
@@ -182,7 +183,7 @@ StepOutput run_on_cpu(const emu::Experiment& e, RunContext& context) {
          100 * flushed, "%"});
     add_skipped_steps_note(out, e, skipped, results[1].loss.size() * std::size_t(seeds));
     if (results[0].inference && results[1].inference) add_inference_table(out, e, results);
-    if (results[0].text && results[1].text) add_text_report(out, e, results);
+    if (results[0].text && results[1].text) add_text_report(out, e, *results[0].text, *results[1].text);
     return out;
 }
 
@@ -239,6 +240,7 @@ StepOutput run_on_gpu(const emu::Experiment& e, RunContext& context) {
             {family_of(e) + " speedup over BF16", results[0].median_step_ms / results[1].median_step_ms, "x"});
     out.metrics.push_back({"BF16 peak memory", double(results[0].peak_memory_bytes) / mib, "MiB"});
     out.metrics.push_back({family_of(e) + " peak memory", double(results[1].peak_memory_bytes) / mib, "MiB"});
+    if (results[0].text && results[1].text) add_text_report(out, e, *results[0].text, *results[1].text);
     return out;
 }
 

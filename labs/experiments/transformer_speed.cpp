@@ -2,8 +2,11 @@
 // The transformer's speed table: measured on the GPU through its training step, kept as CSV.
 #include "labs/experiments/transformer_speed.hpp"
 
+#include <algorithm>
 #include <istream>
+#include <iterator>
 #include <ostream>
+#include <sstream>
 #include <stdexcept>
 
 #include "gpu/probe.hpp"
@@ -14,9 +17,32 @@
 
 namespace fp8lab::labs {
 namespace {
-const char* kTransformerSpeedMagic = "# fp8lab transformer speed v1";
+// Version 1 measured BF16 and current scaling, its FP8 rows named "fp8".
+const char* kTransformerSpeedMagicV1 = "# fp8lab transformer speed v1";
+const char* kTransformerSpeedMagic = "# fp8lab transformer speed v2";
 const char* kTransformerSpeedColumns = "preset,precision,qkv,ms,tokens_per_s,model_tflops,peak_mib";
+
+struct SpeedVariant {
+    std::string name;
+    emu::Precision precision;
+    emu::Fp8Recipe recipe;
+};
+const std::vector<SpeedVariant>& speed_variants() {
+    static const std::vector<SpeedVariant> variants = {{"bf16", emu::Precision::Bf16, emu::Fp8Recipe::Current},
+                                                       {"fp8-current", emu::Precision::Fp8, emu::Fp8Recipe::Current},
+                                                       {"fp8-delayed", emu::Precision::Fp8, emu::Fp8Recipe::Delayed}};
+    return variants;
+}
 }  // namespace
+
+const std::vector<std::string>& transformer_speed_variants() {
+    static const std::vector<std::string> names = [] {
+        std::vector<std::string> out;
+        for (const SpeedVariant& v : speed_variants()) out.push_back(v.name);
+        return out;
+    }();
+    return names;
+}
 
 const TransformerSpeedRow& TransformerSpeed::at(const std::string& preset, const std::string& precision,
                                                 bool fused) const {
@@ -33,20 +59,20 @@ TransformerSpeed measure_transformer_speed(int steps, const std::function<bool(i
     speed.header = {{"source", "fp8lab transformer speed (labs/experiments/transformer_speed.cpp)"},
                     {"device", gpu::describe(probe)},
                     {"date", utc_now_text()},
-                    {"configuration", "current scaling (hybrid), CUDA graphs, " + std::to_string(steps) +
-                                          " steps per run, median of the timed steps"}};
+                    {"configuration", "BF16, FP8 current and delayed scaling (hybrid), CUDA graphs, " +
+                                          std::to_string(steps) + " steps per run, median of the timed steps"}};
     const std::vector<gpu::TransformerPreset>& presets = gpu::transformer_presets();
-    const int total = int(presets.size()) * 4;
+    const int total = int(presets.size() * 2 * speed_variants().size());
     int done = 0;
     for (const gpu::TransformerPreset& p : presets)
         for (const bool fused : {true, false})
-            for (const emu::Precision precision : {emu::Precision::Bf16, emu::Precision::Fp8}) {
-                gpu::GpuRun run{gpu::transformer_preset_experiment(p, precision, fused, steps)};
+            for (const SpeedVariant& v : speed_variants()) {
+                gpu::GpuRun run{gpu::transformer_preset_experiment(p, v.precision, fused, steps, v.recipe)};
                 run.warmup_steps = std::max(1, steps / 5);
                 run.record_trace = false;
+                run.text_report = false;
                 const gpu::GpuTrainResult r = gpu::train_transformer_on_gpu(run);
-                speed.rows.push_back({p.name, std::string(emu::precision_name(precision)), fused, r.median_step_ms,
-                                      r.tokens_per_second, r.model_tflops,
+                speed.rows.push_back({p.name, v.name, fused, r.median_step_ms, r.tokens_per_second, r.model_tflops,
                                       double(r.peak_memory_bytes) / (1024.0 * 1024.0)});
                 if (progress && !progress(++done, total)) throw RunCancelled();
             }
@@ -62,9 +88,14 @@ void write_transformer_speed_csv(std::ostream& out, const TransformerSpeed& s) {
 }
 
 TransformerSpeed read_transformer_speed_csv(std::istream& in, const std::string& source) {
+    // The magic line says the version: read it all, then parse it as that version.
+    const std::string text{std::istreambuf_iterator<char>(in), std::istreambuf_iterator<char>()};
+    const bool v1 = text.starts_with(kTransformerSpeedMagicV1);
+    std::istringstream lines(text);
     TransformerSpeed s;
     s.header = read_recorded_csv(
-        in, source, kTransformerSpeedMagic, kTransformerSpeedColumns, [&](const std::string& line, const auto& fail) {
+        lines, source, v1 ? kTransformerSpeedMagicV1 : kTransformerSpeedMagic, kTransformerSpeedColumns,
+        [&](const std::string& line, const auto& fail) {
             const std::vector<std::string> f = split_fields(line, 7, fail);
             constexpr emu::RealBounds kTimeMs{0, 1e7, true}, kRate{0, 1e12, true}, kTflops{0, 1e6}, kMib{0, 1e8};
             TransformerSpeedRow r;
@@ -72,8 +103,11 @@ TransformerSpeed read_transformer_speed_csv(std::istream& in, const std::string&
             bool known = false;
             for (const gpu::TransformerPreset& p : gpu::transformer_presets()) known = known || p.name == r.preset;
             if (!known) fail("preset: '" + r.preset + "' is none of the transformer's presets");
-            if (f[1] != "bf16" && f[1] != "fp8") fail("precision: '" + f[1] + "' is not bf16 or fp8");
-            r.precision = f[1];
+            const std::vector<std::string>& names = transformer_speed_variants();
+            r.precision = v1 && f[1] == "fp8" ? "fp8-current" : f[1];
+            if (v1 ? f[1] != "bf16" && f[1] != "fp8" : std::find(names.begin(), names.end(), f[1]) == names.end())
+                fail("precision: '" + f[1] + "' is not " +
+                     (v1 ? std::string("bf16 or fp8") : "bf16, fp8-current or fp8-delayed"));
             if (f[2] != "fused" && f[2] != "separate") fail("qkv: '" + f[2] + "' is not fused or separate");
             r.fused_qkv = f[2] == "fused";
             r.ms = real_field(f[3], "ms", kTimeMs, fail);

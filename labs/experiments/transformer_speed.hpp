@@ -15,7 +15,7 @@ namespace fp8lab::labs {
 
 struct TransformerSpeedRow {
     std::string preset;     // gpu::transformer_presets()'s name
-    std::string precision;  // "bf16" or "fp8"
+    std::string precision;  // "bf16", "fp8-current" or "fp8-delayed" (transformer_speed_variants())
     bool fused_qkv = true;
     double ms = 0;            // median per step
     double tokens_per_s = 0;  // tokens per step / ms
@@ -30,8 +30,12 @@ struct TransformerSpeed {
     const TransformerSpeedRow& at(const std::string& preset, const std::string& precision, bool fused) const;
 };
 
-// Trains every preset in BF16 and FP8 current scaling, fused and separate QKV, `steps` steps
-// each on the GPU. `progress(done, total)` returns false to cancel (then throws
+// The variants measured, in the recording's order: BF16, FP8 current scaling (today's
+// per-tensor default) and FP8 delayed scaling (the seed's recipe), both HYBRID.
+const std::vector<std::string>& transformer_speed_variants();
+
+// Trains every preset in each variant, fused and separate QKV, `steps` steps each on the
+// GPU. `progress(done, total)` returns false to cancel (then throws
 // RunCancelled). Throws GpuUnavailable without a GPU.
 TransformerSpeed measure_transformer_speed(int steps, const std::function<bool(int, int)>& progress);
 

@@ -283,29 +283,35 @@ StepLogic gpu_speed() {
         f.id = "speed";
         f.x_axis = {"", AxisScale::Linear};
         f.y_axis = {"tokens/s over BF16 fused", AxisScale::Linear, 0.0, std::nullopt};
-        Series fp8 = line("FP8, fused QKV", {}, {}, 0), separate = line("BF16, separate QKV", {}, {}, 1);
-        fp8.kind = separate.kind = SeriesKind::Bars;
-        fp8.bar_width = separate.bar_width = 0.35;
+        Series delayed = line("FP8 delayed, fused QKV", {}, {}, 0), current = line("FP8 current, fused QKV", {}, {}, 2),
+               separate = line("BF16, separate QKV", {}, {}, 1);
+        for (Series* b : {&delayed, &current, &separate}) {
+            b->kind = SeriesKind::Bars;
+            b->bar_width = 0.25;
+        }
         const std::vector<gpu::TransformerPreset>& presets = gpu::transformer_presets();
         for (std::size_t i = 0; i < presets.size(); ++i) {
             const std::string& name = presets[i].name;
             const double base = speed.at(name, "bf16", true).tokens_per_s;
             f.x_axis.categories.push_back(name);
-            fp8.x.push_back(double(i) - 0.2);
-            fp8.y.push_back(speed.at(name, "fp8", true).tokens_per_s / base);
-            separate.x.push_back(double(i) + 0.2);
+            delayed.x.push_back(double(i) - 0.27);
+            delayed.y.push_back(speed.at(name, "fp8-delayed", true).tokens_per_s / base);
+            current.x.push_back(double(i));
+            current.y.push_back(speed.at(name, "fp8-current", true).tokens_per_s / base);
+            separate.x.push_back(double(i) + 0.27);
             separate.y.push_back(speed.at(name, "bf16", false).tokens_per_s / base);
-            out.metrics.push_back({name + " FP8/BF16", fp8.y.back(), "x"});
-            out.metrics.push_back({name + " fused/separate QKV", 1.0 / separate.y.back(), "x"});
+            out.metrics.push_back({name + " FP8 delayed/BF16", delayed.y.back(), "x"});
+            out.metrics.push_back({name + " FP8 current/BF16", current.y.back(), "x"});
+            out.metrics.push_back({name + " fused/separate QKV (BF16)", 1.0 / separate.y.back(), "x"});
         }
         Series even = line("BF16, fused QKV", {-0.5, double(presets.size()) - 0.5}, {1, 1}, 7);
         even.dashed = true;
         // Headroom above the bars: the legend's corner hides no bar.
         double top = 1.0;
-        for (const Series* b : {&fp8, &separate})
+        for (const Series* b : {&delayed, &current, &separate})
             for (const double y : b->y) top = std::max(top, y);
         f.y_axis.max = 1.6 * top;
-        f.series = {fp8, separate, even};
+        f.series = {delayed, current, separate, even};
         out.figures.push_back(std::move(f));
         out.tables.push_back(std::move(t));
         out.notes.push_back(measurement_note(live, speed.header, kSpeedAsset));
@@ -314,15 +320,18 @@ StepLogic gpu_speed() {
     // The exercise reads the recording: without it there is nothing to check an answer against.
     try {
         const TransformerSpeed speed = recorded_speed();
+        // The seed's recipe, delayed scaling, against its claim of 15-20% for the fused QKV.
         const auto gain = [&](const std::string& precision) {  // fused over separate, in % more tokens/s
             return 100 * (speed.at("gpt2-small", precision, true).tokens_per_s /
                               speed.at("gpt2-small", precision, false).tokens_per_s -
                           1);
         };
-        const double time_saved =
-            100 * (1 - speed.at("gpt2-small", "fp8", true).ms / speed.at("gpt2-small", "fp8", false).ms);
-        s.exercise = numeric_exercise(gain("fp8"), {{"bf16", gain("bf16")}, {"time-saved", time_saved}}, 0.05);
-        s.exercise->possible_mistakes = {"bf16", "time-saved"};
+        const double time_saved = 100 * (1 - speed.at("gpt2-small", "fp8-delayed", true).ms /
+                                                 speed.at("gpt2-small", "fp8-delayed", false).ms);
+        s.exercise = numeric_exercise(
+            gain("fp8-delayed"), {{"bf16", gain("bf16")}, {"current", gain("fp8-current")}, {"time-saved", time_saved}},
+            0.05);
+        s.exercise->possible_mistakes = {"bf16", "current", "time-saved"};
     } catch (const std::exception&) {
     }
     return s;

@@ -10,6 +10,7 @@
 #include "labs/experiments/accumulation.hpp"
 #include "labs/experiments/crossover.hpp"
 #include "labs/experiments/inference_speed.hpp"
+#include "labs/experiments/transformer_speed.hpp"
 
 namespace {
 
@@ -31,5 +32,6 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
     read_or_refuse(text, read_crossover_csv);
     read_or_refuse(text, read_accumulation_csv);
     read_or_refuse(text, read_inference_csv);
+    read_or_refuse(text, read_transformer_speed_csv);
     return 0;
 }

@@ -27,16 +27,17 @@ emu::Experiment transformer(emu::Precision p, int steps, emu::Fp8Recipe recipe =
     return e;
 }
 
-gpu::GpuTrainResult on_gpu(const emu::Experiment& e, int warmup = 10) {
+gpu::GpuTrainResult on_gpu(const emu::Experiment& e, int warmup = 10, bool text_report = true) {
     gpu::GpuRun run{e};
     run.warmup_steps = warmup;
     run.record_trace = false;
+    run.text_report = text_report;
     return gpu::train_transformer_on_gpu(run);
 }
 
 }  // namespace
 
-TEST_CASE("the transformer: first loss and final loss over 4 seeds agree with the CPU emulator") {
+TEST_CASE("the transformer: first loss, final loss and validation loss over 4 seeds agree with the CPU emulator") {
     if (!gpu_ready()) return;
     const std::pair<emu::Precision, emu::Fp8Recipe> runs[] = {{emu::Precision::Bf16, emu::Fp8Recipe::Current},
                                                               {emu::Precision::Fp8, emu::Fp8Recipe::Current},
@@ -44,12 +45,33 @@ TEST_CASE("the transformer: first loss and final loss over 4 seeds agree with th
     for (const auto& [p, recipe] : runs) {
         const std::string name = p == emu::Precision::Bf16 ? "bf16" : "fp8 " + std::string(enum_name(recipe));
         CAPTURE(name);
-        double cpu_mean = 0, gpu_mean = 0, largest_gap = 0;
+        double cpu_mean = 0, gpu_mean = 0, largest_gap = 0, cpu_bits = 0, gpu_bits = 0, largest_bits_gap = 0;
         for (int k = 0; k < 4; ++k) {
             const emu::Experiment e = emu::with_seed(transformer(p, 100, recipe), k);
-            const std::vector<float> cpu = emu::train_on_cpu(e).loss;
-            const std::vector<float> gpu = on_gpu(e).loss;
+            const emu::TrainerResult on_cpu = emu::train_on_cpu(e);
+            const gpu::GpuTrainResult on_device = on_gpu(e);
+            const std::vector<float>& cpu = on_cpu.loss;
+            const std::vector<float>& gpu = on_device.loss;
             REQUIRE(gpu.size() == cpu.size());
+            // The text report: the same evaluations, prompt and sample lengths.
+            REQUIRE(on_cpu.text);
+            REQUIRE(on_device.text);
+            const emu::TextReport &ct = *on_cpu.text, &gt = *on_device.text;
+            CHECK(gt.corpus == ct.corpus);
+            CHECK(gt.prompt == ct.prompt);
+            CHECK(gt.greedy.size() == ct.greedy.size());
+            CHECK(gt.sampled.size() == ct.sampled.size());
+            REQUIRE(gt.validation.size() == ct.validation.size());
+            for (std::size_t v = 0; v < ct.validation.size(); ++v) {
+                CHECK(gt.validation[v].step == ct.validation[v].step);
+                largest_bits_gap = std::max(
+                    largest_bits_gap, std::fabs(gt.validation[v].bits_per_byte / ct.validation[v].bits_per_byte - 1));
+            }
+            cpu_bits += ct.validation.back().bits_per_byte / 4;
+            gpu_bits += gt.validation.back().bits_per_byte / 4;
+            if (k == 0)
+                std::printf("seed 1 greedy, CPU: \"%s\"\n               GPU: \"%s\"\n", ct.greedy.c_str(),
+                            gt.greedy.c_str());
             CHECK(gpu[0] == doctest::Approx(cpu[0]).epsilon(1e-4));
             for (std::size_t s = 0; s < cpu.size(); ++s)
                 largest_gap = std::max(largest_gap, std::fabs(double(gpu[s]) - cpu[s]) / cpu[s]);
@@ -61,7 +83,13 @@ TEST_CASE("the transformer: first loss and final loss over 4 seeds agree with th
             "per-step gap %.3f%%\n",
             std::string(emu::precision_name(p)).c_str(), cpu_mean, gpu_mean, 100 * (gpu_mean / cpu_mean - 1),
             100 * largest_gap);
+        std::printf(
+            "transformer %s: final validation loss CPU %.4f GPU %.4f bits/byte (GPU/CPU %+.3f%%), largest gap over "
+            "the evaluations %.3f%%\n",
+            std::string(emu::precision_name(p)).c_str(), cpu_bits, gpu_bits, 100 * (gpu_bits / cpu_bits - 1),
+            100 * largest_bits_gap);
         CHECK(gpu_mean == doctest::Approx(cpu_mean).epsilon(0.02));
+        CHECK(gpu_bits == doctest::Approx(cpu_bits).epsilon(0.02));
     }
 }
 
@@ -85,7 +113,7 @@ TEST_CASE("the transformer's presets on the GPU, BF16 against FP8 current scalin
         double bf16_ms = 0;
         for (const bool fused : {true, false})
             for (const emu::Precision p : {emu::Precision::Bf16, emu::Precision::Fp8}) {
-                const gpu::GpuTrainResult r = on_gpu(gpu::transformer_preset_experiment(pr, p, fused, 30), 5);
+                const gpu::GpuTrainResult r = on_gpu(gpu::transformer_preset_experiment(pr, p, fused, 30), 5, false);
                 if (fused && p == emu::Precision::Bf16) bf16_ms = r.median_step_ms;
                 std::printf("%s\t%s %s QKV\t%.3f\t%.0f\t%.1f\t%.0f\t%.4f\t%.3fx BF16 fused\n", pr.name.c_str(),
                             std::string(emu::precision_name(p)).c_str(), fused ? "fused" : "separate", r.median_step_ms,

@@ -23,6 +23,7 @@
 #include "labs/framework/asset_files.hpp"
 #include "labs/experiments/crossover.hpp"
 #include "labs/experiments/inference_speed.hpp"
+#include "labs/experiments/transformer_speed.hpp"
 
 using namespace fp8lab;
 using namespace fp8lab::labs;
@@ -837,6 +838,26 @@ TEST_CASE("the recorded GPU measurements read back and write out byte for byte (
     round_trip("h100-crossover.csv", read_crossover_csv, write_crossover_csv);
     round_trip("h100-accumulation.csv", read_accumulation_csv, write_accumulation_csv);
     round_trip("h100-inference.csv", read_inference_csv, write_inference_csv);
+    round_trip("h100-transformer-speed.csv", read_transformer_speed_csv, write_transformer_speed_csv);
+}
+
+TEST_CASE("a transformer speed recording of version 1 (FP8 rows named fp8: current scaling) still reads") {
+    const std::string columns = "preset,precision,qkv,ms,tokens_per_s,model_tflops,peak_mib\n";
+    std::istringstream v1("# fp8lab transformer speed v1\n# device: a GPU\n" + columns +
+                          "wide,fp8,fused,46.2,177247,413.7,14174\n");
+    const TransformerSpeed old = read_transformer_speed_csv(v1, "v1.csv");
+    REQUIRE(old.rows.size() == 1);
+    CHECK(old.at("wide", "fp8-current", true).ms == 46.2);
+    CHECK_THROWS_WITH(old.at("wide", "fp8-delayed", true), doctest::Contains("no row for wide, fp8-delayed"));
+    std::ostringstream v2;
+    write_transformer_speed_csv(v2, old);
+    CHECK(v2.str().find("# fp8lab transformer speed v2") == 0);
+    CHECK(v2.str().find("wide,fp8-current,fused,") != std::string::npos);
+    // Version 2 names the recipe: a bare "fp8" is refused there.
+    std::istringstream bad("# fp8lab transformer speed v2\n# device: a GPU\n" + columns +
+                           "wide,fp8,fused,46.2,177247,413.7,14174\n");
+    CHECK_THROWS_WITH(read_transformer_speed_csv(bad, "bad.csv"),
+                      doctest::Contains("'fp8' is not bf16, fp8-current or fp8-delayed"));
 }
 
 TEST_CASE("an accumulation recording of version 1 (all-positive operands only) still reads; a bad operand is refused") {
