@@ -9,6 +9,7 @@
 #include "emulator/mlp_trainer.hpp"
 #include "labs/framework/asset_files.hpp"
 #include "labs/experiments/crossover.hpp"
+#include "labs/experiments/nvfp4_options.hpp"
 #include "labs/experiments/recipe_code.hpp"
 #include "labs/experiments/seed_spread.hpp"
 #include "labs/logic/lab_logic.hpp"
@@ -268,7 +269,7 @@ void map_nvfp4_training(const Parameters& p, emu::Experiment& e) {
 StepLogic nvfp4_training() {
     StepLogic s;
     s.id = "nvfp4-training";
-    s.titles = {{"figure nvfp4-variants"}, {"table final"}, {"figure ratio-to-bf16"}};
+    s.titles = {{"figure nvfp4-variants"}, {"table options"}, {"table final"}, {"figure ratio-to-bf16"}};
     s.parameters = {integer("steps", 20, 400, 40), toggle("weight_tiles", true), toggle("stochastic_gradients", true),
                     toggle("hadamard_wgrad", true), toggle("edge_layers_bf16", false)};
     s.training_parameters = {"steps", "weight_tiles", "stochastic_gradients", "hadamard_wgrad", "edge_layers_bf16"};
@@ -312,6 +313,15 @@ StepLogic nvfp4_training() {
             variants.push_back({"NVFP4 as toggled", yours});
         StepOutput out = compare_variants(variants, ctx);
         out.figures.front().id = "nvfp4-variants";
+        // Where each option acts, measured without training: first, before the loss table.
+        Table options{"options", {}, {}, {}};
+        options.columns = {{"option"},
+                           {"measured on"},
+                           {"without the option", ColumnType::Number, "%"},
+                           {"with it", ColumnType::Number, "%"}};
+        for (const Nvfp4OptionEffect& e : measure_nvfp4_options())
+            options.rows.push_back({e.option, e.measure, e.without, e.with});
+        out.tables.insert(out.tables.begin(), std::move(options));
         return out;
     };
     s.exercise = choice_exercise({"unbiased", "smaller-error", "cannot-round", "faster"}, 0);

@@ -1,0 +1,21 @@
+// SPDX-License-Identifier: Apache-2.0
+// What NVFP4 training's three options do, measured on fixed synthetic tensors without
+// training: stochastic rounding on sums of gradients, 16x16 weight tiles on a weight and
+// its transpose, the random Hadamard transform on a weight-gradient GEMM with outlier tokens.
+#pragma once
+
+#include <string>
+#include <vector>
+
+namespace fp8lab::labs {
+
+// One measurement: the option, what was measured (in %), without the option and with it.
+struct Nvfp4OptionEffect {
+    std::string option, measure;
+    double without = 0, with = 0;
+};
+
+// Deterministic (fixed seeds): the same rows on every machine and thread count.
+std::vector<Nvfp4OptionEffect> measure_nvfp4_options();
+
+}  // namespace fp8lab::labs
