@@ -98,8 +98,9 @@ using GpuProgress = std::function<bool(int steps_done, const std::vector<float>&
 // Throws GpuUnavailable (tensor_ops.hpp) with probe()'s reason when no FP8-capable GPU can
 // run, std::invalid_argument for a bad configuration, GpuError when CUDA fails.
 GpuTrainResult train_mlp_on_gpu(const GpuRun& run, const GpuProgress& progress = {});
-// The byte-level transformer (model.kind "transformer"): BF16, or FP8 per-tensor delayed or
-// current scaling with HYBRID formats; the training loss per step, the timing, and the text
+// The byte-level transformer (model.kind "transformer"): BF16, FP8 per-tensor delayed or
+// current scaling with HYBRID formats on the FP8 tensor cores, or MX, NVFP4 and blockwise
+// emulated (result.path says which); the training loss per step, the timing, and the text
 // report the CPU gives (the validation loss every task.eval_every steps, between the timed
 // steps, and the samples after the last).
 GpuTrainResult train_transformer_on_gpu(const GpuRun& run, const GpuProgress& progress = {});

@@ -16,6 +16,7 @@
 
 #include "gpu/src/cuda_check.hpp"
 #include "gpu/src/emulated_cast.hpp"
+#include "gpu/src/emulated_operand.hpp"
 #include "gpu/src/emulated_recipe.hpp"
 #include "gpu/src/mlp_step.hpp"
 #include "gpu/src/lt_matmul.hpp"
@@ -299,32 +300,21 @@ class GpuEmulatedMlp final : public MlpStep {
                                 bool columns, bool record, __nv_bfloat16* out, float* factor, cudaStream_t s) {
         const OperandCast& p = k.plan;
         const int j = k.tensor;
-        train::EmulatedCast e;
-        e.params = p.params;
-        e.columns = columns;
-        e.vector = p.vector;
-        e.block_rows = p.block_rows;
-        e.block_cols = p.block_cols;
-        e.step = step_.ptr;
-        e.element_values = role_values_[j % 3]->ptr;
-        e.e4m3_values = e4m3_values_->ptr;
-        e.out = out;
-        e.tensor_factor = factor;
         const bool per_tensor_scale = p.params.rule == vq::ScaleRule::PerTensor;
-        if (per_tensor_scale) e.tensor_scaling = scaling_.ptr + j;
         if (per_tensor_scale && !delayed_) {  // current scaling: this tensor's own amax first
             train::tensor_amax(source, rows, cols, false, 0, nullptr, amax_bits_.ptr + j, s);
             train::current_scale(amax_bits_.ptr + j, max_finite_[j % 3], scaling_.ptr + j, s);
-        } else if (record && fp8_) {
+        }
+        const EmulatedCastShared shared{step_.ptr,
+                                        {role_values_[0]->ptr, role_values_[1]->ptr, role_values_[2]->ptr},
+                                        e4m3_values_->ptr,
+                                        block_amax_->ptr};
+        // NVFP4's amax slots were filled by nvfp4_amaxes().
+        train::EmulatedCast e = describe_emulated_cast(p, j % 3, shared, source, rows, cols, columns, out, factor,
+                                                       cast_amax_.ptr + 2 * j, s);
+        if (per_tensor_scale) e.tensor_scaling = scaling_.ptr + j;
+        if (!(per_tensor_scale && !delayed_) && record && fp8_)
             e.amax_bits = amax_bits_.ptr + j;  // the trace's amax (and delayed scaling's record)
-        }
-        if (p.nvfp4) e.tensor_amax_bits = cast_amax_.ptr + 2 * j + (p.params.hadamard ? 1 : 0);  // nvfp4_amaxes()
-        if (p.block_amax_pass) {
-            const int block_rows = columns ? p.block_cols : p.block_rows;
-            const int block_cols = columns ? p.block_rows : p.block_cols;
-            train::block_amax(source, rows, cols, block_rows, block_cols, block_amax_->ptr, s);
-            e.block_amax_bits = block_amax_->ptr;
-        }
         return e;
     }
 
@@ -334,12 +324,8 @@ class GpuEmulatedMlp final : public MlpStep {
     // is the same in its forward and backward casts, so one pass serves both.
     void nvfp4_amaxes(const LayerCasts::Cast& k, const LayerCasts::Cast* wgrad, const train::CastSource& source,
                       int rows, int cols, cudaStream_t s) {
-        if (!k.plan.nvfp4) return;
-        unsigned* slot = cast_amax_.ptr + 2 * k.tensor;
-        if (wgrad && wgrad->plan.params.hadamard)
-            train::tensor_amax_pair(source, rows, cols, step_.ptr, slot, slot + 1, s);
-        else
-            train::tensor_amax(source, rows, cols, false, 0, nullptr, slot, s);
+        enqueue_nvfp4_amaxes(k.plan, wgrad ? &wgrad->plan : nullptr, source, rows, cols, step_.ptr,
+                             cast_amax_.ptr + 2 * k.tensor, s);
     }
 
     train::CastSource layer_input(int l, int batch) const {

@@ -16,6 +16,7 @@
 #include "emulator/transformer_ops.hpp"
 #include "emulator/transformer_trainer.hpp"
 #include "gpu/src/cuda_check.hpp"
+#include "gpu/src/emulated_operand.hpp"
 #include "gpu/src/step_timing.hpp"
 #include "gpu/src/mlp_step.hpp"
 #include "gpu/src/transformer_kernels.hpp"
@@ -26,6 +27,12 @@ namespace detail {
 namespace {
 
 namespace tk = transformer;
+
+// Per-tensor recipes run on the FP8 tensor cores; block recipes are emulated.
+GpuPath transformer_path(const emu::Numerics& n) {
+    return n.precision == emu::Precision::Fp8 && !emu::recipe(n.recipe).per_tensor() ? GpuPath::Emulated
+                                                                                     : GpuPath::Native;
+}
 
 // One parameter tensor on the device: float32 master weights, AdamW's moments, the
 // gradient, and the BF16 copy the BF16 GEMMs read.
@@ -139,7 +146,18 @@ struct Fp8Operand {
 };
 
 // One linear layer's three GEMMs: y = x W^T, dx = dy W, dW = dy^T x (rows x in -> out).
-class Linear {
+class LinearLayer {
+  public:
+    virtual ~LinearLayer() = default;
+    // x: BF16 rows x in; weight: its float32 master and BF16 copy.
+    virtual void forward(const void* x, const DeviceParameter& weight, void* y, cudaStream_t s) = 0;
+    // dy: BF16 rows x out (or float32, as the residual stream's gradient is); dx may be null.
+    virtual void backward(const void* x, const DeviceParameter& weight, const void* dy, bool dy_f32, float* weight_grad,
+                          void* dx, cudaStream_t s) = 0;
+};
+
+// BF16, or FP8 with per-tensor scaling on the FP8 tensor cores.
+class Linear final : public LinearLayer {
   public:
     Linear(cublasLtHandle_t lt, int rows, int in, int out, bool fp8, void* workspace, ScalingSlots& slots)
         : rows_(rows), in_(in), out_(out), fp8_(fp8), workspace_(workspace) {
@@ -161,16 +179,14 @@ class Linear {
         wgrad_ = std::make_unique<LtMatmul>(lt, out, in, rows, g_->as(Stored::AsIs), x_->as(Stored::Transposed),
                                             CUDA_R_32F, false);
     }
-    // x: BF16 rows x in; weight: its float32 master and BF16 copy.
-    void forward(const void* x, const DeviceParameter& weight, void* y, cudaStream_t s) {
+    void forward(const void* x, const DeviceParameter& weight, void* y, cudaStream_t s) override {
         if (!fp8_) return forward_->run(x, weight.w16.ptr, y, workspace_, s);
         x_->cast({train::Source::Bf16, x, nullptr, in_}, rows_, in_, s);
         w_->cast({train::Source::F32, weight.w.ptr, nullptr, in_}, out_, in_, s);
         forward_->run(x_->codes.ptr, w_->codes.ptr, y, workspace_, s);
     }
-    // dy: BF16 rows x out (or float32, as the residual stream's gradient is); dx may be null.
     void backward(const void* x, const DeviceParameter& weight, const void* dy, bool dy_f32, float* weight_grad,
-                  void* dx, cudaStream_t s) {
+                  void* dx, cudaStream_t s) override {
         if (!fp8_) {
             const void* g = dy;
             if (dy_f32) {
@@ -200,6 +216,102 @@ class Linear {
 };
 
 using Bf16 = DeviceBuffer<__nv_bfloat16>;
+
+// A linear layer under a block recipe (MX, NVFP4, blockwise): every operand cast as the
+// CPU's LinearGemms casts it (codes and scales by emulated_recipe's plans: blocks along each
+// GEMM's contraction, the CPU's stochastic seeds and Hadamard signs), written as BF16 and
+// multiplied in BF16 with float32 accumulation, the tensors' factors as the GEMM's alpha.
+// Hopper has no MX or NVFP4 tensor cores: the time is this emulation's.
+class EmulatedLinear final : public LinearLayer {
+  public:
+    EmulatedLinear(cublasLtHandle_t lt, int rows, int in, int out, const std::string& name, const emu::Numerics& n,
+                   const EmulatedCastShared& shared, void* workspace)
+        : rows_(rows),
+          in_(in),
+          out_(out),
+          shared_(shared),
+          workspace_(workspace),
+          factors_(kFactors),
+          nvfp4_amax_(6),
+          xq_(std::size_t(rows) * in),
+          xtq_(xq_.count),
+          wq_(std::size_t(out) * in),
+          gq_(std::size_t(rows) * out),
+          gtq_(gq_.count) {
+        // The CPU's tensor names: their lengths key the stochastic roundings' seeds.
+        const auto plan = [&](emu::TensorRole role, const char* suffix, bool wgrad) {
+            return plan_operand_cast(n, role, false, wgrad, (name + suffix).size());
+        };
+        input_ = plan(emu::TensorRole::Input, ".input", false);
+        input_t_ = plan(emu::TensorRole::Input, ".input", true);
+        weight_ = plan(emu::TensorRole::Weight, ".weight", false);
+        grad_ = plan(emu::TensorRole::GradOutput, ".grad_output", false);
+        grad_t_ = plan(emu::TensorRole::GradOutput, ".grad_output", true);
+        // W^T cast in square blocks is the transpose of W's cast unless stochastic rounding
+        // counts its elements in the transposed order (as the MLP's emulated step).
+        reuse_weight_ = weight_.square_blocks() && !weight_.params.stochastic;
+        if (!reuse_weight_) wtq_ = std::make_unique<Bf16>(wq_.count);
+        const MatmulOperand as_is{CUDA_R_16BF, Stored::AsIs}, transposed{CUDA_R_16BF, Stored::Transposed};
+        forward_ = std::make_unique<LtMatmul>(lt, rows, out, in, as_is, transposed, CUDA_R_16BF, false, f(kForward));
+        dgrad_ = std::make_unique<LtMatmul>(lt, rows, in, out, as_is, as_is, CUDA_R_16BF, false, f(kDgrad));
+        wgrad_ = std::make_unique<LtMatmul>(lt, out, in, rows, transposed, as_is, CUDA_R_32F, false, f(kWgrad));
+    }
+    void forward(const void* x, const DeviceParameter& weight, void* y, cudaStream_t s) override {
+        const train::CastSource xs{train::Source::Bf16, x, nullptr, in_},
+            ws{train::Source::F32, weight.w.ptr, nullptr, in_};
+        enqueue_nvfp4_amaxes(input_, &input_t_, xs, rows_, in_, shared_.step, nvfp4_amax_.ptr, s);
+        enqueue_nvfp4_amaxes(weight_, nullptr, ws, out_, in_, shared_.step, nvfp4_amax_.ptr + 2, s);
+        cast(input_, 0, xs, rows_, in_, false, xq_.ptr, kInput, 0, s);
+        cast(weight_, 1, ws, out_, in_, false, wq_.ptr, kWeight, 2, s);
+        train::gemm_alpha(f(kInput), f(kWeight), f(kForward), s);
+        forward_->run(xq_.ptr, wq_.ptr, y, workspace_, s);
+    }
+    void backward(const void* x, const DeviceParameter& weight, const void* dy, bool dy_f32, float* weight_grad,
+                  void* dx, cudaStream_t s) override {
+        const train::CastSource gs{dy_f32 ? train::Source::F32 : train::Source::Bf16, dy, nullptr, out_};
+        const train::CastSource xs{train::Source::Bf16, x, nullptr, in_};
+        enqueue_nvfp4_amaxes(grad_, &grad_t_, gs, rows_, out_, shared_.step, nvfp4_amax_.ptr + 4, s);
+        // wgrad contracts over the rows: both its operands cast down their columns (x's NVFP4
+        // amaxes are the forward's: the same tensor).
+        cast(grad_, 2, gs, rows_, out_, false, gq_.ptr, kGrad, 4, s);
+        cast(grad_t_, 2, gs, rows_, out_, true, gtq_.ptr, kGradT, 4, s);
+        cast(input_t_, 0, xs, rows_, in_, true, xtq_.ptr, kInputT, 0, s);
+        train::gemm_alpha(f(kGradT), f(kInputT), f(kWgrad), s);
+        wgrad_->run(gtq_.ptr, xtq_.ptr, weight_grad, workspace_, s);
+        if (!dx) return;
+        const __nv_bfloat16* w_t = wq_.ptr;
+        Factor w_factor = kWeight;
+        if (!reuse_weight_) {
+            cast(weight_, 1, {train::Source::F32, weight.w.ptr, nullptr, in_}, out_, in_, true, wtq_->ptr, kWeightT, 2,
+                 s);
+            w_t = wtq_->ptr;
+            w_factor = kWeightT;
+        }
+        train::gemm_alpha(f(kGrad), f(w_factor), f(kDgrad), s);
+        dgrad_->run(gq_.ptr, w_t, dx, workspace_, s);
+    }
+
+  private:
+    enum Factor { kInput, kWeight, kWeightT, kGrad, kGradT, kInputT, kForward, kDgrad, kWgrad, kFactors };
+    float* f(Factor k) { return factors_.ptr + k; }
+    // One cast; `amax_slot`: the tensor's NVFP4 slots (0 input, 2 weight, 4 gradient).
+    void cast(const OperandCast& plan, int role, const train::CastSource& source, int rows, int cols, bool columns,
+              __nv_bfloat16* out, Factor factor, int amax_slot, cudaStream_t s) {
+        const train::EmulatedCast e = describe_emulated_cast(plan, role, shared_, source, rows, cols, columns, out,
+                                                             f(factor), nvfp4_amax_.ptr + amax_slot, s);
+        train::emulated_cast(source, rows, cols, e, s);
+    }
+    int rows_, in_, out_;
+    EmulatedCastShared shared_;
+    void* workspace_;
+    OperandCast input_, input_t_, weight_, grad_, grad_t_;
+    bool reuse_weight_ = false;
+    DeviceBuffer<float> factors_;
+    DeviceBuffer<unsigned> nvfp4_amax_;
+    Bf16 xq_, xtq_, wq_, gq_, gtq_;
+    std::unique_ptr<Bf16> wtq_;
+    std::unique_ptr<LtMatmul> forward_, dgrad_, wgrad_;
+};
 
 // The bytes a forward pass reads: tokens[*index * rows + r] and the same of targets (the
 // training steps' arrays with the step counter, or the validation chunks with their number).
@@ -357,7 +469,14 @@ class TransformerStep {
         const bool fp8 = e_.numerics.precision == emu::Precision::Fp8;
         // Three FP8 operands per linear layer: 4 a block (6 with separate Q, K, V) and the output.
         slots_ = std::make_unique<ScalingSlots>(3 * (t_.layers * (t_.fused_qkv ? 4 : 6) + 1), e_.numerics);
-        const auto linear = [&](int in, int out, bool quantised) {
+        // Per-tensor recipes on the FP8 tensor cores, block recipes emulated.
+        const bool emulated = transformer_path(e_.numerics) == GpuPath::Emulated;
+        if (emulated) make_emulated_tables();
+        const auto linear = [&](int in, int out, bool quantised,
+                                const std::string& name) -> std::unique_ptr<LinearLayer> {
+            if (quantised && emulated)
+                return std::make_unique<EmulatedLinear>(lt_.h, rows_, in, out, name, e_.numerics, shared_,
+                                                        workspace_.ptr);
             return std::make_unique<Linear>(lt_.h, rows_, in, out, quantised, workspace_.ptr, *slots_);
         };
         attention_ = std::make_unique<Attention>(lt_.h, rows_ / t_.sequence, t_.sequence, t_.heads, t_.kv_heads, hs_,
@@ -366,19 +485,20 @@ class TransformerStep {
             blocks_.push_back(
                 std::make_unique<BlockBuffers>(rows_, d_, qkv_w_, qw_, t_.ffn, attention_->probs_elements()));
             BlockLinears l;
+            const std::string name = "blocks." + std::to_string(b) + ".";  // the CPU's tensor names
             if (t_.fused_qkv) {
-                l.qkv = linear(d_, qkv_w_, fp8);
+                l.qkv = linear(d_, qkv_w_, fp8, name + "qkv");
             } else {
-                l.q = linear(d_, qw_, fp8);
-                l.k = linear(d_, kw_, fp8);
-                l.v = linear(d_, kw_, fp8);
+                l.q = linear(d_, qw_, fp8, name + "q");
+                l.k = linear(d_, kw_, fp8, name + "k");
+                l.v = linear(d_, kw_, fp8, name + "v");
             }
-            l.proj = linear(qw_, d_, fp8);
-            l.gate_up = linear(d_, 2 * t_.ffn, fp8);
-            l.down = linear(t_.ffn, d_, fp8);
+            l.proj = linear(qw_, d_, fp8, name + "proj");
+            l.gate_up = linear(d_, 2 * t_.ffn, fp8, name + "gate_up");
+            l.down = linear(t_.ffn, d_, fp8, name + "down");
             linears_.push_back(std::move(l));
         }
-        output_ = linear(d_, 256, fp8 && !t_.output_bf16);
+        output_ = linear(d_, 256, fp8 && !t_.output_bf16, "output");
         const std::size_t td = std::size_t(rows_) * d_;
         x_ = std::make_unique<DeviceBuffer<float>>(td);
         dx_ = std::make_unique<DeviceBuffer<float>>(td);
@@ -409,6 +529,26 @@ class TransformerStep {
         update(s);
         slots_->end_step(s);
         tk::finish_step(row_loss_->ptr, rows_, step_.ptr, losses_.ptr, s);
+    }
+
+    // The emulated casts' value tables and block-amax scratch (the largest cast tensor / 16).
+    void make_emulated_tables() {
+        const emu::Recipe recipe = emu::recipe_of(e_.numerics);
+        const emu::TensorRole roles[3] = {emu::TensorRole::Input, emu::TensorRole::Weight, emu::TensorRole::GradOutput};
+        for (int r = 0; r < 3; ++r) {
+            role_values_[r] = std::make_unique<DeviceBuffer<float>>(256);
+            upload(role_values_[r]->ptr, value_table(*recipe.formats.of(roles[r])), 256);
+            shared_.role_values[r] = role_values_[r]->ptr;
+        }
+        e4m3_values_ = std::make_unique<DeviceBuffer<float>>(256);
+        upload(e4m3_values_->ptr, value_table(emu::e4m3()), 256);
+        shared_.e4m3_values = e4m3_values_->ptr;
+        const std::size_t largest =
+            std::max({std::size_t(rows_) * std::max({d_, qkv_w_, 2 * t_.ffn, 256}), std::size_t(2 * t_.ffn) * d_,
+                      std::size_t(qkv_w_) * d_, std::size_t(256) * d_});
+        block_amax_ = std::make_unique<DeviceBuffer<unsigned>>(largest / 16 + 1);
+        shared_.block_amax = block_amax_->ptr;
+        shared_.step = step_.ptr;
     }
 
     // Whether the validation loss is due after `completed` steps (as on the CPU).
@@ -476,7 +616,7 @@ class TransformerStep {
 
   private:
     struct BlockLinears {
-        std::unique_ptr<Linear> qkv, q, k, v, proj, gate_up, down;
+        std::unique_ptr<LinearLayer> qkv, q, k, v, proj, gate_up, down;
     };
     DeviceParameter& p(int index) { return *params_[std::size_t(index)]; }
     // The CPU trainer's parameter order: embed, then per block attn_norm, qkv (or q, k, v),
@@ -545,7 +685,7 @@ class TransformerStep {
                 l.qkv->forward(a.n1.ptr, p(block_param(b, 1)), a.qkv.ptr, s);
             } else {  // three projections, each copied into its columns of the one q|k|v buffer
                 const int widths[3] = {qw_, kw_, kw_}, offsets[3] = {0, qw_, qw_ + kw_};
-                Linear* linears[3] = {l.q.get(), l.k.get(), l.v.get()};
+                LinearLayer* linears[3] = {l.q.get(), l.k.get(), l.v.get()};
                 for (int j = 0; j < 3; ++j) {
                     linears[j]->forward(a.n1.ptr, p(block_param(b, 1 + j)), dattn_->ptr, s);
                     FP8LAB_CUDA_CHECK(cudaMemcpy2DAsync(a.qkv.ptr + offsets[j], qkv_w_ * 2, dattn_->ptr, widths[j] * 2,
@@ -611,7 +751,7 @@ class TransformerStep {
     // Three projections: each gradient slice copied out of dqkv, three dgrads added.
     void backward_separate(BlockBuffers& a, BlockLinears& l, int b, cudaStream_t s) {
         const int widths[3] = {qw_, kw_, kw_}, offsets[3] = {0, qw_, qw_ + kw_};
-        Linear* linears[3] = {l.q.get(), l.k.get(), l.v.get()};
+        LinearLayer* linears[3] = {l.q.get(), l.k.get(), l.v.get()};
         for (int j = 0; j < 3; ++j) {
             FP8LAB_CUDA_CHECK(cudaMemcpy2DAsync(dattn_->ptr, widths[j] * 2, dqkv_->ptr + offsets[j], qkv_w_ * 2,
                                                 widths[j] * 2, rows_, cudaMemcpyDeviceToDevice, s));
@@ -665,8 +805,11 @@ class TransformerStep {
     std::unique_ptr<DeviceBuffer<float>> cos_, sin_;
     std::vector<std::unique_ptr<BlockBuffers>> blocks_;
     std::vector<BlockLinears> linears_;
-    std::unique_ptr<Linear> output_;
+    std::unique_ptr<LinearLayer> output_;
     std::unique_ptr<ScalingSlots> slots_;
+    EmulatedCastShared shared_;
+    std::unique_ptr<DeviceBuffer<float>> role_values_[3], e4m3_values_;
+    std::unique_ptr<DeviceBuffer<unsigned>> block_amax_;
     std::unique_ptr<Attention> attention_;
     std::unique_ptr<DeviceBuffer<float>> x_, dx_, invf_, row_loss_, gain_partials_, out_grad_, clip_;
     std::unique_ptr<Bf16> nf_, y_, logits_, dlogits_, dn_, dn2_, dattn_, dqkv_, dact_, dgate_up_;
@@ -771,7 +914,7 @@ GpuTrainResult train_transformer_on_gpu(const GpuRun& run, const GpuProgress& pr
                     text);
         }
     }
-    result.path = GpuPath::Native;
+    result.path = detail::transformer_path(e.numerics);
     return result;
 }
 

@@ -35,8 +35,9 @@ void multiple_of_16(const Refuse& refuse, const char* field, int value) {
         refuse(field, "must be a multiple of 16 on the GPU (cuBLASLt's FP8 GEMMs), not " + std::to_string(value));
 }
 
-// What the GPU's transformer runs: BF16, or FP8 with per-tensor delayed or current scaling
-// and HYBRID formats (what the step's casts implement); head sizes its attention kernels take.
+// What the GPU's transformer runs: BF16; FP8 with per-tensor delayed or current scaling and
+// HYBRID formats on the FP8 tensor cores (what the native casts implement); MX, NVFP4 and
+// blockwise emulated (every cast as the CPU's); head sizes its attention kernels take.
 void validate_transformer(const GpuRun& run, const Refuse& refuse) {
     const emu::Experiment& e = run.experiment;
     const emu::TransformerSpec& t = e.model.transformer;
@@ -51,17 +52,27 @@ void validate_transformer(const GpuRun& run, const Refuse& refuse) {
                    std::to_string(t.head_size()));
     if (n.precision == emu::Precision::Fp32) refuse("numerics.precision", "the GPU trains BF16 or FP8, not FP32");
     if (n.precision == emu::Precision::Fp8) {
-        if (n.recipe != emu::Fp8Recipe::Current && n.recipe != emu::Fp8Recipe::Delayed)
+        const bool per_tensor = n.recipe == emu::Fp8Recipe::Current || n.recipe == emu::Fp8Recipe::Delayed;
+        const bool emulated = n.recipe == emu::Fp8Recipe::MxFloor || n.recipe == emu::Fp8Recipe::MxRceil ||
+                              n.recipe == emu::Fp8Recipe::Nvfp4 || n.recipe == emu::Fp8Recipe::Blockwise;
+        if (!per_tensor && !emulated)
             refuse("numerics.recipe",
-                   "the GPU's transformer runs FP8 with per-tensor scaling, delayed or current, not '" +
+                   "the GPU's transformer runs per-tensor delayed or current scaling natively and MX, NVFP4 and "
+                   "blockwise emulated, not '" +
                        std::string(enum_name(n.recipe)) + "' (the CPU emulator runs every recipe)");
-        if (n.formats.input != &emu::e4m3() || n.formats.weight != &emu::e4m3() || n.formats.gradient != &emu::e5m2())
-            refuse("numerics.formats", "the GPU's transformer casts HYBRID (E4M3 inputs and weights, E5M2 gradients)");
-        if (n.rounding.input != emu::RoundingMode::NearestEven || n.rounding.weight != emu::RoundingMode::NearestEven ||
-            n.rounding.gradient != emu::RoundingMode::NearestEven)
-            refuse("numerics.rounding", "the GPU's transformer rounds to nearest-even");
+        if (per_tensor) {
+            if (n.formats.input != &emu::e4m3() || n.formats.weight != &emu::e4m3() ||
+                n.formats.gradient != &emu::e5m2())
+                refuse("numerics.formats",
+                       "the GPU's transformer casts per-tensor recipes HYBRID (E4M3 inputs and weights, E5M2 "
+                       "gradients)");
+            if (n.rounding.input != emu::RoundingMode::NearestEven ||
+                n.rounding.weight != emu::RoundingMode::NearestEven ||
+                n.rounding.gradient != emu::RoundingMode::NearestEven)
+                refuse("numerics.rounding", "the GPU's transformer rounds per-tensor recipes to nearest-even");
+            if (n.saturation != emu::Saturation::Finite) refuse("numerics.saturation", "the GPU's casts saturate");
+        }
         if (!n.scaling) refuse("numerics.scaling", "the GPU's transformer scales every tensor");
-        if (n.saturation != emu::Saturation::Finite) refuse("numerics.saturation", "the GPU's casts saturate");
     }
     if (n.fast_accumulation.any())
         refuse("numerics.fast_accumulation", "the GPU's transformer accumulates its FP8 GEMMs in full precision");

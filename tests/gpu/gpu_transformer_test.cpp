@@ -11,6 +11,7 @@
 #include <vector>
 
 #include "emulator/cpu_training.hpp"
+#include "emulator/recipe.hpp"
 #include "emulator/mlp_trainer.hpp"
 #include "gpu/trainer.hpp"
 #include "tests/gpu/gpu_ready.hpp"
@@ -88,6 +89,55 @@ TEST_CASE("the transformer: first loss, final loss and validation loss over 4 se
             "the evaluations %.3f%%\n",
             std::string(emu::precision_name(p)).c_str(), cpu_bits, gpu_bits, 100 * (gpu_bits / cpu_bits - 1),
             100 * largest_bits_gap);
+        CHECK(gpu_mean == doctest::Approx(cpu_mean).epsilon(0.02));
+        CHECK(gpu_bits == doctest::Approx(cpu_bits).epsilon(0.02));
+    }
+}
+
+TEST_CASE(
+    "the GPU's transformer takes the per-tensor recipes natively and MX, NVFP4, blockwise emulated; refuses rowwise") {
+    for (const emu::Fp8Recipe r : {emu::Fp8Recipe::Delayed, emu::Fp8Recipe::Current, emu::Fp8Recipe::MxFloor,
+                                   emu::Fp8Recipe::MxRceil, emu::Fp8Recipe::Nvfp4, emu::Fp8Recipe::Blockwise}) {
+        CAPTURE(enum_name(r));
+        CHECK_NOTHROW(gpu::validate(gpu::GpuRun{transformer(emu::Precision::Fp8, 10, r)}));
+    }
+    CHECK_THROWS_WITH_AS(gpu::validate(gpu::GpuRun{transformer(emu::Precision::Fp8, 10, emu::Fp8Recipe::Rowwise)}),
+                         doctest::Contains("numerics.recipe"), std::invalid_argument);
+    emu::Experiment hybrid_mx = transformer(emu::Precision::Fp8, 10, emu::Fp8Recipe::MxFloor);
+    hybrid_mx.numerics.formats.gradient = &emu::e5m2();  // block recipes take any format the recipe allows
+    CHECK_NOTHROW(gpu::validate(gpu::GpuRun{hybrid_mx}));
+    emu::Experiment stochastic_delayed = transformer(emu::Precision::Fp8, 10, emu::Fp8Recipe::Delayed);
+    stochastic_delayed.numerics.rounding.gradient = emu::RoundingMode::Stochastic;
+    CHECK_THROWS_WITH_AS(gpu::validate(gpu::GpuRun{stochastic_delayed}), doctest::Contains("numerics.rounding"),
+                         std::invalid_argument);
+}
+
+TEST_CASE("the transformer's block recipes on the GPU (emulated) agree with the CPU emulator over 4 seeds") {
+    if (!gpu_ready()) return;
+    for (const emu::Fp8Recipe recipe : {emu::Fp8Recipe::MxFloor, emu::Fp8Recipe::Nvfp4, emu::Fp8Recipe::Blockwise}) {
+        CAPTURE(enum_name(recipe));
+        double cpu_mean = 0, gpu_mean = 0, cpu_bits = 0, gpu_bits = 0, largest_gap = 0;
+        for (int k = 0; k < 4; ++k) {
+            const emu::Experiment e = emu::with_seed(transformer(emu::Precision::Fp8, 60, recipe), k);
+            const emu::TrainerResult cpu = emu::train_on_cpu(e);
+            const gpu::GpuTrainResult gpu = on_gpu(e);
+            CHECK(gpu.path == gpu::GpuPath::Emulated);
+            REQUIRE(gpu.loss.size() == cpu.loss.size());
+            CHECK(gpu.loss[0] == doctest::Approx(cpu.loss[0]).epsilon(1e-3));
+            for (std::size_t s = 0; s < cpu.loss.size(); ++s)
+                largest_gap = std::max(largest_gap, std::fabs(double(gpu.loss[s]) / cpu.loss[s] - 1));
+            cpu_mean += emu::final_loss(cpu.loss) / 4;
+            gpu_mean += gpu.final_loss() / 4;
+            REQUIRE(cpu.text);
+            REQUIRE(gpu.text);
+            cpu_bits += cpu.text->validation.back().bits_per_byte / 4;
+            gpu_bits += gpu.text->validation.back().bits_per_byte / 4;
+        }
+        std::printf(
+            "transformer %s (emulated on the GPU), 60 steps, 4 seeds: final loss CPU %.5f GPU %.5f (%+.3f%%), "
+            "validation CPU %.4f GPU %.4f bits/byte (%+.3f%%), largest per-step gap %.3f%%\n",
+            std::string(enum_name(recipe)).c_str(), cpu_mean, gpu_mean, 100 * (gpu_mean / cpu_mean - 1), cpu_bits,
+            gpu_bits, 100 * (gpu_bits / cpu_bits - 1), 100 * largest_gap);
         CHECK(gpu_mean == doctest::Approx(cpu_mean).epsilon(0.02));
         CHECK(gpu_bits == doctest::Approx(cpu_bits).epsilon(0.02));
     }
