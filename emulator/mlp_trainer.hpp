@@ -46,6 +46,7 @@ struct TrainerResult {
     std::vector<float> accuracy;  // per step, classification only
     AmaxTrace trace;
     std::uint64_t gradient_elements = 0, gradients_flushed = 0;                  // FP8 gradient operands
+    std::uint64_t gradients_zero = 0;  // of those, zero in their GEMM: flushed, or zero already upstream
     std::uint64_t input_elements = 0, inputs_flushed = 0, inputs_subnormal = 0;  // forward GEMMs' FP8 activations
     std::vector<float> loss_scale;                                               // per step, with loss scaling
     std::vector<std::size_t> skipped_steps;              // steps not applied: a gradient was not finite
@@ -57,6 +58,9 @@ struct TrainerResult {
     bool cancelled = false;
     double flushed_fraction() const {
         return gradient_elements ? double(gradients_flushed) / double(gradient_elements) : 0.0;
+    }
+    double zero_gradient_fraction() const {
+        return gradient_elements ? double(gradients_zero) / double(gradient_elements) : 0.0;
     }
     double input_flushed_fraction() const {
         return input_elements ? double(inputs_flushed) / double(input_elements) : 0.0;

@@ -40,6 +40,9 @@ QuantizedTensor OperandQuantizer::quantize_codes(const std::string& tensor, Tens
     if (role == TensorRole::GradOutput) {
         gradient_elements_ += x.size();
         gradients_flushed_ += q.counts.flushed_to_zero;
+        std::uint64_t zeros = 0;
+        for (const float v : x) zeros += v == 0.0f;
+        gradients_zero_ += zeros + q.counts.flushed_to_zero;
     } else if (role == TensorRole::Input && !wgrad_operand) {  // the forward GEMMs' activations
         input_elements_ += x.size();
         inputs_flushed_ += q.counts.flushed_to_zero;

@@ -52,6 +52,9 @@ class OperandQuantizer {
     // Gradient elements that were non-zero but became zero, over the whole run.
     std::uint64_t gradient_elements() const { return gradient_elements_; }
     std::uint64_t gradients_flushed() const { return gradients_flushed_; }
+    // Gradient elements that reach their GEMM as zero: flushed by their cast, or zero
+    // already because the gradient upstream was flushed.
+    std::uint64_t gradients_zero() const { return gradients_zero_; }
     std::uint64_t input_elements() const { return input_elements_; }
     std::uint64_t inputs_flushed() const { return inputs_flushed_; }
     std::uint64_t inputs_subnormal() const { return inputs_subnormal_; }
@@ -62,7 +65,7 @@ class OperandQuantizer {
   private:
     Recipe recipe_;
     RecipeState state_;
-    std::uint64_t gradient_elements_ = 0, gradients_flushed_ = 0;
+    std::uint64_t gradient_elements_ = 0, gradients_flushed_ = 0, gradients_zero_ = 0;
     std::uint64_t input_elements_ = 0, inputs_flushed_ = 0, inputs_subnormal_ = 0;  // forward operands only
     std::vector<TensorNumerics>* numerics_ = nullptr;
 };

@@ -120,6 +120,7 @@ class TransformerRun {
         }
         result.gradient_elements = quantizer_.gradient_elements();
         result.gradients_flushed = quantizer_.gradients_flushed();
+        result.gradients_zero = quantizer_.gradients_zero();
         result.input_elements = quantizer_.input_elements();
         result.inputs_flushed = quantizer_.inputs_flushed();
         result.inputs_subnormal = quantizer_.inputs_subnormal();

@@ -89,9 +89,10 @@ void map_what_breaks(const Parameters& p, emu::Experiment& e) {
     e.model.hidden = 128;
 }
 
-// What the comparison's table counts beside each run's loss: the gradient elements flushed
-// to zero (what breaks), or the forward GEMMs' activations flushed to zero and left in the
-// format's subnormals (the outlier task).
+// What the comparison's table counts beside each run's loss: the gradient elements that reach
+// their GEMMs as zero and those flushed by their own cast (what breaks: a gradient flushed at
+// the last layer makes exact zeros upstream, which no later cast flushes), or the forward
+// GEMMs' activations flushed to zero and left in the format's subnormals (the outlier task).
 enum class CastCounts { Gradients, Activations };
 
 // Trains each variant in turn on the CPU emulator, over the experiment's seeds, and shows
@@ -107,7 +108,8 @@ StepOutput compare_variants(const std::vector<TrainingVariant>& variants, RunCon
     Table t{"final", {}, {}, {}};
     t.columns = {{"run"}, {"final loss", ColumnType::Number}, {"over BF16", ColumnType::Number, "x"}};
     if (counts == CastCounts::Gradients)
-        t.columns.push_back({"gradient elements flushed to zero", ColumnType::Number, "%"});
+        t.columns.insert(t.columns.end(), {{"gradient elements zero in the GEMMs", ColumnType::Number, "%"},
+                                           {"flushed by their own cast", ColumnType::Number, "%"}});
     else
         t.columns.insert(t.columns.end(), {{"activations flushed to zero", ColumnType::Number, "%"},
                                            {"activations in subnormals", ColumnType::Number, "%"}});
@@ -125,7 +127,7 @@ StepOutput compare_variants(const std::vector<TrainingVariant>& variants, RunCon
     for (std::size_t i = 0; i < variants.size(); ++i) {
         const TrainingVariant& var = variants[i];
         std::vector<double> mean, finals;
-        double flushed = 0, subnormal = 0;
+        double flushed = 0, subnormal = 0, zero = 0;
         for (int k = 0; k < seeds; ++k) {
             const emu::TrainerResult r =
                 emu::train_mlp(emu::with_seed(var.config, k), [&](int, float) { return !ctx.cancel_requested(); });
@@ -135,6 +137,7 @@ StepOutput compare_variants(const std::vector<TrainingVariant>& variants, RunCon
             finals.push_back(emu::final_loss(r.loss));
             flushed += (counts == CastCounts::Gradients ? r.flushed_fraction() : r.input_flushed_fraction()) / seeds;
             subnormal += r.input_subnormal_fraction() / seeds;
+            zero += r.zero_gradient_fraction() / seeds;
             ctx.report_progress(
                 double(i * std::size_t(seeds) + std::size_t(k) + 1) / double(variants.size() * std::size_t(seeds)),
                 var.name);
@@ -159,6 +162,7 @@ StepOutput compare_variants(const std::vector<TrainingVariant>& variants, RunCon
         row.emplace_back(name);
         row.emplace_back(spread.mean);
         row.emplace_back(spread.mean / bf16.mean);
+        if (counts == CastCounts::Gradients) row.emplace_back(100 * zero);
         row.emplace_back(100 * flushed);
         if (counts == CastCounts::Activations) row.emplace_back(100 * subnormal);
         row.emplace_back(spread.least);
