@@ -45,7 +45,7 @@ struct TrainerResult {
     std::vector<float> loss;      // per step
     std::vector<float> accuracy;  // per step, classification only
     AmaxTrace trace;
-    std::uint64_t gradient_elements = 0, gradients_flushed = 0;                  // FP8 gradient operands
+    std::uint64_t gradient_elements = 0, gradients_flushed = 0;  // FP8 gradient operands
     std::uint64_t gradients_zero = 0;  // of those, zero in their GEMM: flushed, or zero already upstream
     std::uint64_t input_elements = 0, inputs_flushed = 0, inputs_subnormal = 0;  // forward GEMMs' FP8 activations
     std::vector<float> loss_scale;                                               // per step, with loss scaling

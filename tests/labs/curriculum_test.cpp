@@ -303,12 +303,17 @@ TEST_CASE("lab 5, loss scaling: exercises") {
     CHECK(halved.check("32768").hint.find("All three") != std::string::npos);
 }
 
-TEST_CASE("lab 8, training: the FP8 weight copy exercise and the recorded crossover") {
+TEST_CASE("lab 8, training: the learning-rate schedule exercise and the recorded crossover") {
     const Catalog c = load_curriculum();
-    const Exercise& copy = exercise(c, "training", "loss-curves");
-    CHECK(copy.check("64").correct);
-    CHECK(copy.check("128").hint.find("BF16") != std::string::npos);
-    CHECK(copy.check("256").hint.find("master") != std::string::npos);
+    // A quarter of the way through the decay (step 10 + 289 / 4 = 82 of 300): 3e-3 x (0.1 + 0.9 x
+    // (1 + cos(pi x 72 / 289)) / 2), worked out here by hand from the schedule's definition.
+    const Exercise& schedule = exercise(c, "training", "loss-curves");
+    const double p = 72.0 / 289.0, pi = 3.141592653589793;
+    CHECK(schedule.check(std::to_string(3e-3 * (0.1 + 0.9 * (1 + std::cos(pi * p)) / 2))).correct);
+    CHECK(schedule.check("0.00261").correct);
+    CHECK(schedule.check("0.003").hint.find("peak") != std::string::npos);
+    CHECK(schedule.check("0.00233").hint.find("straight line") != std::string::npos);
+    CHECK(schedule.check("0.00256").hint.find("down to zero") != std::string::npos);
 
     // The default task never memorises one batch (issue 38): 16 distinct batches.
     const Step* curves = c.find("training")->find_step("loss-curves");
@@ -776,8 +781,8 @@ TEST_CASE("lab 8, NVFP4 training: each option taken away, as the text describes"
     REQUIRE(t.rows.size() == 6);  // the defaults are the full recipe: no extra run
     const auto ratio = [&](std::size_t r) { return std::get<double>(t.rows[r][2]); };
     const auto flushed = [&](std::size_t r) { return std::get<double>(t.rows[r][4]); };  // by their own cast
-    for (std::size_t r = 1; r < 6; ++r) CHECK(ratio(r) < 1.1);  // within a few percent of BF16
-    CHECK(flushed(3) > flushed(1));                             // no Hadamard: more flushed
+    for (std::size_t r = 1; r < 6; ++r) CHECK(ratio(r) < 1.1);                           // within a few percent of BF16
+    CHECK(flushed(3) > flushed(1));                                                      // no Hadamard: more flushed
     // A combination that is none of the runs is added, and the panel trains it.
     p.set("hadamard_wgrad", false);
     p.set("edge_layers_bf16", true);
