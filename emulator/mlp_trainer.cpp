@@ -97,6 +97,8 @@ class Run {
         TrainerResult result;
         if (record_trace_) result.trace.header = {{"source", "fp8lab CPU emulator"}, {"experiment", describe(c_)}};
         if (record_numerics_) quantizer_.log_numerics(&result.numerics);
+        std::vector<Matrix> start;
+        for (const Layer& layer : layers_) start.push_back(layer.weight);
         for (int step = 0; step < c_.steps; ++step) {
             const float loss = train_step(step, result);
             if (!record_trace_) result.trace.records.clear();  // traced for the numerics only
@@ -114,6 +116,12 @@ class Run {
         result.inputs_flushed = quantizer_.inputs_flushed();
         result.inputs_subnormal = quantizer_.inputs_subnormal();
         result.scaling = quantizer_.state();
+        double moved = 0, size = 0;
+        for (std::size_t l = 0; l < layers_.size(); ++l) {
+            moved += (layers_[l].weight - start[l]).cast<double>().squaredNorm();
+            size += start[l].cast<double>().squaredNorm();
+        }
+        result.weight_change = size > 0 ? std::sqrt(moved / size) : 0.0;
         for (const Layer& layer : layers_)
             result.final_layers.push_back({int(layer.weight.cols()),
                                            int(layer.weight.rows()),

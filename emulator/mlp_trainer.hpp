@@ -49,6 +49,9 @@ struct TrainerResult {
     std::uint64_t gradients_zero = 0;  // of those, zero in their GEMM: flushed, or zero already upstream
     std::uint64_t input_elements = 0, inputs_flushed = 0, inputs_subnormal = 0;  // forward GEMMs' FP8 activations
     std::vector<float> loss_scale;                                               // per step, with loss scaling
+    // How far training moved the weights: ||W_end - W_start|| / ||W_start|| over every weight
+    // matrix (the updates' size over the run, beside the loss it bought).
+    double weight_change = 0;
     std::vector<std::size_t> skipped_steps;              // steps not applied: a gradient was not finite
     std::map<std::string, DelayedScalingState> scaling;  // per tensor, delayed scaling only
     std::vector<LayerWeights> final_layers;              // the parameters after the last step (inference labs)

@@ -102,6 +102,8 @@ class TransformerRun {
         report.corpus = corpus_.description;
         report.parameters = transformer_parameters(t_);
         if (record_trace_) result.trace.header = {{"source", "fp8lab CPU emulator"}, {"experiment", describe(e_)}};
+        std::vector<Matrix> start;
+        for (const Parameter& p : params_) start.push_back(p.w);
         for (int step = 0; step < e_.steps; ++step) {
             const TextBatch batch =
                 training_batch(corpus_, e_.task.seed, std::uint64_t(step), sequences(), t_.sequence);
@@ -121,6 +123,13 @@ class TransformerRun {
         result.gradient_elements = quantizer_.gradient_elements();
         result.gradients_flushed = quantizer_.gradients_flushed();
         result.gradients_zero = quantizer_.gradients_zero();
+        double moved = 0, size = 0;
+        for (std::size_t i = 0; i < params_.size(); ++i)
+            if (params_[i].decay) {  // the weights and the embedding, not the norms' gains
+                moved += (params_[i].w - start[i]).cast<double>().squaredNorm();
+                size += start[i].cast<double>().squaredNorm();
+            }
+        result.weight_change = size > 0 ? std::sqrt(moved / size) : 0.0;
         result.input_elements = quantizer_.input_elements();
         result.inputs_flushed = quantizer_.inputs_flushed();
         result.inputs_subnormal = quantizer_.inputs_subnormal();

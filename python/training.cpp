@@ -126,6 +126,7 @@ py::dict train(const py::object& experiment_object, int threads, bool numerics) 
     out["description"] = emu::describe(e);
     out["gradients_flushed_fraction"] = r.flushed_fraction();
     out["gradients_zero_fraction"] = r.zero_gradient_fraction();
+    out["weight_change"] = r.weight_change;
     if (!r.skipped_steps.empty()) out["skipped_steps"] = r.skipped_steps;
     if (!r.loss_scale.empty()) out["loss_scale"] = r.loss_scale;
     if (numerics) out["numerics"] = numerics_columns(r.numerics);

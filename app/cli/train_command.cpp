@@ -127,7 +127,10 @@ int train_on_cpu(const emu::Experiment& e, const TrainArgs& args) {
     if (r.text) print_text_report(*r.text);
     report_seeds(e, r.loss, [](const emu::Experiment& x) { return emu::train_on_cpu(x).loss; });
     if (e.numerics.precision == emu::Precision::Fp8)
-        std::fprintf(stderr, "gradient elements flushed to zero: %.4f%%\n", 100 * r.flushed_fraction());
+        std::fprintf(stderr, "gradient elements flushed to zero: %.4f%% (zero in their GEMMs: %.4f%%)\n",
+                     100 * r.flushed_fraction(), 100 * r.zero_gradient_fraction());
+    std::fprintf(stderr, "weights moved %.4g of their starting size (||W_end - W_start|| / ||W_start||)\n",
+                 r.weight_change);
     if (!r.skipped_steps.empty())
         std::fprintf(
             stderr, "%s\n",

@@ -22,6 +22,23 @@ std::string spread_text(const SeedSpread& s) {
            std::to_string(s.seeds) + " seeds)";
 }
 
+std::string lower_than_bf16_note(const std::string& name, const SeedSpread& bf16, const SeedSpread& run,
+                                 const RunMeasures* bf16_measures, const RunMeasures* run_measures) {
+    if (std::min(bf16.seeds, run.seeds) < 2 || !differs_beyond_spread(bf16, run) || run.mean >= bf16.mean) return "";
+    const std::string said = name + " ends lower than BF16, beyond the spread of " +
+                             std::to_string(std::min(bf16.seeds, run.seeds)) +
+                             " seeds. A lower training loss is not more accurate arithmetic: ";
+    if (!bf16_measures || !run_measures)
+        return said +
+               "the CPU emulator measures what the two runs did differently (gradients lost to zero, how far the "
+               "weights moved); run the comparison there to see it.";
+    return said + "measured (mean of the seeds), " + number_text(100 * run_measures->zero_gradients) + "% of " + name +
+           "'s gradient elements reached their GEMMs as zero (BF16 flushes none), and its weights moved " +
+           number_text(run_measures->weight_change) + " of their starting size over the run against BF16's " +
+           number_text(bf16_measures->weight_change) +
+           ". Fewer gradients or other step sizes change what a short run reaches as much as precision does.";
+}
+
 std::vector<Series> curve_with_band(const std::string& name, const std::vector<std::vector<float>>& curves,
                                     int colour) {
     if (curves.empty()) return {};

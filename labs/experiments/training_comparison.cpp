@@ -149,6 +149,7 @@ StepOutput run_on_cpu(const emu::Experiment& e, RunContext& context) {
     // the skipped steps over all seeds.
     emu::TrainerResult results[2];
     double flushed = 0;
+    RunMeasures measures[2];
     std::size_t skipped = 0;
     for (int run = 0; run < 2; ++run) {
         std::vector<std::vector<float>>& curves = run == 0 ? c.bf16 : c.fp8;
@@ -168,6 +169,8 @@ StepOutput run_on_cpu(const emu::Experiment& e, RunContext& context) {
                 return !context.cancel_requested();
             });
             if (r.cancelled) throw RunCancelled();
+            measures[run].zero_gradients += r.zero_gradient_fraction() / seeds;
+            measures[run].weight_change += r.weight_change / seeds;
             if (run == 1) {
                 flushed += r.flushed_fraction() / seeds;
                 skipped += r.skipped_steps.size();
@@ -178,6 +181,10 @@ StepOutput run_on_cpu(const emu::Experiment& e, RunContext& context) {
     StepOutput out = output_of(c, label, note);
     out.notes.push_back(experiment_note(e));
     add_final_losses(out, c, family_of(e));
+    if (const std::string lower =
+            lower_than_bf16_note(family_of(e), final_spread(c.bf16), final_spread(c.fp8), &measures[0], &measures[1]);
+        !lower.empty())
+        out.notes.push_back(lower);
     out.metrics.push_back(
         {family_of(e) + " gradient elements flushed to zero" + (seeds > 1 ? " (mean of the seeds)" : std::string()),
          100 * flushed, "%"});
@@ -225,6 +232,10 @@ StepOutput run_on_gpu(const emu::Experiment& e, RunContext& context) {
     StepOutput out = output_of(c, label, note);
     out.notes.push_back(experiment_note(e));
     add_final_losses(out, c, family_of(e));
+    if (const std::string lower =
+            lower_than_bf16_note(family_of(e), final_spread(c.bf16), final_spread(c.fp8), nullptr, nullptr);
+        !lower.empty())
+        out.notes.push_back(lower);
     add_skipped_steps_note(out, e, skipped, results[1].loss.size() * std::size_t(seeds));
     const double mib = 1024.0 * 1024.0;
     for (int run = 0; run < 2; ++run)

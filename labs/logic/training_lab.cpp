@@ -134,12 +134,14 @@ StepOutput compare_variants(const std::vector<TrainingVariant>& variants, RunCon
     ratio.y_axis = {"loss / BF16 loss", AxisScale::Log10};
     std::vector<double> bf16_loss;
     SeedSpread bf16;
+    RunMeasures bf16_measures;
     int colour = 0;
     const int seeds = variants.front().config.seeds;
     for (std::size_t i = 0; i < variants.size(); ++i) {
         const TrainingVariant& var = variants[i];
         std::vector<double> mean, finals;
-        double flushed = 0, subnormal = 0, zero = 0;
+        double flushed = 0, subnormal = 0;
+        RunMeasures measures;
         for (int k = 0; k < seeds; ++k) {
             const emu::TrainerResult r =
                 emu::train_mlp(emu::with_seed(var.config, k), [&](int, float) { return !ctx.cancel_requested(); });
@@ -149,7 +151,8 @@ StepOutput compare_variants(const std::vector<TrainingVariant>& variants, RunCon
             finals.push_back(emu::final_loss(r.loss));
             flushed += (counts == CastCounts::Gradients ? r.flushed_fraction() : r.input_flushed_fraction()) / seeds;
             subnormal += r.input_subnormal_fraction() / seeds;
-            zero += r.zero_gradient_fraction() / seeds;
+            measures.zero_gradients += r.zero_gradient_fraction() / seeds;
+            measures.weight_change += r.weight_change / seeds;
             ctx.report_progress(
                 double(i * std::size_t(seeds) + std::size_t(k) + 1) / double(variants.size() * std::size_t(seeds)),
                 var.name);
@@ -169,12 +172,18 @@ StepOutput compare_variants(const std::vector<TrainingVariant>& variants, RunCon
         }
         fig.series.push_back(std::move(l));
         const SeedSpread spread = spread_of(finals);
-        if (i == 0) bf16 = spread;
+        if (i == 0) {
+            bf16 = spread;
+            bf16_measures = measures;
+        } else if (const std::string lower = lower_than_bf16_note(name, bf16, spread, &bf16_measures, &measures);
+                   !lower.empty()) {
+            out.notes.push_back(lower);
+        }
         std::vector<Cell> row;
         row.emplace_back(name);
         row.emplace_back(spread.mean);
         row.emplace_back(spread.mean / bf16.mean);
-        if (counts == CastCounts::Gradients) row.emplace_back(100 * zero);
+        if (counts == CastCounts::Gradients) row.emplace_back(100 * measures.zero_gradients);
         row.emplace_back(100 * flushed);
         if (counts == CastCounts::Activations) row.emplace_back(100 * subnormal);
         row.emplace_back(spread.least);

@@ -5,6 +5,7 @@
 
 #include <unistd.h>
 
+#include <cmath>
 #include <cstdio>
 #include <fstream>
 #include <string>
@@ -13,6 +14,7 @@
 #include "gpu/tensor_ops.hpp"
 #include "emulator/cpu_training.hpp"
 #include "emulator/mlp_trainer.hpp"
+#include "emulator/training_task.hpp"
 #include "labs/experiments/seed_spread.hpp"
 #include "labs/experiments/training_comparison.hpp"
 #include "labs/framework/training_mapping.hpp"
@@ -100,6 +102,46 @@ TEST_CASE("a spread's words: a difference is a finding only beyond both ranges")
     CHECK(labs::spread_words(a, c) == "beyond the spread of 3 seeds (higher)");
     CHECK(labs::spread_words(c, a) == "beyond the spread of 3 seeds (lower)");
     CHECK(labs::spread_words(labs::spread_of({1.0}), labs::spread_of({2.0})).find("one seed") == 0);
+}
+
+TEST_CASE("a run that ends lower than BF16 beyond the spread is said so, with what was measured of both") {
+    const labs::SeedSpread bf16 = labs::spread_of({1.0, 1.1, 1.2}), lower = labs::spread_of({0.7, 0.8, 0.9});
+    const labs::RunMeasures bf16_measures{0.0, 0.25}, fp8_measures{0.125, 0.5};
+    const std::string note = labs::lower_than_bf16_note("FP8", bf16, lower, &bf16_measures, &fp8_measures);
+    CHECK(note.find("FP8 ends lower than BF16, beyond the spread of 3 seeds") == 0);
+    CHECK(note.find("12.5% of FP8's gradient elements") != std::string::npos);
+    CHECK(note.find("moved 0.5 of their starting size over the run against BF16's 0.25") != std::string::npos);
+    // Within the spread, or higher: nothing to explain here.
+    CHECK(labs::lower_than_bf16_note("FP8", bf16, labs::spread_of({0.9, 1.0, 1.1}), &bf16_measures, &fp8_measures)
+              .empty());
+    CHECK(labs::lower_than_bf16_note("FP8", bf16, labs::spread_of({1.5, 1.6, 1.7}), &bf16_measures, &fp8_measures)
+              .empty());
+    CHECK(labs::lower_than_bf16_note("FP8", labs::spread_of({1.0}), labs::spread_of({0.5}), &bf16_measures,
+                                     &fp8_measures)
+              .empty());  // one seed: no spread
+    // The GPU measures neither: the note says where they are measured.
+    CHECK(labs::lower_than_bf16_note("FP8", bf16, lower, nullptr, nullptr).find("CPU emulator measures") !=
+          std::string::npos);
+}
+
+TEST_CASE("how far training moved the weights: more with a larger learning rate, as the weights say") {
+    emu::Experiment e = short_run();
+    e.seeds = 1;
+    const emu::TrainerResult r = emu::train_on_cpu(e);
+    CHECK(r.weight_change > 0);
+    // Independently: the final weights against the initial ones, layer by layer.
+    double moved = 0, size = 0;
+    for (std::size_t l = 0; l < r.final_layers.size(); ++l) {
+        const std::vector<float> start = emu::initial_weights(e, int(l));
+        for (std::size_t i = 0; i < start.size(); ++i) {
+            moved +=
+                (double(r.final_layers[l].weight[i]) - start[i]) * (double(r.final_layers[l].weight[i]) - start[i]);
+            size += double(start[i]) * start[i];
+        }
+    }
+    CHECK(r.weight_change == doctest::Approx(std::sqrt(moved / size)).epsilon(1e-6));
+    e.optimizer.learning_rate *= 4;
+    CHECK(emu::train_on_cpu(e).weight_change > r.weight_change);
 }
 
 TEST_CASE("a cancelled comparison stops with RunCancelled") {
