@@ -1,18 +1,18 @@
 // SPDX-License-Identifier: Apache-2.0
-// Draws a figure with Cairo and writes it as SVG, PNG or PDF.
+// Draws a figure, or a table as a slide image, with Cairo and writes it as SVG, PNG or PDF.
 #pragma once
 
 #include <string>
 
+#include "app/export/cairo_canvas.hpp"
 #include "app/plot/figure_theme.hpp"
+#include "app/plot/table_layout.hpp"
 #include "labs/framework/figure.hpp"
+#include "labs/framework/table.hpp"
 
 typedef struct _cairo cairo_t;
 
 namespace fp8lab::exporter {
-
-enum class ImageFormat { Svg, Png, Pdf };
-const char* extension(ImageFormat f);  // "svg", "png", "pdf"
 
 // Draws onto any Cairo context, in a width x height box (user units).
 void draw_figure(cairo_t* cr, const labs::Figure& figure, double width, double height,
@@ -23,5 +23,10 @@ void draw_figure(cairo_t* cr, const labs::Figure& figure, double width, double h
 // draws the same figure, text and lines as sharp on a screen twice as dense).
 void write_figure(const labs::Figure& figure, const std::string& path, ImageFormat format, int width, int height,
                   const plot::FigureStyle& style = {}, double png_scale = 1.0);
+
+// A table as a slide image of the same size and text as a figure's (table_layout.hpp:
+// shrunk to fit when it would not).
+void write_table(const labs::Table& table, const std::string& path, ImageFormat format, int width, int height,
+                 const plot::FigureStyle& style = {}, double png_scale = 1.0);
 
 }  // namespace fp8lab::exporter

@@ -25,8 +25,9 @@ void collect_paths(const json::Value& v, std::set<std::string>& out) {
         if (paths && m.value.kind == json::Value::Kind::Array)
             for (const json::Value& item : m.value.items)
                 if (item.kind == json::Value::Kind::String) out.insert(item.text);
-        if (m.key == "steps" || m.key == "figures")
-            for (const json::Value& item : m.value.items) collect_paths(item, out);
+        if (m.key == "steps" || m.key == "figures" || m.key == "tables")  // tables: objects now, names before
+            for (const json::Value& item : m.value.items)
+                if (item.kind == json::Value::Kind::Object) collect_paths(item, out);
     }
 }
 

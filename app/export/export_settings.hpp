@@ -12,10 +12,13 @@
 
 namespace fp8lab::exporter {
 
+inline constexpr double kSlideFontScale = 1.5;
+
 struct ExportSettings {
     bool svg = true, png = true, pdf = false;
     int width = 960, height = 600;  // points; a PNG has png_scale pixels per point
-    plot::FigureStyle style;
+    // Text 1.5 times the figures command's default: what the README recommends for slides.
+    plot::FigureStyle style{plot::Theme::Light, kSlideFontScale};
     double png_scale = 2.0;
 
     std::vector<ImageFormat> formats() const;

@@ -120,9 +120,13 @@ struct ExportLog {
     }
 };
 
-// Where a step's figure and table files go, relative to --out: LAB/STEP-ID.EXTENSION.
+// Where a step's figure and table files go, relative to --out: LAB/STEP-ID.EXTENSION for a
+// figure, LAB/STEP-table-ID.EXTENSION for a table (a step may give a figure and a table one id).
 std::string step_file(const SelectedStep& s, const std::string& id, const std::string& extension) {
     return s.lab->id + "/" + s.step->logic.id + "-" + id + "." + extension;
+}
+std::string table_file(const SelectedStep& s, const labs::Table& t, const std::string& extension) {
+    return step_file(s, "table-" + t.id, extension);
 }
 
 // A step's output, or why it has none, and how long it took to compute.
@@ -205,10 +209,29 @@ std::string export_step(const SelectedStep& s, const labs::Parameters& params, c
                     "\"><figcaption>" + html_escape(f.title) + " (<a href=\"" + html_escape(csv) +
                     "\">data</a>)</figcaption></figure>\n";
     }
+    // Tables as slide images too, in the figures' formats and size, with their CSV.
     entry.end_array().key("tables").begin_array();
     for (const labs::Table& t : output.tables) {
-        const std::string name = step_file(s, t.id, "csv");
-        if (log.write(name, [&] { write_file(out / name, exporter::table_csv(t)); })) entry.value(name);
+        entry.begin_object().key("id").value(t.id).key("title").value(t.title).key("files").begin_array();
+        std::string shown;
+        for (ImageFormat format : formats) {
+            const std::string name = table_file(s, t, exporter::extension(format));
+            if (!log.write(name, [&] {
+                    exporter::write_table(t, (out / name).string(), format, size.first, size.second, style,
+                                          o.png_scale);
+                }))
+                continue;
+            entry.value(name);
+            if ((format == ImageFormat::Svg) || (format == ImageFormat::Png && !has_svg)) shown = name;
+        }
+        entry.end_array();
+        const std::string csv = table_file(s, t, "csv");
+        if (log.write(csv, [&] { write_file(out / csv, exporter::table_csv(t)); })) entry.key("csv").value(csv);
+        entry.end_object();
+        if ((has_svg || has_png) && !shown.empty())
+            html += "<figure><img src=\"" + html_escape(shown) + "\" alt=\"" + html_escape(t.title) +
+                    "\"><figcaption>" + html_escape(t.title) + " (<a href=\"" + html_escape(csv) +
+                    "\">data</a>)</figcaption></figure>\n";
     }
     entry.end_array().end_object();
     return entry.text();
@@ -291,7 +314,11 @@ void run_figures(const FiguresOptions& o) {
                 planned.push_back(step_file(runnable[i], f.id, exporter::extension(format)));
             planned.push_back(step_file(runnable[i], f.id, "csv"));
         }
-        for (const labs::Table& t : computed[i].output.tables) planned.push_back(step_file(runnable[i], t.id, "csv"));
+        for (const labs::Table& t : computed[i].output.tables) {
+            for (ImageFormat format : formats)
+                planned.push_back(table_file(runnable[i], t, exporter::extension(format)));
+            planned.push_back(table_file(runnable[i], t, "csv"));
+        }
     }
     folder.check_writable(planned);
     json::JsonWriter unfinished;
@@ -334,7 +361,8 @@ void run_figures(const FiguresOptions& o) {
 }  // namespace
 
 void add_figures_command(CLI::App& app, CommandStatus&) {
-    CLI::App* cmd = app.add_subcommand("figures", "Run the lab steps and write every figure (SVG/PNG/PDF + CSV)");
+    CLI::App* cmd =
+        app.add_subcommand("figures", "Run the lab steps and write every figure and table (SVG/PNG/PDF + CSV)");
     auto o = std::make_shared<FiguresOptions>();
     cmd->add_option("--out", o->out, "Output folder")->required();
     cmd->add_option("--format", o->formats, "Comma-separated: svg,png,pdf")->capture_default_str();

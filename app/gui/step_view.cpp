@@ -187,9 +187,15 @@ void export_figures(AppState& app, const labs::Lab& lab, const labs::Step& step,
                                        e.height, e.style, e.png_scale);
             files::write_file_atomically((dir / (f.id + ".csv")).string(), exporter::figure_csv(f));
         }
-        for (const labs::Table& t : out.tables)
-            files::write_file_atomically((dir / (t.id + ".csv")).string(), exporter::table_csv(t));
-        app.status = "Exported " + std::to_string(out.figures.size()) + " figure(s) to " + dir.string();
+        // Tables as slide images too, named apart from a figure of the same id.
+        for (const labs::Table& t : out.tables) {
+            for (exporter::ImageFormat format : e.formats())
+                exporter::write_table(t, (dir / ("table-" + t.id + "." + exporter::extension(format))).string(), format,
+                                      e.width, e.height, e.style, e.png_scale);
+            files::write_file_atomically((dir / ("table-" + t.id + ".csv")).string(), exporter::table_csv(t));
+        }
+        app.status = "Exported " + std::to_string(out.figures.size()) + " figure(s) and " +
+                     std::to_string(out.tables.size()) + " table(s) to " + dir.string();
     } catch (const std::exception& e) {
         app.status = std::string("Export failed: ") + e.what();
     }

@@ -57,7 +57,7 @@ std::vector<std::string> catalog_exports() {
 // byte (the same formats: Cairo numbers its surfaces across them). The sanitizer tree
 // exports each training step once, light.
 TEST_CASE("figures writes well-formed SVG, PNG of the requested size, PDF, CSV, manifest and gallery, twice alike") {
-    int svgs = 0, pngs = 0;
+    int svgs = 0, pngs = 0, table_images = 0;
     for (const std::string& selection : catalog_exports()) {
         const std::string out = temp_dir();
         const auto r = run_command(kExe + " figures --out " + out + " --format svg,png,pdf --size 900x600" + selection);
@@ -71,6 +71,7 @@ TEST_CASE("figures writes well-formed SVG, PNG of the requested size, PDF, CSV, 
             const std::string path = entry.path().string();
             if (entry.path().extension() == ".svg") {
                 ++svgs;
+                table_images += entry.path().stem().string().find("-table-") != std::string::npos;
                 if (fs::exists("/usr/bin/xmllint")) {
                     const auto lint = run_command("xmllint --noout " + path);
                     CHECK_MESSAGE(lint.exit_code == 0, (path + ": " + lint.err));
@@ -107,8 +108,23 @@ TEST_CASE("figures writes well-formed SVG, PNG of the requested size, PDF, CSV, 
         fs::remove_all(out);
     }
     CHECK(svgs >= 7);
+    CHECK(table_images >= 20);  // tables as slide images too
     CHECK(pngs == svgs);
     if (!fs::exists("/usr/bin/xmllint")) MESSAGE("xmllint not installed (libxml2-utils): SVGs not validated");
+}
+
+TEST_CASE("a figure and a table of one id write apart: each has its own image and CSV") {
+    const std::string out = temp_dir();
+    const auto r = run_command(kExe + " figures --format svg --lab transformer/gpu-speed --out " + out);
+    REQUIRE_MESSAGE(r.exit_code == 0, r.err);
+    const std::string figure = read_file(out + "/transformer/gpu-speed-speed.csv");
+    const std::string table = read_file(out + "/transformer/gpu-speed-table-speed.csv");
+    CHECK(fs::exists(out + "/transformer/gpu-speed-table-speed.svg"));
+    CHECK(figure != table);
+    CHECK(table.find("preset") != std::string::npos);
+    const std::string manifest = read_file(out + "/manifest.json");
+    CHECK(manifest.find("\"tables\":[{\"id\":\"speed\"") != std::string::npos);
+    fs::remove_all(out);
 }
 
 TEST_CASE("figures --set draws the selected step with those parameters") {
