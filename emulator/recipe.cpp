@@ -76,7 +76,8 @@ std::array<Recipe, kRecipeCount> make_recipes() {
                       std::string(amax_algorithm_name(delayed.algorithm)) + ", margin " +
                       std::to_string(delayed.margin) + ")";
     r[0].accumulation = per_tensor_accumulation;
-    r[0].native = {true, true, true};
+    r[0].native = {true, true, true, true, true};
+    r[0].scale_mode = "SCALAR_32F (one float per operand)";
 
     r[1] = r[0];
     r[1].id = Fp8Recipe::Current;
@@ -91,7 +92,8 @@ std::array<Recipe, kRecipeCount> make_recipes() {
         mx->scale_type = ScaleType::E8M0;
         mx->scale_bits = 8;
         mx->accumulation = "block-scaled MMA";
-        mx->native = {false, false, true};
+        mx->native = {false, false, true, false, true};
+        mx->scale_mode = "VEC32_UE8M0";
     }
     r[2].id = Fp8Recipe::MxFloor;
     r[2].label = "MX floor";
@@ -114,7 +116,8 @@ std::array<Recipe, kRecipeCount> make_recipes() {
     r[4].rule = ScaleRule::Current;
     r[4].scale_from = e4m3_max + " / block amax, rounded down to a power of two";
     r[4].accumulation = "promoted in every GEMM (cuBLASLt's blockwise modes have no fast accumulation)";
-    r[4].native = {false, true, false};
+    r[4].native = {false, true, false, false, false};
+    r[4].scale_mode = "VEC128_32F (inputs, gradients), BLK128x128_32F (weights)";
 
     r[5].id = Fp8Recipe::Nvfp4;
     r[5].label = "NVFP4";
@@ -131,7 +134,8 @@ std::array<Recipe, kRecipeCount> make_recipes() {
     r[5].scale_from = "E4M3 block scale: block amax / " + e2m1_max + ", after the float32 tensor scale " + e4m3_max +
                       " x " + e2m1_max + " / tensor amax";
     r[5].accumulation = "block-scaled MMA";
-    r[5].native = {false, false, true};
+    r[5].native = {false, false, true, false, false};
+    r[5].scale_mode = "VEC16_UE4M3 (the float32 tensor scale apart)";
 
     // torchao Float8LinearConfig.from_recipe_name("rowwise"): axiswise current scaling of
     // the input, the weight and the output gradient along each GEMM's contraction, E4M3
@@ -147,7 +151,8 @@ std::array<Recipe, kRecipeCount> make_recipes() {
     r[6].min_amax = 1e-12f;
     r[6].scale_from = e4m3_max + " / row amax (at least 1e-12), rounded down to a power of two";
     r[6].accumulation = "torchao: the forward GEMM accumulates fast, the backward GEMMs promoted";
-    r[6].native = {false, true, true};
+    r[6].native = {false, true, true, false, false};
+    r[6].scale_mode = "OUTER_VEC_32F (a float per row of each operand)";
     return r;
 }
 
@@ -183,7 +188,8 @@ std::string Blocking::text() const {
 
 std::string NativeOn::text() const {
     std::string t;
-    for (auto [on, name] : {std::pair{ada, "Ada"}, std::pair{hopper, "Hopper"}, std::pair{blackwell, "Blackwell"}})
+    for (auto [on, name] : {std::pair{ada, "Ada"}, std::pair{hopper, "Hopper"}, std::pair{blackwell, "Blackwell"},
+                            std::pair{mi300, "AMD MI300 (FNUZ formats)"}, std::pair{mi350, "AMD MI350"}})
         if (on) t += (t.empty() ? "" : ", ") + std::string(name);
     return t.empty() ? "none" : t;
 }

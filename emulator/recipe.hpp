@@ -59,10 +59,12 @@ enum class ScaleType { Float32, Float32PowerOfTwo, E8M0, E4M3TimesFloat32 };
 // tensor scale; One, scale 1 (an experiment with scaling off).
 enum class ScaleRule { Delayed, Current, MxFloor, MxRceil, Nvfp4, One };
 
-// GPU generations whose tensor cores run a recipe's GEMMs with its scales.
+// GPU generations whose tensor (matrix) cores run a recipe's GEMMs with its scales: NVIDIA's
+// Ada, Hopper and Blackwell; AMD's MI300 (CDNA 3: FP8 in the FNUZ encodings only, no block
+// scales) and MI350 (CDNA 4: OCP FP8, FP6 and FP4 with E8M0 block scales, the MX formats).
 struct NativeOn {
-    bool ada = false, hopper = false, blackwell = false;
-    std::string text() const;  // "Ada, Hopper, Blackwell"
+    bool ada = false, hopper = false, blackwell = false, mi300 = false, mi350 = false;
+    std::string text() const;  // "Ada, Hopper, Blackwell, AMD MI300 (FNUZ formats), AMD MI350"
 };
 
 struct Recipe {
@@ -86,6 +88,9 @@ struct Recipe {
     Saturation saturation = Saturation::Finite;
     bool hadamard_wgrad = false;  // both wgrad operands get the random 16-point Hadamard transform
     NativeOn native;
+    // How NVIDIA's cuBLASLt takes the recipe's scales where it runs natively (its
+    // cublasLtMatmulMatrixScale_t names, per operand kind where they differ).
+    std::string scale_mode;
     int scale_bits = 32;  // of one block's scale (a per-tensor float32 beside it not counted)
     std::string scale_from;
     std::string accumulation;

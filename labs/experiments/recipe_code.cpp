@@ -7,6 +7,8 @@
 // torchao's Float8LinearConfig.from_recipe_name.
 #include "labs/experiments/recipe_code.hpp"
 
+#include "emulator/recipe.hpp"
+
 #include <cstdio>
 #include <cstdlib>
 #include <sstream>
@@ -431,6 +433,62 @@ RecipeCode recipe_code(const emu::Experiment& experiment, CodeTarget target) {
         return pytorch(experiment);
     }
     return {};
+}
+
+StepOutput code_listings(const emu::Experiment& e, bool with_script) {
+    StepOutput out;
+    Table differences{"differences", {}, {{"in"}, {"what differs from fp8lab's run"}}, {}};
+    std::vector<std::pair<CodeTarget, const char*>> targets = {
+        {CodeTarget::TransformerEngine, "Transformer Engine 2.x (PyTorch)"},
+        {CodeTarget::Torchao, "torchao"},
+        {CodeTarget::Megatron, "Megatron-LM flags"}};
+    if (with_script)
+        targets.push_back(
+            {CodeTarget::Pytorch, "A runnable PyTorch script of this experiment (BF16 and FP8 per tensor)"});
+    for (const auto& [target, title] : targets) {
+        const RecipeCode code = recipe_code(e, target);
+        const std::string id(enum_name(target));
+        out.listings.push_back({id, title, code.language, code.code});
+        for (const std::string& d : code.differences) differences.rows.push_back({Cell(id), Cell(d)});
+    }
+    out.tables.push_back(std::move(differences));
+    return out;
+}
+
+Table recipe_hardware_table() {
+    Table t{"hardware",
+            {},
+            {{"hardware"}, {"recipes its tensor cores take natively"}, {"what the library there does"}},
+            {}};
+    // The library's words are facts read from its source: Transformer Engine's
+    // check_mxfp8_support and get_default_fp8_recipe (compute capability 10.0 for MXFP8 and
+    // NVFP4; MXFP8BlockScaling the default from Blackwell on, DelayedScaling before), and
+    // ROCm's Transformer Engine (FNUZ formats before gfx950, MXFP8 from gfx950 on).
+    struct Row {
+        const char* name;
+        bool emu::NativeOn::*on;
+        const char* library;
+    };
+    const Row rows[] = {
+        {"NVIDIA Hopper (sm_90)", &emu::NativeOn::hopper,
+         "Transformer Engine: DelayedScaling by default; Float8CurrentScaling and Float8BlockScaling too; MXFP8 and "
+         "NVFP4 refused (compute capability 10.0 required)"},
+        {"NVIDIA Blackwell (sm_100)", &emu::NativeOn::blackwell,
+         "Transformer Engine: MXFP8BlockScaling by default; NVFP4BlockScaling for four-bit training; the per-tensor "
+         "recipes too"},
+        {"AMD MI300 (gfx942)", &emu::NativeOn::mi300,
+         "ROCm's Transformer Engine: per-tensor FP8 in the FNUZ encodings (float8_e4m3fnuz, float8_e5m2fnuz); no MX"},
+        {"AMD MI350 (gfx950)", &emu::NativeOn::mi350,
+         "ROCm's Transformer Engine: the OCP FP8 formats and MXFP8 (gfx950 required)"},
+    };
+    for (const Row& r : rows) {
+        std::string recipes;
+        for (const emu::Recipe& recipe : emu::recipes())
+            if (recipe.native.*r.on) recipes += (recipes.empty() ? "" : ", ") + std::string(enum_name(recipe.id));
+        t.rows.push_back({Cell(std::string(r.name)), Cell(recipes.empty() ? std::string("none") : recipes),
+                          Cell(std::string(r.library))});
+    }
+    return t;
 }
 
 }  // namespace fp8lab::labs

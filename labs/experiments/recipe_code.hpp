@@ -8,6 +8,8 @@
 
 #include "emulator/enum_names.hpp"
 #include "emulator/experiment.hpp"
+#include "labs/framework/step_output.hpp"
+#include "labs/framework/table.hpp"
 
 namespace fp8lab::labs {
 
@@ -27,6 +29,16 @@ struct RecipeCode {
 // experiment's MLP and task, trained in BF16 and FP8 (per-tensor current scaling through
 // torch._scaled_mm), printing each seed's final loss.
 RecipeCode recipe_code(const emu::Experiment& experiment, CodeTarget target);
+
+// A "to your code" step's output: the experiment as each target's listing (the PyTorch
+// script too with `with_script`), and the table "differences" of what each does otherwise.
+StepOutput code_listings(const emu::Experiment& experiment, bool with_script);
+
+// The table "hardware": for NVIDIA's Hopper and Blackwell and AMD's MI300 and MI350, the
+// recipes whose scales their tensor (matrix) cores take (fp8lab's recipe table) and the
+// recipe the library on that hardware picks or allows (Transformer Engine's checks, ROCm's
+// Transformer Engine's).
+Table recipe_hardware_table();
 
 }  // namespace fp8lab::labs
 

@@ -7,6 +7,8 @@
 #include <cmath>
 #include <fstream>
 
+#include "emulator/format.hpp"
+#include "emulator/recipe.hpp"
 #include "labs/experiments/accumulation.hpp"
 #include "labs/framework/asset_files.hpp"
 #include "labs/logic/lab_logic.hpp"
@@ -153,8 +155,66 @@ StepLogic tensor_cores() {
     return s;
 }
 
+// The bits one element of an operand costs with its share of the scales, for an operand of
+// rows x K (the contraction along the rows), in a recipe's input blocking.
+double bits_per_element(const emu::Recipe& r, const emu::Format& element, std::size_t rows, std::size_t k) {
+    const emu::BlockShape b = r.blocks.input.shape(rows, k);
+    return element.total_bits + double(r.scale_bits) / double(b.rows * b.cols);
+}
+
+// Which recipes' GEMMs Blackwell runs with their scales on its tensor cores, how cuBLASLt
+// takes the scales, and what each element costs with its scales: all from the recipe table.
+StepLogic block_scaled_tensor_cores() {
+    StepLogic s;
+    s.id = "block-scaled-tensor-cores";
+    s.titles = {{"figure bits", {"rows", "k"}}, {"table recipes"}};
+    s.no_training_reason =
+        "This step reads the recipe table: which hardware runs each recipe natively; it trains nothing.";
+    constexpr std::size_t kRows = 4096, kK = 4096;  // the operand the bits are counted on
+    s.run = [kRows, kK](const Parameters&, RunContext&) {
+        StepOutput out;
+        Figure fig = category_bar_figure("bits", "bits per element, scales included");
+        fig.title_values = {{"rows", std::to_string(kRows)}, {"k", std::to_string(kK)}};
+        CategoryBars bars{fig, {SeriesKind::Bars, "", 2}};
+        Table t{"recipes", {}, {}, {}};
+        t.columns = {{"recipe"},
+                     {"elements"},
+                     {"blocks (inputs)"},
+                     {"scale"},
+                     {"cuBLASLt scale mode"},
+                     {"runs natively on"},
+                     {"bits per element", ColumnType::Number}};
+        for (const emu::Recipe& r : emu::recipes()) {
+            const double bits = bits_per_element(r, *r.formats.input, kRows, kK);
+            const std::string on = r.native.text();
+            t.rows.push_back({std::string(enum_name(r.id)), std::string(r.formats.input->display_name),
+                              r.blocks.input.text(), std::string(r.scale_type_text()), r.scale_mode, on, bits});
+            bars.add(r.label, bits);
+        }
+        // MX with four-bit elements: the same E8M0 blocks of 32 (Blackwell's MXFP4).
+        const emu::Recipe& mx = emu::recipe(emu::Fp8Recipe::MxRceil);
+        const double mxfp4 = bits_per_element(mx, emu::e2m1(), kRows, kK);
+        t.rows.push_back({std::string("mx-rceil with E2M1 (MXFP4)"), std::string(emu::e2m1().display_name),
+                          mx.blocks.input.text(), std::string(mx.scale_type_text()), mx.scale_mode, mx.native.text(),
+                          mxfp4});
+        bars.add("MXFP4", mxfp4);
+        bars.finish();
+        out.figures.push_back(std::move(fig));
+        out.tables.push_back(std::move(t));
+        return out;
+    };
+    // An MXFP8 operand of 8192 x 8192: its E8M0 scales in bytes, one per 32 elements.
+    const emu::Recipe& mx = emu::recipe(emu::Fp8Recipe::MxRceil);
+    const double n = 8192.0 * 8192.0, block = double(mx.blocks.input.block.cols), byte = mx.scale_bits / 8.0;
+    const double nvfp4_block = double(emu::recipe(emu::Fp8Recipe::Nvfp4).blocks.input.block.cols);
+    s.exercise = numeric_exercise(n / block * byte, {{"bits", n / block * mx.scale_bits},
+                                                     {"nvfp4-blocks", n / nvfp4_block * byte},
+                                                     {"mib", n / block * byte / (1024.0 * 1024.0)}});
+    return s;
+}
+
 }  // namespace
 
-LabLogic accumulation_lab() { return {"tensor-core", {emulated(), tensor_cores()}}; }
+LabLogic accumulation_lab() { return {"tensor-core", {emulated(), tensor_cores(), block_scaled_tensor_cores()}}; }
 
 }  // namespace fp8lab::labs

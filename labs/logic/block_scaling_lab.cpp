@@ -10,8 +10,10 @@
 #include "emulator/convert.hpp"
 #include "emulator/quantize.hpp"
 #include "emulator/recipe.hpp"
-#include "labs/logic/lab_logic.hpp"
+#include "labs/experiments/recipe_code.hpp"
 #include "labs/experiments/sample_tensors.hpp"
+#include "labs/framework/training_mapping.hpp"
+#include "labs/logic/lab_logic.hpp"
 
 namespace fp8lab::labs {
 namespace {
@@ -545,11 +547,43 @@ StepLogic transpose_copy() {
     return s;
 }
 
+// From the lab to your code, for the block recipes: the step's recipe as Transformer
+// Engine's recipe object, torchao's config and Megatron-LM's flags, what each does
+// differently, and which recipe runs where (lab 8's step has the MLP's whole script).
+void map_block_code(const Parameters& p, emu::Experiment& e) {
+    emu::set_recipe(e, parse_enum_or_throw<emu::Fp8Recipe>(p.choice("recipe"), "recipe"));
+}
+
+StepLogic block_code() {
+    StepLogic s;
+    s.id = "to-your-code";
+    s.titles = {{"table hardware"}, {"table differences"}};
+    s.parameters = {choice("recipe", enum_choice_names<emu::Fp8Recipe>(), "mx-rceil")};
+    s.training_parameters = {"recipe"};
+    s.training_mapping = "The recipe is the experiment's, with its library's default formats.";
+    s.training = map_block_code;
+    s.run = [](const Parameters& p, RunContext&) {
+        emu::Experiment e = lab_experiment();
+        map_block_code(p, e);
+        StepOutput listings = code_listings(e, false);
+        StepOutput out;
+        out.tables.push_back(recipe_hardware_table());
+        out.tables.push_back(std::move(listings.tables.at(0)));
+        out.listings = std::move(listings.listings);
+        out.notes.push_back("Generated from the experiment: " + emu::describe(e) +
+                            ". 'fp8lab train --export-code te|torchao|megatron' prints the same for any experiment.");
+        return out;
+    };
+    s.exercise = choice_exercise({"refused", "emulated", "per-tensor", "runs"}, 0);
+    return s;
+}
+
 }  // namespace
 
 LabLogic block_scaling_lab() {
     return {"block-scaling",
-            {recipe_map(), recipes(), floor_against_rceil(), e8m0_traps(), block_size_and_nvfp4(), transpose_copy()}};
+            {recipe_map(), recipes(), floor_against_rceil(), e8m0_traps(), block_size_and_nvfp4(), transpose_copy(),
+             block_code()}};
 }
 
 }  // namespace fp8lab::labs

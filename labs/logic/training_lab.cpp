@@ -490,7 +490,7 @@ void map_to_your_code(const Parameters& p, emu::Experiment& e) {
 StepLogic to_your_code() {
     StepLogic s;
     s.id = "to-your-code";
-    s.titles = {{"table differences"}, {"table native"}};
+    s.titles = {{"table differences"}, {"table native"}, {"table hardware"}};
     s.parameters = {choice("recipe", enum_choice_names<emu::Fp8Recipe>(), "delayed"),
                     choice("formats", enum_choice_names<emu::FormatRecipe>(), "hybrid"),
                     integer("history", 1, 1024, 1024), toggle("first-last-bf16", false)};
@@ -499,20 +499,7 @@ StepLogic to_your_code() {
     s.training = map_to_your_code;
     s.run = [](const Parameters& p, RunContext& ctx) {
         const emu::Experiment e = step_base(p, ctx, map_to_your_code);
-        StepOutput out;
-        Table differences{"differences", {}, {{"in"}, {"what differs from fp8lab's run"}}, {}};
-        const std::pair<CodeTarget, const char*> targets[] = {
-            {CodeTarget::TransformerEngine, "Transformer Engine 2.x (PyTorch)"},
-            {CodeTarget::Torchao, "torchao"},
-            {CodeTarget::Megatron, "Megatron-LM flags"},
-            {CodeTarget::Pytorch, "A runnable PyTorch script of this experiment (BF16 and FP8 per tensor)"}};
-        for (const auto& [target, title] : targets) {
-            const RecipeCode code = recipe_code(e, target);
-            const std::string id(enum_name(target));
-            out.listings.push_back({id, title, code.language, code.code});
-            for (const std::string& d : code.differences) differences.rows.push_back({Cell(id), Cell(d)});
-        }
-        out.tables.push_back(std::move(differences));
+        StepOutput out = code_listings(e, true);
         // Where each recipe's GEMMs run with its scales on the tensor cores, from the recipe table.
         Table native{"native", {}, {{"recipe"}, {"defined by"}, {"tensor cores that run it natively"}}, {}};
         for (const emu::Recipe& r : emu::recipes()) {
@@ -521,6 +508,7 @@ StepLogic to_your_code() {
                                    Cell(on.empty() ? std::string("none: emulated") : on)});
         }
         out.tables.push_back(std::move(native));
+        out.tables.push_back(recipe_hardware_table());
         if (e.numerics.recipe == emu::Fp8Recipe::Delayed) out.gives_answer.tables = {"differences"};
         out.notes.push_back("Generated from the experiment: " + emu::describe(e) +
                             ". 'fp8lab train --export-code te|torchao|megatron|pytorch' prints the same for any "

@@ -920,3 +920,56 @@ TEST_CASE("a step's seed reaches its training runs: another seed changes them, t
     CHECK(one != two);
     CHECK(final_loss(1) == one);
 }
+
+TEST_CASE("lab 10, Blackwell's block-scaled tensor cores: the recipe table's scales, bits and hardware") {
+    const Catalog c = load_curriculum();
+    const Step* s = c.find("tensor-core")->find_step("block-scaled-tensor-cores");
+    REQUIRE(s);
+    RunContext context;
+    const StepOutput out = s->logic.run(Parameters(s->logic.parameters), context);
+    std::map<std::string, const std::vector<Cell>*> rows;
+    for (const auto& row : out.tables.at(0).rows) rows[std::get<std::string>(row[0])] = &row;
+    const auto bits = [&](const std::string& r) { return std::get<double>((*rows.at(r))[6]); };
+    CHECK(bits("mx-rceil") == 8.25);  // E4M3 and an E8M0 byte per 32
+    CHECK(bits("nvfp4") == 4.5);      // E2M1 and an E4M3 byte per 16
+    CHECK(bits("mx-rceil with E2M1 (MXFP4)") == 4.25);
+    CHECK(bits("delayed") == doctest::Approx(8.0).epsilon(1e-5));
+    CHECK(std::get<std::string>((*rows.at("nvfp4"))[4]).find("VEC16_UE4M3") == 0);
+    CHECK(std::get<std::string>((*rows.at("mx-floor"))[4]).find("VEC32_UE8M0") == 0);
+    // As the text says: Hopper runs neither MX nor NVFP4 natively; Blackwell both; MI350 MX.
+    for (const char* r : {"mx-floor", "mx-rceil", "nvfp4"}) {
+        const std::string on = std::get<std::string>((*rows.at(r))[5]);
+        CHECK(on.find("Hopper") == std::string::npos);
+        CHECK(on.find("Blackwell") != std::string::npos);
+    }
+    CHECK(std::get<std::string>((*rows.at("mx-rceil"))[5]).find("AMD MI350") != std::string::npos);
+    CHECK(std::get<std::string>((*rows.at("nvfp4"))[5]).find("AMD") == std::string::npos);
+    const Exercise& x = exercise(c, "tensor-core", "block-scaled-tensor-cores");
+    CHECK(x.check("2097152").correct);  // 8192 * 8192 / 32 bytes
+    CHECK(x.check("16777216").hint.find("bits") != std::string::npos);
+    CHECK(x.check("4194304").hint.find("16 elements") != std::string::npos);
+    CHECK(x.check("2").hint.find("MiB") != std::string::npos);
+}
+
+TEST_CASE("lab 7, to your code: which recipe on which hardware, from the recipe table, and the block recipe's code") {
+    const Catalog c = load_curriculum();
+    const Step* s = c.find("block-scaling")->find_step("to-your-code");
+    REQUIRE(s);
+    RunContext context;
+    const StepOutput out = s->logic.run(Parameters(s->logic.parameters), context);
+    const Table& hw = out.tables.at(0);
+    REQUIRE(hw.rows.size() == 4);
+    std::map<std::string, std::string> native;
+    for (const auto& row : hw.rows) native[std::get<std::string>(row[0])] = std::get<std::string>(row[1]);
+    CHECK(native.at("NVIDIA Hopper (sm_90)").find("mx-") == std::string::npos);
+    CHECK(native.at("NVIDIA Hopper (sm_90)").find("blockwise") != std::string::npos);
+    CHECK(native.at("NVIDIA Blackwell (sm_100)").find("nvfp4") != std::string::npos);
+    CHECK(native.at("AMD MI300 (gfx942)") == "delayed, current");
+    CHECK(native.at("AMD MI350 (gfx950)").find("mx-rceil") != std::string::npos);
+    CHECK(native.at("AMD MI350 (gfx950)").find("nvfp4") == std::string::npos);
+    REQUIRE(out.listings.size() == 3);  // TE, torchao, Megatron-LM: lab 8 has the script
+    CHECK(out.listings[0].code.find("MXFP8BlockScaling") != std::string::npos);
+    const Exercise& x = exercise(c, "block-scaling", "to-your-code");
+    CHECK(x.check("1").correct);
+    CHECK(x.check("2").hint.find("fp8lab emulates") != std::string::npos);
+}
