@@ -31,6 +31,8 @@ plot::ThemeColours g_theme = plot::theme_colours(plot::Theme::Light);
 ImFont* g_bold = nullptr;
 std::map<ImGuiID, ViewState> g_views;
 int g_clipped_titles = 0;
+int g_short_plots = 0;                 // plots drawn with a frame under kShortestFrame lines
+std::size_t g_overlapping_labels = 0;  // pairs of a plot's texts drawn over each other
 bool g_tooltips = true;
 bool g_tooltip_pending = false;
 double g_pointer_still_since = 0;      // ImGui time at which the pointer last moved
@@ -234,6 +236,8 @@ void set_plot_looks(const plot::ThemeColours& colours, ImFont* bold) {
 }
 
 int clipped_plot_titles() { return g_clipped_titles; }
+int short_plots() { return g_short_plots; }
+std::size_t overlapping_plot_labels() { return g_overlapping_labels; }
 
 void set_plot_tooltips(bool enabled) { g_tooltips = enabled; }
 
@@ -271,7 +275,19 @@ void draw_plot(const labs::Figure& f, const char* id, ImVec2 size) {
         request.height += layout.legend_below;
         layout = plot::layout_figure(f, request, metrics);
     }
+    // A legend under the frame, or a small window, never squashes the data below a readable
+    // height: the plot grows instead (its column scrolls).
+    // (Growing can move the legend, so a few rounds.)
+    for (int round = 0; round < 4; ++round) {
+        const double deficit = kShortestFrame * fs - layout.mapping.frame.height;
+        if (deficit <= 0) break;
+        request.height += deficit + layout.legend_below;
+        layout = plot::layout_figure(f, request, metrics);
+    }
     if (layout.title_overflows) ++g_clipped_titles;
+    // What the tour checks beside cut titles: a frame too short to read, labels on labels.
+    if (layout.mapping.frame.height < kShortestFrame * fs) ++g_short_plots;
+    g_overlapping_labels += plot::overlapping_texts(layout, metrics);
 
     const ImRect total(pos, ImVec2(pos.x + size.x, pos.y + float(request.height)));
     ImGui::ItemSize(total);

@@ -162,10 +162,18 @@ void Tour::after_frame(AppState& app, const Window& window, double frame_ms) {
         return;
     }
     s.frame_ms.push_back(frame_ms);
-    if (frames_in_phase_ == 0) clipped_before_ = clipped_plot_titles();
+    if (frames_in_phase_ == 0) {
+        clipped_before_ = clipped_plot_titles();
+        short_before_ = short_plots();
+        overlaps_before_ = overlapping_plot_labels();
+    }
     if (++frames_in_phase_ < kMeasuredFrames) return;
     if (clipped_plot_titles() > clipped_before_ && s.error.empty())
         s.error = "a plot title does not fit its plot, even wrapped";
+    if (short_plots() > short_before_ && s.error.empty())
+        s.error = "a plot's frame is shorter than " + std::to_string(int(kShortestFrame)) + " lines of text";
+    if (overlapping_plot_labels() > overlaps_before_ && s.error.empty())
+        s.error = "a plot draws labels over each other";
     if (s.training && !app.training.drawn && s.error.empty()) s.error = "the training panel is not drawn";
     if (!dir_.empty()) {
         try {

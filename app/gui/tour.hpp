@@ -54,7 +54,9 @@ class Tour {
     std::size_t stop_ = 0;
     Phase phase_ = Phase::Enter;
     int frames_in_phase_ = 0;
-    int clipped_before_ = 0;  // clipped_plot_titles() when the stop's measured frames began
+    int clipped_before_ = 0;           // clipped_plot_titles() when the stop's measured frames began
+    int short_before_ = 0;             // short_plots(), likewise
+    std::size_t overlaps_before_ = 0;  // overlapping_plot_labels(), likewise
     double waited_ms_ = 0;
     std::string dir_;
 };

@@ -324,24 +324,37 @@ void lay_out_series(Context& c, const Series& s, std::size_t index) {
 // The legend's entries and box: in one column inside the frame, or in `columns` columns
 // under the plot when every corner of the frame would cover data.
 struct Legend {
-    std::vector<std::size_t> entries;  // series indices
+    std::vector<std::size_t> entries;             // series indices
+    std::vector<std::vector<std::string>> names;  // each entry's name, in lines (one unless wrapped)
     double text_width = 0, row = 0, swatch = 0;
+    std::size_t lines = 1;  // lines of the longest name: every entry is this tall
     double entry_width() const { return text_width + swatch + row; }
+    double entry_height() const { return row * double(lines); }
     double box_width(int columns) const { return entry_width() * columns; }
     double box_height(int columns) const {
         const std::size_t rows = (entries.size() + std::size_t(columns) - 1) / std::size_t(columns);
-        return row * double(rows) + row * 0.45;
+        return entry_height() * double(rows) + row * 0.45;
     }
 };
 
-Legend legend_of(const Context& c) {
+// The legend's entries; with `max_text`, names wider than it wrap onto more lines (a legend
+// under a narrow plot), so that no name runs past the figure's edge.
+Legend legend_of(const Context& c, double max_text = 0) {
     Legend l;
     if (!c.figure.legend) return l;
     for (std::size_t i = 0; i < c.figure.series.size(); ++i)
         if (!c.figure.series[i].name.empty() && c.figure.series[i].kind != SeriesKind::Heatmap) l.entries.push_back(i);
-    for (std::size_t i : l.entries)
-        l.text_width =
-            std::max(l.text_width, c.metrics.width(c.figure.series[i].name, c.size(c.request.text.legend), false));
+    const double size = c.size(c.request.text.legend);
+    for (std::size_t i : l.entries) {
+        const std::string& name = c.figure.series[i].name;
+        bool overflows = false;
+        l.names.push_back(max_text > 0 && c.metrics.width(name, size, false) > max_text
+                              ? wrapped(c, name, max_text, size, false, overflows)
+                              : std::vector<std::string>{name});
+        l.lines = std::max(l.lines, l.names.back().size());
+        for (const std::string& line : l.names.back())
+            l.text_width = std::max(l.text_width, c.metrics.width(line, size, false));
+    }
     l.row = c.unit * 1.35;
     l.swatch = c.unit * 1.6;
     return l;
@@ -388,7 +401,8 @@ void lay_out_legend(Context& c, const Legend& l, Point at, int columns) {
         const bool hidden = c.hidden(s);
         const double dim = hidden ? 0.25 : 1;
         const double column = std::floor(double(i) / rows), row_in_column = double(i) - column * rows;
-        const double cy = at.y + l.row * 0.225 + l.row * (row_in_column + 0.5);
+        const double top = at.y + l.row * 0.225 + l.entry_height() * row_in_column;
+        const double cy = top + l.row * 0.5;  // the swatch beside the name's first line
         const double sx = at.x + u * 0.5 + column * l.entry_width();
         Path swatch;
         if (s.kind == SeriesKind::Scatter) {
@@ -404,10 +418,11 @@ void lay_out_legend(Context& c, const Legend& l, Point at, int columns) {
             swatch.stroke->paint.alpha = dim;
         }
         c.add(std::move(swatch));
-        c.text(s.name, {sx + l.swatch, cy + u * 0.3}, c.size(c.request.text.legend), false,
-               c.text_paint(hidden ? 0.4 : 1));
+        for (std::size_t k = 0; k < l.names[i].size(); ++k)
+            c.text(l.names[i][k], {sx + l.swatch, cy + u * 0.3 + l.row * double(k)}, c.size(c.request.text.legend),
+                   false, c.text_paint(hidden ? 0.4 : 1));
         c.out.legend.push_back(
-            {{at.x + column * l.entry_width(), cy - l.row / 2, l.entry_width(), l.row}, l.entries[i]});
+            {{at.x + column * l.entry_width(), top, l.entry_width(), l.entry_height()}, l.entries[i]});
     }
 }
 
@@ -475,6 +490,28 @@ double FrameMapping::py(double y) const {
     return frame.y + frame.height - (ty.forward(y) - ty_lo) / (ty_hi - ty_lo) * frame.height;
 }
 
+std::size_t overlapping_texts(const FigureLayout& layout, const TextMetrics& metrics) {
+    std::vector<Rect> boxes;
+    for (const Primitive& p : layout.primitives) {
+        const auto* t = std::get_if<Text>(&p);
+        if (!t || t->text.empty()) continue;
+        const double w = metrics.width(t->text, t->size, t->bold), ascent = 0.8 * t->size, descent = 0.2 * t->size;
+        const Point b = t->baseline_start;
+        boxes.push_back(t->vertical ? Rect{b.x - ascent, b.y - w, ascent + descent, w}
+                                    : Rect{b.x, b.y - ascent, w, ascent + descent});
+    }
+    std::size_t pairs = 0;
+    for (std::size_t i = 0; i < boxes.size(); ++i)
+        for (std::size_t j = i + 1; j < boxes.size(); ++j) {
+            const Rect &a = boxes[i], &b = boxes[j];
+            const double ox = std::min(a.x + a.width, b.x + b.width) - std::max(a.x, b.x);
+            const double oy = std::min(a.y + a.height, b.y + b.height) - std::max(a.y, b.y);
+            const double slack = 0.1 * std::min({a.height, b.height, a.width, b.width});
+            pairs += ox > slack && oy > slack;
+        }
+    return pairs;
+}
+
 FigureLayout layout_figure(const Figure& f, const LayoutRequest& request, const TextMetrics& metrics) {
     FigureLayout out;
     Context c{f, request, metrics, {}, request.unit, out};
@@ -516,12 +553,15 @@ FigureLayout layout_figure(const Figure& f, const LayoutRequest& request, const 
 
     // The legend goes in a corner of the frame that covers no data, or else under the plot,
     // which then gives up the room it takes.
-    const Legend legend = legend_of(c);
+    Legend legend = legend_of(c);
     std::optional<Point> legend_at;
     int legend_columns = 1;
     if (!legend.entries.empty()) {
         legend_at = free_corner(c, legend);
         if (!legend_at) {
+            // Under the plot the legend may use the figure's whole width; past it, names wrap.
+            const double room = width - frame.x - u * 0.5;
+            if (legend.entry_width() > room) legend = legend_of(c, room - legend.swatch - legend.row);
             legend_columns =
                 std::max(1, std::min(int(legend.entries.size()), int((width - frame.x) / legend.entry_width())));
             out.legend_below = legend.box_height(legend_columns) + u * 0.5;

@@ -77,4 +77,9 @@ struct FigureLayout {
 
 FigureLayout layout_figure(const labs::Figure& figure, const LayoutRequest& request, const TextMetrics& metrics);
 
+// Pairs of the layout's texts whose boxes (the advance times the text's size, turned for
+// vertical texts) overlap by more than a tenth of the smaller one's height: labels a
+// reader cannot tell apart. The GUI tour fails a stop that draws one.
+std::size_t overlapping_texts(const FigureLayout& layout, const TextMetrics& metrics);
+
 }  // namespace fp8lab::plot

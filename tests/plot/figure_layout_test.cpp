@@ -422,3 +422,31 @@ TEST_CASE("six solid lines differ in style as well as colour; four keep colour a
     CHECK(six[1] > 0);
     CHECK(six[2] > 0);
 }
+
+TEST_CASE("texts drawn over each other are counted; a legend under a narrow plot wraps its names inside the figure") {
+    plot::FigureLayout two;
+    two.primitives.push_back(plot::Text{"label", {10, 20}, 12});
+    two.primitives.push_back(plot::Text{"label", {12, 21}, 12});
+    two.primitives.push_back(plot::Text{"far away", {300, 200}, 12});
+    CHECK(plot::overlapping_texts(two, FixedMetrics()) == 1);
+
+    labs::Figure f;
+    f.title = "Many long names";
+    f.x_axis = {"step", labs::AxisScale::Linear};
+    f.y_axis = {"loss", labs::AxisScale::Linear};
+    for (int k = 0; k < 6; ++k) {
+        labs::Series s =
+            labs::line("a series name long enough to run far past a narrow figure's edge " + std::to_string(k),
+                       {0, 1, 2, 3}, {1, 2, 3, 4}, k);
+        f.series.push_back(s);
+    }
+    plot::LayoutRequest r;
+    r.width = 300;
+    r.height = 700;
+    r.unit = 12;
+    const plot::FigureLayout l = plot::layout_figure(f, r, FixedMetrics());
+    REQUIRE(l.legend.size() == 6);
+    for (const plot::Text& t : texts(l))
+        CHECK(t.baseline_start.x + FixedMetrics().width(t.text, t.size, t.bold) <= 300 + 1e-9);
+    CHECK(plot::overlapping_texts(l, FixedMetrics()) == 0);
+}
