@@ -90,6 +90,17 @@ class Model(torch.nn.Module):
         return F.cross_entropy(logits.float().view(-1, 256), targets.view(-1))
 
 
+def training_step(forward, model, opt, x, y):
+    """One BF16-autocast step: the loss, its gradients, the clip at 1 (as fp8lab's) and AdamW."""
+    with torch.autocast("cuda", dtype=torch.bfloat16):
+        loss = forward(x, y)
+    loss.backward()
+    torch.nn.utils.clip_grad_norm_(model.parameters(), 1.0)
+    opt.step()
+    opt.zero_grad(set_to_none=True)
+    return loss
+
+
 def run(preset, fused, steps, warmup, compile_model):
     _, d, blocks, heads, kv_heads, ffn, sequence, sequences = preset
     torch.manual_seed(1)
@@ -100,12 +111,7 @@ def run(preset, fused, steps, warmup, compile_model):
     forward = torch.compile(model) if compile_model else model
 
     def step():
-        with torch.autocast("cuda", dtype=torch.bfloat16):
-            loss = forward(x, y)
-        loss.backward()
-        torch.nn.utils.clip_grad_norm_(model.parameters(), 1.0)
-        opt.step()
-        opt.zero_grad(set_to_none=True)
+        training_step(forward, model, opt, x, y)
 
     for _ in range(warmup):
         step()
@@ -202,13 +208,7 @@ def train_curve(train, valid, seed, steps, eval_every=50, eval_sequences=16):
         x, y = training_windows(train, seed, step, sequences, sequence)
         for group in opt.param_groups:
             group["lr"] = learning_rate(step, steps)
-        with torch.autocast("cuda", dtype=torch.bfloat16):
-            loss = model(x, y)
-        loss.backward()
-        torch.nn.utils.clip_grad_norm_(model.parameters(), 1.0)
-        opt.step()
-        opt.zero_grad(set_to_none=True)
-        losses.append(loss.item())
+        losses.append(training_step(model, model, opt, x, y).item())
         if (step + 1) % eval_every == 0 or step + 1 == steps:
             with torch.no_grad(), torch.autocast("cuda", dtype=torch.bfloat16):
                 validation.append((step, model(vx, vy).item() / math.log(2.0)))

@@ -185,54 +185,45 @@ std::string export_step(const SelectedStep& s, const labs::Parameters& params, c
     html += "<h3>" + html_escape(s.step->title) + "</h3>\n";
     const bool has_svg = std::find(formats.begin(), formats.end(), ImageFormat::Svg) != formats.end();
     const bool has_png = std::find(formats.begin(), formats.end(), ImageFormat::Png) != formats.end();
-    entry.key("figures").begin_array();
     const fs::path out(o.out);
-    for (const labs::Figure& f : output.figures) {
-        entry.begin_object().key("id").value(f.id).key("title").value(f.title).key("files").begin_array();
+    // One figure's or table's images in every format, its CSV and its gallery entry.
+    const auto export_item = [&](const std::string& id, const std::string& title,
+                                 const std::function<std::string(const std::string&)>& file_name,
+                                 const std::function<void(const std::string&, ImageFormat)>& write_image,
+                                 const std::function<std::string()>& csv_text) {
+        entry.begin_object().key("id").value(id).key("title").value(title).key("files").begin_array();
         std::string shown;  // the image the gallery shows: SVG first, else PNG
         for (ImageFormat format : formats) {
-            const std::string name = step_file(s, f.id, exporter::extension(format));
-            if (!log.write(name, [&] {
-                    exporter::write_figure(f, (out / name).string(), format, size.first, size.second, style,
-                                           o.png_scale);
-                }))
-                continue;
+            const std::string name = file_name(exporter::extension(format));
+            if (!log.write(name, [&] { write_image((out / name).string(), format); })) continue;
             entry.value(name);
             if ((format == ImageFormat::Svg) || (format == ImageFormat::Png && !has_svg)) shown = name;
         }
         entry.end_array();
-        const std::string csv = step_file(s, f.id, "csv");
-        if (log.write(csv, [&] { write_file(out / csv, exporter::figure_csv(f)); })) entry.key("csv").value(csv);
+        const std::string csv = file_name("csv");
+        if (log.write(csv, [&] { write_file(out / csv, csv_text()); })) entry.key("csv").value(csv);
         entry.end_object();
         if ((has_svg || has_png) && !shown.empty())
-            html += "<figure><img src=\"" + html_escape(shown) + "\" alt=\"" + html_escape(f.title) +
-                    "\"><figcaption>" + html_escape(f.title) + " (<a href=\"" + html_escape(csv) +
-                    "\">data</a>)</figcaption></figure>\n";
-    }
+            html += "<figure><img src=\"" + html_escape(shown) + "\" alt=\"" + html_escape(title) + "\"><figcaption>" +
+                    html_escape(title) + " (<a href=\"" + html_escape(csv) + "\">data</a>)</figcaption></figure>\n";
+    };
+    entry.key("figures").begin_array();
+    for (const labs::Figure& f : output.figures)
+        export_item(
+            f.id, f.title, [&](const std::string& ext) { return step_file(s, f.id, ext); },
+            [&](const std::string& path, ImageFormat format) {
+                exporter::write_figure(f, path, format, size.first, size.second, style, o.png_scale);
+            },
+            [&] { return exporter::figure_csv(f); });
     // Tables as slide images too, in the figures' formats and size, with their CSV.
     entry.end_array().key("tables").begin_array();
-    for (const labs::Table& t : output.tables) {
-        entry.begin_object().key("id").value(t.id).key("title").value(t.title).key("files").begin_array();
-        std::string shown;
-        for (ImageFormat format : formats) {
-            const std::string name = table_file(s, t, exporter::extension(format));
-            if (!log.write(name, [&] {
-                    exporter::write_table(t, (out / name).string(), format, size.first, size.second, style,
-                                          o.png_scale);
-                }))
-                continue;
-            entry.value(name);
-            if ((format == ImageFormat::Svg) || (format == ImageFormat::Png && !has_svg)) shown = name;
-        }
-        entry.end_array();
-        const std::string csv = table_file(s, t, "csv");
-        if (log.write(csv, [&] { write_file(out / csv, exporter::table_csv(t)); })) entry.key("csv").value(csv);
-        entry.end_object();
-        if ((has_svg || has_png) && !shown.empty())
-            html += "<figure><img src=\"" + html_escape(shown) + "\" alt=\"" + html_escape(t.title) +
-                    "\"><figcaption>" + html_escape(t.title) + " (<a href=\"" + html_escape(csv) +
-                    "\">data</a>)</figcaption></figure>\n";
-    }
+    for (const labs::Table& t : output.tables)
+        export_item(
+            t.id, t.title, [&](const std::string& ext) { return table_file(s, t, ext); },
+            [&](const std::string& path, ImageFormat format) {
+                exporter::write_table(t, path, format, size.first, size.second, style, o.png_scale);
+            },
+            [&] { return exporter::table_csv(t); });
     entry.end_array().end_object();
     return entry.text();
 }
