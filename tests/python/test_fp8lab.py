@@ -189,6 +189,9 @@ def test_trainer_equals_the_program():
     rows = cli(["train", "--steps", "12", "--recipe", "mx-rceil"], [])
     np.testing.assert_array_equal(ours["loss"], np.array([float(r[1]) for r in rows[1:]], np.float32))
     assert "mx-rceil" in ours["description"]
+    # The gradients that reach their GEMMs as zero include the flushed ones; the weights moved.
+    assert 0 <= ours["gradients_flushed_fraction"] <= ours["gradients_zero_fraction"] <= 1
+    assert ours["weight_change"] > 0
     e["inference"] = {"enabled": True, "format": "e4m3", "activations": "per-token"}
     assert 0 < fp8lab.train(e)["inference"]["output_error"] < 0.2
     with pytest.raises(ValueError, match="steps: must be a whole number"):
