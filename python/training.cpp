@@ -261,8 +261,10 @@ void add_training(py::module_& m) {
         "default_experiment",
         [](const py::object& recipe) { return experiment_with_recipe(emu::Experiment{}, recipe); },
         py::arg("recipe") = py::none(),
-        "The labs' default experiment as a dict: change fields, then train(it). recipe='nvfp4' (or any recipe's "
-        "name) sets the recipe with the element formats it takes, as train --recipe does");
+        "fp8lab train's default experiment as a dict (a constant learning rate, one seed; the labs add a warm-up "
+        "and cosine decay and 4 seeds: set optimizer.schedule and seeds): change fields, then train(it). "
+        "recipe='nvfp4' (or any recipe's name) sets the recipe with the element formats it takes, as train --recipe "
+        "does");
     m.def(
         "default_transformer_experiment",
         [](const py::object& recipe) { return experiment_with_recipe(emu::default_transformer_experiment(), recipe); },
