@@ -21,6 +21,7 @@
 #include "emulator/mlp_trainer.hpp"
 #include "emulator/parallel.hpp"
 #include "emulator/stochastic_bits.hpp"
+#include "emulator/trainer_matrix.hpp"
 #include "labs/framework/training_mapping.hpp"
 
 namespace fp8lab::cli {
@@ -121,6 +122,37 @@ void bench_emulator(std::size_t elements, int reps) {
 // notebook's MLP (768 -> 3072 -> 768, 32 tokens).
 enum class TrainerSize { Lab, Notebook };
 
+// The step's GEMMs alone, as the trainer runs them (emu::product, the same threads): per
+// layer the forward x W^T, the weight gradient g^T x and, past the first layer, the input
+// gradient g W, on float32 operands of the step's shapes; ms per step, median of `reps`
+// runs of `steps` steps. "vs GEMMs" in the table is a step's time over this.
+double gemms_alone_ms(const emu::Experiment& e, int steps, int reps) {
+    std::vector<int> widths{e.model.input};
+    for (int l = 0; l < e.model.hidden_layers; ++l) widths.push_back(e.model.hidden);
+    widths.push_back(e.model.output);
+    const Eigen::Index rows = e.tokens;
+    std::vector<emu::Matrix> x, w, g;
+    for (std::size_t l = 0; l + 1 < widths.size(); ++l) {
+        x.push_back(emu::Matrix::Random(rows, widths[l]));
+        w.push_back(emu::Matrix::Random(widths[l + 1], widths[l]));
+        g.push_back(emu::Matrix::Random(rows, widths[l + 1]));
+    }
+    emu::Matrix out;
+    std::vector<double> ms;
+    for (int r = 0; r < reps; ++r) {
+        const Clock::time_point start = Clock::now();
+        for (int s = 0; s < steps; ++s)
+            for (std::size_t l = 0; l < x.size(); ++l) {
+                emu::product(x[l], w[l].transpose(), out);
+                emu::product(g[l].transpose(), x[l], out);
+                if (l > 0) emu::product(g[l], w[l], out);
+            }
+        ms.push_back(std::chrono::duration<double, std::milli>(Clock::now() - start).count() / double(steps));
+    }
+    std::sort(ms.begin(), ms.end());
+    return ms[ms.size() / 2];
+}
+
 void bench_trainer(int steps, TrainerSize size, int reps) {
     // The labs' experiment, with their warm-up and cosine decay: at a constant rate the
     // notebook's MLP spikes late in every precision and NVFP4 seems to "win" (issue 38).
@@ -174,10 +206,13 @@ void bench_trainer(int steps, TrainerSize size, int reps) {
         c.numerics.formats = r.formats;
         measure("fp8 " + std::string(emu::fp8_recipe_name(r.id)) + " (emulated)", c);
     }
-    std::printf("%-28s %10s %10s %10s %12s\n", "precision", "ms/step", "steps/s", "vs fp32", "final loss");
+    const double gemms = gemms_alone_ms(base, steps - warmup, reps);
+    std::printf("%-28s %10s %10s %10s %10s %12s\n", "precision", "ms/step", "steps/s", "vs fp32", "vs GEMMs",
+                "final loss");
+    std::printf("%-28s %10.2f %10.1f %10s %9.2fx %12s\n", "GEMMs alone (float32)", gemms, 1000.0 / gemms, "", 1.0, "");
     for (const Row& r : rows)
-        std::printf("%-28s %10.2f %10.1f %9.2fx %12.6f\n", r.name.c_str(), r.ms_per_step, 1000.0 / r.ms_per_step,
-                    rows[0].ms_per_step / r.ms_per_step, r.final_loss);
+        std::printf("%-28s %10.2f %10.1f %9.2fx %9.2fx %12.6f\n", r.name.c_str(), r.ms_per_step, 1000.0 / r.ms_per_step,
+                    rows[0].ms_per_step / r.ms_per_step, r.ms_per_step / gemms, r.final_loss);
     std::printf(
         "Emulated FP8 shows accuracy, not speed: quantising every operand in software costs "
         "time that real FP8 tensor cores save.\n");
