@@ -50,7 +50,8 @@ __device__ inline float4 load_quad(const CastSource& s, int r, int c, float& squ
     const float4 h = load_bf16x4(s.h, i);
     if constexpr (K == Source::GeluGradBf16)
         return make_float4(x.x * gelu_grad(h.x), x.y * gelu_grad(h.y), x.z * gelu_grad(h.z), x.w * gelu_grad(h.w));
-    const float4 d = make_float4(x.x - h.x, x.y - h.y, x.z - h.z, x.w - h.w);
+    float4 d = make_float4(x.x - h.x, x.y - h.y, x.z - h.z, x.w - h.w);
+    if (s.row_mask && s.row_mask[r] == 0.0f) d = make_float4(0.0f, 0.0f, 0.0f, 0.0f);  // a row the loss leaves out
     squares += d.x * d.x + d.y * d.y + d.z * d.z + d.w * d.w;
     if constexpr (K == Source::MseGradF32) {
         const float ls = s.loss_scale ? *s.loss_scale : 1.0f;
@@ -76,7 +77,7 @@ __device__ inline float load_one(const CastSource& s, int r, int c) {
     if constexpr (K == Source::GeluOfBf16) return gelu(x);
     const float h = __bfloat162float(static_cast<const __nv_bfloat16*>(s.h)[i]);
     if constexpr (K == Source::GeluGradBf16) return x * gelu_grad(h);
-    const float d = x - h;
+    const float d = s.row_mask && s.row_mask[r] == 0.0f ? 0.0f : x - h;
     if constexpr (K == Source::MseGradF32)
         return __fmul_rn(__fmul_rn(d, s.grad_scale), s.loss_scale ? *s.loss_scale : 1.0f);
     return bf16_rounded(d * s.grad_scale);

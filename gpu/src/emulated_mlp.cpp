@@ -63,6 +63,11 @@ class GpuEmulatedMlp final : public MlpStep {
         FP8LAB_CUDA_CHECK(cudaMemset(losses_.ptr, 0xff, losses_.count * sizeof(float)));  // NaN until written
         upload(x_pool_.ptr, data.inputs, x_pool_.count);
         upload(t_pool_.ptr, data.targets, t_pool_.count);
+        scored_rows_ = data.scored_rows;
+        if (!data.row_mask.empty()) {
+            row_mask_ = std::make_unique<DeviceBuffer<float>>(data.row_mask.size());
+            upload(row_mask_->ptr, data.row_mask, data.row_mask.size());
+        }
         train::StepGuard guard;
         guard.scale = n_.loss_scaling ? n_.loss_scaler.initial_scale : 1.0f;
         FP8LAB_CUDA_CHECK(cudaMemcpy(guard_.ptr, &guard, sizeof guard, cudaMemcpyHostToDevice));
@@ -94,7 +99,8 @@ class GpuEmulatedMlp final : public MlpStep {
     // then the overflow check, the loss scaler and AdamW, and the scaling state.
     void enqueue_step(int batch, cudaStream_t s) override {
         for (int l = 0; l < layers_count_; ++l) forward(l, batch, s);
-        train::mse_loss(y_out(), target_batch(batch), outputs(), dy16_.ptr, loss_partials_.ptr, s);
+        train::mse_loss(y_out(), target_batch(batch), outputs(), c_.experiment.model.input, row_mask(),
+                        2.0f / float(scored_outputs()), dy16_.ptr, loss_partials_.ptr, s);
         for (int l = layers_count_ - 1; l >= 0; --l) backward(l, batch, s);
         for (const Layer& layer : layers_) train::finite_check(layer.dw.ptr, layer.dw.count, guard_.ptr, s);
         train::LossScalingRules rules;
@@ -111,7 +117,7 @@ class GpuEmulatedMlp final : public MlpStep {
         train::StepEnd end;
         end.loss_partials = loss_partials_.ptr;
         end.loss_partial_count = train::loss_partials(outputs());
-        end.inv_outputs = 1.0f / float(outputs());
+        end.inv_outputs = 1.0f / float(scored_outputs());
         end.losses = losses_.ptr;
         end.capacity = c_.experiment.steps;
         if (fp8_) {
@@ -358,9 +364,13 @@ class GpuEmulatedMlp final : public MlpStep {
         // The gradient of this layer's output: the loss's (times the loss scale), or the
         // dgrad of the layer above through GELU's derivative.
         const train::CastSource grad =
-            l + 1 == layers_count_ ? train::CastSource{train::Source::MseGradF32, y_out(),
-                                                       target_batch(batch),       c_.experiment.model.input,
-                                                       2.0f / float(outputs()),   &guard_.ptr->scale}
+            l + 1 == layers_count_ ? train::CastSource{train::Source::MseGradF32,
+                                                       y_out(),
+                                                       target_batch(batch),
+                                                       c_.experiment.model.input,
+                                                       2.0f / float(scored_outputs()),
+                                                       &guard_.ptr->scale,
+                                                       row_mask()}
                                    : train::CastSource{train::Source::GeluGradBf16, da16_.ptr, layer.h16.ptr, sh.out};
         nvfp4_amaxes(layer.casts.grad, &layer.casts.grad_t, grad, rows_, sh.out, s);
         // wgrad contracts over the tokens: block recipes cast both operands down the columns
@@ -401,6 +411,9 @@ class GpuEmulatedMlp final : public MlpStep {
     }
 
     std::size_t outputs() const { return std::size_t(rows_) * c_.experiment.model.input; }
+    // The outlier task: the rows the loss counts (null: every row), and how many.
+    const float* row_mask() const { return row_mask_ ? row_mask_->ptr : nullptr; }
+    std::size_t scored_outputs() const { return std::size_t(scored_rows_) * c_.experiment.model.input; }
     const __nv_bfloat16* x_batch(int batch) const { return x_pool_.ptr + std::size_t(batch) * outputs(); }
     const __nv_bfloat16* target_batch(int batch) const { return t_pool_.ptr + std::size_t(batch) * outputs(); }
     __nv_bfloat16* y_out() { return layers_.back().h16.ptr; }
@@ -427,6 +440,8 @@ class GpuEmulatedMlp final : public MlpStep {
     float max_finite_[3] = {448.0f, 448.0f, 57344.0f};
     std::unique_ptr<DeviceBuffer<float>> history_, numerators_, trace_amax_, trace_scale_;
     std::deque<Layer> layers_;  // a deque: layers hold buffers that never move
+    int scored_rows_ = 0;
+    std::unique_ptr<DeviceBuffer<float>> row_mask_;
 };
 
 }  // namespace

@@ -42,12 +42,19 @@ const detail::HostTrainingData& host_training_data(const emu::Experiment& e) {
     const auto bits = [](float v) {
         return std::uint16_t(std::bit_cast<std::uint32_t>(v) >> 16);
     };  // exact: BF16 values
+    data.scored_rows = e.tokens;
     for (int b = 0; b < batches; ++b) {
         const emu::Batch batch = task.batch(std::uint64_t(b), e.tokens);
         for (std::size_t i = 0; i < per_batch; ++i) {
             data.inputs[std::size_t(b) * per_batch + i] = bits(batch.inputs[i]);
             data.targets[std::size_t(b) * per_batch + i] = bits(batch.targets[i]);
         }
+        if (batch.scored.empty()) continue;
+        std::vector<float> mask(batch.scored.begin(), batch.scored.end());
+        if (b > 0 && mask != data.row_mask) throw GpuError("internal: the scored rows differ from batch to batch");
+        data.row_mask = std::move(mask);
+        data.scored_rows = 0;
+        for (const float m : data.row_mask) data.scored_rows += m != 0.0f;
     }
     for (int l = 0; l < e.linear_layers(); ++l) data.weights.push_back(emu::initial_weights(e, l));
     cached = std::move(data);

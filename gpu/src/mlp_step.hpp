@@ -68,6 +68,10 @@ constexpr int kDeferUpdateMinTokens = 4096;
 struct HostTrainingData {
     std::vector<std::uint16_t> inputs, targets;  // data_batches x tokens x d, batch by batch
     std::vector<std::vector<float>> weights;     // per layer, outputs x inputs
+    // Per row of a batch, 1 where the loss counts it (the same rows in every batch); empty:
+    // every row (all tasks but the outlier task, which leaves its massive rows out).
+    std::vector<float> row_mask;
+    int scored_rows = 0;  // rows the loss counts
 };
 
 // Host data into a device buffer of exactly as many elements (bits copied as they are).

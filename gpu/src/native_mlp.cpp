@@ -44,11 +44,16 @@ class GpuMlp final : public MlpStep {
               std::max(train::kMaxLossPartials, train::cast_tiles(c.experiment.tokens, c.experiment.model.input)))),
           losses_(std::size_t(c.experiment.steps)),
           step_(1) {
+        scored_rows_ = data.scored_rows;
         const cudaStream_t s = nullptr;
         FP8LAB_CUDA_CHECK(cudaMemset(step_.ptr, 0, sizeof(int)));
         FP8LAB_CUDA_CHECK(cudaMemset(losses_.ptr, 0xff, losses_.count * sizeof(float)));  // NaN until written
         upload(x_pool_.ptr, data.inputs, x_pool_.count);
         upload(t_pool_.ptr, data.targets, t_pool_.count);
+        if (!data.row_mask.empty()) {
+            row_mask_ = std::make_unique<DeviceBuffer<float>>(data.row_mask.size());
+            upload(row_mask_->ptr, data.row_mask, data.row_mask.size());
+        }
         for (std::size_t l = 0; l < shapes_.size(); ++l) add_layer(int(l), data.weights[l], s);
         if (!defer_last_update_) side_workspace_ = std::make_unique<DeviceBuffer<char>>(detail::kMatmulWorkspaceBytes);
         if (fp8_)
@@ -81,7 +86,8 @@ class GpuMlp final : public MlpStep {
         else
             forward_bf16(batch, main);
         if (!loss_in_cast_)
-            train::mse_loss(y_out(), target_batch(batch), outputs(), dy16_->ptr, loss_partials_.ptr, main);
+            train::mse_loss(y_out(), target_batch(batch), outputs(), c_.experiment.model.input, row_mask(),
+                            2.0f / float(scored_outputs()), dy16_->ptr, loss_partials_.ptr, main);
         if (fp8_)
             backward_fp8(batch, main);
         else
@@ -93,7 +99,7 @@ class GpuMlp final : public MlpStep {
         end.loss_partials = loss_partials_.ptr;
         end.loss_partial_count =
             loss_in_cast_ ? train::cast_tiles(rows_, c_.experiment.model.input) : train::loss_partials(outputs());
-        end.inv_outputs = 1.0f / float(outputs());
+        end.inv_outputs = 1.0f / float(scored_outputs());
         end.losses = losses_.ptr;
         end.capacity = c_.experiment.steps;
         if (scaling_) scaling_->fill(end);
@@ -317,8 +323,13 @@ class GpuMlp final : public MlpStep {
         int g = 0;  // g8_[g] holds the current layer's gradient, not transposed
         // The output's gradient: with per-tensor scaling the loss is computed in its cast.
         const CastSource gradient = loss_in_cast_
-                                        ? CastSource{Source::MseGradBf16, y_out(), target_batch(batch),
-                                                     c_.experiment.model.input, 2.0f / float(outputs())}
+                                        ? CastSource{Source::MseGradBf16,
+                                                     y_out(),
+                                                     target_batch(batch),
+                                                     c_.experiment.model.input,
+                                                     2.0f / float(scored_outputs()),
+                                                     nullptr,
+                                                     row_mask()}
                                         : CastSource{Source::Bf16, dy16_->ptr, nullptr, c_.experiment.model.input};
         cast(gradient, rows_, c_.experiment.model.input, 3 * last + 2, g8_[g]->ptr, dyt8_->ptr, rows_, s,
              loss_partials_.ptr);
@@ -437,7 +448,12 @@ class GpuMlp final : public MlpStep {
     DeviceBuffer<float> loss_partials_, losses_;
     DeviceBuffer<int> step_;
     std::unique_ptr<Bf16Buffer> dy16_;  // the output's gradient, where mse_loss writes it
-    std::deque<Layer> layers_;          // a deque: layers hold buffers that never move
+    // The outlier task: the rows the loss counts (null: every row), and how many.
+    int scored_rows_ = 0;
+    std::unique_ptr<DeviceBuffer<float>> row_mask_;
+    const float* row_mask() const { return row_mask_ ? row_mask_->ptr : nullptr; }
+    std::size_t scored_outputs() const { return std::size_t(scored_rows_) * c_.experiment.model.input; }
+    std::deque<Layer> layers_;  // a deque: layers hold buffers that never move
     std::unique_ptr<Fp8Buffer> act8_, g8_[2], dyt8_;
     std::unique_ptr<Bf16Buffer> da16_, g16_[2];
 };

@@ -144,13 +144,14 @@ __device__ float block_sum(float v) {
     return shared[0];
 }
 
-__global__ void mse_kernel(const __nv_bfloat162* y, const __nv_bfloat162* target, std::size_t pairs, float g_scale,
-                           __nv_bfloat162* grad, float* partials) {
+__global__ void mse_kernel(const __nv_bfloat162* y, const __nv_bfloat162* target, std::size_t pairs, int row_pairs,
+                           const float* row_mask, float g_scale, __nv_bfloat162* grad, float* partials) {
     float local = 0.0f;
     for (std::size_t i = blockIdx.x * std::size_t(kThreads) + threadIdx.x; i < pairs;
          i += std::size_t(gridDim.x) * kThreads) {
         const float2 a = __bfloat1622float2(y[i]), b = __bfloat1622float2(target[i]);
-        const float d0 = a.x - b.x, d1 = a.y - b.y;
+        const bool out = row_mask && row_mask[i / std::size_t(row_pairs)] == 0.0f;  // a row the loss leaves out
+        const float d0 = out ? 0.0f : a.x - b.x, d1 = out ? 0.0f : a.y - b.y;
         local += d0 * d0;
         local += d1 * d1;
         grad[i] = __floats2bfloat162_rn(d0 * g_scale, d1 * g_scale);
@@ -250,10 +251,11 @@ int loss_partials(std::size_t n) {
     return int(std::clamp<std::size_t>(blocks, 1, kMaxLossPartials));
 }
 
-void mse_loss(const void* y, const void* target, std::size_t n, void* grad, float* partials, cudaStream_t stream) {
+void mse_loss(const void* y, const void* target, std::size_t n, int cols, const float* row_mask, float grad_scale,
+              void* grad, float* partials, cudaStream_t stream) {
     mse_kernel<<<loss_partials(n), kThreads, 0, stream>>>(
-        static_cast<const __nv_bfloat162*>(y), static_cast<const __nv_bfloat162*>(target), n / 2, 2.0f / float(n),
-        static_cast<__nv_bfloat162*>(grad), partials);
+        static_cast<const __nv_bfloat162*>(y), static_cast<const __nv_bfloat162*>(target), n / 2, cols / 2, row_mask,
+        grad_scale, static_cast<__nv_bfloat162*>(grad), partials);
 }
 
 void adamw(float* w, float* m, float* v, const float* grad, std::size_t n, AdamParams p, const int* step,

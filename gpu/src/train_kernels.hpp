@@ -28,8 +28,11 @@ struct CastSource {
     const void* x = nullptr;
     const void* h = nullptr;
     int ld = 0;
-    float grad_scale = 0.0f;            // MseGrad*: 2 / n
+    float grad_scale = 0.0f;            // MseGrad*: 2 / (scored rows x columns)
     const float* loss_scale = nullptr;  // MseGradF32: the dynamic loss scale on the device (null: 1)
+    // MseGrad*: per row 1 where the loss counts it, 0 where not (the outlier task's massive
+    // rows: their gradient is exactly zero); null: every row counts.
+    const float* row_mask = nullptr;
 };
 // Where the FP8 codes go: out (rows x cols, leading dimension cols) and out_t (the
 // transpose, leading dimension ld_t), either may be null; amax_bits gets max |value|.
@@ -60,7 +63,10 @@ void gelu_backward_bf16(void* grad, const void* h, std::size_t n, cudaStream_t s
 // cast instead: Source::MseGradBf16.)
 inline constexpr int kMaxLossPartials = 1024;
 int loss_partials(std::size_t n);
-void mse_loss(const void* y, const void* target, std::size_t n, void* grad, float* partials, cudaStream_t stream);
+// `row_mask` (rows floats, may be null) as CastSource's; n = rows x cols, grad_scale = 2 /
+// (scored rows x cols).
+void mse_loss(const void* y, const void* target, std::size_t n, int cols, const float* row_mask, float grad_scale,
+              void* grad, float* partials, cudaStream_t stream);
 
 struct AdamParams {
     float learning_rate, beta1, beta2, epsilon, weight_decay;

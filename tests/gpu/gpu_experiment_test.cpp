@@ -125,3 +125,36 @@ TEST_CASE("every recipe runs on the GPU: natively where its tensor cores can, el
     biases.model.biases = true;
     CHECK_THROWS_WITH_AS(gpu::validate(gpu::GpuRun{biases}), doctest::Contains("model.biases"), std::invalid_argument);
 }
+
+TEST_CASE("the outlier task on the GPU: the massive rows out of the loss, the same losses as the CPU's") {
+    gpu::GpuRun refused{labs::lab_experiment()};
+    refused.experiment.task.kind = emu::TaskKind::OutlierFeatures;
+    CHECK_NOTHROW(gpu::validate(refused));  // accepted now that the loss takes a row mask
+    if (!gpu_ready()) return;
+    emu::Experiment base = labs::lab_experiment();
+    base.task.kind = emu::TaskKind::OutlierFeatures;
+    base.steps = 100;
+    struct Case {
+        const char* name;
+        emu::Experiment e;
+    };
+    const Case cases[] = {{"bf16", emu::with_precision(base, emu::Precision::Bf16)},
+                          {"delayed (native)", with_recipe(base, emu::Fp8Recipe::Delayed)},
+                          {"mx-rceil (emulated)", with_recipe(base, emu::Fp8Recipe::MxRceil)}};
+    for (const Case& c : cases) {
+        CAPTURE(c.name);
+        double cpu_mean = 0, gpu_mean = 0;
+        for (int k = 0; k < 4; ++k) {
+            const emu::Experiment e = emu::with_seed(c.e, k);
+            const std::vector<float> cpu = emu::train_mlp(e).loss;
+            const gpu::GpuTrainResult gpu = train_on_gpu(e);
+            REQUIRE(gpu.loss.size() == cpu.size());
+            CHECK(gpu.loss[0] == doctest::Approx(cpu[0]).epsilon(1e-3));
+            cpu_mean += emu::final_loss(cpu) / 4;
+            gpu_mean += gpu.final_loss() / 4;
+        }
+        std::printf("outlier task, %s, 100 steps, 4 seeds: final loss CPU %.6f GPU %.6f (GPU/CPU %+.3f%%)\n", c.name,
+                    cpu_mean, gpu_mean, 100 * (gpu_mean / cpu_mean - 1));
+        CHECK(gpu_mean == doctest::Approx(cpu_mean).epsilon(0.02));
+    }
+}
