@@ -1,0 +1,315 @@
+// SPDX-License-Identifier: Apache-2.0
+// The GPU transformer's linear layers: parameters on the device, FP8 operands with their
+// scaling slots (per tensor, delayed or current), and a layer's three GEMMs, native
+// (BF16, or FP8 per tensor on the tensor cores) or emulated (MX, NVFP4, blockwise).
+// Included by gpu_transformer.cpp alone.
+#pragma once
+
+#include <cuda_bf16.h>
+
+#include <algorithm>
+#include <cmath>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "emulator/transformer_trainer.hpp"
+#include "gpu/src/cuda_check.hpp"
+#include "gpu/src/emulated_operand.hpp"
+#include "gpu/src/mlp_step.hpp"
+#include "gpu/src/transformer_kernels.hpp"
+
+namespace fp8lab::gpu::transformer {
+
+using detail::describe_emulated_cast;
+using detail::DeviceBuffer;
+using detail::EmulatedCastShared;
+using detail::enqueue_nvfp4_amaxes;
+using detail::LtMatmul;
+using detail::MatmulOperand;
+using detail::OperandCast;
+using detail::plan_operand_cast;
+using detail::ScaleMode;
+using detail::Stored;
+using detail::upload;
+
+// One parameter tensor on the device: float32 master weights, AdamW's moments, the
+// gradient, and the BF16 copy the BF16 GEMMs read.
+struct DeviceParameter {
+    std::string name;
+    int rows, cols;
+    bool decay;
+    DeviceBuffer<float> w, m, v, g;
+    DeviceBuffer<__nv_bfloat16> w16;
+    DeviceParameter(const emu::ParameterGradient& p, bool decays)
+        : name(p.name),
+          rows(p.rows),
+          cols(p.cols),
+          decay(decays),
+          w(p.value.size()),
+          m(p.value.size()),
+          v(p.value.size()),
+          g(p.value.size()),
+          w16(p.value.size()) {
+        upload(w.ptr, p.value, p.value.size());
+        FP8LAB_CUDA_CHECK(cudaMemset(m.ptr, 0, m.count * sizeof(float)));
+        FP8LAB_CUDA_CHECK(cudaMemset(v.ptr, 0, v.count * sizeof(float)));
+        train::f32_to_bf16(w.ptr, w16.ptr, w.count, nullptr);
+    }
+};
+
+// Every FP8 operand's scale and amax, one slot each; with delayed scaling also its amax
+// history, updated for all of them by one kernel at the end of each step.
+class ScalingSlots {
+  public:
+    ScalingSlots(int capacity, const emu::Numerics& n)
+        : delayed_(n.recipe == emu::Fp8Recipe::Delayed),
+          length_(n.delayed.history_length),
+          max_(n.delayed.algorithm == emu::AmaxAlgorithm::Max),
+          margin_(n.delayed.margin),
+          states_(std::size_t(std::max(capacity, 1))),
+          amax_(states_.count),
+          amax_saved_(states_.count),
+          history_(delayed_ ? states_.count * std::size_t(length_) : 0),
+          numerators_(states_.count) {
+        std::vector<train::DeviceScaling> ones(states_.count);
+        upload(states_.ptr, ones, ones.size());
+        FP8LAB_CUDA_CHECK(cudaMemset(amax_.ptr, 0, amax_.count * sizeof(unsigned)));
+        if (history_.count) FP8LAB_CUDA_CHECK(cudaMemset(history_.ptr, 0, history_.count * sizeof(float)));
+    }
+    bool delayed() const { return delayed_; }
+    // The next slot, for an operand in E4M3 or E5M2.
+    int take(bool e4m3) {
+        if (std::size_t(used_) >= states_.count) throw GpuError("internal: more FP8 operands than scaling slots");
+        numerators_host_.push_back(std::ldexp(e4m3 ? 448.0f : 57344.0f, -margin_));
+        return used_++;
+    }
+    train::DeviceScaling* state(int slot) { return states_.ptr + slot; }
+    unsigned* amax(int slot) { return amax_.ptr + slot; }
+    // Delayed scaling's step end: every slot's amax into its history, the next scales.
+    void end_step(cudaStream_t s) {
+        if (!delayed_ || used_ == 0) return;
+        if (!numerators_uploaded_) {
+            upload(numerators_.ptr, numerators_host_, std::size_t(used_));
+            numerators_uploaded_ = true;
+        }
+        transformer::delayed_update_all(states_.ptr, amax_.ptr, history_.ptr, numerators_.ptr, used_, length_, max_, s);
+    }
+    // An evaluation's casts record amaxes too; delayed scaling's history must not see them
+    // (the CPU evaluates with a copy of its recipe state).
+    void save_amax(cudaStream_t s) {
+        FP8LAB_CUDA_CHECK(
+            cudaMemcpyAsync(amax_saved_.ptr, amax_.ptr, amax_.count * sizeof(unsigned), cudaMemcpyDeviceToDevice, s));
+    }
+    void restore_amax(cudaStream_t s) {
+        FP8LAB_CUDA_CHECK(
+            cudaMemcpyAsync(amax_.ptr, amax_saved_.ptr, amax_.count * sizeof(unsigned), cudaMemcpyDeviceToDevice, s));
+    }
+
+  private:
+    bool delayed_;
+    int length_;
+    bool max_;
+    int margin_, used_ = 0;
+    bool numerators_uploaded_ = false;
+    DeviceBuffer<train::DeviceScaling> states_;
+    DeviceBuffer<unsigned> amax_, amax_saved_;
+    DeviceBuffer<float> history_, numerators_;
+    std::vector<float> numerators_host_;
+};
+
+// A per-tensor FP8 operand: the codes, their transpose, and its slot's scale.
+struct Fp8Operand {
+    bool e4m3;
+    ScalingSlots& slots;
+    int slot;
+    DeviceBuffer<std::uint8_t> codes, codes_t;
+    Fp8Operand(std::size_t n, bool e4m3_, ScalingSlots& s)
+        : e4m3(e4m3_), slots(s), slot(s.take(e4m3_)), codes(n), codes_t(n) {}
+    // Current scaling: two passes, as Transformer Engine's (the amax, then the cast).
+    // Delayed: one pass with the scale the history set; the cast records the amax.
+    void cast(const train::CastSource& source, int rows, int cols, cudaStream_t s) {
+        train::DeviceScaling* scaling = slots.state(slot);
+        unsigned* amax = slots.amax(slot);
+        if (!slots.delayed()) {
+            FP8LAB_CUDA_CHECK(cudaMemsetAsync(amax, 0, sizeof(unsigned), s));
+            train::amax_only(source, rows, cols, amax, s);
+            train::current_scale(amax, e4m3 ? 448.0f : 57344.0f, scaling, s);
+            FP8LAB_CUDA_CHECK(cudaMemsetAsync(amax, 0, sizeof(unsigned), s));
+        }
+        train::cast_transpose(source, rows, cols, {scaling, e4m3, codes.ptr, codes_t.ptr, rows, amax, nullptr}, s);
+    }
+    MatmulOperand as(Stored stored) {
+        return {e4m3 ? CUDA_R_8F_E4M3 : CUDA_R_8F_E5M2, stored, &slots.state(slot)->scale_inv, ScaleMode::PerTensor};
+    }
+};
+
+// One linear layer's three GEMMs: y = x W^T, dx = dy W, dW = dy^T x (rows x in -> out).
+class LinearLayer {
+  public:
+    virtual ~LinearLayer() = default;
+    // x: BF16 rows x in; weight: its float32 master and BF16 copy.
+    virtual void forward(const void* x, const DeviceParameter& weight, void* y, cudaStream_t s) = 0;
+    // dy: BF16 rows x out (or float32, as the residual stream's gradient is); dx may be null.
+    virtual void backward(const void* x, const DeviceParameter& weight, const void* dy, bool dy_f32, float* weight_grad,
+                          void* dx, cudaStream_t s) = 0;
+};
+
+// BF16, or FP8 with per-tensor scaling on the FP8 tensor cores.
+class Linear final : public LinearLayer {
+  public:
+    Linear(cublasLtHandle_t lt, int rows, int in, int out, bool fp8, void* workspace, ScalingSlots& slots)
+        : rows_(rows), in_(in), out_(out), fp8_(fp8), workspace_(workspace) {
+        const MatmulOperand bf{CUDA_R_16BF, Stored::AsIs}, bf_t{CUDA_R_16BF, Stored::Transposed};
+        if (!fp8) {
+            forward_ = std::make_unique<LtMatmul>(lt, rows, out, in, bf, bf_t, CUDA_R_16BF, false);
+            dgrad_ = std::make_unique<LtMatmul>(lt, rows, in, out, bf, bf, CUDA_R_16BF, false);
+            wgrad_ = std::make_unique<LtMatmul>(lt, out, in, rows, bf_t, bf, CUDA_R_32F, false);
+            return;
+        }
+        x_ = std::make_unique<Fp8Operand>(std::size_t(rows) * in, true, slots);
+        w_ = std::make_unique<Fp8Operand>(std::size_t(out) * in, true, slots);
+        g_ = std::make_unique<Fp8Operand>(std::size_t(rows) * out, false, slots);
+        // FP8 GEMMs take A as is and B transposed: the transposed codes serve the backward.
+        forward_ = std::make_unique<LtMatmul>(lt, rows, out, in, x_->as(Stored::AsIs), w_->as(Stored::Transposed),
+                                              CUDA_R_16BF, false);
+        dgrad_ = std::make_unique<LtMatmul>(lt, rows, in, out, g_->as(Stored::AsIs), w_->as(Stored::Transposed),
+                                            CUDA_R_16BF, false);
+        wgrad_ = std::make_unique<LtMatmul>(lt, out, in, rows, g_->as(Stored::AsIs), x_->as(Stored::Transposed),
+                                            CUDA_R_32F, false);
+    }
+    void forward(const void* x, const DeviceParameter& weight, void* y, cudaStream_t s) override {
+        if (!fp8_) return forward_->run(x, weight.w16.ptr, y, workspace_, s);
+        x_->cast({train::Source::Bf16, x, nullptr, in_}, rows_, in_, s);
+        w_->cast({train::Source::F32, weight.w.ptr, nullptr, in_}, out_, in_, s);
+        forward_->run(x_->codes.ptr, w_->codes.ptr, y, workspace_, s);
+    }
+    void backward(const void* x, const DeviceParameter& weight, const void* dy, bool dy_f32, float* weight_grad,
+                  void* dx, cudaStream_t s) override {
+        if (!fp8_) {
+            const void* g = dy;
+            if (dy_f32) {
+                ensure_bf16_scratch();
+                train::f32_to_bf16(static_cast<const float*>(dy), dy16_->ptr, dy16_->count, s);
+                g = dy16_->ptr;
+            }
+            wgrad_->run(g, x, weight_grad, workspace_, s);
+            if (dx) dgrad_->run(g, weight.w16.ptr, dx, workspace_, s);
+            return;
+        }
+        g_->cast({dy_f32 ? train::Source::F32 : train::Source::Bf16, dy, nullptr, out_}, rows_, out_, s);
+        wgrad_->run(g_->codes_t.ptr, x_->codes_t.ptr, weight_grad, workspace_, s);
+        if (dx) dgrad_->run(g_->codes.ptr, w_->codes_t.ptr, dx, workspace_, s);
+    }
+
+  private:
+    void ensure_bf16_scratch() {
+        if (!dy16_) dy16_ = std::make_unique<DeviceBuffer<__nv_bfloat16>>(std::size_t(rows_) * out_);
+    }
+    int rows_, in_, out_;
+    bool fp8_;
+    void* workspace_;
+    std::unique_ptr<LtMatmul> forward_, dgrad_, wgrad_;
+    std::unique_ptr<Fp8Operand> x_, w_, g_;
+    std::unique_ptr<DeviceBuffer<__nv_bfloat16>> dy16_;
+};
+
+using Bf16 = DeviceBuffer<__nv_bfloat16>;
+
+// A linear layer under a block recipe (MX, NVFP4, blockwise): every operand cast as the
+// CPU's LinearGemms casts it (codes and scales by emulated_recipe's plans: blocks along each
+// GEMM's contraction, the CPU's stochastic seeds and Hadamard signs), written as BF16 and
+// multiplied in BF16 with float32 accumulation, the tensors' factors as the GEMM's alpha.
+// Hopper has no MX or NVFP4 tensor cores: the time is this emulation's.
+class EmulatedLinear final : public LinearLayer {
+  public:
+    EmulatedLinear(cublasLtHandle_t lt, int rows, int in, int out, const std::string& name, const emu::Numerics& n,
+                   const EmulatedCastShared& shared, void* workspace)
+        : rows_(rows),
+          in_(in),
+          out_(out),
+          shared_(shared),
+          workspace_(workspace),
+          factors_(kFactors),
+          nvfp4_amax_(6),
+          xq_(std::size_t(rows) * in),
+          xtq_(xq_.count),
+          wq_(std::size_t(out) * in),
+          gq_(std::size_t(rows) * out),
+          gtq_(gq_.count) {
+        // The CPU's tensor names: their lengths key the stochastic roundings' seeds.
+        const auto plan = [&](emu::TensorRole role, const char* suffix, bool wgrad) {
+            return plan_operand_cast(n, role, false, wgrad, (name + suffix).size());
+        };
+        input_ = plan(emu::TensorRole::Input, ".input", false);
+        input_t_ = plan(emu::TensorRole::Input, ".input", true);
+        weight_ = plan(emu::TensorRole::Weight, ".weight", false);
+        grad_ = plan(emu::TensorRole::GradOutput, ".grad_output", false);
+        grad_t_ = plan(emu::TensorRole::GradOutput, ".grad_output", true);
+        // W^T cast in square blocks is the transpose of W's cast unless stochastic rounding
+        // counts its elements in the transposed order (as the MLP's emulated step).
+        reuse_weight_ = weight_.square_blocks() && !weight_.params.stochastic;
+        if (!reuse_weight_) wtq_ = std::make_unique<Bf16>(wq_.count);
+        const MatmulOperand as_is{CUDA_R_16BF, Stored::AsIs}, transposed{CUDA_R_16BF, Stored::Transposed};
+        forward_ = std::make_unique<LtMatmul>(lt, rows, out, in, as_is, transposed, CUDA_R_16BF, false, f(kForward));
+        dgrad_ = std::make_unique<LtMatmul>(lt, rows, in, out, as_is, as_is, CUDA_R_16BF, false, f(kDgrad));
+        wgrad_ = std::make_unique<LtMatmul>(lt, out, in, rows, transposed, as_is, CUDA_R_32F, false, f(kWgrad));
+    }
+    void forward(const void* x, const DeviceParameter& weight, void* y, cudaStream_t s) override {
+        const train::CastSource xs{train::Source::Bf16, x, nullptr, in_},
+            ws{train::Source::F32, weight.w.ptr, nullptr, in_};
+        enqueue_nvfp4_amaxes(input_, &input_t_, xs, rows_, in_, shared_.step, nvfp4_amax_.ptr, s);
+        enqueue_nvfp4_amaxes(weight_, nullptr, ws, out_, in_, shared_.step, nvfp4_amax_.ptr + 2, s);
+        cast(input_, 0, xs, rows_, in_, false, xq_.ptr, kInput, 0, s);
+        cast(weight_, 1, ws, out_, in_, false, wq_.ptr, kWeight, 2, s);
+        train::gemm_alpha(f(kInput), f(kWeight), f(kForward), s);
+        forward_->run(xq_.ptr, wq_.ptr, y, workspace_, s);
+    }
+    void backward(const void* x, const DeviceParameter& weight, const void* dy, bool dy_f32, float* weight_grad,
+                  void* dx, cudaStream_t s) override {
+        const train::CastSource gs{dy_f32 ? train::Source::F32 : train::Source::Bf16, dy, nullptr, out_};
+        const train::CastSource xs{train::Source::Bf16, x, nullptr, in_};
+        enqueue_nvfp4_amaxes(grad_, &grad_t_, gs, rows_, out_, shared_.step, nvfp4_amax_.ptr + 4, s);
+        // wgrad contracts over the rows: both its operands cast down their columns (x's NVFP4
+        // amaxes are the forward's: the same tensor).
+        cast(grad_, 2, gs, rows_, out_, false, gq_.ptr, kGrad, 4, s);
+        cast(grad_t_, 2, gs, rows_, out_, true, gtq_.ptr, kGradT, 4, s);
+        cast(input_t_, 0, xs, rows_, in_, true, xtq_.ptr, kInputT, 0, s);
+        train::gemm_alpha(f(kGradT), f(kInputT), f(kWgrad), s);
+        wgrad_->run(gtq_.ptr, xtq_.ptr, weight_grad, workspace_, s);
+        if (!dx) return;
+        const __nv_bfloat16* w_t = wq_.ptr;
+        Factor w_factor = kWeight;
+        if (!reuse_weight_) {
+            cast(weight_, 1, {train::Source::F32, weight.w.ptr, nullptr, in_}, out_, in_, true, wtq_->ptr, kWeightT, 2,
+                 s);
+            w_t = wtq_->ptr;
+            w_factor = kWeightT;
+        }
+        train::gemm_alpha(f(kGrad), f(w_factor), f(kDgrad), s);
+        dgrad_->run(gq_.ptr, w_t, dx, workspace_, s);
+    }
+
+  private:
+    enum Factor { kInput, kWeight, kWeightT, kGrad, kGradT, kInputT, kForward, kDgrad, kWgrad, kFactors };
+    float* f(Factor k) { return factors_.ptr + k; }
+    // One cast; `amax_slot`: the tensor's NVFP4 slots (0 input, 2 weight, 4 gradient).
+    void cast(const OperandCast& plan, int role, const train::CastSource& source, int rows, int cols, bool columns,
+              __nv_bfloat16* out, Factor factor, int amax_slot, cudaStream_t s) {
+        const train::EmulatedCast e = describe_emulated_cast(plan, role, shared_, source, rows, cols, columns, out,
+                                                             f(factor), nvfp4_amax_.ptr + amax_slot, s);
+        train::emulated_cast(source, rows, cols, e, s);
+    }
+    int rows_, in_, out_;
+    EmulatedCastShared shared_;
+    void* workspace_;
+    OperandCast input_, input_t_, weight_, grad_, grad_t_;
+    bool reuse_weight_ = false;
+    DeviceBuffer<float> factors_;
+    DeviceBuffer<unsigned> nvfp4_amax_;
+    Bf16 xq_, xtq_, wq_, gq_, gtq_;
+    std::unique_ptr<Bf16> wtq_;
+    std::unique_ptr<LtMatmul> forward_, dgrad_, wgrad_;
+};
+
+}  // namespace fp8lab::gpu::transformer
