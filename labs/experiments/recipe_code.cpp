@@ -451,6 +451,10 @@ StepOutput code_listings(const emu::Experiment& e, bool with_script) {
         out.listings.push_back({id, title, code.language, code.code});
         for (const std::string& d : code.differences) differences.rows.push_back({Cell(id), Cell(d)});
     }
+    if (differences.rows.empty())  // said, rather than an empty table a student reads as broken
+        differences.rows.push_back(
+            {Cell(std::string("all")),
+             Cell(std::string("nothing: every setting of this experiment is written as it is"))});
     out.tables.push_back(std::move(differences));
     return out;
 }
