@@ -109,10 +109,19 @@ struct OptimizerSpec {  // AdamW on float32 master weights
     LrSchedule schedule;        // constant unless set (the labs' experiments warm up and decay)
 };
 
-struct FastAccumulation {  // cuBLASLt's FAST_ACCUM per GEMM (the GPU's tensor cores only)
+// cuBLASLt's FAST_ACCUM per FP8 GEMM of the per-tensor recipes: the GPU's tensor cores'
+// own accumulator, or on the CPU the model below.
+struct FastAccumulation {
     bool forward = false, dgrad = false, wgrad = false;
     bool any() const { return forward || dgrad || wgrad; }
 };
+
+// The CPU emulator's model of fast accumulation: a narrow accumulator keeping this many
+// fraction bits, truncated after every addition and never promoted to float32. NVIDIA does
+// not document Hopper's FP8 accumulator; the DeepSeek-V3 report estimates about 14
+// significant bits (13 fraction bits and the leading one). Lab 10's accumulation step
+// plots the model at this width by default.
+inline constexpr int kFastAccumulationFractionBits = 13;
 
 struct Nvfp4Training {                 // Transformer Engine's NVFP4BlockScaling options
     bool weight_tiles = true;          // 16x16 blocks for weights (1x16 otherwise)

@@ -23,6 +23,16 @@ void banded_product(const Lhs& lhs, const Rhs& rhs, Matrix& dst) {
     });
 }
 
+// One GEMM: an FP8 one with fast accumulation goes through the CPU's model of it (a
+// narrow accumulator, emulator/ordered_gemm.hpp); the rest sum in float32.
+template <class Lhs, class Rhs>
+void gemm(bool fast_accumulation, Precision p, const Lhs& lhs, const Rhs& rhs, Matrix& dst) {
+    if (fast_accumulation && p == Precision::Fp8)
+        narrow_accumulator_product(lhs, rhs, dst, kFastAccumulationFractionBits);
+    else
+        banded_product(lhs, rhs, dst);
+}
+
 }  // namespace
 
 const Matrix& LinearGemms::operand(const std::string& tensor, TensorRole role, Precision p, const Matrix& x,
@@ -45,7 +55,7 @@ void LinearGemms::forward(const std::string& name, Precision p, const Matrix& x,
     saved.input = &x;
     saved.input_q = &operand(name + ".input", TensorRole::Input, p, x, step, trace, saved.input_buffer);
     saved.weight_q = &operand(name + ".weight", TensorRole::Weight, p, weight, step, trace, saved.weight_buffer);
-    banded_product(*saved.input_q, saved.weight_q->transpose(), y);
+    gemm(fast_.forward, p, *saved.input_q, saved.weight_q->transpose(), y);
     if (p != Precision::Fp32) store_in_bf16(y);
 }
 
@@ -59,15 +69,15 @@ void LinearGemms::backward(const std::string& name, const LinearSaved& saved, co
             operand(name + ".grad_output", TensorRole::GradOutput, p, transposed_, step, nullptr, g_t_, true);
         transpose_into(*saved.input, transposed_x_);
         const Matrix& x_t = operand(name + ".input", TensorRole::Input, p, transposed_x_, step, nullptr, x_t_, true);
-        banded_product(g_t, x_t.transpose(), weight_grad);
+        gemm(fast_.wgrad, p, g_t, x_t.transpose(), weight_grad);
         if (dx) {
             transpose_into(weight, transposed_);
             const Matrix& w_t = operand(name + ".weight", TensorRole::Weight, p, transposed_, step, nullptr, w_t_);
-            banded_product(g_q, w_t.transpose(), *dx);
+            gemm(fast_.dgrad, p, g_q, w_t.transpose(), *dx);
         }
     } else {
-        banded_product(g_q.transpose(), *saved.input_q, weight_grad);
-        if (dx) banded_product(g_q, *saved.weight_q, *dx);
+        gemm(fast_.wgrad, p, g_q.transpose(), *saved.input_q, weight_grad);
+        if (dx) gemm(fast_.dgrad, p, g_q, *saved.weight_q, *dx);
     }
     if (dx && p != Precision::Fp32) store_in_bf16(*dx);
 }

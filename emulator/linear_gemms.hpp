@@ -25,7 +25,7 @@ struct LinearSaved {
 
 class LinearGemms {
   public:
-    explicit LinearGemms(OperandQuantizer& quantizer) : quantizer_(quantizer) {}
+    LinearGemms(OperandQuantizer& quantizer, FastAccumulation fast) : quantizer_(quantizer), fast_(fast) {}
 
     // y = x W^T (W is outputs x inputs). With BF16 or FP8 operands the output is stored in
     // BF16, as a GPU's GEMM stores it; FP32 keeps float32.
@@ -44,6 +44,7 @@ class LinearGemms {
                           AmaxTrace* trace, Matrix& out, bool wgrad_operand = false);
 
     OperandQuantizer& quantizer_;
+    FastAccumulation fast_;
     Matrix g_buffer_, g_t_, x_t_, w_t_, transposed_, transposed_x_;  // scratch, reused step to step
 };
 

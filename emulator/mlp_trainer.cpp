@@ -132,6 +132,21 @@ class Run {
     }
 
     bool block_recipe() const { return !quantizer_.recipe().per_tensor(); }
+    Precision layer_precision(std::size_t layer) const {
+        const bool edge = layer == 0 || layer + 1 == layers_.size();
+        if (n_.precision == Precision::Fp8 && n_.edge_layers_bf16 && edge) return Precision::Bf16;
+        return n_.precision;
+    }
+
+    // One of a layer's GEMMs: an FP8 one with fast accumulation on goes through the CPU's
+    // model of it (a narrow accumulator, emulator/ordered_gemm.hpp); the rest sum in float32.
+    template <class Lhs, class Rhs>
+    void gemm(bool fast_accumulation, std::size_t layer, const Lhs& lhs, const Rhs& rhs, Matrix& dst) {
+        if (fast_accumulation && layer_precision(layer) == Precision::Fp8)
+            narrow_accumulator_product(lhs, rhs, dst, kFastAccumulationFractionBits);
+        else
+            product(lhs, rhs, dst);
+    }
     bool quantised_operands() const { return n_.precision != Precision::Fp32; }
 
     // What a GEMM sees of a rows x cols operand whose contraction runs along the columns,
@@ -140,9 +155,7 @@ class Run {
     const Matrix& operand(const std::string& name, TensorRole role, const Matrix& x, std::size_t layer,
                           std::uint64_t step, AmaxTrace* trace, Matrix& out, bool wgrad_operand = false) {
         const std::span<const float> in(x.data(), std::size_t(x.size()));
-        const bool edge = layer == 0 || layer + 1 == layers_.size();
-        Precision p = n_.precision;
-        if (p == Precision::Fp8 && n_.edge_layers_bf16 && edge) p = Precision::Bf16;
+        const Precision p = layer_precision(layer);
         if (p == Precision::Fp32) return x;
         out.resize(x.rows(), x.cols());
         const std::span<float> dst(out.data(), std::size_t(out.size()));
@@ -217,7 +230,7 @@ class Run {
                 &operand(prefix + ".input", TensorRole::Input, inputs_[l], l, step, trace, input_buffers_[l]);
             weights_q_[l] =
                 &operand(prefix + ".weight", TensorRole::Weight, layers_[l].weight, l, step, trace, weight_buffers_[l]);
-            product(*inputs_q_[l], weights_q_[l]->transpose(), pre_[l]);
+            gemm(n_.fast_accumulation.forward, l, *inputs_q_[l], weights_q_[l]->transpose(), pre_[l]);
             if (c_.model.biases) pre_[l].rowwise() += layers_[l].bias;
             if (quantised_operands()) store_in_bf16(pre_[l]);
             if (l + 1 < count)
@@ -280,16 +293,16 @@ class Run {
                 transpose_into(inputs_[l], transposed_x_);
                 const Matrix& x_t =
                     operand(prefix + ".input", TensorRole::Input, transposed_x_, l, step, nullptr, x_t_, true);
-                product(g_t, x_t.transpose(), layer.weight_grad);
+                gemm(n_.fast_accumulation.wgrad, l, g_t, x_t.transpose(), layer.weight_grad);
                 if (l > 0) {
                     transpose_into(layer.weight, transposed_);
                     const Matrix& w_t =
                         operand(prefix + ".weight", TensorRole::Weight, transposed_, l, step, nullptr, w_t_);
-                    product(g_q_, w_t.transpose(), grad);
+                    gemm(n_.fast_accumulation.dgrad, l, g_q_, w_t.transpose(), grad);
                 }
             } else {
-                product(g_q_.transpose(), *inputs_q_[l], layer.weight_grad);
-                if (l > 0) product(g_q_, *weights_q_[l], grad);
+                gemm(n_.fast_accumulation.wgrad, l, g_q_.transpose(), *inputs_q_[l], layer.weight_grad);
+                if (l > 0) gemm(n_.fast_accumulation.dgrad, l, g_q_, *weights_q_[l], grad);
             }
             layer.bias_grad = Eigen::RowVectorXf::Zero(layer.bias.size());
             if (c_.model.biases)
@@ -379,14 +392,16 @@ double final_loss(const std::vector<float>& loss) {
 void check_cpu_supports(const Experiment& e) {
     validate(e);
     const FastAccumulation& f = e.numerics.fast_accumulation;
-    if (e.numerics.precision == Precision::Fp8 && f.any())
+    if (e.numerics.precision == Precision::Fp8 && f.any() && !recipe(e.numerics.recipe).per_tensor())
         throw std::invalid_argument(
             std::string("numerics.fast_accumulation.") +
             (f.forward ? "forward"
              : f.dgrad ? "dgrad"
                        : "wgrad") +
-            ": the CPU emulator accumulates every GEMM in float32; fast accumulation is a property of the GPU's "
-            "FP8 tensor cores (the accumulation lab measures it). Run this on the GPU or turn it off");
+            ": fast accumulation is a mode of per-tensor FP8 GEMMs; block-scaled GEMMs promote their partial "
+            "sums (cuBLASLt refuses fast accumulation for them, and Transformer Engine's block recipes need the "
+            "split accumulator). Turn it off for the " +
+            std::string(enum_name(e.numerics.recipe)) + " recipe");
 }
 
 std::uint64_t cpu_training_bytes(const Experiment& e, bool trace) {

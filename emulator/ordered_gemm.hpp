@@ -1,5 +1,5 @@
 // SPDX-License-Identifier: Apache-2.0
-// The trainer's float32 GEMM: Eigen's summation order, vectorised across the outputs.
+// The trainer's float32 GEMM in Eigen's summation order, and its narrow-accumulator twin.
 #pragma once
 
 #include <cstddef>
@@ -34,5 +34,12 @@ std::ptrdiff_t eigen_depth_panel(std::ptrdiff_t rows, std::ptrdiff_t cols, std::
 // with dst_stride floats per row; end - begin is a multiple of 8.
 void panel_ordered_gemm(const StridedMatrix& lhs, const StridedMatrix& rhs, float* dst, std::ptrdiff_t dst_stride,
                         std::ptrdiff_t panel, std::ptrdiff_t begin, std::ptrdiff_t end);
+
+// The same product through a narrow accumulator (the CPU's model of the FP8 tensor cores'
+// fast accumulation): each output summed from +0 over the whole depth, each product rounded
+// to float32, each sum rounded to float32 and then truncated to `fraction_bits` (0 to 23)
+// fraction bits; never promoted to a wider total. Lab 10's accumulation step plots this model.
+void narrow_accumulator_gemm(const StridedMatrix& lhs, const StridedMatrix& rhs, float* dst, std::ptrdiff_t dst_stride,
+                             int fraction_bits, std::ptrdiff_t begin, std::ptrdiff_t end);
 
 }  // namespace fp8lab::emu

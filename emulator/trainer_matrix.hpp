@@ -59,6 +59,20 @@ void product(const Lhs& lhs, const Rhs& rhs, Matrix& dst) {
                         });
 }
 
+// dst = lhs * rhs through the narrow accumulator (emulator/ordered_gemm.hpp), columns in
+// fixed chunks run in parallel: each output is one sum over the whole contraction, so the
+// bits do not depend on the chunking or the thread count.
+template <class Lhs, class Rhs>
+void narrow_accumulator_product(const Lhs& lhs, const Rhs& rhs, Matrix& dst, int fraction_bits) {
+    dst.resize(lhs.rows(), rhs.cols());
+    const StridedMatrix a = strided(lhs), b = strided(rhs);
+    parallel_for_chunks(std::size_t(rhs.cols()), std::size_t(kProductChunk),
+                        [&](std::size_t, std::size_t begin, std::size_t end) {
+                            narrow_accumulator_gemm(a, b, dst.data(), rhs.cols(), fraction_bits, std::ptrdiff_t(begin),
+                                                    std::ptrdiff_t(end));
+                        });
+}
+
 // dst = src^T in 32 x 32 tiles, bands of source rows in parallel: Eigen's assignment of a
 // transpose walks one side with a stride of a whole row (a cache miss per element).
 void transpose_into(const Matrix& src, Matrix& dst);

@@ -58,7 +58,7 @@ class TransformerRun {
           record_trace_(record_trace),
           record_numerics_(record_numerics),
           quantizer_(e.numerics),
-          gemms_(quantizer_),
+          gemms_(quantizer_, e.numerics.fast_accumulation),
           rotary_(rotary_table(t_.sequence, t_.head_size())),
           learning_rates_(learning_rates(e)) {
         if (load_text) corpus_ = load_corpus(e.task.corpus, t_.sequence);
@@ -151,7 +151,7 @@ class TransformerRun {
         return loss;
     }
     double loss_of(const TextBatch& batch) {
-        LinearGemms gemms(quantizer_);
+        LinearGemms gemms(quantizer_, e_.numerics.fast_accumulation);
         return forward(batch, 0, gemms, nullptr, nullptr);
     }
     TextBatch first_batch() const { return training_batch(corpus_, e_.task.seed, 0, sequences(), t_.sequence); }
@@ -315,7 +315,7 @@ class TransformerRun {
     // recipe's state (an evaluation leaves delayed scaling's history as training left it).
     double validation_bits_per_byte(int step) {
         OperandQuantizer copy = quantizer_;
-        LinearGemms gemms(copy);
+        LinearGemms gemms(copy, e_.numerics.fast_accumulation);
         const int total = e_.task.eval_sequences, chunk = sequences();
         double nats = 0;
         for (int first = 0; first < total; first += chunk) {
@@ -332,7 +332,7 @@ class TransformerRun {
         const int n = int(context.size());
         TextBatch batch{1, n, context, std::vector<std::uint8_t>(context.size(), 0)};
         OperandQuantizer copy = quantizer_;
-        LinearGemms gemms(copy);
+        LinearGemms gemms(copy, e_.numerics.fast_accumulation);
         forward(batch, e_.steps, gemms, nullptr, nullptr);
         const float* z = logits_.data() + std::ptrdiff_t(n - 1) * kVocabulary;
         return {z, z + kVocabulary};

@@ -86,7 +86,7 @@ void add_train_options(CLI::App& cmd, TrainArgs& a) {
                    "Delayed scaling: margin (default " + std::to_string(d.numerics.delayed.margin) + ")")
         ->check(integer_in(emu::bounds::kMargin));
     cmd.add_option("--fast-accumulation", a.fast_accumulation,
-                   "GEMMs with fast accumulation (GPU): none or a list of "
+                   "FP8 GEMMs with fast accumulation (the GPU's tensor cores; the CPU models them): none or a list of "
                    "forward, dgrad, wgrad (e.g. forward,wgrad)");
     cmd.add_option("--task", a.task,
                    enum_choices<emu::TaskKind>() + " (default " + std::string(enum_name(d.task.kind)) + ")");

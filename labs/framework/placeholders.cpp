@@ -111,7 +111,8 @@ const PlaceholderValues& lab_experiment_values() {
         const emu::Experiment e = lab_experiment();
         return PlaceholderValues{{"lab.seeds", std::to_string(e.seeds)},
                                  {"lab.warmup_steps", std::to_string(e.optimizer.schedule.warmup_steps)},
-                                 {"lab.lr_floor", number_text(e.optimizer.schedule.floor)}};
+                                 {"lab.lr_floor", number_text(e.optimizer.schedule.floor)},
+                                 {"lab.fast_accumulation_bits", std::to_string(emu::kFastAccumulationFractionBits)}};
     }();
     return values;
 }

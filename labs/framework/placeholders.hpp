@@ -28,7 +28,8 @@ using PlaceholderValues = std::map<std::string, std::string>;
 //             inf_codes, finite_values (distinct finite values, +0 and -0 as one),
 //             binades (log2 of max / smallest positive)
 //   ":pow2" after a power-of-two value writes it as 2^k; ":round" rounds to an integer.
-//   lab.seeds, lab.warmup_steps, lab.lr_floor: the labs' experiment's (lab_experiment()).
+//   lab.seeds, lab.warmup_steps, lab.lr_floor: the labs' experiment's (lab_experiment());
+//   lab.fast_accumulation_bits: the fraction bits of the CPU's fast-accumulation model.
 std::string placeholder_value(std::string_view inside, const PlaceholderValues& values = {});
 
 // The text with every {{...}} filled. Throws PlaceholderError with the line of the first

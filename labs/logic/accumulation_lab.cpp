@@ -7,6 +7,7 @@
 #include <cmath>
 #include <fstream>
 
+#include "emulator/experiment.hpp"
 #include "emulator/format.hpp"
 #include "emulator/recipe.hpp"
 #include "labs/experiments/accumulation.hpp"
@@ -22,11 +23,11 @@ StepLogic emulated() {
     StepLogic s;
     s.id = "accumulation";
     s.titles = {{"figure error-by-k"}, {"table by-k"}};
-    s.parameters = {integer("mantissa_bits", 8, 23, 13), integer("promote_every", 16, 4096, 128),
-                    choice("signs", {"positive", "random"}, "positive")};
+    s.parameters = {integer("mantissa_bits", 8, 23, emu::kFastAccumulationFractionBits),
+                    integer("promote_every", 16, 4096, 128), choice("signs", {"positive", "random"}, "positive")};
     s.no_training_reason =
-        "This step emulates an accumulator of any width; training GEMMs accumulate in float32 on "
-        "the CPU, and the tensor-cores step maps fast accumulation for the GPU.";
+        "This step emulates an accumulator of any width; the tensor-cores step trains with fast "
+        "accumulation, which the CPU emulates with this accumulator at its default width.";
     s.run = [](const Parameters& p, RunContext& ctx) {
         const int bits = int(p.integer("mantissa_bits")), every = int(p.integer("promote_every"));
         const bool positive = p.choice("signs") == "positive";
@@ -90,11 +91,14 @@ StepLogic tensor_cores() {
     s.titles = {{"figure tensor-core-error"}, {"table measured"}};
     s.exercise_from_recording = true;
     s.backends = {Backend::Cpu, Backend::Gpu};
-    s.parameters = {toggle("fast_forward", false), toggle("fast_dgrad", false), toggle("fast_wgrad", false)};
+    // Transformer Engine's per-tensor recipes: fast accumulation in the forward GEMM only.
+    s.parameters = {toggle("fast_forward", true), toggle("fast_dgrad", false), toggle("fast_wgrad", false)};
     s.training_parameters = {"fast_forward", "fast_dgrad", "fast_wgrad"};
     s.training_mapping =
-        "Each toggle is cuBLASLt's fast accumulation of that GEMM in training. Only the GPU has it: "
-        "the CPU emulator accumulates in float32 and refuses it by name.";
+        "Each toggle is fast accumulation of that FP8 GEMM in training: cuBLASLt's on the GPU; on the CPU "
+        "the previous step's narrow accumulator (" +
+        std::to_string(emu::kFastAccumulationFractionBits) +
+        " fraction bits, truncated after every addition, never promoted), a model of it.";
     s.training = [](const Parameters& p, emu::Experiment& e) {
         e.numerics.fast_accumulation = {p.toggle("fast_forward"), p.toggle("fast_dgrad"), p.toggle("fast_wgrad")};
     };

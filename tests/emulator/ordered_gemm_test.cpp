@@ -1,5 +1,6 @@
 // SPDX-License-Identifier: Apache-2.0
-// The ordered GEMM against Eigen's own product, bit for bit, in every operand layout.
+// The ordered GEMM against Eigen's own product, bit for bit, in every operand layout, and
+// its narrow-accumulator twin against a scalar statement of the model.
 #include <doctest/doctest.h>
 
 #include <Eigen/Dense>
@@ -9,6 +10,7 @@
 #include <cstdint>
 #include <limits>
 #include <random>
+#include <stdexcept>
 
 #include "emulator/ordered_gemm.hpp"
 
@@ -108,4 +110,82 @@ TEST_CASE("Eigen's depth panel cuts long contractions and keeps short ones whole
     CHECK(panel > 0);
     CHECK(panel < 3072);
     CHECK(panel % 8 == 0);  // Eigen's k peeling
+}
+
+namespace {
+
+// x truncated toward zero to `fraction_bits` fraction bits (normal floats), by its
+// significand rather than its bits: an independent statement of the narrow accumulator.
+float truncated(float x, int fraction_bits) {
+    if (x == 0.0f || !std::isfinite(x)) return x;
+    int exponent = 0;
+    const double significand = std::frexp(double(x), &exponent);  // in [0.5, 1)
+    return float(std::ldexp(std::trunc(std::ldexp(significand, fraction_bits + 1)), exponent - fraction_bits - 1));
+}
+
+// One output of the narrow accumulator, term by term from +0.
+template <class Lhs, class Rhs>
+float narrow_dot(const Lhs& lhs, const Rhs& rhs, Eigen::Index i, Eigen::Index j, int fraction_bits) {
+    float sum = 0.0f;
+    for (Eigen::Index k = 0; k < lhs.cols(); ++k) {
+        const volatile float product = lhs(i, k) * rhs(k, j);  // rounded to float32 on its own
+        sum = truncated(sum + product, fraction_bits);
+    }
+    return sum;
+}
+
+template <class Lhs, class Rhs>
+int narrow_differences(const Lhs& lhs, const Rhs& rhs, Eigen::Index chunk, int fraction_bits) {
+    Matrix got = Matrix::Constant(lhs.rows(), rhs.cols(), 12345.0f);
+    for (Eigen::Index begin = 0; begin < rhs.cols(); begin += chunk)
+        narrow_accumulator_gemm(strided(lhs), strided(rhs), got.data(), got.cols(), fraction_bits, begin,
+                                std::min(begin + chunk, rhs.cols()));
+    int count = 0;
+    for (Eigen::Index i = 0; i < got.rows(); ++i)
+        for (Eigen::Index j = 0; j < got.cols(); ++j)
+            count += !same(got(i, j), narrow_dot(lhs, rhs, i, j, fraction_bits));
+    return count;
+}
+
+}  // namespace
+
+TEST_CASE("the narrow-accumulator GEMM truncates every running sum and never promotes it") {
+    std::mt19937 rng(20261127);
+    struct Shape {
+        Eigen::Index rows, cols, depth;
+    };
+    // Depths past the float32 GEMM's panels (no promotion at a panel's end), rows and
+    // columns off the tiles and strips, widths that are no multiple of 8.
+    const Shape shapes[] = {{2, 16, 9}, {5, 40, 1400}, {3, 12, 700}, {32, 48, 3072}, {1, 5, 33}};
+    for (const Shape& s : shapes)
+        for (const int bits : {23, 13, 8}) {
+            CAPTURE(s.rows);
+            CAPTURE(s.cols);
+            CAPTURE(s.depth);
+            CAPTURE(bits);
+            const Matrix a = random_matrix(s.rows, s.depth, rng, false), b = random_matrix(s.depth, s.cols, rng, false);
+            const Matrix at = a.transpose(), bt = b.transpose();
+            for (const Eigen::Index chunk : {s.cols, Eigen::Index(8)}) {
+                CHECK(narrow_differences(a, b, chunk, bits) == 0);
+                CHECK(narrow_differences(a, bt.transpose(), chunk, bits) == 0);
+                CHECK(narrow_differences(at.transpose(), b, chunk, bits) == 0);
+            }
+        }
+}
+
+TEST_CASE("the narrow accumulator loses what the float32 one keeps on long positive sums") {
+    // 4096 products of 1 * (1 + 2^-10): once the sum reaches 16, a 13-bit accumulator's
+    // last kept bit is worth 2^-9, and every addition drops the term's 2^-10.
+    const Eigen::Index depth = 4096;
+    const Matrix ones = Matrix::Ones(1, depth);
+    const Matrix terms = Matrix::Constant(depth, 8, 1.0f + std::ldexp(1.0f, -10));
+    Matrix narrow(1, 8), wide(1, 8);
+    narrow_accumulator_gemm(strided(ones), strided(terms), narrow.data(), 8, 13, 0, 8);
+    narrow_accumulator_gemm(strided(ones), strided(terms), wide.data(), 8, 23, 0, 8);
+    const double exact = double(depth) * (1.0 + std::ldexp(1.0, -10));
+    CHECK(wide(0, 0) == doctest::Approx(exact).epsilon(1e-6));
+    CHECK(narrow(0, 0) < wide(0, 0));
+    CHECK(narrow(0, 0) >= float(depth));  // truncation drops the small parts, never a whole term
+    CHECK_THROWS_AS(narrow_accumulator_gemm(strided(ones), strided(terms), narrow.data(), 8, 24, 0, 8),
+                    std::invalid_argument);
 }

@@ -218,6 +218,29 @@ TEST_CASE("the same seed gives the same loss curve bit for bit, whatever the thr
     }
 }
 
+TEST_CASE("fast accumulation's model changes FP8 GEMMs only, the same for any thread count") {
+    Experiment c = small(Precision::Fp8, 15);
+    const std::vector<float> promoted = train_mlp(c).loss;
+    for (const FastAccumulation fast : {FastAccumulation{true, false, false}, FastAccumulation{false, true, false},
+                                        FastAccumulation{false, false, true}}) {
+        CAPTURE(fast.forward);
+        CAPTURE(fast.dgrad);
+        c.numerics.fast_accumulation = fast;
+        set_max_threads(1);
+        const std::vector<float> one = train_mlp(c).loss;
+        set_max_threads(2);
+        const std::vector<float> two = train_mlp(c).loss;
+        set_max_threads(0);
+        CHECK(one == two);
+        CHECK(one != promoted);
+    }
+    // BF16's GEMMs are not FP8 tensor-core GEMMs: the flags do not touch them.
+    Experiment bf16 = small(Precision::Bf16, 15);
+    const std::vector<float> plain = train_mlp(bf16).loss;
+    bf16.numerics.fast_accumulation = {true, true, true};
+    CHECK(train_mlp(bf16).loss == plain);
+}
+
 TEST_CASE("cancellation stops the run and keeps the steps done") {
     const TrainerResult r = train_mlp(small(Precision::Fp32, 100), [](int step, float) { return step < 9; });
     CHECK(r.cancelled);

@@ -134,6 +134,21 @@ TEST_CASE("the same bits for any thread count, for each recipe") {
     }
 }
 
+TEST_CASE("fast accumulation's model changes the FP8 GEMMs' sums, the same for any thread count") {
+    Experiment e = tiny(Precision::Fp8, 4);
+    set_recipe(e, Fp8Recipe::Current);
+    const std::vector<float> promoted = train_on_cpu(e).loss;
+    e.numerics.fast_accumulation = {true, true, true};
+    set_max_threads(1);
+    const std::vector<float> serial = train_on_cpu(e).loss;
+    set_max_threads(2);
+    const std::vector<float> parallel = train_on_cpu(e).loss;
+    set_max_threads(0);
+    CHECK(serial == parallel);
+    CHECK(serial != promoted);
+    CHECK(std::abs(serial.back() - promoted.back()) < 0.05 * promoted.back());  // a few bits, not a new model
+}
+
 TEST_CASE("a step's windows are a function of the seed and the step, from the training part") {
     const TextCorpus c = load_corpus(test_corpus(), 8);
     CHECK(c.validation.size() * 8 < c.train.size());
