@@ -146,6 +146,7 @@ StepLogic special_values() {
         }
         fig.series = {nan_bars, inf_bars};
         out.tables.push_back(std::move(t));
+        out.gives_answer.table_columns = {{"specials", "overflow, not saturating"}};  // E4M3's is the exercise's
         out.figures.push_back(std::move(fig));
         return out;
     };

@@ -162,6 +162,58 @@ std::vector<std::string> places_stating(const StepOutput& out, double answer, do
     return places;
 }
 
+// Lower case, every run of white space one space: how a sentence is compared with output.
+std::string folded(const std::string& text) {
+    std::string out;
+    for (const char c : text) {
+        if (std::isspace((unsigned char)c)) {
+            if (!out.empty() && out.back() != ' ') out += ' ';
+        } else {
+            out += char(std::tolower((unsigned char)c));
+        }
+    }
+    while (!out.empty() && out.back() == ' ') out.pop_back();
+    return out;
+}
+
+// Where a visible output quotes the right choice of a choice exercise: its whole text, or
+// its first clause (up to a colon, semicolon or comma) when that is three words or more.
+// A choice of one or two words ("NaN", "E5M2") is a name the output may use for other
+// things: only a cell, note or label that is nothing but it counts.
+std::vector<std::string> places_quoting(const StepOutput& out, const std::string& choice_text) {
+    const std::string whole = folded(choice_text);
+    const bool short_choice = std::count(whole.begin(), whole.end(), ' ') < 2;
+    std::vector<std::string> quotes = {whole};
+    const std::size_t cut = whole.find_first_of(":;,");
+    if (cut != std::string::npos) {
+        const std::string clause = whole.substr(0, cut);
+        if (std::count(clause.begin(), clause.end(), ' ') >= 2) quotes.push_back(clause);
+    }
+    const auto quotes_it = [&](const std::string& text) {
+        const std::string f = folded(text);
+        if (short_choice) return f == whole;
+        return std::any_of(quotes.begin(), quotes.end(), [&](const std::string& q) { return f.find(q) != f.npos; });
+    };
+    std::vector<std::string> places;
+    for (const Metric& m : out.metrics)
+        if (quotes_it(m.name)) places.push_back("metric " + m.name);
+    for (const Table& t : out.tables) {
+        if (quotes_it(t.title)) places.push_back("title of table " + t.id);
+        for (const auto& row : t.rows)
+            for (std::size_t c = 0; c < row.size(); ++c)
+                if (quotes_it(cell_text(t.columns[c], row[c])))
+                    places.push_back("table " + t.id + ", column " + t.columns[c].name);
+    }
+    for (const Figure& f : out.figures) {
+        if (quotes_it(f.title)) places.push_back("title of figure " + f.id);
+        for (const Annotation& a : f.annotations)
+            if (quotes_it(a.text)) places.push_back("label on figure " + f.id + ": " + a.text);
+    }
+    for (const std::string& note : out.notes)
+        if (quotes_it(note)) places.push_back("note: " + note);
+    return places;
+}
+
 }  // namespace
 
 TEST_CASE("a well-formed lab loads with its steps in order, headings in code fences are text") {
@@ -651,10 +703,32 @@ TEST_CASE("every lab in labs/content loads, and every step runs with its default
                 }
                 CHECK(hidden.tables.size() + hidden.figures.size() > 0);
             }
+            // Nor does it quote a choice exercise's right answer.
+            if (!light && s.exercise && s.exercise->type == AnswerType::Choice)
+                for (const std::string& place : places_quoting(with_answer_hidden(out), s.exercise->answer_text))
+                    FAIL_CHECK(lab.id << "/" << s.logic.id << ": the right choice \"" << s.exercise->answer_text
+                                      << "\" is quoted before answering: " << place);
         }
         // Every lab ends with at least one exercise.
         CHECK(std::any_of(lab.steps.begin(), lab.steps.end(), [](const Step& s) { return s.exercise.has_value(); }));
     }
+}
+
+TEST_CASE("a right choice quoted in a note, a cell or its first clause alone is found") {
+    StepOutput out;
+    out.notes.push_back("Why? Transformer  Engine refuses it, on any Hopper.");
+    CHECK(places_quoting(out, "Transformer Engine refuses it: MXFP8 needs compute capability 10.0").size() == 1);
+    CHECK(places_quoting(out, "It runs natively: Hopper's FP8 tensor cores take E8M0 scales").empty());
+    Table t{"runs", "", {{"why"}}, {}};
+    t.rows.push_back({std::string("E4M3 rounds more coarsely than E5M2")});
+    out.tables.push_back(t);
+    CHECK(places_quoting(out, "E4M3 rounds more coarsely than E5M2") ==
+          std::vector<std::string>{"table runs, column why"});
+    // A one-word choice only as a whole cell, not inside another name.
+    out.notes = {"E5M2 gradients"};
+    out.tables[0].rows.push_back({std::string("nan")});
+    CHECK(places_quoting(out, "E5M2").empty());
+    CHECK(places_quoting(out, "NaN") == std::vector<std::string>{"table runs, column why"});
 }
 
 TEST_CASE("a sentence ranking a run that the table finds within the spread is found") {
