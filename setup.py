@@ -3,8 +3,9 @@
 
 pyproject.toml holds the package's metadata; this file only says how the one extension is
 built: CMake (from PATH, or from the `cmake` build requirement in an isolated build)
-configures the source with FP8LAB_PYTHON_PACKAGE=ON, which builds the emulator and the
-module alone, and the module is copied where setuptools packs it.
+configures the source with FP8LAB_PYTHON_PACKAGE=ON, which builds the emulator, the labs
+and the module alone, and the module is copied where setuptools packs it, with the lab
+texts and recorded measurements that run_step reads in fp8lab_data/ beside it.
 """
 import os
 import shutil
@@ -49,6 +50,15 @@ class CMakeBuild(build_ext):
         target = Path(self.get_ext_fullpath(ext.name))
         target.parent.mkdir(parents=True, exist_ok=True)
         shutil.copyfile(built[0], target)
+        # The lab texts and recorded measurements that run_step reads, beside the module
+        # (python/labs.cpp looks for fp8lab_data/ there).
+        data = target.parent / "fp8lab_data"
+        shutil.rmtree(data, ignore_errors=True)
+        for folder, pattern in ((SOURCE / "labs" / "content", "*.md"), (SOURCE / "assets", "*.csv")):
+            destination = data / ("content" if folder.name == "content" else "assets")
+            destination.mkdir(parents=True)
+            for f in sorted(folder.glob(pattern)):
+                shutil.copyfile(f, destination / f.name)
 
 
 setup(

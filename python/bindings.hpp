@@ -53,5 +53,6 @@ py::array as_array(const py::object& x);
 void add_formats(py::module_& m);
 void add_recipes(py::module_& m);
 void add_training(py::module_& m);
+void add_labs(py::module_& m);
 
 }  // namespace fp8lab::python

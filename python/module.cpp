@@ -8,4 +8,5 @@ PYBIND11_MODULE(fp8lab, m) {
     fp8lab::python::add_formats(m);
     fp8lab::python::add_recipes(m);
     fp8lab::python::add_training(m);
+    fp8lab::python::add_labs(m);
 }

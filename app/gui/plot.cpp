@@ -33,6 +33,8 @@ std::map<ImGuiID, ViewState> g_views;
 int g_clipped_titles = 0;
 int g_short_plots = 0;                 // plots drawn with a frame under kShortestFrame lines
 std::size_t g_overlapping_labels = 0;  // pairs of a plot's texts drawn over each other
+std::size_t g_legends_over_data = 0;   // data items under a legend inside a frame
+bool g_check_layouts = false;          // the tour's checks on (they cost time every frame)
 bool g_tooltips = true;
 bool g_tooltip_pending = false;
 double g_pointer_still_since = 0;      // ImGui time at which the pointer last moved
@@ -238,6 +240,8 @@ void set_plot_looks(const plot::ThemeColours& colours, ImFont* bold) {
 int clipped_plot_titles() { return g_clipped_titles; }
 int short_plots() { return g_short_plots; }
 std::size_t overlapping_plot_labels() { return g_overlapping_labels; }
+std::size_t legends_over_data() { return g_legends_over_data; }
+void check_plot_layouts(bool on) { g_check_layouts = on; }
 
 void set_plot_tooltips(bool enabled) { g_tooltips = enabled; }
 
@@ -287,7 +291,10 @@ void draw_plot(const labs::Figure& f, const char* id, ImVec2 size) {
     if (layout.title_overflows) ++g_clipped_titles;
     // What the tour checks beside cut titles: a frame too short to read, labels on labels.
     if (layout.mapping.frame.height < kShortestFrame * fs) ++g_short_plots;
-    g_overlapping_labels += plot::overlapping_texts(layout, metrics);
+    if (g_check_layouts) {
+        g_overlapping_labels += plot::overlapping_texts(layout, metrics);
+        g_legends_over_data += plot::legend_covers_data(f, layout, request.hidden);
+    }
 
     const ImRect total(pos, ImVec2(pos.x + size.x, pos.y + float(request.height)));
     ImGui::ItemSize(total);

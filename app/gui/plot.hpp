@@ -23,11 +23,14 @@ bool take_plot_tooltip_pending();
 // How many plot titles, since the start, had a word too long to fit the plot's width even
 // wrapped (the tour fails a stop that adds one).
 int clipped_plot_titles();
-// Plots drawn so far whose data frame was shorter than kShortestFrame font heights, and
-// pairs of a plot's labels drawn over each other (plot::overlapping_texts).
+// Plots drawn so far whose data frame was shorter than kShortestFrame font heights; and,
+// while check_plot_layouts is on (the tour), pairs of a plot's labels drawn over each other
+// (plot::overlapping_texts) and data items under a legend (plot::legend_covers_data).
 inline constexpr float kShortestFrame = 6.0f;
 int short_plots();
 std::size_t overlapping_plot_labels();
+std::size_t legends_over_data();
+void check_plot_layouts(bool on);
 
 // Draws the figure in `size` pixels (x <= 0 takes the available width); a legend that must
 // go under the plot adds its height, so that the plot keeps its own.

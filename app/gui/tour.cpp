@@ -33,6 +33,7 @@ double percentile(std::vector<double> v, double p) {
 }  // namespace
 
 Tour::Tour(const AppState& app, std::string dir) : dir_(std::move(dir)) {
+    check_plot_layouts(true);
     std::size_t n = 0;
     for (std::size_t l = 0; l < app.course.catalog.labs.size(); ++l) {
         const labs::Lab& lab = app.course.catalog.labs[l];
@@ -166,6 +167,7 @@ void Tour::after_frame(AppState& app, const Window& window, double frame_ms) {
         clipped_before_ = clipped_plot_titles();
         short_before_ = short_plots();
         overlaps_before_ = overlapping_plot_labels();
+        legends_before_ = legends_over_data();
     }
     if (++frames_in_phase_ < kMeasuredFrames) return;
     if (clipped_plot_titles() > clipped_before_ && s.error.empty())
@@ -174,6 +176,7 @@ void Tour::after_frame(AppState& app, const Window& window, double frame_ms) {
         s.error = "a plot's frame is shorter than " + std::to_string(int(kShortestFrame)) + " lines of text";
     if (overlapping_plot_labels() > overlaps_before_ && s.error.empty())
         s.error = "a plot draws labels over each other";
+    if (legends_over_data() > legends_before_ && s.error.empty()) s.error = "a plot's legend covers its data";
     if (s.training && !app.training.drawn && s.error.empty()) s.error = "the training panel is not drawn";
     if (!dir_.empty()) {
         try {

@@ -57,6 +57,7 @@ class Tour {
     int clipped_before_ = 0;           // clipped_plot_titles() when the stop's measured frames began
     int short_before_ = 0;             // short_plots(), likewise
     std::size_t overlaps_before_ = 0;  // overlapping_plot_labels(), likewise
+    std::size_t legends_before_ = 0;   // legends_over_data(), likewise
     double waited_ms_ = 0;
     std::string dir_;
 };

@@ -360,15 +360,97 @@ Legend legend_of(const Context& c, double max_text = 0) {
     return l;
 }
 
-// How much of the data a box would hide: the drawn series' points, and annotations (whose
+// Whether the segment from a to b passes through the box (Liang-Barsky clipping).
+bool segment_crosses(const Rect& box, Point a, Point b) {
+    double t0 = 0, t1 = 1;
+    const double dx = b.x - a.x, dy = b.y - a.y;
+    const double p[4] = {-dx, dx, -dy, dy};
+    const double q[4] = {a.x - box.x, box.x + box.width - a.x, a.y - box.y, box.y + box.height - a.y};
+    for (int i = 0; i < 4; ++i) {
+        if (p[i] == 0) {
+            if (q[i] < 0) return false;
+            continue;
+        }
+        const double t = q[i] / p[i];
+        if (p[i] < 0)
+            t0 = std::max(t0, t);
+        else
+            t1 = std::min(t1, t);
+        if (t0 > t1) return false;
+    }
+    return true;
+}
+
+bool rects_meet(const Rect& a, const Rect& b) {
+    return a.x <= b.x + b.width && b.x <= a.x + a.width && a.y <= b.y + b.height && b.y <= a.y + a.height;
+}
+
+// The series' items a box would cover: points, the segments between a line's points (a
+// line can cross a box with no point inside it), bars and histogram bins, vertical lines.
+std::size_t series_items_under(const Series& s, const FrameMapping& m, const Rect& box) {
+    const std::size_t n = std::min(s.x.size(), s.y.size());
+    std::size_t items = 0;
+    const auto point = [&](std::size_t i) { return Point{m.px(s.x[i]), m.py(s.y[i])}; };
+    switch (s.kind) {
+    case SeriesKind::Heatmap:  // fills the frame and has no legend entry: not data a legend can avoid
+        return 0;
+    case SeriesKind::VerticalLines:
+        for (std::size_t i = 0; i < s.x.size(); ++i) {
+            const double x = m.px(s.x[i]);
+            items += x >= box.x && x <= box.x + box.width;
+        }
+        return items;
+    case SeriesKind::Bars:
+        for (std::size_t i = 0; i < n; ++i) {
+            const double left = m.px(s.x[i] - s.bar_width / 2), right = m.px(s.x[i] + s.bar_width / 2);
+            const double top = m.py(std::max(s.y[i], 0.0)), bottom = m.py(std::min(s.y[i], 0.0));
+            items += rects_meet(
+                box, {std::min(left, right), std::min(top, bottom), std::abs(right - left), std::abs(bottom - top)});
+        }
+        return items;
+    case SeriesKind::Histogram:
+        for (std::size_t i = 0; i < s.y.size() && i + 1 < s.x.size(); ++i) {
+            const double left = m.px(s.x[i]), right = m.px(s.x[i + 1]), top = m.py(s.y[i]), bottom = m.py(0);
+            items += rects_meet(
+                box, {std::min(left, right), std::min(top, bottom), std::abs(right - left), std::abs(bottom - top)});
+        }
+        return items;
+    case SeriesKind::Scatter:
+        for (std::size_t i = 0; i < n; ++i) items += box.contains(point(i));
+        return items;
+    case SeriesKind::Line:
+    case SeriesKind::Stairs:
+    case SeriesKind::Band:
+        break;
+    }
+    const auto polyline = [&](const std::vector<double>& ys) {
+        const std::size_t count = std::min(s.x.size(), ys.size());
+        for (std::size_t i = 0; i < count; ++i) {
+            const Point here{m.px(s.x[i]), m.py(ys[i])};
+            if (box.contains(here)) {
+                ++items;
+            } else if (i + 1 < count && std::isfinite(ys[i]) && std::isfinite(ys[i + 1])) {
+                const Point next{m.px(s.x[i + 1]), m.py(ys[i + 1])};
+                // Stairs hold y to the next x, then step.
+                if (s.kind == SeriesKind::Stairs)
+                    items +=
+                        segment_crosses(box, here, {next.x, here.y}) || segment_crosses(box, {next.x, here.y}, next);
+                else
+                    items += segment_crosses(box, here, next);
+            }
+        }
+    };
+    polyline(s.y);
+    if (s.kind == SeriesKind::Band) polyline(s.y_upper);
+    return items;
+}
+
+// How much of the data a box would hide: the drawn series' items, and annotations (whose
 // text costs more than a point).
 std::size_t hidden_by(const Context& c, Rect box) {
     std::size_t hidden = 0;
-    for (const Series& s : c.figure.series) {
-        if (c.hidden(s)) continue;
-        for (std::size_t i = 0; i < s.x.size() && i < s.y.size(); ++i)
-            hidden += box.contains({c.fr.px(s.x[i]), c.fr.py(s.y[i])});
-    }
+    for (const Series& s : c.figure.series)
+        if (!c.hidden(s)) hidden += series_items_under(s, c.fr, box);
     for (const labs::Annotation& a : c.figure.annotations) {
         const double px = c.fr.px(a.x), py = c.fr.py(a.y);
         hidden += 100 * (px >= box.x - box.width && px <= box.x + box.width && py >= box.y && py <= box.y + box.height);
@@ -392,6 +474,7 @@ void lay_out_legend(Context& c, const Legend& l, Point at, int columns) {
     const double u = c.unit;
     Path box;
     box.parts.push_back({SubPath::Kind::Rectangle, {}, {}, {at.x, at.y, l.box_width(columns), l.box_height(columns)}});
+    c.out.legend_box = box.parts.back().rect;
     box.fill = Paint{c.request.theme.legend_background, c.request.theme.legend_alpha};
     box.stroke = Stroke{{c.request.theme.frame, 0.5}, u * 0.05};
     c.add(std::move(box));
@@ -488,6 +571,15 @@ bool Rect::contains(Point p) const { return p.x >= x && p.x <= x + width && p.y 
 double FrameMapping::px(double x) const { return frame.x + (tx.forward(x) - tx_lo) / (tx_hi - tx_lo) * frame.width; }
 double FrameMapping::py(double y) const {
     return frame.y + frame.height - (ty.forward(y) - ty_lo) / (ty_hi - ty_lo) * frame.height;
+}
+
+std::size_t legend_covers_data(const Figure& figure, const FigureLayout& layout, const std::set<std::string>& hidden) {
+    if (layout.legend.empty() || layout.legend_below > 0) return 0;
+    std::size_t items = 0;
+    for (const Series& s : figure.series)
+        if (s.name.empty() || hidden.count(s.name) == 0)
+            items += series_items_under(s, layout.mapping, layout.legend_box);
+    return items;
 }
 
 std::size_t overlapping_texts(const FigureLayout& layout, const TextMetrics& metrics) {

@@ -71,6 +71,7 @@ struct FigureLayout {
     // The height the legend takes under the frame (0 when it sits in a corner): a caller
     // that would rather keep the frame's height lays the figure out again this much taller.
     double legend_below = 0;
+    Rect legend_box = {};          // the legend's box, inside the frame or under it (empty without a legend)
     bool title_overflows = false;  // a word of the title is wider than the figure
     std::vector<HitTarget> hit_targets;
 };
@@ -81,5 +82,11 @@ FigureLayout layout_figure(const labs::Figure& figure, const LayoutRequest& requ
 // vertical texts) overlap by more than a tenth of the smaller one's height: labels a
 // reader cannot tell apart. The GUI tour fails a stop that draws one.
 std::size_t overlapping_texts(const FigureLayout& layout, const TextMetrics& metrics);
+
+// The data items (points, line segments, bars, bins, vertical lines of the series not in
+// `hidden`) that a legend inside the frame covers: 0 when it covers none or sits under the
+// plot. The GUI tour fails a stop that draws a legend over data.
+std::size_t legend_covers_data(const labs::Figure& figure, const FigureLayout& layout,
+                               const std::set<std::string>& hidden = {});
 
 }  // namespace fp8lab::plot

@@ -4,6 +4,42 @@
 
 namespace fp8lab::labs {
 
+const char* axis_scale_name(AxisScale scale) {
+    switch (scale) {
+    case AxisScale::Linear:
+        return "linear";
+    case AxisScale::Log10:
+        return "log10";
+    case AxisScale::Log2:
+        return "log2";
+    case AxisScale::SymLog:
+        return "symlog";
+    }
+    return "?";
+}
+
+const char* series_kind_name(SeriesKind kind) {
+    switch (kind) {
+    case SeriesKind::Line:
+        return "line";
+    case SeriesKind::Scatter:
+        return "scatter";
+    case SeriesKind::Stairs:
+        return "stairs";
+    case SeriesKind::VerticalLines:
+        return "vertical-lines";
+    case SeriesKind::Band:
+        return "band";
+    case SeriesKind::Bars:
+        return "bars";
+    case SeriesKind::Histogram:
+        return "histogram";
+    case SeriesKind::Heatmap:
+        return "heatmap";
+    }
+    return "?";
+}
+
 Rgb palette_colour(int index) {
     const int n = int(kOkabeIto.size());
     return kOkabeIto[std::size_t(((index % n) + n) % n)];

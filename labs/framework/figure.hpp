@@ -39,6 +39,11 @@ enum class SeriesKind {
     Heatmap,        // cells row-major in values, rows x columns, over the x/y extents
 };
 
+// Names for files and the Python module: "linear", "log10", "log2", "symlog"; "line",
+// "scatter", "stairs", "vertical-lines", "band", "bars", "histogram", "heatmap".
+const char* axis_scale_name(AxisScale scale);
+const char* series_kind_name(SeriesKind kind);
+
 // Okabe-Ito, safe for the common colour-vision deficiencies; colour indices refer to it.
 struct Rgb {
     std::uint8_t r, g, b;

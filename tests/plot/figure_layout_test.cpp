@@ -450,3 +450,31 @@ TEST_CASE("texts drawn over each other are counted; a legend under a narrow plot
         CHECK(t.baseline_start.x + FixedMetrics().width(t.text, t.size, t.bold) <= 300 + 1e-9);
     CHECK(plot::overlapping_texts(l, FixedMetrics()) == 0);
 }
+
+TEST_CASE("a legend avoids a corner that a line crosses with no point inside it, and the check counts such a line") {
+    labs::Figure f;
+    f.title = "Crossings";
+    f.x_axis = {"x", labs::AxisScale::Linear};
+    f.y_axis = {"y", labs::AxisScale::Linear};
+    // Two lines whose points lie outside the shown range: one cuts the top-right corner,
+    // the other the bottom-left; the top-left corner is free.
+    f.series.push_back(labs::line("top right", {7, 12}, {12, 7}, 0));    // x + y = 19
+    f.series.push_back(labs::line("bottom left", {-2, 3}, {3, -2}, 1));  // x + y = 1
+    plot::LayoutRequest r;
+    r.width = 600;
+    r.height = 400;
+    r.unit = 12;
+    r.x_range = plot::AxisRange{0, 10};
+    r.y_range = plot::AxisRange{0, 10};
+    plot::FigureLayout l = plot::layout_figure(f, r, FixedMetrics());
+    REQUIRE(l.legend.size() == 2);
+    CHECK(l.legend_below == 0);
+    const plot::Rect& frame = l.mapping.frame;
+    CHECK(l.legend_box.x < frame.x + frame.width / 2);   // the left half
+    CHECK(l.legend_box.y < frame.y + frame.height / 2);  // the top half
+    CHECK(plot::legend_covers_data(f, l) == 0);
+    // The same box moved to the top-right corner covers a segment of the first line.
+    l.legend_box.x = frame.x + frame.width - l.legend_box.width - 6;
+    CHECK(plot::legend_covers_data(f, l) == 1);
+    CHECK(plot::legend_covers_data(f, l, {"top right"}) == 0);  // a hidden series is not drawn
+}

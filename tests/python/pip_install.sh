@@ -3,8 +3,9 @@
 # `pip install .` as a student runs it, offline: a copy of the source (the files git
 # tracks or would add), a fresh virtual environment of PYTHON with the system's packages
 # (setuptools, wheel, pybind11's CMake files, NumPy), --no-build-isolation --no-index; then
-# the installed module runs the READMEs' examples (tests/python/test_readme_examples.py) and
-# carries the package metadata.
+# the source copy is removed, and the installed module runs a lab step from the lab texts it
+# carries, the READMEs' examples (tests/python/test_readme_examples.py) and has the package
+# metadata.
 # Skipped (77) where venv, pip or git is missing. Usage: pip_install.sh SOURCE PYTHON
 set -euo pipefail
 source="$(cd "$1" && pwd)"
@@ -27,6 +28,8 @@ mkdir "$scratch/src"
 venv_python="$scratch/venv/bin/python"
 (cd "$scratch" && "$venv_python" -m pip install --no-build-isolation --no-index --no-cache-dir --quiet "$scratch/src")
 cd "$scratch"
+# The installed package needs nothing of its source: run_step reads the lab texts it carries.
+rm -rf "$scratch/src"
 # The module comes from the environment, not from a build folder on PYTHONPATH.
 env -u PYTHONPATH "$venv_python" - "$scratch/venv" <<'PY'
 import importlib.metadata, pathlib, sys
@@ -35,6 +38,9 @@ assert pathlib.Path(fp8lab.__file__).is_relative_to(pathlib.Path(sys.argv[1])), 
 meta = importlib.metadata.metadata("fp8lab")
 assert meta["Version"] == fp8lab.__version__, (meta["Version"], fp8lab.__version__)
 assert meta["License"] == "Apache-2.0", meta["License"]
+step = fp8lab.run_step("formats", "special-values")
+assert step["tables"] and step["exercise"]["prompt"], step
+assert fp8lab.run_step("tensor-core", "tensor-cores")["tables"], "the recorded measurement (assets/) is missing"
 print(f"pip install: fp8lab {fp8lab.__version__} for Python {sys.version.split()[0]} in a fresh venv, "
       f"licence {meta['License']}")
 PY
