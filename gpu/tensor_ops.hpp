@@ -16,6 +16,7 @@
 #include "emulator/experiment.hpp"
 #include "emulator/format.hpp"
 #include "emulator/quantized_tensor.hpp"
+#include "emulator/tensor_numerics.hpp"
 
 namespace fp8lab::gpu {
 
@@ -40,10 +41,12 @@ QuantizedOnGpu quantize_per_tensor_bf16(const emu::Format& format, std::span<con
 
 // The training step's fused cast + transpose + amax kernel on a rows x cols float32
 // tensor (the scale read from device memory, as in the step): codes row-major, their
-// transpose (cols x rows), and the amax.
+// transpose (cols x rows), the amax, and the cast's numerics as the kernel counts them
+// with recording on (elements, zeros, flushed, saturated, subnormal, relative error).
 struct CastTransposedOnGpu {
     std::vector<std::uint8_t> codes, codes_t;
     float amax = 0;
+    emu::TensorNumerics numerics;
 };
 CastTransposedOnGpu cast_transpose_per_tensor(const emu::Format& format, std::span<const float> x, int rows, int cols,
                                               float scale);

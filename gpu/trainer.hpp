@@ -15,6 +15,7 @@
 #include "emulator/delayed_scaling.hpp"
 #include "emulator/experiment.hpp"
 #include "emulator/mlp_trainer.hpp"
+#include "emulator/tensor_numerics.hpp"
 
 namespace fp8lab::gpu {
 
@@ -44,6 +45,9 @@ struct GpuRun {
     bool use_graph = true;     // replay the captured step; false launches each kernel
     bool record_trace = true;  // FP8: amax and scale of every tensor at every step
     bool text_report = true;   // the transformer: validation loss and samples (speed runs leave them out)
+    // FP8 per-tensor recipes on the MLP's native path: every cast's numerics, counted in the
+    // cast kernels (train --stats). Off, the kernels skip that work.
+    bool record_numerics = false;
 };
 
 // The path that runs an experiment's numerics on the GPU.
@@ -80,7 +84,8 @@ struct GpuTrainResult {
     std::uint64_t peak_memory_bytes = 0;  // device memory this run took (cudaMemGetInfo)
     int timed_steps = 0;
     std::string device;
-    emu::AmaxTrace trace;  // FP8 with record_trace: the emulator's trace format
+    emu::AmaxTrace trace;                       // FP8 with record_trace: the emulator's trace format
+    std::vector<emu::TensorNumerics> numerics;  // with record_numerics: per step and tensor, as the CPU's
     bool cancelled = false;
     GpuPath path = GpuPath::Native;          // emulated: the speed is Hopper emulating the recipe
     std::vector<float> loss_scale;           // emulated path: the loss scale of each step

@@ -98,6 +98,15 @@ void report_seeds(const emu::Experiment& e, const std::vector<float>& first,
                  s.largest);
 }
 
+// The per-tensor numerics CSV (train --stats), written whole or not at all.
+void write_stats(const std::string& path, const std::vector<emu::TensorNumerics>& numerics, const emu::Experiment& e) {
+    std::ostringstream text;
+    emu::write_tensor_numerics(text, numerics);
+    write_file_atomically(path, text.str());
+    std::fprintf(stderr, "tensor numerics: %s (%zu records%s)\n", path.c_str(), numerics.size(),
+                 e.numerics.precision == emu::Precision::Fp8 ? "" : ": only FP8 casts are recorded");
+}
+
 int train_on_cpu(const emu::Experiment& e, const TrainArgs& args) {
     try {
         emu::check_cpu_supports(e);
@@ -148,23 +157,14 @@ int train_on_cpu(const emu::Experiment& e, const TrainArgs& args) {
         write_file_atomically(args.trace, trace_text(r.trace));
         std::fprintf(stderr, "amax trace: %s (%zu records)\n", args.trace.c_str(), r.trace.records.size());
     }
-    if (!args.stats.empty()) {
-        std::ostringstream text;
-        emu::write_tensor_numerics(text, r.numerics);
-        write_file_atomically(args.stats, text.str());
-        std::fprintf(stderr, "tensor numerics: %s (%zu records%s)\n", args.stats.c_str(), r.numerics.size(),
-                     e.numerics.precision == emu::Precision::Fp8 ? "" : ": only FP8 casts are recorded");
-    }
+    if (!args.stats.empty()) write_stats(args.stats, r.numerics, e);
     return report_divergence(r.loss);
 }
 
 int train_on_gpu(const emu::Experiment& e, const TrainArgs& args) {
-    if (!args.stats.empty())
-        throw UsageError(
-            "--stats: the per-tensor numerics are recorded by the CPU emulator (--backend cpu); the GPU "
-            "records the amax trace (--trace)");
     gpu::GpuRun config{e};
     config.record_trace = !args.trace.empty();
+    config.record_numerics = !args.stats.empty();
     try {
         gpu::validate(config);
     } catch (const std::invalid_argument& err) {
@@ -194,6 +194,7 @@ int train_on_gpu(const emu::Experiment& e, const TrainArgs& args) {
         write_file_atomically(args.trace, trace_text(r.trace));
         std::fprintf(stderr, "amax trace: %s (%zu records)\n", args.trace.c_str(), r.trace.records.size());
     }
+    if (!args.stats.empty()) write_stats(args.stats, r.numerics, e);
     return report_divergence(r.loss);
 }
 

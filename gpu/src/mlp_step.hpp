@@ -24,6 +24,7 @@
 namespace fp8lab::gpu::detail {
 
 using train::CastSource;
+using train::CastStats;
 using train::CastTarget;
 using train::DeviceScaling;
 using train::Source;
@@ -123,6 +124,31 @@ inline void append_trace_records(emu::AmaxTrace& trace, const std::vector<float>
             r.amax = amax[std::size_t(t) * tensors + j];
             r.scale = scale[std::size_t(t) * tensors + j];
             trace.records.push_back(std::move(r));
+        }
+}
+
+// The per-step cast counts of every scaled tensor (step-major, as the trace) as the CPU
+// trainer's TensorNumerics, with each record's amax and scale from the trace arrays.
+inline void append_numerics(std::vector<emu::TensorNumerics>& out, const std::vector<CastStats>& stats,
+                            const std::vector<float>& amax, const std::vector<float>& scale,
+                            const std::vector<std::uint64_t>& elements, int steps, int tensors) {
+    static const char* const kRoleNames[3] = {".input", ".weight", ".grad_output"};
+    for (int t = 0; t < steps; ++t)
+        for (int j = 0; j < tensors; ++j) {
+            const std::size_t at = std::size_t(t) * tensors + j;
+            const CastStats& s = stats[at];
+            emu::TensorNumerics n;
+            n.step = std::uint64_t(t);
+            n.tensor = "fc" + std::to_string(j / 3 + 1) + kRoleNames[j % 3];
+            n.amax = amax[at];
+            n.scale = scale[at];
+            n.elements = elements[std::size_t(j)];
+            n.zeros = s.zeros;
+            n.flushed = s.flushed;
+            n.saturated = s.saturated;
+            n.subnormal = s.subnormal;
+            n.relative_error = s.value_squares > 0 ? std::sqrt(s.error_squares / s.value_squares) : 0.0;
+            out.push_back(std::move(n));
         }
 }
 

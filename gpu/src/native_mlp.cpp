@@ -124,6 +124,18 @@ class GpuMlp final : public MlpStep {
     void read_result(GpuTrainResult& result, int steps_done) const override {
         if (c_.experiment.numerics.precision == emu::Precision::Fp8 && c_.record_trace)
             result.trace = trace(steps_done, result.device);
+        if (c_.experiment.numerics.precision == emu::Precision::Fp8 && c_.record_numerics) {
+            std::vector<float> amax, scale;
+            scaling_->read_trace(steps_done, amax, scale);
+            // Elements per cast: a layer's input (tokens x in), weight (out x in), gradient (tokens x out).
+            std::vector<std::uint64_t> elements;
+            for (const LayerShape& l : shapes_)
+                for (const std::uint64_t n :
+                     {std::uint64_t(rows_) * l.in, std::uint64_t(l.out) * l.in, std::uint64_t(rows_) * l.out})
+                    elements.push_back(n);
+            append_numerics(result.numerics, scaling_->read_numerics(steps_done), amax, scale, elements, steps_done,
+                            scaling_->tensors());
+        }
     }
 
     emu::AmaxTrace trace(int steps_done, const std::string& device) const {

@@ -29,9 +29,15 @@ NativeScaling::NativeScaling(const GpuRun& c, bool delayed, cudaStream_t s)
     }
     FP8LAB_CUDA_CHECK(cudaMemcpyAsync(numerators_.ptr, numerators.data(), numerators.size() * sizeof(float),
                                       cudaMemcpyHostToDevice, s));
-    if (c.record_trace) {
+    if (c.record_trace || c.record_numerics) {
         trace_amax_ = std::make_unique<DeviceBuffer<float>>(std::size_t(c.experiment.steps) * tensors_);
         trace_scale_ = std::make_unique<DeviceBuffer<float>>(trace_amax_->count);
+    }
+    if (c.record_numerics) {
+        stats_ = std::make_unique<DeviceBuffer<CastStats>>(std::size_t(tensors_));
+        trace_stats_ = std::make_unique<DeviceBuffer<CastStats>>(std::size_t(c.experiment.steps) * tensors_);
+        FP8LAB_CUDA_CHECK(cudaMemsetAsync(stats_->ptr, 0, stats_->count * sizeof(CastStats), s));
+        FP8LAB_CUDA_CHECK(cudaMemsetAsync(trace_stats_->ptr, 0, trace_stats_->count * sizeof(CastStats), s));
     }
     // The copies above read host vectors that end here.
     FP8LAB_CUDA_CHECK(cudaStreamSynchronize(s));
@@ -43,7 +49,9 @@ void NativeScaling::fill(train::StepEnd& end) const {
                    history_.ptr,
                    numerators_.ptr,
                    trace_amax_ ? trace_amax_->ptr : nullptr,
-                   trace_scale_ ? trace_scale_->ptr : nullptr};
+                   trace_scale_ ? trace_scale_->ptr : nullptr,
+                   stats_ ? stats_->ptr : nullptr,
+                   trace_stats_ ? trace_stats_->ptr : nullptr};
     end.tensors = tensors_;
     end.history_length = c_.experiment.numerics.delayed.history_length;
     end.algorithm_max = c_.experiment.numerics.delayed.algorithm == emu::AmaxAlgorithm::Max;
@@ -57,6 +65,14 @@ void NativeScaling::read_trace(int steps, std::vector<float>& amax, std::vector<
     if (!n) return;
     FP8LAB_CUDA_CHECK(cudaMemcpy(amax.data(), trace_amax_->ptr, n * sizeof(float), cudaMemcpyDeviceToHost));
     FP8LAB_CUDA_CHECK(cudaMemcpy(scale.data(), trace_scale_->ptr, n * sizeof(float), cudaMemcpyDeviceToHost));
+}
+
+std::vector<CastStats> NativeScaling::read_numerics(int steps) const {
+    std::vector<CastStats> out(trace_stats_ ? std::size_t(steps) * tensors_ : 0);
+    if (!out.empty())
+        FP8LAB_CUDA_CHECK(
+            cudaMemcpy(out.data(), trace_stats_->ptr, out.size() * sizeof(CastStats), cudaMemcpyDeviceToHost));
+    return out;
 }
 
 std::unique_ptr<NativeScaling> make_native_scaling(const GpuRun& config, const std::vector<LayerShape>& shapes,

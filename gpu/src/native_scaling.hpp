@@ -42,6 +42,9 @@ class NativeScaling {
     void fill(train::StepEnd& end) const;
     // The amax and scale of every tensor at each of the first `steps` steps.
     void read_trace(int steps, std::vector<float>& amax, std::vector<float>& scale) const;
+    // With record_numerics: every tensor's cast counts at each of the first `steps` steps
+    // (step-major), else empty.
+    std::vector<CastStats> read_numerics(int steps) const;
     int tensors() const { return tensors_; }
 
   protected:
@@ -55,6 +58,8 @@ class NativeScaling {
     DeviceBuffer<unsigned> amax_bits_;
     DeviceBuffer<float> history_, numerators_;
     std::unique_ptr<DeviceBuffer<float>> trace_amax_, trace_scale_;
+    std::unique_ptr<DeviceBuffer<CastStats>> stats_, trace_stats_;  // record_numerics only
+    CastStats* stats_slot(int j) const { return stats_ ? stats_->ptr + j : nullptr; }
     std::vector<float> max_finite_;
 };
 

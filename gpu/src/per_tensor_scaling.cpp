@@ -27,9 +27,14 @@ class PerTensorScaling final : public NativeScaling {
             train::amax_only(source, rows, cols, amax_bits_.ptr + j, s);
             train::current_scale(amax_bits_.ptr + j, max_finite_[std::size_t(j)], scaling_.ptr + j, s);
         }
-        const CastTarget target{
-            scaling_.ptr + j, type(kTensorRoles[j % 3]) == CUDA_R_8F_E4M3, out, out_t, ld_t, amax_bits_.ptr + j,
-            loss_partials};
+        const CastTarget target{scaling_.ptr + j,
+                                type(kTensorRoles[j % 3]) == CUDA_R_8F_E4M3,
+                                out,
+                                out_t,
+                                ld_t,
+                                amax_bits_.ptr + j,
+                                loss_partials,
+                                stats_slot(j)};
         train::cast_transpose(source, rows, cols, target, s);
     }
 

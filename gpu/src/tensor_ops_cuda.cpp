@@ -60,14 +60,17 @@ CastTransposedOnGpu run_step_cast(train::CastSource source, int rows, int cols, 
     DeviceBuffer<unsigned> amax(1);
     DeviceBuffer<kernels::DeviceScaling> scaling(1);
     DeviceBuffer<float> partials(std::size_t(train::cast_tiles(rows, cols)));
+    DeviceBuffer<train::CastStats> stats(1);
+    FP8LAB_CUDA_CHECK(cudaMemset(stats.ptr, 0, sizeof(train::CastStats)));
     kernels::DeviceScaling host_scaling;
     host_scaling.scale = scale;
+    host_scaling.scale_inv = 1.0f / scale;
     FP8LAB_CUDA_CHECK(cudaMemcpy(scaling.ptr, &host_scaling, sizeof host_scaling, cudaMemcpyHostToDevice));
     FP8LAB_CUDA_CHECK(cudaMemset(amax.ptr, 0, sizeof(unsigned)));
     FP8LAB_CUDA_CHECK(cudaMemset(partials.ptr, 0xff, partials.count * sizeof(float)));  // NaN until written
     train::cast_transpose(
         source, rows, cols,
-        {scaling.ptr, e4m3, out.ptr, out_t.ptr, rows, amax.ptr, loss_partials ? partials.ptr : nullptr},
+        {scaling.ptr, e4m3, out.ptr, out_t.ptr, rows, amax.ptr, loss_partials ? partials.ptr : nullptr, stats.ptr},
         cudaStream_t{});
     FP8LAB_CUDA_CHECK(cudaGetLastError());
     CastTransposedOnGpu result;
@@ -78,6 +81,17 @@ CastTransposedOnGpu run_step_cast(train::CastSource source, int rows, int cols, 
     FP8LAB_CUDA_CHECK(cudaMemcpy(result.codes_t.data(), out_t.ptr, n, cudaMemcpyDeviceToHost));
     FP8LAB_CUDA_CHECK(cudaMemcpy(&bits, amax.ptr, sizeof bits, cudaMemcpyDeviceToHost));
     std::memcpy(&result.amax, &bits, sizeof bits);
+    train::CastStats counted;
+    FP8LAB_CUDA_CHECK(cudaMemcpy(&counted, stats.ptr, sizeof counted, cudaMemcpyDeviceToHost));
+    result.numerics.amax = result.amax;
+    result.numerics.scale = scale;
+    result.numerics.elements = n;
+    result.numerics.zeros = counted.zeros;
+    result.numerics.flushed = counted.flushed;
+    result.numerics.saturated = counted.saturated;
+    result.numerics.subnormal = counted.subnormal;
+    result.numerics.relative_error =
+        counted.value_squares > 0 ? std::sqrt(counted.error_squares / counted.value_squares) : 0.0;
     if (loss_partials) {
         loss_partials->resize(partials.count);
         FP8LAB_CUDA_CHECK(

@@ -8,6 +8,7 @@
 #include <cfloat>
 
 #include "gpu/src/cast_source.cuh"
+#include "gpu/src/cast_stats.cuh"
 #include "gpu/src/delayed_update.cuh"
 #include "gpu/src/train_kernels.hpp"
 
@@ -59,6 +60,7 @@ __global__ void __launch_bounds__(kSide* kSide) cast_transpose_kernel(CastSource
     const bool inside = r < rows && c < cols;
     float local = 0.0f, squares = 0.0f;
     std::uint32_t words[kQuad] = {0, 0, 0, 0};
+    CastTally tally;  // numerics recording only
     if (inside) {
         float4 v[kQuad];
 #pragma unroll
@@ -67,6 +69,7 @@ __global__ void __launch_bounds__(kSide* kSide) cast_transpose_kernel(CastSource
         for (int i = 0; i < kQuad; ++i) {
             local = fmaxf(local, abs_max4(v[i]));
             words[i] = to_fp8x4(v[i], scale, format);
+            if (t.stats) tally.add(v[i], words[i], scale, t.scaling->scale_inv, format);
         }
         if (t.out)
 #pragma unroll
@@ -87,6 +90,7 @@ __global__ void __launch_bounds__(kSide* kSide) cast_transpose_kernel(CastSource
                 *reinterpret_cast<std::uint32_t*>(t.out_t + std::size_t(tc) * t.ld_t + tr) = by_column[column][group];
         }
     }
+    if (t.stats) publish_stats(tally, t.stats);  // the same for the whole block
     publish_amax<kSide * kSide / 32>(local, t.amax_bits);
     if constexpr (K == Source::MseGradBf16)
         publish_sum<kSide * kSide / 32>(squares, t.loss_partials + blockIdx.y * gridDim.x + blockIdx.x);
@@ -195,6 +199,10 @@ __global__ void finish_step_kernel(StepEnd e, int* step) {
         if (s.trace_amax && t < e.capacity) {
             s.trace_amax[std::size_t(t) * e.tensors + j] = amax;
             s.trace_scale[std::size_t(t) * e.tensors + j] = s.scaling[j].scale;
+        }
+        if (s.stats) {
+            if (t < e.capacity) s.trace_stats[std::size_t(t) * e.tensors + j] = s.stats[j];
+            s.stats[j] = CastStats{};
         }
         if (e.delayed) {
             float* history = s.history + std::size_t(j) * e.history_length;

@@ -34,8 +34,19 @@ struct CastSource {
     // rows: their gradient is exactly zero); null: every row counts.
     const float* row_mask = nullptr;
 };
+// One cast's numerics as the per-tensor cast kernel counts them (emu::TensorNumerics'
+// definitions: zeros before the cast, finite non-zero scaled values that become code 0,
+// that round past the format's largest value, that land on a subnormal code; the squared
+// error of the dequantised value and the squared value, for the relative error).
+struct CastStats {
+    unsigned long long zeros = 0, flushed = 0, saturated = 0, subnormal = 0;
+    double error_squares = 0, value_squares = 0;
+};
+
 // Where the FP8 codes go: out (rows x cols, leading dimension cols) and out_t (the
 // transpose, leading dimension ld_t), either may be null; amax_bits gets max |value|.
+// With `stats` the kernel adds the cast's counts to *stats (numerics recording on; off,
+// it does none of that work).
 struct CastTarget {
     const DeviceScaling* scaling = nullptr;
     bool e4m3 = true;
@@ -46,6 +57,7 @@ struct CastTarget {
     // MseGradBf16: the sum of (y - t)^2 over each 64 x 64 tile, at loss_partials[tile]
     // (cast_tiles(rows, cols) of them), for finish_step.
     float* loss_partials = nullptr;
+    CastStats* stats = nullptr;
 };
 int cast_tiles(int rows, int cols);
 void cast_transpose(const CastSource& source, int rows, int cols, const CastTarget& target, cudaStream_t stream);
@@ -132,6 +144,10 @@ struct ScalingStateArrays {
     const float* numerators;
     float* trace_amax;  // capacity x tensors (may be null)
     float* trace_scale;
+    // Numerics recording: the casts' counts this step (tensors of them, cleared after each
+    // step) and the record of every step (capacity x tensors); both null when off.
+    CastStats* stats = nullptr;
+    CastStats* trace_stats = nullptr;
 };
 struct StepEnd {
     const float* loss_partials = nullptr;

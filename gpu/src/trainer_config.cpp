@@ -77,6 +77,10 @@ void validate_transformer(const GpuRun& run, const Refuse& refuse) {
     if (n.fast_accumulation.any())
         refuse("numerics.fast_accumulation", "the GPU's transformer accumulates its FP8 GEMMs in full precision");
     if (n.loss_scaling) refuse("numerics.loss_scaling", "the GPU's transformer has no loss scaler");
+    if (run.record_numerics)
+        refuse("numerics recording (--stats)",
+               "the GPU counts per-tensor numerics in the MLP's per-tensor casts only; the CPU emulator records "
+               "them for the transformer");
 }
 
 void validate_mlp(const GpuRun& run, const Refuse& refuse) {
@@ -103,6 +107,10 @@ void validate_mlp(const GpuRun& run, const Refuse& refuse) {
                "the quantised model's evaluation runs on the CPU emulator; on the GPU lab 9's "
                "serving-speed step times FP8 inference");
     const bool native = gpu_path(e) == GpuPath::Native;
+    if (run.record_numerics && n.precision == emu::Precision::Fp8 && !(native && emu::recipe(n.recipe).per_tensor()))
+        refuse("numerics recording (--stats)",
+               "the GPU counts per-tensor numerics in its per-tensor delayed and current casts only, not for '" +
+                   std::string(enum_name(n.recipe)) + "' (the CPU emulator records them for every recipe)");
     if (!native && n.fast_accumulation.any())
         refuse("numerics.fast_accumulation",
                "these numerics run on the GPU's emulated path, whose GEMMs multiply in BF16: fast accumulation is a "
