@@ -1,10 +1,13 @@
 // SPDX-License-Identifier: Apache-2.0
 // A cast's numerics counted where the cast happens: each thread tallies its elements, each
-// warp adds its tallies to the tensor's CastStats (the per-tensor cast kernel, stats on).
+// block sums its threads' tallies and adds them to one of the tensor's kStatsLanes copies
+// of its CastStats (the per-tensor cast kernel, with recording on).
 #pragma once
 
 #include <cuda_fp16.h>
 #include <cuda_fp8.h>
+
+#include <cfloat>
 
 #include "gpu/src/train_kernels.hpp"
 
@@ -16,31 +19,39 @@ struct CastTally {
 
     // Four values and their four codes (element i in byte i), as to_fp8x4 cast them with
     // `scale`; the dequantised value is the decoded code times scale_inv, as the GEMM reads it.
-    __device__ void add(float4 v, std::uint32_t codes, float scale, float scale_inv, __nv_fp8_interpretation_t format) {
+    __device__ void add(float4 v, std::uint32_t codes, float scale, float scale_inv,
+                        __nv_fp8_interpretation_t format) {
+        const bool e4m3 = format == __NV_E4M3;
+        // Round past the largest value: E4M3's midpoint 464 goes to 448 (the even code), and
+        // E5M2's 61440 to Inf (even), so the first is strict and the second not.
+        const float past = e4m3 ? 464.0f : 61440.0f;
+        const unsigned first_normal = e4m3 ? 0x08u : 0x04u;  // the lowest exponent's first code
         const float x[4] = {v.x, v.y, v.z, v.w};
-        const unsigned first_normal = format == __NV_E4M3 ? 0x08u : 0x04u;  // the lowest exponent's first code
+        const __half2 low = __half2(__nv_cvt_fp8x2_to_halfraw2(__nv_fp8x2_storage_t(codes & 0xffffu), format));
+        const __half2 high = __half2(__nv_cvt_fp8x2_to_halfraw2(__nv_fp8x2_storage_t(codes >> 16), format));
+        const float2 d01 = __half22float2(low), d23 = __half22float2(high);
+        const float decoded[4] = {d01.x, d01.y, d23.x, d23.y};
 #pragma unroll
         for (int i = 0; i < 4; ++i) {
-            const unsigned code = (codes >> (8 * i)) & 0xffu, magnitude = code & 0x7fu;
-            const float scaled = __fmul_rn(x[i], scale);
-            const bool finite = isfinite(scaled);
+            const unsigned magnitude = (codes >> (8 * i)) & 0x7fu;
+            const float scaled = fabsf(__fmul_rn(x[i], scale));
+            const bool finite = scaled <= FLT_MAX;  // false for Inf and NaN
             zeros += x[i] == 0.0f;
             flushed += finite && scaled != 0.0f && magnitude == 0;
-            // Past the largest value after rounding: the non-saturating conversion gives NaN
-            // (E4M3) or Inf (E5M2) exactly there.
-            const unsigned rounded = __nv_cvt_float_to_fp8(scaled, __NV_NOSAT, format) & 0x7fu;
-            saturated += finite && (format == __NV_E4M3 ? rounded == 0x7fu : rounded >= 0x7cu);
+            saturated += finite && (e4m3 ? scaled > past : scaled >= past);
             subnormal += finite && magnitude != 0 && magnitude < first_normal;
-            const float decoded = __half2float(__half(__nv_cvt_fp8_to_halfraw(__nv_fp8_storage_t(code), format)));
-            const float d = __fmul_rn(decoded, scale_inv) - x[i];
+            const float d = __fmul_rn(decoded[i], scale_inv) - x[i];
             error_squares = fmaf(d, d, error_squares);
             value_squares = fmaf(x[i], x[i], value_squares);
         }
     }
 };
 
-// Sums the block's tallies warp by warp and adds each warp's to *stats (every thread calls it).
-__device__ inline void publish_stats(CastTally t, CastStats* stats) {
+// Sums the block's tallies (every thread calls it, at most 32 warps) and adds the sum to
+// lanes[block index mod kStatsLanes].
+__device__ inline void publish_stats(CastTally t, CastStats* lanes) {
+    __shared__ unsigned counts[4][32];
+    __shared__ float sums[2][32];
     for (int offset = 16; offset > 0; offset /= 2) {
         t.zeros += __shfl_xor_sync(0xffffffffu, t.zeros, offset);
         t.flushed += __shfl_xor_sync(0xffffffffu, t.flushed, offset);
@@ -49,13 +60,27 @@ __device__ inline void publish_stats(CastTally t, CastStats* stats) {
         t.error_squares += __shfl_xor_sync(0xffffffffu, t.error_squares, offset);
         t.value_squares += __shfl_xor_sync(0xffffffffu, t.value_squares, offset);
     }
-    if ((threadIdx.x + threadIdx.y * blockDim.x) % 32 == 0) {
-        if (t.zeros) atomicAdd(&stats->zeros, (unsigned long long)t.zeros);
-        if (t.flushed) atomicAdd(&stats->flushed, (unsigned long long)t.flushed);
-        if (t.saturated) atomicAdd(&stats->saturated, (unsigned long long)t.saturated);
-        if (t.subnormal) atomicAdd(&stats->subnormal, (unsigned long long)t.subnormal);
-        atomicAdd(&stats->error_squares, double(t.error_squares));
-        atomicAdd(&stats->value_squares, double(t.value_squares));
+    const int id = threadIdx.x + threadIdx.y * blockDim.x, warp = id / 32;
+    if (id % 32 == 0) {
+        counts[0][warp] = t.zeros, counts[1][warp] = t.flushed, counts[2][warp] = t.saturated;
+        counts[3][warp] = t.subnormal, sums[0][warp] = t.error_squares, sums[1][warp] = t.value_squares;
+    }
+    __syncthreads();
+    if (id == 0) {  // the others go on to the kernel's next reduction
+        const int warps = int(blockDim.x * blockDim.y + 31) / 32;
+        unsigned long long c[4] = {0, 0, 0, 0};
+        double s[2] = {0, 0};
+        for (int w = 0; w < warps; ++w) {
+            for (int k = 0; k < 4; ++k) c[k] += counts[k][w];
+            for (int k = 0; k < 2; ++k) s[k] += sums[k][w];
+        }
+        CastStats* lane = lanes + (blockIdx.x + blockIdx.y * gridDim.x) % kStatsLanes;
+        if (c[0]) atomicAdd(&lane->zeros, c[0]);
+        if (c[1]) atomicAdd(&lane->flushed, c[1]);
+        if (c[2]) atomicAdd(&lane->saturated, c[2]);
+        if (c[3]) atomicAdd(&lane->subnormal, c[3]);
+        atomicAdd(&lane->error_squares, s[0]);
+        atomicAdd(&lane->value_squares, s[1]);
     }
 }
 

@@ -34,7 +34,7 @@ NativeScaling::NativeScaling(const GpuRun& c, bool delayed, cudaStream_t s)
         trace_scale_ = std::make_unique<DeviceBuffer<float>>(trace_amax_->count);
     }
     if (c.record_numerics) {
-        stats_ = std::make_unique<DeviceBuffer<CastStats>>(std::size_t(tensors_));
+        stats_ = std::make_unique<DeviceBuffer<CastStats>>(std::size_t(tensors_) * train::kStatsLanes);
         trace_stats_ = std::make_unique<DeviceBuffer<CastStats>>(std::size_t(c.experiment.steps) * tensors_);
         FP8LAB_CUDA_CHECK(cudaMemsetAsync(stats_->ptr, 0, stats_->count * sizeof(CastStats), s));
         FP8LAB_CUDA_CHECK(cudaMemsetAsync(trace_stats_->ptr, 0, trace_stats_->count * sizeof(CastStats), s));

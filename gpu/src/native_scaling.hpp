@@ -59,7 +59,7 @@ class NativeScaling {
     DeviceBuffer<float> history_, numerators_;
     std::unique_ptr<DeviceBuffer<float>> trace_amax_, trace_scale_;
     std::unique_ptr<DeviceBuffer<CastStats>> stats_, trace_stats_;  // record_numerics only
-    CastStats* stats_slot(int j) const { return stats_ ? stats_->ptr + j : nullptr; }
+    CastStats* stats_slot(int j) const { return stats_ ? stats_->ptr + std::size_t(j) * train::kStatsLanes : nullptr; }
     std::vector<float> max_finite_;
 };
 

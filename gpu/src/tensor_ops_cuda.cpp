@@ -60,8 +60,8 @@ CastTransposedOnGpu run_step_cast(train::CastSource source, int rows, int cols, 
     DeviceBuffer<unsigned> amax(1);
     DeviceBuffer<kernels::DeviceScaling> scaling(1);
     DeviceBuffer<float> partials(std::size_t(train::cast_tiles(rows, cols)));
-    DeviceBuffer<train::CastStats> stats(1);
-    FP8LAB_CUDA_CHECK(cudaMemset(stats.ptr, 0, sizeof(train::CastStats)));
+    DeviceBuffer<train::CastStats> stats(train::kStatsLanes);
+    FP8LAB_CUDA_CHECK(cudaMemset(stats.ptr, 0, stats.count * sizeof(train::CastStats)));
     kernels::DeviceScaling host_scaling;
     host_scaling.scale = scale;
     host_scaling.scale_inv = 1.0f / scale;
@@ -81,8 +81,14 @@ CastTransposedOnGpu run_step_cast(train::CastSource source, int rows, int cols, 
     FP8LAB_CUDA_CHECK(cudaMemcpy(result.codes_t.data(), out_t.ptr, n, cudaMemcpyDeviceToHost));
     FP8LAB_CUDA_CHECK(cudaMemcpy(&bits, amax.ptr, sizeof bits, cudaMemcpyDeviceToHost));
     std::memcpy(&result.amax, &bits, sizeof bits);
+    std::vector<train::CastStats> lanes(stats.count);
+    FP8LAB_CUDA_CHECK(cudaMemcpy(lanes.data(), stats.ptr, stats.count * sizeof(train::CastStats), cudaMemcpyDeviceToHost));
     train::CastStats counted;
-    FP8LAB_CUDA_CHECK(cudaMemcpy(&counted, stats.ptr, sizeof counted, cudaMemcpyDeviceToHost));
+    for (const train::CastStats& l : lanes) {
+        counted.zeros += l.zeros, counted.flushed += l.flushed, counted.saturated += l.saturated;
+        counted.subnormal += l.subnormal, counted.error_squares += l.error_squares;
+        counted.value_squares += l.value_squares;
+    }
     result.numerics.amax = result.amax;
     result.numerics.scale = scale;
     result.numerics.elements = n;

@@ -201,8 +201,15 @@ __global__ void finish_step_kernel(StepEnd e, int* step) {
             s.trace_scale[std::size_t(t) * e.tensors + j] = s.scaling[j].scale;
         }
         if (s.stats) {
-            if (t < e.capacity) s.trace_stats[std::size_t(t) * e.tensors + j] = s.stats[j];
-            s.stats[j] = CastStats{};
+            CastStats sum;
+            for (int lane = 0; lane < kStatsLanes; ++lane) {
+                CastStats& l = s.stats[j * kStatsLanes + lane];
+                sum.zeros += l.zeros, sum.flushed += l.flushed, sum.saturated += l.saturated;
+                sum.subnormal += l.subnormal, sum.error_squares += l.error_squares;
+                sum.value_squares += l.value_squares;
+                l = CastStats{};
+            }
+            if (t < e.capacity) s.trace_stats[std::size_t(t) * e.tensors + j] = sum;
         }
         if (e.delayed) {
             float* history = s.history + std::size_t(j) * e.history_length;
