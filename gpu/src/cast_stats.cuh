@@ -19,8 +19,7 @@ struct CastTally {
 
     // Four values and their four codes (element i in byte i), as to_fp8x4 cast them with
     // `scale`; the dequantised value is the decoded code times scale_inv, as the GEMM reads it.
-    __device__ void add(float4 v, std::uint32_t codes, float scale, float scale_inv,
-                        __nv_fp8_interpretation_t format) {
+    __device__ void add(float4 v, std::uint32_t codes, float scale, float scale_inv, __nv_fp8_interpretation_t format) {
         const bool e4m3 = format == __NV_E4M3;
         // Round past the largest value: E4M3's midpoint 464 goes to 448 (the even code), and
         // E5M2's 61440 to Inf (even), so the first is strict and the second not.

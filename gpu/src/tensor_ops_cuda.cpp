@@ -82,7 +82,8 @@ CastTransposedOnGpu run_step_cast(train::CastSource source, int rows, int cols, 
     FP8LAB_CUDA_CHECK(cudaMemcpy(&bits, amax.ptr, sizeof bits, cudaMemcpyDeviceToHost));
     std::memcpy(&result.amax, &bits, sizeof bits);
     std::vector<train::CastStats> lanes(stats.count);
-    FP8LAB_CUDA_CHECK(cudaMemcpy(lanes.data(), stats.ptr, stats.count * sizeof(train::CastStats), cudaMemcpyDeviceToHost));
+    FP8LAB_CUDA_CHECK(
+        cudaMemcpy(lanes.data(), stats.ptr, stats.count * sizeof(train::CastStats), cudaMemcpyDeviceToHost));
     train::CastStats counted;
     for (const train::CastStats& l : lanes) {
         counted.zeros += l.zeros, counted.flushed += l.flushed, counted.saturated += l.saturated;

@@ -10,6 +10,7 @@
 #include "gpu/probe.hpp"
 #include "gpu/tensor_ops.hpp"
 #include "gpu/trainer.hpp"
+#include "labs/experiments/numerics_heatmap.hpp"
 #include "labs/experiments/seed_spread.hpp"
 #include "labs/framework/table.hpp"
 
@@ -80,6 +81,16 @@ std::string label_of(const emu::Experiment& e) {
 }
 
 std::string experiment_note(const emu::Experiment& e) { return "Experiment: " + emu::describe(e); }
+
+// The quantised run's per-tensor numerics (its first seed's), as lab 11's per-tensor step
+// draws them: which tensors lose elements to zero, and when.
+void add_numerics_heatmap(StepOutput& out, const emu::Experiment& e, const std::vector<emu::TensorNumerics>& numerics,
+                          const std::string& backend) {
+    if (numerics.empty()) return;
+    Figure f = flushed_heatmap("numerics", numerics, e.steps);
+    f.title = "Elements flushed to zero per tensor and step, " + label_of(e) + " (seed 1, " + backend + ")";
+    out.figures.push_back(std::move(f));
+}
 
 // Each trained model quantised for inference as the experiment says, on held-out data.
 void add_inference_table(StepOutput& out, const emu::Experiment& e, const emu::TrainerResult (&results)[2]) {
@@ -157,17 +168,22 @@ StepOutput run_on_cpu(const emu::Experiment& e, RunContext& context) {
             const emu::Experiment x = emu::with_seed(run == 0 ? emu::with_precision(e, emu::Precision::Bf16) : e, k);
             curves.emplace_back();
             const double done_before = double(run * seeds + k) * e.steps;
-            emu::TrainerResult r = emu::train_on_cpu(x, [&](int step, float loss) {
-                curves.back().push_back(loss);
-                if (step % 10 == 9 || step + 1 == e.steps) {
-                    context.report_progress((done_before + step + 1) / runs,
-                                            std::string(run == 0 ? "BF16" : label) +
-                                                (seeds > 1 ? ", seed " + std::to_string(k + 1) : std::string()) +
-                                                ", step " + std::to_string(step + 1));
-                    context.publish(output_of(c, label, note));
-                }
-                return !context.cancel_requested();
-            });
+            // The quantised run's first seed records every cast's numerics (for the heatmap).
+            const bool numerics = run == 1 && k == 0 && e.numerics.precision == emu::Precision::Fp8;
+            emu::TrainerResult r = emu::train_on_cpu(
+                x,
+                [&](int step, float loss) {
+                    curves.back().push_back(loss);
+                    if (step % 10 == 9 || step + 1 == e.steps) {
+                        context.report_progress((done_before + step + 1) / runs,
+                                                std::string(run == 0 ? "BF16" : label) +
+                                                    (seeds > 1 ? ", seed " + std::to_string(k + 1) : std::string()) +
+                                                    ", step " + std::to_string(step + 1));
+                        context.publish(output_of(c, label, note));
+                    }
+                    return !context.cancel_requested();
+                },
+                false, numerics);
             if (r.cancelled) throw RunCancelled();
             measures[run].zero_gradients += r.zero_gradient_fraction() / seeds;
             measures[run].weight_change += r.weight_change / seeds;
@@ -189,6 +205,7 @@ StepOutput run_on_cpu(const emu::Experiment& e, RunContext& context) {
         {family_of(e) + " gradient elements flushed to zero" + (seeds > 1 ? " (mean of the seeds)" : std::string()),
          100 * flushed, "%"});
     add_skipped_steps_note(out, e, skipped, results[1].loss.size() * std::size_t(seeds));
+    add_numerics_heatmap(out, e, results[1].numerics, "CPU");
     if (results[0].inference && results[1].inference) add_inference_table(out, e, results);
     if (results[0].text && results[1].text) add_text_report(out, e, *results[0].text, *results[1].text);
     return out;
@@ -199,6 +216,16 @@ StepOutput run_on_gpu(const emu::Experiment& e, RunContext& context) {
     for (const gpu::GpuRun& r : configs) gpu::validate(r);
     const gpu::ProbeResult p = gpu::probe();
     if (!p.ready) throw gpu::GpuUnavailable(p.reason);
+    bool numerics_on_gpu = e.numerics.precision == emu::Precision::Fp8;
+    std::string no_numerics;
+    if (numerics_on_gpu) try {
+            gpu::GpuRun counting{e};
+            counting.record_numerics = true;
+            gpu::validate(counting);
+        } catch (const std::invalid_argument& why) {
+            numerics_on_gpu = false;
+            no_numerics = why.what();
+        }
     Curves c;
     const std::string label = label_of(e);
     const int seeds = e.seeds;
@@ -209,7 +236,9 @@ StepOutput run_on_gpu(const emu::Experiment& e, RunContext& context) {
     for (int run = 0; run < 2; ++run) {
         std::vector<std::vector<float>>& curves = run == 0 ? c.bf16 : c.fp8;
         for (int k = 0; k < seeds; ++k) {
-            const gpu::GpuRun config{emu::with_seed(configs[run].experiment, k)};
+            gpu::GpuRun config{emu::with_seed(configs[run].experiment, k)};
+            // The quantised run's first seed counts every cast's numerics where the GPU can.
+            if (run == 1 && k == 0 && numerics_on_gpu) config.record_numerics = true;
             curves.emplace_back();
             const double done_before = double(run * seeds + k) * e.steps;
             const auto train =
@@ -237,6 +266,11 @@ StepOutput run_on_gpu(const emu::Experiment& e, RunContext& context) {
         !lower.empty())
         out.notes.push_back(lower);
     add_skipped_steps_note(out, e, skipped, results[1].loss.size() * std::size_t(seeds));
+    add_numerics_heatmap(out, e, results[1].numerics, "GPU");
+    if (!no_numerics.empty()) {  // the refusal's own line, without the others around it
+        const std::size_t at = std::min(no_numerics.find("numerics recording"), no_numerics.size());
+        out.notes.push_back("No numerics heatmap: " + no_numerics.substr(at, no_numerics.find('\n', at) - at));
+    }
     const double mib = 1024.0 * 1024.0;
     for (int run = 0; run < 2; ++run)
         if (results[run].path == gpu::GpuPath::Emulated)

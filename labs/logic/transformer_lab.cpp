@@ -13,6 +13,7 @@
 #include "emulator/cpu_training.hpp"
 #include "emulator/transformer_trainer.hpp"
 #include "gpu/trainer.hpp"
+#include "labs/experiments/numerics_heatmap.hpp"
 #include "labs/experiments/transformer_speed.hpp"
 #include "labs/framework/asset_files.hpp"
 #include "labs/logic/lab_logic.hpp"
@@ -142,16 +143,6 @@ void map_numerics(const Parameters& p, emu::Experiment& e) {
     e.steps = int(p.integer("steps"));
 }
 
-// A tensor's short name for a table row or a heatmap row: "0.qkv in", "1.down grad".
-std::string short_name(const std::string& tensor) {
-    std::string n = tensor.rfind("blocks.", 0) == 0 ? tensor.substr(7) : tensor;
-    for (const auto& [from, to] :
-         {std::pair<std::string, std::string>{".grad_output", " grad"}, {".input", " in"}, {".weight", " weight"}})
-        if (n.size() >= from.size() && n.compare(n.size() - from.size(), from.size(), from) == 0)
-            return n.substr(0, n.size() - from.size()) + to;
-    return n;
-}
-
 StepLogic per_tensor() {
     StepLogic s;
     s.id = "per-tensor";
@@ -172,13 +163,6 @@ StepLogic per_tensor() {
             },
             false, true);
         if (r.cancelled) throw RunCancelled();
-        // The tensors in the order of the step's casts, each with one value per step.
-        std::vector<std::string> names;
-        std::map<std::string, std::vector<double>> flushed;
-        for (const emu::TensorNumerics& n : r.numerics) {
-            if (!flushed.count(n.tensor)) names.push_back(n.tensor);
-            flushed[n.tensor].push_back(100.0 * double(n.flushed) / double(std::max<std::uint64_t>(1, n.elements)));
-        }
         StepOutput out;
         Table t{"last-step", {}, {}, {}};
         t.title_values = {{"step", std::to_string(e.steps)}};
@@ -196,40 +180,23 @@ StepLogic per_tensor() {
         for (const emu::TensorNumerics& n : r.numerics) {
             if (n.step != last) continue;
             const double count = double(std::max<std::uint64_t>(1, n.elements));
-            t.rows.push_back({short_name(n.tensor), double(n.amax), double(n.scale), 100 * double(n.zeros) / count,
-                              100 * double(n.flushed) / count, 100 * double(n.saturated) / count,
-                              100 * double(n.subnormal) / count, 100 * n.relative_error});
+            t.rows.push_back({short_tensor_name(n.tensor), double(n.amax), double(n.scale),
+                              100 * double(n.zeros) / count, 100 * double(n.flushed) / count,
+                              100 * double(n.saturated) / count, 100 * double(n.subnormal) / count,
+                              100 * n.relative_error});
             if (100 * double(n.flushed) / count > worst_flushed) {
                 worst_flushed = 100 * double(n.flushed) / count;
-                worst = short_name(n.tensor);
+                worst = short_tensor_name(n.tensor);
             }
         }
-        Figure f;
-        f.id = "flushed";
+        Figure f = flushed_heatmap("flushed", r.numerics, e.steps);
         f.title_values = {{"recipe", p.choice("recipe")}};
-        // Cell i spans [i - 0.5, i + 0.5]: each label and each step number at its cell's centre.
-        f.x_axis = {"step (from 0)", AxisScale::Linear, -0.5, double(e.steps) - 0.5};
-        f.y_axis = {"", AxisScale::Linear, -0.5, double(names.size()) - 0.5};
-        Series heat;
-        heat.kind = SeriesKind::Heatmap;
-        heat.x = {-0.5, double(e.steps) - 0.5};  // the cells' extents
-        heat.y = {-0.5, double(names.size()) - 0.5};
-        heat.rows = int(names.size());
-        heat.columns = e.steps;
-        heat.value_label = "elements flushed to zero (%)";
-        for (const std::string& n : names) {
-            f.y_axis.categories.push_back(short_name(n));
-            const std::vector<double>& v = flushed[n];
-            heat.values.insert(heat.values.end(), v.begin(), v.end());
-            heat.values.resize(std::size_t(heat.columns) * f.y_axis.categories.size(), 0.0);
-        }
-        f.series.push_back(std::move(heat));
-        f.legend = false;
+        const std::size_t tensors = f.y_axis.categories.size();
         out.figures.push_back(std::move(f));
         out.tables.push_back(std::move(t));
         if (!worst.empty())
             out.metrics.push_back({"most flushed at the last step (" + worst + ")", worst_flushed, "%"});
-        out.notes.push_back("Recorded for every FP8 cast the step makes (" + std::to_string(names.size()) +
+        out.notes.push_back("Recorded for every FP8 cast the step makes (" + std::to_string(tensors) +
                             " tensors); the output projection runs in BF16 and has none.");
         return out;
     };

@@ -37,10 +37,23 @@ TEST_CASE("the CPU comparison trains BF16 and FP8 exactly as the trainer does") 
     int partial_updates = 0;
     context.on_progress = [&](double, const std::string&) { ++partial_updates; };
     const labs::StepOutput out = labs::run_training_comparison(s, context);
-    REQUIRE(out.figures.size() == 1);
+    REQUIRE(out.figures.size() == 2);  // the losses, and the FP8 run's numerics
     REQUIRE(out.figures[0].series.size() == 2);
     const emu::TrainerResult bf16 = emu::train_mlp(emu::with_precision(s, emu::Precision::Bf16));
-    const emu::TrainerResult fp8 = emu::train_mlp(s);
+    const emu::TrainerResult fp8 = emu::train_mlp(s, {}, false, true);
+    // The heatmap: one row per cast tensor (3 per layer), one column per step, the flushed
+    // share of each cast as the trainer counted it.
+    const labs::Figure& heat = out.figures[1];
+    CHECK(heat.id == "numerics");
+    REQUIRE(heat.series.size() == 1);
+    const labs::Series& cells = heat.series[0];
+    CHECK(cells.kind == labs::SeriesKind::Heatmap);
+    CHECK(cells.rows == 3 * s.linear_layers());
+    CHECK(cells.columns == 12);
+    CHECK(heat.y_axis.categories.at(0) == "fc1 in");
+    const emu::TensorNumerics& first = fp8.numerics.at(0);
+    REQUIRE(first.tensor == "fc1.input");
+    CHECK(cells.values.at(0) == doctest::Approx(100.0 * double(first.flushed) / double(first.elements)));
     REQUIRE(out.figures[0].series[0].y.size() == 12);
     for (std::size_t i = 0; i < 12; ++i) {
         CHECK(out.figures[0].series[0].y[i] == double(bf16.loss[i]));
