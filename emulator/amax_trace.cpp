@@ -23,8 +23,11 @@
 namespace fp8lab::emu {
 namespace {
 
-constexpr const char* kMagic = "# fp8lab amax trace v2";
-constexpr const char* kColumns = "step,tensor,amax,scale,histogram";
+constexpr const char* kMagic = "# fp8lab amax trace v3";
+constexpr const char* kColumns =
+    "step,tensor,amax,scale,histogram,elements,zeros,flushed,saturated,subnormal,relative_error";
+constexpr const char* kMagicV2 = "# fp8lab amax trace v2";
+constexpr const char* kColumnsV2 = "step,tensor,amax,scale,histogram";
 constexpr const char* kCountPrefix = "# records: ";
 
 std::string hex(float v) {
@@ -75,6 +78,15 @@ void write_amax_trace(std::ostream& out, const AmaxTrace& trace) {
                 first = false;
             }
             out << (first ? "" : ";") << "zero:" << r.zeros;
+        }
+        if (r.numerics) {
+            const TensorNumerics& n = *r.numerics;
+            char error[32];
+            std::snprintf(error, sizeof error, "%.6g", n.relative_error);
+            out << ',' << n.elements << ',' << n.zeros << ',' << n.flushed << ',' << n.saturated << ',' << n.subnormal
+                << ',' << error;
+        } else {
+            out << ",,,,,,";
         }
         out << '\n';
     }
@@ -160,11 +172,58 @@ void parse_histogram(const std::string& text, AmaxTraceRecord& r, const std::str
 
 }  // namespace
 
+void attach_numerics(AmaxTrace& trace, const std::vector<TensorNumerics>& numerics) {
+    std::map<std::pair<std::uint64_t, std::string>, const TensorNumerics*> by_cast;
+    for (const TensorNumerics& n : numerics) by_cast[{n.step, n.tensor}] = &n;
+    for (AmaxTraceRecord& r : trace.records)
+        if (const auto found = by_cast.find({r.step, r.tensor}); found != by_cast.end()) r.numerics = *found->second;
+}
+
+namespace {
+
+// The six numerics fields of a v3 record (fields[5..10]): all empty, or all given with
+// the counts within the elements and the error a finite number >= 0 (or nan).
+void parse_numerics(const std::vector<std::string>& fields, AmaxTraceRecord& r, const std::string& source,
+                    std::size_t number) {
+    const bool any = std::any_of(fields.begin() + 5, fields.end(), [](const std::string& f) { return !f.empty(); });
+    if (!any) return;
+    TensorNumerics n;
+    n.step = r.step;
+    n.tensor = r.tensor;
+    n.amax = r.amax;
+    n.scale = r.scale;
+    const char* names[5] = {"elements", "zeros", "flushed", "saturated", "subnormal"};
+    std::uint64_t* counts[5] = {&n.elements, &n.zeros, &n.flushed, &n.saturated, &n.subnormal};
+    for (int k = 0; k < 5; ++k) {
+        if (!parse_count(fields[5 + std::size_t(k)], *counts[k]))
+            bad_line(source, number,
+                     std::string(names[k]) + " " + quoted(fields[5 + std::size_t(k)]) +
+                         " is not a count (the numerics fields are all empty or all given)");
+        if (k > 0 && *counts[k] > n.elements)
+            bad_line(source, number,
+                     std::string(names[k]) + " " + fields[5 + std::size_t(k)] + " is more than the " + fields[5] +
+                         " elements");
+    }
+    if (n.zeros + n.flushed > n.elements)
+        bad_line(source, number, "zeros and flushed add up to more than the " + fields[5] + " elements");
+    const std::string& error = fields[10];
+    char* end = nullptr;
+    errno = 0;
+    n.relative_error = error == "nan" ? std::numeric_limits<double>::quiet_NaN() : std::strtod(error.c_str(), &end);
+    const bool number_ok =
+        error == "nan" || (!error.empty() && !std::isspace(static_cast<unsigned char>(error[0])) && *end == '\0' &&
+                           errno != ERANGE && std::isfinite(n.relative_error) && n.relative_error >= 0);
+    if (!number_ok) bad_line(source, number, "relative_error " + quoted(error) + " is not a number >= 0 (or nan)");
+    r.numerics = n;
+}
+
+}  // namespace
+
 AmaxTrace read_amax_trace(std::istream& in, const std::string& source) {
     AmaxTrace trace;
     std::string line;
     std::size_t number = 0, count_line = 0;
-    bool saw_magic = false, saw_columns = false;
+    bool saw_magic = false, saw_columns = false, v2 = false;
     std::uint64_t declared = 0;
     std::vector<std::string> tensors_this_step;
     while (std::getline(in, line)) {
@@ -173,12 +232,13 @@ AmaxTrace read_amax_trace(std::istream& in, const std::string& source) {
         if (line.empty()) continue;
         if (count_line) bad_line(source, number, "text after the '# records:' line that ends a trace");
         if (line[0] == '#') {
-            if (line == kMagic)
+            if (line == kMagic || line == kMagicV2) {
                 saw_magic = true;
-            else if (line == "# fp8lab amax trace v1")
+                v2 = line == kMagicV2;
+            } else if (line == "# fp8lab amax trace v1")
                 bad_line(source, number,
                          "a v1 trace carries no record count, so a truncated one cannot be told "
-                         "apart; this fp8lab reads v2 (record the trace again)");
+                         "apart; this fp8lab reads v2 and v3 (record the trace again)");
             else if (line.rfind(kCountPrefix, 0) == 0) {
                 if (!saw_columns) bad_line(source, number, "'# records:' before the column header");
                 if (!parse_count(line.substr(std::string(kCountPrefix).size()), declared))
@@ -192,7 +252,8 @@ AmaxTrace read_amax_trace(std::istream& in, const std::string& source) {
         }
         if (!saw_magic) bad_line(source, number, std::string("not an fp8lab amax trace (no '") + kMagic + "' line)");
         if (!saw_columns) {
-            if (line != kColumns) bad_line(source, number, std::string("expected the header '") + kColumns + "'");
+            const char* columns = v2 ? kColumnsV2 : kColumns;
+            if (line != columns) bad_line(source, number, std::string("expected the header '") + columns + "'");
             saw_columns = true;
             continue;
         }
@@ -203,7 +264,9 @@ AmaxTrace read_amax_trace(std::istream& in, const std::string& source) {
             fields.push_back(line.substr(start, comma - start));
             start = comma + 1;
         }
-        if (fields.size() != 5) bad_line(source, number, "expected 5 comma-separated fields");
+        const std::size_t expected_fields = v2 ? 5 : 11;
+        if (fields.size() != expected_fields)
+            bad_line(source, number, "expected " + std::to_string(expected_fields) + " comma-separated fields");
         AmaxTraceRecord r;
         if (!parse_count(fields[0], r.step))
             bad_line(source, number, "step " + quoted(fields[0]) + " is not a count (0 to 2^64-1)");
@@ -225,6 +288,7 @@ AmaxTrace read_amax_trace(std::istream& in, const std::string& source) {
         if (!parse_float(fields[3], r.scale) || !(r.scale > 0) || std::isinf(r.scale))
             bad_line(source, number, "scale " + quoted(fields[3]) + " is not a finite float32 > 0");
         if (!fields[4].empty()) parse_histogram(fields[4], r, source, number);
+        if (!v2) parse_numerics(fields, r, source, number);
         trace.records.push_back(std::move(r));
     }
     if (!saw_magic) throw std::runtime_error(source + ": empty, or not an fp8lab amax trace");

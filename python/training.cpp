@@ -5,6 +5,7 @@
 #include <fstream>
 #include <optional>
 #include <type_traits>
+#include <limits>
 #include <sstream>
 
 #include "emulator/amax_trace.hpp"
@@ -176,11 +177,22 @@ py::dict read_trace(const std::string& path) {
     std::vector<std::uint64_t> step;
     std::vector<std::string> tensor;
     std::vector<float> amax, scale;
+    // The casts' numerics where the trace has them (v3, recorded): shares of the elements,
+    // NaN for a record without them.
+    std::vector<double> zeros, flushed, saturated, subnormal, relative_error;
+    const double none = std::numeric_limits<double>::quiet_NaN();
     for (const emu::AmaxTraceRecord& r : trace.records) {
         step.push_back(r.step);
         tensor.push_back(r.tensor);
         amax.push_back(r.amax);
         scale.push_back(r.scale);
+        const emu::TensorNumerics* n = r.numerics ? &*r.numerics : nullptr;
+        const double count = n && n->elements ? double(n->elements) : 1.0;
+        zeros.push_back(n ? double(n->zeros) / count : none);
+        flushed.push_back(n ? double(n->flushed) / count : none);
+        saturated.push_back(n ? double(n->saturated) / count : none);
+        subnormal.push_back(n ? double(n->subnormal) / count : none);
+        relative_error.push_back(n ? n->relative_error : none);
     }
     py::dict out;
     out["header"] = py::dict();
@@ -189,6 +201,14 @@ py::dict read_trace(const std::string& path) {
     out["tensor"] = tensor;
     out["amax"] = py::array_t<float>(py::ssize_t(amax.size()), amax.data());
     out["scale"] = py::array_t<float>(py::ssize_t(scale.size()), scale.data());
+    const auto column = [](const std::vector<double>& v) {
+        return py::array_t<double>(py::ssize_t(v.size()), v.data());
+    };
+    out["zeros"] = column(zeros);
+    out["flushed"] = column(flushed);
+    out["saturated"] = column(saturated);
+    out["subnormal"] = column(subnormal);
+    out["relative_error"] = column(relative_error);
     return out;
 }
 
@@ -252,7 +272,9 @@ py::object experiment_with_recipe(emu::Experiment e, const py::object& recipe) {
 
 void add_training(py::module_& m) {
     m.def("read_trace", &read_trace, py::arg("path"),
-          "An amax trace (fp8lab train --trace) as columns: step, tensor, amax, scale, and its header");
+          "An amax trace (fp8lab train --trace) as columns: step, tensor, amax, scale; the casts' numerics as "
+          "shares of each tensor's elements (zeros, flushed, saturated, subnormal) and relative_error, NaN where "
+          "the trace has none; and its header");
     m.def("replay_trace", &replay_trace, py::arg("path"), py::arg("history") = 1024, py::arg("algorithm") = "max",
           py::arg("margin") = 0, py::arg("formats") = "hybrid",
           "Delayed scaling with these settings replayed on a recorded trace: the scale of each record and what "

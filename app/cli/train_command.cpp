@@ -98,6 +98,14 @@ void report_seeds(const emu::Experiment& e, const std::vector<float>& first,
                  s.largest);
 }
 
+// The amax trace, each record with its cast's numerics where the run counted them.
+void write_trace(const std::string& path, emu::AmaxTrace trace, const std::vector<emu::TensorNumerics>& numerics) {
+    emu::attach_numerics(trace, numerics);
+    write_file_atomically(path, trace_text(trace));
+    std::fprintf(stderr, "amax trace: %s (%zu records%s)\n", path.c_str(), trace.records.size(),
+                 !trace.records.empty() && numerics.empty() ? ", without the casts' numerics: not counted here" : "");
+}
+
 // The per-tensor numerics CSV (train --stats), written whole or not at all.
 void write_stats(const std::string& path, const std::vector<emu::TensorNumerics>& numerics, const emu::Experiment& e) {
     std::ostringstream text;
@@ -128,7 +136,7 @@ int train_on_cpu(const emu::Experiment& e, const TrainArgs& args) {
                     std::fprintf(stderr, "  step %d/%d  loss %.6g\n", step + 1, e.steps, loss);
                 return std::isfinite(loss);  // a diverged run stops at the step that diverged
             },
-            !args.trace.empty(), !args.stats.empty());
+            !args.trace.empty(), !args.stats.empty() || !args.trace.empty());  // a trace carries the numerics
     } catch (const std::runtime_error& err) {  // the corpus: missing or unreadable, named
         throw UsageError(err.what());
     }
@@ -153,10 +161,7 @@ int train_on_cpu(const emu::Experiment& e, const TrainArgs& args) {
             std::fprintf(stderr, "accuracy %.2f%% in float32, %.2f%% quantised (%.2f%% same predictions)\n",
                          i.reference_accuracy, i.quantized_accuracy, i.agreement);
     }
-    if (!args.trace.empty()) {
-        write_file_atomically(args.trace, trace_text(r.trace));
-        std::fprintf(stderr, "amax trace: %s (%zu records)\n", args.trace.c_str(), r.trace.records.size());
-    }
+    if (!args.trace.empty()) write_trace(args.trace, r.trace, r.numerics);
     if (!args.stats.empty()) write_stats(args.stats, r.numerics, e);
     return report_divergence(r.loss);
 }
@@ -165,6 +170,16 @@ int train_on_gpu(const emu::Experiment& e, const TrainArgs& args) {
     gpu::GpuRun config{e};
     config.record_trace = !args.trace.empty();
     config.record_numerics = !args.stats.empty();
+    if (config.record_trace && !config.record_numerics && e.numerics.precision == emu::Precision::Fp8) {
+        // A trace carries the numerics where the GPU counts them; elsewhere it has none.
+        gpu::GpuRun counting = config;
+        counting.record_numerics = true;
+        try {
+            gpu::validate(counting);
+            config.record_numerics = true;
+        } catch (const std::invalid_argument&) {
+        }
+    }
     try {
         gpu::validate(config);
     } catch (const std::invalid_argument& err) {
@@ -190,10 +205,7 @@ int train_on_gpu(const emu::Experiment& e, const TrainArgs& args) {
         std::fprintf(
             stderr, "%s\n",
             emu::describe_skipped_steps(r.skipped_steps.size(), r.loss.size(), e.numerics.loss_scaling).c_str());
-    if (!args.trace.empty()) {
-        write_file_atomically(args.trace, trace_text(r.trace));
-        std::fprintf(stderr, "amax trace: %s (%zu records)\n", args.trace.c_str(), r.trace.records.size());
-    }
+    if (!args.trace.empty()) write_trace(args.trace, r.trace, r.numerics);
     if (!args.stats.empty()) write_stats(args.stats, r.numerics, e);
     return report_divergence(r.loss);
 }
@@ -248,7 +260,7 @@ void add_trace_command(CLI::App& app, CommandStatus& status) {
         cmd->add_subcommand("replay",
                             "Run a delayed-scaling configuration over a recorded trace: per step and tensor, "
                             "the scale it would use and what would overflow or flush to zero");
-    replay->add_option("file", args->file, "Trace file (fp8lab amax trace v2)")->required();
+    replay->add_option("file", args->file, "Trace file (fp8lab amax trace v2 or v3)")->required();
     replay->add_option("--formats", args->formats, "hybrid or e4m3")->capture_default_str();
     replay->add_option("--history", args->history, "amax history length")
         ->capture_default_str()

@@ -302,6 +302,48 @@ TEST_CASE("amax traces round-trip through text and replay with other settings") 
     CHECK(differs);
 }
 
+TEST_CASE("a trace carries each cast's numerics (v3); v2 traces without them still read") {
+    Experiment c = small(Precision::Fp8, 4);
+    TrainerResult r = train_mlp(c, {}, true, true);
+    attach_numerics(r.trace, r.numerics);
+    REQUIRE(!r.trace.records.empty());
+    for (const AmaxTraceRecord& rec : r.trace.records) CHECK(rec.numerics.has_value());
+    std::stringstream text;
+    write_amax_trace(text, r.trace);
+    const AmaxTrace back = read_amax_trace(text, "memory");
+    REQUIRE(back.records.size() == r.trace.records.size());
+    for (std::size_t i = 0; i < back.records.size(); ++i) {
+        REQUIRE(back.records[i].numerics.has_value());
+        const TensorNumerics &a = *back.records[i].numerics, &b = *r.trace.records[i].numerics;
+        CHECK(a.tensor == b.tensor);
+        CHECK(a.elements == b.elements);
+        CHECK(a.zeros == b.zeros);
+        CHECK(a.flushed == b.flushed);
+        CHECK(a.saturated == b.saturated);
+        CHECK(a.subnormal == b.subnormal);
+        CHECK(a.relative_error == doctest::Approx(b.relative_error).epsilon(1e-5));  // %.6g
+    }
+    std::stringstream v2(
+        "# fp8lab amax trace v2\nstep,tensor,amax,scale,histogram\n0,fc1.input,0x1p+0,0x1p+0,\n# records: 1\n");
+    const AmaxTrace old = read_amax_trace(v2, "old.csv");
+    REQUIRE(old.records.size() == 1);
+    CHECK(!old.records[0].numerics);
+    const std::string head =
+        "# fp8lab amax trace v3\nstep,tensor,amax,scale,histogram,elements,zeros,flushed,saturated,subnormal,"
+        "relative_error\n";
+    const auto refused = [&](const std::string& record, const std::string& message) {
+        CAPTURE(record);
+        std::stringstream in(head + record + "\n# records: 1\n");
+        CHECK_THROWS_WITH(read_amax_trace(in, "t.csv"), doctest::Contains(message.c_str()));
+    };
+    refused("0,fc1.input,0x1p+0,0x1p+0,,10,1,2,0,3", "t.csv:3: expected 11 comma-separated fields");
+    refused("0,fc1.input,0x1p+0,0x1p+0,,10,1,,0,3,0.1", "flushed '' is not a count");
+    refused("0,fc1.input,0x1p+0,0x1p+0,,10,11,0,0,3,0.1", "zeros 11 is more than the 10 elements");
+    refused("0,fc1.input,0x1p+0,0x1p+0,,10,6,6,0,3,0.1", "zeros and flushed add up to more than the 10");
+    refused("0,fc1.input,0x1p+0,0x1p+0,,10,1,2,0,3,-1", "relative_error '-1' is not a number");
+    refused("0,fc1.input,0x1p+0,0x1p+0,,10,1,2,0,3,inf", "relative_error 'inf'");
+}
+
 TEST_CASE("a malformed trace is refused naming the line") {
     const std::string head = "# fp8lab amax trace v2\nstep,tensor,amax,scale,histogram\n";
     const auto refused = [&](const std::string& body, const std::string& message) {

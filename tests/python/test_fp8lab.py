@@ -260,6 +260,14 @@ def test_trace_reading_and_replay_equal_the_program(tmp_path):
     subprocess.run([EXE, "train", "--steps", "6", "--trace", str(trace)], capture_output=True, check=True)
     t = fp8lab.read_trace(str(trace))
     assert len(t["step"]) == len(t["tensor"]) == 6 * 6 and t["tensor"][0] == "fc1.input"
+    # The trace carries each cast's numerics: the same as train --stats writes.
+    stats = tmp_path / "run.stats.csv"
+    subprocess.run([EXE, "train", "--steps", "6", "--stats", str(stats)], capture_output=True, check=True)
+    by_cast = {(int(f[0]), f[1]): f for f in (line.split(",") for line in stats.read_text().splitlines()[1:])}
+    for i, tensor in enumerate(t["tensor"]):
+        f = by_cast[(int(t["step"][i]), tensor)]
+        assert t["flushed"][i] == pytest.approx(int(f[6]) / int(f[4]))
+        assert t["relative_error"][i] == pytest.approx(float(f[9]), rel=1e-5)
     replay = fp8lab.replay_trace(str(trace), history=4, algorithm="most_recent", formats="e4m3")
     rows = cli(["trace", "replay", str(trace), "--history", "4", "--algo", "most_recent", "--formats", "e4m3"], [])
     rows = [r for r in rows[1:] if len(r) == 7]
