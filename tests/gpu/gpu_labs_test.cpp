@@ -19,9 +19,12 @@ TEST_CASE("the training panel's comparison runs on the GPU and reports speed and
     s.steps = 40;
     labs::RunContext context(labs::Backend::Gpu);
     const labs::StepOutput out = labs::run_training_comparison(s, context);
-    REQUIRE(out.figures.size() == 1);
+    REQUIRE(out.figures.size() == 2);  // the losses, and the FP8 run's numerics counted by the GPU
     CHECK(out.figures[0].series.at(0).y.size() == 40);
     CHECK(out.figures[0].series.at(1).y.size() == 40);
+    CHECK(out.figures[1].id == "numerics");
+    CHECK(out.figures[1].title.find("GPU") != std::string::npos);
+    CHECK(out.figures[1].series.at(0).columns == 40);
     bool speed = false, memory = false;
     for (const labs::Metric& m : out.metrics) {
         if (m.name == "FP8 speedup over BF16") speed = m.value > 0;
@@ -34,9 +37,14 @@ TEST_CASE("the training panel's comparison runs on the GPU and reports speed and
     s.numerics.recipe = emu::Fp8Recipe::MxRceil;
     labs::RunContext again(labs::Backend::Gpu);
     const labs::StepOutput mx = labs::run_training_comparison(s, again);
-    bool labelled = false;
-    for (const std::string& note : mx.notes) labelled = labelled || note.find("FP8 speed emulated") == 0;
+    bool labelled = false, no_numerics = false;
+    for (const std::string& note : mx.notes) {
+        labelled = labelled || note.find("FP8 speed emulated") == 0;
+        no_numerics = no_numerics || note.find("No numerics heatmap: numerics recording (--stats)") == 0;
+    }
     CHECK(labelled);
+    CHECK(no_numerics);  // the emulated path does not count its casts, and says so
+    CHECK(mx.figures.size() == 1);
     // Settings the GPU cannot run are refused, not run as something else.
     s.model.biases = true;
     labs::RunContext refused(labs::Backend::Gpu);
