@@ -45,8 +45,8 @@ struct GpuRun {
     bool use_graph = true;     // replay the captured step; false launches each kernel
     bool record_trace = true;  // FP8: amax and scale of every tensor at every step
     bool text_report = true;   // the transformer: validation loss and samples (speed runs leave them out)
-    // FP8 per-tensor recipes on the MLP's native path: every cast's numerics, counted in the
-    // cast kernels (train --stats). Off, the kernels skip that work.
+    // FP8 on the MLP's native path (delayed, current, blockwise, rowwise): every cast's
+    // numerics, counted in the cast kernels (train --stats). Off, the kernels skip that work.
     bool record_numerics = false;
 };
 

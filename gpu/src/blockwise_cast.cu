@@ -7,6 +7,7 @@
 
 #include "gpu/src/blockwise_cast.hpp"
 #include "gpu/src/cast_source.cuh"
+#include "gpu/src/cast_stats.cuh"
 
 namespace fp8lab::gpu::train {
 namespace {
@@ -89,24 +90,33 @@ __global__ void __launch_bounds__(kThreadsX* kThreadsY)
         }
     }
 
+    CastTally tally;  // numerics recording only
     for (int i = 0; i < kRowsPerThread; ++i) {
         const int r = row0 + ty + kThreadsY * i;
-        float row_scale[4];
+        float row_scale[4], row_scale_inv;
         if constexpr (kTiles) {
             for (int j = 0; j < 4; ++j) row_scale[j] = column_scale[j];
+            row_scale_inv = __fdiv_rn(1.0f, column_scale[0]);  // blockwise_scale's inverse
         } else {  // one warp holds one whole row of the tile: a 1 x 128 block
             const float2 sc = blockwise_scale(
                 warp_max(fmaxf(fmaxf(fabsf(v[i][0]), fabsf(v[i][1])), fmaxf(fabsf(v[i][2]), fabsf(v[i][3])))));
             for (int j = 0; j < 4; ++j) row_scale[j] = sc.x;
+            row_scale_inv = sc.y;
             if (tx == 0 && t.scale_inv && r < rows) t.scale_inv[blockIdx.x * t.scale_line + r] = sc.y;
         }
-        if (t.out && r < rows && c < cols)
-            *reinterpret_cast<std::uint32_t*>(t.out + std::size_t(r) * cols + c) = pack4(v[i], row_scale);
+        if ((t.out || t.stats) && r < rows && c < cols) {
+            const std::uint32_t word = pack4(v[i], row_scale);
+            if (t.out) *reinterpret_cast<std::uint32_t*>(t.out + std::size_t(r) * cols + c) = word;
+            if (t.stats)
+                tally.add(make_float4(v[i][0], v[i][1], v[i][2], v[i][3]), word, row_scale[0], row_scale_inv,
+                          __NV_E4M3);
+        }
         if (t.out_t) {
             const std::uint32_t word = pack4(v[i], column_scale);
             for (int j = 0; j < 4; ++j) staged[4 * tx + j][ty + kThreadsY * i] = std::uint8_t(word >> (8 * j));
         }
     }
+    if (t.stats) publish_stats(tally, t.stats);  // the same for the whole block
     if (!t.out_t) return;
     __syncthreads();
     // The transpose: each thread stores 4 consecutive rows of one column as one word.

@@ -24,6 +24,9 @@ struct BlockwiseTarget {
     float* scale_inv_t = nullptr;  // in BlockScaleLayout{tiles, cols, rows}
     std::size_t scale_line_t = 0;
     unsigned* amax_bits = nullptr;  // max |x| of the whole tensor, for the amax trace (may be null)
+    // Numerics recording: the counts of the cast of `out` (row blocks or tiles: the one the
+    // CPU records), kStatsLanes copies; null: not counted.
+    CastStats* stats = nullptr;
 };
 
 // rows and cols must be multiples of 16 (as every GEMM dimension).

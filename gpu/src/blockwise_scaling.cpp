@@ -45,9 +45,10 @@ class BlockwiseScaling final : public NativeScaling {
     void cast(const CastSource& source, int rows, int cols, int j, std::uint8_t* out, std::uint8_t* out_t, int ld_t,
               cudaStream_t s, float*) override {
         const BlockScales& b = blocks_[std::size_t(j)];
-        const train::BlockwiseTarget target{
+        train::BlockwiseTarget target{
             j % 3 == 1,        out, b.rowwise->ptr, b.layout.line(), out_t, ld_t, b.columnwise->ptr, b.layout_t.line(),
             amax_bits_.ptr + j};
+        target.stats = stats_slot(j);
         train::blockwise_cast(source, rows, cols, target, s);
     }
 

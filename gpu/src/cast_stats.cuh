@@ -20,29 +20,38 @@ struct CastTally {
     // Four values and their four codes (element i in byte i), as to_fp8x4 cast them with
     // `scale`; the dequantised value is the decoded code times scale_inv, as the GEMM reads it.
     __device__ void add(float4 v, std::uint32_t codes, float scale, float scale_inv, __nv_fp8_interpretation_t format) {
+        const __half2 low = __half2(__nv_cvt_fp8x2_to_halfraw2(__nv_fp8x2_storage_t(codes & 0xffffu), format));
+        const __half2 high = __half2(__nv_cvt_fp8x2_to_halfraw2(__nv_fp8x2_storage_t(codes >> 16), format));
+        const float2 d01 = __half22float2(low), d23 = __half22float2(high);
+        const float x[4] = {v.x, v.y, v.z, v.w}, decoded[4] = {d01.x, d01.y, d23.x, d23.y};
+#pragma unroll
+        for (int i = 0; i < 4; ++i) count(x[i], (codes >> (8 * i)) & 0xffu, decoded[i], scale, scale_inv, format);
+    }
+    // One value and its code (a cast that writes one element a thread).
+    __device__ void add_one(float x, std::uint32_t code, float scale, float scale_inv,
+                            __nv_fp8_interpretation_t format) {
+        const float decoded = __half2float(__half(__nv_cvt_fp8_to_halfraw(__nv_fp8_storage_t(code), format)));
+        count(x, code, decoded, scale, scale_inv, format);
+    }
+
+  private:
+    __device__ void count(float x, std::uint32_t code, float decoded, float scale, float scale_inv,
+                          __nv_fp8_interpretation_t format) {
         const bool e4m3 = format == __NV_E4M3;
         // Round past the largest value: E4M3's midpoint 464 goes to 448 (the even code), and
         // E5M2's 61440 to Inf (even), so the first is strict and the second not.
         const float past = e4m3 ? 464.0f : 61440.0f;
         const unsigned first_normal = e4m3 ? 0x08u : 0x04u;  // the lowest exponent's first code
-        const float x[4] = {v.x, v.y, v.z, v.w};
-        const __half2 low = __half2(__nv_cvt_fp8x2_to_halfraw2(__nv_fp8x2_storage_t(codes & 0xffffu), format));
-        const __half2 high = __half2(__nv_cvt_fp8x2_to_halfraw2(__nv_fp8x2_storage_t(codes >> 16), format));
-        const float2 d01 = __half22float2(low), d23 = __half22float2(high);
-        const float decoded[4] = {d01.x, d01.y, d23.x, d23.y};
-#pragma unroll
-        for (int i = 0; i < 4; ++i) {
-            const unsigned magnitude = (codes >> (8 * i)) & 0x7fu;
-            const float scaled = fabsf(__fmul_rn(x[i], scale));
-            const bool finite = scaled <= FLT_MAX;  // false for Inf and NaN
-            zeros += x[i] == 0.0f;
-            flushed += finite && scaled != 0.0f && magnitude == 0;
-            saturated += finite && (e4m3 ? scaled > past : scaled >= past);
-            subnormal += finite && magnitude != 0 && magnitude < first_normal;
-            const float d = __fmul_rn(decoded[i], scale_inv) - x[i];
-            error_squares = fmaf(d, d, error_squares);
-            value_squares = fmaf(x[i], x[i], value_squares);
-        }
+        const unsigned magnitude = code & 0x7fu;
+        const float scaled = fabsf(__fmul_rn(x, scale));
+        const bool finite = scaled <= FLT_MAX;  // false for Inf and NaN
+        zeros += x == 0.0f;
+        flushed += finite && scaled != 0.0f && magnitude == 0;
+        saturated += finite && (e4m3 ? scaled > past : scaled >= past);
+        subnormal += finite && magnitude != 0 && magnitude < first_normal;
+        const float d = __fmul_rn(decoded, scale_inv) - x;
+        error_squares = fmaf(d, d, error_squares);
+        value_squares = fmaf(x, x, value_squares);
     }
 };
 

@@ -6,6 +6,7 @@
 #include <stdexcept>
 
 #include "gpu/src/cast_source.cuh"
+#include "gpu/src/cast_stats.cuh"
 #include "gpu/src/rowwise_cast.hpp"
 
 namespace fp8lab::gpu::train {
@@ -65,12 +66,18 @@ __global__ void rowwise_cast_kernel(CastSource s, int rows, int cols, RowwiseTar
     const float* row_scale = t.scratch;
     const float* col_scale = t.scratch + rows;
     const int c0 = blockIdx.x * kTile, r0 = blockIdx.y * kTile;
+    CastTally tally;  // numerics recording only
     for (int i = threadIdx.y; i < kTile; i += kThreadsY) {
         const int r = r0 + i, c = c0 + threadIdx.x;
         const float v = r < rows && c < cols ? load_one<K>(s, r, c) : 0.0f;
         tile[i][threadIdx.x] = v;
-        if (t.out && r < rows && c < cols) t.out[std::size_t(r) * cols + c] = to_fp8(v, row_scale[r], __NV_E4M3);
+        if ((t.out || t.stats) && r < rows && c < cols) {
+            const std::uint8_t code = to_fp8(v, row_scale[r], __NV_E4M3);
+            if (t.out) t.out[std::size_t(r) * cols + c] = code;
+            if (t.stats) tally.add_one(v, code, row_scale[r], __fdiv_rn(1.0f, row_scale[r]), __NV_E4M3);
+        }
     }
+    if (t.stats) publish_stats(tally, t.stats);  // the same for the whole block
     if (!t.out_t) return;
     __syncthreads();
     for (int i = threadIdx.y; i < kTile; i += kThreadsY) {

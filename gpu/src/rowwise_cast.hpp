@@ -21,6 +21,9 @@ struct RowwiseTarget {
     float* scratch = nullptr;       // rows + cols floats: the amaxes, then the scales
     unsigned* amax_bits = nullptr;  // max |x| of the whole tensor, for the amax trace (may be null)
     float min_amax = 0.0f;          // each amax is at least this (torchao's 1e-12)
+    // Numerics recording: the counts of the cast of `out` (one scale per row: the one the
+    // CPU records), kStatsLanes copies; null: not counted.
+    CastStats* stats = nullptr;
 };
 
 // rows and cols must be multiples of 16 (as every GEMM dimension).

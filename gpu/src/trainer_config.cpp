@@ -79,7 +79,7 @@ void validate_transformer(const GpuRun& run, const Refuse& refuse) {
     if (n.loss_scaling) refuse("numerics.loss_scaling", "the GPU's transformer has no loss scaler");
     if (run.record_numerics)
         refuse("numerics recording (--stats)",
-               "the GPU counts per-tensor numerics in the MLP's per-tensor casts only; the CPU emulator records "
+               "the GPU counts per-tensor numerics in the MLP's native casts only; the CPU emulator records "
                "them for the transformer");
 }
 
@@ -107,9 +107,10 @@ void validate_mlp(const GpuRun& run, const Refuse& refuse) {
                "the quantised model's evaluation runs on the CPU emulator; on the GPU lab 9's "
                "serving-speed step times FP8 inference");
     const bool native = gpu_path(e) == GpuPath::Native;
-    if (run.record_numerics && n.precision == emu::Precision::Fp8 && !(native && emu::recipe(n.recipe).per_tensor()))
+    if (run.record_numerics && n.precision == emu::Precision::Fp8 && !native)
         refuse("numerics recording (--stats)",
-               "the GPU counts per-tensor numerics in its per-tensor delayed and current casts only, not for '" +
+               "the GPU counts per-tensor numerics in its native casts (delayed, current, blockwise, rowwise), not "
+               "on the emulated path that runs '" +
                    std::string(enum_name(n.recipe)) + "' (the CPU emulator records them for every recipe)");
     if (!native && n.fast_accumulation.any())
         refuse("numerics.fast_accumulation",
