@@ -37,8 +37,8 @@ class RowwiseScaling final : public NativeScaling {
     void cast(const CastSource& source, int rows, int cols, int j, std::uint8_t* out, std::uint8_t* out_t, int ld_t,
               cudaStream_t s, float*) override {
         const RowScales& r = scales_[std::size_t(j)];
-        train::RowwiseTarget target{out,           r.scale_inv->ptr,   out_t,    ld_t, r.scale_inv_t->ptr,
-                                    r.scratch->ptr, amax_bits_.ptr + j, min_amax_};
+        train::RowwiseTarget target{
+            out, r.scale_inv->ptr, out_t, ld_t, r.scale_inv_t->ptr, r.scratch->ptr, amax_bits_.ptr + j, min_amax_};
         target.stats = stats_slot(j);
         train::rowwise_cast(source, rows, cols, target, s);
     }

@@ -157,9 +157,10 @@ TEST_CASE("recording numerics: what it costs a step, and where the GPU refuses i
         }
     std::sort(off_ms.begin(), off_ms.end());
     std::sort(on_ms.begin(), on_ms.end());
-    std::printf("numerics recording, %s, 4096-16384-4096 x 4096 tokens, delayed, 3 runs each alternately: median "
-                "step %.4f ms off (%.4f to %.4f), %.4f ms on (%.4f to %.4f): on/off %.4f\n",
-                on.device.c_str(), off_ms[1], off_ms[0], off_ms[2], on_ms[1], on_ms[0], on_ms[2], on_ms[1] / off_ms[1]);
+    std::printf(
+        "numerics recording, %s, 4096-16384-4096 x 4096 tokens, delayed, 3 runs each alternately: median "
+        "step %.4f ms off (%.4f to %.4f), %.4f ms on (%.4f to %.4f): on/off %.4f\n",
+        on.device.c_str(), off_ms[1], off_ms[0], off_ms[2], on_ms[1], on_ms[0], on_ms[2], on_ms[1] / off_ms[1]);
     CHECK(on.loss == off.loss);  // counting changes nothing it counts
     CHECK(!on.numerics.empty());
     CHECK(off.numerics.empty());
