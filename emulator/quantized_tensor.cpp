@@ -7,6 +7,7 @@
 #include <stdexcept>
 
 #include "emulator/bulk_loops.hpp"
+#include "emulator/code_decode.hpp"
 #include "emulator/convert.hpp"
 #include "emulator/parallel.hpp"
 
@@ -106,6 +107,15 @@ void QuantizedTensor::dequantize_into(std::span<float> out) const {
         value[c] = c < format->code_count() ? static_cast<float>(decode(*format, c)) : 0.0f;
     const std::size_t grid_cols = block_grid_cols();
     const std::size_t chunk_rows = std::max<std::size_t>(1, (std::size_t(1) << 15) / std::max<std::size_t>(cols, 1));
+    // FP8, FP6 and FP4 codes decode by arithmetic a row at a time (the same bits as the table).
+    if (const std::optional<CodeDecoder> d = code_decoder(*format, value); d && block.cols > 0) {
+        parallel_for_chunks(rows, chunk_rows, [&](std::size_t, std::size_t r0, std::size_t r1) {
+            for (std::size_t r = r0; r < r1; ++r)
+                decode_row(*d, codes.data() + r * cols, cols, block.cols,
+                           &block_scale_inv[(r / block.rows) * grid_cols], out.data() + r * cols);
+        });
+        return;
+    }
     parallel_for_chunks(rows, chunk_rows, [&](std::size_t, std::size_t r0, std::size_t r1) {
         for (std::size_t r = r0; r < r1; ++r)
             for (std::size_t bc = 0; bc < grid_cols; ++bc) {  // one scale per row segment of a block

@@ -1,0 +1,68 @@
+// SPDX-License-Identifier: Apache-2.0
+// The arithmetic decode of small float codes, cloned per CPU level.
+#include "emulator/code_decode.hpp"
+
+#include <bit>
+#include <cmath>
+
+#include "emulator/cpu_clones.hpp"
+
+namespace fp8lab::emu {
+namespace {
+
+// One block: normal codes as float32 bits put together from the fields, subnormal ones as
+// mantissa x the subnormal step (exact); then the scale. Returns whether any code was a
+// special (its value is then wrong here and patched by the caller).
+// (restrict: a byte pointer may alias anything, and without it the stores to out would
+// stop the loop from vectorising.)
+FP8LAB_INLINE bool decode_block(const CodeDecoder& d, const std::uint8_t* __restrict codes, std::size_t n, float scale,
+                                float* __restrict out) {
+    const int m_bits = d.mantissa_bits, sign_shift = 32 - d.total_bits;
+    const std::uint32_t mag_mask = (1u << (d.total_bits - 1)) - 1, m_mask = (1u << m_bits) - 1;
+    const std::uint32_t exponent_offset = std::uint32_t(127 - d.bias);
+    std::uint32_t special = 0;
+    for (std::size_t i = 0; i < n; ++i) {
+        const std::uint32_t c = codes[i], mag = c & mag_mask, e = mag >> m_bits, m = mag & m_mask;
+        const std::uint32_t normal = ((e + exponent_offset) << 23) | (m << (23 - m_bits));
+        const std::uint32_t subnormal = std::bit_cast<std::uint32_t>(float(std::int32_t(m)) * d.subnormal_step);
+        const std::uint32_t sign = (c << sign_shift) & 0x80000000u;
+        const std::uint32_t at_zero_exponent = 0u - std::uint32_t(e == 0);  // a mask: a select is a branch here
+        out[i] = std::bit_cast<float>((subnormal & at_zero_exponent) | (normal & ~at_zero_exponent) | sign) * scale;
+        special |= std::uint32_t(mag >= d.special_from);
+    }
+    return special != 0;
+}
+
+FP8LAB_CPU_CLONES void decode_row_loop(const CodeDecoder& d, const std::uint8_t* codes, std::size_t cols,
+                                       std::size_t block_cols, const float* scales, float* out) {
+    const std::uint32_t mag_mask = (1u << (d.total_bits - 1)) - 1;
+    for (std::size_t b = 0, c0 = 0; c0 < cols; ++b, c0 += block_cols) {
+        const std::size_t n = cols - c0 < block_cols ? cols - c0 : block_cols;
+        if (decode_block(d, codes + c0, n, scales[b], out + c0))
+            for (std::size_t i = c0; i < c0 + n; ++i)  // Inf and NaN from the table, with their bits
+                if ((codes[i] & mag_mask) >= d.special_from) out[i] = d.values[codes[i]] * scales[b];
+    }
+}
+
+}  // namespace
+
+std::optional<CodeDecoder> code_decoder(const Format& f, const float* values) {
+    if (f.total_bits > 8 || !f.has_sign || !f.has_negative_zero || !f.has_subnormals) return std::nullopt;
+    const int magnitude_bits = f.total_bits - 1;
+    std::uint32_t special_from = 1u << magnitude_bits;  // none
+    if (f.encoding == Encoding::Ieee)
+        special_from = ((1u << f.exponent_bits) - 1) << f.mantissa_bits;  // the all-ones exponent
+    else if (f.encoding == Encoding::FiniteNan)
+        special_from = (1u << magnitude_bits) - 1;  // the all-ones code
+    else if (f.encoding != Encoding::FiniteOnly)
+        return std::nullopt;
+    return CodeDecoder{
+        f.total_bits, f.mantissa_bits, f.bias, special_from, std::ldexp(1.0f, 1 - f.bias - f.mantissa_bits), values};
+}
+
+void decode_row(const CodeDecoder& d, const std::uint8_t* codes, std::size_t cols, std::size_t block_cols,
+                const float* scales, float* out) {
+    decode_row_loop(d, codes, cols, block_cols, scales, out);
+}
+
+}  // namespace fp8lab::emu
