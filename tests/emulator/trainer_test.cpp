@@ -9,6 +9,7 @@
 #include "emulator/amax_trace.hpp"
 #include "emulator/inference_quantization.hpp"
 #include "emulator/mlp_trainer.hpp"
+#include "tests/emulator/thread_counts.hpp"
 #include "emulator/parallel.hpp"
 
 using namespace fp8lab::emu;
@@ -226,11 +227,7 @@ TEST_CASE("fast accumulation's model changes FP8 GEMMs only, the same for any th
         CAPTURE(fast.forward);
         CAPTURE(fast.dgrad);
         c.numerics.fast_accumulation = fast;
-        set_max_threads(1);
-        const std::vector<float> one = train_mlp(c).loss;
-        set_max_threads(2);
-        const std::vector<float> two = train_mlp(c).loss;
-        set_max_threads(0);
+        const auto [one, two] = fp8lab::test::on_one_and_two_threads([&] { return train_mlp(c).loss; });
         CHECK(one == two);
         CHECK(one != promoted);
     }

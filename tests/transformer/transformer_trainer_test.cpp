@@ -13,6 +13,7 @@
 #include "emulator/cpu_training.hpp"
 #include "emulator/parallel.hpp"
 #include "emulator/text_corpus.hpp"
+#include "tests/emulator/thread_counts.hpp"
 #include "emulator/training_task.hpp"
 #include "emulator/transformer_trainer.hpp"
 
@@ -125,11 +126,7 @@ TEST_CASE("the same bits for any thread count, for each recipe") {
         Experiment e = tiny(Precision::Fp8, 4);
         set_recipe(e, recipe);
         e.model.transformer.width = 32, e.model.transformer.ffn = 64;
-        set_max_threads(1);
-        const std::vector<float> serial = train_on_cpu(e).loss;
-        set_max_threads(2);
-        const std::vector<float> parallel = train_on_cpu(e).loss;
-        set_max_threads(0);
+        const auto [serial, parallel] = fp8lab::test::on_one_and_two_threads([&] { return train_on_cpu(e).loss; });
         CHECK(serial == parallel);
     }
 }
@@ -139,11 +136,7 @@ TEST_CASE("fast accumulation's model changes the FP8 GEMMs' sums, the same for a
     set_recipe(e, Fp8Recipe::Current);
     const std::vector<float> promoted = train_on_cpu(e).loss;
     e.numerics.fast_accumulation = {true, true, true};
-    set_max_threads(1);
-    const std::vector<float> serial = train_on_cpu(e).loss;
-    set_max_threads(2);
-    const std::vector<float> parallel = train_on_cpu(e).loss;
-    set_max_threads(0);
+    const auto [serial, parallel] = fp8lab::test::on_one_and_two_threads([&] { return train_on_cpu(e).loss; });
     CHECK(serial == parallel);
     CHECK(serial != promoted);
     CHECK(std::abs(serial.back() - promoted.back()) < 0.05 * promoted.back());  // a few bits, not a new model
