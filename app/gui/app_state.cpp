@@ -17,7 +17,7 @@ StepState& CourseState::state_of(const labs::Lab& l, const labs::Step& s) {
         // Steps that can run on the GPU do so where one is ready; the switch says which.
         if (gpu.ready && s.supports(labs::Backend::Gpu)) st->backend = labs::Backend::Gpu;
         try {
-            st->text = parse_markdown(labs::render_placeholders(s.markdown));
+            st->text = parse_markdown(labs::render_placeholders(s.markdown, s.logic.text_values));
         } catch (const std::exception& e) {
             // The catalog checks placeholders when it loads, so this is a program error: show it.
             st->text = {{MarkdownBlock::Paragraph, 0, {}, {{l.file + ": " + e.what(), Style_Bold, {}}}}};

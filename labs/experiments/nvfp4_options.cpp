@@ -9,12 +9,20 @@
 #include "emulator/experiment.hpp"
 #include "emulator/quantize.hpp"
 #include "emulator/training_task.hpp"
+#include "labs/framework/table.hpp"
 
 namespace fp8lab::labs {
 namespace {
 
 // Features (the GEMM's outputs) and tokens (its contraction) of the gradient experiments.
 constexpr std::size_t kFeatures = 64, kTokens = 4096;
+// The sums' gradients: per block of 16, one value of +-kLarge and fifteen near kSmall.
+constexpr float kLarge = 1.0f, kSmall = 0.01f;
+// The weight cast both ways.
+constexpr std::size_t kWeightRows = 64, kWeightCols = 256;
+// The wgrad GEMM's activations: one token in kOutlierEvery kOutlierFactor times larger.
+constexpr std::size_t kOutlierEvery = 64;
+constexpr float kOutlierFactor = 20.0f;
 
 // NVFP4 as Transformer Engine's recipe with the three options as given.
 emu::Recipe nvfp4(bool weight_tiles, bool stochastic_gradients, bool hadamard_wgrad) {
@@ -47,7 +55,7 @@ std::pair<double, double> sum_errors(bool stochastic) {
     for (std::size_t f = 0; f < kFeatures; ++f)
         for (std::size_t k = 0; k < kTokens; ++k) {
             const std::size_t i = f * kTokens + k;
-            g[i] = k % 16 == 0 ? ((k / 16) % 2 ? -1.0f : 1.0f) : 0.01f * (1.0f + 0.5f * emu::normal_sample(9, i));
+            g[i] = k % 16 == 0 ? ((k / 16) % 2 ? -kLarge : kLarge) : kSmall * (1.0f + 0.5f * emu::normal_sample(9, i));
         }
     const Cast q = cast(g, kFeatures, kTokens, nvfp4(true, stochastic, false), emu::TensorRole::GradOutput, 11);
     double bias = 0, squares = 0;
@@ -67,7 +75,7 @@ std::pair<double, double> sum_errors(bool stochastic) {
 // A 64 x 256 weight cast as it is and as its transpose: the share of elements whose two
 // casts differ, in %.
 double transpose_differs(bool weight_tiles) {
-    constexpr std::size_t rows = 64, cols = 256;
+    constexpr std::size_t rows = kWeightRows, cols = kWeightCols;
     std::vector<float> w(rows * cols), wt(rows * cols);
     for (std::size_t i = 0; i < w.size(); ++i) w[i] = 0.02f * emu::normal_sample(41, i);
     for (std::size_t r = 0; r < rows; ++r)
@@ -89,7 +97,7 @@ std::pair<double, double> wgrad_errors(bool hadamard) {
     std::vector<float> gt(kFeatures * kTokens), xt(inputs * kTokens);
     for (std::size_t i = 0; i < gt.size(); ++i) gt[i] = emu::normal_sample(21, i);
     for (std::size_t i = 0; i < xt.size(); ++i)
-        xt[i] = emu::normal_sample(23, i) * (i % kTokens % 64 == 0 ? 20.0f : 1.0f);
+        xt[i] = emu::normal_sample(23, i) * (i % kTokens % kOutlierEvery == 0 ? kOutlierFactor : 1.0f);
     const emu::Recipe recipe = nvfp4(true, false, hadamard);
     const Cast g = cast(gt, kFeatures, kTokens, recipe, emu::TensorRole::GradOutput, 31);
     const Cast x = cast(xt, inputs, kTokens, recipe, emu::TensorRole::Input, 33);
@@ -109,13 +117,23 @@ std::pair<double, double> wgrad_errors(bool hadamard) {
 
 }  // namespace
 
+PlaceholderValues nvfp4_options_text_values() {
+    return {{"options.tokens", std::to_string(kTokens)},
+            {"options.large", number_text(kLarge)},
+            {"options.small", number_text(kSmall)},
+            {"options.weight", std::to_string(kWeightRows) + " x " + std::to_string(kWeightCols)},
+            {"options.outlier_every", std::to_string(kOutlierEvery)},
+            {"options.outlier_factor", number_text(kOutlierFactor)}};
+}
+
 std::vector<Nvfp4OptionEffect> measure_nvfp4_options() {
     const auto [bias_nearest, rms_nearest] = sum_errors(false);
     const auto [bias_stochastic, rms_stochastic] = sum_errors(true);
     const auto [flushed_plain, error_plain] = wgrad_errors(false);
     const auto [flushed_hadamard, error_hadamard] = wgrad_errors(true);
     return {
-        {"stochastic rounding of gradients", "sums over 4096 tokens: mean signed error", bias_nearest, bias_stochastic},
+        {"stochastic rounding of gradients", "sums over " + std::to_string(kTokens) + " tokens: mean signed error",
+         bias_nearest, bias_stochastic},
         {"stochastic rounding of gradients", "the same sums: RMS error", rms_nearest, rms_stochastic},
         {"16x16 weight tiles", "W and W^T cast: elements that differ", transpose_differs(false),
          transpose_differs(true)},

@@ -7,6 +7,8 @@
 #include <string>
 #include <vector>
 
+#include "labs/framework/placeholders.hpp"
+
 namespace fp8lab::labs {
 
 // One measurement: the option, what was measured (in %), without the option and with it.
@@ -17,5 +19,9 @@ struct Nvfp4OptionEffect {
 
 // Deterministic (fixed seeds): the same rows on every machine and thread count.
 std::vector<Nvfp4OptionEffect> measure_nvfp4_options();
+
+// The experiments' sizes for the step's prose ({{options.tokens}}, {{options.weight}},
+// ...), so that the text states what the code measures.
+PlaceholderValues nvfp4_options_text_values();
 
 }  // namespace fp8lab::labs

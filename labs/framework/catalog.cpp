@@ -50,8 +50,9 @@ Catalog build_catalog(const std::vector<SourceText>& texts, const std::vector<La
             errors.push_back(
                 {source.file, text.id_line, "lab " + emu::quoted_input(text.id) + " has text but no logic in code"});
 
-        auto check_placeholders = [&](const std::string& markdown, int first_line) {
-            for (const PlaceholderError& e : placeholder_errors(markdown))
+        auto check_placeholders = [&](const std::string& markdown, int first_line,
+                                      const PlaceholderValues& values = {}) {
+            for (const PlaceholderError& e : placeholder_errors(markdown, values))
                 errors.push_back({source.file, first_line + e.line - 1, e.what()});
         };
         Lab lab{text.id, text.title, source.file, text.introduction, {}};
@@ -67,7 +68,7 @@ Catalog build_catalog(const std::vector<SourceText>& texts, const std::vector<La
                     continue;
                 }
                 StepWords words = split_step_words(source.file, st.markdown, st.line + 1, errors);
-                check_placeholders(words.markdown, st.line + 1);
+                check_placeholders(words.markdown, st.line + 1, step->text_values);
                 std::optional<Exercise> exercise;
                 if (step->exercise && !words.exercise)
                     errors.push_back({source.file, st.line,

@@ -10,6 +10,7 @@
 
 #include "labs/framework/exercise.hpp"
 #include "labs/framework/parameters.hpp"
+#include "labs/framework/placeholders.hpp"
 #include "labs/framework/run_context.hpp"
 #include "labs/framework/step_output.hpp"
 #include "emulator/experiment.hpp"
@@ -34,6 +35,9 @@ struct StepLogic {
     // Every figure and table title the output can have; the words are in the step's
     // ~~~titles block, and the catalog checks the two against each other.
     std::vector<TitleSpec> titles;
+    // Values the step's prose quotes as {{name}}: the sizes of what its code measures, so
+    // that the text cannot state another number.
+    PlaceholderValues text_values = {};
     // The exercise is read from a recorded measurement: where that cannot be read there is
     // none, and the text's words for it go unused.
     bool exercise_from_recording = false;

@@ -294,6 +294,7 @@ void map_nvfp4_training(const Parameters& p, emu::Experiment& e) {
 StepLogic nvfp4_training() {
     StepLogic s;
     s.id = "nvfp4-training";
+    s.text_values = nvfp4_options_text_values();
     s.titles = {{"figure nvfp4-variants"}, {"table options"}, {"table final"}, {"figure ratio-to-bf16"}};
     s.parameters = {integer("steps", 20, 400, 40), toggle("weight_tiles", true), toggle("stochastic_gradients", true),
                     toggle("hadamard_wgrad", true), toggle("edge_layers_bf16", false)};

@@ -23,6 +23,7 @@
 #include "labs/framework/asset_files.hpp"
 #include "labs/experiments/crossover.hpp"
 #include "labs/experiments/inference_speed.hpp"
+#include "labs/experiments/nvfp4_options.hpp"
 #include "labs/experiments/transformer_speed.hpp"
 
 using namespace fp8lab;
@@ -972,4 +973,21 @@ TEST_CASE("lab 7, to your code: which recipe on which hardware, from the recipe 
     const Exercise& x = exercise(c, "block-scaling", "to-your-code");
     CHECK(x.check("1").correct);
     CHECK(x.check("2").hint.find("fp8lab emulates") != std::string::npos);
+}
+
+TEST_CASE("lab 8's NVFP4 step states the sizes its options table measures, from the code") {
+    const Catalog c = load_curriculum();
+    const Step* s = c.find("training")->find_step("nvfp4-training");
+    REQUIRE(s != nullptr);
+    const std::string text = labs::render_placeholders(s->markdown, s->logic.text_values);
+    const PlaceholderValues values = labs::nvfp4_options_text_values();
+    CHECK(text.find("{{") == std::string::npos);
+    CHECK(text.find("over " + values.at("options.tokens") + " tokens") != std::string::npos);
+    CHECK(text.find("a " + values.at("options.weight") + " weight") != std::string::npos);
+    CHECK(text.find(values.at("options.outlier_factor") + " times larger") != std::string::npos);
+    // The table's row names the same size.
+    bool row_says = false;
+    for (const labs::Nvfp4OptionEffect& e : labs::measure_nvfp4_options())
+        row_says = row_says || e.measure.find(values.at("options.tokens") + " tokens") != std::string::npos;
+    CHECK(row_says);
 }

@@ -662,7 +662,7 @@ TEST_CASE("every lab in labs/content loads, and every step runs with its default
         CHECK(!render_placeholders(lab.introduction).empty());
         for (const Step& s : lab.steps) {
             CAPTURE(lab.id + "/" + s.logic.id);
-            CHECK(render_placeholders(s.markdown).find("{{") == std::string::npos);
+            CHECK(render_placeholders(s.markdown, s.logic.text_values).find("{{") == std::string::npos);
             RunContext context;
             Parameters parameters(s.logic.parameters);
             const std::optional<std::int64_t> light = fp8lab::test::light_steps(s);
@@ -682,7 +682,8 @@ TEST_CASE("every lab in labs/content loads, and every step runs with its default
             // No sentence of the text ranks runs that the step's own table finds within the
             // spread of the seeds (at the defaults the text describes).
             if (!light)
-                for (const std::string& sentence : rankings_within_spread(render_placeholders(s.markdown), out))
+                for (const std::string& sentence :
+                     rankings_within_spread(render_placeholders(s.markdown, s.logic.text_values), out))
                     FAIL_CHECK("the text ranks a run within the spread: \"" << sentence << "\"");
             // What a student sees before answering never states a numeric answer; the parts
             // the step names as giving it away are hidden (and only those: an instructor, or
