@@ -97,6 +97,7 @@ class Run {
         TrainerResult result;
         if (record_trace_) result.trace.header = {{"source", "fp8lab CPU emulator"}, {"experiment", describe(c_)}};
         if (record_numerics_) quantizer_.log_numerics(&result.numerics);
+        quantizer_.fill_histograms(record_trace_);
         std::vector<Matrix> start;
         for (const Layer& layer : layers_) start.push_back(layer.weight);
         for (int step = 0; step < c_.steps; ++step) {

@@ -57,7 +57,7 @@ QuantizedTensor OperandQuantizer::quantize_codes(const std::string& tensor, Tens
         const bool transformed = recipe_.hadamard_wgrad && wgrad_operand && cols % 16 == 0;
         r.amax = transformed ? amax(x) : q.tensor_amax();
         r.scale = scale_used;
-        fill_histogram(r, x);
+        if (histograms_) fill_histogram(r, x);
         trace->records.push_back(std::move(r));
     }
     return q;

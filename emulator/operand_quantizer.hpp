@@ -45,6 +45,9 @@ class OperandQuantizer {
     // From now on every traced cast (trace not null) also appends its numerics to `log`
     // (null: none are kept).
     void log_numerics(std::vector<TensorNumerics>* log) { numerics_ = log; }
+    // Whether traced casts fill their record's log2 histogram (the trace file's); off when
+    // the trace only carries the numerics, whose counts do not need it (a pass over x).
+    void fill_histograms(bool on) { histograms_ = on; }
 
     // Ends a training step: delayed scaling computes the scales of the next one.
     void end_step();
@@ -68,6 +71,7 @@ class OperandQuantizer {
     std::uint64_t gradient_elements_ = 0, gradients_flushed_ = 0, gradients_zero_ = 0;
     std::uint64_t input_elements_ = 0, inputs_flushed_ = 0, inputs_subnormal_ = 0;  // forward operands only
     std::vector<TensorNumerics>* numerics_ = nullptr;
+    bool histograms_ = true;
 };
 
 }  // namespace fp8lab::emu

@@ -99,6 +99,7 @@ class TransformerRun {
         result.text.emplace();
         TextReport& report = *result.text;
         if (record_numerics_) quantizer_.log_numerics(&result.numerics);
+        quantizer_.fill_histograms(record_trace_);
         report.corpus = corpus_.description;
         report.parameters = transformer_parameters(t_);
         if (record_trace_) result.trace.header = {{"source", "fp8lab CPU emulator"}, {"experiment", describe(e_)}};

@@ -60,6 +60,9 @@ bool block_scaled(emu::Fp8Recipe recipe);
 // run (cuBLASLt's FP8 kernels need every GEMM dimension to be a positive multiple of 16),
 // and the GPU-only settings out of range: nothing is dropped or replaced silently.
 void validate(const GpuRun& run);
+// Whether the GPU counts this run's casts with record_numerics on: empty when it does, else
+// validate's reason (its own line), e.g. for the emulated path. The run itself must be valid.
+std::string numerics_refusal(const GpuRun& run);
 
 // The experiment `fp8lab bench gpu` and the crossover sweep measure at d, h and M: one
 // hidden layer, delayed scaling with a history of 16, fast accumulation in the forward

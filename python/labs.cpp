@@ -47,7 +47,7 @@ py::object cell_object(const labs::Cell& cell) {
 py::dict axis_dict(const labs::Axis& a) {
     py::dict d;
     d["label"] = a.label;
-    d["scale"] = labs::axis_scale_name(a.scale);
+    d["scale"] = std::string(enum_name(a.scale));
     d["min"] = a.min ? py::object(py::float_(*a.min)) : py::object(py::none());
     d["max"] = a.max ? py::object(py::float_(*a.max)) : py::object(py::none());
     d["categories"] = a.categories;
@@ -64,7 +64,7 @@ py::dict figure_dict(const labs::Figure& f) {
     for (const labs::Series& s : f.series) {
         py::dict o;
         o["name"] = s.name;
-        o["kind"] = labs::series_kind_name(s.kind);
+        o["kind"] = std::string(enum_name(s.kind));
         o["x"] = doubles(s.x);
         o["y"] = doubles(s.y);
         if (!s.y_upper.empty()) o["y_upper"] = doubles(s.y_upper);

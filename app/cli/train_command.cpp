@@ -170,16 +170,9 @@ int train_on_gpu(const emu::Experiment& e, const TrainArgs& args) {
     gpu::GpuRun config{e};
     config.record_trace = !args.trace.empty();
     config.record_numerics = !args.stats.empty();
-    if (config.record_trace && !config.record_numerics && e.numerics.precision == emu::Precision::Fp8) {
-        // A trace carries the numerics where the GPU counts them; elsewhere it has none.
-        gpu::GpuRun counting = config;
-        counting.record_numerics = true;
-        try {
-            gpu::validate(counting);
-            config.record_numerics = true;
-        } catch (const std::invalid_argument&) {
-        }
-    }
+    // A trace carries the numerics where the GPU counts them; elsewhere it has none.
+    if (config.record_trace && !config.record_numerics && e.numerics.precision == emu::Precision::Fp8)
+        config.record_numerics = gpu::numerics_refusal(config).empty();
     try {
         gpu::validate(config);
     } catch (const std::invalid_argument& err) {

@@ -147,6 +147,19 @@ void validate(const GpuRun& run) {
     }
 }
 
+std::string numerics_refusal(const GpuRun& run) {
+    GpuRun counting = run;
+    counting.record_numerics = true;
+    try {
+        validate(counting);
+        return {};
+    } catch (const std::invalid_argument& why) {
+        const std::string text = why.what();
+        const std::size_t at = std::min(text.find("numerics recording"), text.size());
+        return text.substr(at, text.find('\n', at) - at);
+    }
+}
+
 emu::Experiment gpu_bench_experiment(int input_dim, int hidden_dim, int tokens) {
     emu::Experiment e;
     e.model.input = e.model.output = input_dim;

@@ -4,42 +4,6 @@
 
 namespace fp8lab::labs {
 
-const char* axis_scale_name(AxisScale scale) {
-    switch (scale) {
-    case AxisScale::Linear:
-        return "linear";
-    case AxisScale::Log10:
-        return "log10";
-    case AxisScale::Log2:
-        return "log2";
-    case AxisScale::SymLog:
-        return "symlog";
-    }
-    return "?";
-}
-
-const char* series_kind_name(SeriesKind kind) {
-    switch (kind) {
-    case SeriesKind::Line:
-        return "line";
-    case SeriesKind::Scatter:
-        return "scatter";
-    case SeriesKind::Stairs:
-        return "stairs";
-    case SeriesKind::VerticalLines:
-        return "vertical-lines";
-    case SeriesKind::Band:
-        return "band";
-    case SeriesKind::Bars:
-        return "bars";
-    case SeriesKind::Histogram:
-        return "histogram";
-    case SeriesKind::Heatmap:
-        return "heatmap";
-    }
-    return "?";
-}
-
 Rgb palette_colour(int index) {
     const int n = int(kOkabeIto.size());
     return kOkabeIto[std::size_t(((index % n) + n) % n)];
@@ -89,3 +53,26 @@ std::vector<double> step_numbers(std::size_t n) {
 }
 
 }  // namespace fp8lab::labs
+
+namespace fp8lab {
+
+template <>
+std::span<const EnumName<labs::AxisScale>> enum_names<labs::AxisScale>() {
+    static constexpr EnumName<labs::AxisScale> table[] = {{labs::AxisScale::Linear, "linear"},
+                                                          {labs::AxisScale::Log10, "log10"},
+                                                          {labs::AxisScale::Log2, "log2"},
+                                                          {labs::AxisScale::SymLog, "symlog"}};
+    return table;
+}
+
+template <>
+std::span<const EnumName<labs::SeriesKind>> enum_names<labs::SeriesKind>() {
+    static constexpr EnumName<labs::SeriesKind> table[] = {
+        {labs::SeriesKind::Line, "line"},           {labs::SeriesKind::Scatter, "scatter"},
+        {labs::SeriesKind::Stairs, "stairs"},       {labs::SeriesKind::VerticalLines, "vertical-lines"},
+        {labs::SeriesKind::Band, "band"},           {labs::SeriesKind::Bars, "bars"},
+        {labs::SeriesKind::Histogram, "histogram"}, {labs::SeriesKind::Heatmap, "heatmap"}};
+    return table;
+}
+
+}  // namespace fp8lab

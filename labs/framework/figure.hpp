@@ -9,6 +9,8 @@
 #include <string>
 #include <vector>
 
+#include "emulator/enum_names.hpp"
+
 namespace fp8lab::labs {
 
 enum class AxisScale {
@@ -38,11 +40,6 @@ enum class SeriesKind {
     Histogram,      // bins: edges in x (one more than y), counts in y
     Heatmap,        // cells row-major in values, rows x columns, over the x/y extents
 };
-
-// Names for files and the Python module: "linear", "log10", "log2", "symlog"; "line",
-// "scatter", "stairs", "vertical-lines", "band", "bars", "histogram", "heatmap".
-const char* axis_scale_name(AxisScale scale);
-const char* series_kind_name(SeriesKind kind);
 
 // Okabe-Ito, safe for the common colour-vision deficiencies; colour indices refer to it.
 struct Rgb {
@@ -110,3 +107,12 @@ struct CategoryBars {
 };
 
 }  // namespace fp8lab::labs
+
+// The names the Python module gives them (enum_name): "linear", "log10", "log2", "symlog";
+// "line", "scatter", "stairs", "vertical-lines", "band", "bars", "histogram", "heatmap".
+namespace fp8lab {
+template <>
+std::span<const EnumName<labs::AxisScale>> enum_names<labs::AxisScale>();
+template <>
+std::span<const EnumName<labs::SeriesKind>> enum_names<labs::SeriesKind>();
+}  // namespace fp8lab

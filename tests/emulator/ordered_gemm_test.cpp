@@ -47,21 +47,30 @@ bool same(float a, float b) {
     return std::bit_cast<std::uint32_t>(a) == std::bit_cast<std::uint32_t>(b) || (std::isnan(a) && std::isnan(b));
 }
 
-// lhs * rhs by the ordered GEMM, in chunks of `chunk` columns as the trainer runs it,
-// against Eigen's single product; returns the number of differing elements.
+// The result of `gemm(begin, end, dst)` run over column chunks of `chunk`, as the trainer
+// runs it, against want(i, j): the number of elements that differ.
+template <class Gemm, class Want>
+int chunked_mismatches(Eigen::Index rows, Eigen::Index cols, Eigen::Index chunk, Gemm gemm, Want want) {
+    Matrix got = Matrix::Constant(rows, cols, 12345.0f);
+    for (Eigen::Index begin = 0; begin < cols; begin += chunk) gemm(begin, std::min(begin + chunk, cols), got);
+    int count = 0;
+    for (Eigen::Index i = 0; i < rows; ++i)
+        for (Eigen::Index j = 0; j < cols; ++j) count += !same(got(i, j), want(i, j));
+    return count;
+}
+
+// lhs * rhs by the ordered GEMM against Eigen's single product.
 template <class Lhs, class Rhs>
 int differences(const Lhs& lhs, const Rhs& rhs, Eigen::Index chunk) {
     Matrix expected(lhs.rows(), rhs.cols());
     expected.noalias() = lhs * rhs;
-    Matrix got = Matrix::Constant(lhs.rows(), rhs.cols(), 12345.0f);
-    for (Eigen::Index begin = 0; begin < rhs.cols(); begin += chunk) {
-        const Eigen::Index end = std::min(begin + chunk, rhs.cols());
-        panel_ordered_gemm(strided(lhs), strided(rhs), got.data(), got.cols(),
-                           eigen_depth_panel(lhs.rows(), end - begin, lhs.cols()), begin, end);
-    }
-    int count = 0;
-    for (Eigen::Index i = 0; i < got.size(); ++i) count += !same(got.data()[i], expected.data()[i]);
-    return count;
+    return chunked_mismatches(
+        lhs.rows(), rhs.cols(), chunk,
+        [&](Eigen::Index begin, Eigen::Index end, Matrix& got) {
+            panel_ordered_gemm(strided(lhs), strided(rhs), got.data(), got.cols(),
+                               eigen_depth_panel(lhs.rows(), end - begin, lhs.cols()), begin, end);
+        },
+        [&](Eigen::Index i, Eigen::Index j) { return expected(i, j); });
 }
 
 }  // namespace
@@ -136,15 +145,12 @@ float narrow_dot(const Lhs& lhs, const Rhs& rhs, Eigen::Index i, Eigen::Index j,
 
 template <class Lhs, class Rhs>
 int narrow_differences(const Lhs& lhs, const Rhs& rhs, Eigen::Index chunk, int fraction_bits) {
-    Matrix got = Matrix::Constant(lhs.rows(), rhs.cols(), 12345.0f);
-    for (Eigen::Index begin = 0; begin < rhs.cols(); begin += chunk)
-        narrow_accumulator_gemm(strided(lhs), strided(rhs), got.data(), got.cols(), fraction_bits, begin,
-                                std::min(begin + chunk, rhs.cols()));
-    int count = 0;
-    for (Eigen::Index i = 0; i < got.rows(); ++i)
-        for (Eigen::Index j = 0; j < got.cols(); ++j)
-            count += !same(got(i, j), narrow_dot(lhs, rhs, i, j, fraction_bits));
-    return count;
+    return chunked_mismatches(
+        lhs.rows(), rhs.cols(), chunk,
+        [&](Eigen::Index begin, Eigen::Index end, Matrix& got) {
+            narrow_accumulator_gemm(strided(lhs), strided(rhs), got.data(), got.cols(), fraction_bits, begin, end);
+        },
+        [&](Eigen::Index i, Eigen::Index j) { return narrow_dot(lhs, rhs, i, j, fraction_bits); });
 }
 
 }  // namespace

@@ -170,3 +170,12 @@ TEST_CASE("recording numerics: what it costs a step, and where the GPU refuses i
     CHECK_THROWS_WITH_AS(gpu::validate(refused), doctest::Contains("numerics recording (--stats)"),
                          std::invalid_argument);
 }
+
+TEST_CASE("whether the GPU counts a run's casts is validate's answer, its reason one line") {
+    CHECK(gpu::numerics_refusal(small_run(emu::Fp8Recipe::Delayed)).empty());
+    CHECK(gpu::numerics_refusal(small_run(emu::Fp8Recipe::Rowwise)).empty());
+    const std::string mx = gpu::numerics_refusal(small_run(emu::Fp8Recipe::MxRceil));
+    CHECK(mx.rfind("numerics recording (--stats): ", 0) == 0);
+    CHECK(mx.find("emulated path") != std::string::npos);
+    CHECK(mx.find('\n') == std::string::npos);
+}
