@@ -45,8 +45,8 @@ struct GpuRun {
     bool use_graph = true;     // replay the captured step; false launches each kernel
     bool record_trace = true;  // FP8: amax and scale of every tensor at every step
     bool text_report = true;   // the transformer: validation loss and samples (speed runs leave them out)
-    // FP8 on the MLP's native path (delayed, current, blockwise, rowwise): every cast's
-    // numerics, counted in the cast kernels (train --stats). Off, the kernels skip that work.
+    // FP8, either model, either path: every recorded cast's numerics (those the CPU trainer
+    // records), counted in the cast kernels (train --stats). Off, the kernels skip that work.
     bool record_numerics = false;
 };
 
@@ -60,9 +60,6 @@ bool block_scaled(emu::Fp8Recipe recipe);
 // run (cuBLASLt's FP8 kernels need every GEMM dimension to be a positive multiple of 16),
 // and the GPU-only settings out of range: nothing is dropped or replaced silently.
 void validate(const GpuRun& run);
-// Whether the GPU counts this run's casts with record_numerics on: empty when it does, else
-// validate's reason (its own line), e.g. for the emulated path. The run itself must be valid.
-std::string numerics_refusal(const GpuRun& run);
 
 // The experiment `fp8lab bench gpu` and the crossover sweep measure at d, h and M: one
 // hidden layer, delayed scaling with a history of 16, fast accumulation in the forward

@@ -169,10 +169,9 @@ int train_on_cpu(const emu::Experiment& e, const TrainArgs& args) {
 int train_on_gpu(const emu::Experiment& e, const TrainArgs& args) {
     gpu::GpuRun config{e};
     config.record_trace = !args.trace.empty();
-    config.record_numerics = !args.stats.empty();
-    // A trace carries the numerics where the GPU counts them; elsewhere it has none.
-    if (config.record_trace && !config.record_numerics && e.numerics.precision == emu::Precision::Fp8)
-        config.record_numerics = gpu::numerics_refusal(config).empty();
+    // A trace carries the numerics too, as on the CPU.
+    config.record_numerics =
+        !args.stats.empty() || (config.record_trace && e.numerics.precision == emu::Precision::Fp8);
     try {
         gpu::validate(config);
     } catch (const std::invalid_argument& err) {

@@ -1,7 +1,7 @@
 // SPDX-License-Identifier: Apache-2.0
 // A cast's numerics counted where the cast happens: each thread tallies its elements, each
 // block sums its threads' tallies and adds them to one of the tensor's kStatsLanes copies
-// of its CastStats (the per-tensor cast kernel, with recording on).
+// of its CastStats (the native casts and the emulated ones, with recording on).
 #pragma once
 
 #include <cuda_fp16.h>
@@ -34,6 +34,19 @@ struct CastTally {
         count(x, code, decoded, scale, scale_inv, format);
     }
 
+    // One element whose fate the caller decided (the emulated casts, any element format):
+    // x before the cast, and its dequantised value.
+    __device__ void add_flags(float x, bool flushed_to_zero, bool past_largest, bool subnormal_code,
+                              float dequantised) {
+        zeros += x == 0.0f;
+        flushed += flushed_to_zero;
+        saturated += past_largest;
+        subnormal += subnormal_code;
+        const float d = dequantised - x;
+        error_squares = fmaf(d, d, error_squares);
+        value_squares = fmaf(x, x, value_squares);
+    }
+
   private:
     __device__ void count(float x, std::uint32_t code, float decoded, float scale, float scale_inv,
                           __nv_fp8_interpretation_t format) {
@@ -45,18 +58,27 @@ struct CastTally {
         const unsigned magnitude = code & 0x7fu;
         const float scaled = fabsf(__fmul_rn(x, scale));
         const bool finite = scaled <= FLT_MAX;  // false for Inf and NaN
-        zeros += x == 0.0f;
-        flushed += finite && scaled != 0.0f && magnitude == 0;
-        saturated += finite && (e4m3 ? scaled > past : scaled >= past);
-        subnormal += finite && magnitude != 0 && magnitude < first_normal;
-        const float d = __fmul_rn(decoded, scale_inv) - x;
-        error_squares = fmaf(d, d, error_squares);
-        value_squares = fmaf(x, x, value_squares);
+        add_flags(x, finite && scaled != 0.0f && magnitude == 0, finite && (e4m3 ? scaled > past : scaled >= past),
+                  finite && magnitude != 0 && magnitude < first_normal, __fmul_rn(decoded, scale_inv));
     }
 };
 
+// A tensor's kStatsLanes copies summed into one record, and cleared for the next step.
+__device__ inline CastStats take_lanes(CastStats* lanes) {
+    CastStats sum;
+    for (int lane = 0; lane < kStatsLanes; ++lane) {
+        CastStats& l = lanes[lane];
+        sum.zeros += l.zeros, sum.flushed += l.flushed, sum.saturated += l.saturated;
+        sum.subnormal += l.subnormal, sum.error_squares += l.error_squares;
+        sum.value_squares += l.value_squares;
+        l = CastStats{};
+    }
+    return sum;
+}
+
 // Sums the block's tallies (every thread calls it, at most 32 warps) and adds the sum to
-// lanes[block index mod kStatsLanes].
+// lanes[block index mod kStatsLanes]. Two calls in one kernel need a __syncthreads()
+// between them: thread 0 may still be reading the first call's shared sums.
 __device__ inline void publish_stats(CastTally t, CastStats* lanes) {
     __shared__ unsigned counts[4][32];
     __shared__ float sums[2][32];

@@ -8,6 +8,7 @@
 #include <stdexcept>
 
 #include "gpu/src/cast_source.cuh"
+#include "gpu/src/cast_stats.cuh"
 #include "gpu/src/emulated_cast.hpp"
 
 namespace fp8lab::gpu::train {
@@ -58,14 +59,46 @@ __device__ inline void write_tensor_factor(const EmulatedCast& e, const vq::Para
     *e.tensor_factor = factor;
 }
 
+// Whether x * multiplier (finite, its code at the format's largest magnitude) rounded past
+// the largest value before saturation, under stochastic rounding (its bits decide). Rare,
+// so not inlined: one copy serves every kernel variant.
+__device__ __noinline__ bool stochastic_past_largest(emu::detail::Float32KernelConstants k, std::uint64_t seed,
+                                                     int random_bits, std::uint32_t scaled_bits, std::uint64_t index) {
+    return emu::detail::rounded_magnitude<emu::RoundingMode::Stochastic>(
+               scaled_bits & 0x7FFFFFFFu, scaled_bits >> 31, k, emu::stochastic_bits(seed, index, random_bits),
+               random_bits) > k.max_magnitude;
+}
+
+// One element's numerics (recording on), as emu::count_range counts them: flushed (a
+// finite non-zero x * multiplier whose code has magnitude 0) and subnormal from the code
+// itself (saturation only moves magnitudes past the largest); past the largest value by
+// one comparison for nearest-even rounding, by the stochastic bits otherwise.
+template <vq::ElementCast C>
+__device__ inline void tally_element(const vq::Params& p, float x, const vq::BlockScale& bs, std::uint32_t code,
+                                     float decoded, std::uint64_t index, CastTally& tally) {
+    const std::uint32_t scaled = __float_as_uint(__fmul_rn(x, bs.multiplier)), a = scaled & 0x7FFFFFFFu;
+    const std::uint32_t magnitude = code & ((1u << p.element.sign_shift) - 1u);
+    const bool finite = a < 0x7F800000u;
+    bool past;
+    if constexpr (C == vq::ElementCast::Stochastic)
+        past = finite && magnitude >= p.element.max_magnitude &&
+               stochastic_past_largest(p.element, p.seed, p.random_bits, scaled, index);
+    else
+        past = finite && a >= p.element_past_bits;
+    tally.add_flags(x, finite && a != 0 && magnitude == 0, past,
+                    finite && magnitude != 0 && magnitude < p.element_first_normal, decoded * bs.scale_inv);
+}
+
 // Casts one vector: v holds `count` values (zeros after) from (r, c) of the stored rows x
 // cols tensor, along the row (Columns false) or down the column, and writes their BF16
 // operand values at the same places. Returns the vector's amax (before any transform).
 // Vector (16 or 32) is a template argument: with the loops unrolled to the vector's own
 // length, a 16-element cast issues no instructions for the slots it does not have.
+// `tally` (recording on, else null) gets the elements' numerics.
 template <bool Columns, int Vector>
 __device__ inline float cast_vector(const EmulatedCast& e, const vq::Params& p, float (&v)[Vector], int r, int c,
-                                    int count, int rows, int cols, const float* values, const float* e4m3_values) {
+                                    int count, int rows, int cols, const float* values, const float* e4m3_values,
+                                    CastTally* tally) {
     float plain_amax = 0.0f;
 #pragma unroll
     for (int j = 0; j < Vector; ++j) plain_amax = fmaxf(plain_amax, fabsf(v[j]));  // fmaxf skips NaN, keeps Inf
@@ -106,6 +139,8 @@ __device__ inline float cast_vector(const EmulatedCast& e, const vq::Params& p, 
                 const std::uint64_t index = std::uint64_t(l_row) * l_cols + l_start + j;
                 const std::uint32_t code = vq::cast_element_as<decltype(kind)::value>(p, v[j], bs.multiplier, index);
                 if (e.codes && j < count) e.codes[index] = std::uint8_t(code);
+                if (tally && j < count)
+                    tally_element<decltype(kind)::value>(p, v[j], bs, code, values[code], index, *tally);
                 // exact: see vector_quantize.hpp
                 out[j] = __float2bfloat16_rn(j < count ? values[code] * bs.part : 0.0f);
             }
@@ -152,6 +187,7 @@ __global__ void __launch_bounds__(kThreads) emulated_cast_kernel(CastSource s, i
     const unsigned total = per_line * unsigned(Columns ? cols : rows);
     const unsigned t = blockIdx.x * unsigned(kThreads) + threadIdx.x;
     float local_amax = 0.0f;
+    CastTally tally;
     if (t < total) {
         // Columns: consecutive threads take consecutive columns (coalesced loads).
         const int line = int(Columns ? t % unsigned(cols) : t / per_line);
@@ -160,10 +196,12 @@ __global__ void __launch_bounds__(kThreads) emulated_cast_kernel(CastSource s, i
         const int r = Columns ? start : line, c = Columns ? line : start;
         float v[Vector];
         load_vector<K, Columns, Vector>(s, r, c, count, v);
-        local_amax = cast_vector<Columns, Vector>(e, p, v, r, c, count, rows, cols, values, e4m3_values);
+        local_amax = cast_vector<Columns, Vector>(e, p, v, r, c, count, rows, cols, values, e4m3_values,
+                                                  e.stats ? &tally : nullptr);
         if (t == 0) write_tensor_factor(e, p);
     }
     if (e.amax_bits) publish_amax<kThreads / 32>(local_amax, e.amax_bits);
+    if (e.stats) publish_stats(tally, e.stats);
 }
 
 // Both casts of one tensor whose GEMMs contract over different dimensions (16-element
@@ -191,19 +229,22 @@ __global__ void __launch_bounds__(kPairThreads)
     __syncthreads();
     const bool first = blockIdx.x == 0 && blockIdx.y == 0 && tx == 0;
     const vq::Params pc = params_at_step(down_columns);
-    const float column_amax =
-        cast_vector<true, 16>(down_columns, pc, v, r0, c, 16, rows, cols, column_values, e4m3_values);
+    CastTally column_tally, row_tally;
+    const float column_amax = cast_vector<true, 16>(down_columns, pc, v, r0, c, 16, rows, cols, column_values,
+                                                    e4m3_values, down_columns.stats ? &column_tally : nullptr);
     if (first) write_tensor_factor(down_columns, pc);
     const int row = tx / 8, k = tx % 8;  // this thread's row vector: row `row`, columns 16k..16k+15 of the tile
 #pragma unroll
     for (int j = 0; j < 16; ++j) v[j] = tile[row * kPairStride + k * 17 + j];
     const vq::Params pr = params_at_step(along_rows);
-    const float row_amax =
-        cast_vector<false, 16>(along_rows, pr, v, r0 + row, c0 + 16 * k, 16, rows, cols, row_values, e4m3_values);
+    const float row_amax = cast_vector<false, 16>(along_rows, pr, v, r0 + row, c0 + 16 * k, 16, rows, cols, row_values,
+                                                  e4m3_values, along_rows.stats ? &row_tally : nullptr);
     if (first) write_tensor_factor(along_rows, pr);
     if (along_rows.amax_bits) publish_amax<kPairThreads / 32>(row_amax, along_rows.amax_bits);
-    __syncthreads();  // publish_amax's shared slots are used again below
+    if (along_rows.stats) publish_stats(row_tally, along_rows.stats);
+    __syncthreads();  // publish_amax's and publish_stats's shared slots are used again below
     if (down_columns.amax_bits) publish_amax<kPairThreads / 32>(column_amax, down_columns.amax_bits);
+    if (down_columns.stats) publish_stats(column_tally, down_columns.stats);
 }
 
 // One thread per 16-element segment: along a row when a block spans 16 columns or more,
@@ -274,6 +315,8 @@ void emulated_cast(const CastSource& s, int rows, int cols, const EmulatedCast& 
     const std::size_t threads = std::size_t((along + e.vector - 1) / e.vector) * (e.columns ? cols : rows);
     if (e.vector != 16 && e.vector != 32) throw std::invalid_argument("emulated_cast: vectors are 16 or 32 long");
     if (threads + kThreads > std::size_t(1) << 31) throw std::invalid_argument("emulated_cast: tensor too large");
+    if (e.stats && e.params.hadamard)
+        throw std::invalid_argument("emulated_cast: no numerics for a Hadamard-transformed cast");
     with_source_kind(s.kind, [&](auto kind) {
         constexpr Source K = decltype(kind)::value;
         const auto launch = [&](auto kernel) {
@@ -296,6 +339,8 @@ void emulated_cast_pair(const CastSource& s, int rows, int cols, const EmulatedC
                         const EmulatedCast& down_columns, cudaStream_t stream) {
     if (!can_cast_pair(rows, cols, along_rows, down_columns))
         throw std::invalid_argument("emulated_cast_pair: not a pair of 16-element casts of a 16 x 128 tiled tensor");
+    if ((along_rows.stats && along_rows.params.hadamard) || (down_columns.stats && down_columns.params.hadamard))
+        throw std::invalid_argument("emulated_cast_pair: no numerics for a Hadamard-transformed cast");
     const dim3 grid(unsigned(cols / kPairThreads), unsigned(rows / 16));
     with_source_kind(s.kind, [&](auto kind) {
         emulated_cast_pair_kernel<decltype(kind)::value>

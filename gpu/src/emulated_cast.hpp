@@ -39,6 +39,9 @@ struct EmulatedCast {
     void* out = nullptr;                    // BF16 rows x cols: value(code) * the block's part
     float* tensor_factor = nullptr;         // the tensor's part of the dequantisation (GEMM alpha), may be null
     unsigned* amax_bits = nullptr;          // max |x| of the tensor (delayed scaling's record), may be null
+    // Numerics recording: kStatsLanes copies of the tensor's counts to add this cast's to
+    // (not with the Hadamard transform: its elements are not the tensor's), may be null.
+    CastStats* stats = nullptr;
     // For the tests: codes in the emulator's tensor order and every block's scale_inv in the
     // emulator's block order (either may be null).
     std::uint8_t* codes = nullptr;

@@ -126,7 +126,9 @@ class GpuEmulatedMlp final : public MlpStep {
                            history_ ? history_->ptr : nullptr,
                            numerators_ ? numerators_->ptr : nullptr,
                            trace_amax_ ? trace_amax_->ptr : nullptr,
-                           trace_scale_ ? trace_scale_->ptr : nullptr};
+                           trace_scale_ ? trace_scale_->ptr : nullptr,
+                           stats_ ? stats_->ptr : nullptr,
+                           trace_stats_ ? trace_stats_->ptr : nullptr};
             end.tensors = tensors_;
             end.history_length = n_.delayed.history_length;
             end.algorithm_max = n_.delayed.algorithm == emu::AmaxAlgorithm::Max;
@@ -156,6 +158,26 @@ class GpuEmulatedMlp final : public MlpStep {
             result.trace = trace(steps_done, result.device);
         result.loss_scale = loss_scales(steps_done);
         result.skipped_steps = skipped_steps(steps_done);
+        if (trace_stats_) result.numerics = numerics(steps_done);
+    }
+
+    // Every FP8 tensor's cast counts at every step, as the CPU trainer records them (the
+    // BF16 edge layers have none).
+    std::vector<emu::TensorNumerics> numerics(int steps_done) const {
+        const std::vector<float> amax = read(*trace_amax_, steps_done * tensors_);
+        const std::vector<float> scale = read(*trace_scale_, steps_done * tensors_);
+        const std::vector<CastStats> stats = read(*trace_stats_, steps_done * tensors_);
+        std::vector<std::uint64_t>
+            elements;  // a layer's input (tokens x in), weight (out x in), gradient (tokens x out)
+        for (const LayerShape& l : shapes_)
+            for (const std::uint64_t n :
+                 {std::uint64_t(rows_) * l.in, std::uint64_t(l.out) * l.in, std::uint64_t(rows_) * l.out})
+                elements.push_back(n);
+        std::vector<emu::TensorNumerics> all, out;
+        append_numerics(all, stats, amax, scale, elements, steps_done, tensors_);
+        for (std::size_t k = 0; k < all.size(); ++k)
+            if (!layers_[(k % std::size_t(tensors_)) / 3].edge) out.push_back(std::move(all[k]));
+        return out;
     }
 
     emu::AmaxTrace trace(int steps_done, const std::string& device) const {
@@ -268,9 +290,15 @@ class GpuEmulatedMlp final : public MlpStep {
         numerators_ = std::make_unique<DeviceBuffer<float>>(numerators.size());
         FP8LAB_CUDA_CHECK(
             cudaMemcpy(numerators_->ptr, numerators.data(), numerators.size() * sizeof(float), cudaMemcpyHostToDevice));
-        if (c_.record_trace) {
+        if (c_.record_trace || c_.record_numerics) {
             trace_amax_ = std::make_unique<DeviceBuffer<float>>(std::size_t(c_.experiment.steps) * tensors_);
             trace_scale_ = std::make_unique<DeviceBuffer<float>>(trace_amax_->count);
+        }
+        if (c_.record_numerics) {
+            stats_ = std::make_unique<DeviceBuffer<CastStats>>(std::size_t(tensors_) * train::kStatsLanes);
+            trace_stats_ = std::make_unique<DeviceBuffer<CastStats>>(std::size_t(c_.experiment.steps) * tensors_);
+            FP8LAB_CUDA_CHECK(cudaMemset(stats_->ptr, 0, stats_->count * sizeof(CastStats)));
+            FP8LAB_CUDA_CHECK(cudaMemset(trace_stats_->ptr, 0, trace_stats_->count * sizeof(CastStats)));
         }
     }
 
@@ -321,6 +349,8 @@ class GpuEmulatedMlp final : public MlpStep {
         if (per_tensor_scale) e.tensor_scaling = scaling_.ptr + j;
         if (!(per_tensor_scale && !delayed_) && record && fp8_)
             e.amax_bits = amax_bits_.ptr + j;  // the trace's amax (and delayed scaling's record)
+        if (record && stats_ && p.params.rule != vq::ScaleRule::Bf16Only)
+            e.stats = stats_->ptr + std::size_t(j) * train::kStatsLanes;  // the cast the CPU records
         return e;
     }
 
@@ -439,7 +469,8 @@ class GpuEmulatedMlp final : public MlpStep {
     std::unique_ptr<DeviceBuffer<float>> e4m3_values_, role_values_[3];
     float max_finite_[3] = {448.0f, 448.0f, 57344.0f};
     std::unique_ptr<DeviceBuffer<float>> history_, numerators_, trace_amax_, trace_scale_;
-    std::deque<Layer> layers_;  // a deque: layers hold buffers that never move
+    std::unique_ptr<DeviceBuffer<CastStats>> stats_, trace_stats_;  // record_numerics only
+    std::deque<Layer> layers_;                                      // a deque: layers hold buffers that never move
     int scored_rows_ = 0;
     std::unique_ptr<DeviceBuffer<float>> row_mask_;
 };

@@ -3,6 +3,7 @@
 #include "gpu/src/emulated_recipe.hpp"
 
 #include "emulator/convert.hpp"
+#include "emulator/float32_cast.hpp"
 #include "emulator/float32_kernel.hpp"
 #include "emulator/experiment.hpp"
 
@@ -10,6 +11,22 @@
 #include <string>
 
 namespace fp8lab::gpu::detail {
+
+namespace {
+// The least float32 magnitude (as bits) that rounds, nearest-even, past the format's
+// largest value: rounded magnitudes grow with the bits, so a binary search finds it.
+std::uint32_t first_bits_past_largest(const emu::detail::Float32KernelConstants& k) {
+    std::uint32_t low = 0, high = 0x7F800000u;  // high: Inf, past every finite value
+    while (low < high) {
+        const std::uint32_t mid = low + (high - low) / 2;
+        if (emu::detail::rounded_magnitude<emu::RoundingMode::NearestEven>(mid, 0, k, 0, 32) > k.max_magnitude)
+            high = mid;
+        else
+            low = mid + 1;
+    }
+    return low;
+}
+}  // namespace
 
 OperandCast plan_operand_cast(const emu::Numerics& n, emu::TensorRole role, bool bf16, bool wgrad_operand,
                               std::uint64_t seed_key) {
@@ -94,6 +111,8 @@ OperandCast plan_operand_cast(const emu::Numerics& n, emu::TensorRole role, bool
         c.nvfp4 = true;
         break;
     }
+    p.element_first_normal = c.element->has_subnormals ? 1u << c.element->mantissa_bits : 0u;
+    p.element_past_bits = first_bits_past_largest(p.element);
     return c;
 }
 

@@ -36,6 +36,7 @@ using transformer::DeviceParameter;
 using transformer::EmulatedLinear;
 using transformer::Linear;
 using transformer::LinearLayer;
+using transformer::NumericsRecorder;
 using transformer::ScalingSlots;
 
 // Per-tensor recipes run on the FP8 tensor cores; block recipes are emulated.
@@ -96,7 +97,8 @@ class TransformerStep {
           eval_targets_(std::size_t(chunks_) * rows_),
           chunk_index_(std::size_t(chunks_)),
           eval_loss_(std::size_t(evaluations_) * chunks_ * rows_),
-          sample_tokens_(std::size_t(rows_)) {
+          sample_tokens_(std::size_t(rows_)),
+          recorder_(run.record_numerics && e_.numerics.precision == emu::Precision::Fp8, e_.steps) {
         upload_data(corpus);
         upload_validation(corpus);
         const std::vector<emu::ParameterGradient> init = emu::transformer_initial_parameters(e_);
@@ -119,8 +121,8 @@ class TransformerStep {
                                 const std::string& name) -> std::unique_ptr<LinearLayer> {
             if (quantised && emulated)
                 return std::make_unique<EmulatedLinear>(lt_.h, rows_, in, out, name, e_.numerics, shared_,
-                                                        workspace_.ptr);
-            return std::make_unique<Linear>(lt_.h, rows_, in, out, quantised, workspace_.ptr, *slots_);
+                                                        workspace_.ptr, recorder_);
+            return std::make_unique<Linear>(lt_.h, rows_, in, out, quantised, workspace_.ptr, *slots_, name, recorder_);
         };
         attention_ = std::make_unique<Attention>(lt_.h, rows_ / t_.sequence, t_.sequence, t_.heads, t_.kv_heads, hs_,
                                                  qkv_w_, workspace_.ptr);
@@ -142,6 +144,7 @@ class TransformerStep {
             linears_.push_back(std::move(l));
         }
         output_ = linear(d_, 256, fp8 && !t_.output_bf16, "output");
+        recorder_.allocate();
         const std::size_t td = std::size_t(rows_) * d_;
         x_ = std::make_unique<DeviceBuffer<float>>(td);
         dx_ = std::make_unique<DeviceBuffer<float>>(td);
@@ -170,6 +173,7 @@ class TransformerStep {
         forward({tokens_.ptr, targets_.ptr, step_.ptr}, s);
         backward(s);
         update(s);
+        recorder_.end_step(step_.ptr, s);  // before the scaling state moves on
         slots_->end_step(s);
         tk::finish_step(row_loss_->ptr, rows_, step_.ptr, losses_.ptr, s);
     }
@@ -199,6 +203,7 @@ class TransformerStep {
     // The validation windows' forward passes, each chunk's row losses kept on the device.
     void enqueue_validation(cudaStream_t s) {
         if (evaluated_ >= evaluations_) throw GpuError("internal: more evaluations than planned");
+        const Unrecorded unrecorded(recorder_);
         slots_->save_amax(s);
         for (int c = 0; c < chunks_; ++c) {
             forward({eval_tokens_.ptr, eval_targets_.ptr, chunk_index_.ptr + c}, s);
@@ -236,6 +241,7 @@ class TransformerStep {
         std::vector<std::uint8_t> tokens(static_cast<std::size_t>(rows_));
         for (std::size_t r = 0; r < tokens.size(); ++r) tokens[r] = context[(r % std::size_t(t_.sequence)) % n];
         upload(sample_tokens_.ptr, tokens, tokens.size());
+        const Unrecorded unrecorded(recorder_);
         slots_->save_amax(s);
         forward({sample_tokens_.ptr, eval_targets_.ptr, chunk_index_.ptr}, s);
         slots_->restore_amax(s);
@@ -251,6 +257,9 @@ class TransformerStep {
         return z;
     }
 
+    // Every recorded cast's numerics of the first `done` steps (record_numerics).
+    std::vector<emu::TensorNumerics> numerics(int done) const { return recorder_.read(done); }
+
     std::vector<float> losses(int done) const {
         std::vector<float> out(std::size_t(std::min(done, e_.steps)));
         FP8LAB_CUDA_CHECK(cudaMemcpy(out.data(), losses_.ptr, out.size() * sizeof(float), cudaMemcpyDeviceToHost));
@@ -258,6 +267,15 @@ class TransformerStep {
     }
 
   private:
+    // The passes between steps (validation, samples) are not training casts: the CPU does
+    // not record them.
+    struct Unrecorded {
+        NumericsRecorder& r;
+        explicit Unrecorded(NumericsRecorder& recorder) : r(recorder) { r.pause(true); }
+        ~Unrecorded() { r.pause(false); }
+        Unrecorded(const Unrecorded&) = delete;
+        Unrecorded& operator=(const Unrecorded&) = delete;
+    };
     struct BlockLinears {
         std::unique_ptr<LinearLayer> qkv, q, k, v, proj, gate_up, down;
     };
@@ -444,6 +462,7 @@ class TransformerStep {
     DeviceBuffer<int> chunk_index_;
     DeviceBuffer<float> eval_loss_;
     DeviceBuffer<std::uint8_t> sample_tokens_;
+    NumericsRecorder recorder_;  // before the linear layers, which hold it
     std::vector<std::unique_ptr<DeviceParameter>> params_;
     std::unique_ptr<DeviceBuffer<float>> cos_, sin_;
     std::vector<std::unique_ptr<BlockBuffers>> blocks_;
@@ -544,6 +563,7 @@ GpuTrainResult train_transformer_on_gpu(const GpuRun& run, const GpuProgress& pr
         FP8LAB_CUDA_CHECK(cudaGetLastError());
         detail::record_step_times(events, done - warmup, e, result);
         result.loss = step.losses(done);
+        result.numerics = step.numerics(done);
         if (run.text_report) {
             emu::TextReport& text = result.text.emplace();
             text.corpus = corpus.description;

@@ -127,6 +127,23 @@ inline void append_trace_records(emu::AmaxTrace& trace, const std::vector<float>
         }
 }
 
+// One cast's counts on the device as the CPU trainer's record of it.
+inline emu::TensorNumerics numerics_record(const CastStats& s, std::uint64_t step, std::string tensor, float amax,
+                                           float scale, std::uint64_t elements) {
+    emu::TensorNumerics n;
+    n.step = step;
+    n.tensor = std::move(tensor);
+    n.amax = amax;
+    n.scale = scale;
+    n.elements = elements;
+    n.zeros = s.zeros;
+    n.flushed = s.flushed;
+    n.saturated = s.saturated;
+    n.subnormal = s.subnormal;
+    n.relative_error = s.value_squares > 0 ? std::sqrt(s.error_squares / s.value_squares) : 0.0;
+    return n;
+}
+
 // The per-step cast counts of every scaled tensor (step-major, as the trace) as the CPU
 // trainer's TensorNumerics, with each record's amax and scale from the trace arrays.
 inline void append_numerics(std::vector<emu::TensorNumerics>& out, const std::vector<CastStats>& stats,
@@ -136,19 +153,9 @@ inline void append_numerics(std::vector<emu::TensorNumerics>& out, const std::ve
     for (int t = 0; t < steps; ++t)
         for (int j = 0; j < tensors; ++j) {
             const std::size_t at = std::size_t(t) * tensors + j;
-            const CastStats& s = stats[at];
-            emu::TensorNumerics n;
-            n.step = std::uint64_t(t);
-            n.tensor = "fc" + std::to_string(j / 3 + 1) + kRoleNames[j % 3];
-            n.amax = amax[at];
-            n.scale = scale[at];
-            n.elements = elements[std::size_t(j)];
-            n.zeros = s.zeros;
-            n.flushed = s.flushed;
-            n.saturated = s.saturated;
-            n.subnormal = s.subnormal;
-            n.relative_error = s.value_squares > 0 ? std::sqrt(s.error_squares / s.value_squares) : 0.0;
-            out.push_back(std::move(n));
+            out.push_back(numerics_record(stats[at], std::uint64_t(t),
+                                          "fc" + std::to_string(j / 3 + 1) + kRoleNames[j % 3], amax[at], scale[at],
+                                          elements[std::size_t(j)]));
         }
 }
 

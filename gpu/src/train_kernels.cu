@@ -201,14 +201,7 @@ __global__ void finish_step_kernel(StepEnd e, int* step) {
             s.trace_scale[std::size_t(t) * e.tensors + j] = s.scaling[j].scale;
         }
         if (s.stats) {
-            CastStats sum;
-            for (int lane = 0; lane < kStatsLanes; ++lane) {
-                CastStats& l = s.stats[j * kStatsLanes + lane];
-                sum.zeros += l.zeros, sum.flushed += l.flushed, sum.saturated += l.saturated;
-                sum.subnormal += l.subnormal, sum.error_squares += l.error_squares;
-                sum.value_squares += l.value_squares;
-                l = CastStats{};
-            }
+            const CastStats sum = take_lanes(s.stats + j * kStatsLanes);
             if (t < e.capacity) s.trace_stats[std::size_t(t) * e.tensors + j] = sum;
         }
         if (e.delayed) {
@@ -283,6 +276,24 @@ void adamw(float* w, float* m, float* v, const float* grad, std::size_t n, AdamP
 void finish_step(const StepEnd& end, int* step, cudaStream_t stream) {
     static_assert(kMaxLossPartials % kThreads == 0);
     finish_step_kernel<<<1, kThreads, 0, stream>>>(end, step);
+}
+
+namespace {
+__global__ void collect_numerics_kernel(NumericsCollect c, const int* step) {
+    const int t = *step;
+    for (int j = int(threadIdx.x); j < c.tensors; j += int(blockDim.x)) {
+        const CastStats sum = take_lanes(c.lanes + std::size_t(j) * kStatsLanes);
+        if (t >= c.capacity) continue;
+        const std::size_t at = std::size_t(t) * c.tensors + j;
+        c.records[at] = sum;
+        c.amax[at] = __uint_as_float(*c.amax_bits[j]);
+        c.scale[at] = c.scaling[j] ? c.scaling[j]->scale : 1.0f;
+    }
+}
+}  // namespace
+
+void collect_numerics(const NumericsCollect& c, const int* step, cudaStream_t stream) {
+    if (c.tensors > 0) collect_numerics_kernel<<<1, kThreads, 0, stream>>>(c, step);
 }
 
 }  // namespace fp8lab::gpu::train

@@ -169,4 +169,19 @@ struct StepEnd {
 // reader of the step in it).
 void finish_step(const StepEnd& end, int* step, cudaStream_t stream);
 
+// Numerics recording where the step's end is not finish_step's (the transformer): per
+// tensor j, its lanes (kStatsLanes each, cleared) summed into records[*step * tensors + j],
+// with *amax_bits[j] and scaling[j]->scale (1 where scaling[j] is null) beside them; steps
+// past `capacity` are counted and dropped. Every pointer array holds `tensors` entries.
+struct NumericsCollect {
+    CastStats* lanes = nullptr;
+    CastStats* records = nullptr;
+    float* amax = nullptr;
+    float* scale = nullptr;
+    const unsigned* const* amax_bits = nullptr;
+    const DeviceScaling* const* scaling = nullptr;
+    int tensors = 0, capacity = 0;
+};
+void collect_numerics(const NumericsCollect& c, const int* step, cudaStream_t stream);
+
 }  // namespace fp8lab::gpu::train

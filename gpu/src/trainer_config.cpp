@@ -77,10 +77,6 @@ void validate_transformer(const GpuRun& run, const Refuse& refuse) {
     if (n.fast_accumulation.any())
         refuse("numerics.fast_accumulation", "the GPU's transformer accumulates its FP8 GEMMs in full precision");
     if (n.loss_scaling) refuse("numerics.loss_scaling", "the GPU's transformer has no loss scaler");
-    if (run.record_numerics)
-        refuse("numerics recording (--stats)",
-               "the GPU counts per-tensor numerics in the MLP's native casts only; the CPU emulator records "
-               "them for the transformer");
 }
 
 void validate_mlp(const GpuRun& run, const Refuse& refuse) {
@@ -107,11 +103,6 @@ void validate_mlp(const GpuRun& run, const Refuse& refuse) {
                "the quantised model's evaluation runs on the CPU emulator; on the GPU lab 9's "
                "serving-speed step times FP8 inference");
     const bool native = gpu_path(e) == GpuPath::Native;
-    if (run.record_numerics && n.precision == emu::Precision::Fp8 && !native)
-        refuse("numerics recording (--stats)",
-               "the GPU counts per-tensor numerics in its native casts (delayed, current, blockwise, rowwise), not "
-               "on the emulated path that runs '" +
-                   std::string(enum_name(n.recipe)) + "' (the CPU emulator records them for every recipe)");
     if (!native && n.fast_accumulation.any())
         refuse("numerics.fast_accumulation",
                "these numerics run on the GPU's emulated path, whose GEMMs multiply in BF16: fast accumulation is a "
@@ -144,19 +135,6 @@ void validate(const GpuRun& run) {
         std::string text = "the GPU backend cannot run this experiment:";
         for (const std::string& r : refused) text += "\n  " + r;
         throw std::invalid_argument(text + "\nRun it on the CPU emulator, or change these settings.");
-    }
-}
-
-std::string numerics_refusal(const GpuRun& run) {
-    GpuRun counting = run;
-    counting.record_numerics = true;
-    try {
-        validate(counting);
-        return {};
-    } catch (const std::invalid_argument& why) {
-        const std::string text = why.what();
-        const std::size_t at = std::min(text.find("numerics recording"), text.size());
-        return text.substr(at, text.find('\n', at) - at);
     }
 }
 

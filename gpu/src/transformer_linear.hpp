@@ -17,6 +17,7 @@
 #include "gpu/src/cuda_check.hpp"
 #include "gpu/src/emulated_operand.hpp"
 #include "gpu/src/mlp_step.hpp"
+#include "gpu/src/numerics_recorder.hpp"
 #include "gpu/src/transformer_kernels.hpp"
 
 namespace fp8lab::gpu::transformer {
@@ -27,6 +28,7 @@ using detail::EmulatedCastShared;
 using detail::enqueue_nvfp4_amaxes;
 using detail::LtMatmul;
 using detail::MatmulOperand;
+using detail::NumericsRecorder;
 using detail::OperandCast;
 using detail::plan_operand_cast;
 using detail::ScaleMode;
@@ -118,14 +120,23 @@ class ScalingSlots {
     std::vector<float> numerators_host_;
 };
 
-// A per-tensor FP8 operand: the codes, their transpose, and its slot's scale.
+// A per-tensor FP8 operand: the codes, their transpose, and its slot's scale; its casts
+// counted under `name` when the run records numerics.
 struct Fp8Operand {
     bool e4m3;
     ScalingSlots& slots;
     int slot;
     DeviceBuffer<std::uint8_t> codes, codes_t;
-    Fp8Operand(std::size_t n, bool e4m3_, ScalingSlots& s)
-        : e4m3(e4m3_), slots(s), slot(s.take(e4m3_)), codes(n), codes_t(n) {}
+    NumericsRecorder& recorder;
+    int record;
+    Fp8Operand(std::size_t n, bool e4m3_, ScalingSlots& s, NumericsRecorder& r, const std::string& name)
+        : e4m3(e4m3_),
+          slots(s),
+          slot(s.take(e4m3_)),
+          codes(n),
+          codes_t(n),
+          recorder(r),
+          record(r.add(name, n, s.amax(slot), s.state(slot))) {}
     // Current scaling: two passes, as Transformer Engine's (the amax, then the cast).
     // Delayed: one pass with the scale the history set; the cast records the amax.
     void cast(const train::CastSource& source, int rows, int cols, cudaStream_t s) {
@@ -137,7 +148,8 @@ struct Fp8Operand {
             train::current_scale(amax, e4m3 ? 448.0f : 57344.0f, scaling, s);
             FP8LAB_CUDA_CHECK(cudaMemsetAsync(amax, 0, sizeof(unsigned), s));
         }
-        train::cast_transpose(source, rows, cols, {scaling, e4m3, codes.ptr, codes_t.ptr, rows, amax, nullptr}, s);
+        train::cast_transpose(source, rows, cols,
+                              {scaling, e4m3, codes.ptr, codes_t.ptr, rows, amax, nullptr, recorder.lanes(record)}, s);
     }
     MatmulOperand as(Stored stored) {
         return {e4m3 ? CUDA_R_8F_E4M3 : CUDA_R_8F_E5M2, stored, &slots.state(slot)->scale_inv, ScaleMode::PerTensor};
@@ -158,7 +170,8 @@ class LinearLayer {
 // BF16, or FP8 with per-tensor scaling on the FP8 tensor cores.
 class Linear final : public LinearLayer {
   public:
-    Linear(cublasLtHandle_t lt, int rows, int in, int out, bool fp8, void* workspace, ScalingSlots& slots)
+    Linear(cublasLtHandle_t lt, int rows, int in, int out, bool fp8, void* workspace, ScalingSlots& slots,
+           const std::string& name, NumericsRecorder& recorder)
         : rows_(rows), in_(in), out_(out), fp8_(fp8), workspace_(workspace) {
         const MatmulOperand bf{CUDA_R_16BF, Stored::AsIs}, bf_t{CUDA_R_16BF, Stored::Transposed};
         if (!fp8) {
@@ -167,9 +180,9 @@ class Linear final : public LinearLayer {
             wgrad_ = std::make_unique<LtMatmul>(lt, out, in, rows, bf_t, bf, CUDA_R_32F, false);
             return;
         }
-        x_ = std::make_unique<Fp8Operand>(std::size_t(rows) * in, true, slots);
-        w_ = std::make_unique<Fp8Operand>(std::size_t(out) * in, true, slots);
-        g_ = std::make_unique<Fp8Operand>(std::size_t(rows) * out, false, slots);
+        x_ = std::make_unique<Fp8Operand>(std::size_t(rows) * in, true, slots, recorder, name + ".input");
+        w_ = std::make_unique<Fp8Operand>(std::size_t(out) * in, true, slots, recorder, name + ".weight");
+        g_ = std::make_unique<Fp8Operand>(std::size_t(rows) * out, false, slots, recorder, name + ".grad_output");
         // FP8 GEMMs take A as is and B transposed: the transposed codes serve the backward.
         forward_ = std::make_unique<LtMatmul>(lt, rows, out, in, x_->as(Stored::AsIs), w_->as(Stored::Transposed),
                                               CUDA_R_16BF, false);
@@ -224,14 +237,16 @@ using Bf16 = DeviceBuffer<__nv_bfloat16>;
 class EmulatedLinear final : public LinearLayer {
   public:
     EmulatedLinear(cublasLtHandle_t lt, int rows, int in, int out, const std::string& name, const emu::Numerics& n,
-                   const EmulatedCastShared& shared, void* workspace)
+                   const EmulatedCastShared& shared, void* workspace, NumericsRecorder& recorder)
         : rows_(rows),
           in_(in),
           out_(out),
           shared_(shared),
           workspace_(workspace),
+          recorder_(recorder),
           factors_(kFactors),
           nvfp4_amax_(6),
+          amax_(3),
           xq_(std::size_t(rows) * in),
           xtq_(xq_.count),
           wq_(std::size_t(out) * in),
@@ -254,14 +269,20 @@ class EmulatedLinear final : public LinearLayer {
         forward_ = std::make_unique<LtMatmul>(lt, rows, out, in, as_is, transposed, CUDA_R_16BF, false, f(kForward));
         dgrad_ = std::make_unique<LtMatmul>(lt, rows, in, out, as_is, as_is, CUDA_R_16BF, false, f(kDgrad));
         wgrad_ = std::make_unique<LtMatmul>(lt, out, in, rows, transposed, as_is, CUDA_R_32F, false, f(kWgrad));
+        // The casts the CPU records: the forward's input and weight, the gradient along its
+        // rows; block recipes have no tensor scale (1), and their amax is the tensor's.
+        const char* suffixes[3] = {".input", ".weight", ".grad_output"};
+        const std::uint64_t elements[3] = {std::uint64_t(rows) * in, std::uint64_t(out) * in,
+                                           std::uint64_t(rows) * out};
+        for (int k = 0; k < 3; ++k) records_[k] = recorder.add(name + suffixes[k], elements[k], amax_.ptr + k, nullptr);
     }
     void forward(const void* x, const DeviceParameter& weight, void* y, cudaStream_t s) override {
         const train::CastSource xs{train::Source::Bf16, x, nullptr, in_},
             ws{train::Source::F32, weight.w.ptr, nullptr, in_};
         enqueue_nvfp4_amaxes(input_, &input_t_, xs, rows_, in_, shared_.step, nvfp4_amax_.ptr, s);
         enqueue_nvfp4_amaxes(weight_, nullptr, ws, out_, in_, shared_.step, nvfp4_amax_.ptr + 2, s);
-        cast(input_, 0, xs, rows_, in_, false, xq_.ptr, kInput, 0, s);
-        cast(weight_, 1, ws, out_, in_, false, wq_.ptr, kWeight, 2, s);
+        cast(input_, 0, xs, rows_, in_, false, xq_.ptr, kInput, 0, s, true);
+        cast(weight_, 1, ws, out_, in_, false, wq_.ptr, kWeight, 2, s, true);
         train::gemm_alpha(f(kInput), f(kWeight), f(kForward), s);
         forward_->run(xq_.ptr, wq_.ptr, y, workspace_, s);
     }
@@ -272,7 +293,7 @@ class EmulatedLinear final : public LinearLayer {
         enqueue_nvfp4_amaxes(grad_, &grad_t_, gs, rows_, out_, shared_.step, nvfp4_amax_.ptr + 4, s);
         // wgrad contracts over the rows: both its operands cast down their columns (x's NVFP4
         // amaxes are the forward's: the same tensor).
-        cast(grad_, 2, gs, rows_, out_, false, gq_.ptr, kGrad, 4, s);
+        cast(grad_, 2, gs, rows_, out_, false, gq_.ptr, kGrad, 4, s, true);
         cast(grad_t_, 2, gs, rows_, out_, true, gtq_.ptr, kGradT, 4, s);
         cast(input_t_, 0, xs, rows_, in_, true, xtq_.ptr, kInputT, 0, s);
         train::gemm_alpha(f(kGradT), f(kInputT), f(kWgrad), s);
@@ -293,20 +314,28 @@ class EmulatedLinear final : public LinearLayer {
   private:
     enum Factor { kInput, kWeight, kWeightT, kGrad, kGradT, kInputT, kForward, kDgrad, kWgrad, kFactors };
     float* f(Factor k) { return factors_.ptr + k; }
-    // One cast; `amax_slot`: the tensor's NVFP4 slots (0 input, 2 weight, 4 gradient).
+    // One cast; `amax_slot`: the tensor's NVFP4 slots (0 input, 2 weight, 4 gradient);
+    // `recorded`: the cast the CPU records (its numerics counted while the run records them).
     void cast(const OperandCast& plan, int role, const train::CastSource& source, int rows, int cols, bool columns,
-              __nv_bfloat16* out, Factor factor, int amax_slot, cudaStream_t s) {
-        const train::EmulatedCast e = describe_emulated_cast(plan, role, shared_, source, rows, cols, columns, out,
-                                                             f(factor), nvfp4_amax_.ptr + amax_slot, s);
+              __nv_bfloat16* out, Factor factor, int amax_slot, cudaStream_t s, bool recorded = false) {
+        train::EmulatedCast e = describe_emulated_cast(plan, role, shared_, source, rows, cols, columns, out, f(factor),
+                                                       nvfp4_amax_.ptr + amax_slot, s);
+        if (recorded) e.stats = recorder_.lanes(records_[role]);
+        if (e.stats) {
+            FP8LAB_CUDA_CHECK(cudaMemsetAsync(amax_.ptr + role, 0, sizeof(unsigned), s));
+            e.amax_bits = amax_.ptr + role;
+        }
         train::emulated_cast(source, rows, cols, e, s);
     }
     int rows_, in_, out_;
     EmulatedCastShared shared_;
     void* workspace_;
+    NumericsRecorder& recorder_;
+    int records_[3] = {-1, -1, -1};  // the recorder's input, weight and gradient
     OperandCast input_, input_t_, weight_, grad_, grad_t_;
     bool reuse_weight_ = false;
     DeviceBuffer<float> factors_;
-    DeviceBuffer<unsigned> nvfp4_amax_;
+    DeviceBuffer<unsigned> nvfp4_amax_, amax_;  // amax_: the recorded casts' amaxes
     Bf16 xq_, xtq_, wq_, gq_, gtq_;
     std::unique_ptr<Bf16> wtq_;
     std::unique_ptr<LtMatmul> forward_, dgrad_, wgrad_;

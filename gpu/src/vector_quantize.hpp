@@ -33,6 +33,8 @@ struct Params {
     emu::detail::Float32KernelConstants element{};  // the element format's cast
     emu::detail::Float32KernelConstants e4m3{};     // NVFP4's block scale cast (nearest, finite)
     int element_emax = 0;                           // MX floor: the element format's max exponent
+    std::uint32_t element_first_normal = 0;         // the magnitude code of its least normal (0: no subnormals)
+    std::uint32_t element_past_bits = 0x7F800000u;  // the least |x| (float32 bits) nearest-even rounds past its largest
     float element_inv_max = 1.0f;                   // MX RCEIL: 1 / max finite, in float32
     float element_max = 448.0f;                     // blockwise: max finite of E4M3
     float min_amax = 0.0f;                          // blockwise: the amax is at least this (torchao's 1e-12)

@@ -216,9 +216,7 @@ StepOutput run_on_gpu(const emu::Experiment& e, RunContext& context) {
     for (const gpu::GpuRun& r : configs) gpu::validate(r);
     const gpu::ProbeResult p = gpu::probe();
     if (!p.ready) throw gpu::GpuUnavailable(p.reason);
-    const std::string no_numerics =
-        e.numerics.precision == emu::Precision::Fp8 ? gpu::numerics_refusal(gpu::GpuRun{e}) : std::string();
-    const bool numerics_on_gpu = e.numerics.precision == emu::Precision::Fp8 && no_numerics.empty();
+    const bool numerics_on_gpu = e.numerics.precision == emu::Precision::Fp8;
     Curves c;
     const std::string label = label_of(e);
     const int seeds = e.seeds;
@@ -260,7 +258,6 @@ StepOutput run_on_gpu(const emu::Experiment& e, RunContext& context) {
         out.notes.push_back(lower);
     add_skipped_steps_note(out, e, skipped, results[1].loss.size() * std::size_t(seeds));
     add_numerics_heatmap(out, e, results[1].numerics, "GPU");
-    if (!no_numerics.empty()) out.notes.push_back("No numerics heatmap: " + no_numerics);
     const double mib = 1024.0 * 1024.0;
     for (int run = 0; run < 2; ++run)
         if (results[run].path == gpu::GpuPath::Emulated)
