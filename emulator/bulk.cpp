@@ -65,6 +65,21 @@ bool zero_drops_sign(const Format& f) { return f.has_sign && !f.has_negative_zer
 
 }  // namespace
 
+namespace {
+// FNUZ formats: the kernel's -0 (a NaN code there) becomes +0 where x * scale is neither NaN
+// nor past the largest value. Branch-free, with the constants in locals (a uint8_t store
+// may alias anything the loop reads through a reference), so that the loop vectorises.
+void zero_for_signed_zero(const Format& f, const float* __restrict x, float scale, std::uint8_t* __restrict codes,
+                          std::size_t n) {
+    const std::uint8_t nan = static_cast<std::uint8_t>(f.nan_code);
+    const float max = float(f.max_finite);
+    for (std::size_t i = 0; i < n; ++i) {
+        const bool zero = (codes[i] == nan) & (std::fabs(x[i] * scale) < max);  // false for NaN
+        codes[i] = zero ? std::uint8_t(0) : codes[i];
+    }
+}
+}  // namespace
+
 void quantize_span(const Format& f, std::span<const float> x, float scale, std::span<std::uint8_t> codes,
                    const ConvertOptions& options, std::uint64_t first_index) {
     check_sizes(x.size(), codes.size(), "quantize");
@@ -87,14 +102,11 @@ void quantize_span(const Format& f, std::span<const float> x, float scale, std::
     }
     const detail::LoopParams p = loop_params(f, options, scale, first_index);
     const bool fix_zero = zero_drops_sign(f);
-    const float max = float(f.max_finite);
     parallel_for_chunks(x.size(), kChunk, [&](std::size_t, std::size_t b, std::size_t e) {
         detail::LoopParams chunk = p;
         chunk.first_index += b;
         detail::quantize_loop(options.rounding, x.data() + b, codes.data() + b, e - b, chunk);
-        if (fix_zero)
-            for (std::size_t i = b; i < e; ++i)
-                if (codes[i] == f.nan_code && std::fabs(x[i] * scale) < max) codes[i] = 0;  // not NaN, not overflow
+        if (fix_zero) zero_for_signed_zero(f, x.data() + b, scale, codes.data() + b, e - b);
     });
 }
 
