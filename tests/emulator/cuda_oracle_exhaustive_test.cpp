@@ -1,5 +1,7 @@
 // SPDX-License-Identifier: Apache-2.0
-// All 2^32 float32 inputs, and 10^8 float64 inputs, against CUDA 13's host conversions.
+// All 2^32 float32 inputs, and 10^8 float64 inputs, against CUDA 13's host conversions:
+// the float32 ones against CUDA's code modelled as runs of inputs with one code (found with
+// CUDA, checked with CUDA at every run's ends and on every 61st input).
 // This file (a test) is the one place outside gpu/src that includes CUDA headers.
 #include <doctest/doctest.h>
 
@@ -36,9 +38,7 @@ struct CudaCase {
 
 // Calls visit(case, from_float, from_double) for every case, with CUDA's float and double
 // functions as captureless lambdas whose every argument but the value is a constant: GCC
-// then specialises CUDA's conversion for the case. The float32 sweep on both cores of this
-// 2-core machine: 148 s with the arguments as run-time values, 103 s as constants with
-// CUDA's codes in a loop of their own (through a std::function, earlier, longer still).
+// then specialises CUDA's conversion for the case.
 template <__nv_saturation_t Sat, __nv_fp8_interpretation_t Interp, class Visit>
 void visit_fp8(Visit& visit, const Format& f, Saturation saturation) {
     visit(
@@ -106,38 +106,106 @@ void on_all_cores(std::uint64_t n, std::uint64_t block, const std::function<void
 
 }  // namespace
 
+namespace {
+
+// CUDA's code as a function of a float32's bits, as runs of inputs with one code: run k
+// ends at last[k]. Calling CUDA's host conversion (about 10 ns) on every one of 2^32
+// inputs took most of this sweep's time; its runs take a few hundred thousand calls.
+struct Run {
+    std::uint32_t last;
+    std::uint8_t code;
+};
+
+// The runs, each found from its first input by doubling the step until the code changes,
+// then bisecting: about 64 calls a run, where the code is the same over the whole run.
+// That it is, input by input, is what the sweep checks (the kernel against the runs, and
+// CUDA itself on every 61st input and around every run's ends).
+template <class Cuda>
+std::vector<Run> runs_of(Cuda cuda) {
+    constexpr std::uint64_t kEnd = 1ull << 32;
+    const auto code_at = [&](std::uint64_t u) { return std::uint8_t(cuda(std::bit_cast<float>(std::uint32_t(u)))); };
+    std::vector<Run> runs;
+    for (std::uint64_t first = 0; first < kEnd;) {
+        const std::uint8_t code = code_at(first);
+        std::uint64_t same = first, other = kEnd;  // code_at(same) == code; other: past the run
+        for (std::uint64_t step = 1;; step *= 2) {
+            const std::uint64_t next = std::min(same + step, kEnd);
+            if (next == kEnd || code_at(next) != code) {
+                other = next;
+                break;
+            }
+            same = next;
+        }
+        while (other - same > 1) {
+            const std::uint64_t mid = same + (other - same) / 2;
+            (code_at(mid) == code ? same : other) = mid;
+        }
+        runs.push_back({std::uint32_t(same), code});
+        first = same + 1;
+    }
+    return runs;
+}
+
+// The run holding input u.
+const Run& run_of(const std::vector<Run>& runs, std::uint64_t u) {
+    return *std::lower_bound(runs.begin(), runs.end(), u, [](const Run& r, std::uint64_t v) { return r.last < v; });
+}
+
+}  // namespace
+
 TEST_CASE("all 2^32 float32 inputs match CUDA's host conversions (bulk and scalar paths)") {
     set_max_threads(1);  // the sweep parallelises itself; keep each bulk call serial
     for_each_cuda_case([](const CudaCase& c, auto from_float, auto) {
         const ConvertOptions o{c.mode, c.saturation};
-        std::atomic<std::uint64_t> mismatches{0}, scalar_mismatches{0};
+        const std::vector<Run> runs = runs_of(from_float);
+        // CUDA itself on both sides of every run's ends: a code that differs there from
+        // its run's is one the runs did not model.
+        std::uint64_t edge_bad = 0;
+        for (const Run& r : runs)
+            for (std::uint64_t u = r.last > 1 ? r.last - 1 : 0; u <= std::min<std::uint64_t>(r.last + 2, 0xFFFFFFFFu);
+                 ++u)
+                edge_bad += from_float(std::bit_cast<float>(std::uint32_t(u))) != run_of(runs, u).code;
+        std::atomic<std::uint64_t> mismatches{0}, cuda_mismatches{0}, scalar_mismatches{0};
         std::atomic<std::uint64_t> first_bad{~0ull};
         on_all_cores(1ull << 32, 1 << 20, [&](std::uint64_t b, std::uint64_t e) {
             std::vector<float> x(e - b);
-            std::vector<std::uint8_t> codes(x.size()), cuda(x.size());
-            for (std::size_t i = 0; i < x.size(); ++i) x[i] = std::bit_cast<float>(static_cast<std::uint32_t>(b + i));
+            std::vector<std::uint8_t> codes(x.size());
+            const std::uint32_t first = std::uint32_t(b);
+            for (std::uint32_t i = 0; i < std::uint32_t(x.size()); ++i) x[i] = std::bit_cast<float>(first + i);
             quantize_span(*c.format, x, 1.0f, codes, o);
-            // CUDA's codes in a loop of their own, then a branch-free count: a branch in
-            // the loop that calls CUDA kept GCC from specialising it.
-            for (std::size_t i = 0; i < x.size(); ++i) cuda[i] = static_cast<std::uint8_t>(from_float(x[i]));
-            std::uint64_t bad = 0, scalar_bad = 0;
-            for (std::size_t i = 0; i < x.size(); ++i) bad += codes[i] != cuda[i];
-            if (bad) {
-                const std::size_t at =
-                    std::size_t(std::mismatch(codes.begin(), codes.end(), cuda.begin()).first - codes.begin());
-                std::uint64_t expected = ~0ull;
-                first_bad.compare_exchange_strong(expected, b + at);
+            // Against the runs, a run's stretch of the block at a time (branch-free counts).
+            std::uint64_t bad = 0;
+            for (std::uint64_t u = b; u < e;) {
+                const Run& r = run_of(runs, u);
+                const std::uint64_t end = std::min<std::uint64_t>(std::uint64_t(r.last) + 1, e);
+                std::uint64_t run_bad = 0;
+                for (std::uint64_t v = u; v < end; ++v) run_bad += codes[v - b] != r.code;
+                if (run_bad) {
+                    std::uint64_t at = u;
+                    while (codes[at - b] == r.code) ++at;
+                    std::uint64_t none = ~0ull;
+                    first_bad.compare_exchange_strong(none, at);
+                }
+                bad += run_bad;
+                u = end;
             }
-            // The scalar path on every 61st input, in a loop of its own: the hot loop above
-            // then has no division and no second branch. Against CUDA's code computed above.
-            for (std::size_t i = 0; i < x.size(); i += 61) scalar_bad += encode(*c.format, x[i], o) != cuda[i];
+            // CUDA and the scalar path on every 61st input, against the kernel's code.
+            std::uint64_t cuda_bad = 0, scalar_bad = 0;
+            for (std::size_t i = 0; i < x.size(); i += 61) {
+                cuda_bad += from_float(x[i]) != codes[i];
+                scalar_bad += encode(*c.format, x[i], o) != codes[i];
+            }
             mismatches += bad;
+            cuda_mismatches += cuda_bad;
             scalar_mismatches += scalar_bad;
         });
-        MESSAGE(describe(c) << ": " << mismatches.load() << " mismatches of 2^32");
+        MESSAGE(describe(c) << ": " << runs.size() << " runs of one code; " << mismatches.load()
+                            << " mismatches of 2^32");
         CAPTURE(describe(c));
         CAPTURE(first_bad.load());
+        CHECK(edge_bad == 0);
         CHECK(mismatches == 0);
+        CHECK(cuda_mismatches == 0);
         CHECK(scalar_mismatches == 0);
     });
     set_max_threads(0);

@@ -212,14 +212,20 @@ TEST_CASE("a transformer run on the GPU records every FP8 linear layer's casts a
     }
 }
 
-TEST_CASE("recording numerics: what it costs a native step, and it changes nothing") {
-    if (!gpu_ready()) return;
+namespace {
+
+// A 4096-16384-4096 step at 4096 tokens under `recipe`, recording off and on alternately,
+// three times each (the card's clock moves a few percent from run to run at its power
+// limit, so one pair says little): the medians printed, the last run of each returned.
+std::pair<gpu::GpuTrainResult, gpu::GpuTrainResult> recording_cost(emu::Fp8Recipe recipe, int steps) {
     gpu::GpuRun c{gpu::gpu_bench_experiment(4096, 16384, 4096)};
-    c.experiment.steps = 60;
+    if (recipe != emu::Fp8Recipe::Delayed) {
+        emu::set_recipe(c.experiment, recipe);
+        c.experiment.numerics.fast_accumulation = {};
+    }
+    c.experiment.steps = steps;
     c.warmup_steps = 10;
     c.record_trace = false;
-    // Off and on alternately, three times each: the card's clock moves a few percent from
-    // run to run at its power limit, so one pair says little.
     std::vector<double> off_ms, on_ms;
     gpu::GpuTrainResult off, on;
     for (int round = 0; round < 3; ++round)
@@ -232,9 +238,20 @@ TEST_CASE("recording numerics: what it costs a native step, and it changes nothi
     std::sort(off_ms.begin(), off_ms.end());
     std::sort(on_ms.begin(), on_ms.end());
     std::printf(
-        "numerics recording, %s, 4096-16384-4096 x 4096 tokens, delayed, 3 runs each alternately: median "
+        "numerics recording, %s, 4096-16384-4096 x 4096 tokens, %s (%s path), 3 runs each alternately: median "
         "step %.4f ms off (%.4f to %.4f), %.4f ms on (%.4f to %.4f): on/off %.4f\n",
-        on.device.c_str(), off_ms[1], off_ms[0], off_ms[2], on_ms[1], on_ms[0], on_ms[2], on_ms[1] / off_ms[1]);
+        on.device.c_str(), std::string(emu::fp8_recipe_name(recipe)).c_str(),
+        on.path == gpu::GpuPath::Native ? "native" : "emulated", off_ms[1], off_ms[0], off_ms[2], on_ms[1], on_ms[0],
+        on_ms[2], on_ms[1] / off_ms[1]);
+    return {std::move(off), std::move(on)};
+}
+
+}  // namespace
+
+TEST_CASE("recording numerics: what it costs a native step, and it changes nothing") {
+    if (!gpu_ready()) return;
+    const auto [off, on] = recording_cost(emu::Fp8Recipe::Delayed, 60);
+    CHECK(on.path == gpu::GpuPath::Native);
     CHECK(on.loss == off.loss);  // counting changes nothing it counts
     CHECK(!on.numerics.empty());
     CHECK(off.numerics.empty());
@@ -242,29 +259,9 @@ TEST_CASE("recording numerics: what it costs a native step, and it changes nothi
 
 TEST_CASE("recording numerics on the emulated path: what it costs a step, and it changes nothing") {
     if (!gpu_ready()) return;
-    gpu::GpuRun c{gpu::gpu_bench_experiment(4096, 16384, 4096)};
-    emu::set_recipe(c.experiment, emu::Fp8Recipe::MxRceil);
-    c.experiment.numerics.fast_accumulation = {};
-    c.experiment.steps = 40;
-    c.warmup_steps = 10;
-    c.record_trace = false;
-    std::vector<double> off_ms, on_ms;
-    gpu::GpuTrainResult off, on;
-    for (int round = 0; round < 3; ++round)
-        for (const bool record : {false, true}) {
-            c.record_numerics = record;
-            gpu::GpuTrainResult r = gpu::train_mlp_on_gpu(c);
-            (record ? on_ms : off_ms).push_back(r.median_step_ms);
-            (record ? on : off) = std::move(r);
-        }
-    std::sort(off_ms.begin(), off_ms.end());
-    std::sort(on_ms.begin(), on_ms.end());
-    std::printf(
-        "numerics recording, %s, 4096-16384-4096 x 4096 tokens, MX RCEIL (emulated), 3 runs each alternately: "
-        "median step %.4f ms off (%.4f to %.4f), %.4f ms on (%.4f to %.4f): on/off %.4f\n",
-        on.device.c_str(), off_ms[1], off_ms[0], off_ms[2], on_ms[1], on_ms[0], on_ms[2], on_ms[1] / off_ms[1]);
+    const auto [off, on] = recording_cost(emu::Fp8Recipe::MxRceil, 40);
     CHECK(on.path == gpu::GpuPath::Emulated);
     CHECK(on.loss == off.loss);
-    CHECK(on.numerics.size() == std::size_t(c.experiment.steps) * 6);
+    CHECK(on.numerics.size() == std::size_t(40) * 6);
     CHECK(off.numerics.empty());
 }
