@@ -40,14 +40,14 @@ __global__ void __launch_bounds__(kPairThreads)
     const vq::Params pc = params_at_step(down_columns);
     CastTally column_tally, row_tally;
     const float column_amax = cast_vector<true, 16>(down_columns, pc, v, r0, c, 16, rows, cols, column_values,
-                                                    e4m3_values, down_columns.stats ? &column_tally : nullptr);
+                                                    e4m3_values, down_columns.stats != nullptr, column_tally);
     if (first) write_tensor_factor(down_columns, pc);
     const int row = tx / 8, k = tx % 8;  // this thread's row vector: row `row`, columns 16k..16k+15 of the tile
 #pragma unroll
     for (int j = 0; j < 16; ++j) v[j] = tile[row * kPairStride + k * 17 + j];
     const vq::Params pr = params_at_step(along_rows);
     const float row_amax = cast_vector<false, 16>(along_rows, pr, v, r0 + row, c0 + 16 * k, 16, rows, cols, row_values,
-                                                  e4m3_values, along_rows.stats ? &row_tally : nullptr);
+                                                  e4m3_values, along_rows.stats != nullptr, row_tally);
     if (first) write_tensor_factor(along_rows, pr);
     if (along_rows.amax_bits) publish_amax<kPairThreads / 32>(row_amax, along_rows.amax_bits);
     if (along_rows.stats) publish_stats(row_tally, along_rows.stats);

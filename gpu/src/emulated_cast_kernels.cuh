@@ -93,11 +93,13 @@ __device__ inline void tally_element(const vq::Params& p, float x, const vq::Blo
 // operand values at the same places. Returns the vector's amax (before any transform).
 // Vector (16 or 32) is a template argument: with the loops unrolled to the vector's own
 // length, a 16-element cast issues no instructions for the slots it does not have.
-// `tally` (recording on, else null) gets the elements' numerics.
+// With `counting` (recording on), `tally` gets the elements' numerics. A reference and a
+// flag, not a pointer that is null when off: a pointer chosen at run time to a kernel's
+// local tally put the tally in local memory, which made a recorded cast 3x slower.
 template <bool Columns, int Vector>
 __device__ inline float cast_vector(const EmulatedCast& e, const vq::Params& p, float (&v)[Vector], int r, int c,
                                     int count, int rows, int cols, const float* values, const float* e4m3_values,
-                                    CastTally* tally) {
+                                    bool counting, CastTally& tally) {
     float plain_amax = 0.0f;
 #pragma unroll
     for (int j = 0; j < Vector; ++j) plain_amax = fmaxf(plain_amax, fabsf(v[j]));  // fmaxf skips NaN, keeps Inf
@@ -138,8 +140,8 @@ __device__ inline float cast_vector(const EmulatedCast& e, const vq::Params& p, 
                 const std::uint64_t index = std::uint64_t(l_row) * l_cols + l_start + j;
                 const std::uint32_t code = vq::cast_element_as<decltype(kind)::value>(p, v[j], bs.multiplier, index);
                 if (e.codes && j < count) e.codes[index] = std::uint8_t(code);
-                if (tally && j < count)
-                    tally_element<decltype(kind)::value>(p, v[j], bs, code, values[code], index, *tally);
+                if (counting && j < count)
+                    tally_element<decltype(kind)::value>(p, v[j], bs, code, values[code], index, tally);
                 // exact: see vector_quantize.hpp
                 out[j] = __float2bfloat16_rn(j < count ? values[code] * bs.part : 0.0f);
             }
@@ -196,7 +198,7 @@ __global__ void __launch_bounds__(kThreads) emulated_cast_kernel(CastSource s, i
         float v[Vector];
         load_vector<K, Columns, Vector>(s, r, c, count, v);
         local_amax = cast_vector<Columns, Vector>(e, p, v, r, c, count, rows, cols, values, e4m3_values,
-                                                  e.stats ? &tally : nullptr);
+                                                  e.stats != nullptr, tally);
         if (t == 0) write_tensor_factor(e, p);
     }
     if (e.amax_bits) publish_amax<kThreads / 32>(local_amax, e.amax_bits);
