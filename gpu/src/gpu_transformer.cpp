@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: Apache-2.0
 // Training the byte-level transformer on the GPU: its linear layers (transformer_linear.hpp:
-// BF16, FP8 per tensor on the tensor cores, block recipes emulated), its attention
+// BF16, FP8 per tensor or blockwise on the tensor cores, the other block recipes emulated), its attention
 // (transformer_attention.hpp), the kernels of transformer_kernels.cu for the rest, AdamW on
 // float32 master weights, one CUDA graph for the step (it reads the step's tokens through
 // a counter on the device), the validation loss and the samples between steps.
@@ -32,6 +32,7 @@ namespace {
 namespace tk = transformer;
 using transformer::Attention;
 using transformer::Bf16;
+using transformer::BlockwiseLinear;
 using transformer::DeviceParameter;
 using transformer::EmulatedLinear;
 using transformer::Linear;
@@ -39,10 +40,11 @@ using transformer::LinearLayer;
 using transformer::NumericsRecorder;
 using transformer::ScalingSlots;
 
-// Per-tensor recipes run on the FP8 tensor cores; block recipes are emulated.
+// Per-tensor recipes and blockwise run on the FP8 tensor cores (blockwise as the MLP's
+// native path runs it); the other block recipes are emulated.
 GpuPath transformer_path(const emu::Numerics& n) {
-    return n.precision == emu::Precision::Fp8 && !emu::recipe(n.recipe).per_tensor() ? GpuPath::Emulated
-                                                                                     : GpuPath::Native;
+    if (n.precision != emu::Precision::Fp8 || emu::recipe(n.recipe).per_tensor()) return GpuPath::Native;
+    return n.recipe == emu::Fp8Recipe::Blockwise && native_path_can_run(n) ? GpuPath::Native : GpuPath::Emulated;
 }
 
 // The bytes a forward pass reads: tokens[*index * rows + r] and the same of targets (the
@@ -117,8 +119,11 @@ class TransformerStep {
         // Per-tensor recipes on the FP8 tensor cores, block recipes emulated.
         const bool emulated = transformer_path(e_.numerics) == GpuPath::Emulated;
         if (emulated) make_emulated_tables();
+        const bool blockwise = fp8 && !emulated && !emu::recipe(e_.numerics.recipe).per_tensor();
         const auto linear = [&](int in, int out, bool quantised,
                                 const std::string& name) -> std::unique_ptr<LinearLayer> {
+            if (quantised && blockwise)
+                return std::make_unique<BlockwiseLinear>(lt_.h, rows_, in, out, workspace_.ptr, name, recorder_);
             if (quantised && emulated)
                 return std::make_unique<EmulatedLinear>(lt_.h, rows_, in, out, name, e_.numerics, shared_,
                                                         workspace_.ptr, recorder_);
@@ -491,6 +496,9 @@ GpuTrainResult train_transformer_on_gpu(const GpuRun& run, const GpuProgress& pr
     validate(run);
     detail::require_gpu();
     const emu::Experiment& e = run.experiment;
+    if (detail::transformer_path(e.numerics) == GpuPath::Native && e.numerics.precision == emu::Precision::Fp8 &&
+        !emu::recipe(e.numerics.recipe).per_tensor())
+        if (const std::string why = blockwise_unsupported_reason(); !why.empty()) throw GpuUnavailable(why);
     const emu::TextCorpus corpus = emu::load_corpus(e.task.corpus, e.model.transformer.sequence);
     std::size_t free_at_start = 0, total = 0;
     FP8LAB_CUDA_CHECK(cudaDeviceSynchronize());

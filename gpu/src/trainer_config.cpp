@@ -36,8 +36,8 @@ void multiple_of_16(const Refuse& refuse, const char* field, int value) {
 }
 
 // What the GPU's transformer runs: BF16; FP8 with per-tensor delayed or current scaling and
-// HYBRID formats on the FP8 tensor cores (what the native casts implement); MX, NVFP4 and
-// blockwise emulated (every cast as the CPU's); head sizes its attention kernels take.
+// HYBRID formats, and blockwise, on the FP8 tensor cores (what the native casts implement);
+// MX and NVFP4 emulated (every cast as the CPU's); head sizes its attention kernels take.
 void validate_transformer(const GpuRun& run, const Refuse& refuse) {
     const emu::Experiment& e = run.experiment;
     const emu::TransformerSpec& t = e.model.transformer;
@@ -57,8 +57,8 @@ void validate_transformer(const GpuRun& run, const Refuse& refuse) {
                               n.recipe == emu::Fp8Recipe::Nvfp4 || n.recipe == emu::Fp8Recipe::Blockwise;
         if (!per_tensor && !emulated)
             refuse("numerics.recipe",
-                   "the GPU's transformer runs per-tensor delayed or current scaling natively and MX, NVFP4 and "
-                   "blockwise emulated, not '" +
+                   "the GPU's transformer runs per-tensor delayed or current scaling and blockwise natively and MX "
+                   "and NVFP4 emulated, not '" +
                        std::string(enum_name(n.recipe)) + "' (the CPU emulator runs every recipe)");
         if (per_tensor) {
             if (n.formats.input != &emu::e4m3() || n.formats.weight != &emu::e4m3() ||

@@ -1,7 +1,8 @@
 // SPDX-License-Identifier: Apache-2.0
 // The GPU transformer's linear layers: parameters on the device, FP8 operands with their
-// scaling slots (per tensor, delayed or current), and a layer's three GEMMs, native
-// (BF16, or FP8 per tensor on the tensor cores) or emulated (MX, NVFP4, blockwise).
+// scaling slots (per tensor, delayed or current) or block scales, and a layer's three
+// GEMMs, native (BF16, FP8 per tensor or blockwise on the tensor cores) or emulated (MX,
+// NVFP4, and blockwise where the tensor cores cannot run it).
 // Included by gpu_transformer.cpp alone.
 #pragma once
 
@@ -14,6 +15,8 @@
 #include <vector>
 
 #include "emulator/transformer_trainer.hpp"
+#include "gpu/src/block_scale_layout.hpp"
+#include "gpu/src/blockwise_cast.hpp"
 #include "gpu/src/cuda_check.hpp"
 #include "gpu/src/emulated_operand.hpp"
 #include "gpu/src/mlp_step.hpp"
@@ -22,6 +25,7 @@
 
 namespace fp8lab::gpu::transformer {
 
+using detail::BlockScaleLayout;
 using detail::describe_emulated_cast;
 using detail::DeviceBuffer;
 using detail::EmulatedCastShared;
@@ -227,9 +231,94 @@ class Linear final : public LinearLayer {
     std::unique_ptr<DeviceBuffer<__nv_bfloat16>> dy16_;
 };
 
+// A blockwise FP8 operand (DeepSeek-V3's recipe, E4M3): its codes with a scale per 1 x 128
+// block of a row (inputs, gradients) or per 128 x 128 tile (weights), and the transposed
+// copy with its own scales (blocks along the tokens, which wgrad contracts over), both
+// written by one cast in the layouts cuBLASLt reads; its casts counted under `name` when
+// the run records numerics (its amax beside them, its scale 1 as the CPU's).
+struct BlockwiseOperand {
+    int rows, cols;
+    BlockScaleLayout layout, layout_t;
+    DeviceBuffer<std::uint8_t> codes, codes_t;
+    DeviceBuffer<float> scales, scales_t;
+    DeviceBuffer<unsigned> amax;
+    NumericsRecorder& recorder;
+    int record;
+    BlockwiseOperand(int r, int c, bool tiles, NumericsRecorder& rec, const std::string& name)
+        : rows(r),
+          cols(c),
+          layout{tiles, r, c},
+          layout_t{tiles, c, r},
+          codes(std::size_t(r) * c),
+          codes_t(codes.count),
+          scales(layout.count()),
+          scales_t(layout_t.count()),
+          amax(1),
+          recorder(rec),
+          record(rec.add(name, codes.count, amax.ptr, nullptr)) {
+        // The padding is never read as a scale; ones keep it harmless all the same.
+        upload(scales.ptr, std::vector<float>(scales.count, 1.0f), scales.count);
+        upload(scales_t.ptr, std::vector<float>(scales_t.count, 1.0f), scales_t.count);
+    }
+    void cast(const train::CastSource& source, cudaStream_t s) {
+        train::BlockwiseTarget t{layout.tiles, codes.ptr,    scales.ptr,      layout.line(), codes_t.ptr,
+                                 rows,         scales_t.ptr, layout_t.line(), nullptr};
+        t.stats = recorder.lanes(record);
+        if (t.stats) {
+            FP8LAB_CUDA_CHECK(cudaMemsetAsync(amax.ptr, 0, sizeof(unsigned), s));
+            t.amax_bits = amax.ptr;
+        }
+        train::blockwise_cast(source, rows, cols, t, s);
+    }
+    MatmulOperand as(bool transposed_copy, Stored stored) const {
+        return {CUDA_R_8F_E4M3, stored, transposed_copy ? scales_t.ptr : scales.ptr,
+                layout.tiles ? ScaleMode::Tiles128x128 : ScaleMode::Blocks1x128};
+    }
+};
+
+// FP8 blockwise on the tensor cores: cuBLASLt's block-scaled GEMMs (Hopper, cuBLASLt 12.9
+// or later), which always promote their partial sums.
+class BlockwiseLinear final : public LinearLayer {
+  public:
+    BlockwiseLinear(cublasLtHandle_t lt, int rows, int in, int out, void* workspace, const std::string& name,
+                    NumericsRecorder& recorder)
+        : in_(in),
+          out_(out),
+          workspace_(workspace),
+          x_(rows, in, false, recorder, name + ".input"),
+          w_(out, in, true, recorder, name + ".weight"),
+          g_(rows, out, false, recorder, name + ".grad_output") {
+        // As the per-tensor layer: A as stored, B transposed; the transposed copies serve
+        // the backward.
+        forward_ = std::make_unique<LtMatmul>(lt, rows, out, in, x_.as(false, Stored::AsIs),
+                                              w_.as(false, Stored::Transposed), CUDA_R_16BF, false);
+        dgrad_ = std::make_unique<LtMatmul>(lt, rows, in, out, g_.as(false, Stored::AsIs),
+                                            w_.as(true, Stored::Transposed), CUDA_R_16BF, false);
+        wgrad_ = std::make_unique<LtMatmul>(lt, out, in, rows, g_.as(true, Stored::AsIs),
+                                            x_.as(true, Stored::Transposed), CUDA_R_32F, false);
+    }
+    void forward(const void* x, const DeviceParameter& weight, void* y, cudaStream_t s) override {
+        x_.cast({train::Source::Bf16, x, nullptr, in_}, s);
+        w_.cast({train::Source::F32, weight.w.ptr, nullptr, in_}, s);
+        forward_->run(x_.codes.ptr, w_.codes.ptr, y, workspace_, s);
+    }
+    void backward(const void*, const DeviceParameter&, const void* dy, bool dy_f32, float* weight_grad, void* dx,
+                  cudaStream_t s) override {
+        g_.cast({dy_f32 ? train::Source::F32 : train::Source::Bf16, dy, nullptr, out_}, s);
+        wgrad_->run(g_.codes_t.ptr, x_.codes_t.ptr, weight_grad, workspace_, s);
+        if (dx) dgrad_->run(g_.codes.ptr, w_.codes_t.ptr, dx, workspace_, s);
+    }
+
+  private:
+    int in_, out_;
+    void* workspace_;
+    BlockwiseOperand x_, w_, g_;
+    std::unique_ptr<LtMatmul> forward_, dgrad_, wgrad_;
+};
+
 using Bf16 = DeviceBuffer<__nv_bfloat16>;
 
-// A linear layer under a block recipe (MX, NVFP4, blockwise): every operand cast as the
+// A linear layer under an emulated block recipe (MX, NVFP4; blockwise off Hopper): every operand cast as the
 // CPU's LinearGemms casts it (codes and scales by emulated_recipe's plans: blocks along each
 // GEMM's contraction, the CPU's stochastic seeds and Hadamard signs), written as BF16 and
 // multiplied in BF16 with float32 accumulation, the tensors' factors as the GEMM's alpha.

@@ -112,7 +112,7 @@ TEST_CASE(
                          std::invalid_argument);
 }
 
-TEST_CASE("the transformer's block recipes on the GPU (emulated) agree with the CPU emulator over 4 seeds") {
+TEST_CASE("the transformer's block recipes on the GPU (blockwise native, MX and NVFP4 emulated) agree with the CPU") {
     if (!gpu_ready()) return;
     for (const emu::Fp8Recipe recipe : {emu::Fp8Recipe::MxFloor, emu::Fp8Recipe::Nvfp4, emu::Fp8Recipe::Blockwise}) {
         CAPTURE(enum_name(recipe));
@@ -121,7 +121,8 @@ TEST_CASE("the transformer's block recipes on the GPU (emulated) agree with the 
             const emu::Experiment e = emu::with_seed(transformer(emu::Precision::Fp8, 60, recipe), k);
             const emu::TrainerResult cpu = emu::train_on_cpu(e);
             const gpu::GpuTrainResult gpu = on_gpu(e);
-            CHECK(gpu.path == gpu::GpuPath::Emulated);
+            // Blockwise on Hopper's tensor cores (cuBLASLt's block-scaled GEMMs), the rest emulated.
+            CHECK(gpu.path == (recipe == emu::Fp8Recipe::Blockwise ? gpu::GpuPath::Native : gpu::GpuPath::Emulated));
             REQUIRE(gpu.loss.size() == cpu.loss.size());
             CHECK(gpu.loss[0] == doctest::Approx(cpu.loss[0]).epsilon(1e-3));
             for (std::size_t s = 0; s < cpu.loss.size(); ++s)
@@ -134,10 +135,11 @@ TEST_CASE("the transformer's block recipes on the GPU (emulated) agree with the 
             gpu_bits += gpu.text->validation.back().bits_per_byte / 4;
         }
         std::printf(
-            "transformer %s (emulated on the GPU), 60 steps, 4 seeds: final loss CPU %.5f GPU %.5f (%+.3f%%), "
+            "transformer %s (%s on the GPU), 60 steps, 4 seeds: final loss CPU %.5f GPU %.5f (%+.3f%%), "
             "validation CPU %.4f GPU %.4f bits/byte (%+.3f%%), largest per-step gap %.3f%%\n",
-            std::string(enum_name(recipe)).c_str(), cpu_mean, gpu_mean, 100 * (gpu_mean / cpu_mean - 1), cpu_bits,
-            gpu_bits, 100 * (gpu_bits / cpu_bits - 1), 100 * largest_gap);
+            std::string(enum_name(recipe)).c_str(), recipe == emu::Fp8Recipe::Blockwise ? "native" : "emulated",
+            cpu_mean, gpu_mean, 100 * (gpu_mean / cpu_mean - 1), cpu_bits, gpu_bits, 100 * (gpu_bits / cpu_bits - 1),
+            100 * largest_gap);
         CHECK(gpu_mean == doctest::Approx(cpu_mean).epsilon(0.02));
         CHECK(gpu_bits == doctest::Approx(cpu_bits).epsilon(0.02));
     }
@@ -156,7 +158,8 @@ TEST_CASE("the transformer on the GPU: fused and separate QKV start alike and tr
     }
 }
 
-TEST_CASE("the transformer's presets on the GPU, BF16 against FP8 current scaling, fused QKV on and off") {
+TEST_CASE(
+    "the transformer's presets on the GPU, BF16 against FP8 current scaling, fused QKV on and off, and blockwise") {
     if (!gpu_ready()) return;
     std::printf("preset\tvariant\tms/step\ttokens/s\tmodel TFLOP/s\tpeak MiB\tfinal loss\n");
     for (const gpu::TransformerPreset& pr : gpu::transformer_presets()) {
@@ -171,5 +174,15 @@ TEST_CASE("the transformer's presets on the GPU, BF16 against FP8 current scalin
                             r.final_loss(), bf16_ms / r.median_step_ms);
                 CHECK(std::isfinite(r.final_loss()));
             }
+        // Blockwise (1 x 128 and 128 x 128 scales) on the tensor cores, fused QKV.
+        emu::Experiment blockwise = gpu::transformer_preset_experiment(pr, emu::Precision::Fp8, true, 30);
+        emu::set_recipe(blockwise, emu::Fp8Recipe::Blockwise);
+        blockwise.numerics.fast_accumulation = {};
+        const gpu::GpuTrainResult r = on_gpu(blockwise, 5, false);
+        std::printf("%s\tFP8 blockwise fused QKV\t%.3f\t%.0f\t%.1f\t%.0f\t%.4f\t%.3fx BF16 fused\n", pr.name.c_str(),
+                    r.median_step_ms, r.tokens_per_second, r.model_tflops, double(r.peak_memory_bytes) / (1 << 20),
+                    r.final_loss(), bf16_ms / r.median_step_ms);
+        CHECK(r.path == gpu::GpuPath::Native);
+        CHECK(std::isfinite(r.final_loss()));
     }
 }
