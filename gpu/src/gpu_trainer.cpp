@@ -166,10 +166,7 @@ GpuTrainResult train_with(const GpuRun& config, const GpuProgress& progress) {
 GpuTrainResult train_mlp_on_gpu(const GpuRun& run, const GpuProgress& progress) {
     validate(run);
     detail::require_gpu();
-    const emu::Numerics& n = run.experiment.numerics;
-    if (gpu_path(run.experiment) == GpuPath::Native && n.precision == emu::Precision::Fp8 &&
-        !emu::recipe(n.recipe).per_tensor())
-        if (const std::string why = blockwise_unsupported_reason(); !why.empty()) throw GpuUnavailable(why);
+    detail::require_scaled_gemms(gpu_path(run.experiment), run.experiment.numerics);
     return train_with(run, progress);
 }
 

@@ -496,9 +496,7 @@ GpuTrainResult train_transformer_on_gpu(const GpuRun& run, const GpuProgress& pr
     validate(run);
     detail::require_gpu();
     const emu::Experiment& e = run.experiment;
-    if (detail::transformer_path(e.numerics) == GpuPath::Native && e.numerics.precision == emu::Precision::Fp8 &&
-        !emu::recipe(e.numerics.recipe).per_tensor())
-        if (const std::string why = blockwise_unsupported_reason(); !why.empty()) throw GpuUnavailable(why);
+    detail::require_scaled_gemms(detail::transformer_path(e.numerics), e.numerics);
     const emu::TextCorpus corpus = emu::load_corpus(e.task.corpus, e.model.transformer.sequence);
     std::size_t free_at_start = 0, total = 0;
     FP8LAB_CUDA_CHECK(cudaDeviceSynchronize());

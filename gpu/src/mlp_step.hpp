@@ -14,6 +14,7 @@
 #include <string>
 #include <vector>
 
+#include "emulator/recipe.hpp"
 #include "gpu/src/block_scale_layout.hpp"
 #include "gpu/src/blockwise_cast.hpp"
 #include "gpu/src/cuda_check.hpp"
@@ -63,6 +64,13 @@ constexpr int kDgradChunkRows = 8192;
 // weight: at about 3 TB/s and 1300 FP8 TFLOP/s (H100) the GEMM alone covers it from
 // M = 6000 on, and with the input and GELU casts before it from about 4096.
 constexpr int kDeferUpdateMinTokens = 4096;
+
+// Native FP8 with block or row scales needs cuBLASLt's scaled GEMMs (Hopper, cuBLASLt 12.9
+// or later): throws GpuUnavailable with the reason where they are missing.
+inline void require_scaled_gemms(GpuPath path, const emu::Numerics& n) {
+    if (path != GpuPath::Native || n.precision != emu::Precision::Fp8 || emu::recipe(n.recipe).per_tensor()) return;
+    if (const std::string why = blockwise_unsupported_reason(); !why.empty()) throw GpuUnavailable(why);
+}
 
 // What the host makes for the device (gpu_trainer.cpp): the emulator's batches and initial
 // weights. BF16 data as raw bits (the values are BF16 already, so no rounding happens).

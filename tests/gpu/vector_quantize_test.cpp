@@ -221,3 +221,28 @@ TEST_CASE("the emulated path is taken exactly where the native FP8 GEMMs cannot 
     bf16.loss_scaling = true;
     CHECK_FALSE(gpu::detail::native_path_can_run(bf16));
 }
+
+TEST_CASE("the emulated casts' threshold for 'past the largest value' is where emu::count_range starts counting") {
+    // The numerics tally on the GPU counts an element as past the largest value when its
+    // scaled bits reach Params::element_past_bits: the least float32 that rounds past it.
+    const emu::Format* elements[] = {&emu::e4m3(), &emu::e5m2(), &emu::e3m2(), &emu::e2m3(), &emu::e2m1()};
+    for (const emu::Format* f : elements)
+        for (const emu::Saturation saturation : {emu::Saturation::Finite, emu::Saturation::None}) {
+            emu::Numerics n;
+            n.precision = emu::Precision::Fp8;
+            n.recipe = emu::Fp8Recipe::MxRceil;
+            n.formats = {f, f, f};
+            n.saturation = saturation;
+            const std::uint32_t past =
+                gpu::detail::plan_operand_cast(n, emu::TensorRole::Input, false, false, 11).params.element_past_bits;
+            CAPTURE(f->name);
+            CAPTURE(past);
+            float at, below;
+            std::memcpy(&at, &past, 4);
+            const std::uint32_t before = past - 1;
+            std::memcpy(&below, &before, 4);
+            CHECK(at > float(f->max_finite));  // past the largest value, not at it
+            CHECK(emu::count_range(*f, std::vector<float>{at, -at}, 1.0f).overflowed == 2);
+            CHECK(emu::count_range(*f, std::vector<float>{below, -below}, 1.0f).overflowed == 0);
+        }
+}
