@@ -32,19 +32,23 @@ namespace {
 namespace tk = transformer;
 using transformer::Attention;
 using transformer::Bf16;
-using transformer::BlockwiseLinear;
+using transformer::BlockwiseOperand;
 using transformer::DeviceParameter;
 using transformer::EmulatedLinear;
 using transformer::Linear;
 using transformer::LinearLayer;
 using transformer::NumericsRecorder;
+using transformer::RowwiseOperand;
+using transformer::ScaledLinear;
 using transformer::ScalingSlots;
 
-// Per-tensor recipes and blockwise run on the FP8 tensor cores (blockwise as the MLP's
-// native path runs it); the other block recipes are emulated.
+// Per-tensor recipes, blockwise and rowwise run on the FP8 tensor cores (as the MLP's
+// native path runs them); the other block recipes, and blockwise or rowwise with settings
+// the native casts do not implement, are emulated.
 GpuPath transformer_path(const emu::Numerics& n) {
     if (n.precision != emu::Precision::Fp8 || emu::recipe(n.recipe).per_tensor()) return GpuPath::Native;
-    return n.recipe == emu::Fp8Recipe::Blockwise && native_path_can_run(n) ? GpuPath::Native : GpuPath::Emulated;
+    const bool scaled_gemms = n.recipe == emu::Fp8Recipe::Blockwise || n.recipe == emu::Fp8Recipe::Rowwise;
+    return scaled_gemms && native_path_can_run(n) ? GpuPath::Native : GpuPath::Emulated;
 }
 
 // The bytes a forward pass reads: tokens[*index * rows + r] and the same of targets (the
@@ -119,11 +123,16 @@ class TransformerStep {
         // Per-tensor recipes on the FP8 tensor cores, block recipes emulated.
         const bool emulated = transformer_path(e_.numerics) == GpuPath::Emulated;
         if (emulated) make_emulated_tables();
-        const bool blockwise = fp8 && !emulated && !emu::recipe(e_.numerics.recipe).per_tensor();
+        const bool scaled = fp8 && !emulated && !emu::recipe(e_.numerics.recipe).per_tensor();
+        const bool rowwise = e_.numerics.recipe == emu::Fp8Recipe::Rowwise;
         const auto linear = [&](int in, int out, bool quantised,
                                 const std::string& name) -> std::unique_ptr<LinearLayer> {
-            if (quantised && blockwise)
-                return std::make_unique<BlockwiseLinear>(lt_.h, rows_, in, out, workspace_.ptr, name, recorder_);
+            if (quantised && scaled && rowwise)
+                return std::make_unique<ScaledLinear<RowwiseOperand>>(lt_.h, rows_, in, out, workspace_.ptr, name,
+                                                                      recorder_, e_.numerics);
+            if (quantised && scaled)
+                return std::make_unique<ScaledLinear<BlockwiseOperand>>(lt_.h, rows_, in, out, workspace_.ptr, name,
+                                                                        recorder_, e_.numerics);
             if (quantised && emulated)
                 return std::make_unique<EmulatedLinear>(lt_.h, rows_, in, out, name, e_.numerics, shared_,
                                                         workspace_.ptr, recorder_);

@@ -36,8 +36,9 @@ void multiple_of_16(const Refuse& refuse, const char* field, int value) {
 }
 
 // What the GPU's transformer runs: BF16; FP8 with per-tensor delayed or current scaling and
-// HYBRID formats, and blockwise, on the FP8 tensor cores (what the native casts implement);
-// MX and NVFP4 emulated (every cast as the CPU's); head sizes its attention kernels take.
+// HYBRID formats, blockwise and rowwise, on the FP8 tensor cores (what the native casts
+// implement); MX and NVFP4 emulated (every cast as the CPU's), and blockwise or rowwise
+// where their settings leave the native casts; head sizes its attention kernels take.
 void validate_transformer(const GpuRun& run, const Refuse& refuse) {
     const emu::Experiment& e = run.experiment;
     const emu::TransformerSpec& t = e.model.transformer;
@@ -54,11 +55,12 @@ void validate_transformer(const GpuRun& run, const Refuse& refuse) {
     if (n.precision == emu::Precision::Fp8) {
         const bool per_tensor = n.recipe == emu::Fp8Recipe::Current || n.recipe == emu::Fp8Recipe::Delayed;
         const bool emulated = n.recipe == emu::Fp8Recipe::MxFloor || n.recipe == emu::Fp8Recipe::MxRceil ||
-                              n.recipe == emu::Fp8Recipe::Nvfp4 || n.recipe == emu::Fp8Recipe::Blockwise;
+                              n.recipe == emu::Fp8Recipe::Nvfp4 || n.recipe == emu::Fp8Recipe::Blockwise ||
+                              n.recipe == emu::Fp8Recipe::Rowwise;
         if (!per_tensor && !emulated)
             refuse("numerics.recipe",
-                   "the GPU's transformer runs per-tensor delayed or current scaling and blockwise natively and MX "
-                   "and NVFP4 emulated, not '" +
+                   "the GPU's transformer runs per-tensor delayed or current scaling, blockwise and rowwise natively "
+                   "and MX and NVFP4 emulated, not '" +
                        std::string(enum_name(n.recipe)) + "' (the CPU emulator runs every recipe)");
         if (per_tensor) {
             if (n.formats.input != &emu::e4m3() || n.formats.weight != &emu::e4m3() ||

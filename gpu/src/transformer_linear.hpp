@@ -1,8 +1,8 @@
 // SPDX-License-Identifier: Apache-2.0
 // The GPU transformer's linear layers: parameters on the device, FP8 operands with their
-// scaling slots (per tensor, delayed or current) or block scales, and a layer's three
-// GEMMs, native (BF16, FP8 per tensor or blockwise on the tensor cores) or emulated (MX,
-// NVFP4, and blockwise where the tensor cores cannot run it).
+// scaling slots (per tensor, delayed or current), block or row scales, and a layer's three
+// GEMMs, native (BF16, FP8 per tensor, blockwise or rowwise on the tensor cores) or emulated
+// (MX, NVFP4, and blockwise or rowwise where the tensor cores cannot run them).
 // Included by gpu_transformer.cpp alone.
 #pragma once
 
@@ -21,6 +21,7 @@
 #include "gpu/src/emulated_operand.hpp"
 #include "gpu/src/mlp_step.hpp"
 #include "gpu/src/numerics_recorder.hpp"
+#include "gpu/src/rowwise_cast.hpp"
 #include "gpu/src/transformer_kernels.hpp"
 
 namespace fp8lab::gpu::transformer {
@@ -244,7 +245,7 @@ struct BlockwiseOperand {
     DeviceBuffer<unsigned> amax;
     NumericsRecorder& recorder;
     int record;
-    BlockwiseOperand(int r, int c, bool tiles, NumericsRecorder& rec, const std::string& name)
+    BlockwiseOperand(int r, int c, bool tiles, NumericsRecorder& rec, const std::string& name, const emu::Numerics&)
         : rows(r),
           cols(c),
           layout{tiles, r, c},
@@ -276,18 +277,56 @@ struct BlockwiseOperand {
     }
 };
 
-// FP8 blockwise on the tensor cores: cuBLASLt's block-scaled GEMMs (Hopper, cuBLASLt 12.9
-// or later), which always promote their partial sums.
-class BlockwiseLinear final : public LinearLayer {
+// A rowwise FP8 operand (torchao's recipe, E4M3): its codes with one power-of-two scale
+// per row, and the transposed copy with one per row of the transpose (a column of the
+// source), both from one rowwise_cast, for cuBLASLt's outer-vector scale mode; its casts
+// counted under `name` when the run records numerics (its amax beside them, scale 1 as the
+// CPU's).
+struct RowwiseOperand {
+    int rows, cols;
+    float min_amax;
+    DeviceBuffer<std::uint8_t> codes, codes_t;
+    DeviceBuffer<float> scale_inv, scale_inv_t, scratch;
+    DeviceBuffer<unsigned> amax;
+    NumericsRecorder& recorder;
+    int record;
+    RowwiseOperand(int r, int c, bool, NumericsRecorder& rec, const std::string& name, const emu::Numerics& n)
+        : rows(r),
+          cols(c),
+          min_amax(emu::recipe_of(n).min_amax),
+          codes(std::size_t(r) * c),
+          codes_t(codes.count),
+          scale_inv(std::size_t(r)),
+          scale_inv_t(std::size_t(c)),
+          scratch(std::size_t(r) + std::size_t(c)),
+          amax(1),
+          recorder(rec),
+          record(rec.add(name, codes.count, amax.ptr, nullptr)) {}
+    void cast(const train::CastSource& source, cudaStream_t s) {
+        train::RowwiseTarget t{codes.ptr,       scale_inv.ptr, codes_t.ptr, rows,
+                               scale_inv_t.ptr, scratch.ptr,   amax.ptr,    min_amax};
+        t.stats = recorder.lanes(record);
+        train::rowwise_cast(source, rows, cols, t, s);
+    }
+    MatmulOperand as(bool transposed_copy, Stored stored) const {
+        return {CUDA_R_8F_E4M3, stored, transposed_copy ? scale_inv_t.ptr : scale_inv.ptr, ScaleMode::PerRow};
+    }
+};
+
+// FP8 with block or row scales on the tensor cores (Operand: BlockwiseOperand or
+// RowwiseOperand): cuBLASLt's scaled GEMMs (Hopper, cuBLASLt 12.9 or later), which always
+// promote their partial sums.
+template <class Operand>
+class ScaledLinear final : public LinearLayer {
   public:
-    BlockwiseLinear(cublasLtHandle_t lt, int rows, int in, int out, void* workspace, const std::string& name,
-                    NumericsRecorder& recorder)
+    ScaledLinear(cublasLtHandle_t lt, int rows, int in, int out, void* workspace, const std::string& name,
+                 NumericsRecorder& recorder, const emu::Numerics& n)
         : in_(in),
           out_(out),
           workspace_(workspace),
-          x_(rows, in, false, recorder, name + ".input"),
-          w_(out, in, true, recorder, name + ".weight"),
-          g_(rows, out, false, recorder, name + ".grad_output") {
+          x_(rows, in, false, recorder, name + ".input", n),
+          w_(out, in, true, recorder, name + ".weight", n),
+          g_(rows, out, false, recorder, name + ".grad_output", n) {
         // As the per-tensor layer: A as stored, B transposed; the transposed copies serve
         // the backward.
         forward_ = std::make_unique<LtMatmul>(lt, rows, out, in, x_.as(false, Stored::AsIs),
@@ -312,7 +351,7 @@ class BlockwiseLinear final : public LinearLayer {
   private:
     int in_, out_;
     void* workspace_;
-    BlockwiseOperand x_, w_, g_;
+    Operand x_, w_, g_;
     std::unique_ptr<LtMatmul> forward_, dgrad_, wgrad_;
 };
 

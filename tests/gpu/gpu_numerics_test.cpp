@@ -178,7 +178,7 @@ TEST_CASE("an MLP run on the GPU records every cast's numerics: the CPU's at the
 TEST_CASE("a transformer run on the GPU records every FP8 linear layer's casts as the CPU does") {
     if (!gpu_ready()) return;
     for (const emu::Fp8Recipe recipe : {emu::Fp8Recipe::Delayed, emu::Fp8Recipe::Current, emu::Fp8Recipe::MxRceil,
-                                        emu::Fp8Recipe::Nvfp4, emu::Fp8Recipe::Blockwise}) {
+                                        emu::Fp8Recipe::Nvfp4, emu::Fp8Recipe::Blockwise, emu::Fp8Recipe::Rowwise}) {
         CAPTURE(emu::fp8_recipe_name(recipe));
         emu::Experiment e = emu::default_transformer_experiment();
         e.numerics.precision = emu::Precision::Fp8;

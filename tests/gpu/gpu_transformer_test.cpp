@@ -4,6 +4,7 @@
 // QKV agree; and the speed of the presets, measured side by side (printed).
 #include <doctest/doctest.h>
 
+#include <algorithm>
 #include <cmath>
 #include <cstdio>
 #include <string>
@@ -47,6 +48,7 @@ TEST_CASE("the transformer: first loss, final loss and validation loss over 4 se
         const std::string name = p == emu::Precision::Bf16 ? "bf16" : "fp8 " + std::string(enum_name(recipe));
         CAPTURE(name);
         double cpu_mean = 0, gpu_mean = 0, largest_gap = 0, cpu_bits = 0, gpu_bits = 0, largest_bits_gap = 0;
+        std::vector<double> cpu_finals, gpu_finals;
         for (int k = 0; k < 4; ++k) {
             const emu::Experiment e = emu::with_seed(transformer(p, 100, recipe), k);
             const emu::TrainerResult on_cpu = emu::train_on_cpu(e);
@@ -78,31 +80,33 @@ TEST_CASE("the transformer: first loss, final loss and validation loss over 4 se
                 largest_gap = std::max(largest_gap, std::fabs(double(gpu[s]) - cpu[s]) / cpu[s]);
             cpu_mean += emu::final_loss(cpu) / 4;
             gpu_mean += emu::final_loss(gpu) / 4;
+            cpu_finals.push_back(emu::final_loss(cpu));
+            gpu_finals.push_back(emu::final_loss(gpu));
         }
         std::printf(
             "transformer %s, 100 steps, 4 seeds: final loss CPU %.5f GPU %.5f (GPU/CPU %+.3f%%), largest "
-            "per-step gap %.3f%%\n",
-            std::string(emu::precision_name(p)).c_str(), cpu_mean, gpu_mean, 100 * (gpu_mean / cpu_mean - 1),
-            100 * largest_gap);
+            "per-step gap %.3f%%; seeds' final losses CPU %.5f to %.5f, GPU %.5f to %.5f\n",
+            name.c_str(), cpu_mean, gpu_mean, 100 * (gpu_mean / cpu_mean - 1), 100 * largest_gap,
+            *std::min_element(cpu_finals.begin(), cpu_finals.end()),
+            *std::max_element(cpu_finals.begin(), cpu_finals.end()),
+            *std::min_element(gpu_finals.begin(), gpu_finals.end()),
+            *std::max_element(gpu_finals.begin(), gpu_finals.end()));
         std::printf(
             "transformer %s: final validation loss CPU %.4f GPU %.4f bits/byte (GPU/CPU %+.3f%%), largest gap over "
             "the evaluations %.3f%%\n",
-            std::string(emu::precision_name(p)).c_str(), cpu_bits, gpu_bits, 100 * (gpu_bits / cpu_bits - 1),
-            100 * largest_bits_gap);
+            name.c_str(), cpu_bits, gpu_bits, 100 * (gpu_bits / cpu_bits - 1), 100 * largest_bits_gap);
         CHECK(gpu_mean == doctest::Approx(cpu_mean).epsilon(0.02));
         CHECK(gpu_bits == doctest::Approx(cpu_bits).epsilon(0.02));
     }
 }
 
-TEST_CASE(
-    "the GPU's transformer takes the per-tensor recipes natively and MX, NVFP4, blockwise emulated; refuses rowwise") {
-    for (const emu::Fp8Recipe r : {emu::Fp8Recipe::Delayed, emu::Fp8Recipe::Current, emu::Fp8Recipe::MxFloor,
-                                   emu::Fp8Recipe::MxRceil, emu::Fp8Recipe::Nvfp4, emu::Fp8Recipe::Blockwise}) {
+TEST_CASE("the GPU's transformer takes every FP8 recipe, and refuses per-tensor settings its casts do not implement") {
+    for (const emu::Fp8Recipe r :
+         {emu::Fp8Recipe::Delayed, emu::Fp8Recipe::Current, emu::Fp8Recipe::MxFloor, emu::Fp8Recipe::MxRceil,
+          emu::Fp8Recipe::Nvfp4, emu::Fp8Recipe::Blockwise, emu::Fp8Recipe::Rowwise}) {
         CAPTURE(enum_name(r));
         CHECK_NOTHROW(gpu::validate(gpu::GpuRun{transformer(emu::Precision::Fp8, 10, r)}));
     }
-    CHECK_THROWS_WITH_AS(gpu::validate(gpu::GpuRun{transformer(emu::Precision::Fp8, 10, emu::Fp8Recipe::Rowwise)}),
-                         doctest::Contains("numerics.recipe"), std::invalid_argument);
     emu::Experiment hybrid_mx = transformer(emu::Precision::Fp8, 10, emu::Fp8Recipe::MxFloor);
     hybrid_mx.numerics.formats.gradient = &emu::e5m2();  // block recipes take any format the recipe allows
     CHECK_NOTHROW(gpu::validate(gpu::GpuRun{hybrid_mx}));
@@ -112,17 +116,24 @@ TEST_CASE(
                          std::invalid_argument);
 }
 
-TEST_CASE("the transformer's block recipes on the GPU (blockwise native, MX and NVFP4 emulated) agree with the CPU") {
+TEST_CASE(
+    "the transformer's block and row recipes on the GPU (blockwise and rowwise native, MX and NVFP4 emulated) agree "
+    "with the CPU") {
     if (!gpu_ready()) return;
-    for (const emu::Fp8Recipe recipe : {emu::Fp8Recipe::MxFloor, emu::Fp8Recipe::Nvfp4, emu::Fp8Recipe::Blockwise}) {
+    for (const emu::Fp8Recipe recipe :
+         {emu::Fp8Recipe::MxFloor, emu::Fp8Recipe::Nvfp4, emu::Fp8Recipe::Blockwise, emu::Fp8Recipe::Rowwise}) {
         CAPTURE(enum_name(recipe));
+        const bool native = recipe == emu::Fp8Recipe::Blockwise || recipe == emu::Fp8Recipe::Rowwise;
         double cpu_mean = 0, gpu_mean = 0, cpu_bits = 0, gpu_bits = 0, largest_gap = 0;
+        std::vector<double> cpu_finals, gpu_finals;
         for (int k = 0; k < 4; ++k) {
             const emu::Experiment e = emu::with_seed(transformer(emu::Precision::Fp8, 60, recipe), k);
             const emu::TrainerResult cpu = emu::train_on_cpu(e);
             const gpu::GpuTrainResult gpu = on_gpu(e);
-            // Blockwise on Hopper's tensor cores (cuBLASLt's block-scaled GEMMs), the rest emulated.
-            CHECK(gpu.path == (recipe == emu::Fp8Recipe::Blockwise ? gpu::GpuPath::Native : gpu::GpuPath::Emulated));
+            // Blockwise and rowwise on Hopper's tensor cores (cuBLASLt's scaled GEMMs), the rest emulated.
+            CHECK(gpu.path == (native ? gpu::GpuPath::Native : gpu::GpuPath::Emulated));
+            cpu_finals.push_back(emu::final_loss(cpu.loss));
+            gpu_finals.push_back(gpu.final_loss());
             REQUIRE(gpu.loss.size() == cpu.loss.size());
             CHECK(gpu.loss[0] == doctest::Approx(cpu.loss[0]).epsilon(1e-3));
             for (std::size_t s = 0; s < cpu.loss.size(); ++s)
@@ -136,10 +147,14 @@ TEST_CASE("the transformer's block recipes on the GPU (blockwise native, MX and 
         }
         std::printf(
             "transformer %s (%s on the GPU), 60 steps, 4 seeds: final loss CPU %.5f GPU %.5f (%+.3f%%), "
-            "validation CPU %.4f GPU %.4f bits/byte (%+.3f%%), largest per-step gap %.3f%%\n",
-            std::string(enum_name(recipe)).c_str(), recipe == emu::Fp8Recipe::Blockwise ? "native" : "emulated",
-            cpu_mean, gpu_mean, 100 * (gpu_mean / cpu_mean - 1), cpu_bits, gpu_bits, 100 * (gpu_bits / cpu_bits - 1),
-            100 * largest_gap);
+            "validation CPU %.4f GPU %.4f bits/byte (%+.3f%%), largest per-step gap %.3f%%; seeds' final losses CPU "
+            "%.5f to %.5f, GPU %.5f to %.5f\n",
+            std::string(enum_name(recipe)).c_str(), native ? "native" : "emulated", cpu_mean, gpu_mean,
+            100 * (gpu_mean / cpu_mean - 1), cpu_bits, gpu_bits, 100 * (gpu_bits / cpu_bits - 1), 100 * largest_gap,
+            *std::min_element(cpu_finals.begin(), cpu_finals.end()),
+            *std::max_element(cpu_finals.begin(), cpu_finals.end()),
+            *std::min_element(gpu_finals.begin(), gpu_finals.end()),
+            *std::max_element(gpu_finals.begin(), gpu_finals.end()));
         CHECK(gpu_mean == doctest::Approx(cpu_mean).epsilon(0.02));
         CHECK(gpu_bits == doctest::Approx(cpu_bits).epsilon(0.02));
     }
@@ -159,7 +174,8 @@ TEST_CASE("the transformer on the GPU: fused and separate QKV start alike and tr
 }
 
 TEST_CASE(
-    "the transformer's presets on the GPU, BF16 against FP8 current scaling, fused QKV on and off, and blockwise") {
+    "the transformer's presets on the GPU, BF16 against FP8 current scaling, fused QKV on and off, blockwise and "
+    "rowwise") {
     if (!gpu_ready()) return;
     std::printf("preset\tvariant\tms/step\ttokens/s\tmodel TFLOP/s\tpeak MiB\tfinal loss\n");
     for (const gpu::TransformerPreset& pr : gpu::transformer_presets()) {
@@ -174,15 +190,18 @@ TEST_CASE(
                             r.final_loss(), bf16_ms / r.median_step_ms);
                 CHECK(std::isfinite(r.final_loss()));
             }
-        // Blockwise (1 x 128 and 128 x 128 scales) on the tensor cores, fused QKV.
-        emu::Experiment blockwise = gpu::transformer_preset_experiment(pr, emu::Precision::Fp8, true, 30);
-        emu::set_recipe(blockwise, emu::Fp8Recipe::Blockwise);
-        blockwise.numerics.fast_accumulation = {};
-        const gpu::GpuTrainResult r = on_gpu(blockwise, 5, false);
-        std::printf("%s\tFP8 blockwise fused QKV\t%.3f\t%.0f\t%.1f\t%.0f\t%.4f\t%.3fx BF16 fused\n", pr.name.c_str(),
-                    r.median_step_ms, r.tokens_per_second, r.model_tflops, double(r.peak_memory_bytes) / (1 << 20),
-                    r.final_loss(), bf16_ms / r.median_step_ms);
-        CHECK(r.path == gpu::GpuPath::Native);
-        CHECK(std::isfinite(r.final_loss()));
+        // Blockwise (1 x 128 and 128 x 128 scales) and rowwise on the tensor cores, fused QKV.
+        for (const emu::Fp8Recipe recipe : {emu::Fp8Recipe::Blockwise, emu::Fp8Recipe::Rowwise}) {
+            emu::Experiment scaled = gpu::transformer_preset_experiment(pr, emu::Precision::Fp8, true, 30);
+            emu::set_recipe(scaled, recipe);
+            scaled.numerics.fast_accumulation = {};
+            const gpu::GpuTrainResult r = on_gpu(scaled, 5, false);
+            std::printf("%s\tFP8 %s fused QKV\t%.3f\t%.0f\t%.1f\t%.0f\t%.4f\t%.3fx BF16 fused\n", pr.name.c_str(),
+                        std::string(enum_name(recipe)).c_str(), r.median_step_ms, r.tokens_per_second, r.model_tflops,
+                        double(r.peak_memory_bytes) / (1 << 20), r.final_loss(), bf16_ms / r.median_step_ms);
+            std::fflush(stdout);
+            CHECK(r.path == gpu::GpuPath::Native);
+            CHECK(std::isfinite(r.final_loss()));
+        }
     }
 }
