@@ -1,5 +1,5 @@
 // SPDX-License-Identifier: Apache-2.0
-// MLP training step by step: quantised operands, float32 GEMMs (Eigen), AdamW.
+// MLP training step by step: quantised operands, float32 GEMMs (the ordered GEMM), AdamW.
 #include "emulator/mlp_trainer.hpp"
 
 #include <algorithm>

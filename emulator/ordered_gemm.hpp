@@ -1,5 +1,5 @@
 // SPDX-License-Identifier: Apache-2.0
-// The trainer's float32 GEMM in Eigen's summation order, and its narrow-accumulator twin.
+// The trainers' float32 GEMM in one fixed order (FMA), and its narrow-accumulator twin.
 #pragma once
 
 #include <cstddef>
@@ -13,32 +13,19 @@ struct StridedMatrix {
     std::ptrdiff_t rows, cols, row_stride, col_stride;
 };
 
-// The summation order of Eigen's float32 GEMM (3.4, SSE without FMA) for a product it runs
-// through its 2-packet micro-kernel: the depth is cut into panels of `panel` terms; within a
-// panel each output is summed from +0 one term after the other (the product rounded, then
-// the sum); the panels' sums are added in order to a result that starts at +0.
-// Multiplying in that order with wider vectors across the outputs gives the same bits.
-
-// Whether Eigen runs dst(rows x cols) = lhs * rhs with that order in this build: a GEMM
-// (not Eigen's coefficient-wise product of tiny matrices, not a matrix-vector product),
-// every output column in the 2-packet micro-kernel (cols a multiple of its 8 rows:
-// Eigen works on the transposed, column-major problem), and Eigen's packets SSE without
-// FMA (an FMA or AVX build of Eigen rounds in another order: then the trainer keeps Eigen).
-bool eigen_order_is_panel_order(std::ptrdiff_t rows, std::ptrdiff_t cols, std::ptrdiff_t depth);
-
-// The depth panel Eigen's blocking picks for that product when it runs one
-// single-threaded GEMM over `cols` output columns: it depends on the L1 data cache's size.
-std::ptrdiff_t eigen_depth_panel(std::ptrdiff_t rows, std::ptrdiff_t cols, std::ptrdiff_t depth);
-
-// dst[:, begin:end) = lhs * rhs[:, begin:end) in panel order (above); dst is row-major
-// with dst_stride floats per row; end - begin is a multiple of 8.
-void panel_ordered_gemm(const StridedMatrix& lhs, const StridedMatrix& rhs, float* dst, std::ptrdiff_t dst_stride,
-                        std::ptrdiff_t panel, std::ptrdiff_t begin, std::ptrdiff_t end);
+// The trainers' float32 GEMM: each output summed from +0 over the whole contraction, term
+// by term in order, each term added by one fused multiply-add (rounded once). That order
+// is the same for any vector width, tiling, chunking and thread count, so the result is
+// bit-identical on every machine: AVX-512 and AVX2 with FMA run it in vectors, and a CPU
+// without them runs the exact scalar path (the same bits, slower; emulator/cpu_level.hpp).
+// dst[:, begin:end) = lhs * rhs[:, begin:end); dst is row-major with dst_stride floats per row.
+void ordered_gemm(const StridedMatrix& lhs, const StridedMatrix& rhs, float* dst, std::ptrdiff_t dst_stride,
+                  std::ptrdiff_t begin, std::ptrdiff_t end);
 
 // The same product through a narrow accumulator (the CPU's model of the FP8 tensor cores'
 // fast accumulation): each output summed from +0 over the whole depth, each product rounded
 // to float32, each sum rounded to float32 and then truncated to `fraction_bits` (0 to 23)
-// fraction bits; never promoted to a wider total. Lab 10's accumulation step plots this model.
+// fraction bits (no FMA); never promoted to a wider total. Lab 10's accumulation step plots this model.
 void narrow_accumulator_gemm(const StridedMatrix& lhs, const StridedMatrix& rhs, float* dst, std::ptrdiff_t dst_stride,
                              int fraction_bits, std::ptrdiff_t begin, std::ptrdiff_t end);
 

@@ -21,41 +21,24 @@ StridedMatrix strided(const Operand& m) {
     return {m.data(), m.rows(), m.cols(), m.rowStride(), m.colStride()};
 }
 
-// dst = lhs * rhs with dst's columns cut into fixed chunks run in parallel. Each element
-// is summed in the order of Eigen's single-threaded GEMM over the whole matrix, for any
-// thread count (the golden trainer test holds it to the bits): where that order is the
-// panel order (emulator/ordered_gemm.hpp) the ordered GEMM computes it, 8 outputs to a
-// vector where Eigen's kernel does 4; elsewhere each chunk is Eigen's own GEMM over the
-// whole contraction, whose blocking along it depends only on its length, with chunk
-// widths multiples of every register block (12, 8 and 4 rows of Eigen's transposed problem).
+// dst = lhs * rhs by the ordered GEMM (emulator/ordered_gemm.hpp), dst's columns cut into
+// fixed chunks run in parallel where the product is large enough to share. Each element is
+// one FMA sum over the whole contraction in order: the same bits for any chunking, thread
+// count and CPU (the golden trainer test holds it to the bits at every CPU level).
 inline constexpr Eigen::Index kProductChunk = 192;
 template <class Lhs, class Rhs>
 void product(const Lhs& lhs, const Rhs& rhs, Matrix& dst) {
     dst.resize(lhs.rows(), rhs.cols());
     const Eigen::Index n = rhs.cols();
     const bool parallel = n >= 2 * kProductChunk && double(lhs.rows()) * double(lhs.cols()) * double(n) >= 4e6;
-    if (eigen_order_is_panel_order(lhs.rows(), n, lhs.cols())) {
-        const StridedMatrix a = strided(lhs), b = strided(rhs);
-        const auto columns = [&](std::size_t begin, std::size_t end) {
-            const auto width = std::ptrdiff_t(end - begin);
-            panel_ordered_gemm(a, b, dst.data(), n, eigen_depth_panel(lhs.rows(), width, lhs.cols()),
-                               std::ptrdiff_t(begin), std::ptrdiff_t(end));
-        };
-        if (!parallel)
-            columns(0, std::size_t(n));
-        else
-            parallel_for_chunks(std::size_t(n), std::size_t(kProductChunk),
-                                [&](std::size_t, std::size_t begin, std::size_t end) { columns(begin, end); });
-        return;
-    }
+    const StridedMatrix a = strided(lhs), b = strided(rhs);
     if (!parallel) {
-        dst.noalias() = lhs * rhs;
+        ordered_gemm(a, b, dst.data(), n, 0, n);
         return;
     }
     parallel_for_chunks(std::size_t(n), std::size_t(kProductChunk),
                         [&](std::size_t, std::size_t begin, std::size_t end) {
-                            const Eigen::Index j = Eigen::Index(begin), w = Eigen::Index(end - begin);
-                            dst.middleCols(j, w).noalias() = lhs * rhs.middleCols(j, w);
+                            ordered_gemm(a, b, dst.data(), n, std::ptrdiff_t(begin), std::ptrdiff_t(end));
                         });
 }
 

@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: Apache-2.0
-// The ordered GEMM against Eigen's own product, bit for bit, in every operand layout, and
-// its narrow-accumulator twin against a scalar statement of the model.
+// The ordered GEMM against a scalar statement of its order (one std::fma per term) on every
+// CPU path, bit for bit, in every operand layout, and its narrow-accumulator twin likewise.
 #include <doctest/doctest.h>
 
 #include <Eigen/Dense>
@@ -10,8 +10,11 @@
 #include <cstdint>
 #include <limits>
 #include <random>
+#include <optional>
 #include <stdexcept>
+#include <vector>
 
+#include "emulator/cpu_level.hpp"
 #include "emulator/ordered_gemm.hpp"
 
 using namespace fp8lab::emu;
@@ -59,66 +62,99 @@ int chunked_mismatches(Eigen::Index rows, Eigen::Index cols, Eigen::Index chunk,
     return count;
 }
 
-// lhs * rhs by the ordered GEMM against Eigen's single product.
+// One output of the ordered GEMM's model, term by term from +0, one std::fma each.
+template <class Lhs, class Rhs>
+float fma_dot(const Lhs& lhs, const Rhs& rhs, Eigen::Index i, Eigen::Index j) {
+    float sum = 0.0f;
+    for (Eigen::Index k = 0; k < lhs.cols(); ++k) sum = std::fma(lhs(i, k), rhs(k, j), sum);
+    return sum;
+}
+
+// lhs * rhs by the ordered GEMM against the scalar model.
 template <class Lhs, class Rhs>
 int differences(const Lhs& lhs, const Rhs& rhs, Eigen::Index chunk) {
-    Matrix expected(lhs.rows(), rhs.cols());
-    expected.noalias() = lhs * rhs;
     return chunked_mismatches(
         lhs.rows(), rhs.cols(), chunk,
         [&](Eigen::Index begin, Eigen::Index end, Matrix& got) {
-            panel_ordered_gemm(strided(lhs), strided(rhs), got.data(), got.cols(),
-                               eigen_depth_panel(lhs.rows(), end - begin, lhs.cols()), begin, end);
+            ordered_gemm(strided(lhs), strided(rhs), got.data(), got.cols(), begin, end);
         },
-        [&](Eigen::Index i, Eigen::Index j) { return expected(i, j); });
+        [&](Eigen::Index i, Eigen::Index j) { return fma_dot(lhs, rhs, i, j); });
+}
+
+// Every path this CPU runs, the slowest (exact) first.
+std::vector<CpuLevel> levels_here() {
+    std::vector<CpuLevel> out;
+    for (const auto& n : fp8lab::enum_names<CpuLevel>())
+        if (int(n.value) <= int(detected_cpu_level())) out.push_back(n.value);
+    return out;
 }
 
 }  // namespace
 
-TEST_CASE("the ordered GEMM equals Eigen's product bit for bit wherever Eigen sums in panel order") {
+TEST_CASE("the ordered GEMM is one FMA sum per output, in order, on every CPU path, in every operand layout") {
     std::mt19937 rng(20261124);
     struct Shape {
         Eigen::Index rows, cols, depth;
     };
-    // Rows off the 4-row tiles, columns off the 16-wide strips (an 8-wide tail), depths of
-    // one panel and of several (Eigen cuts depths past its L1 budget, about 680 here).
-    const Shape shapes[] = {{2, 16, 9},     {3, 24, 17},    {4, 16, 700}, {5, 40, 1400}, {7, 56, 2100},
-                            {32, 192, 768}, {32, 48, 3072}, {48, 80, 96}, {13, 8, 4096}, {2, 8, 10}};
-    for (const Shape& s : shapes) {
-        CAPTURE(s.rows);
-        CAPTURE(s.cols);
-        CAPTURE(s.depth);
-        REQUIRE(eigen_order_is_panel_order(s.rows, s.cols, s.depth));
-        for (const bool specials : {false, true}) {
-            CAPTURE(specials);
-            const Matrix a = random_matrix(s.rows, s.depth, rng, specials);  // rows x depth
-            const Matrix b = random_matrix(s.depth, s.cols, rng, specials);  // depth x cols
-            const Matrix at = a.transpose(), bt = b.transpose();
-            for (const Eigen::Index chunk : {s.cols, Eigen::Index(8), Eigen::Index(24)}) {
-                CAPTURE(chunk);
-                CHECK(differences(a, b, chunk) == 0);                            // A B
-                CHECK(differences(a, bt.transpose(), chunk) == 0);               // A B^T (the forward)
-                CHECK(differences(at.transpose(), b, chunk) == 0);               // A^T B (the wgrad)
-                CHECK(differences(at.transpose(), bt.transpose(), chunk) == 0);  // A^T B^T
+    // Rows off every path's tiles (4 and 8 rows), columns off its strips (24 and 32 wide)
+    // and off one vector (tails of 1 to 15), depths of one panel and of several (256 terms),
+    // a row and a column (matrix-vector products), an empty contraction.
+    const Shape shapes[] = {{2, 16, 9},     {3, 24, 17},    {4, 16, 700},   {5, 40, 1400}, {7, 56, 2100},
+                            {32, 192, 768}, {32, 48, 3072}, {48, 80, 96},   {13, 8, 4096}, {2, 8, 10},
+                            {9, 37, 300},   {1, 64, 64},    {64, 1, 64},    {4, 8, 4},     {32, 12, 64},
+                            {17, 33, 257},  {3, 5, 0},      {33, 100, 513}, {8, 7, 1}};
+    for (const CpuLevel level : levels_here()) {
+        CAPTURE(fp8lab::enum_name(level));
+        force_gemm_cpu_level(level);
+        for (const Shape& s : shapes) {
+            CAPTURE(s.rows);
+            CAPTURE(s.cols);
+            CAPTURE(s.depth);
+            for (const bool specials : {false, true}) {
+                CAPTURE(specials);
+                const Matrix a = random_matrix(s.rows, s.depth, rng, specials);  // rows x depth
+                const Matrix b = random_matrix(s.depth, s.cols, rng, specials);  // depth x cols
+                const Matrix at = a.transpose(), bt = b.transpose();
+                for (const Eigen::Index chunk : {s.cols, Eigen::Index(8), Eigen::Index(24)}) {
+                    CAPTURE(chunk);
+                    CHECK(differences(a, b, chunk) == 0);                            // A B
+                    CHECK(differences(a, bt.transpose(), chunk) == 0);               // A B^T (the forward)
+                    CHECK(differences(at.transpose(), b, chunk) == 0);               // A^T B (the wgrad)
+                    CHECK(differences(at.transpose(), bt.transpose(), chunk) == 0);  // A^T B^T
+                }
             }
         }
     }
+    force_gemm_cpu_level(std::nullopt);
 }
 
-TEST_CASE("the ordered GEMM leaves to Eigen the products Eigen sums in another order") {
-    CHECK_FALSE(eigen_order_is_panel_order(1, 64, 64));   // a row: Eigen's matrix-vector product
-    CHECK_FALSE(eigen_order_is_panel_order(64, 1, 64));   // a column: the same
-    CHECK_FALSE(eigen_order_is_panel_order(4, 8, 4));     // tiny: Eigen's coefficient-wise product
-    CHECK_FALSE(eigen_order_is_panel_order(32, 12, 64));  // columns off the 8-row micro-kernel
-    CHECK_FALSE(eigen_order_is_panel_order(32, 64, 0));
+TEST_CASE("the ordered GEMM's FMA rounds each term once: a sum a separate multiply and add would round otherwise") {
+    // (1 + 2^-12)^2 = 1 + 2^-11 + 2^-24: the product rounded alone loses the 2^-24, which
+    // the fused multiply-add keeps when it adds -(1 + 2^-11) in the same rounding.
+    const float x = 1.0f + std::ldexp(1.0f, -12);
+    const Matrix lhs = (Matrix(1, 2) << -(1.0f + std::ldexp(1.0f, -11)), x).finished();
+    Matrix rhs = Matrix::Constant(2, 8, 1.0f);
+    rhs.row(1).setConstant(x);
+    for (const CpuLevel level : levels_here()) {
+        CAPTURE(fp8lab::enum_name(level));
+        force_gemm_cpu_level(level);
+        Matrix got(1, 8);
+        ordered_gemm(strided(lhs), strided(rhs), got.data(), 8, 0, 8);
+        CHECK(got(0, 0) == std::ldexp(1.0f, -24));
+    }
+    force_gemm_cpu_level(std::nullopt);
 }
 
-TEST_CASE("Eigen's depth panel cuts long contractions and keeps short ones whole") {
-    CHECK(eigen_depth_panel(32, 192, 96) == 96);
-    const std::ptrdiff_t panel = eigen_depth_panel(32, 192, 3072);
-    CHECK(panel > 0);
-    CHECK(panel < 3072);
-    CHECK(panel % 8 == 0);  // Eigen's k peeling
+TEST_CASE("the GEMM's CPU level: named, detected, and forced only down to what the CPU runs") {
+    CHECK(fp8lab::enum_name(CpuLevel::Exact) == "exact");
+    CHECK(fp8lab::parse_enum<CpuLevel>("avx512") == CpuLevel::Avx512);
+    CHECK(gemm_cpu_level() == detected_cpu_level());
+    force_gemm_cpu_level(CpuLevel::Exact);
+    CHECK(gemm_cpu_level() == CpuLevel::Exact);
+    force_gemm_cpu_level(std::nullopt);
+    CHECK(gemm_cpu_level() == detected_cpu_level());
+    if (detected_cpu_level() != CpuLevel::Avx512)
+        CHECK_THROWS_AS(force_gemm_cpu_level(CpuLevel::Avx512), std::invalid_argument);
 }
 
 namespace {

@@ -1,0 +1,52 @@
+// SPDX-License-Identifier: Apache-2.0
+// The CPU's vector level for the trainers' GEMM: detected once, forced by tests.
+#include "emulator/cpu_level.hpp"
+
+#include <atomic>
+#include <stdexcept>
+#include <string>
+
+namespace fp8lab::emu {
+namespace {
+
+CpuLevel detect() {
+#if defined(__x86_64__) && defined(__GNUC__)
+    __builtin_cpu_init();
+    if (__builtin_cpu_supports("avx512f")) return CpuLevel::Avx512;
+    if (__builtin_cpu_supports("avx2") && __builtin_cpu_supports("fma")) return CpuLevel::Avx2;
+#endif
+    return CpuLevel::Exact;
+}
+
+// -1: not forced; otherwise the forced level's value.
+std::atomic<int> forced{-1};
+
+}  // namespace
+
+CpuLevel detected_cpu_level() {
+    static const CpuLevel level = detect();
+    return level;
+}
+
+CpuLevel gemm_cpu_level() {
+    const int f = forced.load(std::memory_order_relaxed);
+    return f < 0 ? detected_cpu_level() : CpuLevel(f);
+}
+
+void force_gemm_cpu_level(std::optional<CpuLevel> level) {
+    if (level && int(*level) > int(detected_cpu_level()))
+        throw std::invalid_argument("cpu level: this CPU runs " + std::string(enum_name(detected_cpu_level())) +
+                                    " at most, not " + std::string(enum_name(*level)));
+    forced.store(level ? int(*level) : -1, std::memory_order_relaxed);
+}
+
+}  // namespace fp8lab::emu
+
+namespace fp8lab {
+template <>
+std::span<const EnumName<emu::CpuLevel>> enum_names<emu::CpuLevel>() {
+    static constexpr EnumName<emu::CpuLevel> table[] = {
+        {emu::CpuLevel::Exact, "exact"}, {emu::CpuLevel::Avx2, "avx2"}, {emu::CpuLevel::Avx512, "avx512"}};
+    return table;
+}
+}  // namespace fp8lab
