@@ -50,7 +50,7 @@ void note_exact_path() {
     static const bool noted = [] {
         std::fprintf(stderr,
                      "fp8lab: this CPU has no AVX2 with FMA, so the trainer's GEMMs take the exact scalar path: the "
-                     "same results, several times slower\n");
+                     "same results, many times slower than on a CPU with them\n");
         return true;
     }();
     (void)noted;

@@ -16,6 +16,10 @@ void avx2(const StridedMatrix& lhs, const StridedMatrix& rhs, float* dst, std::p
 void avx512(const StridedMatrix& lhs, const StridedMatrix& rhs, float* dst, std::ptrdiff_t dst_stride,
             std::ptrdiff_t begin, std::ptrdiff_t end);
 
+// fma(a, b, c) rounded once, computed without an FMA instruction (the exact path's; the
+// tests compare it with std::fma).
+float exact_fma(float a, float b, float c);
+
 // Terms per depth panel: any value gives the same bits; this one keeps a 3-vector strip of
 // a panel (256 x 24 floats, 24 KiB) in a 32 KiB L1.
 inline constexpr std::ptrdiff_t kPanel = 256;

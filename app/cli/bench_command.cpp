@@ -18,6 +18,7 @@
 #include "emulator/available_memory.hpp"
 #include "app/options/usage_error.hpp"
 #include "emulator/bulk.hpp"
+#include "emulator/cpu_level.hpp"
 #include "emulator/mlp_trainer.hpp"
 #include "emulator/parallel.hpp"
 #include "emulator/stochastic_bits.hpp"
@@ -170,9 +171,10 @@ void bench_trainer(int steps, TrainerSize size, int reps) {
     const int warmup = std::min(steps - 1, std::max(1, base.task.batches));
     std::printf(
         "fp8lab bench trainer: CPU emulator, %s (%s), %d steps each (ms/step over the last %d), "
-        "median of %d runs, %d threads\n",
+        "median of %d runs, %d threads, GEMM path %s (this CPU's fastest: %s)\n",
         size == TrainerSize::Lab ? "the labs' default experiment" : "the notebook's MLP", emu::describe(base).c_str(),
-        steps, steps - warmup, reps, emu::max_threads());
+        steps, steps - warmup, reps, emu::max_threads(), std::string(enum_name(emu::gemm_cpu_level())).c_str(),
+        std::string(enum_name(emu::detected_cpu_level())).c_str());
     struct Row {
         std::string name;
         double ms_per_step;
@@ -248,6 +250,7 @@ void add_bench_command(CLI::App& app, CommandStatus& status) {
     struct TrainerArgs {
         int steps = 100;
         int reps = 3;
+        std::string cpu_level;
         TrainerSize size = TrainerSize::Lab;
     };
     auto trainer_args = std::make_shared<TrainerArgs>();
@@ -266,7 +269,17 @@ void add_bench_command(CLI::App& app, CommandStatus& status) {
         ->transform(CLI::CheckedTransformer(
             std::map<std::string, TrainerSize>{{"lab", TrainerSize::Lab}, {"notebook", TrainerSize::Notebook}}))
         ->default_str("lab");
+    trainer->add_option("--cpu-level", trainer_args->cpu_level,
+                        "The GEMM's CPU path: " + enum_choices<emu::CpuLevel>() +
+                            " (default: the fastest this CPU runs; every path gives the same bits)");
     trainer->callback([trainer_args, &status] {
+        if (!trainer_args->cpu_level.empty()) {
+            const emu::CpuLevel level = parse_enum_or_throw<emu::CpuLevel>(trainer_args->cpu_level, "--cpu-level");
+            if (int(level) > int(emu::detected_cpu_level()))
+                throw UsageError("--cpu-level: this CPU runs " + std::string(enum_name(emu::detected_cpu_level())) +
+                                 " at most, not " + trainer_args->cpu_level);
+            emu::force_gemm_cpu_level(level);
+        }
         bench_trainer(trainer_args->steps, trainer_args->size, trainer_args->reps);
         status.exit_code = 0;
     });

@@ -16,6 +16,7 @@
 
 #include "emulator/cpu_level.hpp"
 #include "emulator/ordered_gemm.hpp"
+#include "emulator/ordered_gemm_levels.hpp"
 
 using namespace fp8lab::emu;
 
@@ -143,6 +144,57 @@ TEST_CASE("the ordered GEMM's FMA rounds each term once: a sum a separate multip
         CHECK(got(0, 0) == std::ldexp(1.0f, -24));
     }
     force_gemm_cpu_level(std::nullopt);
+}
+
+TEST_CASE("the exact path's fused multiply-add in doubles equals std::fma, halfway cases and extremes included") {
+    std::mt19937 rng(20261127);
+    const auto any_float = [&] {  // every exponent, subnormals, zeros of both signs
+        const std::uint32_t bits = rng();
+        return (bits & 0x7F800000u) == 0x7F800000u ? std::ldexp(1.0f, int(rng() % 40)) : std::bit_cast<float>(bits);
+    };
+    const auto near = [&](float x, int exponent_spread) {  // a float near x in magnitude, either sign
+        return (rng() & 1 ? 1.0f : -1.0f) *
+               std::ldexp(std::fabs(x), int(rng() % (2 * exponent_spread + 1)) - exponent_spread) *
+               (1.0f + std::ldexp(float(rng() % 4096), -12));
+    };
+    int differences = 0;
+    for (int i = 0; i < 2000000; ++i) {
+        const float a = any_float(), b = i % 4 == 0 ? any_float() : near(a, 8);
+        float c;
+        const float product = a * b;
+        switch (i % 5) {
+        case 0:  // any
+            c = any_float();
+            break;
+        case 1:  // cancels the rounded product: the sum is the product's rounding error
+            c = -product;
+            break;
+        case 2:  // a few of the product's ulps off it: sums near float32 rounding boundaries
+            c = -std::nextafter(product, rng() & 1 ? INFINITY : -INFINITY) +
+                std::ldexp(float(int(rng() % 7) - 3), std::ilogb(product == 0 ? 1.0f : product) - 24);
+            break;
+        case 3:  // far larger or far smaller than the product: the product decides the rounding
+            c = near(product == 0 ? 1.0f : product, 30);
+            break;
+        default:  // subnormal results
+            c = std::ldexp(float(int(rng() % 2001) - 1000), -149);
+            break;
+        }
+        const float want = std::fma(a, b, c), got = fp8lab::emu::gemm_levels::exact_fma(a, b, c);
+        if (!same(got, want)) {
+            if (++differences <= 5)
+                MESSAGE("fma(" << a << ", " << b << ", " << c << "): " << got << " against " << want);
+        }
+    }
+    CHECK(differences == 0);
+    // Where rounding to a double and then to a float32 goes wrong: (1 + 2^-23)(2^-24 - 2^-47)
+    // + (1 + 2^-23) is 1 + 2^-23 + 2^-24 - 2^-70, just below the midpoint of 1 + 2^-23 and
+    // 1 + 2^-22; a double rounds it onto the midpoint, and ties-to-even then goes up.
+    const float a = 1.0f + std::ldexp(1.0f, -23), b = std::ldexp(1.0f, -24) - std::ldexp(1.0f, -47);
+    CHECK(float(double(a) * double(b) + double(a)) == 1.0f + std::ldexp(1.0f, -22));  // double rounding
+    CHECK(std::fma(a, b, a) == a);
+    CHECK(fp8lab::emu::gemm_levels::exact_fma(a, b, a) == a);
+    CHECK(std::isinf(fp8lab::emu::gemm_levels::exact_fma(3e38f, 2.0f, 0.0f)));
 }
 
 TEST_CASE("the GEMM's CPU level: named, detected, and forced only down to what the CPU runs") {
