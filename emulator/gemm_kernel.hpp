@@ -196,4 +196,14 @@ void run_gemm(const StridedMatrix& lhs, const StridedMatrix& rhs, float* dst, st
     engine(a, b, out, panel, packed.data());
 }
 
+// run_gemm with a stateless policy P compiled into the caller's file (each CPU level's).
+template <class P>
+void run_gemm(const StridedMatrix& lhs, const StridedMatrix& rhs, float* dst, std::ptrdiff_t dst_stride,
+              std::ptrdiff_t panel, std::ptrdiff_t begin, std::ptrdiff_t end) {
+    run_gemm<P>(lhs, rhs, dst, dst_stride, panel, begin, end,
+                [](const StridedMatrix& a, const StridedMatrix& b, Output out, std::ptrdiff_t depth, float* packed) {
+                    gemm_panels(P{}, a, b, out, depth, packed);
+                });
+}
+
 }  // namespace fp8lab::emu::gemm_kernel

@@ -26,10 +26,7 @@ struct Avx512Fma {
 
 void avx512(const StridedMatrix& lhs, const StridedMatrix& rhs, float* dst, std::ptrdiff_t dst_stride,
             std::ptrdiff_t begin, std::ptrdiff_t end) {
-    gemm_kernel::run_gemm<Avx512Fma>(
-        lhs, rhs, dst, dst_stride, kPanel, begin, end,
-        [](const StridedMatrix& a, const StridedMatrix& b, gemm_kernel::Output out, std::ptrdiff_t panel,
-           float* packed) { gemm_kernel::gemm_panels(Avx512Fma{}, a, b, out, panel, packed); });
+    gemm_kernel::run_gemm<Avx512Fma>(lhs, rhs, dst, dst_stride, kPanel, begin, end);
 }
 
 }  // namespace fp8lab::emu::gemm_levels
