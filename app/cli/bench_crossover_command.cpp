@@ -83,7 +83,7 @@ void add_bench_crossover_command(CLI::App& bench) {
     add_recording_command(
         bench, "transformer",
         "GPU: the transformer's training step at its three sizes, BF16 against FP8 current and delayed scaling, "
-        "fused and separate QKV (lab 11's speed table)",
+        "blockwise and rowwise, fused and separate QKV (lab 11's speed table)",
         [transformer_steps] {
             std::ostringstream csv;
             const labs::TransformerSpeed s = labs::measure_transformer_speed(*transformer_steps, show_progress);

@@ -884,7 +884,7 @@ TEST_CASE("a transformer speed recording of version 1 (FP8 rows named fp8: curre
     std::istringstream bad("# fp8lab transformer speed v2\n# device: a GPU\n" + columns +
                            "wide,fp8,fused,46.2,177247,413.7,14174\n");
     CHECK_THROWS_WITH(read_transformer_speed_csv(bad, "bad.csv"),
-                      doctest::Contains("'fp8' is not bf16, fp8-current or fp8-delayed"));
+                      doctest::Contains("'fp8' is not bf16, fp8-current, fp8-delayed, fp8-blockwise or fp8-rowwise"));
 }
 
 TEST_CASE("an accumulation recording of version 1 (all-positive operands only) still reads; a bad operand is refused") {
