@@ -65,9 +65,10 @@ TransformerSpeed measure_transformer_speed(int steps, const std::function<bool(i
     speed.header = {{"source", "fp8lab transformer speed (labs/experiments/transformer_speed.cpp)"},
                     {"device", gpu::describe(probe)},
                     {"date", utc_now_text()},
-                    {"configuration", "BF16, FP8 current and delayed scaling (hybrid), blockwise and rowwise (E4M3), "
-                                      "CUDA graphs, " +
-                                          std::to_string(steps) + " steps per run, median of the timed steps"}};
+                    {"configuration",
+                     "BF16, FP8 current and delayed scaling (hybrid), blockwise and rowwise (E4M3), "
+                     "CUDA graphs, " +
+                         std::to_string(steps) + " steps per run, median of the timed steps"}};
     const std::vector<gpu::TransformerPreset>& presets = gpu::transformer_presets();
     const int total = int(presets.size() * 2 * speed_variants().size());
     int done = 0;
