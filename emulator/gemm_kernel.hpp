@@ -2,9 +2,7 @@
 // The ordered GEMMs' packing, tiles and panels, written once over an accumulation policy.
 #pragma once
 
-#include <algorithm>
 #include <cstddef>
-#include <vector>
 
 #include "emulator/cpu_clones.hpp"
 #include "emulator/ordered_gemm.hpp"
@@ -12,8 +10,10 @@
 // Included by the files that compile one policy each (ordered_gemm.cpp for the narrow
 // accumulator, ordered_gemm_<level>.cpp for the FMA one), each with its own compiler
 // flags. Every function here is a template over the policy, whose types those files
-// declare in unnamed namespaces: no two files share an instantiation, so a function
-// compiled for AVX-512 is never linked in where the machine lacks it.
+// declare in unnamed namespaces, and calls nothing of the standard library: no two files
+// share an instantiation, so no function compiled for AVX-512 can be the copy the linker
+// keeps for a machine that lacks it (a std::min or a vector's resize instantiated in an
+// AVX-512 file could be). The buffers and the choice of operand are ordered_gemm.cpp's.
 //
 // A policy P has: Vec (its vector of floats, P::kLanes of them), kRows and kVectors (a
 // tile: kRows outputs rows by kVectors vectors of columns), and
@@ -24,6 +24,9 @@
 // continue from what the earlier panels stored) and the column chunks change no bit.
 
 namespace fp8lab::emu::gemm_kernel {
+
+// The widest policy's lanes: a buffer padded to a multiple of it fits every policy's strips.
+inline constexpr std::ptrdiff_t kMaxLanes = 16;
 
 // Where a computed block goes: its element (r, c) is data[r * row_step + c * col_step].
 // The transposed product writes its rows down the result's columns.
@@ -37,7 +40,7 @@ struct Output {
 template <class P, int Width>
 FP8LAB_INLINE void pack_strip(const StridedMatrix& m, std::ptrdiff_t k0, std::ptrdiff_t depth, std::ptrdiff_t j0,
                               float* out) {
-    const int valid = int(std::min<std::ptrdiff_t>(Width, m.cols - j0));
+    const int valid = m.cols - j0 < Width ? int(m.cols - j0) : Width;
     const float* first = m.data + k0 * m.row_stride + j0 * m.col_stride;
     if (valid < Width)
         for (std::ptrdiff_t k = 0; k < depth; ++k)
@@ -131,20 +134,20 @@ FP8LAB_INLINE void panel_strips(const P& p, const StridedMatrix& rows, std::ptrd
     for (std::ptrdiff_t j = wide_end; j < cols; j += P::kLanes)
         strip_rows<P, 1>(p, rows, k0, depth, packed + j * depth,
                          Output{out.data + j * out.col_step, out.row_step, out.col_step},
-                         int(std::min<std::ptrdiff_t>(P::kLanes, cols - j)), first_panel);
+                         cols - j < P::kLanes ? int(cols - j) : P::kLanes, first_panel);
 }
 
 // out = lhs * rhs, rhs packed a panel of `panel` terms at a time into strips; lhs is read
 // where it lies. Packed even where rhs's rows are contiguous: rows a multiple of 4 KiB
 // apart (3072 floats) fall in the same L1 sets, and a strip read in place thrashes them.
-// `packed` holds panel * padded_columns<P>(rhs.cols) floats.
+// `packed` holds panel * padded_columns<P>(rhs.cols) floats (kMaxLanes covers every policy).
 template <class P>
 FP8LAB_INLINE void gemm_panels(const P& p, const StridedMatrix& lhs, const StridedMatrix& rhs, Output out,
                                std::ptrdiff_t panel, float* packed) {
     constexpr int wide = P::kVectors * P::kLanes;
     const std::ptrdiff_t cols = rhs.cols, wide_end = wide_columns<P>(cols), padded = padded_columns<P>(cols);
     for (std::ptrdiff_t k0 = 0; k0 < lhs.cols; k0 += panel) {
-        const std::ptrdiff_t depth = std::min(panel, lhs.cols - k0);
+        const std::ptrdiff_t depth = lhs.cols - k0 < panel ? lhs.cols - k0 : panel;
         const bool first_panel = k0 == 0;
         for (std::ptrdiff_t j = 0; j < wide_end; j += wide) pack_strip<P, wide>(rhs, k0, depth, j, packed + j * depth);
         for (std::ptrdiff_t j = wide_end; j < cols; j += P::kLanes)
@@ -154,7 +157,7 @@ FP8LAB_INLINE void gemm_panels(const P& p, const StridedMatrix& lhs, const Strid
         if (depth * padded * std::ptrdiff_t(sizeof(float)) <= 24 * 1024) {
             for (std::ptrdiff_t i = 0; i < lhs.rows; i += P::kRows) {
                 const StridedMatrix rows{lhs.data + i * lhs.row_stride,
-                                         std::min<std::ptrdiff_t>(P::kRows, lhs.rows - i), lhs.cols, lhs.row_stride,
+                                         lhs.rows - i < P::kRows ? lhs.rows - i : P::kRows, lhs.cols, lhs.row_stride,
                                          lhs.col_stride};
                 panel_strips(p, rows, k0, depth, packed,
                              Output{out.data + i * out.row_step, out.row_step, out.col_step}, cols, first_panel);
@@ -163,47 +166,6 @@ FP8LAB_INLINE void gemm_panels(const P& p, const StridedMatrix& lhs, const Strid
             panel_strips(p, lhs, k0, depth, packed, out, cols, first_panel);
         }
     }
-}
-
-inline StridedMatrix transposed(const StridedMatrix& m) { return {m.data, m.cols, m.rows, m.col_stride, m.row_stride}; }
-
-// dst[:, begin:end) = lhs * rhs[:, begin:end) by engine(a, b, out, panel, packed), which
-// runs gemm_panels with its policy P; this picks the operand to pack and sizes the buffer.
-template <class P, class Engine>
-void run_gemm(const StridedMatrix& lhs, const StridedMatrix& rhs, float* dst, std::ptrdiff_t dst_stride,
-              std::ptrdiff_t panel, std::ptrdiff_t begin, std::ptrdiff_t end, Engine engine) {
-    // One packed panel per thread, kept: the trainer calls this with the same sizes every step.
-    thread_local std::vector<float> packed;
-    const StridedMatrix columns{rhs.data + begin * rhs.col_stride, rhs.rows, end - begin, rhs.row_stride,
-                                rhs.col_stride};
-    // The packed operand is copied whole for each panel, so it should be the smaller, and
-    // one whose columns are cheap to gather. A rhs that is a transpose (the forward's W^T,
-    // 9 MB at the notebook's size) against few lhs rows (the tokens) swaps roles: lhs^T is
-    // packed and the transposed block computed, each element the same sum in the same order
-    // (a * b and b * a round alike). (A rhs with contiguous rows packs fast: there the swap
-    // measured slower.)
-    const bool transpose = rhs.col_stride != 1 && lhs.rows < columns.cols;
-    const StridedMatrix packed_operand = transpose ? transposed(lhs) : columns;
-    packed.resize(
-        std::size_t(std::min(panel, std::max<std::ptrdiff_t>(lhs.cols, 1)) * padded_columns<P>(packed_operand.cols)));
-    const StridedMatrix a = transpose ? transposed(columns) : lhs, b = packed_operand;
-    const Output out = transpose ? Output{dst + begin, 1, dst_stride} : Output{dst + begin, dst_stride, 1};
-    if (lhs.cols == 0) {  // an empty contraction: every sum is +0
-        for (std::ptrdiff_t i = 0; i < a.rows; ++i)
-            for (std::ptrdiff_t j = 0; j < b.cols; ++j) out.data[i * out.row_step + j * out.col_step] = 0.0f;
-        return;
-    }
-    engine(a, b, out, panel, packed.data());
-}
-
-// run_gemm with a stateless policy P compiled into the caller's file (each CPU level's).
-template <class P>
-void run_gemm(const StridedMatrix& lhs, const StridedMatrix& rhs, float* dst, std::ptrdiff_t dst_stride,
-              std::ptrdiff_t panel, std::ptrdiff_t begin, std::ptrdiff_t end) {
-    run_gemm<P>(lhs, rhs, dst, dst_stride, panel, begin, end,
-                [](const StridedMatrix& a, const StridedMatrix& b, Output out, std::ptrdiff_t depth, float* packed) {
-                    gemm_panels(P{}, a, b, out, depth, packed);
-                });
 }
 
 }  // namespace fp8lab::emu::gemm_kernel

@@ -24,9 +24,9 @@ struct Avx512Fma {
 
 }  // namespace
 
-void avx512(const StridedMatrix& lhs, const StridedMatrix& rhs, float* dst, std::ptrdiff_t dst_stride,
-            std::ptrdiff_t begin, std::ptrdiff_t end) {
-    gemm_kernel::run_gemm<Avx512Fma>(lhs, rhs, dst, dst_stride, kPanel, begin, end);
+void avx512_panels(const StridedMatrix& lhs, const StridedMatrix& rhs, gemm_kernel::Output out, std::ptrdiff_t panel,
+                   float* packed) {
+    gemm_kernel::gemm_panels(Avx512Fma{}, lhs, rhs, out, panel, packed);
 }
 
 }  // namespace fp8lab::emu::gemm_levels
@@ -34,7 +34,7 @@ void avx512(const StridedMatrix& lhs, const StridedMatrix& rhs, float* dst, std:
 #include <stdexcept>
 
 namespace fp8lab::emu::gemm_levels {
-void avx512(const StridedMatrix&, const StridedMatrix&, float*, std::ptrdiff_t, std::ptrdiff_t, std::ptrdiff_t) {
+void avx512_panels(const StridedMatrix&, const StridedMatrix&, gemm_kernel::Output, std::ptrdiff_t, float*) {
     throw std::logic_error("ordered GEMM: this build has no AVX-512 path");
 }
 }  // namespace fp8lab::emu::gemm_levels

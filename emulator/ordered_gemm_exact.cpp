@@ -49,9 +49,9 @@ struct ExactFma {
 
 float exact_fma(float a, float b, float c) { return fma_exact(a, b, c); }
 
-void exact(const StridedMatrix& lhs, const StridedMatrix& rhs, float* dst, std::ptrdiff_t dst_stride,
-           std::ptrdiff_t begin, std::ptrdiff_t end) {
-    gemm_kernel::run_gemm<ExactFma>(lhs, rhs, dst, dst_stride, kPanel, begin, end);
+void exact_panels(const StridedMatrix& lhs, const StridedMatrix& rhs, gemm_kernel::Output out, std::ptrdiff_t panel,
+                  float* packed) {
+    gemm_kernel::gemm_panels(ExactFma{}, lhs, rhs, out, panel, packed);
 }
 
 }  // namespace fp8lab::emu::gemm_levels

@@ -4,17 +4,17 @@
 
 #include <cstddef>
 
+#include "emulator/gemm_kernel.hpp"
 #include "emulator/ordered_gemm.hpp"
 
 namespace fp8lab::emu::gemm_levels {
 
-// As ordered_gemm; each callable only where its level runs (emulator/cpu_level.hpp).
-void exact(const StridedMatrix& lhs, const StridedMatrix& rhs, float* dst, std::ptrdiff_t dst_stride,
-           std::ptrdiff_t begin, std::ptrdiff_t end);
-void avx2(const StridedMatrix& lhs, const StridedMatrix& rhs, float* dst, std::ptrdiff_t dst_stride,
-          std::ptrdiff_t begin, std::ptrdiff_t end);
-void avx512(const StridedMatrix& lhs, const StridedMatrix& rhs, float* dst, std::ptrdiff_t dst_stride,
-            std::ptrdiff_t begin, std::ptrdiff_t end);
+// One level's kernel over a whole product (gemm_kernel::gemm_panels with its policy):
+// out = lhs * rhs with rhs packed into `packed` a panel at a time. Each is callable only
+// where its level runs (emulator/cpu_level.hpp); ordered_gemm.cpp chooses the operands.
+using Panels = void(const StridedMatrix& lhs, const StridedMatrix& rhs, gemm_kernel::Output out, std::ptrdiff_t panel,
+                    float* packed);
+Panels exact_panels, avx2_panels, avx512_panels;
 
 // fma(a, b, c) rounded once, computed without an FMA instruction (the exact path's; the
 // tests compare it with std::fma).
