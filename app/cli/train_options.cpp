@@ -172,9 +172,8 @@ void add_train_options(CLI::App& cmd, TrainArgs& a) {
     cmd.add_option("--trace", a.trace, "Write the amax trace to this file");
     cmd.add_option("--stats", a.stats,
                    "Write every FP8 cast's numerics to this CSV file: per step and tensor the amax, scale, elements "
-                   "zero already, flushed to zero, saturated, subnormal, and the relative error (the CPU emulator, any "
-                   "recipe; the "
-                   "GPU, the MLP's per-tensor recipes, counted in its cast kernels)");
+                   "zero already, flushed to zero, saturated, subnormal, and the relative error (any recipe, both "
+                   "models, on the CPU emulator and on the GPU, which counts them in its cast kernels)");
     cmd.add_option("--inference-format", a.inference_format,
                    "After training, evaluate the model quantised for inference to this format (e4m3, e5m2, e3m2, e2m3 "
                    "or e2m1) on held-out data");

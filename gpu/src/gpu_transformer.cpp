@@ -77,6 +77,25 @@ struct BlockBuffers {
           act(std::size_t(rows) * ffn) {}
 };
 
+// The amax trace of a run: each recorded cast's step, tensor, amax and scale, named and
+// ordered as the CPU trainer's trace (the casts' numerics are attached where they are written).
+emu::AmaxTrace transformer_trace(const std::vector<emu::TensorNumerics>& numerics, const std::string& device,
+                                 const emu::Experiment& e) {
+    emu::AmaxTrace trace;
+    trace.header = {{"source", "fp8lab GPU transformer step (train_transformer_on_gpu)"},
+                    {"device", device},
+                    {"experiment", emu::describe(e)}};
+    for (const emu::TensorNumerics& n : numerics) {
+        emu::AmaxTraceRecord r;
+        r.step = n.step;
+        r.tensor = n.tensor;
+        r.amax = n.amax;
+        r.scale = n.scale;
+        trace.records.push_back(std::move(r));
+    }
+    return trace;
+}
+
 class TransformerStep {
   public:
     TransformerStep(const GpuRun& run, const emu::TextCorpus& corpus)
@@ -104,7 +123,9 @@ class TransformerStep {
           chunk_index_(std::size_t(chunks_)),
           eval_loss_(std::size_t(evaluations_) * chunks_ * rows_),
           sample_tokens_(std::size_t(rows_)),
-          recorder_(run.record_numerics && e_.numerics.precision == emu::Precision::Fp8, e_.steps) {
+          // The amax trace is made of the recorded casts' amaxes and scales: a trace records them too.
+          recorder_((run.record_numerics || run.record_trace) && e_.numerics.precision == emu::Precision::Fp8,
+                    e_.steps) {
         upload_data(corpus);
         upload_validation(corpus);
         const std::vector<emu::ParameterGradient> init = emu::transformer_initial_parameters(e_);
@@ -578,7 +599,10 @@ GpuTrainResult train_transformer_on_gpu(const GpuRun& run, const GpuProgress& pr
         FP8LAB_CUDA_CHECK(cudaGetLastError());
         detail::record_step_times(events, done - warmup, e, result);
         result.loss = step.losses(done);
-        result.numerics = step.numerics(done);
+        std::vector<emu::TensorNumerics> numerics = step.numerics(done);
+        if (run.record_trace && e.numerics.precision == emu::Precision::Fp8)
+            result.trace = detail::transformer_trace(numerics, result.device, e);
+        if (run.record_numerics) result.numerics = std::move(numerics);
         if (run.text_report) {
             emu::TextReport& text = result.text.emplace();
             text.corpus = corpus.description;

@@ -186,10 +186,18 @@ TEST_CASE("a transformer run on the GPU records every FP8 linear layer's casts a
         e.steps = 12;
         gpu::GpuRun run{e};
         run.warmup_steps = 2;
-        run.record_trace = false;
+        run.record_trace = true;
         run.record_numerics = true;
         const gpu::GpuTrainResult g = gpu::train_transformer_on_gpu(run);
         const emu::TrainerResult cpu = emu::train_on_cpu(e, {}, false, true);
+        // The amax trace (`train --trace`): a record per recorded cast, as many as the CPU's.
+        REQUIRE(g.trace.records.size() == g.numerics.size());
+        CHECK(g.trace.records.size() == cpu.numerics.size());
+        for (std::size_t k = 0; k < g.trace.records.size(); ++k) {
+            CHECK(g.trace.records[k].tensor == g.numerics[k].tensor);
+            CHECK(g.trace.records[k].step == g.numerics[k].step);
+            CHECK(g.trace.records[k].amax == g.numerics[k].amax);
+        }
         // Step 0's weights are the same bits on both backends (the inputs come from norms
         // computed on each, equal to rounding): the same counts for the weights, close ones
         // for the rest. Later steps' tensors drift apart as the two runs do (attention,
