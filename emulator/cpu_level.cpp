@@ -35,8 +35,8 @@ CpuLevel gemm_cpu_level() {
 
 void force_gemm_cpu_level(std::optional<CpuLevel> level) {
     if (level && int(*level) > int(detected_cpu_level()))
-        throw std::invalid_argument("cpu level: this CPU runs " + std::string(enum_name(detected_cpu_level())) +
-                                    " at most, not " + std::string(enum_name(*level)));
+        throw std::invalid_argument("this CPU runs " + std::string(enum_name(detected_cpu_level())) + " at most, not " +
+                                    std::string(enum_name(*level)));
     forced.store(level ? int(*level) : -1, std::memory_order_relaxed);
 }
 

@@ -9,6 +9,7 @@
 #include <map>
 #include <memory>
 #include <numeric>
+#include <stdexcept>
 #include <string>
 #include <vector>
 
@@ -275,10 +276,11 @@ void add_bench_command(CLI::App& app, CommandStatus& status) {
     trainer->callback([trainer_args, &status] {
         if (!trainer_args->cpu_level.empty()) {
             const emu::CpuLevel level = parse_enum_or_throw<emu::CpuLevel>(trainer_args->cpu_level, "--cpu-level");
-            if (int(level) > int(emu::detected_cpu_level()))
-                throw UsageError("--cpu-level: this CPU runs " + std::string(enum_name(emu::detected_cpu_level())) +
-                                 " at most, not " + trainer_args->cpu_level);
-            emu::force_gemm_cpu_level(level);
+            try {
+                emu::force_gemm_cpu_level(level);  // refuses a level above this CPU's
+            } catch (const std::invalid_argument& e) {
+                throw UsageError(std::string("--cpu-level: ") + e.what());
+            }
         }
         bench_trainer(trainer_args->steps, trainer_args->size, trainer_args->reps);
         status.exit_code = 0;
