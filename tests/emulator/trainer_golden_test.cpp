@@ -22,6 +22,8 @@
 #include "emulator/experiment.hpp"
 #include "emulator/mlp_trainer.hpp"
 #include "emulator/parallel.hpp"
+#include "emulator/recipe.hpp"
+#include "emulator/transformer_trainer.hpp"
 
 using namespace fp8lab::emu;
 using fp8lab::EnumName;
@@ -39,7 +41,7 @@ struct Fingerprint {
 };
 
 struct Case {
-    const char* name;
+    std::string name;
     Experiment experiment;
 };
 
@@ -77,6 +79,10 @@ std::vector<Case> cases() {
         e.numerics.recipe = Fp8Recipe::Nvfp4;
         e.numerics.formats = {&e2m1(), &e2m1(), &e2m1()};
     });
+    add("rowwise", [](Experiment& e) {
+        e.numerics.recipe = Fp8Recipe::Rowwise;
+        e.numerics.formats = recipe(Fp8Recipe::Rowwise).formats;
+    });
     add("sr+edge+loss-scaling+biases", [](Experiment& e) {
         e.model.biases = true;
         e.numerics.rounding.gradient = RoundingMode::Stochastic;
@@ -96,6 +102,25 @@ std::vector<Case> cases() {
     Experiment wide32 = out.back().experiment;
     wide32.numerics.precision = Precision::Fp32;
     out.push_back({"wide fp32", wide32});
+    // The transformer under every recipe (its LinearGemms path), at a size whose weights
+    // have partial 128 x 128 blocks.
+    for (const Recipe& r : recipes()) {
+        Experiment e = default_transformer_experiment();
+        e.model.transformer.width = 136;
+        e.model.transformer.layers = 1;
+        e.model.transformer.heads = 4;
+        e.model.transformer.kv_heads = 2;
+        e.model.transformer.ffn = 144;
+        e.model.transformer.sequence = 16;
+        e.model.transformer.output_bf16 = r.id != Fp8Recipe::Delayed;  // delayed: the output projection in FP8
+        e.tokens = 4 * 16;
+        e.steps = 3;
+        e.task.eval_every = 2;
+        e.task.eval_sequences = 1;
+        e.numerics.recipe = r.id;
+        e.numerics.formats = r.formats;
+        out.push_back({std::string("transformer ").append(fp8_recipe_name(r.id)), e});
+    }
     return out;
 }
 
@@ -116,7 +141,26 @@ std::string as_v1_text(std::string v3) {
     return v3.substr(0, count_line);
 }
 
+// The transformer: its losses, validation curve, how far its weights moved, its samples
+// and its trace.
+std::uint64_t transformer_fingerprint(const Experiment& e) {
+    const TrainerResult r = train_transformer(e, {}, true);
+    Fingerprint f;
+    f.add(r.loss);
+    REQUIRE(r.text.has_value());
+    for (const ValidationPoint& v : r.text->validation) f.add(&v.bits_per_byte, sizeof v.bits_per_byte);
+    f.add(&r.weight_change, sizeof r.weight_change);
+    f.add(r.text->greedy.data(), r.text->greedy.size());
+    f.add(r.text->sampled.data(), r.text->sampled.size());
+    std::ostringstream trace;
+    write_amax_trace(trace, r.trace);
+    const std::string text = trace.str();
+    f.add(text.data(), text.size());
+    return f.h;
+}
+
 std::uint64_t fingerprint(const Experiment& e) {
+    if (e.model.kind == ModelKind::Transformer) return transformer_fingerprint(e);
     const TrainerResult r = train_mlp(e, {}, true);
     Fingerprint f;
     f.add(r.loss);
@@ -157,6 +201,10 @@ TEST_CASE(
         for (const Case& c : cases()) {
             std::uint64_t first = 0;
             for (const int threads : {1, 2}) {
+                // The exact path's transformer runs take seconds each: one thread there (the
+                // MLP's cases check that path's thread independence).
+                if (threads == 2 && level.value == CpuLevel::Exact && c.experiment.model.kind == ModelKind::Transformer)
+                    continue;
                 set_max_threads(threads);
                 const std::uint64_t value = fingerprint(c.experiment);
                 CAPTURE(level.name);
@@ -166,12 +214,12 @@ TEST_CASE(
                 CHECK(value == first);  // deterministic for any thread count
                 if (print) {
                     if (threads == 1 && level.value == detected_cpu_level())
-                        std::printf("    {\"%s\", 0x%016llxull},\n", c.name, (unsigned long long)value);
+                        std::printf("    {\"%s\", 0x%016llxull},\n", c.name.c_str(), (unsigned long long)value);
                     continue;
                 }
                 const Golden* golden = nullptr;
                 for (const Golden& g : kGolden)
-                    if (std::strcmp(g.name, c.name) == 0) golden = &g;
+                    if (c.name == g.name) golden = &g;
                 REQUIRE(golden != nullptr);
                 CHECK(value == golden->value);
             }
