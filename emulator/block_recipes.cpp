@@ -41,11 +41,19 @@ QuantizedTensor quantize_per_tensor(std::span<const float> x, std::size_t rows, 
 
 QuantizedTensor quantize_mx(std::span<const float> x, std::size_t rows, std::size_t cols, const Format& element,
                             MxScaleRule rule, std::size_t block_size, const ConvertOptions& options) {
+    return quantize_mx(x, rows, cols, element, rule, BlockShape{1, block_size}, options);
+}
+
+QuantizedTensor quantize_mx(std::span<const float> x, std::size_t rows, std::size_t cols, const Format& element,
+                            MxScaleRule rule, BlockShape block, const ConvertOptions& options) {
+    if (block.rows != 1 && block.cols != 1)
+        throw std::invalid_argument("MX blocks are one row or one column, not " + std::to_string(block.rows) + " x " +
+                                    std::to_string(block.cols));
     if (element.total_bits > 8 || element.encoding == Encoding::ScaleE8M0)
         throw std::invalid_argument("MX elements are FP8, FP6 or FP4, not " + std::string(element.name));
     const int emax = element.max_exponent;
     const float inv_max = 1.0f / static_cast<float>(element.max_finite);
-    QuantizedTensor q = quantize_blocks(x, rows, cols, {1, block_size}, element, options, [&](float a) {
+    QuantizedTensor q = quantize_blocks(x, rows, cols, block, element, options, [&](float a) {
         if (std::isinf(a)) return nan_scale();
         if (rule == MxScaleRule::OcpFloor) {
             // floor(log2(amax)) from the bits (ilogb), never from log2f.

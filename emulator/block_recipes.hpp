@@ -25,6 +25,10 @@ std::string_view mx_scale_rule_name(MxScaleRule rule);
 // A block whose amax is Inf gets the NaN scale 0xFF (OCP MX: the block is NaN).
 QuantizedTensor quantize_mx(std::span<const float> x, std::size_t rows, std::size_t cols, const Format& element_format,
                             MxScaleRule rule, std::size_t block_size = 32, const ConvertOptions& options = {});
+// The same with blocks of `block`: 1 x n along the rows, or n x 1 (a transposed operand's
+// blocks laid over it).
+QuantizedTensor quantize_mx(std::span<const float> x, std::size_t rows, std::size_t cols, const Format& element_format,
+                            MxScaleRule rule, BlockShape block, const ConvertOptions& options);
 
 // DeepSeek-V3: E4M3, 1x128 blocks (activations, gradients) or 128x128 tiles (weights),
 // each with current scaling and a power-of-two scale.

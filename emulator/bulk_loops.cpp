@@ -95,16 +95,19 @@ FP8LAB_INLINE void round_body(const float* __restrict in, float* __restrict out,
 }
 
 // The range tally of x * scale, from one rounding per element; with Codes, the codes too
-// (written to out). Bitwise &, not &&: short-circuits are branches, which stop vectorisation.
-template <RoundingMode Mode, bool Codes>
+// (written to out). With PerElement, element i's multiplier is scales[i] instead of
+// p.scale (blocks one column wide). Bitwise &, not &&: short-circuits are branches, which
+// stop vectorisation.
+template <RoundingMode Mode, bool Codes, bool PerElement = false>
 FP8LAB_INLINE RangeTally tally_body(const float* __restrict in, std::uint8_t* __restrict out, std::size_t n,
-                                    std::uint32_t first_normal, const LoopParams p) {
+                                    std::uint32_t first_normal, const LoopParams p,
+                                    const float* __restrict scales = nullptr) {
     const float scale = p.scale;
     const Float32KernelConstants k = p.k;
     const NearestEvenConstants c = nearest_even_constants(k);
     std::uint32_t nan = 0, inf = 0, over = 0, flushed = 0, subnormal = 0;
     for (std::size_t i = 0; i < n; ++i) {
-        const std::uint32_t u = std::bit_cast<std::uint32_t>(in[i] * scale);
+        const std::uint32_t u = std::bit_cast<std::uint32_t>(in[i] * (PerElement ? scales[i] : scale));
         const std::uint32_t a = u & 0x7FFFFFFFu;
         const std::uint32_t mag = magnitude_of<Mode>(a, u >> 31, k, c, p, i);
         if constexpr (Codes) out[i] = static_cast<std::uint8_t>(code_of_magnitude<Mode>(mag, u, k));
@@ -157,6 +160,9 @@ template <RoundingMode Mode>
 FP8LAB_INLINE RangeTally row_blocks_dispatch(const float* in, std::uint8_t* out, std::size_t n, std::size_t block_cols,
                                              const float* multipliers, std::uint32_t first_normal,
                                              const LoopParams& p) {
+    // Blocks one column wide (a transposed operand's blocks laid over it): one multiplier
+    // per element, in one vector loop rather than a loop per element.
+    if (block_cols == 1) return tally_body<Mode, true, true>(in, out, n, first_normal, p, multipliers);
     if (block_cols == 16) return row_blocks_body<Mode, 16>(in, out, n, block_cols, multipliers, first_normal, p);
     if (block_cols == 32) return row_blocks_body<Mode, 32>(in, out, n, block_cols, multipliers, first_normal, p);
     return row_blocks_body<Mode, 0>(in, out, n, block_cols, multipliers, first_normal, p);
@@ -202,6 +208,15 @@ FP8LAB_CPU_CLONES void row_block_amax_loop(const float* __restrict in, std::size
             m = v > m ? v : m;
         }
         amax[b] = std::bit_cast<float>(m);
+    }
+}
+
+FP8LAB_CPU_CLONES void column_amax_loop(const float* __restrict in, std::size_t n, float* __restrict amax) {
+    for (std::size_t i = 0; i < n; ++i) {
+        const std::uint32_t a = std::bit_cast<std::uint32_t>(in[i]) & 0x7FFFFFFFu;
+        const std::uint32_t v = a & (0u - std::uint32_t(a <= 0x7F800000u));  // NaN skipped, as above
+        const std::uint32_t m = std::bit_cast<std::uint32_t>(amax[i]);
+        amax[i] = std::bit_cast<float>(v > m ? v : m);
     }
 }
 
@@ -258,5 +273,7 @@ RangeTally quantize_row_blocks(RoundingMode mode, const float* in, std::uint8_t*
 void row_block_amax(const float* in, std::size_t n, std::size_t block_cols, float* amax) {
     row_block_amax_loop(in, n, block_cols, amax);
 }
+
+void column_amax(const float* in, std::size_t n, float* amax) { column_amax_loop(in, n, amax); }
 
 }  // namespace fp8lab::emu::detail

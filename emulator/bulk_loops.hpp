@@ -33,7 +33,8 @@ RangeTally range_loop(RoundingMode mode, const float* in, std::size_t n, std::ui
 
 // One row of a block-scaled tensor in one pass: element i of block b (block_cols
 // elements each, the last one possibly shorter) becomes cvt(in[i] * multipliers[b]),
-// and the range of every element is tallied from the same rounding. p.scale is unused;
+// and the range of every element is tallied from the same rounding (block_cols 1: one
+// multiplier per element). p.scale is unused;
 // p.first_index is the global index of in[0].
 RangeTally quantize_row_blocks(RoundingMode mode, const float* in, std::uint8_t* out, std::size_t n,
                                std::size_t block_cols, const float* multipliers, std::uint32_t first_normal,
@@ -42,5 +43,9 @@ RangeTally quantize_row_blocks(RoundingMode mode, const float* in, std::uint8_t*
 // max |x| of each block of block_cols elements of one row into amax[b]: NaN skipped,
 // Inf kept (compared as the bits of |x|, which order non-negative floats).
 void row_block_amax(const float* in, std::size_t n, std::size_t block_cols, float* amax);
+
+// amax[i] = max(amax[i], |in[i]|) for one row of a tensor whose blocks are one column wide
+// (amax non-negative; NaN skipped, Inf kept, as row_block_amax).
+void column_amax(const float* in, std::size_t n, float* amax);
 
 }  // namespace fp8lab::emu::detail

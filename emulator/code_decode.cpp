@@ -17,9 +17,10 @@ namespace {
 // stop the loop from vectorising.)
 // N: the block's length when it is known at compile time (16 and 32: NVFP4's and MX's
 // blocks; a runtime 16 left GCC's 32-code vector loop unused and every element scalar).
-template <std::size_t N>
+// PerElement: element i's scale is scales[i] (blocks one column wide), not `scale`.
+template <std::size_t N, bool PerElement = false>
 FP8LAB_INLINE bool decode_block(const CodeDecoder& d, const std::uint8_t* __restrict codes, std::size_t runtime_n,
-                                float scale, float* __restrict out) {
+                                float scale, float* __restrict out, const float* __restrict scales = nullptr) {
     const std::size_t n = N ? N : runtime_n;
     const int m_bits = d.mantissa_bits, sign_shift = 32 - d.total_bits;
     const std::uint32_t mag_mask = (1u << (d.total_bits - 1)) - 1, m_mask = (1u << m_bits) - 1;
@@ -31,7 +32,8 @@ FP8LAB_INLINE bool decode_block(const CodeDecoder& d, const std::uint8_t* __rest
         const std::uint32_t subnormal = std::bit_cast<std::uint32_t>(float(std::int32_t(m)) * d.subnormal_step);
         const std::uint32_t sign = (c << sign_shift) & 0x80000000u;
         const std::uint32_t at_zero_exponent = 0u - std::uint32_t(e == 0);  // a mask: a select is a branch here
-        out[i] = std::bit_cast<float>((subnormal & at_zero_exponent) | (normal & ~at_zero_exponent) | sign) * scale;
+        out[i] = std::bit_cast<float>((subnormal & at_zero_exponent) | (normal & ~at_zero_exponent) | sign) *
+                 (PerElement ? scales[i] : scale);
         special |= std::uint32_t(mag >= d.special_from);
     }
     return special != 0;
@@ -40,6 +42,12 @@ FP8LAB_INLINE bool decode_block(const CodeDecoder& d, const std::uint8_t* __rest
 FP8LAB_CPU_CLONES void decode_row_loop(const CodeDecoder& d, const std::uint8_t* codes, std::size_t cols,
                                        std::size_t block_cols, const float* scales, float* out) {
     const std::uint32_t mag_mask = (1u << (d.total_bits - 1)) - 1;
+    if (block_cols == 1) {  // one scale per element: one vector loop
+        if (decode_block<0, true>(d, codes, cols, 0.0f, out, scales))
+            for (std::size_t i = 0; i < cols; ++i)
+                if ((codes[i] & mag_mask) >= d.special_from) out[i] = d.values[codes[i]] * scales[i];
+        return;
+    }
     for (std::size_t b = 0, c0 = 0; c0 < cols; ++b, c0 += block_cols) {
         const std::size_t n = cols - c0 < block_cols ? cols - c0 : block_cols;
         const bool special = n == 16   ? decode_block<16>(d, codes + c0, n, scales[b], out + c0)

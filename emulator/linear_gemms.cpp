@@ -36,7 +36,8 @@ void gemm(bool fast_accumulation, Precision p, const Lhs& lhs, const Rhs& rhs, M
 }  // namespace
 
 const Matrix& LinearGemms::operand(const std::string& tensor, TensorRole role, Precision p, const Matrix& x,
-                                   std::uint64_t step, AmaxTrace* trace, Matrix& out, bool wgrad_operand) {
+                                   std::uint64_t step, AmaxTrace* trace, Matrix& out, bool wgrad_operand,
+                                   bool transposed) {
     if (p == Precision::Fp32) return x;
     out.resize(x.rows(), x.cols());
     const std::span<const float> in(x.data(), std::size_t(x.size()));
@@ -45,7 +46,7 @@ const Matrix& LinearGemms::operand(const std::string& tensor, TensorRole role, P
         round_span(bf16(), in, dst);
     else
         quantizer_.quantize(tensor, role, in, std::size_t(x.rows()), std::size_t(x.cols()), step, trace, dst,
-                            wgrad_operand);
+                            wgrad_operand, transposed);
     return out;
 }
 
@@ -63,14 +64,32 @@ void LinearGemms::backward(const std::string& name, const LinearSaved& saved, co
                            std::uint64_t step, AmaxTrace* trace, Matrix& weight_grad, Matrix* dx) {
     const Precision p = saved.precision;
     const Matrix& g_q = operand(name + ".grad_output", TensorRole::GradOutput, p, grad, step, trace, g_buffer_);
-    if (p == Precision::Fp8 && !quantizer_.recipe().per_tensor()) {
-        transpose_into(grad, transposed_);
-        const Matrix& g_t =
-            operand(name + ".grad_output", TensorRole::GradOutput, p, transposed_, step, nullptr, g_t_, true);
-        transpose_into(*saved.input, transposed_x_);
-        const Matrix& x_t = operand(name + ".input", TensorRole::Input, p, transposed_x_, step, nullptr, x_t_, true);
-        gemm(fast_.wgrad, p, g_t, x_t.transpose(), weight_grad);
-        if (dx) {
+    const Recipe& r = quantizer_.recipe();
+    if (p == Precision::Fp8 && !r.per_tensor()) {
+        // wgrad: both operands' blocks along the tokens.
+        if (r.can_cast_transposed(TensorRole::GradOutput) && r.can_cast_transposed(TensorRole::Input)) {
+            const Matrix& g_c =
+                operand(name + ".grad_output", TensorRole::GradOutput, p, grad, step, nullptr, g_t_, true, true);
+            const Matrix& x_c =
+                operand(name + ".input", TensorRole::Input, p, *saved.input, step, nullptr, x_t_, true, true);
+            gemm(fast_.wgrad, p, g_c.transpose(), x_c, weight_grad);
+        } else {
+            transpose_into(grad, transposed_);
+            const Matrix& g_t =
+                operand(name + ".grad_output", TensorRole::GradOutput, p, transposed_, step, nullptr, g_t_, true);
+            transpose_into(*saved.input, transposed_x_);
+            const Matrix& x_t =
+                operand(name + ".input", TensorRole::Input, p, transposed_x_, step, nullptr, x_t_, true);
+            gemm(fast_.wgrad, p, g_t, x_t.transpose(), weight_grad);
+        }
+        // dgrad: the weight's blocks along its outputs.
+        if (dx && r.weight_cast_transposes()) {
+            gemm(fast_.dgrad, p, g_q, *saved.weight_q, *dx);
+        } else if (dx && r.can_cast_transposed(TensorRole::Weight)) {
+            const Matrix& w_c =
+                operand(name + ".weight", TensorRole::Weight, p, weight, step, nullptr, w_t_, false, true);
+            gemm(fast_.dgrad, p, g_q, w_c, *dx);
+        } else if (dx) {
             transpose_into(weight, transposed_);
             const Matrix& w_t = operand(name + ".weight", TensorRole::Weight, p, transposed_, step, nullptr, w_t_);
             gemm(fast_.dgrad, p, g_q, w_t.transpose(), *dx);

@@ -34,14 +34,16 @@ class LinearGemms {
 
     // weight_grad = grad^T x and, when dx is given, dx = grad W (stored in BF16 when
     // quantised). Block recipes cast the transposes anew (their blocks run along each
-    // GEMM's contraction); NVFP4 rotates both wgrad operands with its Hadamard transform.
+    // GEMM's contraction): in place where the recipe can_cast_transposed, else from
+    // transposed copies; a weight whose blocks are square reuses its forward cast. NVFP4
+    // rotates both wgrad operands with its Hadamard transform.
     void backward(const std::string& name, const LinearSaved& saved, const Matrix& weight, const Matrix& grad,
                   std::uint64_t step, AmaxTrace* trace, Matrix& weight_grad, Matrix* dx);
 
   private:
     // What a GEMM sees of x (contraction along its columns): x itself in FP32, else `out`.
     const Matrix& operand(const std::string& tensor, TensorRole role, Precision p, const Matrix& x, std::uint64_t step,
-                          AmaxTrace* trace, Matrix& out, bool wgrad_operand = false);
+                          AmaxTrace* trace, Matrix& out, bool wgrad_operand = false, bool transposed = false);
 
     OperandQuantizer& quantizer_;
     FastAccumulation fast_;

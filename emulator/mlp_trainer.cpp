@@ -154,7 +154,8 @@ class Run {
     // into `out` (a buffer kept from step to step: its memory is reused, not faulted in).
     // FP32 operands are x itself (no copy): the result refers to x or to out.
     const Matrix& operand(const std::string& name, TensorRole role, const Matrix& x, std::size_t layer,
-                          std::uint64_t step, AmaxTrace* trace, Matrix& out, bool wgrad_operand = false) {
+                          std::uint64_t step, AmaxTrace* trace, Matrix& out, bool wgrad_operand = false,
+                          bool transposed = false) {
         const std::span<const float> in(x.data(), std::size_t(x.size()));
         const Precision p = layer_precision(layer);
         if (p == Precision::Fp32) return x;
@@ -164,7 +165,7 @@ class Run {
             round_span(bf16(), in, dst);
         else
             quantizer_.quantize(name, role, in, std::size_t(x.rows()), std::size_t(x.cols()), step, trace, dst,
-                                wgrad_operand);
+                                wgrad_operand, transposed);
         return out;
     }
 
@@ -285,17 +286,34 @@ class Run {
             g_q_ = operand(prefix + ".grad_output", TensorRole::GradOutput, grad, l, step, trace, g_buffer_);
             // wgrad contracts over tokens, dgrad over outputs: block recipes need their
             // blocks along those dimensions, so they quantise the transposes anew.
+            // Where the recipe allows, the transposes are cast in place (no copies) and a
+            // weight with square blocks reuses its forward cast (LinearGemms::backward).
             if (block_recipe() && n_.precision == Precision::Fp8) {
-                // NVFP4 rotates both wgrad operands with the same Hadamard transform
-                // along the tokens (when they come in groups of 16).
-                transpose_into(grad, transposed_);
-                const Matrix& g_t =
-                    operand(prefix + ".grad_output", TensorRole::GradOutput, transposed_, l, step, nullptr, g_t_, true);
-                transpose_into(inputs_[l], transposed_x_);
-                const Matrix& x_t =
-                    operand(prefix + ".input", TensorRole::Input, transposed_x_, l, step, nullptr, x_t_, true);
-                gemm(n_.fast_accumulation.wgrad, l, g_t, x_t.transpose(), layer.weight_grad);
-                if (l > 0) {
+                const Recipe& r = quantizer_.recipe();
+                if (r.can_cast_transposed(TensorRole::GradOutput) && r.can_cast_transposed(TensorRole::Input)) {
+                    const Matrix& g_c = operand(prefix + ".grad_output", TensorRole::GradOutput, grad, l, step, nullptr,
+                                                g_t_, true, true);
+                    const Matrix& x_c =
+                        operand(prefix + ".input", TensorRole::Input, inputs_[l], l, step, nullptr, x_t_, true, true);
+                    gemm(n_.fast_accumulation.wgrad, l, g_c.transpose(), x_c, layer.weight_grad);
+                } else {
+                    // NVFP4 rotates both wgrad operands with the same Hadamard transform
+                    // along the tokens (when they come in groups of 16).
+                    transpose_into(grad, transposed_);
+                    const Matrix& g_t = operand(prefix + ".grad_output", TensorRole::GradOutput, transposed_, l, step,
+                                                nullptr, g_t_, true);
+                    transpose_into(inputs_[l], transposed_x_);
+                    const Matrix& x_t =
+                        operand(prefix + ".input", TensorRole::Input, transposed_x_, l, step, nullptr, x_t_, true);
+                    gemm(n_.fast_accumulation.wgrad, l, g_t, x_t.transpose(), layer.weight_grad);
+                }
+                if (l > 0 && r.weight_cast_transposes()) {
+                    gemm(n_.fast_accumulation.dgrad, l, g_q_, *weights_q_[l], grad);
+                } else if (l > 0 && r.can_cast_transposed(TensorRole::Weight)) {
+                    const Matrix& w_c = operand(prefix + ".weight", TensorRole::Weight, layer.weight, l, step, nullptr,
+                                                w_t_, false, true);
+                    gemm(n_.fast_accumulation.dgrad, l, g_q_, w_c, grad);
+                } else if (l > 0) {
                     transpose_into(layer.weight, transposed_);
                     const Matrix& w_t =
                         operand(prefix + ".weight", TensorRole::Weight, transposed_, l, step, nullptr, w_t_);

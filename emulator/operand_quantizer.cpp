@@ -16,8 +16,8 @@ std::uint64_t stochastic_cast_seed(std::uint64_t step, const std::string& tensor
 
 void OperandQuantizer::quantize(const std::string& tensor, TensorRole role, std::span<const float> x, std::size_t rows,
                                 std::size_t cols, std::uint64_t step, AmaxTrace* trace, std::span<float> out,
-                                bool wgrad_operand) {
-    const QuantizedTensor q = quantize_codes(tensor, role, x, rows, cols, step, trace, wgrad_operand);
+                                bool wgrad_operand, bool transposed) {
+    const QuantizedTensor q = quantize_codes(tensor, role, x, rows, cols, step, trace, wgrad_operand, transposed);
     q.dequantize_into(out);
     if (trace && numerics_) {
         const AmaxTraceRecord& r = trace->records.back();
@@ -27,8 +27,8 @@ void OperandQuantizer::quantize(const std::string& tensor, TensorRole role, std:
 
 QuantizedTensor OperandQuantizer::quantize_codes(const std::string& tensor, TensorRole role, std::span<const float> x,
                                                  std::size_t rows, std::size_t cols, std::uint64_t step,
-                                                 AmaxTrace* trace, bool wgrad_operand) {
-    const Operand operand{tensor, role, step, stochastic_cast_seed(step, tensor), wgrad_operand};
+                                                 AmaxTrace* trace, bool wgrad_operand, bool transposed) {
+    const Operand operand{tensor, role, step, stochastic_cast_seed(step, tensor), wgrad_operand, transposed};
     QuantizedTensor q = emu::quantize(x, rows, cols, recipe_, operand, state_);
     // The trace's scale: the one multiplier of a per-tensor cast (block recipes: 1, their
     // scales live in the blocks).

@@ -33,14 +33,16 @@ class OperandQuantizer {
     // operands of a step, so their product is unchanged); other recipes ignore it.
     // `trace` receives the tensor's amax and scale (nullptr: not traced).
     // `out` (rows * cols elements) receives the dequantised values.
+    // `transposed`: x holds the operand transposed, and `out` gets the cast in x's layout
+    // (Operand::transposed; the recipe must can_cast_transposed(role)).
     void quantize(const std::string& tensor, TensorRole role, std::span<const float> x, std::size_t rows,
                   std::size_t cols, std::uint64_t step, AmaxTrace* trace, std::span<float> out,
-                  bool wgrad_operand = false);
+                  bool wgrad_operand = false, bool transposed = false);
 
     // The same cast with its codes and scales (quantize() is its dequantisation).
     QuantizedTensor quantize_codes(const std::string& tensor, TensorRole role, std::span<const float> x,
                                    std::size_t rows, std::size_t cols, std::uint64_t step, AmaxTrace* trace,
-                                   bool wgrad_operand = false);
+                                   bool wgrad_operand = false, bool transposed = false);
 
     // From now on every traced cast (trace not null) also appends its numerics to `log`
     // (null: none are kept).

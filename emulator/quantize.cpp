@@ -2,6 +2,9 @@
 // quantize(): the recipe's scale rule applied to the role's blocks (quantize.hpp).
 #include "emulator/quantize.hpp"
 
+#include <stdexcept>
+#include <string>
+
 #include "emulator/block_recipes.hpp"
 #include "emulator/current_scaling.hpp"
 #include "emulator/stochastic_bits.hpp"
@@ -29,7 +32,14 @@ QuantizedTensor quantize(std::span<const float> x, std::size_t rows, std::size_t
     const Format& format = *recipe.formats.of(operand.role);
     const RoundingMode rounding = recipe.rounding.of(operand.role);
     const ConvertOptions options{rounding, recipe.saturation, operand.seed, kMaxRandomBits};
-    const BlockShape blocks = recipe.blocks.of(operand.role).shape(rows, cols);
+    BlockShape blocks = recipe.blocks.of(operand.role).shape(rows, cols);
+    if (operand.transposed) {
+        if (!recipe.can_cast_transposed(operand.role))
+            throw std::logic_error("quantize: " + std::string(operand.tensor) +
+                                   "'s cast depends on its layout under this recipe; transpose it instead");
+        const BlockShape b = recipe.blocks.of(operand.role).shape(cols, rows);
+        blocks = {b.cols, b.rows};
+    }
     switch (recipe.rule) {
     case ScaleRule::One:
         return quantize_blocks(x, rows, cols, blocks, format, options, [](float) { return BlockScale{1.0f, 1.0f}; });
@@ -52,11 +62,8 @@ QuantizedTensor quantize(std::span<const float> x, std::size_t rows, std::size_t
     }
     case ScaleRule::MxFloor:
     case ScaleRule::MxRceil:
-        if (blocks.rows != 1)
-            throw std::invalid_argument("MX blocks are one row of columns, not " + std::to_string(blocks.rows) +
-                                        " rows");
         return quantize_mx(x, rows, cols, format,
-                           recipe.rule == ScaleRule::MxFloor ? MxScaleRule::OcpFloor : MxScaleRule::Rceil, blocks.cols,
+                           recipe.rule == ScaleRule::MxFloor ? MxScaleRule::OcpFloor : MxScaleRule::Rceil, blocks,
                            options);
     case ScaleRule::Nvfp4:
         return quantize_nvfp4(x, rows, cols,

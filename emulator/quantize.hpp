@@ -23,6 +23,11 @@ struct Operand {
     std::uint64_t step = 0;      // the Hadamard transform's signs (NVFP4's wgrad)
     std::uint64_t seed = 0;      // the stochastic roundings' bits
     bool wgrad_operand = false;  // feeds the weight gradient: the recipe's Hadamard transform applies
+    // x holds the operand transposed (its contraction runs down x's columns): the role's
+    // blocks of the operand are laid over x, and the result is in x's layout. The values
+    // equal the transposed operand's cast, element for element, where the recipe
+    // can_cast_transposed(role); quantize() refuses it elsewhere.
+    bool transposed = false;
 };
 
 // What a recipe keeps from step to step: per tensor, delayed scaling's amax history.

@@ -20,6 +20,51 @@ void check_shape(std::span<const float> x, std::size_t rows, std::size_t cols, B
     if (block.rows == 0 || block.cols == 0) throw std::invalid_argument("block shape must be at least 1 x 1");
 }
 
+namespace {
+
+// Blocks at least one column wide: every row's amax within each block column, then each
+// block's over its rows.
+void wide_block_amax(std::span<const float> x, std::size_t rows, std::size_t cols, BlockShape block,
+                     std::size_t chunk_rows, std::vector<float>& block_amax) {
+    const std::size_t grid_cols = (cols + block.cols - 1) / block.cols;
+    std::vector<float> row_amax(rows * grid_cols, 0.0f);
+    parallel_for_chunks(rows, chunk_rows, [&](std::size_t, std::size_t r0, std::size_t r1) {
+        for (std::size_t r = r0; r < r1; ++r)
+            detail::row_block_amax(x.data() + r * cols, cols, block.cols, row_amax.data() + r * grid_cols);
+    });
+    const std::size_t grid_rows = (rows + block.rows - 1) / block.rows;
+    parallel_for_chunks(
+        grid_rows, std::max<std::size_t>(1, 4096 / grid_cols), [&](std::size_t, std::size_t br0, std::size_t br1) {
+            for (std::size_t br = br0; br < br1; ++br)
+                for (std::size_t bc = 0; bc < grid_cols; ++bc) {
+                    float a = 0.0f;
+                    for (std::size_t r = br * block.rows; r < std::min(rows, (br + 1) * block.rows); ++r)
+                        a = std::max(a, row_amax[r * grid_cols + bc]);
+                    block_amax[br * grid_cols + bc] = a;
+                }
+        });
+}
+
+// Blocks one column wide (a transposed operand's blocks laid over it): each band of
+// block_rows rows updates its blocks' amaxes row by row, across the columns in vectors.
+// Work is cut by bands and column ranges, so a single band (rowwise's whole height) still
+// spreads over every thread; maxima combine in any order.
+void tall_block_amax(std::span<const float> x, std::size_t rows, std::size_t cols, std::size_t block_rows,
+                     std::vector<float>& block_amax) {
+    constexpr std::size_t kColumns = 256;
+    const std::size_t bands = (rows + block_rows - 1) / block_rows, ranges = (cols + kColumns - 1) / kColumns;
+    std::fill(block_amax.begin(), block_amax.end(), 0.0f);
+    parallel_for_chunks(bands * ranges, 1, [&](std::size_t, std::size_t i0, std::size_t i1) {
+        for (std::size_t i = i0; i < i1; ++i) {
+            const std::size_t band = i / ranges, c0 = (i % ranges) * kColumns, n = std::min(kColumns, cols - c0);
+            for (std::size_t r = band * block_rows; r < std::min(rows, (band + 1) * block_rows); ++r)
+                detail::column_amax(x.data() + r * cols + c0, n, block_amax.data() + band * cols + c0);
+        }
+    });
+}
+
+}  // namespace
+
 QuantizedTensor quantize_blocks(std::span<const float> x, std::size_t rows, std::size_t cols, BlockShape block,
                                 const Format& element_format, const ConvertOptions& options,
                                 const std::function<BlockScale(float amax)>& scale_of) {
@@ -44,36 +89,27 @@ QuantizedTensor quantize_blocks(std::span<const float> x, std::size_t rows, std:
     q.block_amax.resize(q.block_count());
     q.scale_codes.resize(q.block_count());
 
-    const std::size_t grid_rows = q.block_grid_rows(), grid_cols = q.block_grid_cols();
+    const std::size_t grid_cols = q.block_grid_cols();
     // Work is cut by rows, not by blocks, so that a per-tensor scale (one block) or a tall
     // block still spreads over every thread. Each chunk's rows give the same codes and
     // counts whatever thread runs them, and maxima and integer counts combine in any order:
     // the results are the same for any number of threads.
     const std::size_t chunk_rows = std::max<std::size_t>(1, (std::size_t(1) << 15) / std::max<std::size_t>(cols, 1));
-    // 1. Every row's amax within each block column (NaN skipped, Inf kept), then the blocks'.
-    std::vector<float> row_amax(rows * grid_cols, 0.0f);
-    parallel_for_chunks(rows, chunk_rows, [&](std::size_t, std::size_t r0, std::size_t r1) {
-        for (std::size_t r = r0; r < r1; ++r)
-            detail::row_block_amax(x.data() + r * cols, cols, block.cols, row_amax.data() + r * grid_cols);
-    });
-    // 2. Each block's amax and scale; the scale rules are scalar, so blocks run in parallel.
+    // 1. Each block's amax (NaN skipped, Inf kept).
+    if (block.cols == 1)
+        tall_block_amax(x, rows, cols, block.rows, q.block_amax);
+    else
+        wide_block_amax(x, rows, cols, block, chunk_rows, q.block_amax);
+    // 2. Each block's scale; the scale rules are scalar, so blocks run in parallel.
     std::vector<float> multiplier(q.block_count());
-    parallel_for_chunks(grid_rows, std::max<std::size_t>(1, 4096 / std::max<std::size_t>(grid_cols, 1)),
-                        [&](std::size_t, std::size_t br0, std::size_t br1) {
-                            for (std::size_t br = br0; br < br1; ++br)
-                                for (std::size_t bc = 0; bc < grid_cols; ++bc) {
-                                    float a = 0.0f;
-                                    for (std::size_t r = br * block.rows; r < std::min(rows, (br + 1) * block.rows);
-                                         ++r)
-                                        a = std::max(a, row_amax[r * grid_cols + bc]);
-                                    const BlockScale s = scale_of(a);
-                                    const std::size_t b = br * grid_cols + bc;
-                                    q.block_amax[b] = a;
-                                    q.block_scale_inv[b] = s.scale_inv;
-                                    q.scale_codes[b] = s.code;
-                                    multiplier[b] = s.multiplier;
-                                }
-                        });
+    parallel_for_chunks(q.block_count(), 4096, [&](std::size_t, std::size_t b0, std::size_t b1) {
+        for (std::size_t b = b0; b < b1; ++b) {
+            const BlockScale s = scale_of(q.block_amax[b]);
+            q.block_scale_inv[b] = s.scale_inv;
+            q.scale_codes[b] = s.code;
+            multiplier[b] = s.multiplier;
+        }
+    });
     // 3. The codes and the range counts of each row, block by block, in one pass.
     const detail::LoopParams params{kernel, 1.0f, options.seed, options.random_bits, 0};
     std::vector<RangeCounts> partial(chunk_count(rows, chunk_rows));

@@ -199,6 +199,16 @@ bool Recipe::per_tensor() const {
            blocks.gradient.kind == BlockKind::Tensor;
 }
 
+bool Recipe::can_cast_transposed(TensorRole role) const {
+    return rounding.of(role) != RoundingMode::Stochastic && rule != ScaleRule::Nvfp4;
+}
+
+bool Recipe::weight_cast_transposes() const {
+    const Blocking& w = blocks.weight;
+    const bool square = w.kind == BlockKind::Tensor || (w.kind == BlockKind::Block && w.block.rows == w.block.cols);
+    return square && rounding.weight != RoundingMode::Stochastic;
+}
+
 bool Recipe::blocked(BlockKind kind) const {
     return blocks.input.kind == kind || blocks.weight.kind == kind || blocks.gradient.kind == kind;
 }

@@ -97,6 +97,15 @@ struct Recipe {
 
     bool per_tensor() const;             // every role one scale: one cast of a tensor serves both its GEMMs
     bool blocked(BlockKind kind) const;  // some role's blocks are of this kind (rows: rowwise)
+    // Whether a role's cast of a transposed operand can be made in place (Operand::transposed):
+    // its rounding does not depend on where an element sits (not stochastic) and its
+    // blocks can be laid over the transpose (not NVFP4's rows of 16, whose tiles come from
+    // its own flag, nor its Hadamard transform).
+    bool can_cast_transposed(TensorRole role) const;
+    // Whether the weight's cast of W^T is the transpose of its cast of W, so that the
+    // backward can use the forward's: one scale for the tensor or square blocks (they
+    // transpose onto themselves), and a rounding that does not depend on where an element sits.
+    bool weight_cast_transposes() const;
     std::string_view scale_type_text() const;
 };
 

@@ -5,6 +5,8 @@
 
 #include <cmath>
 #include <cstring>
+#include <stdexcept>
+#include <utility>
 #include <vector>
 
 #include "emulator/convert.hpp"
@@ -126,4 +128,76 @@ TEST_CASE("rowwise equals torchao's rules on the hard tensors: codes and scales,
     CHECK(q.block_scale_inv[1] == std::exp2(-48.0f));  // 448 / 1e-12 = 4.5e14, down to 2^48
     CHECK(q.block_scale_inv[4] == 1.0f);
     CHECK(q.block_scale_inv[5] == 1.0f);  // 448 / (448 - ulp) rounds to 1 in float32
+}
+
+namespace {
+
+std::vector<float> transposed(const std::vector<float>& x, std::size_t rows, std::size_t cols) {
+    std::vector<float> t(x.size());
+    for (std::size_t r = 0; r < rows; ++r)
+        for (std::size_t c = 0; c < cols; ++c) t[c * rows + r] = x[r * cols + c];
+    return t;
+}
+
+// Equal bits, NaN's included.
+bool same_bits(const std::vector<float>& a, const std::vector<float>& b) {
+    return a.size() == b.size() && std::memcmp(a.data(), b.data(), a.size() * sizeof(float)) == 0;
+}
+
+}  // namespace
+
+TEST_CASE("a transposed operand cast in place equals the cast of its transposed copy, transposed back") {
+    // Shapes with partial blocks of every recipe (1 x 16, 1 x 32, 1 x 128, 128 x 128), the
+    // hard tensor's outliers, zeros, subnormals, NaN and Inf, finite and non-saturating.
+    for (const auto [rows, cols] : {std::pair<std::size_t, std::size_t>{200, 72}, {33, 300}, {1, 40}, {130, 1}}) {
+        const std::vector<float> x = hard_tensor(rows * cols, 23);  // the operand transposed: rows x cols
+        const std::vector<float> copy = transposed(x, rows, cols);  // the operand: cols x rows
+        for (const Recipe& base : recipes())
+            for (const Saturation saturation : {Saturation::Finite, Saturation::None}) {
+                Experiment e;
+                set_recipe(e, base.id);
+                e.numerics.saturation = saturation;
+                const Recipe r = recipe_of(e.numerics);
+                for (const TensorRole role : kRoles) {
+                    CAPTURE(fp8_recipe_name(r.id));
+                    CAPTURE(int(role));
+                    CAPTURE(rows);
+                    CAPTURE(cols);
+                    RecipeState state;
+                    const Operand operand{"t", role, 3, 11, false, false};
+                    Operand in_place = operand;
+                    in_place.transposed = true;
+                    if (!r.can_cast_transposed(role)) {
+                        CHECK_THROWS_AS(quantize(x, rows, cols, r, in_place, state), std::logic_error);
+                        continue;
+                    }
+                    const std::vector<float> want =
+                        transposed(quantize(copy, cols, rows, r, operand, state).dequantize(), cols, rows);
+                    CHECK(same_bits(quantize(x, rows, cols, r, in_place, state).dequantize(), want));
+                }
+                // The weight: where its cast transposes, W^T's cast is W's transposed.
+                if (r.weight_cast_transposes()) {
+                    RecipeState state;
+                    const Operand weight{"w", TensorRole::Weight, 3, 11, false, false};
+                    CHECK(same_bits(quantize(x, rows, cols, r, weight, state).dequantize(),
+                                    transposed(quantize(copy, cols, rows, r, weight, state).dequantize(), cols, rows)));
+                }
+            }
+    }
+}
+
+TEST_CASE("which recipes cast a transposed operand in place, and whose weights transpose their cast") {
+    for (const Recipe& r : recipes()) {
+        CAPTURE(fp8_recipe_name(r.id));
+        const bool nvfp4 = r.rule == ScaleRule::Nvfp4;
+        CHECK(r.can_cast_transposed(TensorRole::Input) == !nvfp4);
+        CHECK(r.can_cast_transposed(TensorRole::GradOutput) == !nvfp4);
+        // Per tensor, 128 x 128 and NVFP4's 16 x 16 tiles; not MX's 1 x 32 nor rowwise's rows.
+        CHECK(r.weight_cast_transposes() == (r.per_tensor() || r.id == Fp8Recipe::Blockwise || nvfp4));
+    }
+    Experiment e;
+    set_recipe(e, Fp8Recipe::MxFloor);
+    e.numerics.rounding.gradient = RoundingMode::Stochastic;  // the element's bits depend on where it sits
+    CHECK_FALSE(recipe_of(e.numerics).can_cast_transposed(TensorRole::GradOutput));
+    CHECK(recipe_of(e.numerics).can_cast_transposed(TensorRole::Input));
 }
