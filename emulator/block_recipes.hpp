@@ -28,7 +28,8 @@ QuantizedTensor quantize_mx(std::span<const float> x, std::size_t rows, std::siz
 // The same with blocks of `block`: 1 x n along the rows, or n x 1 (a transposed operand's
 // blocks laid over it).
 QuantizedTensor quantize_mx(std::span<const float> x, std::size_t rows, std::size_t cols, const Format& element_format,
-                            MxScaleRule rule, BlockShape block, const ConvertOptions& options);
+                            MxScaleRule rule, BlockShape block, const ConvertOptions& options,
+                            std::span<float> values = {});  // as quantize_blocks' values
 
 // DeepSeek-V3: E4M3, 1x128 blocks (activations, gradients) or 128x128 tiles (weights),
 // each with current scaling and a power-of-two scale.
@@ -48,7 +49,8 @@ struct Nvfp4Options {
 };
 // NVFP4: E2M1 elements, one E4M3 scale per block, a float32 tensor scale S_enc.
 QuantizedTensor quantize_nvfp4(std::span<const float> x, std::size_t rows, std::size_t cols,
-                               const Nvfp4Options& options = {});
+                               const Nvfp4Options& options = {},
+                               std::span<float> values = {});  // as quantize_blocks' values
 
 // The random Hadamard transform NVFP4 applies to the wgrad inputs: each row's groups of
 // 16 columns become H16 * diag(signs) / 4, an orthogonal map, so a product of two

@@ -94,23 +94,39 @@ FP8LAB_INLINE void round_body(const float* __restrict in, float* __restrict out,
     }
 }
 
-// The range tally of x * scale, from one rounding per element; with Codes, the codes too
-// (written to out). With PerElement, element i's multiplier is scales[i] instead of
-// p.scale (blocks one column wide). Bitwise &, not &&: short-circuits are branches, which
-// stop vectorisation.
-template <RoundingMode Mode, bool Codes, bool PerElement = false>
-FP8LAB_INLINE RangeTally tally_body(const float* __restrict in, std::uint8_t* __restrict out, std::size_t n,
-                                    std::uint32_t first_normal, const LoopParams p,
-                                    const float* __restrict scales = nullptr) {
+// What a loop writes of each element's cast: nothing (the tally only), its code, or its
+// value (the code decoded, times the block's scale_inv; the codes are not kept).
+enum class Write { Nothing, Codes, Values };
+
+// The range tally of x * scale, from one rounding per element, with what W says written.
+// PerElement: element i's multiplier (and scale_inv) is multipliers[i] (scale_invs[i])
+// instead of p.scale (scale_inv): blocks one column wide. Amax: also the largest bits of
+// |x| (NaN skipped, Inf kept, as row_block_amax) into *amax. Bitwise &, not &&:
+// short-circuits are branches, which stop vectorisation.
+template <RoundingMode Mode, Write W, bool PerElement = false, bool Amax = false>
+FP8LAB_INLINE RangeTally tally_body(const float* __restrict in, std::uint8_t* __restrict codes,
+                                    float* __restrict values, std::size_t n, std::uint32_t first_normal,
+                                    const LoopParams p, const float* __restrict multipliers = nullptr,
+                                    float scale_inv = 1.0f, const float* __restrict scale_invs = nullptr,
+                                    const CodeDecoder* decoder = nullptr, std::uint32_t* amax = nullptr) {
     const float scale = p.scale;
     const Float32KernelConstants k = p.k;
     const NearestEvenConstants c = nearest_even_constants(k);
-    std::uint32_t nan = 0, inf = 0, over = 0, flushed = 0, subnormal = 0;
+    CodeDecoder d{};
+    if constexpr (W == Write::Values) d = *decoder;
+    std::uint32_t nan = 0, inf = 0, over = 0, flushed = 0, subnormal = 0, largest = 0;
     for (std::size_t i = 0; i < n; ++i) {
-        const std::uint32_t u = std::bit_cast<std::uint32_t>(in[i] * (PerElement ? scales[i] : scale));
+        const std::uint32_t u = std::bit_cast<std::uint32_t>(in[i] * (PerElement ? multipliers[i] : scale));
         const std::uint32_t a = u & 0x7FFFFFFFu;
         const std::uint32_t mag = magnitude_of<Mode>(a, u >> 31, k, c, p, i);
-        if constexpr (Codes) out[i] = static_cast<std::uint8_t>(code_of_magnitude<Mode>(mag, u, k));
+        if constexpr (W == Write::Codes) codes[i] = static_cast<std::uint8_t>(code_of_magnitude<Mode>(mag, u, k));
+        if constexpr (W == Write::Values)
+            values[i] = decoded_value(d, code_of_magnitude<Mode>(mag, u, k)) * (PerElement ? scale_invs[i] : scale_inv);
+        if constexpr (Amax) {
+            const std::uint32_t x_abs = std::bit_cast<std::uint32_t>(in[i]) & 0x7FFFFFFFu;
+            const std::uint32_t v = x_abs & (0u - std::uint32_t(x_abs <= 0x7F800000u));
+            largest = v > largest ? v : largest;
+        }
         const std::uint32_t finite = a < 0x7F800000u;
         nan += a > 0x7F800000u;
         inf += a == 0x7F800000u;
@@ -118,25 +134,20 @@ FP8LAB_INLINE RangeTally tally_body(const float* __restrict in, std::uint8_t* __
         flushed += finite & (a != 0) & (mag == 0);
         subnormal += finite & (mag != 0) & (mag < first_normal);
     }
+    if constexpr (Amax) *amax = largest > *amax ? largest : *amax;
     return {nan, inf, over, flushed, subnormal};
 }
 
 template <RoundingMode Mode>
 FP8LAB_INLINE RangeTally range_body(const float* in, std::size_t n, std::uint32_t first_normal, const LoopParams p) {
-    return tally_body<Mode, false>(in, nullptr, n, first_normal, p);
-}
-template <RoundingMode Mode>
-FP8LAB_INLINE RangeTally quantize_count_body(const float* in, std::uint8_t* out, std::size_t n,
-                                             std::uint32_t first_normal, const LoopParams p) {
-    return tally_body<Mode, true>(in, out, n, first_normal, p);
+    return tally_body<Mode, Write::Nothing>(in, nullptr, nullptr, n, first_normal, p);
 }
 
 // Blocks of a compile-time width (0: width known at run time), so that short blocks
 // (NVFP4's 16, MX's 32) are straight vector code with no loop remainder.
-template <RoundingMode Mode, std::size_t Width>
-FP8LAB_INLINE RangeTally row_blocks_body(const float* __restrict in, std::uint8_t* __restrict out, std::size_t n,
-                                         std::size_t block_cols, const float* __restrict multipliers,
-                                         std::uint32_t first_normal, const LoopParams p) {
+template <RoundingMode Mode, Write W, std::size_t Width>
+FP8LAB_INLINE RangeTally row_blocks_body(const float* in, const RowOutput& o, std::size_t n, std::size_t block_cols,
+                                         const float* multipliers, std::uint32_t first_normal, const LoopParams p) {
     const std::size_t width = Width ? Width : block_cols;
     RangeTally total;
     std::size_t b = 0, c0 = 0;
@@ -145,8 +156,13 @@ FP8LAB_INLINE RangeTally row_blocks_body(const float* __restrict in, std::uint8_
         q.scale = multipliers[b];
         q.first_index = p.first_index + c0;
         const std::size_t len = n - c0 < width ? n - c0 : width;
-        const RangeTally t = len == width ? quantize_count_body<Mode>(in + c0, out + c0, width, first_normal, q)
-                                          : quantize_count_body<Mode>(in + c0, out + c0, len, first_normal, q);
+        std::uint8_t* codes = W == Write::Codes ? o.codes + c0 : nullptr;
+        float* values = W == Write::Values ? o.values + c0 : nullptr;
+        const float scale_inv = W == Write::Values ? o.scale_invs[b] : 1.0f;
+        const RangeTally t = len == width ? tally_body<Mode, W>(in + c0, codes, values, width, first_normal, q, nullptr,
+                                                                scale_inv, nullptr, o.decoder)
+                                          : tally_body<Mode, W>(in + c0, codes, values, len, first_normal, q, nullptr,
+                                                                scale_inv, nullptr, o.decoder);
         total.nan += t.nan;
         total.inf += t.inf;
         total.overflowed += t.overflowed;
@@ -156,16 +172,34 @@ FP8LAB_INLINE RangeTally row_blocks_body(const float* __restrict in, std::uint8_
     return total;
 }
 
-template <RoundingMode Mode>
-FP8LAB_INLINE RangeTally row_blocks_dispatch(const float* in, std::uint8_t* out, std::size_t n, std::size_t block_cols,
-                                             const float* multipliers, std::uint32_t first_normal,
-                                             const LoopParams& p) {
+template <RoundingMode Mode, Write W>
+FP8LAB_INLINE RangeTally row_blocks_write(const float* in, const RowOutput& o, std::size_t n, std::size_t block_cols,
+                                          const float* multipliers, std::uint32_t first_normal, const LoopParams& p) {
     // Blocks one column wide (a transposed operand's blocks laid over it): one multiplier
     // per element, in one vector loop rather than a loop per element.
-    if (block_cols == 1) return tally_body<Mode, true, true>(in, out, n, first_normal, p, multipliers);
-    if (block_cols == 16) return row_blocks_body<Mode, 16>(in, out, n, block_cols, multipliers, first_normal, p);
-    if (block_cols == 32) return row_blocks_body<Mode, 32>(in, out, n, block_cols, multipliers, first_normal, p);
-    return row_blocks_body<Mode, 0>(in, out, n, block_cols, multipliers, first_normal, p);
+    if (block_cols == 1)
+        return tally_body<Mode, W, true>(in, o.codes, o.values, n, first_normal, p, multipliers, 1.0f, o.scale_invs,
+                                         o.decoder);
+    // One block over the whole row with the amax wanted: a per-tensor cast whose scale was
+    // known before its amax (delayed scaling) reads x once.
+    if (o.amax_bits && block_cols >= n) {
+        LoopParams q = p;
+        q.scale = multipliers[0];
+        const float scale_inv = W == Write::Values ? o.scale_invs[0] : 1.0f;
+        return tally_body<Mode, W, false, true>(in, o.codes, o.values, n, first_normal, q, nullptr, scale_inv, nullptr,
+                                                o.decoder, o.amax_bits);
+    }
+    if (block_cols == 16) return row_blocks_body<Mode, W, 16>(in, o, n, block_cols, multipliers, first_normal, p);
+    if (block_cols == 32) return row_blocks_body<Mode, W, 32>(in, o, n, block_cols, multipliers, first_normal, p);
+    return row_blocks_body<Mode, W, 0>(in, o, n, block_cols, multipliers, first_normal, p);
+}
+
+template <RoundingMode Mode>
+FP8LAB_INLINE RangeTally row_blocks_dispatch(const float* in, const RowOutput& o, std::size_t n, std::size_t block_cols,
+                                             const float* multipliers, std::uint32_t first_normal,
+                                             const LoopParams& p) {
+    return o.values ? row_blocks_write<Mode, Write::Values>(in, o, n, block_cols, multipliers, first_normal, p)
+                    : row_blocks_write<Mode, Write::Codes>(in, o, n, block_cols, multipliers, first_normal, p);
 }
 
 // One cloned entry point per (loop, mode): target_clones does not apply to templates.
@@ -181,10 +215,10 @@ FP8LAB_INLINE RangeTally row_blocks_dispatch(const float* in, std::uint8_t* out,
                                                 const LoopParams& p) {                                                 \
         return range_body<RoundingMode::MODE>(in, n, first_normal, p);                                                 \
     }                                                                                                                  \
-    FP8LAB_CPU_CLONES RangeTally row_blocks_##SUFFIX(const float* in, std::uint8_t* out, std::size_t n,                \
+    FP8LAB_CPU_CLONES RangeTally row_blocks_##SUFFIX(const float* in, const RowOutput& o, std::size_t n,               \
                                                      std::size_t block_cols, const float* multipliers,                 \
                                                      std::uint32_t first_normal, const LoopParams& p) {                \
-        return row_blocks_dispatch<RoundingMode::MODE>(in, out, n, block_cols, multipliers, first_normal, p);          \
+        return row_blocks_dispatch<RoundingMode::MODE>(in, o, n, block_cols, multipliers, first_normal, p);            \
     }
 
 FP8LAB_DEFINE_LOOPS(NearestEven, nearest_even)
@@ -261,7 +295,7 @@ RangeTally
     return {};
 }
 
-RangeTally quantize_row_blocks(RoundingMode mode, const float* in, std::uint8_t* out, std::size_t n,
+RangeTally quantize_row_blocks(RoundingMode mode, const float* in, const RowOutput& out, std::size_t n,
                                std::size_t block_cols, const float* multipliers, std::uint32_t first_normal,
                                const LoopParams& p) {
 #define FP8LAB_CALL(S) row_blocks_##S(in, out, n, block_cols, multipliers, first_normal, p)

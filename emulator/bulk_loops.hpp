@@ -5,6 +5,7 @@
 #include <cstddef>
 #include <cstdint>
 
+#include "emulator/code_decode.hpp"
 #include "emulator/float32_kernel.hpp"
 #include "emulator/rounding.hpp"
 
@@ -31,12 +32,25 @@ void round_loop(RoundingMode mode, const float* in, float* out, std::size_t n, c
 RangeTally range_loop(RoundingMode mode, const float* in, std::size_t n, std::uint32_t first_normal,
                       const LoopParams& p);
 
+// Where quantize_row_blocks writes one row's casts: the codes, or the values
+// (value(code) * scale_invs[b] of the element's block; the codes are not kept).
+struct RowOutput {
+    std::uint8_t* codes = nullptr;
+    float* values = nullptr;
+    const float* scale_invs = nullptr;     // with values: per block (block_cols 1: per element)
+    const CodeDecoder* decoder = nullptr;  // with values
+    // When set and the row is one block: *amax_bits = max(*amax_bits, the bits of the
+    // row's largest |x|), NaN skipped, Inf kept (a scale chosen before the amax: delayed).
+    std::uint32_t* amax_bits = nullptr;
+};
+
 // One row of a block-scaled tensor in one pass: element i of block b (block_cols
 // elements each, the last one possibly shorter) becomes cvt(in[i] * multipliers[b]),
 // and the range of every element is tallied from the same rounding (block_cols 1: one
-// multiplier per element). p.scale is unused;
-// p.first_index is the global index of in[0].
-RangeTally quantize_row_blocks(RoundingMode mode, const float* in, std::uint8_t* out, std::size_t n,
+// multiplier per element). p.scale is unused; p.first_index is the global index of in[0].
+// With out.values, a code that is a special (Inf, NaN) is decoded wrongly: the caller
+// redoes a row whose tally has NaN, Inf or overflow through the codes.
+RangeTally quantize_row_blocks(RoundingMode mode, const float* in, const RowOutput& out, std::size_t n,
                                std::size_t block_cols, const float* multipliers, std::uint32_t first_normal,
                                const LoopParams& p);
 

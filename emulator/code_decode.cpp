@@ -10,9 +10,8 @@
 namespace fp8lab::emu {
 namespace {
 
-// One block: normal codes as float32 bits put together from the fields, subnormal ones as
-// mantissa x the subnormal step (exact); then the scale. Returns whether any code was a
-// special (its value is then wrong here and patched by the caller).
+// One block: decoded_value() times the scale. Returns whether any code was a special (its
+// value is then wrong here and patched by the caller).
 // (restrict: a byte pointer may alias anything, and without it the stores to out would
 // stop the loop from vectorising.)
 // N: the block's length when it is known at compile time (16 and 32: NVFP4's and MX's
@@ -22,19 +21,11 @@ template <std::size_t N, bool PerElement = false>
 FP8LAB_INLINE bool decode_block(const CodeDecoder& d, const std::uint8_t* __restrict codes, std::size_t runtime_n,
                                 float scale, float* __restrict out, const float* __restrict scales = nullptr) {
     const std::size_t n = N ? N : runtime_n;
-    const int m_bits = d.mantissa_bits, sign_shift = 32 - d.total_bits;
-    const std::uint32_t mag_mask = (1u << (d.total_bits - 1)) - 1, m_mask = (1u << m_bits) - 1;
-    const std::uint32_t exponent_offset = std::uint32_t(127 - d.bias);
+    const std::uint32_t mag_mask = (1u << (d.total_bits - 1)) - 1;
     std::uint32_t special = 0;
     for (std::size_t i = 0; i < n; ++i) {
-        const std::uint32_t c = codes[i], mag = c & mag_mask, e = mag >> m_bits, m = mag & m_mask;
-        const std::uint32_t normal = ((e + exponent_offset) << 23) | (m << (23 - m_bits));
-        const std::uint32_t subnormal = std::bit_cast<std::uint32_t>(float(std::int32_t(m)) * d.subnormal_step);
-        const std::uint32_t sign = (c << sign_shift) & 0x80000000u;
-        const std::uint32_t at_zero_exponent = 0u - std::uint32_t(e == 0);  // a mask: a select is a branch here
-        out[i] = std::bit_cast<float>((subnormal & at_zero_exponent) | (normal & ~at_zero_exponent) | sign) *
-                 (PerElement ? scales[i] : scale);
-        special |= std::uint32_t(mag >= d.special_from);
+        out[i] = decoded_value(d, codes[i]) * (PerElement ? scales[i] : scale);
+        special |= std::uint32_t((codes[i] & mag_mask) >= d.special_from);
     }
     return special != 0;
 }

@@ -3,10 +3,12 @@
 // scale per block of a row, by arithmetic that vectorises: the dequantisation of a tensor.
 #pragma once
 
+#include <bit>
 #include <cstddef>
 #include <cstdint>
 #include <optional>
 
+#include "emulator/cpu_clones.hpp"
 #include "emulator/format.hpp"
 
 namespace fp8lab::emu {
@@ -20,6 +22,21 @@ struct CodeDecoder {
     const float* values;         // every code's value (for the specials), code_count() of them
 };
 std::optional<CodeDecoder> code_decoder(const Format& f, const float* values);
+
+// The value of code c when it is not a special: normal codes as float32 bits put together
+// from the fields, subnormal ones as mantissa x the subnormal step (exact). Branch-free,
+// so that the loops calling it vectorise (a select is a branch here: masks instead).
+FP8LAB_INLINE float decoded_value(const CodeDecoder& d, std::uint32_t c) {
+    const int m_bits = d.mantissa_bits, sign_shift = 32 - d.total_bits;
+    const std::uint32_t mag_mask = (1u << (d.total_bits - 1)) - 1, m_mask = (1u << m_bits) - 1;
+    const std::uint32_t exponent_offset = std::uint32_t(127 - d.bias);
+    const std::uint32_t mag = c & mag_mask, e = mag >> m_bits, m = mag & m_mask;
+    const std::uint32_t normal = ((e + exponent_offset) << 23) | (m << (23 - m_bits));
+    const std::uint32_t subnormal = std::bit_cast<std::uint32_t>(float(std::int32_t(m)) * d.subnormal_step);
+    const std::uint32_t sign = (c << sign_shift) & 0x80000000u;
+    const std::uint32_t at_zero_exponent = 0u - std::uint32_t(e == 0);
+    return std::bit_cast<float>((subnormal & at_zero_exponent) | (normal & ~at_zero_exponent) | sign);
+}
 
 // out[c] = value(codes[c]) * scales[c / block_cols] for c in [0, cols): one row of a
 // tensor whose blocks along the row have their own scale_inv. The same bits as a table of

@@ -17,19 +17,27 @@ std::uint64_t stochastic_cast_seed(std::uint64_t step, const std::string& tensor
 void OperandQuantizer::quantize(const std::string& tensor, TensorRole role, std::span<const float> x, std::size_t rows,
                                 std::size_t cols, std::uint64_t step, AmaxTrace* trace, std::span<float> out,
                                 bool wgrad_operand, bool transposed) {
-    const QuantizedTensor q = quantize_codes(tensor, role, x, rows, cols, step, trace, wgrad_operand, transposed);
-    q.dequantize_into(out);
-    if (trace && numerics_) {
-        const AmaxTraceRecord& r = trace->records.back();
-        numerics_->push_back(tensor_numerics(step, tensor, r.amax, r.scale, x, q, out));
+    if (!(trace && numerics_)) {  // the values straight from the cast
+        cast(tensor, role, x, rows, cols, step, trace, wgrad_operand, transposed, out);
+        return;
     }
+    const QuantizedTensor q = cast(tensor, role, x, rows, cols, step, trace, wgrad_operand, transposed, {});
+    q.dequantize_into(out);
+    const AmaxTraceRecord& r = trace->records.back();
+    numerics_->push_back(tensor_numerics(step, tensor, r.amax, r.scale, x, q, out));
 }
 
 QuantizedTensor OperandQuantizer::quantize_codes(const std::string& tensor, TensorRole role, std::span<const float> x,
                                                  std::size_t rows, std::size_t cols, std::uint64_t step,
                                                  AmaxTrace* trace, bool wgrad_operand, bool transposed) {
+    return cast(tensor, role, x, rows, cols, step, trace, wgrad_operand, transposed, {});
+}
+
+QuantizedTensor OperandQuantizer::cast(const std::string& tensor, TensorRole role, std::span<const float> x,
+                                       std::size_t rows, std::size_t cols, std::uint64_t step, AmaxTrace* trace,
+                                       bool wgrad_operand, bool transposed, std::span<float> values) {
     const Operand operand{tensor, role, step, stochastic_cast_seed(step, tensor), wgrad_operand, transposed};
-    QuantizedTensor q = emu::quantize(x, rows, cols, recipe_, operand, state_);
+    QuantizedTensor q = emu::quantize(x, rows, cols, recipe_, operand, state_, values);
     // The trace's scale: the one multiplier of a per-tensor cast (block recipes: 1, their
     // scales live in the blocks).
     float scale_used = 1.0f;

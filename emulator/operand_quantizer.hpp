@@ -68,6 +68,12 @@ class OperandQuantizer {
     std::map<std::string, DelayedScalingState> state() const;
 
   private:
+    // The cast, its counts and its trace record; with `values`, the dequantised values from
+    // the same pass and no codes kept.
+    QuantizedTensor cast(const std::string& tensor, TensorRole role, std::span<const float> x, std::size_t rows,
+                         std::size_t cols, std::uint64_t step, AmaxTrace* trace, bool wgrad_operand, bool transposed,
+                         std::span<float> values);
+
     Recipe recipe_;
     RecipeState state_;
     std::uint64_t gradient_elements_ = 0, gradients_flushed_ = 0, gradients_zero_ = 0;

@@ -28,7 +28,7 @@ std::map<std::string, DelayedScalingState> RecipeState::delayed_states() const {
 }
 
 QuantizedTensor quantize(std::span<const float> x, std::size_t rows, std::size_t cols, const Recipe& recipe,
-                         const Operand& operand, RecipeState& state) {
+                         const Operand& operand, RecipeState& state, std::span<float> values) {
     const Format& format = *recipe.formats.of(operand.role);
     const RoundingMode rounding = recipe.rounding.of(operand.role);
     const ConvertOptions options{rounding, recipe.saturation, operand.seed, kMaxRandomBits};
@@ -42,33 +42,48 @@ QuantizedTensor quantize(std::span<const float> x, std::size_t rows, std::size_t
     }
     switch (recipe.rule) {
     case ScaleRule::One:
-        return quantize_blocks(x, rows, cols, blocks, format, options, [](float) { return BlockScale{1.0f, 1.0f}; });
+        return quantize_blocks(
+            x, rows, cols, blocks, format, options,
+            [](float) {
+                return BlockScale{1.0f, 1.0f};
+            },
+            values);
     case ScaleRule::Delayed: {
         DelayedScaling& tensor = state.delayed(operand.tensor, format);
         const ScalePair s = tensor.scale();
-        QuantizedTensor q = quantize_blocks(x, rows, cols, blocks, format, options, [&](float) {
-            return BlockScale{s.scale, s.scale_inv};
-        });
+        // The scale comes from the history, not this amax: one pass casts and finds it.
+        QuantizedTensor q = blocks.rows >= rows && blocks.cols >= cols
+                                ? quantize_with_scale(x, rows, cols, format, options, {s.scale, s.scale_inv}, values)
+                                : quantize_blocks(
+                                      x, rows, cols, blocks, format, options,
+                                      [&](float) {
+                                          return BlockScale{s.scale, s.scale_inv};
+                                      },
+                                      values);
         tensor.record_amax(q.tensor_amax());
         return q;
     }
     case ScaleRule::Current: {
         const bool power_of_two = recipe.scale_type == ScaleType::Float32PowerOfTwo;
         const float least = recipe.min_amax;
-        return quantize_blocks(x, rows, cols, blocks, format, options, [&](float a) {
-            const ScalePair s = current_scale(a < least ? least : a, format, power_of_two);
-            return BlockScale{s.scale, s.scale_inv};
-        });
+        return quantize_blocks(
+            x, rows, cols, blocks, format, options,
+            [&](float a) {
+                const ScalePair s = current_scale(a < least ? least : a, format, power_of_two);
+                return BlockScale{s.scale, s.scale_inv};
+            },
+            values);
     }
     case ScaleRule::MxFloor:
     case ScaleRule::MxRceil:
         return quantize_mx(x, rows, cols, format,
                            recipe.rule == ScaleRule::MxFloor ? MxScaleRule::OcpFloor : MxScaleRule::Rceil, blocks,
-                           options);
+                           options, values);
     case ScaleRule::Nvfp4:
         return quantize_nvfp4(x, rows, cols,
                               {blocks.rows > 1, rounding == RoundingMode::Stochastic, operand.seed, kMaxRandomBits,
-                               recipe.hadamard_wgrad && operand.wgrad_operand && cols % 16 == 0, operand.step});
+                               recipe.hadamard_wgrad && operand.wgrad_operand && cols % 16 == 0, operand.step},
+                              values);
     }
     throw std::logic_error("quantize: a scale rule without a cast");
 }

@@ -48,7 +48,9 @@ class RecipeState {
 // x is rows x cols, row-major, the contraction along the columns; each block of the
 // role's blocking gets its scale by the recipe's rule, its elements the role's format and
 // rounding. Delayed scaling quantises with the tensor's current scale and records its amax.
+// `values` (x.size() elements, or empty): receives the dequantised values from the pass
+// that casts, and the result keeps no codes (quantize_blocks).
 QuantizedTensor quantize(std::span<const float> x, std::size_t rows, std::size_t cols, const Recipe& recipe,
-                         const Operand& operand, RecipeState& state);
+                         const Operand& operand, RecipeState& state, std::span<float> values = {});
 
 }  // namespace fp8lab::emu

@@ -3,7 +3,9 @@
 #include "emulator/quantized_tensor.hpp"
 
 #include <algorithm>
+#include <bit>
 #include <cmath>
+#include <optional>
 #include <stdexcept>
 
 #include "emulator/bulk_loops.hpp"
@@ -65,9 +67,11 @@ void tall_block_amax(std::span<const float> x, std::size_t rows, std::size_t col
 
 }  // namespace
 
-QuantizedTensor quantize_blocks(std::span<const float> x, std::size_t rows, std::size_t cols, BlockShape block,
-                                const Format& element_format, const ConvertOptions& options,
-                                const std::function<BlockScale(float amax)>& scale_of) {
+namespace {
+
+// A cast's tensor before its blocks are walked: the checks, the format and the sizes.
+QuantizedTensor start_cast(std::span<const float> x, std::size_t rows, std::size_t cols, BlockShape block,
+                           const Format& element_format, const ConvertOptions& options, std::span<float> values) {
     check_shape(x, rows, cols, block);
     if (element_format.total_bits > 8 || !detail::float32_kernel_supports(element_format) ||
         !element_format.has_negative_zero)  // E8M0, and FNUZ, whose zero the block kernels do not handle
@@ -76,30 +80,103 @@ QuantizedTensor quantize_blocks(std::span<const float> x, std::size_t rows, std:
     if (options.rounding == RoundingMode::Stochastic &&
         (options.random_bits < 1 || options.random_bits > kMaxRandomBits))
         throw std::invalid_argument("stochastic rounding needs 1 to 32 random bits");
-    const detail::Float32KernelConstants kernel =
-        detail::make_float32_kernel_constants(element_format, options.saturation);
-    const std::uint32_t first_normal = 1u << element_format.mantissa_bits;
+    if (!values.empty() && values.size() != x.size())
+        throw std::invalid_argument("a cast of " + std::to_string(x.size()) + " elements into " +
+                                    std::to_string(values.size()) + " values");
     QuantizedTensor q;
     q.format = &element_format;
     q.rows = rows;
     q.cols = cols;
     q.block = block;
-    q.codes.resize(x.size());
+    if (values.empty()) q.codes.resize(x.size());
     q.block_scale_inv.resize(q.block_count());
     q.block_amax.resize(q.block_count());
     q.scale_codes.resize(q.block_count());
+    return q;
+}
 
-    const std::size_t grid_cols = q.block_grid_cols();
-    // Work is cut by rows, not by blocks, so that a per-tensor scale (one block) or a tall
-    // block still spreads over every thread. Each chunk's rows give the same codes and
-    // counts whatever thread runs them, and maxima and integer counts combine in any order:
-    // the results are the same for any number of threads.
-    const std::size_t chunk_rows = std::max<std::size_t>(1, (std::size_t(1) << 15) / std::max<std::size_t>(cols, 1));
+// Rows per chunk of work. Work is cut by rows, not by blocks, so that a per-tensor scale
+// (one block) or a tall block still spreads over every thread. Each chunk's rows give the
+// same codes and counts whatever thread runs them, and maxima and integer counts combine
+// in any order: the results are the same for any number of threads.
+std::size_t chunk_rows_of(std::size_t cols) {
+    return std::max<std::size_t>(1, (std::size_t(1) << 15) / std::max<std::size_t>(cols, 1));
+}
+
+// The codes (or, with `values`, the dequantised values) and the range counts of each row,
+// block by block, in one pass; with `amax` (a tensor of one block), its amax from the same
+// pass.
+void cast_rows(std::span<const float> x, QuantizedTensor& q, const std::vector<float>& multiplier,
+               const ConvertOptions& options, std::span<float> values, float* amax) {
+    const std::size_t rows = q.rows, cols = q.cols, grid_cols = q.block_grid_cols(), chunk_rows = chunk_rows_of(cols);
+    const detail::LoopParams params{detail::make_float32_kernel_constants(*q.format, options.saturation), 1.0f,
+                                    options.seed, options.random_bits, 0};
+    const std::uint32_t first_normal = 1u << q.format->mantissa_bits;
+    float table[256];
+    for (std::uint32_t c = 0; c < 256; ++c)
+        table[c] = c < q.format->code_count() ? static_cast<float>(decode(*q.format, c)) : 0.0f;
+    const std::optional<CodeDecoder> decoder = code_decoder(*q.format, table);
+    if (!values.empty() && !decoder) {  // a format the arithmetic decode does not cover: through the codes
+        q.codes.resize(x.size());
+        cast_rows(x, q, multiplier, options, {}, amax);
+        q.dequantize_into(values);
+        q.codes = {};
+        return;
+    }
+    std::vector<RangeCounts> partial(chunk_count(rows, chunk_rows));
+    std::vector<std::uint32_t> partial_amax(partial.size(), 0);
+    parallel_for_chunks(rows, chunk_rows, [&](std::size_t chunk, std::size_t r0, std::size_t r1) {
+        RangeCounts& counts = partial[chunk];
+        std::vector<std::uint8_t> redo;  // a row whose values need the codes' specials
+        for (std::size_t r = r0; r < r1; ++r) {
+            detail::LoopParams p = params;
+            p.first_index = r * cols;
+            const float* in = x.data() + r * cols;
+            const float* row_multipliers = multiplier.data() + (r / q.block.rows) * grid_cols;
+            const float* row_scale_invs = q.block_scale_inv.data() + (r / q.block.rows) * grid_cols;
+            detail::RowOutput out;
+            if (values.empty()) {
+                out.codes = q.codes.data() + r * cols;
+            } else {
+                out.values = values.data() + r * cols;
+                out.scale_invs = row_scale_invs;
+                out.decoder = &*decoder;
+            }
+            if (amax) out.amax_bits = &partial_amax[chunk];
+            const detail::RangeTally t = detail::quantize_row_blocks(options.rounding, in, out, cols, q.block.cols,
+                                                                     row_multipliers, first_normal, p);
+            // Saturating casts make a special code of NaN only; others of Inf and overflow too.
+            if (!values.empty() && (t.nan || (!params.k.saturate_finite && (t.inf || t.overflowed)))) {
+                // Inf and NaN codes take the table's bits: this row again, through its codes.
+                redo.resize(cols);
+                detail::RowOutput codes;
+                codes.codes = redo.data();
+                detail::quantize_row_blocks(options.rounding, in, codes, cols, q.block.cols, row_multipliers,
+                                            first_normal, p);
+                decode_row(*decoder, redo.data(), cols, q.block.cols, row_scale_invs, out.values);
+            }
+            counts += RangeCounts{cols, t.nan, t.inf, t.overflowed, t.flushed, t.subnormal};
+        }
+    });
+    for (const RangeCounts& c : partial) q.counts += c;
+    if (amax) {
+        std::uint32_t largest = 0;
+        for (const std::uint32_t a : partial_amax) largest = std::max(largest, a);
+        *amax = std::bit_cast<float>(largest);
+    }
+}
+
+}  // namespace
+
+QuantizedTensor quantize_blocks(std::span<const float> x, std::size_t rows, std::size_t cols, BlockShape block,
+                                const Format& element_format, const ConvertOptions& options,
+                                const std::function<BlockScale(float amax)>& scale_of, std::span<float> values) {
+    QuantizedTensor q = start_cast(x, rows, cols, block, element_format, options, values);
     // 1. Each block's amax (NaN skipped, Inf kept).
     if (block.cols == 1)
         tall_block_amax(x, rows, cols, block.rows, q.block_amax);
     else
-        wide_block_amax(x, rows, cols, block, chunk_rows, q.block_amax);
+        wide_block_amax(x, rows, cols, block, chunk_rows_of(cols), q.block_amax);
     // 2. Each block's scale; the scale rules are scalar, so blocks run in parallel.
     std::vector<float> multiplier(q.block_count());
     parallel_for_chunks(q.block_count(), 4096, [&](std::size_t, std::size_t b0, std::size_t b1) {
@@ -110,21 +187,19 @@ QuantizedTensor quantize_blocks(std::span<const float> x, std::size_t rows, std:
             multiplier[b] = s.multiplier;
         }
     });
-    // 3. The codes and the range counts of each row, block by block, in one pass.
-    const detail::LoopParams params{kernel, 1.0f, options.seed, options.random_bits, 0};
-    std::vector<RangeCounts> partial(chunk_count(rows, chunk_rows));
-    parallel_for_chunks(rows, chunk_rows, [&](std::size_t chunk, std::size_t r0, std::size_t r1) {
-        RangeCounts& counts = partial[chunk];
-        for (std::size_t r = r0; r < r1; ++r) {
-            detail::LoopParams p = params;
-            p.first_index = r * cols;
-            const detail::RangeTally t = detail::quantize_row_blocks(
-                options.rounding, x.data() + r * cols, q.codes.data() + r * cols, cols, block.cols,
-                multiplier.data() + (r / block.rows) * grid_cols, first_normal, p);
-            counts += RangeCounts{cols, t.nan, t.inf, t.overflowed, t.flushed, t.subnormal};
-        }
-    });
-    for (const RangeCounts& c : partial) q.counts += c;
+    // 3. The elements.
+    cast_rows(x, q, multiplier, options, values, nullptr);
+    return q;
+}
+
+QuantizedTensor quantize_with_scale(std::span<const float> x, std::size_t rows, std::size_t cols,
+                                    const Format& element_format, const ConvertOptions& options, BlockScale scale,
+                                    std::span<float> values) {
+    QuantizedTensor q = start_cast(x, rows, cols, {std::max<std::size_t>(rows, 1), std::max<std::size_t>(cols, 1)},
+                                   element_format, options, values);
+    q.block_scale_inv[0] = scale.scale_inv;
+    q.scale_codes[0] = scale.code;
+    cast_rows(x, q, {scale.multiplier}, options, values, &q.block_amax[0]);
     return q;
 }
 

@@ -66,9 +66,18 @@ struct BlockScale {
 
 // Walks the blocks of a rows x cols tensor: amax per block, scale_of(amax), then every
 // element cvt(x * multiplier) with its global index (so stochastic bits match).
+// `values` (x.size() elements, or empty): receives the dequantised values, made in the
+// same pass as the codes, which are then not kept (q.codes empty): what a trainer's GEMM
+// reads, without writing and reading the codes.
 QuantizedTensor quantize_blocks(std::span<const float> x, std::size_t rows, std::size_t cols, BlockShape block,
                                 const Format& element_format, const ConvertOptions& options,
-                                const std::function<BlockScale(float amax)>& scale_of);
+                                const std::function<BlockScale(float amax)>& scale_of, std::span<float> values = {});
+
+// The same for one block over the whole tensor whose scale was chosen before its amax
+// (delayed scaling): the amax comes from the pass that casts, so x is read once.
+QuantizedTensor quantize_with_scale(std::span<const float> x, std::size_t rows, std::size_t cols,
+                                    const Format& element_format, const ConvertOptions& options, BlockScale scale,
+                                    std::span<float> values = {});
 
 // Throws std::invalid_argument when x cannot be a rows x cols tensor.
 void check_shape(std::span<const float> x, std::size_t rows, std::size_t cols, BlockShape block);

@@ -201,3 +201,47 @@ TEST_CASE("which recipes cast a transposed operand in place, and whose weights t
     CHECK_FALSE(recipe_of(e.numerics).can_cast_transposed(TensorRole::GradOutput));
     CHECK(recipe_of(e.numerics).can_cast_transposed(TensorRole::Input));
 }
+
+TEST_CASE("a cast straight to values equals its codes dequantised, with the same scales, amaxes and counts") {
+    // The hard tensor's NaN and Inf make the special codes (finite saturation: NaN only;
+    // none: Inf and overflow too), which the values path takes from the codes.
+    for (const auto [rows, cols] : {std::pair<std::size_t, std::size_t>{200, 72}, {33, 300}, {1, 40}, {130, 1}}) {
+        const std::vector<float> x = hard_tensor(rows * cols, 29);
+        for (const Recipe& base : recipes())
+            for (const Saturation saturation : {Saturation::Finite, Saturation::None})
+                for (const RoundingMode gradient_rounding : {RoundingMode::NearestEven, RoundingMode::Stochastic}) {
+                    Experiment e;
+                    set_recipe(e, base.id);
+                    e.numerics.saturation = saturation;
+                    e.numerics.rounding.gradient = gradient_rounding;
+                    const Recipe r = recipe_of(e.numerics);
+                    for (const TensorRole role : kRoles)
+                        for (const bool wgrad : {false, true}) {
+                            CAPTURE(fp8_recipe_name(r.id));
+                            CAPTURE(int(role));
+                            CAPTURE(rows);
+                            CAPTURE(cols);
+                            CAPTURE(wgrad);
+                            RecipeState codes_state, values_state;
+                            for (int step = 0; step < 2; ++step) {  // delayed: a scale from the history too
+                                const Operand operand{"t", role, std::uint64_t(step), 11, wgrad, false};
+                                const QuantizedTensor q = quantize(x, rows, cols, r, operand, codes_state);
+                                std::vector<float> values(x.size(), 7.0f);
+                                const QuantizedTensor v = quantize(x, rows, cols, r, operand, values_state, values);
+                                CHECK(v.codes.empty());
+                                CHECK(same_bits(values, q.dequantize()));
+                                CHECK(v.block_amax == q.block_amax);
+                                CHECK(same_bits(v.block_scale_inv, q.block_scale_inv));
+                                CHECK(v.scale_codes == q.scale_codes);
+                                CHECK(v.counts.flushed_to_zero == q.counts.flushed_to_zero);
+                                CHECK(v.counts.subnormal == q.counts.subnormal);
+                                CHECK(v.counts.overflowed == q.counts.overflowed);
+                                CHECK(v.counts.nan_inputs == q.counts.nan_inputs);
+                                CHECK(v.counts.elements == q.counts.elements);
+                                codes_state.end_step();
+                                values_state.end_step();
+                            }
+                        }
+                }
+    }
+}
