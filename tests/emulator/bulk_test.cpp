@@ -2,6 +2,8 @@
 // The bulk span functions against the scalar encoder, and their determinism.
 #include <doctest/doctest.h>
 
+#include <algorithm>
+#include <atomic>
 #include <bit>
 #include <cmath>
 #include <limits>
@@ -190,4 +192,34 @@ TEST_CASE("error statistics") {
     CHECK(s.max_abs_error == 0.5);
     CHECK(s.max_rel_error == 0.25);
     CHECK(s.rel_frobenius_error == doctest::Approx(std::sqrt(0.3125 / 21.0)));
+}
+
+TEST_CASE("parallel loops: every chunk once, nested loops, an exception reaches the caller, the pool reused") {
+    const int threads_before = max_threads();
+    for (const int threads : {1, 2, 3, 8}) {
+        set_max_threads(threads);
+        CAPTURE(threads);
+        for (int round = 0; round < 50; ++round) {  // the same workers, loop after loop
+            std::vector<std::atomic<int>> seen(37);
+            parallel_for_chunks(37 * 5 - 2, 5, [&](std::size_t chunk, std::size_t begin, std::size_t end) {
+                CHECK(begin == chunk * 5);
+                CHECK(end == std::min<std::size_t>(37 * 5 - 2, begin + 5));
+                // A loop inside a loop runs (serially) rather than waiting for the busy pool.
+                std::atomic<int> inner{0};
+                parallel_for_chunks(4, 1, [&](std::size_t, std::size_t, std::size_t) { ++inner; });
+                CHECK(inner == 4);
+                ++seen[chunk];
+            });
+            for (const std::atomic<int>& s : seen) CHECK(s == 1);
+        }
+        CHECK_THROWS_WITH_AS(parallel_for_chunks(64, 1,
+                                                 [](std::size_t chunk, std::size_t, std::size_t) {
+                                                     if (chunk == 40) throw std::runtime_error("chunk 40");
+                                                 }),
+                             "chunk 40", std::runtime_error);
+        std::atomic<int> after{0};  // and the pool still runs loops afterwards
+        parallel_for_chunks(16, 1, [&](std::size_t, std::size_t, std::size_t) { ++after; });
+        CHECK(after == 16);
+    }
+    set_max_threads(threads_before);
 }
