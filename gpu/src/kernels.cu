@@ -49,7 +49,7 @@ __global__ void record_amax_kernel(const float* amaxes, int step, float* history
 
 __global__ void delayed_update_kernel(float* history, int length, bool algorithm_max, float numerator,
                                       DeviceScaling* state) {
-    delayed_update_one(history, length, algorithm_max, numerator, state);
+    delayed_update_warp(history, length, algorithm_max, numerator, state);
 }
 
 __global__ void bf16_to_float_kernel(const __nv_bfloat16* in, float* out, std::size_t n) {
@@ -90,7 +90,7 @@ void record_amax(const float* amaxes, int step, float* history, const DeviceScal
 
 void delayed_update(float* history, int length, bool algorithm_max, float numerator, DeviceScaling* state,
                     cudaStream_t stream) {
-    delayed_update_kernel<<<1, 1, 0, stream>>>(history, length, algorithm_max, numerator, state);
+    delayed_update_kernel<<<1, 32, 0, stream>>>(history, length, algorithm_max, numerator, state);
 }
 
 void bf16_to_float(const void* bf16, float* out, std::size_t n, cudaStream_t stream) {

@@ -204,13 +204,14 @@ __global__ void finish_step_kernel(StepEnd e, int* step) {
             const CastStats sum = take_lanes(s.stats + j * kStatsLanes);
             if (t < e.capacity) s.trace_stats[std::size_t(t) * e.tensors + j] = sum;
         }
-        if (e.delayed) {
-            float* history = s.history + std::size_t(j) * e.history_length;
-            history[0] = amax;
-            kernels::delayed_update_one(history, e.history_length, e.algorithm_max, s.numerators[j], &s.scaling[j]);
-        }
+        if (e.delayed) s.history[std::size_t(j) * e.history_length] = amax;
         s.amax_bits[j] = 0;
     }
+    __syncthreads();  // the scales recorded and every amax in its history before the updates
+    if (s.scaling && e.delayed)
+        for (int k = int(threadIdx.x) / 32; k < e.tensors; k += kThreads / 32)  // a warp per tensor
+            kernels::delayed_update_warp(s.history + std::size_t(k) * e.history_length, e.history_length,
+                                         e.algorithm_max, s.numerators[k], &s.scaling[k]);
     __syncthreads();
     if (threadIdx.x == 0) *step = t + 1;
 }

@@ -219,15 +219,18 @@ __global__ void finish_step_kernel(const float* row_loss, int rows, int* step, f
     }
 }
 
-// A thread per tensor: each history's update is serial (the emulator's order).
+// A warp per tensor (kernels::delayed_update_warp).
 __global__ void delayed_update_all_kernel(kernels::DeviceScaling* states, unsigned* amax_bits, float* history,
                                           const float* numerators, int tensors, int length, bool algorithm_max) {
-    const int j = blockIdx.x * blockDim.x + threadIdx.x;
-    if (j >= tensors) return;
+    const int j = int((blockIdx.x * blockDim.x + threadIdx.x) / 32);
+    if (j >= tensors) return;  // whole warps: blockDim.x is a multiple of 32
     float* h = history + std::size_t(j) * length;
-    h[0] = __uint_as_float(amax_bits[j]);
-    amax_bits[j] = 0;
-    kernels::delayed_update_one(h, length, algorithm_max, numerators[j], states + j);
+    if (threadIdx.x % 32 == 0) {
+        h[0] = __uint_as_float(amax_bits[j]);
+        amax_bits[j] = 0;
+    }
+    __syncwarp();
+    kernels::delayed_update_warp(h, length, algorithm_max, numerators[j], states + j);
 }
 
 constexpr int kSquareBlocks = 256;
@@ -323,8 +326,9 @@ void finish_step(const float* row_loss, int rows, int* step, float* losses, cuda
 }
 void delayed_update_all(kernels::DeviceScaling* states, unsigned* amax_bits, float* history, const float* numerators,
                         int tensors, int length, bool algorithm_max, cudaStream_t stream) {
-    delayed_update_all_kernel<<<(tensors + 63) / 64, 64, 0, stream>>>(states, amax_bits, history, numerators, tensors,
-                                                                      length, algorithm_max);
+    constexpr int kWarpsPerBlock = 4;
+    delayed_update_all_kernel<<<(tensors + kWarpsPerBlock - 1) / kWarpsPerBlock, 32 * kWarpsPerBlock, 0, stream>>>(
+        states, amax_bits, history, numerators, tensors, length, algorithm_max);
 }
 int blocks_for_squares(std::size_t n) {
     return int(std::clamp<std::size_t>((n + kThreads - 1) / kThreads, 1, kSquareBlocks));

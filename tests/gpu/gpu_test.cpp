@@ -65,7 +65,7 @@ TEST_CASE("delayed scaling on the device gives the emulator's scales bit for bit
     for (int i = 0; i < 200; ++i)
         amaxes.push_back(std::exp(emu::normal_sample(3, std::uint64_t(i))) * (i % 50 == 0 ? 100.0f : 1.0f));
     for (const emu::Format* f : {&emu::e4m3(), &emu::e5m2()})
-        for (int history : {1, 4, 16, 1024})
+        for (int history : {1, 4, 16, 40, 100, 1024})  // the warp's rounds of 32, full and partial
             for (emu::AmaxAlgorithm algo : {emu::AmaxAlgorithm::Max, emu::AmaxAlgorithm::MostRecent})
                 for (int margin : {0, 2}) {
                     emu::DelayedScalingConfig config{history, algo, margin};
