@@ -36,6 +36,7 @@ struct RangeCounts {
     std::size_t flushed_to_zero = 0;  // non-zero, but rounds to zero
     std::size_t subnormal = 0;        // rounds to a non-zero subnormal
 
+    bool operator==(const RangeCounts&) const = default;
     RangeCounts& operator+=(const RangeCounts& o) {
         elements += o.elements;
         nan_inputs += o.nan_inputs;
