@@ -149,7 +149,8 @@ bool same_bits(const std::vector<float>& a, const std::vector<float>& b) {
 TEST_CASE("a transposed operand cast in place equals the cast of its transposed copy, transposed back") {
     // Shapes with partial blocks of every recipe (1 x 16, 1 x 32, 1 x 128, 128 x 128), the
     // hard tensor's outliers, zeros, subnormals, NaN and Inf, finite and non-saturating.
-    for (const auto [rows, cols] : {std::pair<std::size_t, std::size_t>{200, 72}, {33, 300}, {1, 40}, {130, 1}}) {
+    for (const auto& shape : {std::pair<std::size_t, std::size_t>{200, 72}, {33, 300}, {1, 40}, {130, 1}}) {
+        const std::size_t rows = shape.first, cols = shape.second;  // not a binding: CAPTURE's lambdas take them
         const std::vector<float> x = hard_tensor(rows * cols, 23);  // the operand transposed: rows x cols
         const std::vector<float> copy = transposed(x, rows, cols);  // the operand: cols x rows
         for (const Recipe& base : recipes())
@@ -205,7 +206,8 @@ TEST_CASE("which recipes cast a transposed operand in place, and whose weights t
 TEST_CASE("a cast straight to values equals its codes dequantised, with the same scales, amaxes and counts") {
     // The hard tensor's NaN and Inf make the special codes (finite saturation: NaN only;
     // none: Inf and overflow too), which the values path takes from the codes.
-    for (const auto [rows, cols] : {std::pair<std::size_t, std::size_t>{200, 72}, {33, 300}, {1, 40}, {130, 1}}) {
+    for (const auto& shape : {std::pair<std::size_t, std::size_t>{200, 72}, {33, 300}, {1, 40}, {130, 1}}) {
+        const std::size_t rows = shape.first, cols = shape.second;
         const std::vector<float> x = hard_tensor(rows * cols, 29);
         for (const Recipe& base : recipes())
             for (const Saturation saturation : {Saturation::Finite, Saturation::None})
