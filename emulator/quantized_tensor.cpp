@@ -69,6 +69,12 @@ void tall_block_amax(std::span<const float> x, std::size_t rows, std::size_t col
 
 namespace {
 
+// Every code's value (0 past the format's codes).
+void fill_value_table(const Format& format, float* table) {
+    for (std::uint32_t c = 0; c < 256; ++c)
+        table[c] = c < format.code_count() ? static_cast<float>(decode(format, c)) : 0.0f;
+}
+
 // A cast's tensor before its blocks are walked: the checks, the format and the sizes.
 QuantizedTensor start_cast(std::span<const float> x, std::size_t rows, std::size_t cols, BlockShape block,
                            const Format& element_format, const ConvertOptions& options, std::span<float> values) {
@@ -112,16 +118,14 @@ void cast_rows(std::span<const float> x, QuantizedTensor& q, const std::vector<f
     const detail::LoopParams params{detail::make_float32_kernel_constants(*q.format, options.saturation), 1.0f,
                                     options.seed, options.random_bits, 0};
     const std::uint32_t first_normal = 1u << q.format->mantissa_bits;
+    // The values' decode (its table only for the specials): every format start_cast takes
+    // (OCP FP8, FP6, FP4) has one.
     float table[256];
-    for (std::uint32_t c = 0; c < 256; ++c)
-        table[c] = c < q.format->code_count() ? static_cast<float>(decode(*q.format, c)) : 0.0f;
-    const std::optional<CodeDecoder> decoder = code_decoder(*q.format, table);
-    if (!values.empty() && !decoder) {  // a format the arithmetic decode does not cover: through the codes
-        q.codes.resize(x.size());
-        cast_rows(x, q, multiplier, options, {}, amax);
-        q.dequantize_into(values);
-        q.codes = {};
-        return;
+    std::optional<CodeDecoder> decoder;
+    if (!values.empty()) {
+        fill_value_table(*q.format, table);
+        decoder = code_decoder(*q.format, table);
+        if (!decoder) throw std::logic_error("cast: no arithmetic decode for " + std::string(q.format->name));
     }
     std::vector<RangeCounts> partial(chunk_count(rows, chunk_rows));
     std::vector<std::uint32_t> partial_amax(partial.size(), 0);
@@ -214,8 +218,7 @@ void QuantizedTensor::dequantize_into(std::span<float> out) const {
         throw std::invalid_argument("dequantize: " + std::to_string(codes.size()) + " codes into " +
                                     std::to_string(out.size()) + " elements");
     float value[256];
-    for (std::uint32_t c = 0; c < 256; ++c)
-        value[c] = c < format->code_count() ? static_cast<float>(decode(*format, c)) : 0.0f;
+    fill_value_table(*format, value);
     const std::size_t grid_cols = block_grid_cols();
     const std::size_t chunk_rows = std::max<std::size_t>(1, (std::size_t(1) << 15) / std::max<std::size_t>(cols, 1));
     // FP8, FP6 and FP4 codes decode by arithmetic a row at a time (the same bits as the table).
