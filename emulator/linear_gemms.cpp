@@ -66,34 +66,16 @@ void LinearGemms::backward(const std::string& name, const LinearSaved& saved, co
     const Matrix& g_q = operand(name + ".grad_output", TensorRole::GradOutput, p, grad, step, trace, g_buffer_);
     const Recipe& r = quantizer_.recipe();
     if (p == Precision::Fp8 && !r.per_tensor()) {
-        // wgrad: both operands' blocks along the tokens.
-        if (r.can_cast_transposed(TensorRole::GradOutput) && r.can_cast_transposed(TensorRole::Input)) {
-            const Matrix& g_c =
-                operand(name + ".grad_output", TensorRole::GradOutput, p, grad, step, nullptr, g_t_, true, true);
-            const Matrix& x_c =
-                operand(name + ".input", TensorRole::Input, p, *saved.input, step, nullptr, x_t_, true, true);
-            gemm(fast_.wgrad, p, g_c.transpose(), x_c, weight_grad);
-        } else {
-            transpose_into(grad, transposed_);
-            const Matrix& g_t =
-                operand(name + ".grad_output", TensorRole::GradOutput, p, transposed_, step, nullptr, g_t_, true);
-            transpose_into(*saved.input, transposed_x_);
-            const Matrix& x_t =
-                operand(name + ".input", TensorRole::Input, p, transposed_x_, step, nullptr, x_t_, true);
-            gemm(fast_.wgrad, p, g_t, x_t.transpose(), weight_grad);
-        }
-        // dgrad: the weight's blocks along its outputs.
-        if (dx && r.weight_cast_transposes()) {
-            gemm(fast_.dgrad, p, g_q, *saved.weight_q, *dx);
-        } else if (dx && r.can_cast_transposed(TensorRole::Weight)) {
-            const Matrix& w_c =
-                operand(name + ".weight", TensorRole::Weight, p, weight, step, nullptr, w_t_, false, true);
-            gemm(fast_.dgrad, p, g_q, w_c, *dx);
-        } else if (dx) {
-            transpose_into(weight, transposed_);
-            const Matrix& w_t = operand(name + ".weight", TensorRole::Weight, p, transposed_, step, nullptr, w_t_);
-            gemm(fast_.dgrad, p, g_q, w_t.transpose(), *dx);
-        }
+        block_recipe_backward(
+            r, name, grad, g_q, *saved.input, weight, *saved.weight_q, block_,
+            [&](const std::string& tensor, TensorRole role, const Matrix& x, Matrix& out, bool wgrad_operand,
+                bool transposed) -> const Matrix& {
+                return operand(tensor, role, p, x, step, nullptr, out, wgrad_operand, transposed);
+            },
+            [&](bool dgrad, const auto& lhs, const auto& rhs, Matrix& dst) {
+                gemm(dgrad ? fast_.dgrad : fast_.wgrad, p, lhs, rhs, dst);
+            },
+            weight_grad, dx);
     } else {
         gemm(fast_.wgrad, p, g_q.transpose(), *saved.input_q, weight_grad);
         if (dx) gemm(fast_.dgrad, p, g_q, *saved.weight_q, *dx);

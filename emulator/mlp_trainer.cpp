@@ -15,6 +15,7 @@
 
 #include "emulator/adamw.hpp"
 #include "emulator/bulk.hpp"
+#include "emulator/linear_gemms.hpp"
 #include "emulator/parallel.hpp"
 #include "emulator/trainer_matrix.hpp"
 #include "emulator/transformer_trainer.hpp"
@@ -284,41 +285,17 @@ class Run {
             Layer& layer = layers_[l];
             // A copy even in FP32: grad is overwritten by the dgrad below.
             g_q_ = operand(prefix + ".grad_output", TensorRole::GradOutput, grad, l, step, trace, g_buffer_);
-            // wgrad contracts over tokens, dgrad over outputs: block recipes need their
-            // blocks along those dimensions, so they quantise the transposes anew.
-            // Where the recipe allows, the transposes are cast in place (no copies) and a
-            // weight with square blocks reuses its forward cast (LinearGemms::backward).
             if (block_recipe() && n_.precision == Precision::Fp8) {
-                const Recipe& r = quantizer_.recipe();
-                if (r.can_cast_transposed(TensorRole::GradOutput) && r.can_cast_transposed(TensorRole::Input)) {
-                    const Matrix& g_c = operand(prefix + ".grad_output", TensorRole::GradOutput, grad, l, step, nullptr,
-                                                g_t_, true, true);
-                    const Matrix& x_c =
-                        operand(prefix + ".input", TensorRole::Input, inputs_[l], l, step, nullptr, x_t_, true, true);
-                    gemm(n_.fast_accumulation.wgrad, l, g_c.transpose(), x_c, layer.weight_grad);
-                } else {
-                    // NVFP4 rotates both wgrad operands with the same Hadamard transform
-                    // along the tokens (when they come in groups of 16).
-                    transpose_into(grad, transposed_);
-                    const Matrix& g_t = operand(prefix + ".grad_output", TensorRole::GradOutput, transposed_, l, step,
-                                                nullptr, g_t_, true);
-                    transpose_into(inputs_[l], transposed_x_);
-                    const Matrix& x_t =
-                        operand(prefix + ".input", TensorRole::Input, transposed_x_, l, step, nullptr, x_t_, true);
-                    gemm(n_.fast_accumulation.wgrad, l, g_t, x_t.transpose(), layer.weight_grad);
-                }
-                if (l > 0 && r.weight_cast_transposes()) {
-                    gemm(n_.fast_accumulation.dgrad, l, g_q_, *weights_q_[l], grad);
-                } else if (l > 0 && r.can_cast_transposed(TensorRole::Weight)) {
-                    const Matrix& w_c = operand(prefix + ".weight", TensorRole::Weight, layer.weight, l, step, nullptr,
-                                                w_t_, false, true);
-                    gemm(n_.fast_accumulation.dgrad, l, g_q_, w_c, grad);
-                } else if (l > 0) {
-                    transpose_into(layer.weight, transposed_);
-                    const Matrix& w_t =
-                        operand(prefix + ".weight", TensorRole::Weight, transposed_, l, step, nullptr, w_t_);
-                    gemm(n_.fast_accumulation.dgrad, l, g_q_, w_t.transpose(), grad);
-                }
+                block_recipe_backward(
+                    quantizer_.recipe(), prefix, grad, g_q_, inputs_[l], layer.weight, *weights_q_[l], block_,
+                    [&](const std::string& tensor, TensorRole role, const Matrix& x, Matrix& out, bool wgrad_operand,
+                        bool transposed) -> const Matrix& {
+                        return operand(tensor, role, x, l, step, nullptr, out, wgrad_operand, transposed);
+                    },
+                    [&](bool dgrad, const auto& lhs, const auto& rhs, Matrix& dst) {
+                        gemm(dgrad ? n_.fast_accumulation.dgrad : n_.fast_accumulation.wgrad, l, lhs, rhs, dst);
+                    },
+                    layer.weight_grad, l > 0 ? &grad : nullptr);
             } else {
                 gemm(n_.fast_accumulation.wgrad, l, g_q_.transpose(), *inputs_q_[l], layer.weight_grad);
                 if (l > 0) gemm(n_.fast_accumulation.dgrad, l, g_q_, *weights_q_[l], grad);
@@ -395,7 +372,8 @@ class Run {
     // Per-step tensors, kept so that each step reuses the last one's memory.
     std::vector<Matrix> inputs_, input_buffers_, weight_buffers_, pre_, gelu_tanh_;
     std::vector<const Matrix*> inputs_q_, weights_q_;  // the GEMMs' operands: a buffer, or FP32's own tensor
-    Matrix g_q_, g_buffer_, g_t_, x_t_, w_t_, transposed_, transposed_x_;
+    Matrix g_q_, g_buffer_;
+    BlockBackwardBuffers block_;  // the block recipes' backward
 };
 
 }  // namespace
