@@ -8,6 +8,7 @@
 #include <cstdint>
 #include <span>
 #include <string>
+#include <string_view>
 #include <stdexcept>
 #include <vector>
 
@@ -120,6 +121,21 @@ struct EmulatedCastOnGpu {
 EmulatedCastOnGpu emulated_cast_on_gpu(const emu::Numerics& numerics, emu::TensorRole role, const std::string& tensor,
                                        std::span<const float> x, int rows, int cols, bool columns, bool wgrad_operand,
                                        std::uint64_t step, bool paired = false);
+
+// How the transformer's attention runs on the GPU: fused (S and P in registers, head sizes
+// 32, 64 and 128) or by cuBLASLt's GEMMs with S, P, dP and dS through memory (any head size).
+enum class AttentionKernel { Fused, Gemms };
+std::string_view attention_kernel_name(AttentionKernel k);  // "fused" / "gemms"
+
+// The transformer's causal grouped-query attention on the device, for the tests: from q|k|v
+// (sequences x n rows of (heads + 2 kv_heads) x head_size, rotary applied) and the output's
+// gradient (rows x heads x head_size), both rounded to BF16, the output and dqkv (q|k|v's
+// layout) as the named kernel computes them, BF16 values as floats.
+struct AttentionOnGpu {
+    std::vector<float> out, dqkv;
+};
+AttentionOnGpu attention_on_gpu(AttentionKernel kernel, std::span<const float> qkv, std::span<const float> dout,
+                                int sequences, int n, int heads, int kv_heads, int head_size);
 
 // Throws std::invalid_argument naming the first dimension that is not a positive
 // multiple of 16 (cuBLASLt's FP8 rule); the same with or without a GPU.

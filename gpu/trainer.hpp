@@ -16,6 +16,7 @@
 #include "emulator/experiment.hpp"
 #include "emulator/mlp_trainer.hpp"
 #include "emulator/tensor_numerics.hpp"
+#include "gpu/tensor_ops.hpp"
 
 namespace fp8lab::gpu {
 
@@ -45,6 +46,9 @@ struct GpuRun {
     bool use_graph = true;     // replay the captured step; false launches each kernel
     bool record_trace = true;  // FP8: amax and scale of every tensor at every step
     bool text_report = true;   // the transformer: validation loss and samples (speed runs leave them out)
+    // The transformer: GEMMs is attention through memory, for comparison; fused (the default)
+    // runs where the head size allows, GEMMs elsewhere (the result says which ran).
+    AttentionKernel attention = AttentionKernel::Fused;
     // FP8, either model, either path: every recorded cast's numerics (those the CPU trainer
     // records), counted in the cast kernels (train --stats). Off, the kernels skip that work.
     bool record_numerics = false;
@@ -87,10 +91,11 @@ struct GpuTrainResult {
     emu::AmaxTrace trace;                       // FP8 with record_trace: the emulator's trace format
     std::vector<emu::TensorNumerics> numerics;  // with record_numerics: per step and tensor, as the CPU's
     bool cancelled = false;
-    GpuPath path = GpuPath::Native;          // emulated: the speed is Hopper emulating the recipe
-    std::vector<float> loss_scale;           // emulated path: the loss scale of each step
-    std::vector<std::size_t> skipped_steps;  // emulated path: steps not applied (a gradient not finite)
-    std::optional<emu::TextReport> text;     // the transformer: corpus, validation loss, samples (as the CPU's)
+    GpuPath path = GpuPath::Native;                      // emulated: the speed is Hopper emulating the recipe
+    AttentionKernel attention = AttentionKernel::Gemms;  // the transformer's, as it ran
+    std::vector<float> loss_scale;                       // emulated path: the loss scale of each step
+    std::vector<std::size_t> skipped_steps;              // emulated path: steps not applied (a gradient not finite)
+    std::optional<emu::TextReport> text;  // the transformer: corpus, validation loss, samples (as the CPU's)
     // Mean of the last min(10, steps) losses: the batches cycle through the pool, so one
     // step's loss depends on which batch it saw.
     double final_loss() const;

@@ -191,6 +191,8 @@ int train_on_gpu(const emu::Experiment& e, const TrainArgs& args) {
     report_seeds(e, r.loss, [&](const emu::Experiment& x) { return train(gpu::GpuRun{x}, {}).loss; });
     std::fprintf(stderr, "device: %s\nmedian step: %.4f ms over %d timed steps, peak memory %.1f MiB\n",
                  r.device.c_str(), r.median_step_ms, r.timed_steps, double(r.peak_memory_bytes) / (1 << 20));
+    if (e.model.kind == emu::ModelKind::Transformer)
+        std::fprintf(stderr, "attention: %s\n", std::string(gpu::attention_kernel_name(r.attention)).c_str());
     if (r.path == gpu::GpuPath::Emulated)
         std::fprintf(stderr, "speed: %s\n", std::string(gpu::emulated_speed_note()).c_str());
     if (!r.skipped_steps.empty())

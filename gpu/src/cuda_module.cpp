@@ -18,6 +18,7 @@ extern "C" __attribute__((visibility("default"))) const fp8lab::gpu::detail::Cud
                                               &g::cast_transpose_blockwise,
                                               &g::fp8_blockwise_gemm,
                                               &g::emulated_cast_on_gpu,
+                                              &g::attention_on_gpu,
                                               &g::time_forward_gemms,
                                               &g::train_mlp_on_gpu,
                                               &g::train_transformer_on_gpu,

@@ -14,7 +14,7 @@ namespace fp8lab::gpu::detail {
 
 // The program and the library are built from one tree and share these types by layout:
 // a library from another build is refused, not called.
-inline constexpr int kCudaModuleAbi = 2;
+inline constexpr int kCudaModuleAbi = 3;
 inline constexpr const char* kCudaModuleEntry = "fp8lab_cuda_module";
 inline constexpr const char* kCudaModuleFile = "libfp8lab_cuda.so";
 
@@ -32,6 +32,7 @@ struct CudaModule {
     decltype(&gpu::cast_transpose_blockwise) cast_transpose_blockwise;
     decltype(&gpu::fp8_blockwise_gemm) fp8_blockwise_gemm;
     decltype(&gpu::emulated_cast_on_gpu) emulated_cast_on_gpu;
+    decltype(&gpu::attention_on_gpu) attention_on_gpu;
     decltype(&gpu::time_forward_gemms) time_forward_gemms;
     decltype(&gpu::train_mlp_on_gpu) train_mlp_on_gpu;
     decltype(&gpu::train_transformer_on_gpu) train_transformer_on_gpu;

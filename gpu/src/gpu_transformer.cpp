@@ -31,6 +31,7 @@ namespace {
 
 namespace tk = transformer;
 using transformer::Attention;
+using transformer::AttentionSaved;
 using transformer::Bf16;
 using transformer::BlockwiseOperand;
 using transformer::DeviceParameter;
@@ -63,18 +64,21 @@ struct ByteSource {
 struct BlockBuffers {
     DeviceBuffer<float> x_in, x_mid, inv1, inv2;
     Bf16 probs, n1, qkv, attn, n2, gate_up, act;
-    BlockBuffers(int rows, int d, int qkv_w, int qw, int ffn, std::size_t probs_elements)
+    DeviceBuffer<float> lse;
+    BlockBuffers(int rows, int d, int qkv_w, int qw, int ffn, const Attention& attention)
         : x_in(std::size_t(rows) * d),
           x_mid(std::size_t(rows) * d),
           inv1(std::size_t(rows)),
           inv2(std::size_t(rows)),
-          probs(probs_elements),
+          probs(attention.probs_elements()),
           n1(std::size_t(rows) * d),
           qkv(std::size_t(rows) * qkv_w),
           attn(std::size_t(rows) * qw),
           n2(std::size_t(rows) * d),
           gate_up(std::size_t(rows) * 2 * ffn),
-          act(std::size_t(rows) * ffn) {}
+          act(std::size_t(rows) * ffn),
+          lse(attention.lse_elements()) {}
+    AttentionSaved saved() { return {probs.ptr, lse.ptr}; }
 };
 
 // The amax trace of a run: each recorded cast's step, tensor, amax and scale, named and
@@ -107,6 +111,9 @@ class TransformerStep {
           qw_(t_.heads * hs_),
           kw_(t_.kv_heads * hs_),
           qkv_w_(qw_ + 2 * kw_),
+          attention_kernel_(run.attention == AttentionKernel::Fused && transformer::flash_attention_supports(hs_)
+                                ? AttentionKernel::Fused
+                                : AttentionKernel::Gemms),
           rates_(e_),
           workspace_(kMatmulWorkspaceBytes),
           step_(1),
@@ -159,11 +166,14 @@ class TransformerStep {
                                                         workspace_.ptr, recorder_);
             return std::make_unique<Linear>(lt_.h, rows_, in, out, quantised, workspace_.ptr, *slots_, name, recorder_);
         };
-        attention_ = std::make_unique<Attention>(lt_.h, rows_ / t_.sequence, t_.sequence, t_.heads, t_.kv_heads, hs_,
-                                                 qkv_w_, workspace_.ptr);
+        if (attention_kernel_ == AttentionKernel::Fused)
+            attention_ = std::make_unique<transformer::FlashAttention>(sequences_, t_.sequence, t_.heads, t_.kv_heads,
+                                                                       hs_, qkv_w_);
+        else
+            attention_ = std::make_unique<transformer::GemmAttention>(lt_.h, sequences_, t_.sequence, t_.heads,
+                                                                      t_.kv_heads, hs_, qkv_w_, workspace_.ptr);
         for (int b = 0; b < t_.layers; ++b) {
-            blocks_.push_back(
-                std::make_unique<BlockBuffers>(rows_, d_, qkv_w_, qw_, t_.ffn, attention_->probs_elements()));
+            blocks_.push_back(std::make_unique<BlockBuffers>(rows_, d_, qkv_w_, qw_, t_.ffn, *attention_));
             BlockLinears l;
             const std::string name = "blocks." + std::to_string(b) + ".";  // the CPU's tensor names
             if (t_.fused_qkv) {
@@ -251,6 +261,7 @@ class TransformerStep {
     }
     // The evaluations done so far in bits per byte: each chunk's mean row loss (in double,
     // its real rows only) weighted by its windows, as the CPU's.
+    AttentionKernel attention_kernel() const { return attention_kernel_; }
     std::vector<double> validation_bits_per_byte() const {
         std::vector<float> rows(std::size_t(evaluated_) * chunks_ * rows_);
         FP8LAB_CUDA_CHECK(cudaMemcpy(rows.data(), eval_loss_.ptr, rows.size() * sizeof(float), cudaMemcpyDeviceToHost));
@@ -391,7 +402,7 @@ class TransformerStep {
             __nv_bfloat16* q = a.qkv.ptr;
             tk::rotary(q, qkv_w_, rows_, t_.heads, hs_, t_.sequence, cos_->ptr, sin_->ptr, false, s);
             tk::rotary(q + qw_, qkv_w_, rows_, t_.kv_heads, hs_, t_.sequence, cos_->ptr, sin_->ptr, false, s);
-            attention_->forward(q, a.probs.ptr, a.attn.ptr, s);
+            attention_->forward(q, a.saved(), a.attn.ptr, s);
             const int proj = block_param(b, t_.fused_qkv ? 2 : 4);
             l.proj->forward(a.attn.ptr, p(proj), y_->ptr, s);
             FP8LAB_CUDA_CHECK(
@@ -428,7 +439,7 @@ class TransformerStep {
                                  gain_partials_->ptr, p(proj + 1).g.ptr, s);
             l.proj->backward(a.attn.ptr, p(proj), dx_->ptr, true, p(proj).g.ptr, dattn_->ptr, s);
             // q|k|v as the forward left them (after rotary), in one buffer either way.
-            attention_->backward(a.qkv.ptr, a.probs.ptr, dattn_->ptr, dqkv_->ptr, s);
+            attention_->backward(a.qkv.ptr, a.attn.ptr, a.saved(), dattn_->ptr, dqkv_->ptr, s);
             tk::rotary(dqkv_->ptr, qkv_w_, rows_, t_.heads, hs_, t_.sequence, cos_->ptr, sin_->ptr, true, s);
             tk::rotary(dqkv_->ptr + qw_, qkv_w_, rows_, t_.kv_heads, hs_, t_.sequence, cos_->ptr, sin_->ptr, true, s);
             if (t_.fused_qkv) {
@@ -485,6 +496,7 @@ class TransformerStep {
     const emu::Experiment& e_;
     const emu::TransformerSpec& t_;
     int rows_, d_, hs_, qw_, kw_, qkv_w_;
+    AttentionKernel attention_kernel_;
     StepRates rates_;
     LtHandle lt_;
     DeviceBuffer<std::uint8_t> workspace_;
@@ -603,6 +615,7 @@ GpuTrainResult train_transformer_on_gpu(const GpuRun& run, const GpuProgress& pr
         if (run.record_trace && e.numerics.precision == emu::Precision::Fp8)
             result.trace = detail::transformer_trace(numerics, result.device, e);
         if (run.record_numerics) result.numerics = std::move(numerics);
+        result.attention = step.attention_kernel();
         if (run.text_report) {
             emu::TextReport& text = result.text.emplace();
             text.corpus = corpus.description;

@@ -35,6 +35,10 @@ EmulatedCastOnGpu emulated_cast_on_gpu(const emu::Numerics&, emu::TensorRole, co
                                        std::span<const float>, int, int, bool, bool, std::uint64_t, bool) {
     unavailable();
 }
+AttentionOnGpu attention_on_gpu(AttentionKernel, std::span<const float>, std::span<const float>, int, int, int, int,
+                                int) {
+    unavailable();
+}
 GemmTiming time_forward_gemms(int m, int n, int k, int) {
     check_gemm_shape(m, n, k);
     unavailable();

@@ -16,6 +16,7 @@
 namespace fp8lab::gpu {
 
 std::string_view gpu_path_name(GpuPath p) { return p == GpuPath::Native ? "native" : "emulated"; }
+std::string_view attention_kernel_name(AttentionKernel k) { return k == AttentionKernel::Fused ? "fused" : "gemms"; }
 std::string_view emulated_speed_note() {
     return "emulated: exact numerics, operands quantised on the GPU and multiplied as BF16; fp8lab has no native "
            "kernels for these numerics on this GPU, so the time is not its hardware speed";

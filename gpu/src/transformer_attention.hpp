@@ -1,6 +1,7 @@
 // SPDX-License-Identifier: Apache-2.0
-// The GPU transformer's causal grouped-query attention: cuBLASLt's batched GEMMs per query
-// head and the causal-softmax kernels between them. Included by gpu_transformer.cpp alone.
+// The GPU transformer's causal grouped-query attention, two ways: fused (flash_attention.cu,
+// S and P in registers) or cuBLASLt's batched GEMMs per query head with the causal-softmax
+// kernels between them (S, P, dP and dS through memory). Included by gpu_transformer.cpp alone.
 #pragma once
 
 #include <cuda_bf16.h>
@@ -8,6 +9,7 @@
 #include <cmath>
 #include <memory>
 
+#include "gpu/src/flash_attention.hpp"
 #include "gpu/src/mlp_step.hpp"
 #include "gpu/src/transformer_kernels.hpp"
 
@@ -21,14 +23,64 @@ using detail::MatmulOperand;
 using detail::Stored;
 using Bf16 = DeviceBuffer<__nv_bfloat16>;
 
+// What a block's attention keeps from its forward pass for its backward: one of the two.
+struct AttentionSaved {
+    __nv_bfloat16* probs;  // GemmAttention: P, heads x sequences x n x n
+    float* lse;            // FlashAttention: each row's log-sum-exp, heads x rows
+};
+
+class Attention {
+  public:
+    virtual ~Attention() = default;
+    // The sizes of AttentionSaved's two buffers (one of them 0).
+    virtual std::size_t probs_elements() const = 0;
+    virtual std::size_t lse_elements() const = 0;
+    // out (rows x heads * hs) from q|k|v (one BF16 buffer of qkv_w columns).
+    virtual void forward(const __nv_bfloat16* qkv, AttentionSaved saved, __nv_bfloat16* out, cudaStream_t s) = 0;
+    // dqkv's q, k and v blocks from dout (rows x heads * hs); out is the forward's.
+    virtual void backward(const __nv_bfloat16* qkv, const __nv_bfloat16* out, AttentionSaved saved,
+                          const __nv_bfloat16* dout, __nv_bfloat16* dqkv, cudaStream_t s) = 0;
+};
+
+// Fused attention: each query block's softmax online in registers, P rounded to BF16 for
+// P V, unnormalised; the backward recomputes P from the saved log-sum-exp.
+class FlashAttention final : public Attention {
+  public:
+    FlashAttention(int sequences, int n, int heads, int kv_heads, int hs, int qkv_w)
+        : sequences_(sequences),
+          n_(n),
+          heads_(heads),
+          kv_heads_(kv_heads),
+          hs_(hs),
+          qkv_w_(qkv_w),
+          delta_(lse_elements()) {
+        flash_attention_configure(hs);
+    }
+    std::size_t probs_elements() const override { return 0; }
+    std::size_t lse_elements() const override { return std::size_t(heads_) * sequences_ * n_; }
+    void forward(const __nv_bfloat16* qkv, AttentionSaved saved, __nv_bfloat16* out, cudaStream_t s) override {
+        flash_attention_forward(qkv, qkv_w_, sequences_, n_, heads_, kv_heads_, hs_, out, saved.lse, s);
+    }
+    void backward(const __nv_bfloat16* qkv, const __nv_bfloat16* out, AttentionSaved saved, const __nv_bfloat16* dout,
+                  __nv_bfloat16* dqkv, cudaStream_t s) override {
+        flash_attention_backward(qkv, qkv_w_, out, dout, saved.lse, delta_.ptr, sequences_, n_, heads_, kv_heads_, hs_,
+                                 dqkv, s);
+    }
+
+  private:
+    int sequences_, n_, heads_, kv_heads_, hs_, qkv_w_;
+    DeviceBuffer<float> delta_;  // rowsum(dO o O) per head and row, the backward's scratch
+};
+
 // Causal grouped-query attention on the tensor cores: per query head, batched over the
 // sequences, S = Q K^T (float32), P = BF16(softmax(S / sqrt(head))) with the causal mask,
 // O = P V; the backward dP = dO V^T, dS = P (dP - rowsum(P dP)) / sqrt(head), dQ = dS K,
 // and dK, dV summed over the key/value head's query heads in float32 (dK = dS^T Q, dV =
 // P^T dO). q, k and v are column blocks of one BF16 buffer of qkv_w columns.
-class Attention {
+class GemmAttention final : public Attention {
   public:
-    Attention(cublasLtHandle_t lt, int sequences, int n, int heads, int kv_heads, int hs, int qkv_w, void* workspace)
+    GemmAttention(cublasLtHandle_t lt, int sequences, int n, int heads, int kv_heads, int hs, int qkv_w,
+                  void* workspace)
         : sequences_(sequences),
           n_(n),
           heads_(heads),
@@ -58,10 +110,11 @@ class Attention {
             dv_gemm_[add] = make(n, hs, n, tr, as, CUDA_R_32F, {1, nn, no, nh, n, ow, hs, add});
         }
     }
-    std::size_t probs_elements() const { return std::size_t(heads_) * sequences_ * n_ * n_; }
+    std::size_t probs_elements() const override { return std::size_t(heads_) * sequences_ * n_ * n_; }
+    std::size_t lse_elements() const override { return 0; }
 
-    // out (rows x heads * hs); probs (heads x sequences x n x n, BF16) kept for the backward.
-    void forward(const __nv_bfloat16* qkv, __nv_bfloat16* probs, __nv_bfloat16* out, cudaStream_t s) {
+    void forward(const __nv_bfloat16* qkv, AttentionSaved saved, __nv_bfloat16* out, cudaStream_t s) override {
+        __nv_bfloat16* probs = saved.probs;
         const float scale = 1.0f / std::sqrt(float(hs_));
         for (int h = 0; h < heads_; ++h) {
             const __nv_bfloat16 *q = qkv + std::size_t(h) * hs_, *k = key(qkv, h), *v = value(qkv, h);
@@ -71,9 +124,9 @@ class Attention {
             pv_gemm_->run(p, v, out + std::size_t(h) * hs_, workspace_, s);
         }
     }
-    // dqkv's q, k and v blocks from dout (rows x heads * hs).
-    void backward(const __nv_bfloat16* qkv, const __nv_bfloat16* probs, const __nv_bfloat16* dout, __nv_bfloat16* dqkv,
-                  cudaStream_t s) {
+    void backward(const __nv_bfloat16* qkv, const __nv_bfloat16*, AttentionSaved saved, const __nv_bfloat16* dout,
+                  __nv_bfloat16* dqkv, cudaStream_t s) override {
+        const __nv_bfloat16* probs = saved.probs;
         const float scale = 1.0f / std::sqrt(float(hs_));
         const int group = heads_ / kv_heads_;
         for (int g = 0; g < kv_heads_; ++g) {

@@ -868,23 +868,34 @@ TEST_CASE("the recorded GPU measurements read back and write out byte for byte (
     round_trip("h100-transformer-speed.csv", read_transformer_speed_csv, write_transformer_speed_csv);
 }
 
-TEST_CASE("a transformer speed recording of version 1 (FP8 rows named fp8: current scaling) still reads") {
+TEST_CASE("transformer speed recordings of versions 1 and 2 (attention through memory only) still read") {
     const std::string columns = "preset,precision,qkv,ms,tokens_per_s,model_tflops,peak_mib\n";
     std::istringstream v1("# fp8lab transformer speed v1\n# device: a GPU\n" + columns +
                           "wide,fp8,fused,46.2,177247,413.7,14174\n");
     const TransformerSpeed old = read_transformer_speed_csv(v1, "v1.csv");
     REQUIRE(old.rows.size() == 1);
-    CHECK(old.at("wide", "fp8-current", true).ms == 46.2);
+    CHECK(old.at("wide", "fp8-current", true, false).ms == 46.2);
     CHECK_THROWS_WITH(old.at("wide", "fp8-delayed", true), doctest::Contains("no row for wide, fp8-delayed"));
-    std::ostringstream v2;
-    write_transformer_speed_csv(v2, old);
-    CHECK(v2.str().find("# fp8lab transformer speed v2") == 0);
-    CHECK(v2.str().find("wide,fp8-current,fused,") != std::string::npos);
+    // Versions 1 and 2 measured attention through memory: a fused-attention row is absent.
+    CHECK_THROWS_WITH(old.at("wide", "fp8-current", true), doctest::Contains("fused attention"));
+    std::ostringstream v3;
+    write_transformer_speed_csv(v3, old);
+    CHECK(v3.str().find("# fp8lab transformer speed v3") == 0);
+    CHECK(v3.str().find("wide,fp8-current,fused,gemms,") != std::string::npos);
+    std::istringstream v2("# fp8lab transformer speed v2\n# device: a GPU\n" + columns +
+                          "wide,fp8-delayed,separate,46.2,177247,413.7,14174\n");
+    CHECK(read_transformer_speed_csv(v2, "v2.csv").at("wide", "fp8-delayed", false, false).ms == 46.2);
     // Version 2 names the recipe: a bare "fp8" is refused there.
     std::istringstream bad("# fp8lab transformer speed v2\n# device: a GPU\n" + columns +
                            "wide,fp8,fused,46.2,177247,413.7,14174\n");
     CHECK_THROWS_WITH(read_transformer_speed_csv(bad, "bad.csv"),
                       doctest::Contains("'fp8' is not bf16, fp8-current, fp8-delayed, fp8-blockwise or fp8-rowwise"));
+    // Version 3 names the attention of each row.
+    std::istringstream bad3(
+        "# fp8lab transformer speed v3\n# device: a GPU\n"
+        "preset,precision,qkv,attention,ms,tokens_per_s,model_tflops,peak_mib\n"
+        "wide,bf16,fused,flash,46.2,177247,413.7,14174\n");
+    CHECK_THROWS_WITH(read_transformer_speed_csv(bad3, "bad3.csv"), doctest::Contains("'flash' is not fused or gemms"));
 }
 
 TEST_CASE("an accumulation recording of version 1 (all-positive operands only) still reads; a bad operand is refused") {

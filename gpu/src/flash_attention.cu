@@ -1,0 +1,499 @@
+// SPDX-License-Identifier: Apache-2.0
+// Fused causal grouped-query attention on the tensor cores (FlashAttention-2's tiling, written
+// for fp8lab): BF16 mma.sync with float32 accumulators, an online softmax in registers, the
+// backward recomputing P from each row's log-sum-exp; tiles arrive by cp.async, two stages.
+#include <cuda_bf16.h>
+
+#include <cmath>
+#include <cstdint>
+#include <stdexcept>
+#include <string>
+
+#include "gpu/src/flash_attention.hpp"
+
+namespace fp8lab::gpu::transformer {
+namespace {
+
+using bf16 = __nv_bfloat16;
+constexpr int kWarps = 4, kThreads = 32 * kWarps;
+constexpr int kTile = 64;  // query rows of a forward or dQ block, key rows of a dK/dV block and of a key tile
+constexpr float kLog2e = 1.4426950408889634f;
+
+// Shared rows are padded by 16 bytes, so the 8 row addresses of an ldmatrix fall in distinct banks.
+template <int D>
+constexpr int kLd = D + 8;
+// The dK/dV kernel's query tile: 32 rows at head size 128 keeps its four accumulators in registers.
+template <int D>
+constexpr int kQueryTile = D == 128 ? 32 : 64;
+
+__device__ inline unsigned shared_address(const void* p) { return unsigned(__cvta_generic_to_shared(p)); }
+
+// rows x D BF16 from global rows `ld` elements apart into padded shared rows, 16 bytes per
+// cp.async; rows from `valid` on are zeros (a sequence's end), so they add nothing.
+template <int D, int Rows>
+__device__ inline void load_tile(bf16* s, const bf16* g, std::size_t ld, int valid) {
+    constexpr int chunks = D / 8;
+    for (int i = threadIdx.x; i < Rows * chunks; i += kThreads) {
+        const int r = i / chunks, c = (i % chunks) * 8;
+        const bool inside = r < valid;
+        const bf16* src = inside ? g + std::size_t(r) * ld + c : g;
+        asm volatile("cp.async.cg.shared.global [%0], [%1], 16, %2;\n" ::"r"(shared_address(s + r * kLd<D> + c)),
+                     "l"(src), "r"(inside ? 16 : 0));
+    }
+}
+// `count` floats (a row statistic per query) into shared, zeros past `valid`.
+__device__ inline void load_floats(float* s, const float* g, int count, int valid) {
+    for (int i = threadIdx.x; i < count; i += kThreads) {
+        const bool inside = i < valid;
+        asm volatile("cp.async.ca.shared.global [%0], [%1], 4, %2;\n" ::"r"(shared_address(s + i)),
+                     "l"(inside ? g + i : g), "r"(inside ? 4 : 0));
+    }
+}
+__device__ inline void commit() { asm volatile("cp.async.commit_group;\n" ::); }
+template <int Pending>
+__device__ inline void wait_loads() {
+    asm volatile("cp.async.wait_group %0;\n" ::"n"(Pending));
+    __syncthreads();
+}
+
+__device__ inline void ldmatrix_x4(unsigned (&r)[4], const bf16* p) {
+    asm volatile("ldmatrix.sync.aligned.m8n8.x4.shared.b16 {%0, %1, %2, %3}, [%4];\n"
+                 : "=r"(r[0]), "=r"(r[1]), "=r"(r[2]), "=r"(r[3])
+                 : "r"(shared_address(p)));
+}
+__device__ inline void ldmatrix_x4_trans(unsigned (&r)[4], const bf16* p) {
+    asm volatile("ldmatrix.sync.aligned.m8n8.x4.trans.shared.b16 {%0, %1, %2, %3}, [%4];\n"
+                 : "=r"(r[0]), "=r"(r[1]), "=r"(r[2]), "=r"(r[3])
+                 : "r"(shared_address(p)));
+}
+// c (16 x 8, float32) += a (16 x 16) b (16 x 8), BF16 operands.
+__device__ inline void mma(float (&c)[4], const unsigned (&a)[4], unsigned b0, unsigned b1) {
+    asm volatile(
+        "mma.sync.aligned.m16n8k16.row.col.f32.bf16.bf16.f32 {%0, %1, %2, %3}, {%4, %5, %6, %7}, {%8, %9}, "
+        "{%0, %1, %2, %3};\n"
+        : "+f"(c[0]), "+f"(c[1]), "+f"(c[2]), "+f"(c[3])
+        : "r"(a[0]), "r"(a[1]), "r"(a[2]), "r"(a[3]), "r"(b0), "r"(b1));
+}
+__device__ inline unsigned pack(float lo, float hi) {
+    const __nv_bfloat162 v = __floats2bfloat162_rn(lo, hi);
+    return *reinterpret_cast<const unsigned*>(&v);
+}
+
+// The operand fragments of mma's m16n8k16 shape, by ldmatrix from padded shared tiles.
+// A: rows r0..r0+15, columns k0..k0+15 of a row-major tile.
+template <int D>
+__device__ inline void fragment_a(unsigned (&a)[4], const bf16* s, int r0, int k0) {
+    const int l = threadIdx.x & 31;
+    ldmatrix_x4(a, s + (r0 + (l & 7) + ((l >> 3) & 1) * 8) * kLd<D> + k0 + (l >> 4) * 8);
+}
+// B for the 8-column tiles n0 and n0 + 8 (b[0], b[1] and b[2], b[3]) over k0..k0+15, from
+// a tile stored one row per column of B (K for Q K^T).
+template <int D>
+__device__ inline void fragment_b_rows(unsigned (&b)[4], const bf16* s, int n0, int k0) {
+    const int l = threadIdx.x & 31;
+    ldmatrix_x4(b, s + (n0 + (l & 7) + (l >> 4) * 8) * kLd<D> + k0 + ((l >> 3) & 1) * 8);
+}
+// The same from a tile stored one row per row of B (V for P V).
+template <int D>
+__device__ inline void fragment_b_columns(unsigned (&b)[4], const bf16* s, int k0, int n0) {
+    const int l = threadIdx.x & 31;
+    ldmatrix_x4_trans(b, s + (k0 + (l & 7) + ((l >> 3) & 1) * 8) * kLd<D> + n0 + (l >> 4) * 8);
+}
+
+// c (16 x 8 Cols) = the warp's 16 rows of a (rows from r0) times the rows of b, both D wide:
+// the scores of Q K^T (or K Q^T, dO V^T, V dO^T).
+template <int D, int Cols>
+__device__ inline void scores(float (&c)[Cols / 8][4], const bf16* a, int r0, const bf16* b) {
+    for (auto& t : c) t[0] = t[1] = t[2] = t[3] = 0.0f;
+#pragma unroll
+    for (int kk = 0; kk < D / 16; ++kk) {
+        unsigned fa[4];
+        fragment_a<D>(fa, a, r0, kk * 16);
+#pragma unroll
+        for (int n = 0; n < Cols / 16; ++n) {
+            unsigned fb[4];
+            fragment_b_rows<D>(fb, b, n * 16, kk * 16);
+            mma(c[2 * n], fa, fb[0], fb[1]);
+            mma(c[2 * n + 1], fa, fb[2], fb[3]);
+        }
+    }
+}
+// acc (16 x D) += p (16 x 8 Cols, accumulators rounded to BF16 as mma's A) times b (Cols
+// rows of D): P V (or P^T dO, dS^T Q, dS K).
+template <int D, int Cols>
+__device__ inline void accumulate(float (&acc)[D / 8][4], const float (&p)[Cols / 8][4], const bf16* b) {
+#pragma unroll
+    for (int kk = 0; kk < Cols / 16; ++kk) {
+        const unsigned fa[4] = {pack(p[2 * kk][0], p[2 * kk][1]), pack(p[2 * kk][2], p[2 * kk][3]),
+                                pack(p[2 * kk + 1][0], p[2 * kk + 1][1]), pack(p[2 * kk + 1][2], p[2 * kk + 1][3])};
+#pragma unroll
+        for (int n = 0; n < D / 16; ++n) {
+            unsigned fb[4];
+            fragment_b_columns<D>(fb, b, kk * 16, n * 16);
+            mma(acc[2 * n], fa, fb[0], fb[1]);
+            mma(acc[2 * n + 1], fa, fb[2], fb[3]);
+        }
+    }
+}
+// Writes the warp's 16 rows of acc x scale (row r0 + lane / 4, and 8 further) as BF16 into
+// out's columns from col, rows before `valid` only.
+template <int D>
+__device__ inline void store_rows(const float (&acc)[D / 8][4], float scale_lo, float scale_hi, bf16* out,
+                                  std::size_t ld, int r0, int valid) {
+    const int l = threadIdx.x & 31, lo = r0 + l / 4, hi = lo + 8, col = (l % 4) * 2;
+#pragma unroll
+    for (int t = 0; t < D / 8; ++t) {
+        if (lo < valid)
+            *reinterpret_cast<unsigned*>(out + std::size_t(lo) * ld + t * 8 + col) =
+                pack(acc[t][0] * scale_lo, acc[t][1] * scale_lo);
+        if (hi < valid)
+            *reinterpret_cast<unsigned*>(out + std::size_t(hi) * ld + t * 8 + col) =
+                pack(acc[t][2] * scale_hi, acc[t][3] * scale_hi);
+    }
+}
+
+// The causal mask on an accumulator element: the key after the query, or a query past the
+// sequence's end, takes no part.
+__device__ inline bool visible(int query, int key, int n) { return key <= query && query < n; }
+
+template <int D>
+__global__ void __launch_bounds__(kThreads) forward_kernel(const bf16* qkv, int qkv_w, int n, int heads, int kv_heads,
+                                                           float scale_log2, bf16* out, float* lse) {
+    extern __shared__ __align__(16) unsigned char smem[];
+    bf16* sq = reinterpret_cast<bf16*>(smem);
+    bf16* sk = sq + kTile * kLd<D>;             // two stages
+    bf16* sv = sk + 2 * kTile * kLd<D>;         // two stages
+    const int qb = gridDim.x - 1 - blockIdx.x;  // the longest rows first, so the short ones fill the tail
+    const int h = blockIdx.y, g = h / (heads / kv_heads), q0 = qb * kTile;
+    const std::size_t row0 = std::size_t(blockIdx.z) * n, rows = std::size_t(gridDim.z) * n;
+    const bf16* kg = qkv + row0 * qkv_w + std::size_t(heads + g) * D;
+    const bf16* vg = kg + std::size_t(kv_heads) * D;
+    load_tile<D, kTile>(sq, qkv + (row0 + q0) * qkv_w + std::size_t(h) * D, qkv_w, n - q0);
+    load_tile<D, kTile>(sk, kg, qkv_w, n);
+    load_tile<D, kTile>(sv, vg, qkv_w, n);
+    commit();
+
+    const int warp = threadIdx.x / 32, lane = threadIdx.x & 31;
+    const int r_lo = q0 + warp * 16 + lane / 4, r_hi = r_lo + 8;
+    float o[D / 8][4] = {};
+    float m_lo = -INFINITY, m_hi = -INFINITY, l_lo = 0.0f, l_hi = 0.0f;
+    const int tiles = qb + 1;
+    for (int j = 0; j < tiles; ++j) {
+        const int stage = j & 1;
+        if (j + 1 < tiles) {
+            const std::size_t next = std::size_t(j + 1) * kTile * qkv_w;
+            load_tile<D, kTile>(sk + (stage ^ 1) * kTile * kLd<D>, kg + next, qkv_w, n - (j + 1) * kTile);
+            load_tile<D, kTile>(sv + (stage ^ 1) * kTile * kLd<D>, vg + next, qkv_w, n - (j + 1) * kTile);
+            commit();
+            wait_loads<1>();
+        } else {
+            wait_loads<0>();
+        }
+        float s[kTile / 8][4];
+        scores<D, kTile>(s, sq, warp * 16, sk + stage * kTile * kLd<D>);
+        float top_lo = -INFINITY, top_hi = -INFINITY;
+#pragma unroll
+        for (int t = 0; t < kTile / 8; ++t)
+#pragma unroll
+            for (int e = 0; e < 4; ++e) {
+                const int key = j * kTile + t * 8 + (lane % 4) * 2 + (e & 1);
+                s[t][e] = visible(e < 2 ? r_lo : r_hi, key, n) ? s[t][e] * scale_log2 : -INFINITY;
+                if (e < 2)
+                    top_lo = fmaxf(top_lo, s[t][e]);
+                else
+                    top_hi = fmaxf(top_hi, s[t][e]);
+            }
+        for (int o4 = 1; o4 < 4; o4 *= 2) {
+            top_lo = fmaxf(top_lo, __shfl_xor_sync(0xffffffffu, top_lo, o4));
+            top_hi = fmaxf(top_hi, __shfl_xor_sync(0xffffffffu, top_hi, o4));
+        }
+        // A row past the sequence sees no key at all: it keeps a finite maximum of 0.
+        const float new_lo = fmaxf(m_lo, top_lo == -INFINITY ? 0.0f : top_lo);
+        const float new_hi = fmaxf(m_hi, top_hi == -INFINITY ? 0.0f : top_hi);
+        const float keep_lo = exp2f(m_lo - new_lo), keep_hi = exp2f(m_hi - new_hi);
+        m_lo = new_lo;
+        m_hi = new_hi;
+        l_lo *= keep_lo;
+        l_hi *= keep_hi;
+#pragma unroll
+        for (int t = 0; t < kTile / 8; ++t) {
+            s[t][0] = exp2f(s[t][0] - m_lo);
+            s[t][1] = exp2f(s[t][1] - m_lo);
+            s[t][2] = exp2f(s[t][2] - m_hi);
+            s[t][3] = exp2f(s[t][3] - m_hi);
+            l_lo += s[t][0] + s[t][1];
+            l_hi += s[t][2] + s[t][3];
+        }
+#pragma unroll
+        for (int t = 0; t < D / 8; ++t) {
+            o[t][0] *= keep_lo;
+            o[t][1] *= keep_lo;
+            o[t][2] *= keep_hi;
+            o[t][3] *= keep_hi;
+        }
+        accumulate<D, kTile>(o, s, sv + stage * kTile * kLd<D>);
+        __syncthreads();  // this stage is the next iteration's prefetch target
+    }
+    for (int o4 = 1; o4 < 4; o4 *= 2) {
+        l_lo += __shfl_xor_sync(0xffffffffu, l_lo, o4);
+        l_hi += __shfl_xor_sync(0xffffffffu, l_hi, o4);
+    }
+    const std::size_t ld = std::size_t(heads) * D;
+    store_rows<D>(o, 1.0f / l_lo, 1.0f / l_hi, out + row0 * ld + std::size_t(h) * D, ld, warp * 16 + q0, n);
+    if (lane % 4 == 0) {
+        float* row_lse = lse + std::size_t(h) * rows + row0;
+        if (r_lo < n) row_lse[r_lo] = m_lo + log2f(l_lo);
+        if (r_hi < n) row_lse[r_hi] = m_hi + log2f(l_hi);
+    }
+}
+
+// delta[h][r] = sum over the head's columns of dout o out, a warp per (row, head).
+template <int D>
+__global__ void delta_kernel(const bf16* out, const bf16* dout, int rows, int heads, float* delta) {
+    const std::size_t w = (blockIdx.x * std::size_t(blockDim.x) + threadIdx.x) / 32;
+    const int lane = threadIdx.x & 31;
+    if (w >= std::size_t(rows) * heads) return;
+    const std::size_t r = w / heads, h = w % heads, at = r * heads * D + h * D;
+    float sum = 0.0f;
+    for (int c = lane; c < D; c += 32) sum += __bfloat162float(out[at + c]) * __bfloat162float(dout[at + c]);
+    for (int o = 16; o > 0; o /= 2) sum += __shfl_xor_sync(0xffffffffu, sum, o);
+    if (lane == 0) delta[h * rows + r] = sum;
+}
+
+// dK and dV of one key block of one key/value head: every query head of its group and every
+// query block at or after the keys, in that order, from P^T = exp2(K Q^T x scale_log2 - lse)
+// and dS^T = P^T o (V dO^T - delta) x scale.
+template <int D>
+__global__ void __launch_bounds__(kThreads)
+    key_value_grad_kernel(const bf16* qkv, int qkv_w, const bf16* dout, const float* lse, const float* delta, int n,
+                          int heads, int kv_heads, float scale, float scale_log2, bf16* dqkv) {
+    constexpr int Q = kQueryTile<D>;
+    extern __shared__ __align__(16) unsigned char smem[];
+    bf16* sk = reinterpret_cast<bf16*>(smem);
+    bf16* sv = sk + kTile * kLd<D>;
+    bf16* sq = sv + kTile * kLd<D>;                                // two stages
+    bf16* sdo = sq + 2 * Q * kLd<D>;                               // two stages
+    float* slse = reinterpret_cast<float*>(sdo + 2 * Q * kLd<D>);  // two stages
+    float* sdelta = slse + 2 * Q;                                  // two stages
+    const int g = blockIdx.y, group = heads / kv_heads, k0 = blockIdx.x * kTile;
+    const std::size_t row0 = std::size_t(blockIdx.z) * n, rows = std::size_t(gridDim.z) * n;
+    const std::size_t ld_out = std::size_t(heads) * D;
+    const bf16* kg = qkv + (row0 + k0) * qkv_w + std::size_t(heads + g) * D;
+    load_tile<D, kTile>(sk, kg, qkv_w, n - k0);
+    load_tile<D, kTile>(sv, kg + std::size_t(kv_heads) * D, qkv_w, n - k0);
+    const int first = k0 / Q, blocks = (n + Q - 1) / Q - first, items = group * blocks;
+    const auto load_item = [&](int i, int stage) {
+        const int h = g * group + i / blocks, q0 = (first + i % blocks) * Q;
+        load_tile<D, Q>(sq + stage * Q * kLd<D>, qkv + (row0 + q0) * qkv_w + std::size_t(h) * D, qkv_w, n - q0);
+        load_tile<D, Q>(sdo + stage * Q * kLd<D>, dout + (row0 + q0) * ld_out + std::size_t(h) * D, ld_out, n - q0);
+        load_floats(slse + stage * Q, lse + std::size_t(h) * rows + row0 + q0, Q, n - q0);
+        load_floats(sdelta + stage * Q, delta + std::size_t(h) * rows + row0 + q0, Q, n - q0);
+    };
+    load_item(0, 0);
+    commit();
+
+    const int warp = threadIdx.x / 32, lane = threadIdx.x & 31;
+    const int key_lo = k0 + warp * 16 + lane / 4, key_hi = key_lo + 8;
+    float dk[D / 8][4] = {}, dv[D / 8][4] = {};
+    for (int i = 0; i < items; ++i) {
+        const int stage = i & 1, q0 = (first + i % blocks) * Q;
+        if (i + 1 < items) {
+            load_item(i + 1, stage ^ 1);
+            commit();
+            wait_loads<1>();
+        } else {
+            wait_loads<0>();
+        }
+        const bf16 *q = sq + stage * Q * kLd<D>, *d_o = sdo + stage * Q * kLd<D>;
+        const float *row_lse = slse + stage * Q, *row_delta = sdelta + stage * Q;
+        float p[Q / 8][4], dp[Q / 8][4];
+        scores<D, Q>(p, sk, warp * 16, q);  // S^T: keys down, queries across
+#pragma unroll
+        for (int t = 0; t < Q / 8; ++t)
+#pragma unroll
+            for (int e = 0; e < 4; ++e) {
+                const int c = t * 8 + (lane % 4) * 2 + (e & 1);
+                p[t][e] = visible(q0 + c, e < 2 ? key_lo : key_hi, n) ? exp2f(p[t][e] * scale_log2 - row_lse[c]) : 0.0f;
+            }
+        accumulate<D, Q>(dv, p, d_o);
+        scores<D, Q>(dp, sv, warp * 16, d_o);  // dP^T = V dO^T
+#pragma unroll
+        for (int t = 0; t < Q / 8; ++t)
+#pragma unroll
+            for (int e = 0; e < 4; ++e)
+                dp[t][e] = p[t][e] * (dp[t][e] - row_delta[t * 8 + (lane % 4) * 2 + (e & 1)]) * scale;
+        accumulate<D, Q>(dk, dp, q);
+        __syncthreads();
+    }
+    bf16* dk_out = dqkv + row0 * qkv_w + std::size_t(heads + g) * D;
+    store_rows<D>(dk, 1.0f, 1.0f, dk_out, qkv_w, k0 + warp * 16, n);
+    store_rows<D>(dv, 1.0f, 1.0f, dk_out + std::size_t(kv_heads) * D, qkv_w, k0 + warp * 16, n);
+}
+
+// dQ of one query block of one query head: every key tile at or before it, recomputing P and
+// dP = dO V^T, then dQ += dS K.
+template <int D>
+__global__ void __launch_bounds__(kThreads)
+    query_grad_kernel(const bf16* qkv, int qkv_w, const bf16* dout, const float* lse, const float* delta, int n,
+                      int heads, int kv_heads, float scale, float scale_log2, bf16* dqkv) {
+    extern __shared__ __align__(16) unsigned char smem[];
+    bf16* sq = reinterpret_cast<bf16*>(smem);
+    bf16* sdo = sq + kTile * kLd<D>;
+    bf16* sk = sdo + kTile * kLd<D>;     // two stages
+    bf16* sv = sk + 2 * kTile * kLd<D>;  // two stages
+    const int qb = gridDim.x - 1 - blockIdx.x;
+    const int h = blockIdx.y, g = h / (heads / kv_heads), q0 = qb * kTile;
+    const std::size_t row0 = std::size_t(blockIdx.z) * n, rows = std::size_t(gridDim.z) * n;
+    const std::size_t ld_out = std::size_t(heads) * D;
+    const bf16* kg = qkv + row0 * qkv_w + std::size_t(heads + g) * D;
+    const bf16* vg = kg + std::size_t(kv_heads) * D;
+    load_tile<D, kTile>(sq, qkv + (row0 + q0) * qkv_w + std::size_t(h) * D, qkv_w, n - q0);
+    load_tile<D, kTile>(sdo, dout + (row0 + q0) * ld_out + std::size_t(h) * D, ld_out, n - q0);
+    load_tile<D, kTile>(sk, kg, qkv_w, n);
+    load_tile<D, kTile>(sv, vg, qkv_w, n);
+    commit();
+
+    const int warp = threadIdx.x / 32, lane = threadIdx.x & 31;
+    const int r_lo = q0 + warp * 16 + lane / 4, r_hi = r_lo + 8;
+    const float* head_lse = lse + std::size_t(h) * rows + row0;
+    const float* head_delta = delta + std::size_t(h) * rows + row0;
+    const float lse_lo = r_lo < n ? head_lse[r_lo] : 0.0f, lse_hi = r_hi < n ? head_lse[r_hi] : 0.0f;
+    const float delta_lo = r_lo < n ? head_delta[r_lo] : 0.0f, delta_hi = r_hi < n ? head_delta[r_hi] : 0.0f;
+    float dq[D / 8][4] = {};
+    const int tiles = qb + 1;
+    for (int j = 0; j < tiles; ++j) {
+        const int stage = j & 1;
+        if (j + 1 < tiles) {
+            const std::size_t next = std::size_t(j + 1) * kTile * qkv_w;
+            load_tile<D, kTile>(sk + (stage ^ 1) * kTile * kLd<D>, kg + next, qkv_w, n - (j + 1) * kTile);
+            load_tile<D, kTile>(sv + (stage ^ 1) * kTile * kLd<D>, vg + next, qkv_w, n - (j + 1) * kTile);
+            commit();
+            wait_loads<1>();
+        } else {
+            wait_loads<0>();
+        }
+        const bf16 *k = sk + stage * kTile * kLd<D>, *v = sv + stage * kTile * kLd<D>;
+        float p[kTile / 8][4], dp[kTile / 8][4];
+        scores<D, kTile>(p, sq, warp * 16, k);
+        scores<D, kTile>(dp, sdo, warp * 16, v);
+#pragma unroll
+        for (int t = 0; t < kTile / 8; ++t)
+#pragma unroll
+            for (int e = 0; e < 4; ++e) {
+                const bool lo = e < 2;
+                const int key = j * kTile + t * 8 + (lane % 4) * 2 + (e & 1);
+                const float prob =
+                    visible(lo ? r_lo : r_hi, key, n) ? exp2f(p[t][e] * scale_log2 - (lo ? lse_lo : lse_hi)) : 0.0f;
+                dp[t][e] = prob * (dp[t][e] - (lo ? delta_lo : delta_hi)) * scale;
+            }
+        accumulate<D, kTile>(dq, dp, k);
+        __syncthreads();
+    }
+    store_rows<D>(dq, 1.0f, 1.0f, dqkv + row0 * qkv_w + std::size_t(h) * D, qkv_w, q0 + warp * 16, n);
+}
+
+template <int D>
+constexpr std::size_t forward_shared() {
+    return 5 * std::size_t(kTile) * kLd<D> * sizeof(bf16);
+}
+template <int D>
+constexpr std::size_t key_value_shared() {
+    return (2 * std::size_t(kTile) + 4 * kQueryTile<D>)*kLd<D> * sizeof(bf16) + 4 * kQueryTile<D> * sizeof(float);
+}
+template <int D>
+constexpr std::size_t query_shared() {
+    return 6 * std::size_t(kTile) * kLd<D> * sizeof(bf16);
+}
+
+void check(cudaError_t e, const char* what) {
+    if (e != cudaSuccess) throw std::runtime_error(std::string(what) + ": " + cudaGetErrorString(e));
+}
+
+template <int D>
+void configure() {
+    check(
+        cudaFuncSetAttribute(forward_kernel<D>, cudaFuncAttributeMaxDynamicSharedMemorySize, int(forward_shared<D>())),
+        "flash attention forward: shared memory");
+    check(cudaFuncSetAttribute(key_value_grad_kernel<D>, cudaFuncAttributeMaxDynamicSharedMemorySize,
+                               int(key_value_shared<D>())),
+          "flash attention dK/dV: shared memory");
+    check(
+        cudaFuncSetAttribute(query_grad_kernel<D>, cudaFuncAttributeMaxDynamicSharedMemorySize, int(query_shared<D>())),
+        "flash attention dQ: shared memory");
+}
+
+template <int D>
+void forward(const bf16* qkv, int qkv_w, int sequences, int n, int heads, int kv_heads, bf16* out, float* lse,
+             cudaStream_t stream) {
+    const dim3 grid((n + kTile - 1) / kTile, heads, sequences);
+    const float scale_log2 = kLog2e / sqrtf(float(D));
+    forward_kernel<D>
+        <<<grid, kThreads, forward_shared<D>(), stream>>>(qkv, qkv_w, n, heads, kv_heads, scale_log2, out, lse);
+}
+
+template <int D>
+void backward(const bf16* qkv, int qkv_w, const bf16* out, const bf16* dout, const float* lse, float* delta,
+              int sequences, int n, int heads, int kv_heads, bf16* dqkv, cudaStream_t stream) {
+    const int rows = sequences * n;
+    const std::size_t warps = std::size_t(rows) * heads;
+    delta_kernel<D><<<unsigned((warps * 32 + 255) / 256), 256, 0, stream>>>(out, dout, rows, heads, delta);
+    const float scale = 1.0f / sqrtf(float(D)), scale_log2 = kLog2e * scale;
+    const int blocks = (n + kTile - 1) / kTile;
+    key_value_grad_kernel<D><<<dim3(blocks, kv_heads, sequences), kThreads, key_value_shared<D>(), stream>>>(
+        qkv, qkv_w, dout, lse, delta, n, heads, kv_heads, scale, scale_log2, dqkv);
+    query_grad_kernel<D><<<dim3(blocks, heads, sequences), kThreads, query_shared<D>(), stream>>>(
+        qkv, qkv_w, dout, lse, delta, n, heads, kv_heads, scale, scale_log2, dqkv);
+}
+
+const bf16* b(const void* p) { return static_cast<const bf16*>(p); }
+bf16* b(void* p) { return static_cast<bf16*>(p); }
+
+}  // namespace
+
+bool flash_attention_supports(int head_size) { return head_size == 32 || head_size == 64 || head_size == 128; }
+
+void flash_attention_configure(int head_size) {
+    switch (head_size) {
+    case 32:
+        return configure<32>();
+    case 64:
+        return configure<64>();
+    case 128:
+        return configure<128>();
+    default:
+        throw std::invalid_argument("flash attention: head size " + std::to_string(head_size) +
+                                    " is not one of 32, 64, 128");
+    }
+}
+
+void flash_attention_forward(const void* qkv, int qkv_w, int sequences, int n, int heads, int kv_heads, int head_size,
+                             void* out, float* lse, cudaStream_t stream) {
+    switch (head_size) {
+    case 32:
+        return forward<32>(b(qkv), qkv_w, sequences, n, heads, kv_heads, b(out), lse, stream);
+    case 64:
+        return forward<64>(b(qkv), qkv_w, sequences, n, heads, kv_heads, b(out), lse, stream);
+    case 128:
+        return forward<128>(b(qkv), qkv_w, sequences, n, heads, kv_heads, b(out), lse, stream);
+    default:
+        throw std::invalid_argument("flash attention: head size " + std::to_string(head_size));
+    }
+}
+
+void flash_attention_backward(const void* qkv, int qkv_w, const void* out, const void* dout, const float* lse,
+                              float* delta, int sequences, int n, int heads, int kv_heads, int head_size, void* dqkv,
+                              cudaStream_t stream) {
+    switch (head_size) {
+    case 32:
+        return backward<32>(b(qkv), qkv_w, b(out), b(dout), lse, delta, sequences, n, heads, kv_heads, b(dqkv), stream);
+    case 64:
+        return backward<64>(b(qkv), qkv_w, b(out), b(dout), lse, delta, sequences, n, heads, kv_heads, b(dqkv), stream);
+    case 128:
+        return backward<128>(b(qkv), qkv_w, b(out), b(dout), lse, delta, sequences, n, heads, kv_heads, b(dqkv),
+                             stream);
+    default:
+        throw std::invalid_argument("flash attention: head size " + std::to_string(head_size));
+    }
+}
+
+}  // namespace fp8lab::gpu::transformer
