@@ -15,8 +15,12 @@ namespace fp8lab::gpu::transformer {
 namespace {
 
 using bf16 = __nv_bfloat16;
-constexpr int kWarps = 4, kThreads = 32 * kWarps;
-constexpr int kTile = 64;  // query rows of a forward or dQ block, key rows of a dK/dV block and of a key tile
+// A forward or dQ block holds 128 query rows, 16 per warp: each key tile it loads serves
+// twice the rows a 64-row block would (half the tiles read from L2). A dK/dV block holds
+// 64 keys, 16 per warp.
+constexpr int kQueryWarps = 8, kQueryThreads = 32 * kQueryWarps, kQueryBlock = 16 * kQueryWarps;
+constexpr int kKeyWarps = 4, kKeyThreads = 32 * kKeyWarps;
+constexpr int kTile = 64;  // key rows of a key tile and of a dK/dV block
 constexpr float kLog2e = 1.4426950408889634f;
 
 // Shared rows are padded by 16 bytes, so the 8 row addresses of an ldmatrix fall in distinct banks.
@@ -33,7 +37,7 @@ __device__ inline unsigned shared_address(const void* p) { return unsigned(__cvt
 template <int D, int Rows>
 __device__ inline void load_tile(bf16* s, const bf16* g, std::size_t ld, int valid) {
     constexpr int chunks = D / 8;
-    for (int i = threadIdx.x; i < Rows * chunks; i += kThreads) {
+    for (int i = threadIdx.x; i < Rows * chunks; i += blockDim.x) {
         const int r = i / chunks, c = (i % chunks) * 8;
         const bool inside = r < valid;
         const bf16* src = inside ? g + std::size_t(r) * ld + c : g;
@@ -43,7 +47,7 @@ __device__ inline void load_tile(bf16* s, const bf16* g, std::size_t ld, int val
 }
 // `count` floats (a row statistic per query) into shared, zeros past `valid`.
 __device__ inline void load_floats(float* s, const float* g, int count, int valid) {
-    for (int i = threadIdx.x; i < count; i += kThreads) {
+    for (int i = threadIdx.x; i < count; i += blockDim.x) {
         const bool inside = i < valid;
         asm volatile("cp.async.ca.shared.global [%0], [%1], 4, %2;\n" ::"r"(shared_address(s + i)),
                      "l"(inside ? g + i : g), "r"(inside ? 4 : 0));
@@ -157,27 +161,27 @@ __device__ inline void store_rows(const float (&acc)[D / 8][4], float scale_lo, 
 __device__ inline bool visible(int query, int key, int n) { return key <= query && query < n; }
 
 template <int D>
-__global__ void __launch_bounds__(kThreads) forward_kernel(const bf16* qkv, int qkv_w, int n, int heads, int kv_heads,
-                                                           float scale_log2, bf16* out, float* lse) {
+__global__ void __launch_bounds__(kQueryThreads) forward_kernel(const bf16* qkv, int qkv_w, int n, int heads,
+                                                                int kv_heads, float scale_log2, bf16* out, float* lse) {
     extern __shared__ __align__(16) unsigned char smem[];
     bf16* sq = reinterpret_cast<bf16*>(smem);
-    bf16* sk = sq + kTile * kLd<D>;             // two stages
+    bf16* sk = sq + kQueryBlock * kLd<D>;       // two stages
     bf16* sv = sk + 2 * kTile * kLd<D>;         // two stages
     const int qb = gridDim.x - 1 - blockIdx.x;  // the longest rows first, so the short ones fill the tail
-    const int h = blockIdx.y, g = h / (heads / kv_heads), q0 = qb * kTile;
+    const int h = blockIdx.y, g = h / (heads / kv_heads), q0 = qb * kQueryBlock;
     const std::size_t row0 = std::size_t(blockIdx.z) * n, rows = std::size_t(gridDim.z) * n;
     const bf16* kg = qkv + row0 * qkv_w + std::size_t(heads + g) * D;
     const bf16* vg = kg + std::size_t(kv_heads) * D;
-    load_tile<D, kTile>(sq, qkv + (row0 + q0) * qkv_w + std::size_t(h) * D, qkv_w, n - q0);
+    load_tile<D, kQueryBlock>(sq, qkv + (row0 + q0) * qkv_w + std::size_t(h) * D, qkv_w, n - q0);
     load_tile<D, kTile>(sk, kg, qkv_w, n);
     load_tile<D, kTile>(sv, vg, qkv_w, n);
     commit();
 
     const int warp = threadIdx.x / 32, lane = threadIdx.x & 31;
-    const int r_lo = q0 + warp * 16 + lane / 4, r_hi = r_lo + 8;
+    const int first_row = q0 + warp * 16, r_lo = first_row + lane / 4, r_hi = r_lo + 8;
     float o[D / 8][4] = {};
     float m_lo = -INFINITY, m_hi = -INFINITY, l_lo = 0.0f, l_hi = 0.0f;
-    const int tiles = qb + 1;
+    const int tiles = (min(q0 + kQueryBlock, n) - 1) / kTile + 1;  // up to the block's last row
     for (int j = 0; j < tiles; ++j) {
         const int stage = j & 1;
         if (j + 1 < tiles) {
@@ -189,49 +193,53 @@ __global__ void __launch_bounds__(kThreads) forward_kernel(const bf16* qkv, int 
         } else {
             wait_loads<0>();
         }
-        float s[kTile / 8][4];
-        scores<D, kTile>(s, sq, warp * 16, sk + stage * kTile * kLd<D>);
-        float top_lo = -INFINITY, top_hi = -INFINITY;
+        // A warp whose rows all come before this tile's keys has nothing to add.
+        if (j * kTile <= first_row + 15 && first_row < n) {
+            float s[kTile / 8][4];
+            scores<D, kTile>(s, sq, warp * 16, sk + stage * kTile * kLd<D>);
+            float top_lo = -INFINITY, top_hi = -INFINITY;
+            const bool diagonal = j * kTile + kTile - 1 > first_row;  // some key after some row: mask
 #pragma unroll
-        for (int t = 0; t < kTile / 8; ++t)
+            for (int t = 0; t < kTile / 8; ++t)
 #pragma unroll
-            for (int e = 0; e < 4; ++e) {
-                const int key = j * kTile + t * 8 + (lane % 4) * 2 + (e & 1);
-                s[t][e] = visible(e < 2 ? r_lo : r_hi, key, n) ? s[t][e] * scale_log2 : -INFINITY;
-                if (e < 2)
-                    top_lo = fmaxf(top_lo, s[t][e]);
-                else
-                    top_hi = fmaxf(top_hi, s[t][e]);
+                for (int e = 0; e < 4; ++e) {
+                    const int key = j * kTile + t * 8 + (lane % 4) * 2 + (e & 1);
+                    s[t][e] = !diagonal || visible(e < 2 ? r_lo : r_hi, key, n) ? s[t][e] * scale_log2 : -INFINITY;
+                    if (e < 2)
+                        top_lo = fmaxf(top_lo, s[t][e]);
+                    else
+                        top_hi = fmaxf(top_hi, s[t][e]);
+                }
+            for (int o4 = 1; o4 < 4; o4 *= 2) {
+                top_lo = fmaxf(top_lo, __shfl_xor_sync(0xffffffffu, top_lo, o4));
+                top_hi = fmaxf(top_hi, __shfl_xor_sync(0xffffffffu, top_hi, o4));
             }
-        for (int o4 = 1; o4 < 4; o4 *= 2) {
-            top_lo = fmaxf(top_lo, __shfl_xor_sync(0xffffffffu, top_lo, o4));
-            top_hi = fmaxf(top_hi, __shfl_xor_sync(0xffffffffu, top_hi, o4));
-        }
-        // A row past the sequence sees no key at all: it keeps a finite maximum of 0.
-        const float new_lo = fmaxf(m_lo, top_lo == -INFINITY ? 0.0f : top_lo);
-        const float new_hi = fmaxf(m_hi, top_hi == -INFINITY ? 0.0f : top_hi);
-        const float keep_lo = exp2f(m_lo - new_lo), keep_hi = exp2f(m_hi - new_hi);
-        m_lo = new_lo;
-        m_hi = new_hi;
-        l_lo *= keep_lo;
-        l_hi *= keep_hi;
+            // A row past the sequence sees no key at all: it keeps a finite maximum of 0.
+            const float new_lo = fmaxf(m_lo, top_lo == -INFINITY ? 0.0f : top_lo);
+            const float new_hi = fmaxf(m_hi, top_hi == -INFINITY ? 0.0f : top_hi);
+            const float keep_lo = exp2f(m_lo - new_lo), keep_hi = exp2f(m_hi - new_hi);
+            m_lo = new_lo;
+            m_hi = new_hi;
+            l_lo *= keep_lo;
+            l_hi *= keep_hi;
 #pragma unroll
-        for (int t = 0; t < kTile / 8; ++t) {
-            s[t][0] = exp2f(s[t][0] - m_lo);
-            s[t][1] = exp2f(s[t][1] - m_lo);
-            s[t][2] = exp2f(s[t][2] - m_hi);
-            s[t][3] = exp2f(s[t][3] - m_hi);
-            l_lo += s[t][0] + s[t][1];
-            l_hi += s[t][2] + s[t][3];
-        }
+            for (int t = 0; t < kTile / 8; ++t) {
+                s[t][0] = exp2f(s[t][0] - m_lo);
+                s[t][1] = exp2f(s[t][1] - m_lo);
+                s[t][2] = exp2f(s[t][2] - m_hi);
+                s[t][3] = exp2f(s[t][3] - m_hi);
+                l_lo += s[t][0] + s[t][1];
+                l_hi += s[t][2] + s[t][3];
+            }
 #pragma unroll
-        for (int t = 0; t < D / 8; ++t) {
-            o[t][0] *= keep_lo;
-            o[t][1] *= keep_lo;
-            o[t][2] *= keep_hi;
-            o[t][3] *= keep_hi;
+            for (int t = 0; t < D / 8; ++t) {
+                o[t][0] *= keep_lo;
+                o[t][1] *= keep_lo;
+                o[t][2] *= keep_hi;
+                o[t][3] *= keep_hi;
+            }
+            accumulate<D, kTile>(o, s, sv + stage * kTile * kLd<D>);
         }
-        accumulate<D, kTile>(o, s, sv + stage * kTile * kLd<D>);
         __syncthreads();  // this stage is the next iteration's prefetch target
     }
     for (int o4 = 1; o4 < 4; o4 *= 2) {
@@ -264,7 +272,7 @@ __global__ void delta_kernel(const bf16* out, const bf16* dout, int rows, int he
 // query block at or after the keys, in that order, from P^T = exp2(K Q^T x scale_log2 - lse)
 // and dS^T = P^T o (V dO^T - delta) x scale.
 template <int D>
-__global__ void __launch_bounds__(kThreads)
+__global__ void __launch_bounds__(kKeyThreads)
     key_value_grad_kernel(const bf16* qkv, int qkv_w, const bf16* dout, const float* lse, const float* delta, int n,
                           int heads, int kv_heads, float scale, float scale_log2, bf16* dqkv) {
     constexpr int Q = kQueryTile<D>;
@@ -333,34 +341,34 @@ __global__ void __launch_bounds__(kThreads)
 // dQ of one query block of one query head: every key tile at or before it, recomputing P and
 // dP = dO V^T, then dQ += dS K.
 template <int D>
-__global__ void __launch_bounds__(kThreads)
+__global__ void __launch_bounds__(kQueryThreads)
     query_grad_kernel(const bf16* qkv, int qkv_w, const bf16* dout, const float* lse, const float* delta, int n,
                       int heads, int kv_heads, float scale, float scale_log2, bf16* dqkv) {
     extern __shared__ __align__(16) unsigned char smem[];
     bf16* sq = reinterpret_cast<bf16*>(smem);
-    bf16* sdo = sq + kTile * kLd<D>;
-    bf16* sk = sdo + kTile * kLd<D>;     // two stages
-    bf16* sv = sk + 2 * kTile * kLd<D>;  // two stages
+    bf16* sdo = sq + kQueryBlock * kLd<D>;
+    bf16* sk = sdo + kQueryBlock * kLd<D>;  // two stages
+    bf16* sv = sk + 2 * kTile * kLd<D>;     // two stages
     const int qb = gridDim.x - 1 - blockIdx.x;
-    const int h = blockIdx.y, g = h / (heads / kv_heads), q0 = qb * kTile;
+    const int h = blockIdx.y, g = h / (heads / kv_heads), q0 = qb * kQueryBlock;
     const std::size_t row0 = std::size_t(blockIdx.z) * n, rows = std::size_t(gridDim.z) * n;
     const std::size_t ld_out = std::size_t(heads) * D;
     const bf16* kg = qkv + row0 * qkv_w + std::size_t(heads + g) * D;
     const bf16* vg = kg + std::size_t(kv_heads) * D;
-    load_tile<D, kTile>(sq, qkv + (row0 + q0) * qkv_w + std::size_t(h) * D, qkv_w, n - q0);
-    load_tile<D, kTile>(sdo, dout + (row0 + q0) * ld_out + std::size_t(h) * D, ld_out, n - q0);
+    load_tile<D, kQueryBlock>(sq, qkv + (row0 + q0) * qkv_w + std::size_t(h) * D, qkv_w, n - q0);
+    load_tile<D, kQueryBlock>(sdo, dout + (row0 + q0) * ld_out + std::size_t(h) * D, ld_out, n - q0);
     load_tile<D, kTile>(sk, kg, qkv_w, n);
     load_tile<D, kTile>(sv, vg, qkv_w, n);
     commit();
 
     const int warp = threadIdx.x / 32, lane = threadIdx.x & 31;
-    const int r_lo = q0 + warp * 16 + lane / 4, r_hi = r_lo + 8;
+    const int first_row = q0 + warp * 16, r_lo = first_row + lane / 4, r_hi = r_lo + 8;
     const float* head_lse = lse + std::size_t(h) * rows + row0;
     const float* head_delta = delta + std::size_t(h) * rows + row0;
     const float lse_lo = r_lo < n ? head_lse[r_lo] : 0.0f, lse_hi = r_hi < n ? head_lse[r_hi] : 0.0f;
     const float delta_lo = r_lo < n ? head_delta[r_lo] : 0.0f, delta_hi = r_hi < n ? head_delta[r_hi] : 0.0f;
     float dq[D / 8][4] = {};
-    const int tiles = qb + 1;
+    const int tiles = (min(q0 + kQueryBlock, n) - 1) / kTile + 1;  // up to the block's last row
     for (int j = 0; j < tiles; ++j) {
         const int stage = j & 1;
         if (j + 1 < tiles) {
@@ -373,20 +381,22 @@ __global__ void __launch_bounds__(kThreads)
             wait_loads<0>();
         }
         const bf16 *k = sk + stage * kTile * kLd<D>, *v = sv + stage * kTile * kLd<D>;
-        float p[kTile / 8][4], dp[kTile / 8][4];
-        scores<D, kTile>(p, sq, warp * 16, k);
-        scores<D, kTile>(dp, sdo, warp * 16, v);
+        if (j * kTile <= first_row + 15 && first_row < n) {  // else the warp's rows see none of these keys
+            float p[kTile / 8][4], dp[kTile / 8][4];
+            scores<D, kTile>(p, sq, warp * 16, k);
+            scores<D, kTile>(dp, sdo, warp * 16, v);
 #pragma unroll
-        for (int t = 0; t < kTile / 8; ++t)
+            for (int t = 0; t < kTile / 8; ++t)
 #pragma unroll
-            for (int e = 0; e < 4; ++e) {
-                const bool lo = e < 2;
-                const int key = j * kTile + t * 8 + (lane % 4) * 2 + (e & 1);
-                const float prob =
-                    visible(lo ? r_lo : r_hi, key, n) ? exp2f(p[t][e] * scale_log2 - (lo ? lse_lo : lse_hi)) : 0.0f;
-                dp[t][e] = prob * (dp[t][e] - (lo ? delta_lo : delta_hi)) * scale;
-            }
-        accumulate<D, kTile>(dq, dp, k);
+                for (int e = 0; e < 4; ++e) {
+                    const bool lo = e < 2;
+                    const int key = j * kTile + t * 8 + (lane % 4) * 2 + (e & 1);
+                    const float prob =
+                        visible(lo ? r_lo : r_hi, key, n) ? exp2f(p[t][e] * scale_log2 - (lo ? lse_lo : lse_hi)) : 0.0f;
+                    dp[t][e] = prob * (dp[t][e] - (lo ? delta_lo : delta_hi)) * scale;
+                }
+            accumulate<D, kTile>(dq, dp, k);
+        }
         __syncthreads();
     }
     store_rows<D>(dq, 1.0f, 1.0f, dqkv + row0 * qkv_w + std::size_t(h) * D, qkv_w, q0 + warp * 16, n);
@@ -394,7 +404,7 @@ __global__ void __launch_bounds__(kThreads)
 
 template <int D>
 constexpr std::size_t forward_shared() {
-    return 5 * std::size_t(kTile) * kLd<D> * sizeof(bf16);
+    return (kQueryBlock + 4 * std::size_t(kTile)) * kLd<D> * sizeof(bf16);
 }
 template <int D>
 constexpr std::size_t key_value_shared() {
@@ -402,7 +412,7 @@ constexpr std::size_t key_value_shared() {
 }
 template <int D>
 constexpr std::size_t query_shared() {
-    return 6 * std::size_t(kTile) * kLd<D> * sizeof(bf16);
+    return (2 * kQueryBlock + 4 * std::size_t(kTile)) * kLd<D> * sizeof(bf16);
 }
 
 void check(cudaError_t e, const char* what) {
@@ -425,10 +435,10 @@ void configure() {
 template <int D>
 void forward(const bf16* qkv, int qkv_w, int sequences, int n, int heads, int kv_heads, bf16* out, float* lse,
              cudaStream_t stream) {
-    const dim3 grid((n + kTile - 1) / kTile, heads, sequences);
+    const dim3 grid((n + kQueryBlock - 1) / kQueryBlock, heads, sequences);
     const float scale_log2 = kLog2e / sqrtf(float(D));
     forward_kernel<D>
-        <<<grid, kThreads, forward_shared<D>(), stream>>>(qkv, qkv_w, n, heads, kv_heads, scale_log2, out, lse);
+        <<<grid, kQueryThreads, forward_shared<D>(), stream>>>(qkv, qkv_w, n, heads, kv_heads, scale_log2, out, lse);
 }
 
 template <int D>
@@ -438,11 +448,12 @@ void backward(const bf16* qkv, int qkv_w, const bf16* out, const bf16* dout, con
     const std::size_t warps = std::size_t(rows) * heads;
     delta_kernel<D><<<unsigned((warps * 32 + 255) / 256), 256, 0, stream>>>(out, dout, rows, heads, delta);
     const float scale = 1.0f / sqrtf(float(D)), scale_log2 = kLog2e * scale;
-    const int blocks = (n + kTile - 1) / kTile;
-    key_value_grad_kernel<D><<<dim3(blocks, kv_heads, sequences), kThreads, key_value_shared<D>(), stream>>>(
-        qkv, qkv_w, dout, lse, delta, n, heads, kv_heads, scale, scale_log2, dqkv);
-    query_grad_kernel<D><<<dim3(blocks, heads, sequences), kThreads, query_shared<D>(), stream>>>(
-        qkv, qkv_w, dout, lse, delta, n, heads, kv_heads, scale, scale_log2, dqkv);
+    key_value_grad_kernel<D>
+        <<<dim3((n + kTile - 1) / kTile, kv_heads, sequences), kKeyThreads, key_value_shared<D>(), stream>>>(
+            qkv, qkv_w, dout, lse, delta, n, heads, kv_heads, scale, scale_log2, dqkv);
+    query_grad_kernel<D>
+        <<<dim3((n + kQueryBlock - 1) / kQueryBlock, heads, sequences), kQueryThreads, query_shared<D>(), stream>>>(
+            qkv, qkv_w, dout, lse, delta, n, heads, kv_heads, scale, scale_log2, dqkv);
 }
 
 const bf16* b(const void* p) { return static_cast<const bf16*>(p); }

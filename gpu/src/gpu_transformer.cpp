@@ -484,11 +484,11 @@ class TransformerStep {
                 at += tk::blocks_for_squares(q->g.count);
             }
             tk::clip_factor(square_partials_->ptr, at, o.grad_clip, clip_->ptr, s);
-            for (const auto& q : params_) tk::scale_by(q->g.ptr, q->g.count, clip_->ptr, s);
         }
         for (const auto& q : params_) {
             train::AdamParams a = rates_.params(o);
             if (!q->decay) a.weight_decay = 0.0f;
+            if (o.grad_clip > 0) a.grad_scale = clip_->ptr;
             train::adamw(q->w.ptr, q->m.ptr, q->v.ptr, q->g.ptr, q->w.count, a, step_.ptr, 0, q->w16.ptr, s);
         }
     }

@@ -165,13 +165,20 @@ __global__ void mse_kernel(const __nv_bfloat162* y, const __nv_bfloat162* target
 }
 
 // Four weights per thread and iteration: 16-byte loads and stores of w, m, v and grad.
+// Scaled: every gradient times *p.grad_scale first (an instance of its own, so the unscaled
+// kernel's code is what it was).
+template <bool Scaled>
 __global__ void adamw_kernel(float4* w, float4* m, float4* v, const float4* grad, std::size_t quads, AdamParams p,
                              const int* step, int step_offset, __nv_bfloat162* w_bf16) {
     const float2 c = adamw_corrections(p, *step + 1 + step_offset);
     p.learning_rate = adamw_rate(p, *step + step_offset);
+    float f = 1.0f;
+    if constexpr (Scaled) f = *p.grad_scale;
     for (std::size_t i = blockIdx.x * std::size_t(blockDim.x) + threadIdx.x; i < quads;
          i += std::size_t(gridDim.x) * blockDim.x) {
-        const float4 wi = adamw_quad(w, m, v, i, grad[i], p, c);
+        float4 g = grad[i];
+        if constexpr (Scaled) g = make_float4(g.x * f, g.y * f, g.z * f, g.w * f);
+        const float4 wi = adamw_quad(w, m, v, i, g, p, c);
         if (w_bf16) {
             w_bf16[2 * i] = __floats2bfloat162_rn(wi.x, wi.y);
             w_bf16[2 * i + 1] = __floats2bfloat162_rn(wi.z, wi.w);
@@ -269,7 +276,8 @@ void mse_loss(const void* y, const void* target, std::size_t n, int cols, const 
 
 void adamw(float* w, float* m, float* v, const float* grad, std::size_t n, AdamParams p, const int* step,
            int step_offset, void* w_bf16, cudaStream_t stream) {
-    adamw_kernel<<<grid_for(n / 4, 2), kThreads, 0, stream>>>(
+    const auto kernel = p.grad_scale ? adamw_kernel<true> : adamw_kernel<false>;
+    kernel<<<grid_for(n / 4, 2), kThreads, 0, stream>>>(
         reinterpret_cast<float4*>(w), reinterpret_cast<float4*>(m), reinterpret_cast<float4*>(v),
         reinterpret_cast<const float4*>(grad), n / 4, p, step, step_offset, static_cast<__nv_bfloat162*>(w_bf16));
 }

@@ -95,6 +95,9 @@ struct AdamParams {
     // nvcc's inlined powf took another path when the code around it changed (the same
     // AdamW arithmetic, other last bits of c1 and c2, other weights after a few steps).
     const float2* corrections = nullptr;
+    // A factor on the device every gradient is multiplied by as it is read (the gradient
+    // clip's, the CPU's g *= factor before its update); null: none.
+    const float* grad_scale = nullptr;
 };
 
 #ifdef __CUDACC__

@@ -233,14 +233,27 @@ __global__ void delayed_update_all_kernel(kernels::DeviceScaling* states, unsign
     kernels::delayed_update_warp(h, length, algorithm_max, numerators[j], states + j);
 }
 
-constexpr int kSquareBlocks = 256;
+constexpr int kSquareBlocks = 1024;
+// Four floats a load and two loads in flight per thread: enough reads under way to run at
+// the memory's speed (a float and one dependent double add a step stalled on latency).
 __global__ void sum_squares_kernel(const float* g, std::size_t n, double* partials) {
     __shared__ double lanes[kThreads];
-    double s = 0;
-    for (std::size_t i = blockIdx.x * std::size_t(blockDim.x) + threadIdx.x; i < n;
-         i += std::size_t(gridDim.x) * blockDim.x)
-        s += double(g[i]) * g[i];
-    lanes[threadIdx.x] = s;
+    const std::size_t quads = n / 4, stride = std::size_t(gridDim.x) * blockDim.x;
+    const float4* g4 = reinterpret_cast<const float4*>(g);
+    const auto squares = [](float4 a) {
+        return double(a.x) * a.x + double(a.y) * a.y + double(a.z) * a.z + double(a.w) * a.w;
+    };
+    double s0 = 0, s1 = 0;
+    std::size_t i = blockIdx.x * std::size_t(blockDim.x) + threadIdx.x;
+    for (; i + stride < quads; i += 2 * stride) {
+        const float4 a = g4[i], b = g4[i + stride];
+        s0 += squares(a);
+        s1 += squares(b);
+    }
+    if (i < quads) s0 += squares(g4[i]);
+    for (std::size_t t = quads * 4 + blockIdx.x * std::size_t(blockDim.x) + threadIdx.x; t < n; t += stride)
+        s0 += double(g[t]) * g[t];
+    lanes[threadIdx.x] = s0 + s1;
     __syncthreads();
     for (int half = kThreads / 2; half > 0; half /= 2) {
         if (int(threadIdx.x) < half) lanes[threadIdx.x] += lanes[threadIdx.x + half];
@@ -248,17 +261,18 @@ __global__ void sum_squares_kernel(const float* g, std::size_t n, double* partia
     }
     if (threadIdx.x == 0) partials[blockIdx.x] = lanes[0];
 }
+// One block: each thread adds every kThreads-th partial from its own, then a fixed tree.
 __global__ void clip_factor_kernel(const double* partials, int count, float clip, float* factor) {
+    __shared__ double lanes[kThreads];
     double s = 0;
-    for (int i = 0; i < count; ++i) s += partials[i];
-    *factor = s > double(clip) * clip ? float(clip / sqrt(s)) : 1.0f;
-}
-__global__ void scale_by_kernel(float* g, std::size_t n, const float* factor) {
-    const float f = *factor;
-    if (f == 1.0f) return;
-    for (std::size_t i = blockIdx.x * std::size_t(blockDim.x) + threadIdx.x; i < n;
-         i += std::size_t(gridDim.x) * blockDim.x)
-        g[i] *= f;
+    for (int i = int(threadIdx.x); i < count; i += kThreads) s += partials[i];
+    lanes[threadIdx.x] = s;
+    __syncthreads();
+    for (int half = kThreads / 2; half > 0; half /= 2) {
+        if (int(threadIdx.x) < half) lanes[threadIdx.x] += lanes[threadIdx.x + half];
+        __syncthreads();
+    }
+    if (threadIdx.x == 0) *factor = lanes[0] > double(clip) * clip ? float(clip / sqrt(lanes[0])) : 1.0f;
 }
 
 const bf16* b(const void* p) { return static_cast<const bf16*>(p); }
@@ -331,16 +345,13 @@ void delayed_update_all(kernels::DeviceScaling* states, unsigned* amax_bits, flo
         states, amax_bits, history, numerators, tensors, length, algorithm_max);
 }
 int blocks_for_squares(std::size_t n) {
-    return int(std::clamp<std::size_t>((n + kThreads - 1) / kThreads, 1, kSquareBlocks));
+    return int(std::clamp<std::size_t>((n / 4 + kThreads - 1) / kThreads, 1, kSquareBlocks));
 }
 void sum_squares(const float* g, std::size_t n, double* partials, cudaStream_t stream) {
     sum_squares_kernel<<<blocks_for_squares(n), kThreads, 0, stream>>>(g, n, partials);
 }
 void clip_factor(const double* partials, int count, float clip, float* factor, cudaStream_t stream) {
-    clip_factor_kernel<<<1, 1, 0, stream>>>(partials, count, clip, factor);
-}
-void scale_by(float* g, std::size_t n, const float* factor, cudaStream_t stream) {
-    scale_by_kernel<<<grid_for(n), kThreads, 0, stream>>>(g, n, factor);
+    clip_factor_kernel<<<1, kThreads, 0, stream>>>(partials, count, clip, factor);
 }
 
 }  // namespace fp8lab::gpu::transformer

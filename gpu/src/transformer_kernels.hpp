@@ -68,11 +68,11 @@ void delayed_update_all(kernels::DeviceScaling* states, unsigned* amax_bits, flo
                         int tensors, int length, bool algorithm_max, cudaStream_t stream);
 
 // The gradient clip: the squares of n gradients summed into partials[slot ...] (one double
-// per block, `blocks_for_squares(n)` of them), the factor min(1, clip / sqrt(sum of all
-// `count` partials in order)), and g *= factor.
+// per block, `blocks_for_squares(n)` of them), and the factor min(1, clip / sqrt(sum of all
+// `count` partials in a fixed order)), which AdamW multiplies each gradient by as it reads
+// it (AdamParams::grad_scale).
 int blocks_for_squares(std::size_t n);
 void sum_squares(const float* g, std::size_t n, double* partials, cudaStream_t stream);
 void clip_factor(const double* partials, int count, float clip, float* factor, cudaStream_t stream);
-void scale_by(float* g, std::size_t n, const float* factor, cudaStream_t stream);
 
 }  // namespace fp8lab::gpu::transformer
