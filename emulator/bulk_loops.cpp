@@ -181,13 +181,21 @@ FP8LAB_INLINE RangeTally row_blocks_write(const float* in, const RowOutput& o, s
         return tally_body<Mode, W, true>(in, o.codes, o.values, n, first_normal, p, multipliers, 1.0f, o.scale_invs,
                                          o.decoder);
     // One block over the whole row with the amax wanted: a per-tensor cast whose scale was
-    // known before its amax (delayed scaling) reads x once.
+    // known before its amax (delayed scaling) reads x from memory once. The row's amax
+    // first, in a loop of its own, then the cast from L1 (a row is at most 256 KiB): in one
+    // loop the amax's registers pushed the cast's constants onto the stack.
     if (o.amax_bits && block_cols >= n) {
+        std::uint32_t largest = 0;
+        for (std::size_t i = 0; i < n; ++i) {
+            const std::uint32_t a = std::bit_cast<std::uint32_t>(in[i]) & 0x7FFFFFFFu;
+            const std::uint32_t v = a & (0u - std::uint32_t(a <= 0x7F800000u));
+            largest = v > largest ? v : largest;
+        }
+        *o.amax_bits = largest > *o.amax_bits ? largest : *o.amax_bits;
         LoopParams q = p;
         q.scale = multipliers[0];
         const float scale_inv = W == Write::Values ? o.scale_invs[0] : 1.0f;
-        return tally_body<Mode, W, false, true>(in, o.codes, o.values, n, first_normal, q, nullptr, scale_inv, nullptr,
-                                                o.decoder, o.amax_bits);
+        return tally_body<Mode, W>(in, o.codes, o.values, n, first_normal, q, nullptr, scale_inv, nullptr, o.decoder);
     }
     if (block_cols == 16) return row_blocks_body<Mode, W, 16>(in, o, n, block_cols, multipliers, first_normal, p);
     if (block_cols == 32) return row_blocks_body<Mode, W, 32>(in, o, n, block_cols, multipliers, first_normal, p);
