@@ -3,6 +3,7 @@
 #include "emulator/quantized_tensor.hpp"
 
 #include <algorithm>
+#include <functional>
 #include <bit>
 #include <cmath>
 #include <optional>
@@ -111,9 +112,11 @@ std::size_t chunk_rows_of(std::size_t cols) {
 
 // The codes (or, with `values`, the dequantised values) and the range counts of each row,
 // block by block, in one pass; with `amax` (a tensor of one block), its amax from the same
-// pass.
+// pass. `prepare_row(r)`, where given, runs just before row r is cast (on its thread): it
+// may set that row's multipliers and scales.
 void cast_rows(std::span<const float> x, QuantizedTensor& q, const std::vector<float>& multiplier,
-               const ConvertOptions& options, std::span<float> values, float* amax) {
+               const ConvertOptions& options, std::span<float> values, float* amax,
+               const std::function<void(std::size_t)>& prepare_row = {}) {
     const std::size_t rows = q.rows, cols = q.cols, grid_cols = q.block_grid_cols(), chunk_rows = chunk_rows_of(cols);
     const detail::LoopParams params{detail::make_float32_kernel_constants(*q.format, options.saturation), 1.0f,
                                     options.seed, options.random_bits, 0};
@@ -133,6 +136,7 @@ void cast_rows(std::span<const float> x, QuantizedTensor& q, const std::vector<f
         RangeCounts& counts = partial[chunk];
         std::vector<std::uint8_t> redo;  // a row whose values need the codes' specials
         for (std::size_t r = r0; r < r1; ++r) {
+            if (prepare_row) prepare_row(r);
             detail::LoopParams p = params;
             p.first_index = r * cols;
             const float* in = x.data() + r * cols;
@@ -176,20 +180,31 @@ QuantizedTensor quantize_blocks(std::span<const float> x, std::size_t rows, std:
                                 const Format& element_format, const ConvertOptions& options,
                                 const std::function<BlockScale(float amax)>& scale_of, std::span<float> values) {
     QuantizedTensor q = start_cast(x, rows, cols, block, element_format, options, values);
+    std::vector<float> multiplier(q.block_count());
+    const auto set_scale = [&](std::size_t b) {
+        const BlockScale s = scale_of(q.block_amax[b]);
+        q.block_scale_inv[b] = s.scale_inv;
+        q.scale_codes[b] = s.code;
+        multiplier[b] = s.multiplier;
+    };
+    // Blocks within a row (MX, NVFP4, blockwise's 1 x 128, rowwise): each row's amaxes,
+    // scales and elements in turn, so the row comes from memory once and from L1 after.
+    if (block.rows == 1 && block.cols > 1) {
+        const std::size_t grid_cols = q.block_grid_cols();
+        cast_rows(x, q, multiplier, options, values, nullptr, [&](std::size_t r) {
+            detail::row_block_amax(x.data() + r * cols, cols, block.cols, q.block_amax.data() + r * grid_cols);
+            for (std::size_t b = r * grid_cols; b < (r + 1) * grid_cols; ++b) set_scale(b);
+        });
+        return q;
+    }
     // 1. Each block's amax (NaN skipped, Inf kept).
     if (block.cols == 1)
         tall_block_amax(x, rows, cols, block.rows, q.block_amax);
     else
         wide_block_amax(x, rows, cols, block, chunk_rows_of(cols), q.block_amax);
     // 2. Each block's scale; the scale rules are scalar, so blocks run in parallel.
-    std::vector<float> multiplier(q.block_count());
     parallel_for_chunks(q.block_count(), 4096, [&](std::size_t, std::size_t b0, std::size_t b1) {
-        for (std::size_t b = b0; b < b1; ++b) {
-            const BlockScale s = scale_of(q.block_amax[b]);
-            q.block_scale_inv[b] = s.scale_inv;
-            q.scale_codes[b] = s.code;
-            multiplier[b] = s.multiplier;
-        }
+        for (std::size_t b = b0; b < b1; ++b) set_scale(b);
     });
     // 3. The elements.
     cast_rows(x, q, multiplier, options, values, nullptr);
