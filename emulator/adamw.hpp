@@ -13,8 +13,10 @@ struct AdamStep {
 
 // AdamW on n parameters, chunks in parallel (every element on its own: the serial loop's
 // bits for any thread count). decay: the decoupled weight decay applies (weights, not
-// biases or gains).
-void adamw(const AdamStep& a, float* w, float* m, float* v, const float* g, std::size_t n, bool decay);
+// biases or gains). Returns the new weights' amax (max |w|, NaN skipped, Inf kept, as a
+// cast finds it), which the next step's per-tensor current scaling takes instead of a
+// pass of its own (Operand::amax).
+float adamw(const AdamStep& a, float* w, float* m, float* v, const float* g, std::size_t n, bool decay);
 
 // The global-norm clip factor over the gradients in order: clip / ||g|| when ||g|| > clip,
 // else 1. The norm is the float64 sum of g^2 in parameter order (its rounding decides the

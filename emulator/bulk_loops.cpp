@@ -100,21 +100,20 @@ enum class Write { Nothing, Codes, Values };
 
 // The range tally of x * scale, from one rounding per element, with what W says written.
 // PerElement: element i's multiplier (and scale_inv) is multipliers[i] (scale_invs[i])
-// instead of p.scale (scale_inv): blocks one column wide. Amax: also the largest bits of
-// |x| (NaN skipped, Inf kept, as row_block_amax) into *amax. Bitwise &, not &&:
+// instead of p.scale (scale_inv): blocks one column wide. Bitwise &, not &&:
 // short-circuits are branches, which stop vectorisation.
-template <RoundingMode Mode, Write W, bool PerElement = false, bool Amax = false>
+template <RoundingMode Mode, Write W, bool PerElement = false>
 FP8LAB_INLINE RangeTally tally_body(const float* __restrict in, std::uint8_t* __restrict codes,
                                     float* __restrict values, std::size_t n, std::uint32_t first_normal,
                                     const LoopParams p, const float* __restrict multipliers = nullptr,
                                     float scale_inv = 1.0f, const float* __restrict scale_invs = nullptr,
-                                    const CodeDecoder* decoder = nullptr, std::uint32_t* amax = nullptr) {
+                                    const CodeDecoder* decoder = nullptr) {
     const float scale = p.scale;
     const Float32KernelConstants k = p.k;
     const NearestEvenConstants c = nearest_even_constants(k);
     CodeDecoder d{};
     if constexpr (W == Write::Values) d = *decoder;
-    std::uint32_t nan = 0, inf = 0, over = 0, flushed = 0, subnormal = 0, largest = 0;
+    std::uint32_t nan = 0, inf = 0, over = 0, flushed = 0, subnormal = 0;
     for (std::size_t i = 0; i < n; ++i) {
         const std::uint32_t u = std::bit_cast<std::uint32_t>(in[i] * (PerElement ? multipliers[i] : scale));
         const std::uint32_t a = u & 0x7FFFFFFFu;
@@ -122,11 +121,6 @@ FP8LAB_INLINE RangeTally tally_body(const float* __restrict in, std::uint8_t* __
         if constexpr (W == Write::Codes) codes[i] = static_cast<std::uint8_t>(code_of_magnitude<Mode>(mag, u, k));
         if constexpr (W == Write::Values)
             values[i] = decoded_value(d, code_of_magnitude<Mode>(mag, u, k)) * (PerElement ? scale_invs[i] : scale_inv);
-        if constexpr (Amax) {
-            const std::uint32_t x_abs = std::bit_cast<std::uint32_t>(in[i]) & 0x7FFFFFFFu;
-            const std::uint32_t v = x_abs & (0u - std::uint32_t(x_abs <= 0x7F800000u));
-            largest = v > largest ? v : largest;
-        }
         const std::uint32_t finite = a < 0x7F800000u;
         nan += a > 0x7F800000u;
         inf += a == 0x7F800000u;
@@ -134,7 +128,6 @@ FP8LAB_INLINE RangeTally tally_body(const float* __restrict in, std::uint8_t* __
         flushed += finite & (a != 0) & (mag == 0);
         subnormal += finite & (mag != 0) & (mag < first_normal);
     }
-    if constexpr (Amax) *amax = largest > *amax ? largest : *amax;
     return {nan, inf, over, flushed, subnormal};
 }
 
@@ -175,15 +168,11 @@ FP8LAB_INLINE RangeTally row_blocks_body(const float* in, const RowOutput& o, st
 template <RoundingMode Mode, Write W>
 FP8LAB_INLINE RangeTally row_blocks_write(const float* in, const RowOutput& o, std::size_t n, std::size_t block_cols,
                                           const float* multipliers, std::uint32_t first_normal, const LoopParams& p) {
-    // Blocks one column wide (a transposed operand's blocks laid over it): one multiplier
-    // per element, in one vector loop rather than a loop per element.
-    if (block_cols == 1)
-        return tally_body<Mode, W, true>(in, o.codes, o.values, n, first_normal, p, multipliers, 1.0f, o.scale_invs,
-                                         o.decoder);
     // One block over the whole row with the amax wanted: a per-tensor cast whose scale was
     // known before its amax (delayed scaling) reads x from memory once. The row's amax
     // first, in a loop of its own, then the cast from L1 (a row is at most 256 KiB): in one
-    // loop the amax's registers pushed the cast's constants onto the stack.
+    // loop the amax's registers pushed the cast's constants onto the stack. Before the
+    // one-column case below: a tensor one column wide is one such block, and its amax counts.
     if (o.amax_bits && block_cols >= n) {
         std::uint32_t largest = 0;
         for (std::size_t i = 0; i < n; ++i) {
@@ -197,6 +186,11 @@ FP8LAB_INLINE RangeTally row_blocks_write(const float* in, const RowOutput& o, s
         const float scale_inv = W == Write::Values ? o.scale_invs[0] : 1.0f;
         return tally_body<Mode, W>(in, o.codes, o.values, n, first_normal, q, nullptr, scale_inv, nullptr, o.decoder);
     }
+    // Blocks one column wide (a transposed operand's blocks laid over it): one multiplier
+    // per element, in one vector loop rather than a loop per element.
+    if (block_cols == 1)
+        return tally_body<Mode, W, true>(in, o.codes, o.values, n, first_normal, p, multipliers, 1.0f, o.scale_invs,
+                                         o.decoder);
     if (block_cols == 16) return row_blocks_body<Mode, W, 16>(in, o, n, block_cols, multipliers, first_normal, p);
     if (block_cols == 32) return row_blocks_body<Mode, W, 32>(in, o, n, block_cols, multipliers, first_normal, p);
     return row_blocks_body<Mode, W, 0>(in, o, n, block_cols, multipliers, first_normal, p);

@@ -36,8 +36,7 @@ void gemm(bool fast_accumulation, Precision p, const Lhs& lhs, const Rhs& rhs, M
 }  // namespace
 
 const Matrix& LinearGemms::operand(const std::string& tensor, TensorRole role, Precision p, const Matrix& x,
-                                   std::uint64_t step, AmaxTrace* trace, Matrix& out, bool wgrad_operand,
-                                   bool transposed) {
+                                   std::uint64_t step, AmaxTrace* trace, Matrix& out, const CastRequest& request) {
     if (p == Precision::Fp32) return x;
     out.resize(x.rows(), x.cols());
     const std::span<const float> in(x.data(), std::size_t(x.size()));
@@ -45,8 +44,7 @@ const Matrix& LinearGemms::operand(const std::string& tensor, TensorRole role, P
     if (p == Precision::Bf16)
         round_span(bf16(), in, dst);
     else
-        quantizer_.quantize(tensor, role, in, std::size_t(x.rows()), std::size_t(x.cols()), step, trace, dst,
-                            wgrad_operand, transposed);
+        quantizer_.quantize(tensor, role, in, std::size_t(x.rows()), std::size_t(x.cols()), step, trace, dst, request);
     return out;
 }
 
@@ -70,7 +68,7 @@ void LinearGemms::backward(const std::string& name, const LinearSaved& saved, co
             r, name, grad, g_q, *saved.input, weight, *saved.weight_q, block_,
             [&](const std::string& tensor, TensorRole role, const Matrix& x, Matrix& out, bool wgrad_operand,
                 bool transposed) -> const Matrix& {
-                return operand(tensor, role, p, x, step, nullptr, out, wgrad_operand, transposed);
+                return operand(tensor, role, p, x, step, nullptr, out, {wgrad_operand, transposed});
             },
             [&](bool dgrad, const auto& lhs, const auto& rhs, Matrix& dst) {
                 gemm(dgrad ? fast_.dgrad : fast_.wgrad, p, lhs, rhs, dst);

@@ -80,7 +80,7 @@ class LinearGemms {
   private:
     // What a GEMM sees of x (contraction along its columns): x itself in FP32, else `out`.
     const Matrix& operand(const std::string& tensor, TensorRole role, Precision p, const Matrix& x, std::uint64_t step,
-                          AmaxTrace* trace, Matrix& out, bool wgrad_operand = false, bool transposed = false);
+                          AmaxTrace* trace, Matrix& out, const CastRequest& request = {});
 
     OperandQuantizer& quantizer_;
     FastAccumulation fast_;

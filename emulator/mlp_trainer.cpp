@@ -29,6 +29,7 @@ struct Layer {
     Matrix weight_m, weight_v;
     Eigen::RowVectorXf bias_m, bias_v;
     Matrix weight_grad;
+    std::optional<float> weight_amax;  // the weights' amax from AdamW's last update (none before it)
     Eigen::RowVectorXf bias_grad;
 };
 
@@ -155,8 +156,7 @@ class Run {
     // into `out` (a buffer kept from step to step: its memory is reused, not faulted in).
     // FP32 operands are x itself (no copy): the result refers to x or to out.
     const Matrix& operand(const std::string& name, TensorRole role, const Matrix& x, std::size_t layer,
-                          std::uint64_t step, AmaxTrace* trace, Matrix& out, bool wgrad_operand = false,
-                          bool transposed = false) {
+                          std::uint64_t step, AmaxTrace* trace, Matrix& out, const CastRequest& request = {}) {
         const std::span<const float> in(x.data(), std::size_t(x.size()));
         const Precision p = layer_precision(layer);
         if (p == Precision::Fp32) return x;
@@ -166,7 +166,7 @@ class Run {
             round_span(bf16(), in, dst);
         else
             quantizer_.quantize(name, role, in, std::size_t(x.rows()), std::size_t(x.cols()), step, trace, dst,
-                                wgrad_operand, transposed);
+                                request);
         return out;
     }
 
@@ -231,8 +231,9 @@ class Run {
             inputs_[l] = x;
             inputs_q_[l] =
                 &operand(prefix + ".input", TensorRole::Input, inputs_[l], l, step, trace, input_buffers_[l]);
-            weights_q_[l] =
-                &operand(prefix + ".weight", TensorRole::Weight, layers_[l].weight, l, step, trace, weight_buffers_[l]);
+            // AdamW found the weights' amax as it wrote them: per-tensor current scaling takes it.
+            weights_q_[l] = &operand(prefix + ".weight", TensorRole::Weight, layers_[l].weight, l, step, trace,
+                                     weight_buffers_[l], {.amax = layers_[l].weight_amax});
             gemm(n_.fast_accumulation.forward, l, *inputs_q_[l], weights_q_[l]->transpose(), pre_[l]);
             if (c_.model.biases) pre_[l].rowwise() += layers_[l].bias;
             if (quantised_operands()) store_in_bf16(pre_[l]);
@@ -290,7 +291,7 @@ class Run {
                     quantizer_.recipe(), prefix, grad, g_q_, inputs_[l], layer.weight, *weights_q_[l], block_,
                     [&](const std::string& tensor, TensorRole role, const Matrix& x, Matrix& out, bool wgrad_operand,
                         bool transposed) -> const Matrix& {
-                        return operand(tensor, role, x, l, step, nullptr, out, wgrad_operand, transposed);
+                        return operand(tensor, role, x, l, step, nullptr, out, {wgrad_operand, transposed});
                     },
                     [&](bool dgrad, const auto& lhs, const auto& rhs, Matrix& dst) {
                         gemm(dgrad ? n_.fast_accumulation.dgrad : n_.fast_accumulation.wgrad, l, lhs, rhs, dst);
@@ -336,8 +337,8 @@ class Run {
         a.clip = clip;
         for (Layer& layer : layers_) {
             a.weight_decay = o.weight_decay;
-            adamw(a, layer.weight.data(), layer.weight_m.data(), layer.weight_v.data(), layer.weight_grad.data(),
-                  std::size_t(layer.weight.size()), true);
+            layer.weight_amax = adamw(a, layer.weight.data(), layer.weight_m.data(), layer.weight_v.data(),
+                                      layer.weight_grad.data(), std::size_t(layer.weight.size()), true);
             if (c_.model.biases) {
                 adamw(a, layer.bias.data(), layer.bias_m.data(), layer.bias_v.data(), layer.bias_grad.data(),
                       std::size_t(layer.bias.size()), false);

@@ -16,12 +16,12 @@ std::uint64_t stochastic_cast_seed(std::uint64_t step, const std::string& tensor
 
 void OperandQuantizer::quantize(const std::string& tensor, TensorRole role, std::span<const float> x, std::size_t rows,
                                 std::size_t cols, std::uint64_t step, AmaxTrace* trace, std::span<float> out,
-                                bool wgrad_operand, bool transposed) {
+                                const CastRequest& request) {
     if (!(trace && numerics_)) {  // the values straight from the cast
-        cast(tensor, role, x, rows, cols, step, trace, wgrad_operand, transposed, out);
+        cast(tensor, role, x, rows, cols, step, trace, request, out);
         return;
     }
-    const QuantizedTensor q = cast(tensor, role, x, rows, cols, step, trace, wgrad_operand, transposed, {});
+    const QuantizedTensor q = cast(tensor, role, x, rows, cols, step, trace, request, {});
     q.dequantize_into(out);
     const AmaxTraceRecord& r = trace->records.back();
     numerics_->push_back(tensor_numerics(step, tensor, r.amax, r.scale, x, q, out));
@@ -29,14 +29,16 @@ void OperandQuantizer::quantize(const std::string& tensor, TensorRole role, std:
 
 QuantizedTensor OperandQuantizer::quantize_codes(const std::string& tensor, TensorRole role, std::span<const float> x,
                                                  std::size_t rows, std::size_t cols, std::uint64_t step,
-                                                 AmaxTrace* trace, bool wgrad_operand, bool transposed) {
-    return cast(tensor, role, x, rows, cols, step, trace, wgrad_operand, transposed, {});
+                                                 AmaxTrace* trace, const CastRequest& request) {
+    return cast(tensor, role, x, rows, cols, step, trace, request, {});
 }
 
 QuantizedTensor OperandQuantizer::cast(const std::string& tensor, TensorRole role, std::span<const float> x,
                                        std::size_t rows, std::size_t cols, std::uint64_t step, AmaxTrace* trace,
-                                       bool wgrad_operand, bool transposed, std::span<float> values) {
-    const Operand operand{tensor, role, step, stochastic_cast_seed(step, tensor), wgrad_operand, transposed};
+                                       const CastRequest& request, std::span<float> values) {
+    const Operand operand{
+        tensor,      role, step, stochastic_cast_seed(step, tensor), request.wgrad_operand, request.transposed,
+        request.amax};
     QuantizedTensor q = emu::quantize(x, rows, cols, recipe_, operand, state_, values);
     // The trace's scale: the one multiplier of a per-tensor cast (block recipes: 1, their
     // scales live in the blocks).
@@ -51,7 +53,7 @@ QuantizedTensor OperandQuantizer::cast(const std::string& tensor, TensorRole rol
         std::uint64_t zeros = 0;
         for (const float v : x) zeros += v == 0.0f;
         gradients_zero_ += zeros + q.counts.flushed_to_zero;
-    } else if (role == TensorRole::Input && !wgrad_operand) {  // the forward GEMMs' activations
+    } else if (role == TensorRole::Input && !request.wgrad_operand) {  // the forward GEMMs' activations
         input_elements_ += x.size();
         inputs_flushed_ += q.counts.flushed_to_zero;
         inputs_subnormal_ += q.counts.subnormal;
@@ -62,7 +64,7 @@ QuantizedTensor OperandQuantizer::cast(const std::string& tensor, TensorRole rol
         r.tensor = tensor;
         // The blocks partition x, so their largest amax is x's, unless NVFP4 quantised a
         // Hadamard transform of x.
-        const bool transformed = recipe_.hadamard_wgrad && wgrad_operand && cols % 16 == 0;
+        const bool transformed = recipe_.hadamard_wgrad && request.wgrad_operand && cols % 16 == 0;
         r.amax = transformed ? amax(x) : q.tensor_amax();
         r.scale = scale_used;
         if (histograms_) fill_histogram(r, x);

@@ -4,6 +4,7 @@
 
 #include <cstdint>
 #include <map>
+#include <optional>
 #include <span>
 #include <string>
 #include <string_view>
@@ -22,6 +23,13 @@ namespace fp8lab::emu {
 // any backend that casts the same tensor at the same step draws the same bits.
 std::uint64_t stochastic_cast_seed(std::uint64_t step, const std::string& tensor);
 
+// How an operand is cast beyond its tensor, role and step.
+struct CastRequest {
+    bool wgrad_operand = false;  // it feeds the weight gradient: NVFP4's Hadamard transform applies
+    bool transposed = false;     // x holds the operand transposed (Operand::transposed)
+    std::optional<float> amax;   // x's amax, found by whatever wrote x (Operand::amax)
+};
+
 class OperandQuantizer {
   public:
     explicit OperandQuantizer(const Numerics& numerics) : recipe_(recipe_of(numerics)), state_(numerics.delayed) {}
@@ -29,20 +37,20 @@ class OperandQuantizer {
 
     // The values the GEMM sees for a rows x cols operand (contraction along the columns).
     // Delayed scaling quantises with the tensor's current scale and records its amax.
-    // `wgrad_operand`: NVFP4 applies its random Hadamard transform (same seed for both
-    // operands of a step, so their product is unchanged); other recipes ignore it.
+    // `request.wgrad_operand`: NVFP4 applies its random Hadamard transform (same seed for
+    // both operands of a step, so their product is unchanged); other recipes ignore it.
     // `trace` receives the tensor's amax and scale (nullptr: not traced).
     // `out` (rows * cols elements) receives the dequantised values.
-    // `transposed`: x holds the operand transposed, and `out` gets the cast in x's layout
-    // (Operand::transposed; the recipe must can_cast_transposed(role)).
+    // `request.transposed`: x holds the operand transposed, and `out` gets the cast in x's
+    // layout (Operand::transposed; the recipe must can_cast_transposed(role)).
     void quantize(const std::string& tensor, TensorRole role, std::span<const float> x, std::size_t rows,
                   std::size_t cols, std::uint64_t step, AmaxTrace* trace, std::span<float> out,
-                  bool wgrad_operand = false, bool transposed = false);
+                  const CastRequest& request = {});
 
     // The same cast with its codes and scales (quantize() is its dequantisation).
     QuantizedTensor quantize_codes(const std::string& tensor, TensorRole role, std::span<const float> x,
                                    std::size_t rows, std::size_t cols, std::uint64_t step, AmaxTrace* trace,
-                                   bool wgrad_operand = false, bool transposed = false);
+                                   const CastRequest& request = {});
 
     // From now on every traced cast (trace not null) also appends its numerics to `log`
     // (null: none are kept).
@@ -71,7 +79,7 @@ class OperandQuantizer {
     // The cast, its counts and its trace record; with `values`, the dequantised values from
     // the same pass and no codes kept.
     QuantizedTensor cast(const std::string& tensor, TensorRole role, std::span<const float> x, std::size_t rows,
-                         std::size_t cols, std::uint64_t step, AmaxTrace* trace, bool wgrad_operand, bool transposed,
+                         std::size_t cols, std::uint64_t step, AmaxTrace* trace, const CastRequest& request,
                          std::span<float> values);
 
     Recipe recipe_;

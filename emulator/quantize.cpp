@@ -2,6 +2,8 @@
 // quantize(): the recipe's scale rule applied to the role's blocks (quantize.hpp).
 #include "emulator/quantize.hpp"
 
+#include <bit>
+#include <cstdint>
 #include <stdexcept>
 #include <string>
 
@@ -66,13 +68,21 @@ QuantizedTensor quantize(std::span<const float> x, std::size_t rows, std::size_t
     case ScaleRule::Current: {
         const bool power_of_two = recipe.scale_type == ScaleType::Float32PowerOfTwo;
         const float least = recipe.min_amax;
-        return quantize_blocks(
-            x, rows, cols, blocks, format, options,
-            [&](float a) {
-                const ScalePair s = current_scale(a < least ? least : a, format, power_of_two);
-                return BlockScale{s.scale, s.scale_inv};
-            },
-            values);
+        const auto scale_of = [&](float a) {
+            const ScalePair s = current_scale(a < least ? least : a, format, power_of_two);
+            return BlockScale{s.scale, s.scale_inv};
+        };
+        // One block, its amax known: the scale first, then one pass that casts and finds the
+        // amax again, from the same bits, as a check that the known one is x's.
+        if (operand.amax && blocks.rows >= rows && blocks.cols >= cols && rows > 0 && cols > 0) {
+            QuantizedTensor q = quantize_with_scale(x, rows, cols, format, options, scale_of(*operand.amax), values);
+            if (std::bit_cast<std::uint32_t>(q.tensor_amax()) != std::bit_cast<std::uint32_t>(*operand.amax))
+                throw std::logic_error("quantize: " + std::string(operand.tensor) + "'s amax was given as " +
+                                       std::to_string(*operand.amax) + ", its cast found " +
+                                       std::to_string(q.tensor_amax()));
+            return q;
+        }
+        return quantize_blocks(x, rows, cols, blocks, format, options, scale_of, values);
     }
     case ScaleRule::MxFloor:
     case ScaleRule::MxRceil:

@@ -6,6 +6,7 @@
 #include <cstddef>
 #include <cstdint>
 #include <map>
+#include <optional>
 #include <span>
 #include <string>
 #include <string_view>
@@ -28,6 +29,10 @@ struct Operand {
     // equal the transposed operand's cast, element for element, where the recipe
     // can_cast_transposed(role); quantize() refuses it elsewhere.
     bool transposed = false;
+    // x's amax (NaN skipped, Inf kept) where whatever wrote x found it already (AdamW, as it
+    // writes the weights): per-tensor current scaling then casts in one pass instead of two,
+    // and throws std::logic_error if the pass finds another amax. Other rules ignore it.
+    std::optional<float> amax;
 };
 
 // What a recipe keeps from step to step: per tensor, delayed scaling's amax history.

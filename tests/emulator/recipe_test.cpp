@@ -243,3 +243,47 @@ TEST_CASE("a cast straight to values equals its codes dequantised, with the same
                 }
     }
 }
+
+TEST_CASE("current scaling given its tensor's amax casts as it does alone, and refuses an amax not the tensor's") {
+    for (const auto& shape : {std::pair<std::size_t, std::size_t>{200, 72}, {1, 40}, {130, 1}}) {
+        const std::size_t rows = shape.first, cols = shape.second;
+        for (const bool specials : {false, true}) {  // the hard tensor's NaN and Inf: NaN skipped, Inf kept
+            std::vector<float> x = hard_tensor(rows * cols, 31);
+            if (!specials)
+                for (float& v : x)
+                    if (!std::isfinite(v)) v = 0.5f;
+            Experiment e;
+            set_recipe(e, Fp8Recipe::Current);
+            const Recipe r = recipe_of(e.numerics);
+            RecipeState state;
+            const Operand alone{"w", TensorRole::Weight};
+            std::vector<float> expected(x.size()), got(x.size());
+            const QuantizedTensor q = quantize(x, rows, cols, r, alone, state, expected);
+            Operand given = alone;
+            given.amax = q.tensor_amax();
+            const QuantizedTensor g = quantize(x, rows, cols, r, given, state, got);
+            CAPTURE(rows);
+            CAPTURE(specials);
+            CHECK(same_bits(got, expected));
+            CHECK(g.block_amax == q.block_amax);
+            CHECK(same_bits(g.block_scale_inv, q.block_scale_inv));
+            CHECK(g.counts == q.counts);
+            given.amax = std::nextafter(q.tensor_amax(), 0.0f);  // one ulp off: a stale amax
+            CHECK_THROWS_AS(quantize(x, rows, cols, r, given, state, got), std::logic_error);
+        }
+    }
+}
+
+TEST_CASE("delayed scaling finds the amax of a tensor one column or one row wide (one column once went unrecorded)") {
+    for (const auto& shape : {std::pair<std::size_t, std::size_t>{130, 1}, {1, 130}, {1, 1}}) {
+        std::vector<float> x(shape.first * shape.second);
+        for (std::size_t i = 0; i < x.size(); ++i) x[i] = (i % 2 ? -1.0f : 1.0f) * float(i + 1) / 8;
+        Experiment e;
+        set_recipe(e, Fp8Recipe::Delayed);
+        const Recipe r = recipe_of(e.numerics);
+        RecipeState state;
+        const QuantizedTensor q = quantize(x, shape.first, shape.second, r, Operand{"w", TensorRole::Weight}, state);
+        CAPTURE(shape.first);
+        CHECK(q.tensor_amax() == float(x.size()) / 8);
+    }
+}

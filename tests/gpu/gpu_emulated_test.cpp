@@ -65,8 +65,8 @@ void check_cast(const emu::Numerics& n, emu::TensorRole role, const std::string&
                 int rows, int cols, bool columns, bool wgrad, std::uint64_t step, bool paired = false) {
     emu::OperandQuantizer quantizer(n);
     const std::vector<float> l = columns ? transposed(x, rows, cols) : x;
-    const emu::QuantizedTensor q =
-        quantizer.quantize_codes(name, role, l, columns ? cols : rows, columns ? rows : cols, step, nullptr, wgrad);
+    const emu::QuantizedTensor q = quantizer.quantize_codes(name, role, l, columns ? cols : rows, columns ? rows : cols,
+                                                            step, nullptr, {.wgrad_operand = wgrad});
     const gpu::EmulatedCastOnGpu g =
         gpu::emulated_cast_on_gpu(n, role, name, x, rows, cols, columns, wgrad, step, paired);
     const bool nvfp4 = n.recipe == emu::Fp8Recipe::Nvfp4 && n.scaling;

@@ -95,7 +95,7 @@ void check_operand(const emu::Numerics& n, emu::TensorRole role, const std::vect
                    std::size_t cols, bool wgrad, std::uint64_t step, const std::string& name) {
     emu::OperandQuantizer quantizer(n);
     const std::vector<float> cpu =
-        quantizer.quantize_codes(name, role, x, rows, cols, step, nullptr, wgrad).dequantize();
+        quantizer.quantize_codes(name, role, x, rows, cols, step, nullptr, {.wgrad_operand = wgrad}).dequantize();
     const OperandCast c = gpu::detail::plan_operand_cast(n, role, false, wgrad, name.size());
     const std::vector<float> gpu = cast_like_the_kernel(c, x, rows, cols, step);
     INFO("recipe " << emu::fp8_recipe_name(n.recipe) << ", format " << n.formats.of(role)->name << ", role "
