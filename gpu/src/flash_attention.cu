@@ -156,6 +156,23 @@ __device__ inline void store_rows(const float (&acc)[D / 8][4], float scale_lo, 
     }
 }
 
+// The two-stage key/value pipeline of the forward and dQ kernels, before key tile j is used:
+// tile j + 1 starts loading into the other stage, and tile j's loads are waited for.
+template <int D>
+__device__ inline void key_value_tiles_ahead(bf16* sk, bf16* sv, const bf16* kg, const bf16* vg, int qkv_w, int n,
+                                             int j, int tiles) {
+    if (j + 1 < tiles) {
+        const int stage = (j + 1) & 1;
+        const std::size_t next = std::size_t(j + 1) * kTile * qkv_w;
+        load_tile<D, kTile>(sk + stage * kTile * kLd<D>, kg + next, qkv_w, n - (j + 1) * kTile);
+        load_tile<D, kTile>(sv + stage * kTile * kLd<D>, vg + next, qkv_w, n - (j + 1) * kTile);
+        commit();
+        wait_loads<1>();
+    } else {
+        wait_loads<0>();
+    }
+}
+
 // The causal mask on an accumulator element: the key after the query, or a query past the
 // sequence's end, takes no part.
 __device__ inline bool visible(int query, int key, int n) { return key <= query && query < n; }
@@ -184,15 +201,7 @@ __global__ void __launch_bounds__(kQueryThreads) forward_kernel(const bf16* qkv,
     const int tiles = (min(q0 + kQueryBlock, n) - 1) / kTile + 1;  // up to the block's last row
     for (int j = 0; j < tiles; ++j) {
         const int stage = j & 1;
-        if (j + 1 < tiles) {
-            const std::size_t next = std::size_t(j + 1) * kTile * qkv_w;
-            load_tile<D, kTile>(sk + (stage ^ 1) * kTile * kLd<D>, kg + next, qkv_w, n - (j + 1) * kTile);
-            load_tile<D, kTile>(sv + (stage ^ 1) * kTile * kLd<D>, vg + next, qkv_w, n - (j + 1) * kTile);
-            commit();
-            wait_loads<1>();
-        } else {
-            wait_loads<0>();
-        }
+        key_value_tiles_ahead<D>(sk, sv, kg, vg, qkv_w, n, j, tiles);
         // A warp whose rows all come before this tile's keys has nothing to add.
         if (j * kTile <= first_row + 15 && first_row < n) {
             float s[kTile / 8][4];
@@ -371,15 +380,7 @@ __global__ void __launch_bounds__(kQueryThreads)
     const int tiles = (min(q0 + kQueryBlock, n) - 1) / kTile + 1;  // up to the block's last row
     for (int j = 0; j < tiles; ++j) {
         const int stage = j & 1;
-        if (j + 1 < tiles) {
-            const std::size_t next = std::size_t(j + 1) * kTile * qkv_w;
-            load_tile<D, kTile>(sk + (stage ^ 1) * kTile * kLd<D>, kg + next, qkv_w, n - (j + 1) * kTile);
-            load_tile<D, kTile>(sv + (stage ^ 1) * kTile * kLd<D>, vg + next, qkv_w, n - (j + 1) * kTile);
-            commit();
-            wait_loads<1>();
-        } else {
-            wait_loads<0>();
-        }
+        key_value_tiles_ahead<D>(sk, sv, kg, vg, qkv_w, n, j, tiles);
         const bf16 *k = sk + stage * kTile * kLd<D>, *v = sv + stage * kTile * kLd<D>;
         if (j * kTile <= first_row + 15 && first_row < n) {  // else the warp's rows see none of these keys
             float p[kTile / 8][4], dp[kTile / 8][4];

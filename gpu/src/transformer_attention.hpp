@@ -29,8 +29,12 @@ struct AttentionSaved {
     float* lse;            // FlashAttention: each row's log-sum-exp, heads x rows
 };
 
+// Causal grouped-query attention over `sequences` sequences of n rows; q, k and v are column
+// blocks of one BF16 buffer of qkv_w columns (heads, kv_heads and kv_heads heads of hs).
 class Attention {
   public:
+    Attention(int sequences, int n, int heads, int kv_heads, int hs, int qkv_w)
+        : sequences_(sequences), n_(n), heads_(heads), kv_heads_(kv_heads), hs_(hs), qkv_w_(qkv_w) {}
     virtual ~Attention() = default;
     // The sizes of AttentionSaved's two buffers (one of them 0).
     virtual std::size_t probs_elements() const = 0;
@@ -40,6 +44,9 @@ class Attention {
     // dqkv's q, k and v blocks from dout (rows x heads * hs); out is the forward's.
     virtual void backward(const __nv_bfloat16* qkv, const __nv_bfloat16* out, AttentionSaved saved,
                           const __nv_bfloat16* dout, __nv_bfloat16* dqkv, cudaStream_t s) = 0;
+
+  protected:
+    int sequences_, n_, heads_, kv_heads_, hs_, qkv_w_;
 };
 
 // Fused attention: each query block's softmax online in registers, P rounded to BF16 for
@@ -47,13 +54,7 @@ class Attention {
 class FlashAttention final : public Attention {
   public:
     FlashAttention(int sequences, int n, int heads, int kv_heads, int hs, int qkv_w)
-        : sequences_(sequences),
-          n_(n),
-          heads_(heads),
-          kv_heads_(kv_heads),
-          hs_(hs),
-          qkv_w_(qkv_w),
-          delta_(lse_elements()) {
+        : Attention(sequences, n, heads, kv_heads, hs, qkv_w), delta_(lse_elements()) {
         flash_attention_configure(hs);
     }
     std::size_t probs_elements() const override { return 0; }
@@ -68,7 +69,6 @@ class FlashAttention final : public Attention {
     }
 
   private:
-    int sequences_, n_, heads_, kv_heads_, hs_, qkv_w_;
     DeviceBuffer<float> delta_;  // rowsum(dO o O) per head and row, the backward's scratch
 };
 
@@ -81,12 +81,7 @@ class GemmAttention final : public Attention {
   public:
     GemmAttention(cublasLtHandle_t lt, int sequences, int n, int heads, int kv_heads, int hs, int qkv_w,
                   void* workspace)
-        : sequences_(sequences),
-          n_(n),
-          heads_(heads),
-          kv_heads_(kv_heads),
-          hs_(hs),
-          qkv_w_(qkv_w),
+        : Attention(sequences, n, heads, kv_heads, hs, qkv_w),
           workspace_(workspace),
           scores_(std::size_t(sequences) * n * n),
           grad_(std::size_t(sequences) * n * n),
@@ -154,7 +149,6 @@ class GemmAttention final : public Attention {
     const __nv_bfloat16* value(const __nv_bfloat16* qkv, int h) const {
         return key(qkv, h) + std::size_t(kv_heads_) * hs_;
     }
-    int sequences_, n_, heads_, kv_heads_, hs_, qkv_w_;
     void* workspace_;
     DeviceBuffer<float> scores_;  // S, then dP: one head at a time
     Bf16 grad_;                   // dS
