@@ -49,11 +49,13 @@ const Matrix& LinearGemms::operand(const std::string& tensor, TensorRole role, P
 }
 
 void LinearGemms::forward(const std::string& name, Precision p, const Matrix& x, const Matrix& weight,
-                          std::uint64_t step, AmaxTrace* trace, LinearSaved& saved, Matrix& y) {
+                          std::uint64_t step, AmaxTrace* trace, LinearSaved& saved, Matrix& y,
+                          std::optional<float> weight_amax) {
     saved.precision = p;
     saved.input = &x;
     saved.input_q = &operand(name + ".input", TensorRole::Input, p, x, step, trace, saved.input_buffer);
-    saved.weight_q = &operand(name + ".weight", TensorRole::Weight, p, weight, step, trace, saved.weight_buffer);
+    saved.weight_q = &operand(name + ".weight", TensorRole::Weight, p, weight, step, trace, saved.weight_buffer,
+                              {.amax = weight_amax});
     gemm(fast_.forward, p, *saved.input_q, saved.weight_q->transpose(), y);
     if (p != Precision::Fp32) store_in_bf16(y);
 }

@@ -4,6 +4,7 @@
 #pragma once
 
 #include <cstdint>
+#include <optional>
 #include <string>
 
 #include "emulator/amax_trace.hpp"
@@ -68,9 +69,11 @@ class LinearGemms {
     LinearGemms(OperandQuantizer& quantizer, FastAccumulation fast) : quantizer_(quantizer), fast_(fast) {}
 
     // y = x W^T (W is outputs x inputs). With BF16 or FP8 operands the output is stored in
-    // BF16, as a GPU's GEMM stores it; FP32 keeps float32.
+    // BF16, as a GPU's GEMM stores it; FP32 keeps float32. `weight_amax`: W's amax where
+    // AdamW found it (CastRequest::amax).
     void forward(const std::string& name, Precision precision, const Matrix& x, const Matrix& weight,
-                 std::uint64_t step, AmaxTrace* trace, LinearSaved& saved, Matrix& y);
+                 std::uint64_t step, AmaxTrace* trace, LinearSaved& saved, Matrix& y,
+                 std::optional<float> weight_amax = {});
 
     // weight_grad = grad^T x and, when dx is given, dx = grad W (stored in BF16 when
     // quantised). Block recipes cast their operands anew (block_recipe_backward).

@@ -27,7 +27,8 @@ constexpr float kInitStddev = 0.02f;  // GPT-2's; the residual outputs scaled by
 struct Parameter {
     std::string name;
     Matrix w, m, v, grad;
-    bool decay = true;  // weights and embeddings; gains are not decayed
+    bool decay = true;          // weights and embeddings; gains are not decayed
+    std::optional<float> amax;  // w's amax from AdamW's last update (none before it)
 };
 
 // Where each block's parameters sit in the parameter list (-1: absent).
@@ -168,6 +169,7 @@ class TransformerRun {
         return int(params_.size()) - 1;
     }
     Matrix& w(int index) { return params_[std::size_t(index)].w; }
+    std::optional<float> amax(int index) const { return params_[std::size_t(index)].amax; }
     Matrix& grad(int index) { return params_[std::size_t(index)].grad; }
     int sequences() const { return e_.tokens / t_.sequence; }
     const Matrix& output_weight() { return w(t_.tied_output ? embed_ : output_); }
@@ -195,36 +197,38 @@ class TransformerRun {
             a.inv1.resize(std::size_t(rows));
             rmsnorm_forward(a.x_in.data(), w(bp.attn_norm).data(), rows, d, a.n1.data(), a.inv1.data());
             if (t_.fused_qkv) {
-                gemms.forward(p + "qkv", precision(), a.n1, w(bp.qkv), s, trace, a.qkv_s, a.qkv);
+                gemms.forward(p + "qkv", precision(), a.n1, w(bp.qkv), s, trace, a.qkv_s, a.qkv, amax(bp.qkv));
                 a.q = a.qkv.leftCols(qw);
                 a.k = a.qkv.middleCols(qw, kw);
                 a.v = a.qkv.rightCols(kw);
             } else {
-                gemms.forward(p + "q", precision(), a.n1, w(bp.q), s, trace, a.q_s, a.q);
-                gemms.forward(p + "k", precision(), a.n1, w(bp.k), s, trace, a.k_s, a.k);
-                gemms.forward(p + "v", precision(), a.n1, w(bp.v), s, trace, a.v_s, a.v);
+                gemms.forward(p + "q", precision(), a.n1, w(bp.q), s, trace, a.q_s, a.q, amax(bp.q));
+                gemms.forward(p + "k", precision(), a.n1, w(bp.k), s, trace, a.k_s, a.k, amax(bp.k));
+                gemms.forward(p + "v", precision(), a.n1, w(bp.v), s, trace, a.v_s, a.v, amax(bp.v));
             }
             rotary_apply(a.q.data(), rows, t_.heads, hs, rotary_, false);
             rotary_apply(a.k.data(), rows, t_.kv_heads, hs, rotary_, false);
             a.attn.resize(rows, qw);
             a.probs.resize(std::size_t(batch.sequences) * t_.heads * batch.sequence * batch.sequence);
             attention_forward(shape, a.q.data(), a.k.data(), a.v.data(), bf16, a.probs.data(), a.attn.data());
-            gemms.forward(p + "proj", precision(), a.attn, w(bp.proj), s, trace, a.proj_s, y_);
+            gemms.forward(p + "proj", precision(), a.attn, w(bp.proj), s, trace, a.proj_s, y_, amax(bp.proj));
             a.x_mid = a.x_in + y_;
             a.n2.resize(rows, d);
             a.inv2.resize(std::size_t(rows));
             rmsnorm_forward(a.x_mid.data(), w(bp.mlp_norm).data(), rows, d, a.n2.data(), a.inv2.data());
-            gemms.forward(p + "gate_up", precision(), a.n2, w(bp.gate_up), s, trace, a.gate_up_s, a.gate_up);
+            gemms.forward(p + "gate_up", precision(), a.n2, w(bp.gate_up), s, trace, a.gate_up_s, a.gate_up,
+                          amax(bp.gate_up));
             a.act.resize(rows, t_.ffn);
             swiglu_forward(a.gate_up.data(), rows, t_.ffn, a.act.data());
-            gemms.forward(p + "down", precision(), a.act, w(bp.down), s, trace, a.down_s, y_);
+            gemms.forward(p + "down", precision(), a.act, w(bp.down), s, trace, a.down_s, y_, amax(bp.down));
             x = a.x_mid + y_;
         }
         x_final_ = x;
         nf_.resize(rows, d);
         inv_f_.resize(std::size_t(rows));
         rmsnorm_forward(x_final_.data(), w(final_norm_).data(), rows, d, nf_.data(), inv_f_.data());
-        gemms.forward("output", output_precision(), nf_, output_weight(), s, trace, output_s_, logits_);
+        gemms.forward("output", output_precision(), nf_, output_weight(), s, trace, output_s_, logits_,
+                      amax(t_.tied_output ? embed_ : output_));
         if (dlogits) dlogits->resize(rows, kVocabulary);
         const float scale = scaler_ ? scaler_->scale() : 1.0f;
         return cross_entropy(logits_.data(), batch.targets.data(), rows, kVocabulary,
@@ -307,8 +311,8 @@ class TransformerRun {
         a.bc1 = 1.0f - std::pow(o.beta1, float(adam_steps_));
         a.bc2 = 1.0f - std::pow(o.beta2, float(adam_steps_));
         a.clip = o.grad_clip > 0 ? clip_factor(grads, o.grad_clip) : 1.0f;
-        for (Parameter& p : params_)
-            adamw(a, p.w.data(), p.m.data(), p.v.data(), p.grad.data(), std::size_t(p.w.size()), p.decay);
+        for (Parameter& p : params_)  // the weights' amax for the next step's current scaling
+            p.amax = adamw(a, p.w.data(), p.m.data(), p.v.data(), p.grad.data(), std::size_t(p.w.size()), p.decay);
         return true;
     }
 
