@@ -382,11 +382,13 @@ class TransformerStep {
 
     void forward(const ByteSource& bytes, cudaStream_t s) {
         const std::size_t td = std::size_t(rows_) * d_;
-        tk::embed_forward(p(0).w.ptr, bytes.tokens, bytes.index, rows_, d_, x_->ptr, s);
+        // The residual stream goes from buffer to buffer: block b's input is what the block
+        // before it (or the embedding) wrote into its x_in, the last block's output is x_.
+        const auto stream_in = [&](int b) { return b < t_.layers ? blocks_[std::size_t(b)]->x_in.ptr : x_->ptr; };
+        tk::embed_forward(p(0).w.ptr, bytes.tokens, bytes.index, rows_, d_, stream_in(0), s);
         for (int b = 0; b < t_.layers; ++b) {
             BlockBuffers& a = *blocks_[std::size_t(b)];
             BlockLinears& l = linears_[std::size_t(b)];
-            FP8LAB_CUDA_CHECK(cudaMemcpyAsync(a.x_in.ptr, x_->ptr, td * sizeof(float), cudaMemcpyDeviceToDevice, s));
             tk::rmsnorm_forward(a.x_in.ptr, p(block_param(b, 0)).w.ptr, rows_, d_, a.n1.ptr, a.inv1.ptr, s);
             if (t_.fused_qkv) {
                 l.qkv->forward(a.n1.ptr, p(block_param(b, 1)), a.qkv.ptr, s);
@@ -405,15 +407,12 @@ class TransformerStep {
             attention_->forward(q, a.saved(), a.attn.ptr, s);
             const int proj = block_param(b, t_.fused_qkv ? 2 : 4);
             l.proj->forward(a.attn.ptr, p(proj), y_->ptr, s);
-            FP8LAB_CUDA_CHECK(
-                cudaMemcpyAsync(a.x_mid.ptr, a.x_in.ptr, td * sizeof(float), cudaMemcpyDeviceToDevice, s));
-            tk::add_bf16(a.x_mid.ptr, y_->ptr, td, s);
+            tk::add_bf16_to(a.x_in.ptr, y_->ptr, td, a.x_mid.ptr, s);
             tk::rmsnorm_forward(a.x_mid.ptr, p(proj + 1).w.ptr, rows_, d_, a.n2.ptr, a.inv2.ptr, s);
             l.gate_up->forward(a.n2.ptr, p(proj + 2), a.gate_up.ptr, s);
             tk::swiglu_forward(a.gate_up.ptr, rows_, t_.ffn, a.act.ptr, s);
             l.down->forward(a.act.ptr, p(proj + 3), y_->ptr, s);
-            FP8LAB_CUDA_CHECK(cudaMemcpyAsync(x_->ptr, a.x_mid.ptr, td * sizeof(float), cudaMemcpyDeviceToDevice, s));
-            tk::add_bf16(x_->ptr, y_->ptr, td, s);
+            tk::add_bf16_to(a.x_mid.ptr, y_->ptr, td, stream_in(b + 1), s);
         }
         tk::rmsnorm_forward(x_->ptr, p(final_norm()).w.ptr, rows_, d_, nf_->ptr, invf_->ptr, s);
         output_->forward(nf_->ptr, output_weight(), logits_->ptr, s);

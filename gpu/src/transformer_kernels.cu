@@ -174,6 +174,11 @@ __global__ void add_bf16_kernel(float* x, const bf16* y, std::size_t n) {
          i += std::size_t(gridDim.x) * blockDim.x)
         x[i] += __bfloat162float(y[i]);
 }
+__global__ void add_bf16_to_kernel(const float* a, const bf16* y, std::size_t n, float* out) {
+    for (std::size_t i = blockIdx.x * std::size_t(blockDim.x) + threadIdx.x; i < n;
+         i += std::size_t(gridDim.x) * blockDim.x)
+        out[i] = a[i] + __bfloat162float(y[i]);
+}
 __global__ void add_f32_kernel(float* x, const float* y, std::size_t n) {
     for (std::size_t i = blockIdx.x * std::size_t(blockDim.x) + threadIdx.x; i < n;
          i += std::size_t(gridDim.x) * blockDim.x)
@@ -326,6 +331,9 @@ void swiglu_backward(const void* gate_up, const void* dact, int rows, int f, voi
 }
 void add_bf16(float* x, const void* y, std::size_t n, cudaStream_t stream) {
     add_bf16_kernel<<<grid_for(n), kThreads, 0, stream>>>(x, b(y), n);
+}
+void add_bf16_to(const float* a, const void* y, std::size_t n, float* out, cudaStream_t stream) {
+    add_bf16_to_kernel<<<grid_for(n), kThreads, 0, stream>>>(a, b(y), n, out);
 }
 void add_f32(float* x, const float* y, std::size_t n, cudaStream_t stream) {
     add_f32_kernel<<<grid_for(n), kThreads, 0, stream>>>(x, y, n);

@@ -51,6 +51,8 @@ void swiglu_backward(const void* gate_up, const void* dact, int rows, int f, voi
 
 // x += BF16 y (float32 x).
 void add_bf16(float* x, const void* y, std::size_t n, cudaStream_t stream);
+// out = a + BF16 y (float32 a and out): the residual add without a copy first.
+void add_bf16_to(const float* a, const void* y, std::size_t n, float* out, cudaStream_t stream);
 void add_f32(float* x, const float* y, std::size_t n, cudaStream_t stream);
 
 // Cross-entropy over 256 logits a row (BF16): row_loss[r] (nats), dlogits = BF16((softmax -
