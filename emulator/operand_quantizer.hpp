@@ -25,9 +25,9 @@ std::uint64_t stochastic_cast_seed(std::uint64_t step, const std::string& tensor
 
 // How an operand is cast beyond its tensor, role and step.
 struct CastRequest {
-    bool wgrad_operand = false;  // it feeds the weight gradient: NVFP4's Hadamard transform applies
-    bool transposed = false;     // x holds the operand transposed (Operand::transposed)
-    std::optional<float> amax;   // x's amax, found by whatever wrote x (Operand::amax)
+    bool wgrad_operand = false;                // it feeds the weight gradient: NVFP4's Hadamard transform applies
+    bool transposed = false;                   // x holds the operand transposed (Operand::transposed)
+    std::optional<float> amax = std::nullopt;  // x's amax, found by whatever wrote x (Operand::amax)
 };
 
 class OperandQuantizer {

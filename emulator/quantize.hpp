@@ -32,7 +32,7 @@ struct Operand {
     // x's amax (NaN skipped, Inf kept) where whatever wrote x found it already (AdamW, as it
     // writes the weights): per-tensor current scaling then casts in one pass instead of two,
     // and throws std::logic_error if the pass finds another amax. Other rules ignore it.
-    std::optional<float> amax;
+    std::optional<float> amax = std::nullopt;
 };
 
 // What a recipe keeps from step to step: per tensor, delayed scaling's amax history.
