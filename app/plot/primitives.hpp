@@ -30,7 +30,7 @@ struct Paint {
 };
 
 struct Stroke {
-    Paint paint;
+    Paint paint = {};
     double width = 1;
     double dash_on = 0, dash_off = 0;  // both 0: a solid line
     bool dashed() const { return dash_on > 0; }
@@ -67,7 +67,7 @@ struct Text {
     Point baseline_start;  // the left end of the baseline (the bottom end when vertical)
     double size = 1;
     bool bold = false;
-    Paint paint;
+    Paint paint = {};
     bool vertical = false;  // turned a quarter counter-clockwise: reads bottom to top
 };
 
