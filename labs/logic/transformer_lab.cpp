@@ -251,7 +251,7 @@ StepLogic gpu_speed() {
         Figure f;
         f.id = "speed";
         f.x_axis = {"", AxisScale::Linear};
-        f.y_axis = {"tokens/s over BF16 (fused QKV, fused attention)", AxisScale::Linear, 0.0, std::nullopt};
+        f.y_axis = {"tokens/s over BF16", AxisScale::Linear, 0.0, std::nullopt};
         // One bar per variant and preset, side by side: each FP8 recipe with fused QKV, then
         // BF16 with three projections, then BF16 with attention through memory, all over BF16
         // with the fused QKV and fused attention.
