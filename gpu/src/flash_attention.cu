@@ -177,16 +177,20 @@ __device__ inline void key_value_tiles_ahead(bf16* sk, bf16* sv, const bf16* kg,
 // sequence's end, takes no part.
 __device__ inline bool visible(int query, int key, int n) { return key <= query && query < n; }
 
+// Grids: heads (or key/value heads) along x, sequences along y, query (or key) blocks along z,
+// the longest first: blocks start in that order, so the short ones fill the last wave.
+// Two forward blocks fit an SM (registers and shared memory): twice the warps to hide latency.
 template <int D>
-__global__ void __launch_bounds__(kQueryThreads) forward_kernel(const bf16* qkv, int qkv_w, int n, int heads,
-                                                                int kv_heads, float scale_log2, bf16* out, float* lse) {
+__global__ void __launch_bounds__(kQueryThreads, 2)
+    forward_kernel(const bf16* qkv, int qkv_w, int n, int heads, int kv_heads, float scale_log2, bf16* out,
+                   float* lse) {
     extern __shared__ __align__(16) unsigned char smem[];
     bf16* sq = reinterpret_cast<bf16*>(smem);
     bf16* sk = sq + kQueryBlock * kLd<D>;       // two stages
     bf16* sv = sk + 2 * kTile * kLd<D>;         // two stages
-    const int qb = gridDim.x - 1 - blockIdx.x;  // the longest rows first, so the short ones fill the tail
-    const int h = blockIdx.y, g = h / (heads / kv_heads), q0 = qb * kQueryBlock;
-    const std::size_t row0 = std::size_t(blockIdx.z) * n, rows = std::size_t(gridDim.z) * n;
+    const int qb = gridDim.z - 1 - blockIdx.z;  // the last query block sees the most keys
+    const int h = blockIdx.x, g = h / (heads / kv_heads), q0 = qb * kQueryBlock;
+    const std::size_t row0 = std::size_t(blockIdx.y) * n, rows = std::size_t(gridDim.y) * n;
     const bf16* kg = qkv + row0 * qkv_w + std::size_t(heads + g) * D;
     const bf16* vg = kg + std::size_t(kv_heads) * D;
     load_tile<D, kQueryBlock>(sq, qkv + (row0 + q0) * qkv_w + std::size_t(h) * D, qkv_w, n - q0);
@@ -288,12 +292,12 @@ __global__ void __launch_bounds__(kKeyThreads)
     extern __shared__ __align__(16) unsigned char smem[];
     bf16* sk = reinterpret_cast<bf16*>(smem);
     bf16* sv = sk + kTile * kLd<D>;
-    bf16* sq = sv + kTile * kLd<D>;                                // two stages
-    bf16* sdo = sq + 2 * Q * kLd<D>;                               // two stages
-    float* slse = reinterpret_cast<float*>(sdo + 2 * Q * kLd<D>);  // two stages
-    float* sdelta = slse + 2 * Q;                                  // two stages
-    const int g = blockIdx.y, group = heads / kv_heads, k0 = blockIdx.x * kTile;
-    const std::size_t row0 = std::size_t(blockIdx.z) * n, rows = std::size_t(gridDim.z) * n;
+    bf16* sq = sv + kTile * kLd<D>;                                               // two stages
+    bf16* sdo = sq + 2 * Q * kLd<D>;                                              // two stages
+    float* slse = reinterpret_cast<float*>(sdo + 2 * Q * kLd<D>);                 // two stages
+    float* sdelta = slse + 2 * Q;                                                 // two stages
+    const int g = blockIdx.x, group = heads / kv_heads, k0 = blockIdx.z * kTile;  // the first keys see the most queries
+    const std::size_t row0 = std::size_t(blockIdx.y) * n, rows = std::size_t(gridDim.y) * n;
     const std::size_t ld_out = std::size_t(heads) * D;
     const bf16* kg = qkv + (row0 + k0) * qkv_w + std::size_t(heads + g) * D;
     load_tile<D, kTile>(sk, kg, qkv_w, n - k0);
@@ -358,9 +362,9 @@ __global__ void __launch_bounds__(kQueryThreads)
     bf16* sdo = sq + kQueryBlock * kLd<D>;
     bf16* sk = sdo + kQueryBlock * kLd<D>;  // two stages
     bf16* sv = sk + 2 * kTile * kLd<D>;     // two stages
-    const int qb = gridDim.x - 1 - blockIdx.x;
-    const int h = blockIdx.y, g = h / (heads / kv_heads), q0 = qb * kQueryBlock;
-    const std::size_t row0 = std::size_t(blockIdx.z) * n, rows = std::size_t(gridDim.z) * n;
+    const int qb = gridDim.z - 1 - blockIdx.z;
+    const int h = blockIdx.x, g = h / (heads / kv_heads), q0 = qb * kQueryBlock;
+    const std::size_t row0 = std::size_t(blockIdx.y) * n, rows = std::size_t(gridDim.y) * n;
     const std::size_t ld_out = std::size_t(heads) * D;
     const bf16* kg = qkv + row0 * qkv_w + std::size_t(heads + g) * D;
     const bf16* vg = kg + std::size_t(kv_heads) * D;
@@ -425,6 +429,10 @@ void configure() {
     check(
         cudaFuncSetAttribute(forward_kernel<D>, cudaFuncAttributeMaxDynamicSharedMemorySize, int(forward_shared<D>())),
         "flash attention forward: shared memory");
+    // All of the SM's unified memory as shared memory, so two forward blocks fit.
+    check(cudaFuncSetAttribute(forward_kernel<D>, cudaFuncAttributePreferredSharedMemoryCarveout,
+                               int(cudaSharedmemCarveoutMaxShared)),
+          "flash attention forward: shared memory carveout");
     check(cudaFuncSetAttribute(key_value_grad_kernel<D>, cudaFuncAttributeMaxDynamicSharedMemorySize,
                                int(key_value_shared<D>())),
           "flash attention dK/dV: shared memory");
@@ -436,7 +444,7 @@ void configure() {
 template <int D>
 void forward(const bf16* qkv, int qkv_w, int sequences, int n, int heads, int kv_heads, bf16* out, float* lse,
              cudaStream_t stream) {
-    const dim3 grid((n + kQueryBlock - 1) / kQueryBlock, heads, sequences);
+    const dim3 grid(heads, sequences, (n + kQueryBlock - 1) / kQueryBlock);
     const float scale_log2 = kLog2e / sqrtf(float(D));
     forward_kernel<D>
         <<<grid, kQueryThreads, forward_shared<D>(), stream>>>(qkv, qkv_w, n, heads, kv_heads, scale_log2, out, lse);
@@ -450,10 +458,10 @@ void backward(const bf16* qkv, int qkv_w, const bf16* out, const bf16* dout, con
     delta_kernel<D><<<unsigned((warps * 32 + 255) / 256), 256, 0, stream>>>(out, dout, rows, heads, delta);
     const float scale = 1.0f / sqrtf(float(D)), scale_log2 = kLog2e * scale;
     key_value_grad_kernel<D>
-        <<<dim3((n + kTile - 1) / kTile, kv_heads, sequences), kKeyThreads, key_value_shared<D>(), stream>>>(
+        <<<dim3(kv_heads, sequences, (n + kTile - 1) / kTile), kKeyThreads, key_value_shared<D>(), stream>>>(
             qkv, qkv_w, dout, lse, delta, n, heads, kv_heads, scale, scale_log2, dqkv);
     query_grad_kernel<D>
-        <<<dim3((n + kQueryBlock - 1) / kQueryBlock, heads, sequences), kQueryThreads, query_shared<D>(), stream>>>(
+        <<<dim3(heads, sequences, (n + kQueryBlock - 1) / kQueryBlock), kQueryThreads, query_shared<D>(), stream>>>(
             qkv, qkv_w, dout, lse, delta, n, heads, kv_heads, scale, scale_log2, dqkv);
 }
 

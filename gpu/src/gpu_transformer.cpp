@@ -189,6 +189,7 @@ class TransformerStep {
             linears_.push_back(std::move(l));
         }
         output_ = linear(d_, 256, fp8 && !t_.output_bf16, "output");
+        mark_bf16_copies();
         recorder_.allocate();
         const std::size_t td = std::size_t(rows_) * d_;
         x_ = std::make_unique<DeviceBuffer<float>>(td);
@@ -326,6 +327,24 @@ class TransformerStep {
         std::unique_ptr<LinearLayer> qkv, q, k, v, proj, gate_up, down;
     };
     DeviceParameter& p(int index) { return *params_[std::size_t(index)]; }
+    // AdamW keeps the BF16 copy of exactly the weights some layer's BF16 GEMMs read.
+    void mark_bf16_copies() {
+        const auto reads = [&](const std::unique_ptr<LinearLayer>& layer, int param) {
+            if (layer && layer->reads_bf16_weight()) p(param).bf16_copy = true;
+        };
+        for (int b = 0; b < t_.layers; ++b) {
+            const BlockLinears& l = linears_[std::size_t(b)];
+            const int proj = block_param(b, t_.fused_qkv ? 2 : 4);
+            reads(l.qkv, block_param(b, 1));
+            reads(l.q, block_param(b, 1));
+            reads(l.k, block_param(b, 2));
+            reads(l.v, block_param(b, 3));
+            reads(l.proj, proj);
+            reads(l.gate_up, proj + 2);
+            reads(l.down, proj + 3);
+        }
+        if (output_->reads_bf16_weight()) output_weight().bf16_copy = true;
+    }
     // The CPU trainer's parameter order: embed, then per block attn_norm, qkv (or q, k, v),
     // proj, mlp_norm, gate_up, down; final_norm; output unless tied.
     int per_block() const { return t_.fused_qkv ? 6 : 8; }
@@ -381,15 +400,27 @@ class TransformerStep {
     }
 
     void forward(const ByteSource& bytes, cudaStream_t s) {
-        const std::size_t td = std::size_t(rows_) * d_;
         // The residual stream goes from buffer to buffer: block b's input is what the block
         // before it (or the embedding) wrote into its x_in, the last block's output is x_.
         const auto stream_in = [&](int b) { return b < t_.layers ? blocks_[std::size_t(b)]->x_in.ptr : x_->ptr; };
+        // Each residual add runs with the norm after it: a block's first norm is the add that
+        // ends the block before it (or follows the embedding), the final norm the last add.
+        const auto next_norm = [&](int b) {
+            struct Norm {
+                const float* gain;
+                __nv_bfloat16* out;
+                float* inv_rms;
+            };
+            if (b == t_.layers) return Norm{p(final_norm()).w.ptr, nf_->ptr, invf_->ptr};
+            BlockBuffers& next = *blocks_[std::size_t(b)];
+            return Norm{p(block_param(b, 0)).w.ptr, next.n1.ptr, next.inv1.ptr};
+        };
         tk::embed_forward(p(0).w.ptr, bytes.tokens, bytes.index, rows_, d_, stream_in(0), s);
+        const auto first = next_norm(0);
+        tk::rmsnorm_forward(stream_in(0), first.gain, rows_, d_, first.out, first.inv_rms, s);
         for (int b = 0; b < t_.layers; ++b) {
             BlockBuffers& a = *blocks_[std::size_t(b)];
             BlockLinears& l = linears_[std::size_t(b)];
-            tk::rmsnorm_forward(a.x_in.ptr, p(block_param(b, 0)).w.ptr, rows_, d_, a.n1.ptr, a.inv1.ptr, s);
             if (t_.fused_qkv) {
                 l.qkv->forward(a.n1.ptr, p(block_param(b, 1)), a.qkv.ptr, s);
             } else {  // three projections, each copied into its columns of the one q|k|v buffer
@@ -407,14 +438,15 @@ class TransformerStep {
             attention_->forward(q, a.saved(), a.attn.ptr, s);
             const int proj = block_param(b, t_.fused_qkv ? 2 : 4);
             l.proj->forward(a.attn.ptr, p(proj), y_->ptr, s);
-            tk::add_bf16_to(a.x_in.ptr, y_->ptr, td, a.x_mid.ptr, s);
-            tk::rmsnorm_forward(a.x_mid.ptr, p(proj + 1).w.ptr, rows_, d_, a.n2.ptr, a.inv2.ptr, s);
+            tk::add_rmsnorm_forward(a.x_in.ptr, y_->ptr, p(proj + 1).w.ptr, rows_, d_, a.x_mid.ptr, a.n2.ptr,
+                                    a.inv2.ptr, s);
             l.gate_up->forward(a.n2.ptr, p(proj + 2), a.gate_up.ptr, s);
             tk::swiglu_forward(a.gate_up.ptr, rows_, t_.ffn, a.act.ptr, s);
             l.down->forward(a.act.ptr, p(proj + 3), y_->ptr, s);
-            tk::add_bf16_to(a.x_mid.ptr, y_->ptr, td, stream_in(b + 1), s);
+            const auto norm = next_norm(b + 1);
+            tk::add_rmsnorm_forward(a.x_mid.ptr, y_->ptr, norm.gain, rows_, d_, stream_in(b + 1), norm.out,
+                                    norm.inv_rms, s);
         }
-        tk::rmsnorm_forward(x_->ptr, p(final_norm()).w.ptr, rows_, d_, nf_->ptr, invf_->ptr, s);
         output_->forward(nf_->ptr, output_weight(), logits_->ptr, s);
         tk::cross_entropy(logits_->ptr, bytes.targets, bytes.index, rows_, row_loss_->ptr, dlogits_->ptr, s);
     }
@@ -488,7 +520,8 @@ class TransformerStep {
             train::AdamParams a = rates_.params(o);
             if (!q->decay) a.weight_decay = 0.0f;
             if (o.grad_clip > 0) a.grad_scale = clip_->ptr;
-            train::adamw(q->w.ptr, q->m.ptr, q->v.ptr, q->g.ptr, q->w.count, a, step_.ptr, 0, q->w16.ptr, s);
+            train::adamw(q->w.ptr, q->m.ptr, q->v.ptr, q->g.ptr, q->w.count, a, step_.ptr, 0,
+                         q->bf16_copy ? q->w16.ptr : nullptr, s);
         }
     }
 

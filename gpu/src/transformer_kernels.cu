@@ -5,6 +5,10 @@
 
 #include <algorithm>
 #include <cfloat>
+#include <cstdint>
+#include <initializer_list>
+#include <stdexcept>
+#include <string>
 
 #include "gpu/src/delayed_update.cuh"
 #include "gpu/src/transformer_kernels.hpp"
@@ -49,18 +53,101 @@ __global__ void embed_backward_kernel(const float* dx, const int* offsets, const
     }
 }
 
-// A warp per row: the sum of squares lane-strided, then the tree.
+// V consecutive BF16 or float32 values, loaded and stored as one access (16 bytes at most):
+// the element-wise kernels below move V elements a thread where the sizes allow it.
+template <int V>
+struct alignas(2 * V) Bf16s {
+    bf16 v[V];
+};
+template <int V>
+struct alignas(4 * V < 16 ? 4 * V : 16) Floats {
+    float v[V];
+};
+template <int V>
+__device__ inline Bf16s<V> load_bf16s(const bf16* p) {
+    return *reinterpret_cast<const Bf16s<V>*>(p);
+}
+template <int V>
+__device__ inline void store_bf16s(bf16* p, const Bf16s<V>& x) {
+    *reinterpret_cast<Bf16s<V>*>(p) = x;
+}
+template <int V>
+__device__ inline Floats<V> load_floats(const float* p) {
+    return *reinterpret_cast<const Floats<V>*>(p);
+}
+template <int V>
+__device__ inline void store_floats(float* p, const Floats<V>& x) {
+    *reinterpret_cast<Floats<V>*>(p) = x;
+}
+
+// The widest of 8, 4, 2 (at most `widest`) that divides every size and whose access every
+// pointer is aligned for, else 1.
+int vector_width(std::initializer_list<std::size_t> sizes, std::initializer_list<const void*> pointers, int widest,
+                 int element_bytes) {
+    for (int v = widest; v > 1; v /= 2) {
+        bool fits = true;
+        for (std::size_t n : sizes) fits = fits && n % std::size_t(v) == 0;
+        for (const void* p : pointers)
+            fits = fits && reinterpret_cast<std::uintptr_t>(p) % std::size_t(v * element_bytes) == 0;
+        if (fits) return v;
+    }
+    return 1;
+}
+
+// A warp per row: the sum of squares over V-element slices lane-strided, then the tree.
+template <int V>
 __global__ void rmsnorm_forward_kernel(const float* x, const float* gain, int rows, int d, bf16* y, float* inv_rms) {
     const int r = global_warp(), lane = threadIdx.x & 31;
     if (r >= rows) return;
     const float* xr = x + std::size_t(r) * d;
     float s = 0.0f;
-    for (int c = lane; c < d; c += 32) s += xr[c] * xr[c];
+    for (int c = lane * V; c < d; c += 32 * V) {
+        const Floats<V> a = load_floats<V>(xr + c);
+#pragma unroll
+        for (int e = 0; e < V; ++e) s += a.v[e] * a.v[e];
+    }
     const float inv = 1.0f / sqrtf(warp_sum(s) / float(d) + 1e-5f);
     if (lane == 0) inv_rms[r] = inv;
-    for (int c = lane; c < d; c += 32) y[std::size_t(r) * d + c] = __float2bfloat16(xr[c] * inv * gain[c]);
+    for (int c = lane * V; c < d; c += 32 * V) {
+        const Floats<V> a = load_floats<V>(xr + c), g = load_floats<V>(gain + c);
+        Bf16s<V> out;
+#pragma unroll
+        for (int e = 0; e < V; ++e) out.v[e] = __float2bfloat16(a.v[e] * inv * g.v[e]);
+        store_bf16s<V>(y + std::size_t(r) * d + c, out);
+    }
 }
 
+// The residual add and the RMSNorm after it, a warp per row: out = a + BF16 y (float32), then
+// the norm of out, read back from L2 rather than a second kernel's read from memory.
+template <int V>
+__global__ void add_rmsnorm_kernel(const float* a, const bf16* y, const float* gain, int rows, int d, float* out,
+                                   bf16* normed, float* inv_rms) {
+    const int r = global_warp(), lane = threadIdx.x & 31;
+    if (r >= rows) return;
+    const std::size_t o = std::size_t(r) * d;
+    float s = 0.0f;
+    for (int c = lane * V; c < d; c += 32 * V) {
+        Floats<V> x = load_floats<V>(a + o + c);
+        const Bf16s<V> b = load_bf16s<V>(y + o + c);
+#pragma unroll
+        for (int e = 0; e < V; ++e) {
+            x.v[e] += __bfloat162float(b.v[e]);
+            s += x.v[e] * x.v[e];
+        }
+        store_floats<V>(out + o + c, x);
+    }
+    const float inv = 1.0f / sqrtf(warp_sum(s) / float(d) + 1e-5f);
+    if (lane == 0) inv_rms[r] = inv;
+    for (int c = lane * V; c < d; c += 32 * V) {  // the lane's own stores: program order makes them visible
+        const Floats<V> x = load_floats<V>(out + o + c), g = load_floats<V>(gain + c);
+        Bf16s<V> n;
+#pragma unroll
+        for (int e = 0; e < V; ++e) n.v[e] = __float2bfloat16(x.v[e] * inv * g.v[e]);
+        store_bf16s<V>(normed + o + c, n);
+    }
+}
+
+template <int V>
 __global__ void rmsnorm_backward_kernel(const float* x, const float* gain, const float* inv_rms, const bf16* dy,
                                         int rows, int d, float* dx) {
     const int r = global_warp(), lane = threadIdx.x & 31;
@@ -68,9 +155,21 @@ __global__ void rmsnorm_backward_kernel(const float* x, const float* gain, const
     const std::size_t o = std::size_t(r) * d;
     const float inv = inv_rms[r];
     float s = 0.0f;
-    for (int c = lane; c < d; c += 32) s += x[o + c] * gain[c] * __bfloat162float(dy[o + c]);
+    for (int c = lane * V; c < d; c += 32 * V) {
+        const Floats<V> a = load_floats<V>(x + o + c), g = load_floats<V>(gain + c);
+        const Bf16s<V> dyv = load_bf16s<V>(dy + o + c);
+#pragma unroll
+        for (int e = 0; e < V; ++e) s += a.v[e] * g.v[e] * __bfloat162float(dyv.v[e]);
+    }
     const float k = warp_sum(s) * inv * inv * inv / float(d);
-    for (int c = lane; c < d; c += 32) dx[o + c] += inv * gain[c] * __bfloat162float(dy[o + c]) - x[o + c] * k;
+    for (int c = lane * V; c < d; c += 32 * V) {
+        const Floats<V> a = load_floats<V>(x + o + c), g = load_floats<V>(gain + c);
+        const Bf16s<V> dyv = load_bf16s<V>(dy + o + c);
+        Floats<V> out = load_floats<V>(dx + o + c);
+#pragma unroll
+        for (int e = 0; e < V; ++e) out.v[e] += inv * g.v[e] * __bfloat162float(dyv.v[e]) - a.v[e] * k;
+        store_floats<V>(dx + o + c, out);
+    }
 }
 
 constexpr int kPartialRows = 64;
@@ -92,20 +191,29 @@ __global__ void sum_parts_kernel(const float* partials, int parts, int d, float*
     }
 }
 
+// V channel pairs a thread: channels i .. i + V - 1 of a head and their partners half on.
+template <int V>
 __global__ void rotary_kernel(bf16* x, int ld, int rows, int heads, int head_size, int sequence, const float* cos,
                               const float* sin, bool inverse) {
-    const int half = head_size / 2;
-    const std::size_t n = std::size_t(rows) * heads * half;
-    for (std::size_t i = blockIdx.x * std::size_t(blockDim.x) + threadIdx.x; i < n;
-         i += std::size_t(gridDim.x) * blockDim.x) {
-        const int pair = int(i % half), h = int(i / half % heads), r = int(i / half / heads);
-        const int pos = r % sequence;
-        bf16* v = x + std::size_t(r) * ld + std::size_t(h) * head_size;
-        const float a = __bfloat162float(v[pair]), b = __bfloat162float(v[pair + half]);
-        const float c = cos[std::size_t(pos) * half + pair], s0 = sin[std::size_t(pos) * half + pair];
-        const float s = inverse ? -s0 : s0;
-        v[pair] = __float2bfloat16(a * c - b * s);
-        v[pair + half] = __float2bfloat16(b * c + a * s);
+    const int half = head_size / 2, groups = half / V, per_row = heads * groups;
+    const unsigned n = unsigned(rows) * unsigned(per_row);  // below 2^31: rotary() checks
+    for (unsigned i = blockIdx.x * blockDim.x + threadIdx.x; i < n; i += gridDim.x * blockDim.x) {
+        const int r = int(i / unsigned(per_row)), t = int(i % unsigned(per_row));
+        const int pair = (t % groups) * V, pos = r % sequence;
+        bf16* v = x + std::size_t(r) * ld + std::size_t(t / groups) * head_size + pair;
+        const Bf16s<V> a = load_bf16s<V>(v), b = load_bf16s<V>(v + half);
+        const Floats<V> c = load_floats<V>(cos + std::size_t(pos) * half + pair);
+        const Floats<V> s0 = load_floats<V>(sin + std::size_t(pos) * half + pair);
+        Bf16s<V> ra, rb;
+#pragma unroll
+        for (int e = 0; e < V; ++e) {
+            const float fa = __bfloat162float(a.v[e]), fb = __bfloat162float(b.v[e]);
+            const float s = inverse ? -s0.v[e] : s0.v[e];
+            ra.v[e] = __float2bfloat16(fa * c.v[e] - fb * s);
+            rb.v[e] = __float2bfloat16(fb * c.v[e] + fa * s);
+        }
+        store_bf16s<V>(v, ra);
+        store_bf16s<V>(v + half, rb);
     }
 }
 
@@ -148,36 +256,55 @@ __global__ void store_columns_kernel(const float* src, int rows, int width, bf16
 
 __device__ inline float sigmoid(float x) { return 1.0f / (1.0f + expf(-x)); }
 
+// V columns a thread; row r's gate is gate_up's columns 0 .. f - 1, its up f .. 2f - 1.
+template <int V>
 __global__ void swiglu_forward_kernel(const bf16* gu, int rows, int f, bf16* act) {
-    const std::size_t n = std::size_t(rows) * f;
-    for (std::size_t i = blockIdx.x * std::size_t(blockDim.x) + threadIdx.x; i < n;
-         i += std::size_t(gridDim.x) * blockDim.x) {
-        const std::size_t r = i / f, c = i % f;
-        const float g = __bfloat162float(gu[r * 2 * f + c]), u = __bfloat162float(gu[r * 2 * f + f + c]);
-        act[i] = __float2bfloat16(g * sigmoid(g) * u);
+    const unsigned per_row = unsigned(f / V), n = unsigned(rows) * per_row;  // below 2^31: the launchers check
+    for (unsigned i = blockIdx.x * blockDim.x + threadIdx.x; i < n; i += gridDim.x * blockDim.x) {
+        const std::size_t r = i / per_row, c = i % per_row * V;
+        const Bf16s<V> g = load_bf16s<V>(gu + r * 2 * f + c), u = load_bf16s<V>(gu + r * 2 * f + f + c);
+        Bf16s<V> out;
+#pragma unroll
+        for (int e = 0; e < V; ++e) {
+            const float gf = __bfloat162float(g.v[e]);
+            out.v[e] = __float2bfloat16(gf * sigmoid(gf) * __bfloat162float(u.v[e]));
+        }
+        store_bf16s<V>(act + r * f + c, out);
     }
 }
+template <int V>
 __global__ void swiglu_backward_kernel(const bf16* gu, const bf16* dact, int rows, int f, bf16* dgu) {
-    const std::size_t n = std::size_t(rows) * f;
-    for (std::size_t i = blockIdx.x * std::size_t(blockDim.x) + threadIdx.x; i < n;
-         i += std::size_t(gridDim.x) * blockDim.x) {
-        const std::size_t r = i / f, c = i % f;
-        const float g = __bfloat162float(gu[r * 2 * f + c]), u = __bfloat162float(gu[r * 2 * f + f + c]);
-        const float d = __bfloat162float(dact[i]), sg = sigmoid(g);
-        dgu[r * 2 * f + f + c] = __float2bfloat16(d * g * sg);
-        dgu[r * 2 * f + c] = __float2bfloat16(d * u * sg * (1.0f + g * (1.0f - sg)));
+    const unsigned per_row = unsigned(f / V), n = unsigned(rows) * per_row;  // below 2^31: the launchers check
+    for (unsigned i = blockIdx.x * blockDim.x + threadIdx.x; i < n; i += gridDim.x * blockDim.x) {
+        const std::size_t r = i / per_row, c = i % per_row * V;
+        const Bf16s<V> g = load_bf16s<V>(gu + r * 2 * f + c), u = load_bf16s<V>(gu + r * 2 * f + f + c);
+        const Bf16s<V> d = load_bf16s<V>(dact + r * f + c);
+        Bf16s<V> dg, du;
+#pragma unroll
+        for (int e = 0; e < V; ++e) {
+            const float gf = __bfloat162float(g.v[e]), uf = __bfloat162float(u.v[e]), df = __bfloat162float(d.v[e]);
+            const float sg = sigmoid(gf);
+            du.v[e] = __float2bfloat16(df * gf * sg);
+            dg.v[e] = __float2bfloat16(df * uf * sg * (1.0f + gf * (1.0f - sg)));
+        }
+        store_bf16s<V>(dgu + r * 2 * f + c, dg);
+        store_bf16s<V>(dgu + r * 2 * f + f + c, du);
     }
 }
 
-__global__ void add_bf16_kernel(float* x, const bf16* y, std::size_t n) {
-    for (std::size_t i = blockIdx.x * std::size_t(blockDim.x) + threadIdx.x; i < n;
-         i += std::size_t(gridDim.x) * blockDim.x)
-        x[i] += __bfloat162float(y[i]);
-}
+// out = a + BF16 y, V elements a thread (the rest, n mod V, by the first threads).
+template <int V>
 __global__ void add_bf16_to_kernel(const float* a, const bf16* y, std::size_t n, float* out) {
-    for (std::size_t i = blockIdx.x * std::size_t(blockDim.x) + threadIdx.x; i < n;
-         i += std::size_t(gridDim.x) * blockDim.x)
-        out[i] = a[i] + __bfloat162float(y[i]);
+    const std::size_t vectors = n / V, stride = std::size_t(gridDim.x) * blockDim.x;
+    const std::size_t first = blockIdx.x * std::size_t(blockDim.x) + threadIdx.x;
+    for (std::size_t i = first; i < vectors; i += stride) {
+        Floats<V> x = load_floats<V>(a + i * V);
+        const Bf16s<V> b = load_bf16s<V>(y + i * V);
+#pragma unroll
+        for (int e = 0; e < V; ++e) x.v[e] += __bfloat162float(b.v[e]);
+        store_floats<V>(out + i * V, x);
+    }
+    for (std::size_t i = vectors * V + first; i < n; i += stride) out[i] = a[i] + __bfloat162float(y[i]);
 }
 __global__ void add_f32_kernel(float* x, const float* y, std::size_t n) {
     for (std::size_t i = blockIdx.x * std::size_t(blockDim.x) + threadIdx.x; i < n;
@@ -280,6 +407,12 @@ __global__ void clip_factor_kernel(const double* partials, int count, float clip
     if (threadIdx.x == 0) *factor = lanes[0] > double(clip) * clip ? float(clip / sqrt(lanes[0])) : 1.0f;
 }
 
+// The kernels that split an index into row and column do it in 32 bits.
+void check_count(std::size_t n, const char* what) {
+    if (n >= (std::size_t(1) << 31))
+        throw std::invalid_argument(std::string(what) + ": more than 2^31 elements in one call");
+}
+
 const bf16* b(const void* p) { return static_cast<const bf16*>(p); }
 bf16* b(void* p) { return static_cast<bf16*>(p); }
 
@@ -295,12 +428,25 @@ void embed_backward(const float* dx, const int* offsets, const int* positions, c
     embed_backward_kernel<<<grid, 128, 0, stream>>>(dx, offsets, positions, step, rows, d, table_grad);
 }
 void rmsnorm_forward(const float* x, const float* gain, int rows, int d, void* y, float* inv_rms, cudaStream_t stream) {
-    rmsnorm_forward_kernel<<<warps_grid(std::size_t(rows)), kThreads, 0, stream>>>(x, gain, rows, d, b(y), inv_rms);
+    const auto kernel = vector_width({std::size_t(d)}, {x, gain}, 4, 4) == 4 && vector_width({}, {y}, 4, 2) == 4
+                            ? rmsnorm_forward_kernel<4>
+                            : rmsnorm_forward_kernel<1>;
+    kernel<<<warps_grid(std::size_t(rows)), kThreads, 0, stream>>>(x, gain, rows, d, b(y), inv_rms);
+}
+void add_rmsnorm_forward(const float* a, const void* y, const float* gain, int rows, int d, float* out, void* normed,
+                         float* inv_rms, cudaStream_t stream) {
+    const auto kernel =
+        vector_width({std::size_t(d)}, {a, gain, out}, 4, 4) == 4 && vector_width({}, {y, normed}, 4, 2) == 4
+            ? add_rmsnorm_kernel<4>
+            : add_rmsnorm_kernel<1>;
+    kernel<<<warps_grid(std::size_t(rows)), kThreads, 0, stream>>>(a, b(y), gain, rows, d, out, b(normed), inv_rms);
 }
 void rmsnorm_backward(const float* x, const float* gain, const float* inv_rms, const void* dy, int rows, int d,
                       float* dx, float* partials, float* gain_grad, cudaStream_t stream) {
-    rmsnorm_backward_kernel<<<warps_grid(std::size_t(rows)), kThreads, 0, stream>>>(x, gain, inv_rms, b(dy), rows, d,
-                                                                                    dx);
+    const auto kernel = vector_width({std::size_t(d)}, {x, gain, dx}, 4, 4) == 4 && vector_width({}, {dy}, 4, 2) == 4
+                            ? rmsnorm_backward_kernel<4>
+                            : rmsnorm_backward_kernel<1>;
+    kernel<<<warps_grid(std::size_t(rows)), kThreads, 0, stream>>>(x, gain, inv_rms, b(dy), rows, d, dx);
     const int parts = (rows + kPartialRows - 1) / kPartialRows;
     gain_partials_kernel<<<dim3(unsigned((d + 127) / 128), unsigned(parts)), 128, 0, stream>>>(x, inv_rms, b(dy), rows,
                                                                                                d, partials);
@@ -308,8 +454,16 @@ void rmsnorm_backward(const float* x, const float* gain, const float* inv_rms, c
 }
 void rotary(void* x, int ld, int rows, int heads, int head_size, int sequence, const float* cos, const float* sin,
             bool inverse, cudaStream_t stream) {
-    rotary_kernel<<<grid_for(std::size_t(rows) * heads * head_size / 2), kThreads, 0, stream>>>(
-        b(x), ld, rows, heads, head_size, sequence, cos, sin, inverse);
+    const int half = head_size / 2;
+    check_count(std::size_t(rows) * heads * half, "rotary");
+    const int v = std::min(vector_width({std::size_t(half), std::size_t(ld)}, {x}, 8, 2),
+                           vector_width({std::size_t(half)}, {cos, sin}, 8, 4));
+    const std::size_t threads = std::size_t(rows) * heads * (half / v);
+    const auto kernel = v == 8   ? rotary_kernel<8>
+                        : v == 4 ? rotary_kernel<4>
+                        : v == 2 ? rotary_kernel<2>
+                                 : rotary_kernel<1>;
+    kernel<<<grid_for(threads), kThreads, 0, stream>>>(b(x), ld, rows, heads, head_size, sequence, cos, sin, inverse);
 }
 void causal_softmax(const float* s, int count, int n, float scale, void* p, cudaStream_t stream) {
     causal_softmax_kernel<<<warps_grid(std::size_t(count)), kThreads, 0, stream>>>(s, count, n, scale, b(p));
@@ -323,17 +477,27 @@ void store_columns(const float* src, int rows, int width, void* dst, int ld, cud
     store_columns_kernel<<<grid_for(std::size_t(rows) * width), kThreads, 0, stream>>>(src, rows, width, b(dst), ld);
 }
 void swiglu_forward(const void* gate_up, int rows, int f, void* act, cudaStream_t stream) {
-    swiglu_forward_kernel<<<grid_for(std::size_t(rows) * f), kThreads, 0, stream>>>(b(gate_up), rows, f, b(act));
+    check_count(std::size_t(rows) * f, "swiglu");
+    const int v = vector_width({std::size_t(f)}, {gate_up, act}, 8, 2);
+    const auto kernel = v == 8   ? swiglu_forward_kernel<8>
+                        : v == 4 ? swiglu_forward_kernel<4>
+                        : v == 2 ? swiglu_forward_kernel<2>
+                                 : swiglu_forward_kernel<1>;
+    kernel<<<grid_for(std::size_t(rows) * (f / v)), kThreads, 0, stream>>>(b(gate_up), rows, f, b(act));
 }
 void swiglu_backward(const void* gate_up, const void* dact, int rows, int f, void* dgate_up, cudaStream_t stream) {
-    swiglu_backward_kernel<<<grid_for(std::size_t(rows) * f), kThreads, 0, stream>>>(b(gate_up), b(dact), rows, f,
-                                                                                     b(dgate_up));
+    check_count(std::size_t(rows) * f, "swiglu");
+    const int v = vector_width({std::size_t(f)}, {gate_up, dact, dgate_up}, 8, 2);
+    const auto kernel = v == 8   ? swiglu_backward_kernel<8>
+                        : v == 4 ? swiglu_backward_kernel<4>
+                        : v == 2 ? swiglu_backward_kernel<2>
+                                 : swiglu_backward_kernel<1>;
+    kernel<<<grid_for(std::size_t(rows) * (f / v)), kThreads, 0, stream>>>(b(gate_up), b(dact), rows, f, b(dgate_up));
 }
 void add_bf16(float* x, const void* y, std::size_t n, cudaStream_t stream) {
-    add_bf16_kernel<<<grid_for(n), kThreads, 0, stream>>>(x, b(y), n);
-}
-void add_bf16_to(const float* a, const void* y, std::size_t n, float* out, cudaStream_t stream) {
-    add_bf16_to_kernel<<<grid_for(n), kThreads, 0, stream>>>(a, b(y), n, out);
+    const bool wide = vector_width({}, {x}, 4, 4) == 4 && vector_width({}, {y}, 4, 2) == 4;
+    (wide ? add_bf16_to_kernel<4> : add_bf16_to_kernel<1>)<<<grid_for(wide ? n / 4 : n), kThreads, 0, stream>>>(x, b(y),
+                                                                                                                n, x);
 }
 void add_f32(float* x, const float* y, std::size_t n, cudaStream_t stream) {
     add_f32_kernel<<<grid_for(n), kThreads, 0, stream>>>(x, y, n);

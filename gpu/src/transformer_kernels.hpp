@@ -1,9 +1,10 @@
 // SPDX-License-Identifier: Apache-2.0
 // Launchers of the transformer's kernels besides its GEMMs (plain C++17 types, like
 // train_kernels.hpp): embedding, RMSNorm, rotary, attention's causal softmax, SwiGLU,
-// cross-entropy, the residual adds, delayed scaling's step end and the gradient clip
-// (attention's products are cuBLASLt's batched GEMMs, gpu_transformer.cpp). Each follows the CPU emulator's
-// operation (emulator/transformer_ops.hpp) in float32; BF16 tensors are void pointers.
+// cross-entropy, the residual adds, delayed scaling's step end and the gradient clip (fused
+// attention is flash_attention.hpp; the other path's products are cuBLASLt's batched GEMMs).
+// Each follows the CPU emulator's operation (emulator/transformer_ops.hpp) in float32; BF16
+// tensors are void pointers.
 #pragma once
 
 #include <cuda_runtime.h>
@@ -25,6 +26,9 @@ void embed_backward(const float* dx, const int* offsets, const int* positions, c
 
 // y = BF16(x / rms(x) * gain) row by row; inv_rms[r] = 1 / rms.
 void rmsnorm_forward(const float* x, const float* gain, int rows, int d, void* y, float* inv_rms, cudaStream_t stream);
+// out = a + BF16 y (the residual add, float32), then y_norm and inv_rms of out as rmsnorm_forward's.
+void add_rmsnorm_forward(const float* a, const void* y, const float* gain, int rows, int d, float* out, void* normed,
+                         float* inv_rms, cudaStream_t stream);
 // dx += the RMSNorm's input gradient from dy (BF16); gain_grad = sum over rows of
 // dy x inv_rms (partials of 64 rows each in `partials`, rows / 64 rounded up times d floats,
 // then added in order).
@@ -51,8 +55,6 @@ void swiglu_backward(const void* gate_up, const void* dact, int rows, int f, voi
 
 // x += BF16 y (float32 x).
 void add_bf16(float* x, const void* y, std::size_t n, cudaStream_t stream);
-// out = a + BF16 y (float32 a and out): the residual add without a copy first.
-void add_bf16_to(const float* a, const void* y, std::size_t n, float* out, cudaStream_t stream);
 void add_f32(float* x, const float* y, std::size_t n, cudaStream_t stream);
 
 // Cross-entropy over 256 logits a row (BF16): row_loss[r] (nats), dlogits = BF16((softmax -

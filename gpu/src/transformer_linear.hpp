@@ -46,6 +46,9 @@ struct DeviceParameter {
     std::string name;
     int rows, cols;
     bool decay;
+    // Some BF16 GEMM reads w16, so AdamW writes it (an FP8 layer's weight, a norm's gain and
+    // an untied embedding need no copy: 2 bytes a parameter less to write each step).
+    bool bf16_copy = false;
     DeviceBuffer<float> w, m, v, g;
     DeviceBuffer<__nv_bfloat16> w16;
     DeviceParameter(const emu::ParameterGradient& p, bool decays)
@@ -170,6 +173,8 @@ class LinearLayer {
     // dy: BF16 rows x out (or float32, as the residual stream's gradient is); dx may be null.
     virtual void backward(const void* x, const DeviceParameter& weight, const void* dy, bool dy_f32, float* weight_grad,
                           void* dx, cudaStream_t s) = 0;
+    // Whether its GEMMs read the weight's BF16 copy.
+    virtual bool reads_bf16_weight() const { return false; }
 };
 
 // BF16, or FP8 with per-tensor scaling on the FP8 tensor cores.
@@ -219,6 +224,7 @@ class Linear final : public LinearLayer {
         wgrad_->run(g_->codes_t.ptr, x_->codes_t.ptr, weight_grad, workspace_, s);
         if (dx) dgrad_->run(g_->codes.ptr, w_->codes_t.ptr, dx, workspace_, s);
     }
+    bool reads_bf16_weight() const override { return !fp8_; }
 
   private:
     void ensure_bf16_scratch() {
