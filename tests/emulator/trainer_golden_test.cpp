@@ -130,11 +130,12 @@ std::vector<Case> cases() {
 std::string as_v1_text(std::string v3) {
     const std::string magic = "# fp8lab amax trace v3\n";
     REQUIRE(v3.rfind(magic, 0) == 0);
-    v3.replace(0, magic.size(), "# fp8lab amax trace v1\n");
+    // Edits in place by index and erase: GCC 12 warns falsely (-Wrestrict) on replace() with a literal.
+    v3[magic.size() - 2] = '1';  // "v3\n" -> "v1\n"
     const std::string columns = ",elements,zeros,flushed,saturated,subnormal,relative_error\n";
     const std::size_t header = v3.find(columns);
     REQUIRE(header != std::string::npos);
-    v3.replace(header, columns.size(), "\n");
+    v3.erase(header, columns.size() - 1);  // the columns, their line's end kept
     for (std::size_t at = v3.find(",,,,,,\n"); at != std::string::npos; at = v3.find(",,,,,,\n", at)) v3.erase(at, 6);
     const std::size_t count_line = v3.rfind("# records: ");
     REQUIRE(count_line != std::string::npos);
