@@ -8,6 +8,10 @@
 #   same    the FP8 amax traces and losses of tiny and small equal those of $BASE_EXE, for each
 #           recipe of $SAME_RECIPES (default: delayed)
 #   profile each kernel's time (Nsight Compute) in 3 large steps of each $PROFILE_RECIPES
+#   transformer  the transformer's median step and last loss at the GPT-2-small and wide
+#           presets, BF16 and FP8 delayed, 40 steps, two rounds (alternating with $BASE_EXE)
+#   tprofile each kernel's time, summed over its launches, in 3 steps of the wide preset
+#           (BF16 and FP8 delayed), largest first
 # A binary at $BASE_EXE (an earlier build), or the tree at $BASE_SRC (built here too), is
 # benched in the same run, alternating with this one: two versions side by side on one GPU.
 set -uo pipefail
@@ -27,6 +31,13 @@ fi
 bench() {  # $1: label, $2: binary, then bench options
   local label="$1" bin="$2"; shift 2
   "$bin" bench gpu --steps 200 --warmup 20 "$@" 2>/dev/null | tee -a "$out/bench-$label.txt"
+}
+# The transformer presets of gpu/src/trainer_config.cpp as `train` options.
+gpt2_small="--width 768 --blocks 12 --heads 12 --kv-heads 12 --ffn 3072 --sequence 1024 --tokens 8192"
+wide="--width 4096 --blocks 2 --heads 32 --kv-heads 8 --ffn 11008 --sequence 2048 --tokens 8192"
+transformer_step() {  # $1: label, $2: binary, $3: preset options, $4: precision options
+  local log; log=$("$2" train --backend gpu --model transformer $3 --steps 40 $4 2>&1)
+  echo "$1 | $(echo "$log" | grep "median step" | head -1) | last loss: $(echo "$log" | tail -1)" | tee -a "$out/transformer.txt"
 }
 for what in "$@"; do
   case "$what" in
@@ -71,6 +82,25 @@ for what in "$@"; do
         awk '/^  [A-Za-z_]/ {name=$0} /gpu__time_duration.sum/ {print $NF, $(NF-1), $(NF-2), $(NF-3), "|", name}' \
           "$scratch/profile-$r.txt" >"$out/profile-$r.txt"
         cp "$scratch/profile-$r.txt" "$out/profile-$r-full.txt"
+      done ;;
+    transformer)
+      for round in 1 2; do
+        for preset in gpt2_small wide; do
+          for precision in "--precision bf16" "--precision fp8 --recipe delayed"; do
+            transformer_step "new $preset $precision" "$exe" "${!preset}" "$precision"
+            if [ -n "${BASE_EXE:-}" ]; then transformer_step "base $preset $precision" "$BASE_EXE" "${!preset}" "$precision"; fi
+          done
+        done
+      done ;;
+    tprofile)
+      for precision in bf16 fp8; do
+        ncu --clock-control none --launch-count 300 --print-summary per-kernel --metrics gpu__time_duration.sum \
+          "$exe" train --backend gpu --model transformer $wide --steps 3 --precision $precision >"$scratch/tprofile-$precision.txt" 2>&1
+        # name | launches | mean | total, in ms (the summary's unit converted), largest total first
+        awk '/^  [A-Za-z_]/ {name=substr($0, 3, 70); n=0; if (match($0, /Invocations [0-9]+/)) n=substr($0, RSTART+12, RLENGTH-12)}
+             /gpu__time_duration.sum/ {f=($2=="ns")?1e-6:($2=="us")?1e-3:($2=="ms")?1:1e3; printf "%s | %d | %.4f | %.3f\n", name, n, $NF*f, n*$NF*f}' \
+          "$scratch/tprofile-$precision.txt" | sort -t'|' -k4 -gr >"$out/tprofile-$precision.txt"
+        head -25 "$out/tprofile-$precision.txt"
       done ;;
     *) echo "unknown: $what" >&2; exit 2 ;;
   esac
