@@ -98,6 +98,43 @@ FP8LAB_INLINE void round_body(const float* __restrict in, float* __restrict out,
 // value (the code decoded, times the block's scale_inv; the codes are not kept).
 enum class Write { Nothing, Codes, Values };
 
+// The values of a round-to-nearest-even cast, rounded in float32's own bits: decode(code)
+// without the code. In the normal range, add half an ulp less one plus the kept last bit
+// and clear the bits below the format's mantissa; in the subnormal range the FPU rounds
+// (|x| + 2^k) - 2^k to the format's step (exact: the difference is a multiple of it). Both
+// are the float32 of the code's value (nearest_even_magnitude's two paths, rebiased), the
+// rest of the work of encoding and decoding is left out. Overflow and Inf take the largest
+// value (what a saturating cast writes); a NaN, or an Inf or overflow when the cast does not
+// saturate, is counted, and the caller redoes the row through its codes (cast_rows). Needs
+// a least normal above float32's (every format with a decode: FP8, FP6, FP4).
+template <bool PerElement>
+FP8LAB_INLINE RangeTally nearest_even_values(const float* __restrict in, float* __restrict values, std::size_t n,
+                                             const LoopParams& p, const NearestEvenConstants& c,
+                                             const float* __restrict multipliers, float scale_inv,
+                                             const float* __restrict scale_invs) {
+    const float scale = p.scale, magic = c.magic;
+    const std::uint32_t keep = ~((1u << c.shift) - 1u), half_minus_one = c.half_minus_one, shift = c.shift,
+                        least_normal = c.least_normal_bits, largest = (p.k.max_magnitude + c.rebias) << c.shift;
+    std::uint32_t nan = 0, inf = 0, over = 0, flushed = 0, subnormal = 0;
+    for (std::size_t i = 0; i < n; ++i) {
+        const std::uint32_t u = std::bit_cast<std::uint32_t>(in[i] * (PerElement ? multipliers[i] : scale));
+        const std::uint32_t a = u & 0x7FFFFFFFu;
+        const std::uint32_t normal = (a + half_minus_one + ((a >> shift) & 1u)) & keep;
+        const std::uint32_t small = std::bit_cast<std::uint32_t>((std::bit_cast<float>(a) + magic) - magic);
+        const std::uint32_t r = a < least_normal ? small : normal;
+        const std::uint32_t past = r > largest ? 1u : 0u;
+        const std::uint32_t v = past ? largest : r;
+        values[i] = std::bit_cast<float>(v | (u & 0x80000000u)) * (PerElement ? scale_invs[i] : scale_inv);
+        const std::uint32_t finite = a < 0x7F800000u;
+        nan += a > 0x7F800000u;
+        inf += a == 0x7F800000u;
+        over += finite & past;
+        flushed += finite & (a != 0) & (r == 0);
+        subnormal += finite & (r != 0) & (r < least_normal);
+    }
+    return {nan, inf, over, flushed, subnormal};
+}
+
 // The range tally of x * scale, from one rounding per element, with what W says written.
 // PerElement: element i's multiplier (and scale_inv) is multipliers[i] (scale_invs[i])
 // instead of p.scale (scale_inv): blocks one column wide. Bitwise &, not &&:
@@ -111,6 +148,9 @@ FP8LAB_INLINE RangeTally tally_body(const float* __restrict in, std::uint8_t* __
     const float scale = p.scale;
     const Float32KernelConstants k = p.k;
     const NearestEvenConstants c = nearest_even_constants(k);
+    if constexpr (Mode == RoundingMode::NearestEven && W == Write::Values)
+        if (c.least_normal_bits != 0)
+            return nearest_even_values<PerElement>(in, values, n, p, c, multipliers, scale_inv, scale_invs);
     CodeDecoder d{};
     if constexpr (W == Write::Values) d = *decoder;
     std::uint32_t nan = 0, inf = 0, over = 0, flushed = 0, subnormal = 0;
