@@ -3,6 +3,8 @@
 #include "emulator/block_recipes.hpp"
 
 #include <algorithm>
+#include <bit>
+#include <cstdint>
 #include <cfloat>
 #include <cmath>
 #include <limits>
@@ -19,9 +21,23 @@ namespace {
 
 constexpr std::uint8_t kE8m0Nan = 0xFF;
 
+// 2^k for k in [-127, 127], from its bits (ldexp's value, without a library call per block):
+// 2^-127 is float32's subnormal 0x00400000.
+float power_of_two(int k) {
+    return k >= -126 ? std::bit_cast<float>(std::uint32_t(k + 127) << 23)
+                     : std::bit_cast<float>(0x00800000u >> (-126 - k));
+}
+
 BlockScale e8m0_scale(int code) {
     // X = 2^(code - 127); elements are multiplied by 1/X = 2^(127 - code), exact in float.
-    return {std::ldexp(1.0f, 127 - code), std::ldexp(1.0f, code - 127), static_cast<std::uint8_t>(code)};
+    return {power_of_two(127 - code), power_of_two(code - 127), static_cast<std::uint8_t>(code)};
+}
+
+// floor(log2 a) of a finite a > 0, from the exponent field (ilogb's value; float32
+// subnormals, which have no field to read it from, through ilogb).
+int floor_log2(float a) {
+    const int field = int(std::bit_cast<std::uint32_t>(a) >> 23);
+    return field > 0 ? field - 127 : std::ilogb(a);
 }
 
 BlockScale nan_scale() { return {1.0f, std::numeric_limits<float>::quiet_NaN(), kE8m0Nan}; }
@@ -60,7 +76,7 @@ QuantizedTensor quantize_mx(std::span<const float> x, std::size_t rows, std::siz
             if (std::isinf(a)) return nan_scale();
             if (rule == MxScaleRule::OcpFloor) {
                 // floor(log2(amax)) from the bits (ilogb), never from log2f.
-                const int unbiased = a == 0.0f ? -127 : std::ilogb(a) - emax;
+                const int unbiased = a == 0.0f ? -127 : floor_log2(a) - emax;
                 return e8m0_scale(std::clamp(unbiased + 127, 0, 254));
             }
             const ConvertOptions up{RoundingMode::Up, Saturation::Finite};

@@ -202,3 +202,23 @@ TEST_CASE("block quantiser: the recipes' results do not depend on the thread cou
     };
     check_equal(one[0], reference_blocks(x, rows, cols, {1, 32}, e4m3(), {}, floor_rule));
 }
+
+TEST_CASE("MX floor's scale for a block amax of every power of two float32 holds, subnormals included") {
+    // The scale from the amax's exponent field (ilogb below float32's normals) and 2^k from
+    // its bits: the E8M0 code floor(log2 amax) - emax + 127, clamped, and the scale's value
+    // that ldexp gives, at every exponent from float32's least subnormal to its largest.
+    const int emax = e4m3().max_exponent;
+    int checked = 0;
+    for (int k = -149; k <= 127; ++k) {
+        CAPTURE(k);
+        std::vector<float> x(32, 0.0f);
+        x[5] = -std::ldexp(1.0f, k) * 1.5f;  // not a power of two: floor matters
+        const QuantizedTensor q = quantize_mx(x, 1, 32, e4m3(), MxScaleRule::OcpFloor);
+        const int code = std::clamp(k - emax + 127, 0, 254);
+        CHECK(int(q.scale_codes[0]) == code);
+        CHECK(std::bit_cast<std::uint32_t>(q.block_scale_inv[0]) ==
+              std::bit_cast<std::uint32_t>(std::ldexp(1.0f, code - 127)));
+        ++checked;
+    }
+    CHECK(checked == 277);
+}
