@@ -16,6 +16,14 @@ using namespace fp8lab::emu;
 
 namespace {
 
+// The sanitizer tree checks the loop's memory and arithmetic, not its results again: every
+// fourth exponent there (each path and both ends are still reached), every one elsewhere.
+#ifdef FP8LAB_SANITIZER_TREE
+constexpr int kFieldStep = 4;
+#else
+constexpr int kFieldStep = 1;
+#endif
+
 int exponent_field(float x) { return int(std::bit_cast<std::uint32_t>(x) >> 23); }
 
 // Every input with exponent field `field` and sign `sign`: the values path and the codes
@@ -56,7 +64,8 @@ TEST_CASE("a cast's values equal its codes decoded, for every input near each fo
         const int low = std::max(1, exponent_field(float(f.min_subnormal > 0 ? f.min_subnormal : f.min_normal)) - 2);
         const int high = std::min(254, exponent_field(float(f.max_finite)) + 2);
         std::vector<std::uint32_t> fields;
-        for (int e = low; e <= high; ++e) fields.push_back(std::uint32_t(e));
+        for (int e = low; e <= high; e += kFieldStep) fields.push_back(std::uint32_t(e));
+        if (fields.back() != std::uint32_t(high)) fields.push_back(std::uint32_t(high));
         fields.push_back(0);    // float32's subnormals
         fields.push_back(255);  // Inf and NaN
         for (const std::uint32_t field : fields) {
