@@ -70,29 +70,27 @@ QuantizedTensor quantize_mx(std::span<const float> x, std::size_t rows, std::siz
         throw std::invalid_argument("MX elements are FP8, FP6 or FP4, not " + std::string(element.name));
     const int emax = element.max_exponent;
     const float inv_max = 1.0f / static_cast<float>(element.max_finite);
-    QuantizedTensor q = quantize_blocks(
-        x, rows, cols, block, element, options,
-        [&](float a) {
-            if (std::isinf(a)) return nan_scale();
-            if (rule == MxScaleRule::OcpFloor) {
-                // floor(log2(amax)) from the bits (ilogb), never from log2f.
-                const int unbiased = a == 0.0f ? -127 : floor_log2(a) - emax;
-                return e8m0_scale(std::clamp(unbiased + 127, 0, 254));
-            }
-            const ConvertOptions up{RoundingMode::Up, Saturation::Finite};
-            return e8m0_scale(static_cast<int>(encode(e8m0(), a * inv_max, up)));
-        },
-        values);
+    const auto scale_of = [&](float a) {
+        if (std::isinf(a)) return nan_scale();
+        if (rule == MxScaleRule::OcpFloor) {
+            // floor(log2(amax)) from the bits (ilogb), never from log2f.
+            const int unbiased = a == 0.0f ? -127 : floor_log2(a) - emax;
+            return e8m0_scale(std::clamp(unbiased + 127, 0, 254));
+        }
+        const ConvertOptions up{RoundingMode::Up, Saturation::Finite};
+        return e8m0_scale(static_cast<int>(encode(e8m0(), a * inv_max, up)));
+    };
+    QuantizedTensor q = quantize_blocks(x, rows, cols, block, element, options, scale_each(scale_of), values);
     q.scale_format = &e8m0();
     return q;
 }
 
 QuantizedTensor quantize_blockwise(std::span<const float> x, std::size_t rows, std::size_t cols, BlockShape block,
                                    const ConvertOptions& options) {
-    return quantize_blocks(x, rows, cols, block, e4m3(), options, [](float a) {
-        const ScalePair s = current_scale(a, e4m3(), true);
-        return BlockScale{s.scale, s.scale_inv};
-    });
+    return quantize_blocks(x, rows, cols, block, e4m3(), options, scale_each([](float a) {
+                               const ScalePair s = current_scale(a, e4m3(), true);
+                               return BlockScale{s.scale, s.scale_inv};
+                           }));
 }
 
 QuantizedTensor quantize_nvfp4(std::span<const float> input, std::size_t rows, std::size_t cols, const Nvfp4Options& o,
@@ -119,17 +117,15 @@ QuantizedTensor quantize_nvfp4(std::span<const float> input, std::size_t rows, s
         element_options.seed = o.seed;
         element_options.random_bits = o.random_bits;
     }
-    QuantizedTensor q = quantize_blocks(
-        x, rows, cols, block, e2m1(), element_options,
-        [&](float a) {
-            // d = cvt_e4m3(amax_block * (S_enc * (1/6))); multiplier = min(1/(d * (1/S_enc)), FLT_MAX)
-            const std::uint32_t d_code = encode(e4m3(), a * (s_enc * sixth));
-            const float d = static_cast<float>(decode(e4m3(), d_code));
-            const float scale_inv = d * s_enc_inv;
-            const float multiplier = std::fmin(1.0f / scale_inv, FLT_MAX);
-            return BlockScale{multiplier, scale_inv, static_cast<std::uint8_t>(d_code)};
-        },
-        values);
+    const auto scale_of = [&](float a) {
+        // d = cvt_e4m3(amax_block * (S_enc * (1/6))); multiplier = min(1/(d * (1/S_enc)), FLT_MAX)
+        const std::uint32_t d_code = encode(e4m3(), a * (s_enc * sixth));
+        const float d = static_cast<float>(decode(e4m3(), d_code));
+        const float scale_inv = d * s_enc_inv;
+        const float multiplier = std::fmin(1.0f / scale_inv, FLT_MAX);
+        return BlockScale{multiplier, scale_inv, static_cast<std::uint8_t>(d_code)};
+    };
+    QuantizedTensor q = quantize_blocks(x, rows, cols, block, e2m1(), element_options, scale_each(scale_of), values);
     q.scale_format = &e4m3();
     q.tensor_scale_inv = s_enc_inv;
     return q;

@@ -82,7 +82,7 @@ QuantizedTensor quantize(std::span<const float> x, std::size_t rows, std::size_t
                                        std::to_string(q.tensor_amax()));
             return q;
         }
-        return quantize_blocks(x, rows, cols, blocks, format, options, scale_of, values);
+        return quantize_blocks(x, rows, cols, blocks, format, options, scale_each(scale_of), values);
     }
     case ScaleRule::MxFloor:
     case ScaleRule::MxRceil:

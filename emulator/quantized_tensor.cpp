@@ -179,13 +179,18 @@ void cast_rows(std::span<const float> x, QuantizedTensor& q, const std::vector<f
 QuantizedTensor quantize_blocks(std::span<const float> x, std::size_t rows, std::size_t cols, BlockShape block,
                                 const Format& element_format, const ConvertOptions& options,
                                 const std::function<BlockScale(float amax)>& scale_of, std::span<float> values) {
+    return quantize_blocks(x, rows, cols, block, element_format, options,
+                           scale_each([&scale_of](float a) { return scale_of(a); }), values);
+}
+
+QuantizedTensor quantize_blocks(std::span<const float> x, std::size_t rows, std::size_t cols, BlockShape block,
+                                const Format& element_format, const ConvertOptions& options,
+                                const BlockScaleRun& scales_of, std::span<float> values) {
     QuantizedTensor q = start_cast(x, rows, cols, block, element_format, options, values);
     std::vector<float> multiplier(q.block_count());
-    const auto set_scale = [&](std::size_t b) {
-        const BlockScale s = scale_of(q.block_amax[b]);
-        q.block_scale_inv[b] = s.scale_inv;
-        q.scale_codes[b] = s.code;
-        multiplier[b] = s.multiplier;
+    const auto set_scales = [&](std::size_t b0, std::size_t b1) {
+        scales_of({q.block_amax.data() + b0, b1 - b0}, multiplier.data() + b0, q.block_scale_inv.data() + b0,
+                  q.scale_codes.data() + b0);
     };
     // Blocks within a row (MX, NVFP4, blockwise's 1 x 128, rowwise): each row's amaxes,
     // scales and elements in turn, so the row comes from memory once and from L1 after.
@@ -193,7 +198,7 @@ QuantizedTensor quantize_blocks(std::span<const float> x, std::size_t rows, std:
         const std::size_t grid_cols = q.block_grid_cols();
         cast_rows(x, q, multiplier, options, values, nullptr, [&](std::size_t r) {
             detail::row_block_amax(x.data() + r * cols, cols, block.cols, q.block_amax.data() + r * grid_cols);
-            for (std::size_t b = r * grid_cols; b < (r + 1) * grid_cols; ++b) set_scale(b);
+            set_scales(r * grid_cols, (r + 1) * grid_cols);
         });
         return q;
     }
@@ -203,9 +208,8 @@ QuantizedTensor quantize_blocks(std::span<const float> x, std::size_t rows, std:
     else
         wide_block_amax(x, rows, cols, block, chunk_rows_of(cols), q.block_amax);
     // 2. Each block's scale; the scale rules are scalar, so blocks run in parallel.
-    parallel_for_chunks(q.block_count(), 4096, [&](std::size_t, std::size_t b0, std::size_t b1) {
-        for (std::size_t b = b0; b < b1; ++b) set_scale(b);
-    });
+    parallel_for_chunks(q.block_count(), 4096,
+                        [&](std::size_t, std::size_t b0, std::size_t b1) { set_scales(b0, b1); });
     // 3. The elements.
     cast_rows(x, q, multiplier, options, values, nullptr);
     return q;

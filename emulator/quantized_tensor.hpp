@@ -72,6 +72,26 @@ struct BlockScale {
 QuantizedTensor quantize_blocks(std::span<const float> x, std::size_t rows, std::size_t cols, BlockShape block,
                                 const Format& element_format, const ConvertOptions& options,
                                 const std::function<BlockScale(float amax)>& scale_of, std::span<float> values = {});
+// The scales of consecutive blocks at once (a row of blocks, or a run of them): for each i,
+// multiplier[i], scale_inv[i] and code[i] from amax[i]. One call per row rather than per
+// block, so a rule with cheap arithmetic (MX's) runs as a plain loop.
+using BlockScaleRun =
+    std::function<void(std::span<const float> amax, float* multiplier, float* scale_inv, std::uint8_t* code)>;
+QuantizedTensor quantize_blocks(std::span<const float> x, std::size_t rows, std::size_t cols, BlockShape block,
+                                const Format& element_format, const ConvertOptions& options,
+                                const BlockScaleRun& scales_of, std::span<float> values = {});
+// A run of a per-block rule (a callable float amax -> BlockScale), inlined into the loop.
+template <class Rule>
+BlockScaleRun scale_each(Rule rule) {
+    return [rule](std::span<const float> amax, float* multiplier, float* scale_inv, std::uint8_t* code) {
+        for (std::size_t i = 0; i < amax.size(); ++i) {
+            const BlockScale s = rule(amax[i]);
+            multiplier[i] = s.multiplier;
+            scale_inv[i] = s.scale_inv;
+            code[i] = s.code;
+        }
+    };
+}
 
 // The same for one block over the whole tensor whose scale was chosen before its amax
 // (delayed scaling): the amax comes from the pass that casts, so x is read once.
