@@ -13,6 +13,7 @@
 
 #include "emulator/convert.hpp"
 #include "emulator/current_scaling.hpp"
+#include "emulator/float32_kernel.hpp"
 #include "emulator/hadamard16.hpp"
 #include "emulator/stochastic_bits.hpp"
 
@@ -117,10 +118,21 @@ QuantizedTensor quantize_nvfp4(std::span<const float> input, std::size_t rows, s
         element_options.seed = o.seed;
         element_options.random_bits = o.random_bits;
     }
+    // The block scales' cast in the shared float32 kernel (encode()'s codes, its inputs
+    // checked against it for all 2^32 floats) and their values from a table: per block
+    // these were the scalar encoder's and decoder's calls.
+    const detail::Float32KernelConstants e4m3_finite =
+        detail::make_float32_kernel_constants(e4m3(), Saturation::Finite);
+    static const std::vector<float> e4m3_values = [] {
+        std::vector<float> v(256);
+        for (std::uint32_t c = 0; c < 256; ++c) v[c] = static_cast<float>(decode(e4m3(), c));
+        return v;
+    }();
     const auto scale_of = [&](float a) {
         // d = cvt_e4m3(amax_block * (S_enc * (1/6))); multiplier = min(1/(d * (1/S_enc)), FLT_MAX)
-        const std::uint32_t d_code = encode(e4m3(), a * (s_enc * sixth));
-        const float d = static_cast<float>(decode(e4m3(), d_code));
+        const std::uint32_t d_code = detail::encode_float32_bits<RoundingMode::NearestEven>(
+            std::bit_cast<std::uint32_t>(a * (s_enc * sixth)), e4m3_finite, 0, 0);
+        const float d = e4m3_values[d_code];
         const float scale_inv = d * s_enc_inv;
         const float multiplier = std::fmin(1.0f / scale_inv, FLT_MAX);
         return BlockScale{multiplier, scale_inv, static_cast<std::uint8_t>(d_code)};
