@@ -11,6 +11,7 @@
 #include <stdexcept>
 #include <vector>
 
+#include "emulator/bulk.hpp"
 #include "emulator/convert.hpp"
 #include "emulator/current_scaling.hpp"
 #include "emulator/float32_kernel.hpp"
@@ -123,11 +124,7 @@ QuantizedTensor quantize_nvfp4(std::span<const float> input, std::size_t rows, s
     // these were the scalar encoder's and decoder's calls.
     const detail::Float32KernelConstants e4m3_finite =
         detail::make_float32_kernel_constants(e4m3(), Saturation::Finite);
-    static const std::vector<float> e4m3_values = [] {
-        std::vector<float> v(256);
-        for (std::uint32_t c = 0; c < 256; ++c) v[c] = static_cast<float>(decode(e4m3(), c));
-        return v;
-    }();
+    const std::vector<float>& e4m3_values = detail::value_table(e4m3());
     const auto scale_of = [&](float a) {
         // d = cvt_e4m3(amax_block * (S_enc * (1/6))); multiplier = min(1/(d * (1/S_enc)), FLT_MAX)
         const std::uint32_t d_code = detail::encode_float32_bits<RoundingMode::NearestEven>(

@@ -41,8 +41,9 @@ void check_sizes(std::size_t in, std::size_t out, const char* what) {
                                     std::to_string(out));
 }
 
-// Code -> float32 value tables (exact: every format here fits in float32).
-const std::vector<float>& value_table(const Format& f) {
+}  // namespace
+
+const std::vector<float>& detail::value_table(const Format& f) {
     static std::array<std::vector<float>, 16> tables;
     static std::array<std::once_flag, 16> once;
     const auto formats = all_formats();
@@ -56,6 +57,8 @@ const std::vector<float>& value_table(const Format& f) {
     });
     return tables[slot];
 }
+
+namespace {
 
 // FNUZ formats: the shared kernel gives a negative value that rounds to zero the code -0
 // would have, 0x80, which is their NaN; those codes (from inputs below max: neither NaN
@@ -114,7 +117,7 @@ void dequantize_span(const Format& f, std::span<const std::uint8_t> codes, float
     check_sizes(codes.size(), out.size(), "dequantize");
     if (f.total_bits > 8)
         throw std::invalid_argument("dequantize: " + std::string(f.name) + " codes do not fit in 8 bits");
-    const float* table = value_table(f).data();
+    const float* table = detail::value_table(f).data();
     parallel_for_chunks(codes.size(), kChunk, [&](std::size_t, std::size_t b, std::size_t e) {
         for (std::size_t i = b; i < e; ++i) out[i] = table[codes[i]] * scale_inv;
     });
@@ -132,7 +135,7 @@ void round_span(const Format& f, std::span<const float> x, std::span<float> out,
         return;
     }
     const detail::LoopParams p = loop_params(f, options, 1.0f, first_index);
-    const float* table = value_table(f).data();
+    const float* table = detail::value_table(f).data();
     parallel_for_chunks(x.size(), kChunk, [&](std::size_t, std::size_t b, std::size_t e) {
         detail::LoopParams chunk = p;
         chunk.first_index += b;

@@ -5,6 +5,7 @@
 #include <cstddef>
 #include <cstdint>
 #include <span>
+#include <vector>
 
 #include "emulator/format.hpp"
 #include "emulator/rounding.hpp"
@@ -16,6 +17,12 @@ namespace fp8lab::emu {
 // into pieces gets the same bits as the whole. Formats of at most 8 bits.
 void quantize_span(const Format& format, std::span<const float> x, float scale, std::span<std::uint8_t> codes,
                    const ConvertOptions& options = {}, std::uint64_t first_index = 0);
+
+// Every code's float32 value (exact: every format of at most 16 bits fits), made once per
+// format and kept. In detail, so that the GPU's own 256-entry value_table is not ambiguous.
+namespace detail {
+const std::vector<float>& value_table(const Format& f);
+}
 
 // out[i] = value(codes[i]) * scale_inv, in float32.
 void dequantize_span(const Format& format, std::span<const std::uint8_t> codes, float scale_inv, std::span<float> out);
