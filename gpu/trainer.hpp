@@ -52,6 +52,11 @@ struct GpuRun {
     // FP8, either model, either path: every recorded cast's numerics (those the CPU trainer
     // records), counted in the cast kernels (train --stats). Off, the kernels skip that work.
     bool record_numerics = false;
+    // The transformer's FP8 layers: SwiGLU and its gradient computed by the casts that read
+    // them, and delayed scaling's weight casts done by AdamW, each without a pass of its own.
+    // False writes them out and casts them in passes of their own: the same bits, slower (a
+    // test compares the two).
+    bool fuse_into_casts = true;
 };
 
 // The path that runs an experiment's numerics on the GPU.

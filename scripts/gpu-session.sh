@@ -9,7 +9,8 @@
 #           recipe of $SAME_RECIPES (default: delayed)
 #   profile each kernel's time (Nsight Compute) in 3 large steps of each $PROFILE_RECIPES
 #   transformer  the transformer's median step and last loss at the GPT-2-small and wide
-#           presets, BF16 and FP8 delayed, 40 steps, two rounds (alternating with $BASE_EXE)
+#           presets ($TRANSFORMER_PRESETS: one of them), BF16 and FP8 delayed, 40 steps, two
+#           rounds (alternating with $BASE_EXE)
 #   tprofile each kernel's time, summed over its launches, in 3 steps of the wide preset
 #           (BF16 and FP8 delayed), largest first
 # A binary at $BASE_EXE (an earlier build), or the tree at $BASE_SRC (built here too), is
@@ -85,7 +86,7 @@ for what in "$@"; do
       done ;;
     transformer)
       for round in 1 2; do
-        for preset in gpt2_small wide; do
+        for preset in ${TRANSFORMER_PRESETS:-gpt2_small wide}; do
           for precision in "--precision bf16" "--precision fp8 --recipe delayed"; do
             transformer_step "new $preset $precision" "$exe" "${!preset}" "$precision"
             if [ -n "${BASE_EXE:-}" ]; then transformer_step "base $preset $precision" "$BASE_EXE" "${!preset}" "$precision"; fi

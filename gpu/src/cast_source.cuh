@@ -1,5 +1,5 @@
 // SPDX-License-Identifier: Apache-2.0
-// What a cast kernel reads at (row, col) (BF16, float32, GELU of BF16, GELU's backward),
+// What a cast kernel reads at (row, col) (BF16, float32, GELU or SwiGLU and their backward),
 // the FP8 conversion and the block-wide amax: shared by the per-tensor and blockwise casts.
 #pragma once
 
@@ -8,6 +8,7 @@
 
 #include <type_traits>
 
+#include "gpu/src/swiglu.cuh"
 #include "gpu/src/train_kernels.hpp"
 
 namespace fp8lab::gpu::train {
@@ -38,10 +39,33 @@ __device__ inline float4 load_bf16x4(const void* base, std::size_t i) {
 
 __device__ inline float bf16_rounded(float v) { return __bfloat162float(__float2bfloat16(v)); }
 
+// SwiGLU's four values at (r, c .. c + 3), or their gradient (a quad lies in the gate
+// half or the up half: f is a multiple of 16).
+template <Source K>
+__device__ inline float4 load_swiglu_quad(const CastSource& s, int r, int c) {
+    const std::size_t f = std::size_t(s.ld), pair = std::size_t(r) * 2 * f;
+    if constexpr (K == Source::SwigluOfBf16) {
+        const float4 g = load_bf16x4(s.x, pair + c), u = load_bf16x4(s.x, pair + f + c);
+        return make_float4(swiglu::value(g.x, u.x), swiglu::value(g.y, u.y), swiglu::value(g.z, u.z),
+                           swiglu::value(g.w, u.w));
+    } else {
+        const bool up = std::size_t(c) >= f;
+        const std::size_t j = up ? c - f : c;
+        const float4 d = load_bf16x4(s.x, std::size_t(r) * f + j), g = load_bf16x4(s.h, pair + j);
+        if (up)
+            return make_float4(swiglu::up_grad(d.x, g.x), swiglu::up_grad(d.y, g.y), swiglu::up_grad(d.z, g.z),
+                               swiglu::up_grad(d.w, g.w));
+        const float4 u = load_bf16x4(s.h, pair + f + j);
+        return make_float4(swiglu::gate_grad(d.x, g.x, u.x), swiglu::gate_grad(d.y, g.y, u.y),
+                           swiglu::gate_grad(d.z, g.z, u.z), swiglu::gate_grad(d.w, g.w, u.w));
+    }
+}
+
 // Four neighbours along a row in one 8- or 16-byte load (cols are multiples of 16);
 // MseGradBf16 adds the four (y - t)^2 to `squares`.
 template <Source K>
 __device__ inline float4 load_quad(const CastSource& s, int r, int c, float& squares) {
+    if constexpr (K == Source::SwigluOfBf16 || K == Source::SwigluGradBf16) return load_swiglu_quad<K>(s, r, c);
     const std::size_t i = std::size_t(r) * s.ld + c;
     if constexpr (K == Source::F32) return *reinterpret_cast<const float4*>(static_cast<const float*>(s.x) + i);
     const float4 x = load_bf16x4(s.x, i);
@@ -70,6 +94,15 @@ __device__ inline float4 load_quad(const CastSource& s, int r, int c) {
 // One element at (r, c), as load_quad reads it (for the casts that walk down a column).
 template <Source K>
 __device__ inline float load_one(const CastSource& s, int r, int c) {
+    if constexpr (K == Source::SwigluOfBf16 || K == Source::SwigluGradBf16) {
+        const std::size_t f = std::size_t(s.ld), pair = std::size_t(r) * 2 * f;
+        const auto at = [](const void* p, std::size_t i) {
+            return __bfloat162float(static_cast<const __nv_bfloat16*>(p)[i]);
+        };
+        if constexpr (K == Source::SwigluOfBf16) return swiglu::value(at(s.x, pair + c), at(s.x, pair + f + c));
+        if (std::size_t(c) >= f) return swiglu::up_grad(at(s.x, r * f + c - f), at(s.h, pair + c - f));
+        return swiglu::gate_grad(at(s.x, r * f + c), at(s.h, pair + c), at(s.h, pair + f + c));
+    }
     const std::size_t i = std::size_t(r) * s.ld + c;
     if constexpr (K == Source::F32) return static_cast<const float*>(s.x)[i];
     const float x = __bfloat162float(static_cast<const __nv_bfloat16*>(s.x)[i]);
@@ -154,6 +187,10 @@ void with_source_kind(Source kind, Launch&& launch) {
         return launch(std::integral_constant<Source, Source::MseGradBf16>{});
     case Source::MseGradF32:
         return launch(std::integral_constant<Source, Source::MseGradF32>{});
+    case Source::SwigluOfBf16:
+        return launch(std::integral_constant<Source, Source::SwigluOfBf16>{});
+    case Source::SwigluGradBf16:
+        return launch(std::integral_constant<Source, Source::SwigluGradBf16>{});
     }
 }
 

@@ -33,9 +33,11 @@ namespace tk = transformer;
 using transformer::Attention;
 using transformer::AttentionSaved;
 using transformer::Bf16;
+using transformer::bf16_rows;
 using transformer::BlockwiseOperand;
 using transformer::DeviceParameter;
 using transformer::EmulatedLinear;
+using transformer::f32_rows;
 using transformer::Linear;
 using transformer::LinearLayer;
 using transformer::NumericsRecorder;
@@ -60,12 +62,13 @@ struct ByteSource {
     const int* index;
 };
 
-// What a block keeps from its forward pass for its backward.
+// What a block keeps from its forward pass for its backward (SwiGLU's output only where the
+// down projection's GEMMs read it stored: its FP8 cast computes it from gate_up).
 struct BlockBuffers {
     DeviceBuffer<float> x_in, x_mid, inv1, inv2;
     Bf16 probs, n1, qkv, attn, n2, gate_up, act;
     DeviceBuffer<float> lse;
-    BlockBuffers(int rows, int d, int qkv_w, int qw, int ffn, const Attention& attention)
+    BlockBuffers(int rows, int d, int qkv_w, int qw, int ffn, bool stored_act, const Attention& attention)
         : x_in(std::size_t(rows) * d),
           x_mid(std::size_t(rows) * d),
           inv1(std::size_t(rows)),
@@ -76,7 +79,7 @@ struct BlockBuffers {
           attn(std::size_t(rows) * qw),
           n2(std::size_t(rows) * d),
           gate_up(std::size_t(rows) * 2 * ffn),
-          act(std::size_t(rows) * ffn),
+          act(stored_act ? std::size_t(rows) * ffn : 0),
           lse(attention.lse_elements()) {}
     AttentionSaved saved() { return {probs.ptr, lse.ptr}; }
 };
@@ -111,6 +114,7 @@ class TransformerStep {
           qw_(t_.heads * hs_),
           kw_(t_.kv_heads * hs_),
           qkv_w_(qw_ + 2 * kw_),
+          fuse_(run.fuse_into_casts),
           attention_kernel_(run.attention == AttentionKernel::Fused && transformer::flash_attention_supports(hs_)
                                 ? AttentionKernel::Fused
                                 : AttentionKernel::Gemms),
@@ -164,7 +168,8 @@ class TransformerStep {
             if (quantised && emulated)
                 return std::make_unique<EmulatedLinear>(lt_.h, rows_, in, out, name, e_.numerics, shared_,
                                                         workspace_.ptr, recorder_);
-            return std::make_unique<Linear>(lt_.h, rows_, in, out, quantised, workspace_.ptr, *slots_, name, recorder_);
+            return std::make_unique<Linear>(lt_.h, rows_, in, out, quantised, fuse_, workspace_.ptr, *slots_, name,
+                                            recorder_);
         };
         if (attention_kernel_ == AttentionKernel::Fused)
             attention_ = std::make_unique<transformer::FlashAttention>(sequences_, t_.sequence, t_.heads, t_.kv_heads,
@@ -173,7 +178,6 @@ class TransformerStep {
             attention_ = std::make_unique<transformer::GemmAttention>(lt_.h, sequences_, t_.sequence, t_.heads,
                                                                       t_.kv_heads, hs_, qkv_w_, workspace_.ptr);
         for (int b = 0; b < t_.layers; ++b) {
-            blocks_.push_back(std::make_unique<BlockBuffers>(rows_, d_, qkv_w_, qw_, t_.ffn, *attention_));
             BlockLinears l;
             const std::string name = "blocks." + std::to_string(b) + ".";  // the CPU's tensor names
             if (t_.fused_qkv) {
@@ -186,11 +190,13 @@ class TransformerStep {
             l.proj = linear(qw_, d_, fp8, name + "proj");
             l.gate_up = linear(d_, 2 * t_.ffn, fp8, name + "gate_up");
             l.down = linear(t_.ffn, d_, fp8, name + "down");
+            blocks_.push_back(std::make_unique<BlockBuffers>(rows_, d_, qkv_w_, qw_, t_.ffn, !computes_operands(l.down),
+                                                             *attention_));
             linears_.push_back(std::move(l));
         }
         output_ = linear(d_, 256, fp8 && !t_.output_bf16, "output");
-        mark_bf16_copies();
         recorder_.allocate();
+        prepare_weights();
         const std::size_t td = std::size_t(rows_) * d_;
         x_ = std::make_unique<DeviceBuffer<float>>(td);
         dx_ = std::make_unique<DeviceBuffer<float>>(td);
@@ -205,7 +211,9 @@ class TransformerStep {
         dattn_ = std::make_unique<Bf16>(std::size_t(rows_) * qw_);
         dqkv_ = std::make_unique<Bf16>(std::size_t(rows_) * qkv_w_);
         dact_ = std::make_unique<Bf16>(std::size_t(rows_) * t_.ffn);
-        dgate_up_ = std::make_unique<Bf16>(std::size_t(rows_) * 2 * t_.ffn);
+        // SwiGLU's gradient is stored only for gate/up GEMMs that read it so (BF16).
+        const bool stored_dgate_up = t_.layers > 0 && !computes_operands(linears_.front().gate_up);
+        dgate_up_ = std::make_unique<Bf16>(stored_dgate_up ? std::size_t(rows_) * 2 * t_.ffn : 0);
         gain_partials_ = std::make_unique<DeviceBuffer<float>>(std::size_t((rows_ + 63) / 64) * d_);
         out_grad_ = std::make_unique<DeviceBuffer<float>>(std::size_t(256) * d_);
         int squares = 0;
@@ -218,9 +226,10 @@ class TransformerStep {
     void enqueue_step(cudaStream_t s) {
         forward({tokens_.ptr, targets_.ptr, step_.ptr}, s);
         backward(s);
-        update(s);
         recorder_.end_step(step_.ptr, s);  // before the scaling state moves on
+        // The next step's scales before AdamW, which casts the FP8 weights it writes with them.
         slots_->end_step(s);
+        update(s);
         tk::finish_step(row_loss_->ptr, rows_, step_.ptr, losses_.ptr, s);
     }
 
@@ -327,10 +336,26 @@ class TransformerStep {
         std::unique_ptr<LinearLayer> qkv, q, k, v, proj, gate_up, down;
     };
     DeviceParameter& p(int index) { return *params_[std::size_t(index)]; }
-    // AdamW keeps the BF16 copy of exactly the weights some layer's BF16 GEMMs read.
-    void mark_bf16_copies() {
+    // Whether the step leaves a layer's SwiGLU operand to its cast.
+    bool computes_operands(const std::unique_ptr<LinearLayer>& layer) const {
+        return fuse_ && layer->computes_operands();
+    }
+    // The down projection's input: SwiGLU's output as stored, or computed by its cast.
+    train::CastSource swiglu_output(const BlockBuffers& a) const {
+        if (a.act.ptr) return bf16_rows(a.act.ptr, t_.ffn);
+        return {train::Source::SwigluOfBf16, a.gate_up.ptr, nullptr, t_.ffn};
+    }
+    // AdamW keeps the BF16 copy of exactly the weights some layer's BF16 GEMMs read, and casts
+    // the FP8 weights of the layers that leave that cast to it (their first codes made here).
+    void prepare_weights() {
+        weight_casters_.assign(params_.size(), nullptr);
         const auto reads = [&](const std::unique_ptr<LinearLayer>& layer, int param) {
-            if (layer && layer->reads_bf16_weight()) p(param).bf16_copy = true;
+            if (!layer) return;
+            if (layer->reads_bf16_weight()) p(param).bf16_copy = true;
+            if (layer->casts_weight_in_update()) {
+                weight_casters_[std::size_t(param)] = layer.get();
+                layer->cast_weight(p(param), nullptr);
+            }
         };
         for (int b = 0; b < t_.layers; ++b) {
             const BlockLinears& l = linears_[std::size_t(b)];
@@ -343,7 +368,8 @@ class TransformerStep {
             reads(l.gate_up, proj + 2);
             reads(l.down, proj + 3);
         }
-        if (output_->reads_bf16_weight()) output_weight().bf16_copy = true;
+        reads(output_, t_.tied_output ? 0 : final_norm() + 1);
+        FP8LAB_CUDA_CHECK(cudaDeviceSynchronize());  // the step's stream does not wait for the default one
     }
     // The CPU trainer's parameter order: embed, then per block attn_norm, qkv (or q, k, v),
     // proj, mlp_norm, gate_up, down; final_norm; output unless tied.
@@ -422,12 +448,12 @@ class TransformerStep {
             BlockBuffers& a = *blocks_[std::size_t(b)];
             BlockLinears& l = linears_[std::size_t(b)];
             if (t_.fused_qkv) {
-                l.qkv->forward(a.n1.ptr, p(block_param(b, 1)), a.qkv.ptr, s);
+                l.qkv->forward(bf16_rows(a.n1.ptr, d_), p(block_param(b, 1)), a.qkv.ptr, s);
             } else {  // three projections, each copied into its columns of the one q|k|v buffer
                 const int widths[3] = {qw_, kw_, kw_}, offsets[3] = {0, qw_, qw_ + kw_};
                 LinearLayer* linears[3] = {l.q.get(), l.k.get(), l.v.get()};
                 for (int j = 0; j < 3; ++j) {
-                    linears[j]->forward(a.n1.ptr, p(block_param(b, 1 + j)), dattn_->ptr, s);
+                    linears[j]->forward(bf16_rows(a.n1.ptr, d_), p(block_param(b, 1 + j)), dattn_->ptr, s);
                     FP8LAB_CUDA_CHECK(cudaMemcpy2DAsync(a.qkv.ptr + offsets[j], qkv_w_ * 2, dattn_->ptr, widths[j] * 2,
                                                         widths[j] * 2, rows_, cudaMemcpyDeviceToDevice, s));
                 }
@@ -437,25 +463,25 @@ class TransformerStep {
             tk::rotary(q + qw_, qkv_w_, rows_, t_.kv_heads, hs_, t_.sequence, cos_->ptr, sin_->ptr, false, s);
             attention_->forward(q, a.saved(), a.attn.ptr, s);
             const int proj = block_param(b, t_.fused_qkv ? 2 : 4);
-            l.proj->forward(a.attn.ptr, p(proj), y_->ptr, s);
+            l.proj->forward(bf16_rows(a.attn.ptr, qw_), p(proj), y_->ptr, s);
             tk::add_rmsnorm_forward(a.x_in.ptr, y_->ptr, p(proj + 1).w.ptr, rows_, d_, a.x_mid.ptr, a.n2.ptr,
                                     a.inv2.ptr, s);
-            l.gate_up->forward(a.n2.ptr, p(proj + 2), a.gate_up.ptr, s);
-            tk::swiglu_forward(a.gate_up.ptr, rows_, t_.ffn, a.act.ptr, s);
-            l.down->forward(a.act.ptr, p(proj + 3), y_->ptr, s);
+            l.gate_up->forward(bf16_rows(a.n2.ptr, d_), p(proj + 2), a.gate_up.ptr, s);
+            if (a.act.ptr) tk::swiglu_forward(a.gate_up.ptr, rows_, t_.ffn, a.act.ptr, s);
+            l.down->forward(swiglu_output(a), p(proj + 3), y_->ptr, s);
             const auto norm = next_norm(b + 1);
             tk::add_rmsnorm_forward(a.x_mid.ptr, y_->ptr, norm.gain, rows_, d_, stream_in(b + 1), norm.out,
                                     norm.inv_rms, s);
         }
-        output_->forward(nf_->ptr, output_weight(), logits_->ptr, s);
+        output_->forward(bf16_rows(nf_->ptr, d_), output_weight(), logits_->ptr, s);
         tk::cross_entropy(logits_->ptr, bytes.targets, bytes.index, rows_, row_loss_->ptr, dlogits_->ptr, s);
     }
 
     void backward(cudaStream_t s) {
         const std::size_t td = std::size_t(rows_) * d_;
         DeviceParameter& out_w = output_weight();
-        output_->backward(nf_->ptr, out_w, dlogits_->ptr, false, t_.tied_output ? out_grad_->ptr : out_w.g.ptr,
-                          dn_->ptr, s);
+        output_->backward(bf16_rows(nf_->ptr, d_), out_w, bf16_rows(dlogits_->ptr, 256),
+                          t_.tied_output ? out_grad_->ptr : out_w.g.ptr, dn_->ptr, s);
         FP8LAB_CUDA_CHECK(cudaMemsetAsync(dx_->ptr, 0, td * sizeof(float), s));
         tk::rmsnorm_backward(x_->ptr, p(final_norm()).w.ptr, invf_->ptr, dn_->ptr, rows_, d_, dx_->ptr,
                              gain_partials_->ptr, p(final_norm()).g.ptr, s);
@@ -463,19 +489,25 @@ class TransformerStep {
             BlockBuffers& a = *blocks_[std::size_t(b)];
             BlockLinears& l = linears_[std::size_t(b)];
             const int proj = block_param(b, t_.fused_qkv ? 2 : 4);
-            l.down->backward(a.act.ptr, p(proj + 3), dx_->ptr, true, p(proj + 3).g.ptr, dact_->ptr, s);
-            tk::swiglu_backward(a.gate_up.ptr, dact_->ptr, rows_, t_.ffn, dgate_up_->ptr, s);
-            l.gate_up->backward(a.n2.ptr, p(proj + 2), dgate_up_->ptr, false, p(proj + 2).g.ptr, dn_->ptr, s);
+            l.down->backward(swiglu_output(a), p(proj + 3), f32_rows(dx_->ptr, d_), p(proj + 3).g.ptr, dact_->ptr, s);
+            // An FP8 gate/up layer's cast computes SwiGLU's gradient as it reads it.
+            train::CastSource dgate_up{train::Source::SwigluGradBf16, dact_->ptr, a.gate_up.ptr, t_.ffn};
+            if (!computes_operands(l.gate_up)) {
+                tk::swiglu_backward(a.gate_up.ptr, dact_->ptr, rows_, t_.ffn, dgate_up_->ptr, s);
+                dgate_up = bf16_rows(dgate_up_->ptr, 2 * t_.ffn);
+            }
+            l.gate_up->backward(bf16_rows(a.n2.ptr, d_), p(proj + 2), dgate_up, p(proj + 2).g.ptr, dn_->ptr, s);
             tk::rmsnorm_backward(a.x_mid.ptr, p(proj + 1).w.ptr, a.inv2.ptr, dn_->ptr, rows_, d_, dx_->ptr,
                                  gain_partials_->ptr, p(proj + 1).g.ptr, s);
-            l.proj->backward(a.attn.ptr, p(proj), dx_->ptr, true, p(proj).g.ptr, dattn_->ptr, s);
+            l.proj->backward(bf16_rows(a.attn.ptr, qw_), p(proj), f32_rows(dx_->ptr, d_), p(proj).g.ptr, dattn_->ptr,
+                             s);
             // q|k|v as the forward left them (after rotary), in one buffer either way.
             attention_->backward(a.qkv.ptr, a.attn.ptr, a.saved(), dattn_->ptr, dqkv_->ptr, s);
             tk::rotary(dqkv_->ptr, qkv_w_, rows_, t_.heads, hs_, t_.sequence, cos_->ptr, sin_->ptr, true, s);
             tk::rotary(dqkv_->ptr + qw_, qkv_w_, rows_, t_.kv_heads, hs_, t_.sequence, cos_->ptr, sin_->ptr, true, s);
             if (t_.fused_qkv) {
-                l.qkv->backward(a.n1.ptr, p(block_param(b, 1)), dqkv_->ptr, false, p(block_param(b, 1)).g.ptr, dn_->ptr,
-                                s);
+                l.qkv->backward(bf16_rows(a.n1.ptr, d_), p(block_param(b, 1)), bf16_rows(dqkv_->ptr, qkv_w_),
+                                p(block_param(b, 1)).g.ptr, dn_->ptr, s);
             } else {
                 backward_separate(a, l, b, s);
             }
@@ -494,7 +526,8 @@ class TransformerStep {
             FP8LAB_CUDA_CHECK(cudaMemcpy2DAsync(dattn_->ptr, widths[j] * 2, dqkv_->ptr + offsets[j], qkv_w_ * 2,
                                                 widths[j] * 2, rows_, cudaMemcpyDeviceToDevice, s));
             DeviceParameter& w = p(block_param(b, 1 + j));
-            linears[j]->backward(a.n1.ptr, w, dattn_->ptr, false, w.g.ptr, j == 0 ? dn_->ptr : dn2_->ptr, s);
+            linears[j]->backward(bf16_rows(a.n1.ptr, d_), w, bf16_rows(dattn_->ptr, widths[j]), w.g.ptr,
+                                 j == 0 ? dn_->ptr : dn2_->ptr, s);
             if (j > 0) add_dn(s);
         }
     }
@@ -516,18 +549,23 @@ class TransformerStep {
             }
             tk::clip_factor(square_partials_->ptr, at, o.grad_clip, clip_->ptr, s);
         }
-        for (const auto& q : params_) {
+        for (std::size_t k = 0; k < params_.size(); ++k) {
+            DeviceParameter& q = *params_[k];
             train::AdamParams a = rates_.params(o);
-            if (!q->decay) a.weight_decay = 0.0f;
+            if (!q.decay) a.weight_decay = 0.0f;
             if (o.grad_clip > 0) a.grad_scale = clip_->ptr;
-            train::adamw(q->w.ptr, q->m.ptr, q->v.ptr, q->g.ptr, q->w.count, a, step_.ptr, 0,
-                         q->bf16_copy ? q->w16.ptr : nullptr, s);
+            if (weight_casters_[k])
+                weight_casters_[k]->update_weight(q, a, step_.ptr, s);
+            else
+                train::adamw(q.w.ptr, q.m.ptr, q.v.ptr, q.g.ptr, q.w.count, a, step_.ptr, 0,
+                             q.bf16_copy ? q.w16.ptr : nullptr, s);
         }
     }
 
     const emu::Experiment& e_;
     const emu::TransformerSpec& t_;
     int rows_, d_, hs_, qw_, kw_, qkv_w_;
+    bool fuse_;
     AttentionKernel attention_kernel_;
     StepRates rates_;
     LtHandle lt_;
@@ -547,6 +585,7 @@ class TransformerStep {
     std::vector<std::unique_ptr<BlockBuffers>> blocks_;
     std::vector<BlockLinears> linears_;
     std::unique_ptr<LinearLayer> output_;
+    std::vector<LinearLayer*> weight_casters_;  // per parameter: the layer whose AdamW casts it, or null
     std::unique_ptr<ScalingSlots> slots_;
     EmulatedCastShared shared_;
     std::unique_ptr<DeviceBuffer<float>> role_values_[3], e4m3_values_;

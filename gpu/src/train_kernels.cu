@@ -6,6 +6,7 @@
 
 #include <algorithm>
 #include <cfloat>
+#include <stdexcept>
 
 #include "gpu/src/cast_source.cuh"
 #include "gpu/src/cast_stats.cuh"
@@ -49,8 +50,9 @@ __device__ inline void transpose_bytes_4x4(std::uint32_t (&words)[4]) {
     words[3] = __byte_perm(b, d, 0x7632);
 }
 
-template <Source K>
-__global__ void __launch_bounds__(kSide* kSide) cast_transpose_kernel(CastSource s, int rows, int cols, CastTarget t) {
+// One block's tile of a cast + transpose: load(r, c) gives the four values at (r, c .. c + 3).
+template <class Load>
+__device__ inline void cast_transpose_tile(Load&& load, int rows, int cols, const CastTarget& t) {
     __shared__ std::uint32_t by_column[kTile][kSide + 1];  // [column][group of 4 rows]
     const __nv_fp8_interpretation_t format = t.e4m3 ? __NV_E4M3 : __NV_E5M2;
     const float scale = t.scaling->scale;
@@ -58,13 +60,13 @@ __global__ void __launch_bounds__(kSide* kSide) cast_transpose_kernel(CastSource
     const int r = row0 + kQuad * threadIdx.y, c = col0 + kQuad * threadIdx.x;
     // rows and cols are multiples of 16: a thread's square is all inside or all outside.
     const bool inside = r < rows && c < cols;
-    float local = 0.0f, squares = 0.0f;
+    float local = 0.0f;
     std::uint32_t words[kQuad] = {0, 0, 0, 0};
     CastTally tally;  // numerics recording only
     if (inside) {
         float4 v[kQuad];
 #pragma unroll
-        for (int i = 0; i < kQuad; ++i) v[i] = load_quad<K>(s, r + i, c, squares);
+        for (int i = 0; i < kQuad; ++i) v[i] = load(r + i, c);
 #pragma unroll
         for (int i = 0; i < kQuad; ++i) {
             local = fmaxf(local, abs_max4(v[i]));
@@ -92,6 +94,12 @@ __global__ void __launch_bounds__(kSide* kSide) cast_transpose_kernel(CastSource
     }
     if (t.stats) publish_stats(tally, t.stats);  // the same for the whole block
     publish_amax<kSide * kSide / 32>(local, t.amax_bits);
+}
+
+template <Source K>
+__global__ void __launch_bounds__(kSide* kSide) cast_transpose_kernel(CastSource s, int rows, int cols, CastTarget t) {
+    float squares = 0.0f;
+    cast_transpose_tile([&](int r, int c) { return load_quad<K>(s, r, c, squares); }, rows, cols, t);
     if constexpr (K == Source::MseGradBf16)
         publish_sum<kSide * kSide / 32>(squares, t.loss_partials + blockIdx.y * gridDim.x + blockIdx.x);
 }
@@ -184,6 +192,26 @@ __global__ void adamw_kernel(float4* w, float4* m, float4* v, const float4* grad
             w_bf16[2 * i + 1] = __floats2bfloat162_rn(wi.z, wi.w);
         }
     }
+}
+
+// AdamW on a rows x cols weight (adamw_kernel's arithmetic) whose new values go on through
+// cast_transpose_tile: the FP8 codes the next step's GEMMs read, from the same pass.
+template <bool Scaled>
+__global__ void __launch_bounds__(kSide* kSide)
+    adamw_cast_kernel(float4* w, float4* m, float4* v, const float4* grad, int rows, int cols, AdamParams p,
+                      const int* step, int step_offset, CastTarget t) {
+    const float2 c = adamw_corrections(p, *step + 1 + step_offset);
+    p.learning_rate = adamw_rate(p, *step + step_offset);
+    float f = 1.0f;
+    if constexpr (Scaled) f = *p.grad_scale;
+    cast_transpose_tile(
+        [&](int r, int col) {
+            const std::size_t i = (std::size_t(r) * cols + col) / kQuad;
+            float4 g = grad[i];
+            if constexpr (Scaled) g = make_float4(g.x * f, g.y * f, g.z * f, g.w * f);
+            return adamw_quad(w, m, v, i, g, p, c);
+        },
+        rows, cols, t);
 }
 
 // One block of kThreads threads; every thread reads *step before thread 0 advances it.
@@ -280,6 +308,17 @@ void adamw(float* w, float* m, float* v, const float* grad, std::size_t n, AdamP
     kernel<<<grid_for(n / 4, 2), kThreads, 0, stream>>>(
         reinterpret_cast<float4*>(w), reinterpret_cast<float4*>(m), reinterpret_cast<float4*>(v),
         reinterpret_cast<const float4*>(grad), n / 4, p, step, step_offset, static_cast<__nv_bfloat162*>(w_bf16));
+}
+
+void adamw_cast_transpose(float* w, float* m, float* v, const float* grad, int rows, int cols, AdamParams p,
+                          const int* step, int step_offset, const CastTarget& target, cudaStream_t stream) {
+    if (rows % 16 || cols % 16)
+        throw std::invalid_argument("adamw_cast_transpose: rows and cols must be multiples of 16");
+    const auto kernel = p.grad_scale ? adamw_cast_kernel<true> : adamw_cast_kernel<false>;
+    const dim3 block(kSide, kSide), grid((cols + kTile - 1) / kTile, (rows + kTile - 1) / kTile);
+    kernel<<<grid, block, 0, stream>>>(reinterpret_cast<float4*>(w), reinterpret_cast<float4*>(m),
+                                       reinterpret_cast<float4*>(v), reinterpret_cast<const float4*>(grad), rows, cols,
+                                       p, step, step_offset, target);
 }
 
 void finish_step(const StepEnd& end, int* step, cudaStream_t stream) {

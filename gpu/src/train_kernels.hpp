@@ -22,7 +22,13 @@ void f32_to_bf16(const float* in, void* out, std::size_t n, cudaStream_t stream)
 // values mse_loss writes; its cast also writes the loss partial sums (CastTarget).
 // MseGradF32 is the CPU trainer's gradient: (y - t) grad_scale times the loss scale, in
 // float32 without a BF16 rounding (the emulated recipes' casts).
-enum class Source { Bf16, F32, GeluOfBf16, GeluGradBf16, MseGradBf16, MseGradF32 };
+// SwiGLU (the transformer's feed-forward block; f = ld): SwigluOfBf16 reads silu(gate) x up
+// from x, rows of gate (f columns) then up (f), so the cast of the down projection's input
+// needs no pass of its own; SwigluGradBf16 reads the gradient of that pair, rows of 2f
+// (x = the gradient of SwiGLU's output, rows of f; h = the gate|up pair), for the cast of
+// the gate/up projection's output gradient. Both rounded to BF16, as the SwiGLU kernels
+// store them.
+enum class Source { Bf16, F32, GeluOfBf16, GeluGradBf16, MseGradBf16, MseGradF32, SwigluOfBf16, SwigluGradBf16 };
 struct CastSource {
     Source kind = Source::Bf16;
     const void* x = nullptr;
@@ -101,12 +107,15 @@ struct AdamParams {
 };
 
 #ifdef __CUDACC__
-// One weight's AdamW update with the bias corrections c1, c2: both AdamW kernels run this.
+// One weight's AdamW update with the bias corrections c1, c2: every AdamW kernel runs this.
+// Each operation rounded on its own (the _rn intrinsics are never contracted into FMAs), in
+// the CPU trainer's order: nvcc chose other contractions in other kernels around the same
+// code, so two kernels updating the same weights drifted apart by an ulp a step.
 __device__ inline void adamw_one(float& w, float& m, float& v, float g, const AdamParams& p, float c1, float c2) {
-    m = p.beta1 * m + (1.0f - p.beta1) * g;
-    v = p.beta2 * v + (1.0f - p.beta2) * g * g;
-    const float update = (m / c1) / (sqrtf(v / c2) + p.epsilon) + p.weight_decay * w;
-    w = w - p.learning_rate * update;
+    m = __fadd_rn(__fmul_rn(p.beta1, m), __fmul_rn(1.0f - p.beta1, g));
+    v = __fadd_rn(__fmul_rn(p.beta2, v), __fmul_rn(__fmul_rn(1.0f - p.beta2, g), g));
+    const float step = __fdiv_rn(__fdiv_rn(m, c1), __fadd_rn(__fsqrt_rn(__fdiv_rn(v, c2)), p.epsilon));
+    w = __fsub_rn(w, __fmul_rn(p.learning_rate, __fadd_rn(step, __fmul_rn(p.weight_decay, w))));
 }
 
 // Adam's bias corrections of step t (from 1): c1 = 1 - beta1^t, c2 = 1 - beta2^t.
@@ -140,6 +149,11 @@ __device__ inline float4 adamw_quad(float4* w, float4* m, float4* v, std::size_t
 // receives the updated weights for the BF16 GEMMs. n must be a multiple of 4.
 void adamw(float* w, float* m, float* v, const float* grad, std::size_t n, AdamParams p, const int* step,
            int step_offset, void* w_bf16, cudaStream_t stream);
+// The same update of a rows x cols weight (multiples of 16), whose new values are cast and
+// transposed into `target` (as cast_transpose, with the scale target.scaling holds when the
+// kernel runs) in the same pass: delayed scaling's next FP8 weight without a pass of its own.
+void adamw_cast_transpose(float* w, float* m, float* v, const float* grad, int rows, int cols, AdamParams p,
+                          const int* step, int step_offset, const CastTarget& target, cudaStream_t stream);
 
 // The FP8 per-tensor scaling state: per scaled tensor j, the trace row of the step gets
 // amax_bits[j] and the scale used; delayed scaling pushes the amax into history j and

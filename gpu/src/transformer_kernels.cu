@@ -11,6 +11,7 @@
 #include <string>
 
 #include "gpu/src/delayed_update.cuh"
+#include "gpu/src/swiglu.cuh"
 #include "gpu/src/transformer_kernels.hpp"
 
 namespace fp8lab::gpu::transformer {
@@ -254,8 +255,6 @@ __global__ void store_columns_kernel(const float* src, int rows, int width, bf16
         dst[i / width * ld + i % width] = __float2bfloat16(src[i]);
 }
 
-__device__ inline float sigmoid(float x) { return 1.0f / (1.0f + expf(-x)); }
-
 // V columns a thread; row r's gate is gate_up's columns 0 .. f - 1, its up f .. 2f - 1.
 template <int V>
 __global__ void swiglu_forward_kernel(const bf16* gu, int rows, int f, bf16* act) {
@@ -265,10 +264,8 @@ __global__ void swiglu_forward_kernel(const bf16* gu, int rows, int f, bf16* act
         const Bf16s<V> g = load_bf16s<V>(gu + r * 2 * f + c), u = load_bf16s<V>(gu + r * 2 * f + f + c);
         Bf16s<V> out;
 #pragma unroll
-        for (int e = 0; e < V; ++e) {
-            const float gf = __bfloat162float(g.v[e]);
-            out.v[e] = __float2bfloat16(gf * sigmoid(gf) * __bfloat162float(u.v[e]));
-        }
+        for (int e = 0; e < V; ++e)
+            out.v[e] = __float2bfloat16(swiglu::value(__bfloat162float(g.v[e]), __bfloat162float(u.v[e])));
         store_bf16s<V>(act + r * f + c, out);
     }
 }
@@ -283,9 +280,8 @@ __global__ void swiglu_backward_kernel(const bf16* gu, const bf16* dact, int row
 #pragma unroll
         for (int e = 0; e < V; ++e) {
             const float gf = __bfloat162float(g.v[e]), uf = __bfloat162float(u.v[e]), df = __bfloat162float(d.v[e]);
-            const float sg = sigmoid(gf);
-            du.v[e] = __float2bfloat16(df * gf * sg);
-            dg.v[e] = __float2bfloat16(df * uf * sg * (1.0f + gf * (1.0f - sg)));
+            du.v[e] = __float2bfloat16(swiglu::up_grad(df, gf));
+            dg.v[e] = __float2bfloat16(swiglu::gate_grad(df, gf, uf));
         }
         store_bf16s<V>(dgu + r * 2 * f + c, dg);
         store_bf16s<V>(dgu + r * 2 * f + f + c, du);

@@ -156,33 +156,58 @@ struct Fp8Operand {
             train::current_scale(amax, e4m3 ? 448.0f : 57344.0f, scaling, s);
             FP8LAB_CUDA_CHECK(cudaMemsetAsync(amax, 0, sizeof(unsigned), s));
         }
-        train::cast_transpose(source, rows, cols,
-                              {scaling, e4m3, codes.ptr, codes_t.ptr, rows, amax, nullptr, recorder.lanes(record)}, s);
+        train::cast_transpose(source, rows, cols, target(rows), s);
+    }
+    // Where a cast of `rows` rows writes: the codes, their transpose, the slot's amax.
+    train::CastTarget target(int rows) {
+        return {slots.state(slot),     e4m3, codes.ptr, codes_t.ptr, rows, slots.amax(slot), nullptr,
+                recorder.lanes(record)};
     }
     MatmulOperand as(Stored stored) {
         return {e4m3 ? CUDA_R_8F_E4M3 : CUDA_R_8F_E5M2, stored, &slots.state(slot)->scale_inv, ScaleMode::PerTensor};
     }
 };
 
+// A layer's input or output gradient as its casts read it (train::CastSource).
+inline train::CastSource bf16_rows(const void* x, int cols) { return {train::Source::Bf16, x, nullptr, cols}; }
+inline train::CastSource f32_rows(const float* x, int cols) { return {train::Source::F32, x, nullptr, cols}; }
+
 // One linear layer's three GEMMs: y = x W^T, dx = dy W, dW = dy^T x (rows x in -> out).
 class LinearLayer {
   public:
     virtual ~LinearLayer() = default;
-    // x: BF16 rows x in; weight: its float32 master and BF16 copy.
-    virtual void forward(const void* x, const DeviceParameter& weight, void* y, cudaStream_t s) = 0;
-    // dy: BF16 rows x out (or float32, as the residual stream's gradient is); dx may be null.
-    virtual void backward(const void* x, const DeviceParameter& weight, const void* dy, bool dy_f32, float* weight_grad,
-                          void* dx, cudaStream_t s) = 0;
+    // x: rows x in (BF16, or SwiGLU of a gate|up pair where computes_operands()); weight:
+    // its float32 master and BF16 copy.
+    virtual void forward(const train::CastSource& x, const DeviceParameter& weight, void* y, cudaStream_t s) = 0;
+    // dy: rows x out (BF16, float32 as the residual stream's gradient, or SwiGLU's gradient
+    // where computes_operands()); dx may be null.
+    virtual void backward(const train::CastSource& x, const DeviceParameter& weight, const train::CastSource& dy,
+                          float* weight_grad, void* dx, cudaStream_t s) = 0;
     // Whether its GEMMs read the weight's BF16 copy.
     virtual bool reads_bf16_weight() const { return false; }
+    // Whether its casts can compute an operand on the way (SwiGLU or its gradient), so the
+    // step need not write it first: every FP8 layer. A BF16 layer's GEMMs read the operand
+    // as stored.
+    virtual bool computes_operands() const { return true; }
+    // Whether its FP8 weight is cast by the optimizer (update_weight) rather than by its
+    // forward pass; then cast_weight makes the first step's codes before any step runs.
+    virtual bool casts_weight_in_update() const { return false; }
+    virtual void cast_weight(const DeviceParameter&, cudaStream_t) {}
+    virtual void update_weight(DeviceParameter&, const train::AdamParams&, const int*, cudaStream_t) {}
 };
 
 // BF16, or FP8 with per-tensor scaling on the FP8 tensor cores.
 class Linear final : public LinearLayer {
   public:
-    Linear(cublasLtHandle_t lt, int rows, int in, int out, bool fp8, void* workspace, ScalingSlots& slots,
-           const std::string& name, NumericsRecorder& recorder)
-        : rows_(rows), in_(in), out_(out), fp8_(fp8), workspace_(workspace) {
+    // weight_in_update: AdamW casts the weight (delayed scaling only; casts_weight_in_update).
+    Linear(cublasLtHandle_t lt, int rows, int in, int out, bool fp8, bool weight_in_update, void* workspace,
+           ScalingSlots& slots, const std::string& name, NumericsRecorder& recorder)
+        : rows_(rows),
+          in_(in),
+          out_(out),
+          fp8_(fp8),
+          weight_in_update_(fp8 && weight_in_update && slots.delayed()),
+          workspace_(workspace) {
         const MatmulOperand bf{CUDA_R_16BF, Stored::AsIs}, bf_t{CUDA_R_16BF, Stored::Transposed};
         if (!fp8) {
             forward_ = std::make_unique<LtMatmul>(lt, rows, out, in, bf, bf_t, CUDA_R_16BF, false);
@@ -201,37 +226,57 @@ class Linear final : public LinearLayer {
         wgrad_ = std::make_unique<LtMatmul>(lt, out, in, rows, g_->as(Stored::AsIs), x_->as(Stored::Transposed),
                                             CUDA_R_32F, false);
     }
-    void forward(const void* x, const DeviceParameter& weight, void* y, cudaStream_t s) override {
-        if (!fp8_) return forward_->run(x, weight.w16.ptr, y, workspace_, s);
-        x_->cast({train::Source::Bf16, x, nullptr, in_}, rows_, in_, s);
-        w_->cast({train::Source::F32, weight.w.ptr, nullptr, in_}, out_, in_, s);
+    void forward(const train::CastSource& x, const DeviceParameter& weight, void* y, cudaStream_t s) override {
+        if (!fp8_) return forward_->run(stored_bf16(x), weight.w16.ptr, y, workspace_, s);
+        x_->cast(x, rows_, in_, s);
+        if (!weight_in_update_) cast_weight(weight, s);
         forward_->run(x_->codes.ptr, w_->codes.ptr, y, workspace_, s);
     }
-    void backward(const void* x, const DeviceParameter& weight, const void* dy, bool dy_f32, float* weight_grad,
-                  void* dx, cudaStream_t s) override {
+    void backward(const train::CastSource& x, const DeviceParameter& weight, const train::CastSource& dy,
+                  float* weight_grad, void* dx, cudaStream_t s) override {
         if (!fp8_) {
-            const void* g = dy;
-            if (dy_f32) {
+            const void* g = nullptr;
+            if (dy.kind == train::Source::F32) {
                 ensure_bf16_scratch();
-                train::f32_to_bf16(static_cast<const float*>(dy), dy16_->ptr, dy16_->count, s);
+                train::f32_to_bf16(static_cast<const float*>(dy.x), dy16_->ptr, dy16_->count, s);
                 g = dy16_->ptr;
+            } else {
+                g = stored_bf16(dy);
             }
-            wgrad_->run(g, x, weight_grad, workspace_, s);
+            wgrad_->run(g, stored_bf16(x), weight_grad, workspace_, s);
             if (dx) dgrad_->run(g, weight.w16.ptr, dx, workspace_, s);
             return;
         }
-        g_->cast({dy_f32 ? train::Source::F32 : train::Source::Bf16, dy, nullptr, out_}, rows_, out_, s);
+        g_->cast(dy, rows_, out_, s);
         wgrad_->run(g_->codes_t.ptr, x_->codes_t.ptr, weight_grad, workspace_, s);
         if (dx) dgrad_->run(g_->codes.ptr, w_->codes_t.ptr, dx, workspace_, s);
     }
     bool reads_bf16_weight() const override { return !fp8_; }
+    bool computes_operands() const override { return fp8_; }
+    // Delayed scaling: the next step's weight scale is set when a step ends, before AdamW
+    // runs, so AdamW casts the weights it writes and the forward pass reads their codes (a
+    // read of the float32 weights a step saved). The codes, amax and counts are those the
+    // forward's own cast would make.
+    bool casts_weight_in_update() const override { return weight_in_update_; }
+    void cast_weight(const DeviceParameter& weight, cudaStream_t s) override {
+        w_->cast({train::Source::F32, weight.w.ptr, nullptr, in_}, out_, in_, s);
+    }
+    void update_weight(DeviceParameter& weight, const train::AdamParams& a, const int* step, cudaStream_t s) override {
+        train::adamw_cast_transpose(weight.w.ptr, weight.m.ptr, weight.v.ptr, weight.g.ptr, out_, in_, a, step, 0,
+                                    w_->target(out_), s);
+    }
 
   private:
+    static const void* stored_bf16(const train::CastSource& x) {
+        if (x.kind != train::Source::Bf16)
+            throw GpuError("internal: a BF16 linear layer was given an operand that is not stored as BF16");
+        return x.x;
+    }
     void ensure_bf16_scratch() {
         if (!dy16_) dy16_ = std::make_unique<DeviceBuffer<__nv_bfloat16>>(std::size_t(rows_) * out_);
     }
     int rows_, in_, out_;
-    bool fp8_;
+    bool fp8_, weight_in_update_;
     void* workspace_;
     std::unique_ptr<LtMatmul> forward_, dgrad_, wgrad_;
     std::unique_ptr<Fp8Operand> x_, w_, g_;
@@ -328,7 +373,6 @@ class ScaledLinear final : public LinearLayer {
     ScaledLinear(cublasLtHandle_t lt, int rows, int in, int out, void* workspace, const std::string& name,
                  NumericsRecorder& recorder, const emu::Numerics& n)
         : in_(in),
-          out_(out),
           workspace_(workspace),
           x_(rows, in, false, recorder, name + ".input", n),
           w_(out, in, true, recorder, name + ".weight", n),
@@ -342,20 +386,20 @@ class ScaledLinear final : public LinearLayer {
         wgrad_ = std::make_unique<LtMatmul>(lt, out, in, rows, g_.as(true, Stored::AsIs),
                                             x_.as(true, Stored::Transposed), CUDA_R_32F, false);
     }
-    void forward(const void* x, const DeviceParameter& weight, void* y, cudaStream_t s) override {
-        x_.cast({train::Source::Bf16, x, nullptr, in_}, s);
+    void forward(const train::CastSource& x, const DeviceParameter& weight, void* y, cudaStream_t s) override {
+        x_.cast(x, s);
         w_.cast({train::Source::F32, weight.w.ptr, nullptr, in_}, s);
         forward_->run(x_.codes.ptr, w_.codes.ptr, y, workspace_, s);
     }
-    void backward(const void*, const DeviceParameter&, const void* dy, bool dy_f32, float* weight_grad, void* dx,
-                  cudaStream_t s) override {
-        g_.cast({dy_f32 ? train::Source::F32 : train::Source::Bf16, dy, nullptr, out_}, s);
+    void backward(const train::CastSource&, const DeviceParameter&, const train::CastSource& dy, float* weight_grad,
+                  void* dx, cudaStream_t s) override {
+        g_.cast(dy, s);
         wgrad_->run(g_.codes_t.ptr, x_.codes_t.ptr, weight_grad, workspace_, s);
         if (dx) dgrad_->run(g_.codes.ptr, w_.codes_t.ptr, dx, workspace_, s);
     }
 
   private:
-    int in_, out_;
+    int in_;
     void* workspace_;
     Operand x_, w_, g_;
     std::unique_ptr<LtMatmul> forward_, dgrad_, wgrad_;
@@ -410,9 +454,8 @@ class EmulatedLinear final : public LinearLayer {
                                            std::uint64_t(rows) * out};
         for (int k = 0; k < 3; ++k) records_[k] = recorder.add(name + suffixes[k], elements[k], amax_.ptr + k, nullptr);
     }
-    void forward(const void* x, const DeviceParameter& weight, void* y, cudaStream_t s) override {
-        const train::CastSource xs{train::Source::Bf16, x, nullptr, in_},
-            ws{train::Source::F32, weight.w.ptr, nullptr, in_};
+    void forward(const train::CastSource& xs, const DeviceParameter& weight, void* y, cudaStream_t s) override {
+        const train::CastSource ws{train::Source::F32, weight.w.ptr, nullptr, in_};
         enqueue_nvfp4_amaxes(input_, &input_t_, xs, rows_, in_, shared_.step, nvfp4_amax_.ptr, s);
         enqueue_nvfp4_amaxes(weight_, nullptr, ws, out_, in_, shared_.step, nvfp4_amax_.ptr + 2, s);
         cast(input_, 0, xs, rows_, in_, false, xq_.ptr, kInput, 0, s, true);
@@ -420,10 +463,8 @@ class EmulatedLinear final : public LinearLayer {
         train::gemm_alpha(f(kInput), f(kWeight), f(kForward), s);
         forward_->run(xq_.ptr, wq_.ptr, y, workspace_, s);
     }
-    void backward(const void* x, const DeviceParameter& weight, const void* dy, bool dy_f32, float* weight_grad,
-                  void* dx, cudaStream_t s) override {
-        const train::CastSource gs{dy_f32 ? train::Source::F32 : train::Source::Bf16, dy, nullptr, out_};
-        const train::CastSource xs{train::Source::Bf16, x, nullptr, in_};
+    void backward(const train::CastSource& xs, const DeviceParameter& weight, const train::CastSource& gs,
+                  float* weight_grad, void* dx, cudaStream_t s) override {
         enqueue_nvfp4_amaxes(grad_, &grad_t_, gs, rows_, out_, shared_.step, nvfp4_amax_.ptr + 4, s);
         // wgrad contracts over the rows: both its operands cast down their columns (x's NVFP4
         // amaxes are the forward's: the same tensor).

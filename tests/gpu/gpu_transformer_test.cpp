@@ -7,6 +7,7 @@
 #include <algorithm>
 #include <cmath>
 #include <cstdio>
+#include <cstring>
 #include <string>
 #include <utility>
 #include <vector>
@@ -27,6 +28,11 @@ emu::Experiment transformer(emu::Precision p, int steps, emu::Fp8Recipe recipe =
     emu::set_recipe(e, recipe);
     e.steps = steps;
     return e;
+}
+
+bool same_bits(const std::vector<float>& a, const std::vector<float>& b) {
+    return a.size() == b.size() && std::equal(a.begin(), a.end(), b.begin(),
+                                              [](float x, float y) { return std::memcmp(&x, &y, sizeof x) == 0; });
 }
 
 gpu::GpuTrainResult on_gpu(const emu::Experiment& e, int warmup = 10, bool text_report = true) {
@@ -170,6 +176,51 @@ TEST_CASE("the transformer on the GPU: fused and separate QKV start alike and tr
         // BF16: the same weights and products; FP8: one scale for the fused weight, three apart.
         CHECK(a.loss[0] == doctest::Approx(b.loss[0]).epsilon(p == emu::Precision::Bf16 ? 1e-6 : 1e-3));
         CHECK(a.final_loss() == doctest::Approx(b.final_loss()).epsilon(0.02));
+    }
+}
+
+TEST_CASE(
+    "the transformer's FP8 casts that compute SwiGLU, its gradient or AdamW's new weights give the bits of separate "
+    "passes") {
+    if (!gpu_ready()) return;
+    // Delayed: every fusion (the weights cast by AdamW); the others: SwiGLU and its gradient
+    // through each kind of cast (per tensor after an amax pass, block and row scales,
+    // emulated MX).
+    for (const emu::Fp8Recipe recipe : {emu::Fp8Recipe::Delayed, emu::Fp8Recipe::Current, emu::Fp8Recipe::Blockwise,
+                                        emu::Fp8Recipe::Rowwise, emu::Fp8Recipe::MxFloor}) {
+        CAPTURE(enum_name(recipe));
+        emu::Experiment e = transformer(emu::Precision::Fp8, 24, recipe);
+        e.task.eval_every = 8;  // evaluations between steps read the weights' codes too
+        e.model.transformer.tied_output = true;
+        e.model.transformer.output_bf16 = false;  // the tied output layer's weight is the embedding, in FP8
+        gpu::GpuRun run{e};
+        run.warmup_steps = 4;
+        run.record_numerics = true;
+        gpu::GpuRun separate = run;
+        separate.fuse_into_casts = false;
+        const gpu::GpuTrainResult a = gpu::train_transformer_on_gpu(run), b = gpu::train_transformer_on_gpu(separate);
+        REQUIRE(a.loss.size() == 24);
+        CHECK(std::isfinite(a.final_loss()));
+        CHECK(same_bits(a.loss, b.loss));
+        REQUIRE(a.text);
+        REQUIRE(b.text);
+        REQUIRE(a.text->validation.size() == b.text->validation.size());
+        for (std::size_t k = 0; k < a.text->validation.size(); ++k)
+            CHECK(a.text->validation[k].bits_per_byte == b.text->validation[k].bits_per_byte);
+        CHECK(a.text->greedy == b.text->greedy);
+        CHECK(a.text->sampled == b.text->sampled);
+        REQUIRE(a.numerics.size() == b.numerics.size());
+        REQUIRE(!a.numerics.empty());
+        int differ = 0;
+        for (std::size_t k = 0; k < a.numerics.size(); ++k) {
+            const emu::TensorNumerics &x = a.numerics[k], &y = b.numerics[k];
+            const bool same = x.step == y.step && x.tensor == y.tensor && x.amax == y.amax && x.scale == y.scale &&
+                              x.zeros == y.zeros && x.flushed == y.flushed && x.saturated == y.saturated &&
+                              x.subnormal == y.subnormal &&
+                              std::fabs(x.relative_error - y.relative_error) <= 1e-9 * y.relative_error;
+            if (!same && differ++ < 3) INFO("step " << x.step << " " << x.tensor << " differs");
+        }
+        CHECK(differ == 0);
     }
 }
 
