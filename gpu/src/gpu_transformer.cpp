@@ -214,7 +214,7 @@ class TransformerStep {
         // SwiGLU's gradient is stored only for gate/up GEMMs that read it so (BF16).
         const bool stored_dgate_up = t_.layers > 0 && !computes_operands(linears_.front().gate_up);
         dgate_up_ = std::make_unique<Bf16>(stored_dgate_up ? std::size_t(rows_) * 2 * t_.ffn : 0);
-        gain_partials_ = std::make_unique<DeviceBuffer<float>>(std::size_t((rows_ + 63) / 64) * d_);
+        gain_partials_ = std::make_unique<DeviceBuffer<float>>(std::size_t(tk::gain_partial_count(rows_)) * d_);
         out_grad_ = std::make_unique<DeviceBuffer<float>>(std::size_t(256) * d_);
         int squares = 0;
         for (const auto& p : params_) squares += tk::blocks_for_squares(p->g.count);

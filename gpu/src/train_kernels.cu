@@ -50,13 +50,13 @@ __device__ inline void transpose_bytes_4x4(std::uint32_t (&words)[4]) {
     words[3] = __byte_perm(b, d, 0x7632);
 }
 
-// One block's tile of a cast + transpose: load(r, c) gives the four values at (r, c .. c + 3).
+// One block's tile of a cast + transpose, the one at (row0, col0): load(r, c, i) gives the
+// four values at (r, c .. c + 3), the thread's row i of 4.
 template <class Load>
-__device__ inline void cast_transpose_tile(Load&& load, int rows, int cols, const CastTarget& t) {
+__device__ inline void cast_transpose_tile(Load&& load, int row0, int col0, int rows, int cols, const CastTarget& t) {
     __shared__ std::uint32_t by_column[kTile][kSide + 1];  // [column][group of 4 rows]
     const __nv_fp8_interpretation_t format = t.e4m3 ? __NV_E4M3 : __NV_E5M2;
     const float scale = t.scaling->scale;
-    const int row0 = blockIdx.y * kTile, col0 = blockIdx.x * kTile;
     const int r = row0 + kQuad * threadIdx.y, c = col0 + kQuad * threadIdx.x;
     // rows and cols are multiples of 16: a thread's square is all inside or all outside.
     const bool inside = r < rows && c < cols;
@@ -66,7 +66,7 @@ __device__ inline void cast_transpose_tile(Load&& load, int rows, int cols, cons
     if (inside) {
         float4 v[kQuad];
 #pragma unroll
-        for (int i = 0; i < kQuad; ++i) v[i] = load(r + i, c);
+        for (int i = 0; i < kQuad; ++i) v[i] = load(r + i, c, i);
 #pragma unroll
         for (int i = 0; i < kQuad; ++i) {
             local = fmaxf(local, abs_max4(v[i]));
@@ -99,7 +99,8 @@ __device__ inline void cast_transpose_tile(Load&& load, int rows, int cols, cons
 template <Source K>
 __global__ void __launch_bounds__(kSide* kSide) cast_transpose_kernel(CastSource s, int rows, int cols, CastTarget t) {
     float squares = 0.0f;
-    cast_transpose_tile([&](int r, int c) { return load_quad<K>(s, r, c, squares); }, rows, cols, t);
+    cast_transpose_tile([&](int r, int c, int) { return load_quad<K>(s, r, c, squares); }, blockIdx.y * kTile,
+                        blockIdx.x * kTile, rows, cols, t);
     if constexpr (K == Source::MseGradBf16)
         publish_sum<kSide * kSide / 32>(squares, t.loss_partials + blockIdx.y * gridDim.x + blockIdx.x);
 }
@@ -205,13 +206,40 @@ __global__ void __launch_bounds__(kSide* kSide)
     float f = 1.0f;
     if constexpr (Scaled) f = *p.grad_scale;
     cast_transpose_tile(
-        [&](int r, int col) {
+        [&](int r, int col, int) {
             const std::size_t i = (std::size_t(r) * cols + col) / kQuad;
             float4 g = grad[i];
             if constexpr (Scaled) g = make_float4(g.x * f, g.y * f, g.z * f, g.w * f);
             return adamw_quad(w, m, v, i, g, p, c);
         },
-        rows, cols, t);
+        blockIdx.y * kTile, blockIdx.x * kTile, rows, cols, t);
+}
+
+// SwiGLU's gradient (Source::SwigluGradBf16, f = s.ld a multiple of kTile): each block casts
+// a tile of gate columns and then the same tile of up columns, from one read of the output
+// gradient and the gate (kept in registers between the two) and of up: 6 bytes read per
+// pair of values, not 10.
+__global__ void __launch_bounds__(kSide* kSide) swiglu_grad_cast_kernel(CastSource s, int rows, CastTarget t) {
+    const int f = s.ld, row0 = blockIdx.y * kTile, col0 = blockIdx.x * kTile;
+    const std::size_t ld = std::size_t(f);
+    float4 d[kQuad], g[kQuad];
+    cast_transpose_tile(
+        [&](int r, int c, int i) {
+            const std::size_t pair = std::size_t(r) * 2 * ld + c;
+            d[i] = load_bf16x4(s.x, std::size_t(r) * ld + c);
+            g[i] = load_bf16x4(s.h, pair);
+            const float4 u = load_bf16x4(s.h, pair + ld);
+            return make_float4(swiglu::gate_grad(d[i].x, g[i].x, u.x), swiglu::gate_grad(d[i].y, g[i].y, u.y),
+                               swiglu::gate_grad(d[i].z, g[i].z, u.z), swiglu::gate_grad(d[i].w, g[i].w, u.w));
+        },
+        row0, col0, rows, 2 * f, t);
+    __syncthreads();  // the tile's shared transpose buffer is the up tile's next
+    cast_transpose_tile(
+        [&](int, int, int i) {
+            return make_float4(swiglu::up_grad(d[i].x, g[i].x), swiglu::up_grad(d[i].y, g[i].y),
+                               swiglu::up_grad(d[i].z, g[i].z), swiglu::up_grad(d[i].w, g[i].w));
+        },
+        row0, col0 + f, rows, 2 * f, t);
 }
 
 // One block of kThreads threads; every thread reads *step before thread 0 advances it.
@@ -254,6 +282,10 @@ __global__ void finish_step_kernel(StepEnd e, int* step) {
 template <Source K>
 void launch_cast(const CastSource& s, int rows, int cols, const CastTarget& t, cudaStream_t stream) {
     const dim3 block(kSide, kSide), grid((cols + kTile - 1) / kTile, (rows + kTile - 1) / kTile);
+    if (K == Source::SwigluGradBf16 && s.ld % kTile == 0 && cols == 2 * s.ld && !t.loss_partials) {
+        swiglu_grad_cast_kernel<<<dim3(s.ld / kTile, grid.y), block, 0, stream>>>(s, rows, t);
+        return;
+    }
     cast_transpose_kernel<K><<<grid, block, 0, stream>>>(s, rows, cols, t);
 }
 

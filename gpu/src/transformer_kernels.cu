@@ -9,6 +9,7 @@
 #include <initializer_list>
 #include <stdexcept>
 #include <string>
+#include <type_traits>
 
 #include "gpu/src/delayed_update.cuh"
 #include "gpu/src/swiglu.cuh"
@@ -95,95 +96,139 @@ int vector_width(std::initializer_list<std::size_t> sizes, std::initializer_list
     return 1;
 }
 
-// A warp per row: the sum of squares over V-element slices lane-strided, then the tree.
-template <int V>
-__global__ void rmsnorm_forward_kernel(const float* x, const float* gain, int rows, int d, bf16* y, float* inv_rms) {
-    const int r = global_warp(), lane = threadIdx.x & 31;
-    if (r >= rows) return;
-    const float* xr = x + std::size_t(r) * d;
-    float s = 0.0f;
-    for (int c = lane * V; c < d; c += 32 * V) {
-        const Floats<V> a = load_floats<V>(xr + c);
-#pragma unroll
-        for (int e = 0; e < V; ++e) s += a.v[e] * a.v[e];
-    }
-    const float inv = 1.0f / sqrtf(warp_sum(s) / float(d) + 1e-5f);
-    if (lane == 0) inv_rms[r] = inv;
-    for (int c = lane * V; c < d; c += 32 * V) {
-        const Floats<V> a = load_floats<V>(xr + c), g = load_floats<V>(gain + c);
-        Bf16s<V> out;
-#pragma unroll
-        for (int e = 0; e < V; ++e) out.v[e] = __float2bfloat16(a.v[e] * inv * g.v[e]);
-        store_bf16s<V>(y + std::size_t(r) * d + c, out);
-    }
+// The RMSNorm kernels hold a row's slice in registers, so a row is read once: a block of
+// row_threads(d) threads a row (a multiple of 32), thread t the quads t, t + T, ... (Q of
+// them, the last ones past d idle). (A warp a row read the row twice: the second pass
+// missed L1 at 4096 columns, and the backward ran at 2 TB/s.)
+template <int Q>
+struct RowSlice {
+    float4 v[Q];
+};
+constexpr int kMaxRowQuads = 8, kGainRows = 16;
+int row_quads(int d) {
+    int q = 1;
+    while (q < kMaxRowQuads && d > 4 * 256 * q) q *= 2;
+    return q;
+}
+int row_threads(int d) {
+    const int quads = (d / 4 + row_quads(d) - 1) / row_quads(d);
+    return (quads + 31) / 32 * 32;
+}
+__device__ inline float4 load_bf16_quad(const bf16* p) {
+    const uint2 raw = *reinterpret_cast<const uint2*>(p);
+    const float2 lo = __bfloat1622float2(*reinterpret_cast<const __nv_bfloat162*>(&raw.x));
+    const float2 hi = __bfloat1622float2(*reinterpret_cast<const __nv_bfloat162*>(&raw.y));
+    return make_float4(lo.x, lo.y, hi.x, hi.y);
+}
+__device__ inline void store_bf16_quad(bf16* p, float4 v) {
+    const __nv_bfloat162 lo = __floats2bfloat162_rn(v.x, v.y), hi = __floats2bfloat162_rn(v.z, v.w);
+    uint2 raw;
+    raw.x = *reinterpret_cast<const unsigned*>(&lo);
+    raw.y = *reinterpret_cast<const unsigned*>(&hi);
+    *reinterpret_cast<uint2*>(p) = raw;
+}
+// The column of quad j of this thread, or -1 past the row's end.
+template <int Q>
+__device__ inline int quad_column(int j, int d) {
+    const int c = 4 * (int(threadIdx.x) + j * int(blockDim.x));
+    return c < d ? c : -1;
+}
+// The block's sum of v: each warp's tree, then the warps' sums in order (the same bits on
+// every run); `shared` holds blockDim.x / 32 floats, free again when this returns.
+__device__ inline float block_sum(float v, float* shared) {
+    v = warp_sum(v);
+    if ((threadIdx.x & 31) == 0) shared[threadIdx.x / 32] = v;
+    __syncthreads();
+    float total = 0.0f;
+    for (int w = 0; w < int(blockDim.x / 32); ++w) total += shared[w];
+    __syncthreads();
+    return total;
 }
 
-// The residual add and the RMSNorm after it, a warp per row: out = a + BF16 y (float32), then
-// the norm of out, read back from L2 rather than a second kernel's read from memory.
-template <int V>
-__global__ void add_rmsnorm_kernel(const float* a, const bf16* y, const float* gain, int rows, int d, float* out,
-                                   bf16* normed, float* inv_rms) {
-    const int r = global_warp(), lane = threadIdx.x & 31;
-    if (r >= rows) return;
-    const std::size_t o = std::size_t(r) * d;
+// A block a row: x = a (+ BF16 y, the residual add, stored to out), then y_norm = BF16(x /
+// rms(x) x gain) and inv_rms.
+template <int Q, bool Add>
+__global__ void rmsnorm_rows_kernel(const float* a, const bf16* y, const float* gain, int d, float* out, bf16* normed,
+                                    float* inv_rms) {
+    __shared__ float sums[32];
+    const std::size_t o = std::size_t(blockIdx.x) * d;
+    RowSlice<Q> x;
     float s = 0.0f;
-    for (int c = lane * V; c < d; c += 32 * V) {
-        Floats<V> x = load_floats<V>(a + o + c);
-        const Bf16s<V> b = load_bf16s<V>(y + o + c);
 #pragma unroll
-        for (int e = 0; e < V; ++e) {
-            x.v[e] += __bfloat162float(b.v[e]);
-            s += x.v[e] * x.v[e];
+    for (int j = 0; j < Q; ++j) {
+        const int c = quad_column<Q>(j, d);
+        if (c < 0) continue;
+        x.v[j] = *reinterpret_cast<const float4*>(a + o + c);
+        if constexpr (Add) {
+            const float4 b = load_bf16_quad(y + o + c);
+            x.v[j] = make_float4(x.v[j].x + b.x, x.v[j].y + b.y, x.v[j].z + b.z, x.v[j].w + b.w);
+            *reinterpret_cast<float4*>(out + o + c) = x.v[j];
         }
-        store_floats<V>(out + o + c, x);
+        s += x.v[j].x * x.v[j].x + x.v[j].y * x.v[j].y + x.v[j].z * x.v[j].z + x.v[j].w * x.v[j].w;
     }
-    const float inv = 1.0f / sqrtf(warp_sum(s) / float(d) + 1e-5f);
-    if (lane == 0) inv_rms[r] = inv;
-    for (int c = lane * V; c < d; c += 32 * V) {  // the lane's own stores: program order makes them visible
-        const Floats<V> x = load_floats<V>(out + o + c), g = load_floats<V>(gain + c);
-        Bf16s<V> n;
+    const float inv = 1.0f / sqrtf(block_sum(s, sums) / float(d) + 1e-5f);
+    if (threadIdx.x == 0) inv_rms[blockIdx.x] = inv;
 #pragma unroll
-        for (int e = 0; e < V; ++e) n.v[e] = __float2bfloat16(x.v[e] * inv * g.v[e]);
-        store_bf16s<V>(normed + o + c, n);
+    for (int j = 0; j < Q; ++j) {
+        const int c = quad_column<Q>(j, d);
+        if (c < 0) continue;
+        const float4 g = *reinterpret_cast<const float4*>(gain + c);
+        store_bf16_quad(normed + o + c, make_float4(x.v[j].x * inv * g.x, x.v[j].y * inv * g.y, x.v[j].z * inv * g.z,
+                                                    x.v[j].w * inv * g.w));
     }
 }
 
-template <int V>
-__global__ void rmsnorm_backward_kernel(const float* x, const float* gain, const float* inv_rms, const bf16* dy,
-                                        int rows, int d, float* dx) {
-    const int r = global_warp(), lane = threadIdx.x & 31;
-    if (r >= rows) return;
-    const std::size_t o = std::size_t(r) * d;
-    const float inv = inv_rms[r];
-    float s = 0.0f;
-    for (int c = lane * V; c < d; c += 32 * V) {
-        const Floats<V> a = load_floats<V>(x + o + c), g = load_floats<V>(gain + c);
-        const Bf16s<V> dyv = load_bf16s<V>(dy + o + c);
+// A block per kGainRows rows, one row after the other: dx += the input gradient of each row
+// (the row's dot product of x o gain o dy reduced over the block), and the gain gradient's
+// partial sum over the block's rows kept per column in registers, written once: one read of
+// x and dy for both gradients.
+template <int Q>
+__global__ void rmsnorm_backward_rows_kernel(const float* x, const float* gain, const float* inv_rms, const bf16* dy,
+                                             int rows, int d, float* dx, float* partials) {
+    __shared__ float sums[32];
+    RowSlice<Q> g, acc;
 #pragma unroll
-        for (int e = 0; e < V; ++e) s += a.v[e] * g.v[e] * __bfloat162float(dyv.v[e]);
+    for (int j = 0; j < Q; ++j) {
+        const int c = quad_column<Q>(j, d);
+        g.v[j] = c < 0 ? make_float4(0.0f, 0.0f, 0.0f, 0.0f) : *reinterpret_cast<const float4*>(gain + c);
+        acc.v[j] = make_float4(0.0f, 0.0f, 0.0f, 0.0f);
     }
-    const float k = warp_sum(s) * inv * inv * inv / float(d);
-    for (int c = lane * V; c < d; c += 32 * V) {
-        const Floats<V> a = load_floats<V>(x + o + c), g = load_floats<V>(gain + c);
-        const Bf16s<V> dyv = load_bf16s<V>(dy + o + c);
-        Floats<V> out = load_floats<V>(dx + o + c);
-#pragma unroll
-        for (int e = 0; e < V; ++e) out.v[e] += inv * g.v[e] * __bfloat162float(dyv.v[e]) - a.v[e] * k;
-        store_floats<V>(dx + o + c, out);
-    }
-}
-
-constexpr int kPartialRows = 64;
-__global__ void gain_partials_kernel(const float* x, const float* inv_rms, const bf16* dy, int rows, int d,
-                                     float* partials) {
-    const int part = blockIdx.y;
-    for (int c = blockIdx.x * blockDim.x + threadIdx.x; c < d; c += gridDim.x * blockDim.x) {
+    const int first = blockIdx.x * kGainRows, last = min(rows, first + kGainRows);
+    for (int r = first; r < last; ++r) {
+        const std::size_t o = std::size_t(r) * d;
+        const float inv = inv_rms[r];
+        RowSlice<Q> xv, dv;
         float s = 0.0f;
-        for (int r = part * kPartialRows; r < min(rows, (part + 1) * kPartialRows); ++r)
-            s += __bfloat162float(dy[std::size_t(r) * d + c]) * x[std::size_t(r) * d + c] * inv_rms[r];
-        partials[std::size_t(part) * d + c] = s;
+#pragma unroll
+        for (int j = 0; j < Q; ++j) {
+            const int c = quad_column<Q>(j, d);
+            if (c < 0) continue;
+            xv.v[j] = *reinterpret_cast<const float4*>(x + o + c);
+            dv.v[j] = load_bf16_quad(dy + o + c);
+            s += xv.v[j].x * g.v[j].x * dv.v[j].x + xv.v[j].y * g.v[j].y * dv.v[j].y +
+                 xv.v[j].z * g.v[j].z * dv.v[j].z + xv.v[j].w * g.v[j].w * dv.v[j].w;
+        }
+        const float k = block_sum(s, sums) * inv * inv * inv / float(d);
+#pragma unroll
+        for (int j = 0; j < Q; ++j) {
+            const int c = quad_column<Q>(j, d);
+            if (c < 0) continue;
+            float4 out = *reinterpret_cast<const float4*>(dx + o + c);
+            const float4 a = xv.v[j], gj = g.v[j], dj = dv.v[j];
+            out = make_float4(out.x + (inv * gj.x * dj.x - a.x * k), out.y + (inv * gj.y * dj.y - a.y * k),
+                              out.z + (inv * gj.z * dj.z - a.z * k), out.w + (inv * gj.w * dj.w - a.w * k));
+            *reinterpret_cast<float4*>(dx + o + c) = out;
+            acc.v[j] = make_float4(acc.v[j].x + dj.x * a.x * inv, acc.v[j].y + dj.y * a.y * inv,
+                                   acc.v[j].z + dj.z * a.z * inv, acc.v[j].w + dj.w * a.w * inv);
+        }
+    }
+#pragma unroll
+    for (int j = 0; j < Q; ++j) {
+        const int c = quad_column<Q>(j, d);
+        if (c >= 0) *reinterpret_cast<float4*>(partials + std::size_t(blockIdx.x) * d + c) = acc.v[j];
     }
 }
+
 __global__ void sum_parts_kernel(const float* partials, int parts, int d, float* out) {
     for (int c = blockIdx.x * blockDim.x + threadIdx.x; c < d; c += gridDim.x * blockDim.x) {
         float s = 0.0f;
@@ -423,29 +468,44 @@ void embed_backward(const float* dx, const int* offsets, const int* positions, c
     const dim3 grid(unsigned((d + 127) / 128), 256);
     embed_backward_kernel<<<grid, 128, 0, stream>>>(dx, offsets, positions, step, rows, d, table_grad);
 }
+// Calls launch(std::integral_constant<int, Q>{}) with Q = row_quads(d).
+template <class Launch>
+void with_row_quads(int d, const char* what, Launch&& launch) {
+    if (d % 4 != 0 || d > 4 * kMaxRowQuads * 1024)
+        throw std::invalid_argument(std::string(what) + ": width " + std::to_string(d) +
+                                    " is not a multiple of 4 of at most " + std::to_string(4 * kMaxRowQuads * 1024));
+    switch (row_quads(d)) {
+    case 1:
+        return launch(std::integral_constant<int, 1>{});
+    case 2:
+        return launch(std::integral_constant<int, 2>{});
+    case 4:
+        return launch(std::integral_constant<int, 4>{});
+    default:
+        return launch(std::integral_constant<int, kMaxRowQuads>{});
+    }
+}
 void rmsnorm_forward(const float* x, const float* gain, int rows, int d, void* y, float* inv_rms, cudaStream_t stream) {
-    const auto kernel = vector_width({std::size_t(d)}, {x, gain}, 4, 4) == 4 && vector_width({}, {y}, 4, 2) == 4
-                            ? rmsnorm_forward_kernel<4>
-                            : rmsnorm_forward_kernel<1>;
-    kernel<<<warps_grid(std::size_t(rows)), kThreads, 0, stream>>>(x, gain, rows, d, b(y), inv_rms);
+    with_row_quads(d, "rmsnorm", [&](auto q) {
+        rmsnorm_rows_kernel<decltype(q)::value, false>
+            <<<rows, row_threads(d), 0, stream>>>(x, nullptr, gain, d, nullptr, b(y), inv_rms);
+    });
 }
 void add_rmsnorm_forward(const float* a, const void* y, const float* gain, int rows, int d, float* out, void* normed,
                          float* inv_rms, cudaStream_t stream) {
-    const auto kernel =
-        vector_width({std::size_t(d)}, {a, gain, out}, 4, 4) == 4 && vector_width({}, {y, normed}, 4, 2) == 4
-            ? add_rmsnorm_kernel<4>
-            : add_rmsnorm_kernel<1>;
-    kernel<<<warps_grid(std::size_t(rows)), kThreads, 0, stream>>>(a, b(y), gain, rows, d, out, b(normed), inv_rms);
+    with_row_quads(d, "add_rmsnorm", [&](auto q) {
+        rmsnorm_rows_kernel<decltype(q)::value, true>
+            <<<rows, row_threads(d), 0, stream>>>(a, b(y), gain, d, out, b(normed), inv_rms);
+    });
 }
+int gain_partial_count(int rows) { return (rows + kGainRows - 1) / kGainRows; }
 void rmsnorm_backward(const float* x, const float* gain, const float* inv_rms, const void* dy, int rows, int d,
                       float* dx, float* partials, float* gain_grad, cudaStream_t stream) {
-    const auto kernel = vector_width({std::size_t(d)}, {x, gain, dx}, 4, 4) == 4 && vector_width({}, {dy}, 4, 2) == 4
-                            ? rmsnorm_backward_kernel<4>
-                            : rmsnorm_backward_kernel<1>;
-    kernel<<<warps_grid(std::size_t(rows)), kThreads, 0, stream>>>(x, gain, inv_rms, b(dy), rows, d, dx);
-    const int parts = (rows + kPartialRows - 1) / kPartialRows;
-    gain_partials_kernel<<<dim3(unsigned((d + 127) / 128), unsigned(parts)), 128, 0, stream>>>(x, inv_rms, b(dy), rows,
-                                                                                               d, partials);
+    const int parts = gain_partial_count(rows);
+    with_row_quads(d, "rmsnorm_backward", [&](auto q) {
+        rmsnorm_backward_rows_kernel<decltype(q)::value>
+            <<<parts, row_threads(d), 0, stream>>>(x, gain, inv_rms, b(dy), rows, d, dx, partials);
+    });
     sum_parts_kernel<<<(d + 127) / 128, 128, 0, stream>>>(partials, parts, d, gain_grad);
 }
 void rotary(void* x, int ld, int rows, int heads, int head_size, int sequence, const float* cos, const float* sin,

@@ -30,8 +30,9 @@ void rmsnorm_forward(const float* x, const float* gain, int rows, int d, void* y
 void add_rmsnorm_forward(const float* a, const void* y, const float* gain, int rows, int d, float* out, void* normed,
                          float* inv_rms, cudaStream_t stream);
 // dx += the RMSNorm's input gradient from dy (BF16); gain_grad = sum over rows of
-// dy x inv_rms (partials of 64 rows each in `partials`, rows / 64 rounded up times d floats,
-// then added in order).
+// dy x inv_rms (partials of 16 rows each in `partials`, gain_partial_count(rows) x d floats,
+// then added in order). d: a multiple of 4 up to 32768 (the norms refuse others, naming them).
+int gain_partial_count(int rows);
 void rmsnorm_backward(const float* x, const float* gain, const float* inv_rms, const void* dy, int rows, int d,
                       float* dx, float* partials, float* gain_grad, cudaStream_t stream);
 
