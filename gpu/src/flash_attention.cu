@@ -122,6 +122,27 @@ __device__ inline void scores(float (&c)[Cols / 8][4], const bf16* a, int r0, co
         }
     }
 }
+// The same with a's fragments already in registers (a[kk]: columns 16 kk .. 16 kk + 15).
+template <int D, int Cols>
+__device__ inline void scores(float (&c)[Cols / 8][4], const unsigned (&a)[D / 16][4], const bf16* b) {
+    for (auto& t : c) t[0] = t[1] = t[2] = t[3] = 0.0f;
+#pragma unroll
+    for (int kk = 0; kk < D / 16; ++kk) {
+#pragma unroll
+        for (int n = 0; n < Cols / 16; ++n) {
+            unsigned fb[4];
+            fragment_b_rows<D>(fb, b, n * 16, kk * 16);
+            mma(c[2 * n], a[kk], fb[0], fb[1]);
+            mma(c[2 * n + 1], a[kk], fb[2], fb[3]);
+        }
+    }
+}
+// The warp's 16 rows (from r0) of a D-wide tile as mma A fragments.
+template <int D>
+__device__ inline void fragments_a(unsigned (&a)[D / 16][4], const bf16* s, int r0) {
+#pragma unroll
+    for (int kk = 0; kk < D / 16; ++kk) fragment_a<D>(a[kk], s, r0, kk * 16);
+}
 // acc (16 x D) += p (16 x 8 Cols, accumulators rounded to BF16 as mma's A) times b (Cols
 // rows of D): P V (or P^T dO, dS^T Q, dS K).
 template <int D, int Cols>
@@ -352,7 +373,8 @@ __global__ void __launch_bounds__(kKeyThreads)
 }
 
 // dQ of one query block of one query head: every key tile at or before it, recomputing P and
-// dP = dO V^T, then dQ += dS K.
+// dP = dO V^T, then dQ += dS K. The warp's rows of Q and dO stay in registers as mma
+// fragments: every key tile reads only K and V from shared memory.
 template <int D>
 __global__ void __launch_bounds__(kQueryThreads)
     query_grad_kernel(const bf16* qkv, int qkv_w, const bf16* dout, const float* lse, const float* delta, int n,
@@ -370,12 +392,17 @@ __global__ void __launch_bounds__(kQueryThreads)
     const bf16* vg = kg + std::size_t(kv_heads) * D;
     load_tile<D, kQueryBlock>(sq, qkv + (row0 + q0) * qkv_w + std::size_t(h) * D, qkv_w, n - q0);
     load_tile<D, kQueryBlock>(sdo, dout + (row0 + q0) * ld_out + std::size_t(h) * D, ld_out, n - q0);
+    commit();
     load_tile<D, kTile>(sk, kg, qkv_w, n);
     load_tile<D, kTile>(sv, vg, qkv_w, n);
     commit();
 
     const int warp = threadIdx.x / 32, lane = threadIdx.x & 31;
     const int first_row = q0 + warp * 16, r_lo = first_row + lane / 4, r_hi = r_lo + 8;
+    wait_loads<1>();  // Q and dO; the first key tile may still be on its way
+    unsigned fq[D / 16][4], fdo[D / 16][4];
+    fragments_a<D>(fq, sq, warp * 16);
+    fragments_a<D>(fdo, sdo, warp * 16);
     const float* head_lse = lse + std::size_t(h) * rows + row0;
     const float* head_delta = delta + std::size_t(h) * rows + row0;
     const float lse_lo = r_lo < n ? head_lse[r_lo] : 0.0f, lse_hi = r_hi < n ? head_lse[r_hi] : 0.0f;
@@ -388,8 +415,8 @@ __global__ void __launch_bounds__(kQueryThreads)
         const bf16 *k = sk + stage * kTile * kLd<D>, *v = sv + stage * kTile * kLd<D>;
         if (j * kTile <= first_row + 15 && first_row < n) {  // else the warp's rows see none of these keys
             float p[kTile / 8][4], dp[kTile / 8][4];
-            scores<D, kTile>(p, sq, warp * 16, k);
-            scores<D, kTile>(dp, sdo, warp * 16, v);
+            scores<D, kTile>(p, fq, k);
+            scores<D, kTile>(dp, fdo, v);
 #pragma unroll
             for (int t = 0; t < kTile / 8; ++t)
 #pragma unroll
