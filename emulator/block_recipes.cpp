@@ -9,6 +9,7 @@
 #include <cmath>
 #include <limits>
 #include <stdexcept>
+#include <string>
 #include <vector>
 
 #include "emulator/bulk.hpp"
@@ -104,7 +105,8 @@ QuantizedTensor quantize_nvfp4(std::span<const float> input, std::size_t rows, s
         random_hadamard_transform_16(transformed, rows, cols, o.hadamard_seed);
         x = transformed;
     }
-    const float tensor_amax = amax(x);
+    const bool known = o.tensor_amax && !o.hadamard;
+    const float tensor_amax = known ? *o.tensor_amax : amax(x);
     // Transformer Engine clamps: an amax below 2688 / FLT_MAX would give an infinite S_enc
     // and a tensor that dequantises to zero.
     float s_enc =
@@ -135,6 +137,9 @@ QuantizedTensor quantize_nvfp4(std::span<const float> input, std::size_t rows, s
         return BlockScale{multiplier, scale_inv, static_cast<std::uint8_t>(d_code)};
     };
     QuantizedTensor q = quantize_blocks(x, rows, cols, block, e2m1(), element_options, scale_each(scale_of), values);
+    if (known && std::bit_cast<std::uint32_t>(q.tensor_amax()) != std::bit_cast<std::uint32_t>(tensor_amax))
+        throw std::logic_error("quantize_nvfp4: the amax was given as " + std::to_string(tensor_amax) +
+                               ", the cast found " + std::to_string(q.tensor_amax()));
     q.scale_format = &e4m3();
     q.tensor_scale_inv = s_enc_inv;
     return q;

@@ -4,6 +4,7 @@
 
 #include <cstddef>
 #include <cstdint>
+#include <optional>
 #include <span>
 #include <string_view>
 
@@ -46,6 +47,10 @@ struct Nvfp4Options {
     // transform along the contraction dimension (NVFP4's wgrad). Columns in groups of 16.
     bool hadamard = false;
     std::uint64_t hadamard_seed = 0;
+    // x's amax where whatever wrote x found it (AdamW, for a weight): S_enc without a pass of
+    // its own over x. Checked against the blocks' amaxes, which the cast finds anyway (a
+    // mismatch throws std::logic_error); ignored under the Hadamard transform.
+    std::optional<float> tensor_amax = std::nullopt;
 };
 // NVFP4: E2M1 elements, one E4M3 scale per block, a float32 tensor scale S_enc.
 QuantizedTensor quantize_nvfp4(std::span<const float> x, std::size_t rows, std::size_t cols,

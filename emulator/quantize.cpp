@@ -90,10 +90,11 @@ QuantizedTensor quantize(std::span<const float> x, std::size_t rows, std::size_t
                            recipe.rule == ScaleRule::MxFloor ? MxScaleRule::OcpFloor : MxScaleRule::Rceil, blocks,
                            options, values);
     case ScaleRule::Nvfp4:
-        return quantize_nvfp4(x, rows, cols,
-                              {blocks.rows > 1, rounding == RoundingMode::Stochastic, operand.seed, kMaxRandomBits,
-                               recipe.hadamard_wgrad && operand.wgrad_operand && cols % 16 == 0, operand.step},
-                              values);
+        return quantize_nvfp4(
+            x, rows, cols,
+            {blocks.rows > 1, rounding == RoundingMode::Stochastic, operand.seed, kMaxRandomBits,
+             recipe.hadamard_wgrad && operand.wgrad_operand && cols % 16 == 0, operand.step, operand.amax},
+            values);
     }
     throw std::logic_error("quantize: a scale rule without a cast");
 }

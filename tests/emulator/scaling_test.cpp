@@ -223,6 +223,34 @@ TEST_CASE("NVFP4 options: 16x16 tiles, stochastic rounding, Hadamard transform")
     CHECK(rotated.codes != plain.codes);
 }
 
+TEST_CASE("NVFP4 with its amax given (AdamW's, for a weight): the same cast, and a wrong one refused") {
+    std::mt19937 rng(3);
+    std::normal_distribution<float> n(0, 1);
+    std::vector<float> x(48 * 64);
+    for (float& v : x) v = n(rng);
+    x[100] = -7.5f;  // the amax, negative
+    for (const bool tiles : {false, true}) {
+        CAPTURE(tiles);
+        Nvfp4Options given;
+        given.weight_tiles = tiles;
+        const QuantizedTensor plain = quantize_nvfp4(x, 48, 64, given);
+        given.tensor_amax = 7.5f;
+        const QuantizedTensor hinted = quantize_nvfp4(x, 48, 64, given);
+        CHECK(hinted.codes == plain.codes);
+        CHECK(hinted.scale_codes == plain.scale_codes);
+        CHECK(hinted.tensor_scale_inv == plain.tensor_scale_inv);
+        given.tensor_amax = 7.0f;
+        CHECK_THROWS_AS(quantize_nvfp4(x, 48, 64, given), std::logic_error);
+    }
+    // Under the Hadamard transform the tensor's values change: the given amax is not used.
+    Nvfp4Options rotated;
+    rotated.hadamard = true;
+    rotated.hadamard_seed = 9;
+    const QuantizedTensor want = quantize_nvfp4(x, 48, 64, rotated);
+    rotated.tensor_amax = 7.0f;
+    CHECK(quantize_nvfp4(x, 48, 64, rotated).codes == want.codes);
+}
+
 TEST_CASE("blockwise FP8: power-of-two scale per 1x128 block and 128x128 tile") {
     std::vector<float> x(2 * 256, 1.0f);
     x[3] = 100.0f;  // block (0,0): amax 100 -> 448/100 = 4.48 -> scale 4
