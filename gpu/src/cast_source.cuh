@@ -6,6 +6,7 @@
 #include <cuda_bf16.h>
 #include <cuda_fp8.h>
 
+#include <stdexcept>
 #include <type_traits>
 
 #include "gpu/src/swiglu.cuh"
@@ -171,8 +172,11 @@ __device__ inline std::uint32_t to_fp8x4(float4 v, float scale, __nv_fp8_interpr
 }
 
 // Calls launch(std::integral_constant<Source, K>{}) with K = source.kind: one switch from
-// the runtime kind to the kernel template instantiated for it.
-template <class Launch>
+// the runtime kind to the kernel template instantiated for it. Computed = false: a cast of
+// stored operands only (the emulated casts, whose many kernels took a minute each to
+// compile for every kind: SwiGLU's sources throw there, and the layers that use those casts
+// have their SwiGLU operands written out first).
+template <bool Computed = true, class Launch>
 void with_source_kind(Source kind, Launch&& launch) {
     switch (kind) {
     case Source::Bf16:
@@ -188,9 +192,13 @@ void with_source_kind(Source kind, Launch&& launch) {
     case Source::MseGradF32:
         return launch(std::integral_constant<Source, Source::MseGradF32>{});
     case Source::SwigluOfBf16:
-        return launch(std::integral_constant<Source, Source::SwigluOfBf16>{});
     case Source::SwigluGradBf16:
-        return launch(std::integral_constant<Source, Source::SwigluGradBf16>{});
+        if constexpr (Computed) {
+            if (kind == Source::SwigluOfBf16) return launch(std::integral_constant<Source, Source::SwigluOfBf16>{});
+            return launch(std::integral_constant<Source, Source::SwigluGradBf16>{});
+        } else {
+            throw std::invalid_argument("this cast reads stored operands, not SwiGLU computed on the way");
+        }
     }
 }
 

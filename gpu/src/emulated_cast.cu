@@ -145,7 +145,7 @@ void emulated_cast_pair(const CastSource& s, int rows, int cols, const EmulatedC
     if ((along_rows.stats && along_rows.params.hadamard) || (down_columns.stats && down_columns.params.hadamard))
         throw std::invalid_argument("emulated_cast_pair: no numerics for a Hadamard-transformed cast");
     const dim3 grid(unsigned(cols / kPairThreads), unsigned(rows / 16));
-    with_source_kind(s.kind, [&](auto kind) {
+    with_source_kind<false>(s.kind, [&](auto kind) {
         emulated_cast_pair_kernel<decltype(kind)::value>
             <<<grid, kPairThreads, 0, stream>>>(s, rows, cols, along_rows, down_columns);
     });
@@ -157,7 +157,7 @@ void block_amax(const CastSource& s, int rows, int cols, int block_rows, int blo
         std::size_t((rows + block_rows - 1) / block_rows) * std::size_t((cols + block_cols - 1) / block_cols);
     cudaMemsetAsync(amax_bits, 0, blocks * sizeof(unsigned), stream);
     const std::size_t segments = std::size_t(rows) * cols / 16;
-    with_source_kind(s.kind, [&](auto kind) {
+    with_source_kind<false>(s.kind, [&](auto kind) {
         block_amax_kernel<decltype(kind)::value>
             <<<blocks_for(segments), kThreads, 0, stream>>>(s, rows, cols, block_rows, block_cols, amax_bits);
     });
@@ -170,7 +170,7 @@ void launch_tensor_amax(const CastSource& s, int rows, int cols, bool hadamard_c
     if (plain_bits) cudaMemsetAsync(plain_bits, 0, sizeof(unsigned), stream);
     const std::size_t segments = std::size_t(rows) * cols / 16;
     const int grid = int(std::min<std::size_t>(std::max<std::size_t>(blocks_for(segments) / 4, 1), 4096));
-    with_source_kind(s.kind, [&](auto kind) {
+    with_source_kind<false>(s.kind, [&](auto kind) {
         tensor_amax_kernel<decltype(kind)::value><<<grid, kThreads, 0, stream>>>(
             s, rows, cols, hadamard_columns, hadamard_seed, step, amax_bits, plain_bits);
     });

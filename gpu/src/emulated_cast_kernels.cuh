@@ -216,7 +216,7 @@ void launch_cast_columns(const CastSource& s, int rows, int cols, const Emulated
 template <bool Columns>
 void launch_cast(const CastSource& s, int rows, int cols, const EmulatedCast& e, std::size_t threads,
                  cudaStream_t stream) {
-    with_source_kind(s.kind, [&](auto kind) {
+    with_source_kind<false>(s.kind, [&](auto kind) {
         constexpr Source K = decltype(kind)::value;
         if (e.vector == 16)
             emulated_cast_kernel<K, Columns, 16><<<blocks_for(threads), kThreads, 0, stream>>>(s, rows, cols, e);

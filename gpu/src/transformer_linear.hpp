@@ -486,6 +486,9 @@ class EmulatedLinear final : public LinearLayer {
         dgrad_->run(gq_.ptr, w_t, dx, workspace_, s);
     }
 
+    // Its casts read stored operands (the emulated casts are compiled for those kinds only).
+    bool computes_operands() const override { return false; }
+
   private:
     enum Factor { kInput, kWeight, kWeightT, kGrad, kGradT, kInputT, kForward, kDgrad, kWgrad, kFactors };
     float* f(Factor k) { return factors_.ptr + k; }

@@ -183,9 +183,9 @@ TEST_CASE(
     "the transformer's FP8 casts that compute SwiGLU, its gradient or AdamW's new weights give the bits of separate "
     "passes") {
     if (!gpu_ready()) return;
-    // Delayed: every fusion (the weights cast by AdamW); the others: SwiGLU and its gradient
-    // through each kind of cast (per tensor after an amax pass, block and row scales,
-    // emulated MX).
+    // Delayed: every fusion (the weights cast by AdamW); current, blockwise and rowwise:
+    // SwiGLU and its gradient through each kind of native cast (per tensor after an amax
+    // pass, block and row scales); MX: the emulated layers take their operands stored either way.
     for (const emu::Fp8Recipe recipe : {emu::Fp8Recipe::Delayed, emu::Fp8Recipe::Current, emu::Fp8Recipe::Blockwise,
                                         emu::Fp8Recipe::Rowwise, emu::Fp8Recipe::MxFloor}) {
         CAPTURE(enum_name(recipe));
