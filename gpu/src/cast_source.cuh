@@ -9,6 +9,7 @@
 #include <stdexcept>
 #include <type_traits>
 
+#include "gpu/src/bf16_quad.cuh"
 #include "gpu/src/swiglu.cuh"
 #include "gpu/src/train_kernels.hpp"
 
@@ -30,15 +31,6 @@ __device__ inline float gelu_grad(float x) {  // s + x s (1 - s) 2 du/dx
     const float s = gelu_sigmoid(x);
     return fmaf(2.0f * x * s * (1.0f - s), kGeluC * fmaf(3.0f * kGeluA * x, x, 1.0f), s);
 }
-
-__device__ inline float4 load_bf16x4(const void* base, std::size_t i) {
-    const uint2 raw = *reinterpret_cast<const uint2*>(static_cast<const __nv_bfloat16*>(base) + i);
-    const float2 lo = __bfloat1622float2(*reinterpret_cast<const __nv_bfloat162*>(&raw.x));
-    const float2 hi = __bfloat1622float2(*reinterpret_cast<const __nv_bfloat162*>(&raw.y));
-    return make_float4(lo.x, lo.y, hi.x, hi.y);
-}
-
-__device__ inline float bf16_rounded(float v) { return __bfloat162float(__float2bfloat16(v)); }
 
 // SwiGLU's four values at (r, c .. c + 3), or their gradient (a quad lies in the gate
 // half or the up half: f is a multiple of 16).

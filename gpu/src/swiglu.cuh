@@ -4,21 +4,20 @@
 // both give the same bits.
 #pragma once
 
-#include <cuda_bf16.h>
+#include "gpu/src/bf16_quad.cuh"
 
 namespace fp8lab::gpu::swiglu {
 
 __device__ inline float sigmoid(float x) { return 1.0f / (1.0f + expf(-x)); }
-__device__ inline float rounded(float v) { return __bfloat162float(__float2bfloat16(v)); }
 
 // silu(gate) x up.
-__device__ inline float value(float gate, float up) { return rounded(gate * sigmoid(gate) * up); }
+__device__ inline float value(float gate, float up) { return bf16_rounded(gate * sigmoid(gate) * up); }
 // d/d gate of silu(gate) x up, times the output's gradient d.
 __device__ inline float gate_grad(float d, float gate, float up) {
     const float sg = sigmoid(gate);
-    return rounded(d * up * sg * (1.0f + gate * (1.0f - sg)));
+    return bf16_rounded(d * up * sg * (1.0f + gate * (1.0f - sg)));
 }
 // d/d up: silu(gate), times d.
-__device__ inline float up_grad(float d, float gate) { return rounded(d * gate * sigmoid(gate)); }
+__device__ inline float up_grad(float d, float gate) { return bf16_rounded(d * gate * sigmoid(gate)); }
 
 }  // namespace fp8lab::gpu::swiglu

@@ -114,21 +114,7 @@ int row_threads(int d) {
     const int quads = (d / 4 + row_quads(d) - 1) / row_quads(d);
     return (quads + 31) / 32 * 32;
 }
-__device__ inline float4 load_bf16_quad(const bf16* p) {
-    const uint2 raw = *reinterpret_cast<const uint2*>(p);
-    const float2 lo = __bfloat1622float2(*reinterpret_cast<const __nv_bfloat162*>(&raw.x));
-    const float2 hi = __bfloat1622float2(*reinterpret_cast<const __nv_bfloat162*>(&raw.y));
-    return make_float4(lo.x, lo.y, hi.x, hi.y);
-}
-__device__ inline void store_bf16_quad(bf16* p, float4 v) {
-    const __nv_bfloat162 lo = __floats2bfloat162_rn(v.x, v.y), hi = __floats2bfloat162_rn(v.z, v.w);
-    uint2 raw;
-    raw.x = *reinterpret_cast<const unsigned*>(&lo);
-    raw.y = *reinterpret_cast<const unsigned*>(&hi);
-    *reinterpret_cast<uint2*>(p) = raw;
-}
 // The column of quad j of this thread, or -1 past the row's end.
-template <int Q>
 __device__ inline int quad_column(int j, int d) {
     const int c = 4 * (int(threadIdx.x) + j * int(blockDim.x));
     return c < d ? c : -1;
@@ -156,11 +142,11 @@ __global__ void rmsnorm_rows_kernel(const float* a, const bf16* y, const float* 
     float s = 0.0f;
 #pragma unroll
     for (int j = 0; j < Q; ++j) {
-        const int c = quad_column<Q>(j, d);
+        const int c = quad_column(j, d);
         if (c < 0) continue;
         x.v[j] = *reinterpret_cast<const float4*>(a + o + c);
         if constexpr (Add) {
-            const float4 b = load_bf16_quad(y + o + c);
+            const float4 b = load_bf16x4(y, o + c);
             x.v[j] = make_float4(x.v[j].x + b.x, x.v[j].y + b.y, x.v[j].z + b.z, x.v[j].w + b.w);
             *reinterpret_cast<float4*>(out + o + c) = x.v[j];
         }
@@ -170,11 +156,12 @@ __global__ void rmsnorm_rows_kernel(const float* a, const bf16* y, const float* 
     if (threadIdx.x == 0) inv_rms[blockIdx.x] = inv;
 #pragma unroll
     for (int j = 0; j < Q; ++j) {
-        const int c = quad_column<Q>(j, d);
+        const int c = quad_column(j, d);
         if (c < 0) continue;
         const float4 g = *reinterpret_cast<const float4*>(gain + c);
-        store_bf16_quad(normed + o + c, make_float4(x.v[j].x * inv * g.x, x.v[j].y * inv * g.y, x.v[j].z * inv * g.z,
-                                                    x.v[j].w * inv * g.w));
+        store_bf16x4(
+            normed, o + c,
+            make_float4(x.v[j].x * inv * g.x, x.v[j].y * inv * g.y, x.v[j].z * inv * g.z, x.v[j].w * inv * g.w));
     }
 }
 
@@ -189,7 +176,7 @@ __global__ void rmsnorm_backward_rows_kernel(const float* x, const float* gain, 
     RowSlice<Q> g, acc;
 #pragma unroll
     for (int j = 0; j < Q; ++j) {
-        const int c = quad_column<Q>(j, d);
+        const int c = quad_column(j, d);
         g.v[j] = c < 0 ? make_float4(0.0f, 0.0f, 0.0f, 0.0f) : *reinterpret_cast<const float4*>(gain + c);
         acc.v[j] = make_float4(0.0f, 0.0f, 0.0f, 0.0f);
     }
@@ -201,17 +188,17 @@ __global__ void rmsnorm_backward_rows_kernel(const float* x, const float* gain, 
         float s = 0.0f;
 #pragma unroll
         for (int j = 0; j < Q; ++j) {
-            const int c = quad_column<Q>(j, d);
+            const int c = quad_column(j, d);
             if (c < 0) continue;
             xv.v[j] = *reinterpret_cast<const float4*>(x + o + c);
-            dv.v[j] = load_bf16_quad(dy + o + c);
+            dv.v[j] = load_bf16x4(dy, o + c);
             s += xv.v[j].x * g.v[j].x * dv.v[j].x + xv.v[j].y * g.v[j].y * dv.v[j].y +
                  xv.v[j].z * g.v[j].z * dv.v[j].z + xv.v[j].w * g.v[j].w * dv.v[j].w;
         }
         const float k = block_sum(s, sums) * inv * inv * inv / float(d);
 #pragma unroll
         for (int j = 0; j < Q; ++j) {
-            const int c = quad_column<Q>(j, d);
+            const int c = quad_column(j, d);
             if (c < 0) continue;
             float4 out = *reinterpret_cast<const float4*>(dx + o + c);
             const float4 a = xv.v[j], gj = g.v[j], dj = dv.v[j];
@@ -224,7 +211,7 @@ __global__ void rmsnorm_backward_rows_kernel(const float* x, const float* gain, 
     }
 #pragma unroll
     for (int j = 0; j < Q; ++j) {
-        const int c = quad_column<Q>(j, d);
+        const int c = quad_column(j, d);
         if (c >= 0) *reinterpret_cast<float4*>(partials + std::size_t(blockIdx.x) * d + c) = acc.v[j];
     }
 }
