@@ -7,7 +7,9 @@
 #include <cmath>
 #include <filesystem>
 #include <fstream>
+#include <stdexcept>
 #include <string>
+#include <system_error>
 #include <unistd.h>
 
 #include "emulator/cpu_training.hpp"
@@ -22,19 +24,29 @@ namespace fs = std::filesystem;
 
 namespace {
 
-// A small corpus written by this test: English sentences, long enough for both parts.
-std::string test_corpus() {
-    static const std::string path = [] {
-        const fs::path file = fs::temp_directory_path() / ("fp8lab-corpus-" + std::to_string(getpid()) + ".txt");
+// A small corpus written by this test: English sentences, long enough for both parts. The
+// file lives as long as the test process and is removed when it ends.
+struct TestCorpus {
+    fs::path file = fs::temp_directory_path() / ("fp8lab-corpus-" + std::to_string(getpid()) + ".txt");
+    TestCorpus() {
         std::ofstream out(file);
         const char* lines[] = {"The quick brown fox jumps over the lazy dog.\n",
                                "A stitch in time saves nine, said the tailor to his apprentice.\n",
                                "Every lab step trains the same model with that step's settings.\n",
                                "Numbers have formats; formats have limits; limits have consequences.\n"};
         for (int i = 0; i < 800; ++i) out << lines[i % 4] << (i % 7 == 0 ? "And so it goes.\n" : "");
-        return file.string();
-    }();
-    return path;
+        out.close();
+        if (!out) throw std::runtime_error("cannot write the test corpus " + file.string());
+    }
+    ~TestCorpus() {
+        std::error_code ignored;
+        fs::remove(file, ignored);
+    }
+};
+
+std::string test_corpus() {
+    static const TestCorpus corpus;
+    return corpus.file.string();
 }
 
 Experiment tiny(Precision p, int steps = 3) {
