@@ -17,6 +17,7 @@
 #include "emulator/current_scaling.hpp"
 #include "emulator/float32_kernel.hpp"
 #include "emulator/hadamard16.hpp"
+#include "emulator/e8m0_float32.hpp"
 #include "emulator/stochastic_bits.hpp"
 
 namespace fp8lab::emu {
@@ -80,8 +81,9 @@ QuantizedTensor quantize_mx(std::span<const float> x, std::size_t rows, std::siz
             const int unbiased = a == 0.0f ? -127 : floor_log2(a) - emax;
             return e8m0_scale(std::clamp(unbiased + 127, 0, 254));
         }
-        const ConvertOptions up{RoundingMode::Up, Saturation::Finite};
-        return e8m0_scale(static_cast<int>(encode(e8m0(), a * inv_max, up)));
+        // amax / max rounded up to a power of two, from the float's bits (encode()'s value).
+        const std::uint32_t bits = std::bit_cast<std::uint32_t>(a * inv_max);
+        return e8m0_scale(detail::e8m0_code_of_float32(bits, RoundingMode::Up, Saturation::Finite));
     };
     QuantizedTensor q = quantize_blocks(x, rows, cols, block, element, options, scale_each(scale_of), values);
     q.scale_format = &e8m0();

@@ -166,6 +166,18 @@ TEST_CASE("block quantiser: MX, blockwise and NVFP4 block shapes equal the scala
                     check_equal(quantize_blocks(x, rows, cols, block, *f, o, rceil),
                                 reference_blocks(x, rows, cols, block, *f, o, rceil));
             }
+        // quantize_mx's RCEIL scales (from the float's bits) are encode()'s.
+        for (BlockShape block : {BlockShape{1, 32}, BlockShape{32, 1}}) {
+            const QuantizedTensor mx = quantize_mx(x, rows, cols, e4m3(), MxScaleRule::Rceil, block, ConvertOptions{});
+            const QuantizedTensor by_encode = quantize_blocks(x, rows, cols, block, e4m3(), ConvertOptions{}, rceil);
+            CHECK(mx.scale_codes == by_encode.scale_codes);
+            REQUIRE(mx.block_scale_inv.size() == by_encode.block_scale_inv.size());
+            for (std::size_t k = 0; k < mx.block_scale_inv.size(); ++k)  // by bits: an Inf's block has a NaN scale
+                if (std::bit_cast<std::uint32_t>(mx.block_scale_inv[k]) !=
+                    std::bit_cast<std::uint32_t>(by_encode.block_scale_inv[k]))
+                    FAIL_CHECK("block " << k << "'s scale differs");
+            CHECK(mx.codes == by_encode.codes);
+        }
     }
 }
 
