@@ -21,7 +21,6 @@ namespace {
 constexpr int kPairThreads = 128;
 constexpr int kPairStride = 8 * 17 + 1;  // a tile row: 8 vectors of 16, each padded by one (fewer bank conflicts)
 
-template <Source K>
 __global__ void __launch_bounds__(kPairThreads)
     emulated_cast_pair_kernel(CastSource s, int rows, int cols, EmulatedCast along_rows, EmulatedCast down_columns) {
     __shared__ float tile[16 * kPairStride];
@@ -32,7 +31,7 @@ __global__ void __launch_bounds__(kPairThreads)
     const int r0 = int(blockIdx.y) * 16, c0 = int(blockIdx.x) * kPairThreads;
     const int tx = int(threadIdx.x), c = c0 + tx;
     float v[16];
-    load_vector<K, true, 16>(s, r0, c, 16, v);
+    load_vector<true, 16>(s, r0, c, 16, v);
 #pragma unroll
     for (int j = 0; j < 16; ++j) tile[j * kPairStride + (tx / 16) * 17 + tx % 16] = v[j];
     __syncthreads();
@@ -145,10 +144,8 @@ void emulated_cast_pair(const CastSource& s, int rows, int cols, const EmulatedC
     if ((along_rows.stats && along_rows.params.hadamard) || (down_columns.stats && down_columns.params.hadamard))
         throw std::invalid_argument("emulated_cast_pair: no numerics for a Hadamard-transformed cast");
     const dim3 grid(unsigned(cols / kPairThreads), unsigned(rows / 16));
-    with_source_kind<false>(s.kind, [&](auto kind) {
-        emulated_cast_pair_kernel<decltype(kind)::value>
-            <<<grid, kPairThreads, 0, stream>>>(s, rows, cols, along_rows, down_columns);
-    });
+    require_stored(s);
+    emulated_cast_pair_kernel<<<grid, kPairThreads, 0, stream>>>(s, rows, cols, along_rows, down_columns);
 }
 
 void block_amax(const CastSource& s, int rows, int cols, int block_rows, int block_cols, unsigned* amax_bits,

@@ -21,7 +21,7 @@ __device__ inline int ceil_div(int a, int b) { return (a + b - 1) / b; }
 // The values of a vector: `count` elements from (r, c) along the row (columns false, in
 // quads) or down the column (columns true).
 template <Source K, bool Columns, int Vector>
-__device__ inline void load_vector(const CastSource& s, int r, int c, int count, float (&v)[Vector]) {
+__device__ inline void load_vector_of(const CastSource& s, int r, int c, int count, float (&v)[Vector]) {
     if constexpr (Columns) {
 #pragma unroll
         for (int j = 0; j < Vector; ++j) v[j] = j < count ? load_one<K>(s, r + j, c) : 0.0f;
@@ -36,6 +36,39 @@ __device__ inline void load_vector(const CastSource& s, int r, int c, int count,
             v[j + 3] = q.w;
         }
     }
+}
+
+// The same with the source's kind chosen at run time, by one switch on a value every thread
+// shares. The emulated casts' kernels are templates of the vector and the element cast, not
+// of the source: a kernel per source kind multiplied their unrolled element loops by six, and
+// each of the three files took about a minute to compile. The stored kinds only: the
+// launchers refuse SwiGLU's computed ones (require_stored) before any launch.
+template <bool Columns, int Vector>
+__device__ inline void load_vector(const CastSource& s, int r, int c, int count, float (&v)[Vector]) {
+    switch (s.kind) {
+    case Source::Bf16:
+        return load_vector_of<Source::Bf16, Columns, Vector>(s, r, c, count, v);
+    case Source::F32:
+        return load_vector_of<Source::F32, Columns, Vector>(s, r, c, count, v);
+    case Source::GeluOfBf16:
+        return load_vector_of<Source::GeluOfBf16, Columns, Vector>(s, r, c, count, v);
+    case Source::GeluGradBf16:
+        return load_vector_of<Source::GeluGradBf16, Columns, Vector>(s, r, c, count, v);
+    case Source::MseGradBf16:
+        return load_vector_of<Source::MseGradBf16, Columns, Vector>(s, r, c, count, v);
+    case Source::MseGradF32:
+        return load_vector_of<Source::MseGradF32, Columns, Vector>(s, r, c, count, v);
+    case Source::SwigluOfBf16:
+    case Source::SwigluGradBf16:
+        break;
+    }
+#pragma unroll
+    for (int j = 0; j < Vector; ++j) v[j] = 0.0f;  // not reached: refused on the host
+}
+
+// The host's check that an emulated cast reads a stored operand.
+inline void require_stored(const CastSource& s) {
+    with_source_kind<false>(s.kind, [](auto) {});
 }
 
 // The cast's parameters at this step: in training the seeds come from the step counter.
@@ -176,7 +209,7 @@ __device__ inline void load_tables(const EmulatedCast& e, float* values, float* 
 }
 
 // One thread per vector, along the rows (Columns false) or down the columns.
-template <Source K, bool Columns, int Vector>
+template <bool Columns, int Vector>
 __global__ void __launch_bounds__(kThreads) emulated_cast_kernel(CastSource s, int rows, int cols, EmulatedCast e) {
     __shared__ float values[256], e4m3_values[256];
     load_tables(e, values, e4m3_values);
@@ -196,7 +229,7 @@ __global__ void __launch_bounds__(kThreads) emulated_cast_kernel(CastSource s, i
         const int count = min(Vector, int(along) - start);
         const int r = Columns ? start : line, c = Columns ? line : start;
         float v[Vector];
-        load_vector<K, Columns, Vector>(s, r, c, count, v);
+        load_vector<Columns, Vector>(s, r, c, count, v);
         local_amax = cast_vector<Columns, Vector>(e, p, v, r, c, count, rows, cols, values, e4m3_values,
                                                   e.stats != nullptr, tally);
         if (t == 0) write_tensor_factor(e, p);
@@ -206,23 +239,21 @@ __global__ void __launch_bounds__(kThreads) emulated_cast_kernel(CastSource s, i
 }
 
 // The cast kernels of one direction (Columns false: emulated_cast_rows.cu, true:
-// emulated_cast_columns.cu), 16- and 32-element vectors, every source kind.
+// emulated_cast_columns.cu), 16- and 32-element vectors.
 void launch_cast_rows(const CastSource& s, int rows, int cols, const EmulatedCast& e, std::size_t threads,
                       cudaStream_t stream);
 void launch_cast_columns(const CastSource& s, int rows, int cols, const EmulatedCast& e, std::size_t threads,
                          cudaStream_t stream);
 
-// Launches emulated_cast_kernel<K, Columns, 16 or 32> for the source's kind.
+// Launches emulated_cast_kernel<Columns, 16 or 32>.
 template <bool Columns>
 void launch_cast(const CastSource& s, int rows, int cols, const EmulatedCast& e, std::size_t threads,
                  cudaStream_t stream) {
-    with_source_kind<false>(s.kind, [&](auto kind) {
-        constexpr Source K = decltype(kind)::value;
-        if (e.vector == 16)
-            emulated_cast_kernel<K, Columns, 16><<<blocks_for(threads), kThreads, 0, stream>>>(s, rows, cols, e);
-        else
-            emulated_cast_kernel<K, Columns, 32><<<blocks_for(threads), kThreads, 0, stream>>>(s, rows, cols, e);
-    });
+    require_stored(s);
+    if (e.vector == 16)
+        emulated_cast_kernel<Columns, 16><<<blocks_for(threads), kThreads, 0, stream>>>(s, rows, cols, e);
+    else
+        emulated_cast_kernel<Columns, 32><<<blocks_for(threads), kThreads, 0, stream>>>(s, rows, cols, e);
 }
 
 }  // namespace fp8lab::gpu::train::emulated
