@@ -3,11 +3,13 @@
 
 pyproject.toml holds the package's metadata; this file only says how the one extension is
 built: CMake (from PATH, or from the `cmake` build requirement in an isolated build)
-configures the source with FP8LAB_PYTHON_PACKAGE=ON, which builds the emulator, the labs
-and the module alone, and the module is copied where setuptools packs it, with the lab
-texts and recorded measurements that run_step reads in fp8lab_data/ beside it.
+configures the source with FP8LAB_PYTHON_PACKAGE=ON (and any arguments in the CMAKE_ARGS
+environment variable), which builds the emulator, the labs and the module alone, and the
+module is copied where setuptools packs it, with the lab texts and recorded measurements
+that run_step reads in fp8lab_data/ beside it.
 """
 import os
+import shlex
 import shutil
 import subprocess
 import sys
@@ -36,6 +38,9 @@ class CMakeBuild(build_ext):
         ]
         if shutil.which("ninja"):
             configure += ["-G", "Ninja"]
+        # Extra CMake arguments from the environment, after the defaults so that they win
+        # (the convention of scikit-build and conda): CMAKE_ARGS="-DCMAKE_BUILD_TYPE=Debug".
+        configure += shlex.split(os.environ.get("CMAKE_ARGS", ""))
         try:  # pybind11 from the Python package where there is one (an isolated build)
             import pybind11
             configure.append(f"-Dpybind11_DIR={pybind11.get_cmake_dir()}")
