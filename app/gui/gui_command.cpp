@@ -40,11 +40,15 @@ void add_gui_command(CLI::App& app, CommandStatus& status) {
                     "Settings file (default: $XDG_CONFIG_HOME/fp8lab/settings.ini)");
     cmd->add_flag("--tour", options->tour, "Walk every step, print frame times per step, then exit (1 on any error)");
     cmd->add_option("--screenshots", options->screenshots, "With --tour: save a PNG of every step in this folder");
+    cmd->add_flag("--quick-runs", options->quick_runs,
+                  "With --tour: run the steps that train or iterate at their smallest \"steps\" (checks the "
+                  "layout, not the results)");
     cmd->add_option("--screenshot", options->screenshot, "Save a PNG of the window once its step has run, then exit");
     cmd->callback([options, size, cmd, &status] {
         const PixelSize window = pixel_size_option("--size", *size, {640, 400}, {8000, 8000});
         check_output_option(*cmd, "--screenshot", options->screenshot);  // before the window opens
         if (!options->screenshots.empty() && !options->tour) throw UsageError("--screenshots needs --tour");
+        if (options->quick_runs && !options->tour) throw UsageError("--quick-runs needs --tour");
         if (!options->open.empty() && !options->start.empty()) throw UsageError("--open and --start: give one");
         if (options->training && options->inspector) throw UsageError("--training and --inspector: give one");
         if (!options->screenshot.empty() && options->tour)

@@ -19,6 +19,7 @@ struct GuiOptions {
     bool instructor = false;    // "Reveal answer" from the start (students get it after a few tries)
     bool tour = false;          // walk every step, print frame times, then exit
     std::string screenshots;    // with tour: a PNG per step in this folder
+    bool quick_runs = false;    // with tour: a step's "steps" parameter at its smallest (a layout check)
     std::string screenshot;     // a PNG of the window once its step has run, then exit
     std::string settings_path;  // empty: the XDG default
     std::chrono::steady_clock::time_point started = std::chrono::steady_clock::now();

@@ -32,7 +32,7 @@ double percentile(std::vector<double> v, double p) {
 
 }  // namespace
 
-Tour::Tour(const AppState& app, std::string dir) : dir_(std::move(dir)) {
+Tour::Tour(const AppState& app, std::string dir, bool quick_runs) : dir_(std::move(dir)), quick_runs_(quick_runs) {
     check_plot_layouts(true);
     std::size_t n = 0;
     for (std::size_t l = 0; l < app.course.catalog.labs.size(); ++l) {
@@ -122,6 +122,14 @@ void Tour::before_frame(AppState& app) {
     Stop& s = stops_[stop_];
     app.looks.blank = false;  // a blank screen draws no step, and the step would never start
     app.go_to(s.lab, s.step);
+    if (quick_runs_ && !s.inspector && !s.training)
+        for (const labs::ParameterSpec& spec : app.course.current_step().logic.parameters)
+            if (spec.name == "steps" && spec.kind == labs::ParameterKind::Integer) {
+                StepState& state = app.course.current_state();
+                state.parameters.set("steps", spec.int_min);
+                state.needs_run = true;
+                ++quick_steps_;
+            }
     app.inspector_open = s.inspector;
     app.training.open = s.training;
     app.training.full_window = s.training && app.looks.presentation;  // as a projector would show a run
@@ -212,6 +220,7 @@ int Tour::report(double startup_ms) const {
     for (const std::string& k : key_errors_) std::printf("FAILED key: %s\n", k.c_str());
     failed += int(key_errors_.size());
     std::printf("tour: %zu stops, %d failed\n", stops_.size(), failed);
+    if (quick_runs_) std::printf("quick runs: %d steps ran at their smallest \"steps\"\n", quick_steps_);
     std::printf("start-up to first frame: %.0f ms\n", startup_ms);
     // Draw lists past 65536 vertices need the renderer's vertex offsets (16-bit indices).
     std::printf("renderer draws with vertex offsets: %s\n",

@@ -14,7 +14,8 @@ namespace fp8lab::gui {
 
 class Tour {
   public:
-    Tour(const AppState& app, std::string screenshot_dir);
+    // quick_runs: each step with an integer "steps" parameter runs at its smallest value.
+    Tour(const AppState& app, std::string screenshot_dir, bool quick_runs);
     bool finished() const { return key_ >= keys_.size() && stop_ >= stops_.size(); }
     void before_frame(AppState& app);  // moves to the current stop when it begins
     // After rendering, before presenting: records the frame time, takes the screenshot.
@@ -60,6 +61,8 @@ class Tour {
     std::size_t legends_before_ = 0;   // legends_over_data(), likewise
     double waited_ms_ = 0;
     std::string dir_;
+    bool quick_runs_ = false;
+    int quick_steps_ = 0;  // stops whose "steps" the quick runs lowered
 };
 
 }  // namespace fp8lab::gui

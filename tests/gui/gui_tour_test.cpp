@@ -72,13 +72,16 @@ void presentation_tour(const std::string& size) {
     char name[] = "/tmp/fp8lab-tour-XXXXXX";
     const fs::path dir = mkdtemp(name);
     const auto r = run_command("xvfb-run -a -s '-screen 0 " + size + "x24' " + exe() +
-                               " gui --tour --presentation --theme projector --size " + size + " --settings " +
-                               (dir / "settings.ini").string());
+                               " gui --tour --quick-runs --presentation --theme projector --size " + size +
+                               " --settings " + (dir / "settings.ini").string());
     INFO(r.out);
     INFO(r.err);
     CHECK(r.exit_code == 0);
     CHECK(r.out.find(" 0 failed") != std::string::npos);                             // a cut title fails its stop
     CHECK(r.out.find("presenter keys: 19 checked, 0 failed") != std::string::npos);  // paging included
+    // The steps that train ran at their smallest "steps": the window tour shows them in full.
+    CHECK(r.out.find("quick runs: ") != std::string::npos);
+    CHECK(r.out.find("quick runs: 0 ") == std::string::npos);
     fs::remove_all(dir);
 }
 
@@ -119,6 +122,9 @@ TEST_CASE("bad gui options are refused with the option named") {
     r = run_command(exe() + " gui --screenshots /tmp/x");
     CHECK(r.exit_code == 2);
     CHECK(r.err.find("--tour") != std::string::npos);
+    r = run_command(exe() + " gui --quick-runs");
+    CHECK(r.exit_code == 2);
+    CHECK(r.err.find("--quick-runs needs --tour") != std::string::npos);
     // Usage errors (status 2), found before any settings file is read or written.
     char name[] = "/tmp/fp8lab-gui-options-XXXXXX";
     const fs::path dir = mkdtemp(name);
