@@ -113,11 +113,13 @@ std::size_t chunk_rows_of(std::size_t cols) {
 // The codes (or, with `values`, the dequantised values) and the range counts of each row,
 // block by block, in one pass; with `amax` (a tensor of one block), its amax from the same
 // pass. `prepare_row(r)`, where given, runs just before row r is cast (on its thread): it
-// may set that row's multipliers and scales.
+// may set that row's multipliers and scales. `chunk_rows` (default chunk_rows_of) is the
+// rows a thread takes at a time: a multiple of the block's height keeps a band on one thread.
 void cast_rows(std::span<const float> x, QuantizedTensor& q, const std::vector<float>& multiplier,
                const ConvertOptions& options, std::span<float> values, float* amax,
-               const std::function<void(std::size_t)>& prepare_row = {}) {
-    const std::size_t rows = q.rows, cols = q.cols, grid_cols = q.block_grid_cols(), chunk_rows = chunk_rows_of(cols);
+               const std::function<void(std::size_t)>& prepare_row = {}, std::size_t chunk_rows = 0) {
+    const std::size_t rows = q.rows, cols = q.cols, grid_cols = q.block_grid_cols();
+    if (chunk_rows == 0) chunk_rows = chunk_rows_of(cols);
     const detail::LoopParams params{detail::make_float32_kernel_constants(*q.format, options.saturation), 1.0f,
                                     options.seed, options.random_bits, 0};
     const std::uint32_t first_normal = 1u << q.format->mantissa_bits;
@@ -200,6 +202,30 @@ QuantizedTensor quantize_blocks(std::span<const float> x, std::size_t rows, std:
             detail::row_block_amax(x.data() + r * cols, cols, block.cols, q.block_amax.data() + r * grid_cols);
             set_scales(r * grid_cols, (r + 1) * grid_cols);
         });
+        return q;
+    }
+    // Bands of a few rows (NVFP4's 16 x 16 weight tiles, blockwise's 128 x 128): each band's
+    // amaxes, scales and elements in turn, a thread taking whole bands, so the band comes
+    // from memory once and from cache after (a separate amax pass read the tensor twice).
+    // A tensor of one or two bands keeps the passes below, which spread its rows over threads.
+    if (block.cols > 1 && block.rows <= 128 && rows >= 4 * block.rows) {
+        const std::size_t grid_cols = q.block_grid_cols();
+        const std::size_t chunk_rows = (chunk_rows_of(cols) + block.rows - 1) / block.rows * block.rows;
+        cast_rows(
+            x, q, multiplier, options, values, nullptr,
+            [&](std::size_t r) {
+                if (r % block.rows != 0) return;
+                float* band_amax = q.block_amax.data() + (r / block.rows) * grid_cols;
+                std::vector<float> row_amax(grid_cols);
+                std::fill(band_amax, band_amax + grid_cols, 0.0f);
+                for (std::size_t i = r; i < std::min(rows, r + block.rows); ++i) {
+                    detail::row_block_amax(x.data() + i * cols, cols, block.cols, row_amax.data());
+                    for (std::size_t bc = 0; bc < grid_cols; ++bc)
+                        band_amax[bc] = std::max(band_amax[bc], row_amax[bc]);
+                }
+                set_scales((r / block.rows) * grid_cols, (r / block.rows + 1) * grid_cols);
+            },
+            chunk_rows);
         return q;
     }
     // 1. Each block's amax (NaN skipped, Inf kept).
