@@ -84,12 +84,19 @@ double model_flops_per_step(const emu::Experiment& experiment);
 // no gradient), so 5/6 of the model FLOPs with one hidden layer.
 double gemm_flops_per_step(const emu::Experiment& experiment);
 
+// The bytes the native MLP step's kernels read and write in memory (each kernel reading its
+// inputs and writing its outputs once; BF16 and per-tensor FP8, numerics recording off),
+// 0 for the other recipes and the transformer: what a memory-bound step needs at least.
+double mlp_step_bytes(const emu::Experiment& experiment);
+
 struct GpuTrainResult {
     std::vector<float> loss;    // per step (warm-up steps included, they train too)
     double median_step_ms = 0;  // CUDA events around each replay, after warm-up
     double tokens_per_second = 0;
     double model_tflops = 0;              // model_flops_per_step / median step time
     double gemm_tflops = 0;               // gemm_flops_per_step / median step time
+    double step_bytes = 0;                // mlp_step_bytes (0: not counted)
+    double memory_gbps = 0;               // step_bytes / median step time, in GB/s
     std::uint64_t peak_memory_bytes = 0;  // device memory this run took (cudaMemGetInfo)
     int timed_steps = 0;
     std::string device;

@@ -160,6 +160,20 @@ void print_table(const std::string& device, const BenchGpuArgs& a, const std::ve
                     100.0 * rows.front().bf16.gemm_tflops / rows.front().bf16.model_tflops);
     std::printf("\n");
     std::printf("loss: mean of the last 10 steps; memory: device memory the run took (cudaMemGetInfo)\n");
+    // Where the step is memory-bound (few tokens), its speed is the bytes it moves.
+    bool header = false;
+    for (const Row& r : rows)
+        for (const RecipeRun& run : r.runs) {
+            if (run.result.step_bytes <= 0 || r.bf16.step_bytes <= 0) continue;
+            if (!header)
+                std::printf(
+                    "memory traffic: bytes the step's kernels read and write (each tensor once per kernel), "
+                    "per step and per second of the median step\n");
+            header = true;
+            std::printf("%-7s BF16 %8.1f MB %7.0f GB/s   %-10s %8.1f MB %7.0f GB/s\n", r.preset.name.c_str(),
+                        r.bf16.step_bytes / 1e6, r.bf16.memory_gbps, std::string(enum_name(run.recipe)).c_str(),
+                        run.result.step_bytes / 1e6, run.result.memory_gbps);
+        }
 }
 
 void print_json(const std::string& device, const BenchGpuArgs& a, const std::vector<Row>& rows) {
@@ -184,6 +198,10 @@ void print_json(const std::string& device, const BenchGpuArgs& a, const std::vec
             .value(r.model_tflops)
             .key("gemm_tflops")
             .value(r.gemm_tflops)
+            .key("step_bytes")
+            .value(r.step_bytes)
+            .key("memory_gbps")
+            .value(r.memory_gbps)
             .key("peak_memory_bytes")
             .value(std::int64_t(r.peak_memory_bytes))
             .key("final_loss")

@@ -349,7 +349,13 @@ class GpuMlp final : public MlpStep {
         const auto top_wgrad = [&](void* workspace, cudaStream_t on) {
             top.wgrad->run(dyt8_->ptr, top.at8->ptr, top.dw.ptr, workspace, on);
         };
-        if (!defer_last_update_) top_wgrad_on_side(top_wgrad, s);
+        // The GEMMs read the weights' FP8 copies, never the float32 weights: a layer's AdamW
+        // can start as soon as its gradient is complete, beside its dgrad and the layers
+        // below (BF16's must wait for the dgrad, which reads the copy its AdamW writes).
+        if (!defer_last_update_) {
+            top_wgrad_on_side(top_wgrad, s);
+            adamw_of(last, 0, side_.stream);
+        }
         for (int l = last; l >= 0; --l) {
             Layer& layer = layers_[std::size_t(l)];
             if (l < last) layer.wgrad->run(gt8, layer.at8->ptr, layer.dw.ptr, workspace_.ptr, s);
@@ -357,6 +363,7 @@ class GpuMlp final : public MlpStep {
                 release_first_layer(s);
                 break;
             }
+            if (l < last) release_layer(l, s);
             const LayerShape sh = layer.shape;
             const bool need_plain = l - 1 > 0;  // the first layer has no dgrad, so no plain copy
             if (need_plain && !g8_[1 - g]) throw GpuError("internal: no buffer for the hidden gradient");
@@ -369,7 +376,6 @@ class GpuMlp final : public MlpStep {
                      3 * (l - 1) + 2, need_plain ? g8_[1 - g]->ptr + std::size_t(row0) * sh.in : nullptr, gt8 + row0,
                      rows_, s);
             }
-            if (!deferred(l)) release_layer(l, s);
             g = 1 - g;
         }
         if (defer_last_update_) top_wgrad(workspace_.ptr, s);

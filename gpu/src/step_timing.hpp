@@ -30,6 +30,8 @@ inline void record_step_times(const std::vector<cudaEvent_t>& events, int timed,
     result.tokens_per_second = e.tokens / (result.median_step_ms * 1e-3);
     result.model_tflops = model_flops_per_step(e) / (result.median_step_ms * 1e-3) / 1e12;
     result.gemm_tflops = gemm_flops_per_step(e) / (result.median_step_ms * 1e-3) / 1e12;
+    result.step_bytes = mlp_step_bytes(e);
+    result.memory_gbps = result.step_bytes / (result.median_step_ms * 1e-3) / 1e9;
 }
 
 }  // namespace fp8lab::gpu::detail

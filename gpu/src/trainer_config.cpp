@@ -187,6 +187,41 @@ double gemm_flops_per_step(const emu::Experiment& e) {
     return first + hidden + last;
 }
 
+double mlp_step_bytes(const emu::Experiment& e) {
+    if (e.model.kind != emu::ModelKind::Mlp) return 0;
+    const bool fp8 = e.numerics.precision == emu::Precision::Fp8;
+    const emu::Recipe recipe = emu::recipe_of(e.numerics);
+    if (fp8 && (gpu_path(e) != GpuPath::Native || !recipe.per_tensor())) return 0;
+    const bool delayed = fp8 && recipe.rule == emu::ScaleRule::Delayed;
+    const double m = e.tokens, d = e.model.input, h = e.model.hidden;
+    std::vector<std::pair<double, double>> layers{{d, h}};  // (inputs, outputs) of each layer
+    for (int i = 1; i < e.model.hidden_layers; ++i) layers.emplace_back(h, h);
+    layers.emplace_back(h, d);
+    const double operand = fp8 ? 1 : 2;  // bytes of a GEMM operand's element
+    // A per-tensor FP8 cast writes the codes and their transpose; current scaling reads its
+    // source once more for the amax first.
+    const double reads = delayed ? 1 : 2;
+    double bytes = 0;
+    for (std::size_t l = 0; l < layers.size(); ++l) {
+        const auto [in, out] = layers[l];
+        const double p = in * out;
+        const bool first = l == 0, last = l + 1 == layers.size();
+        bytes += m * in * operand + p * operand + m * out * 2;              // forward GEMM, BF16 output
+        bytes += m * out * operand + m * in * operand + p * 4;              // wgrad, float32 dW
+        if (!first) bytes += m * out * operand + p * operand + m * in * 2;  // dgrad, BF16 dX
+        bytes += p * 28;  // AdamW: w, m, v and dW read, w, m, v written
+        // BF16: AdamW writes the BF16 copy of the weights; FP8: the forward casts them.
+        bytes += fp8 ? p * (4 * reads + 2) : p * 2;
+        if (fp8 && first) bytes += m * in * (2 * reads + 2);                // the batch's cast
+        if (!last) bytes += fp8 ? m * out * (2 * reads + 2) : m * out * 4;  // GELU (and its output's cast)
+        if (last) bytes += fp8 ? m * out * (4 * reads + 2) : m * out * 6;   // the loss and its gradient (cast)
+        // GELU's backward into this layer's input gradient (and its cast: the plain codes
+        // only where the layer below has a dgrad).
+        if (!first) bytes += fp8 ? m * in * (4 * reads + (l > 1 ? 2 : 1)) : m * in * 6;
+    }
+    return bytes;
+}
+
 const std::vector<TransformerPreset>& transformer_presets() {
     static const std::vector<TransformerPreset> presets = {{"cpu-default", 128, 2, 4, 2, 384, 128, 8},
                                                            {"gpt2-small", 768, 12, 12, 12, 3072, 1024, 8},

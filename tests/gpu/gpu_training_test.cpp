@@ -68,6 +68,20 @@ TEST_CASE("a GPU training configuration is checked before any GPU work, naming w
     e.model.hidden_layers = 3;  // two h -> h layers more, each with all three GEMMs
     CHECK(gpu::model_flops_per_step(e) == doctest::Approx(6.0 * (2.0 * 768 * 3072 + 2.0 * 3072 * 3072) * 32));
     CHECK(gpu::gemm_flops_per_step(e) == doctest::Approx(2.0 * 32 * (768 * 3072 * 5.0 + 3072 * 3072 * 6.0)));
+    // Bytes moved at the tiny preset, counted by hand per kernel (p = 768 x 3072 weights a
+    // layer, M = 32 tokens). BF16: per weight, 2 (forward) + 4 (dW) + 28 (AdamW) + 2 (its
+    // BF16 copy), and 2 more for the second layer's dgrad: 74 p; the activations' kernels
+    // M x 73728 bytes, which is p again. FP8 delayed: 1 + 4 + 28 + 6 (the weights' cast:
+    // float32 read, codes and their transpose written), 1 more for the dgrad: 79 p;
+    // activations M x 61440.
+    const double p = 768.0 * 3072;
+    e = tiny.experiment;
+    CHECK(gpu::mlp_step_bytes(e) == doctest::Approx(79 * p + 32 * 61440.0));
+    e.numerics.precision = emu::Precision::Bf16;
+    CHECK(gpu::mlp_step_bytes(e) == doctest::Approx(75 * p));
+    e = tiny.experiment;
+    emu::set_recipe(e, emu::Fp8Recipe::MxFloor);  // emulated: not counted
+    CHECK(gpu::mlp_step_bytes(e) == 0);
 }
 
 TEST_CASE("the step's fused cast + transpose equals the emulator bit for bit, transpose and amax included") {
