@@ -29,6 +29,7 @@ struct Layer {
     Matrix weight_m, weight_v;
     Eigen::RowVectorXf bias_m, bias_v;
     Matrix weight_grad;
+    bool weight_grad_finite = false;   // known from its GEMM's operands (product_certainly_finite)
     std::optional<float> weight_amax;  // the weights' amax from AdamW's last update (none before it)
     Eigen::RowVectorXf bias_grad;
 };
@@ -297,8 +298,10 @@ class Run {
                         gemm(dgrad ? n_.fast_accumulation.dgrad : n_.fast_accumulation.wgrad, l, lhs, rhs, dst);
                     },
                     layer.weight_grad, l > 0 ? &grad : nullptr);
+                layer.weight_grad_finite = false;
             } else {
                 gemm(n_.fast_accumulation.wgrad, l, g_q_.transpose(), *inputs_q_[l], layer.weight_grad);
+                layer.weight_grad_finite = product_certainly_finite(g_q_, *inputs_q_[l]);
                 if (l > 0) gemm(n_.fast_accumulation.dgrad, l, g_q_, *weights_q_[l], grad);
             }
             layer.bias_grad = Eigen::RowVectorXf::Zero(layer.bias.size());
@@ -321,7 +324,10 @@ class Run {
                 layer.weight_grad /= loss_scale;
                 layer.bias_grad /= loss_scale;
             }
-            finite = finite && all_finite(layer.weight_grad.data(), std::size_t(layer.weight_grad.size())) &&
+            // Dividing by a scale of at least 1 keeps a finite gradient finite.
+            const bool known_finite = layer.weight_grad_finite && loss_scale >= 1.0f;
+            finite = finite &&
+                     (known_finite || all_finite(layer.weight_grad.data(), std::size_t(layer.weight_grad.size()))) &&
                      all_finite(layer.bias_grad.data(), std::size_t(layer.bias_grad.size()));
         }
         if (scaler_) scaler_->update(!finite);

@@ -4,6 +4,7 @@
 
 #include <algorithm>
 #include <atomic>
+#include <limits>
 #include <bit>
 #include <cstring>
 #include <cstdint>
@@ -53,7 +54,27 @@ FP8LAB_CPU_CLONES bool any_special(const float* x, std::size_t n) {
     return special != 0;
 }
 
+// The largest |x| as bits over n floats; at least 0x7F800000 when any is Inf or NaN.
+FP8LAB_CPU_CLONES std::uint32_t largest_magnitude_bits(const float* x, std::size_t n) {
+    std::uint32_t largest = 0;
+    for (std::size_t i = 0; i < n; ++i) {
+        const std::uint32_t a = std::bit_cast<std::uint32_t>(x[i]) & 0x7FFFFFFFu;
+        largest = a > largest ? a : largest;
+    }
+    return largest;
+}
+
 }  // namespace
+
+bool product_certainly_finite(const Matrix& a, const Matrix& b) {
+    constexpr Eigen::Index kMaxRows = 4096;
+    if (a.rows() != b.rows() || a.rows() > kMaxRows) return false;
+    const std::uint32_t la = largest_magnitude_bits(a.data(), std::size_t(a.size()));
+    const std::uint32_t lb = largest_magnitude_bits(b.data(), std::size_t(b.size()));
+    if (la >= 0x7F800000u || lb >= 0x7F800000u) return false;
+    const double bound = double(a.rows()) * double(std::bit_cast<float>(la)) * double(std::bit_cast<float>(lb));
+    return bound <= 0.25 * double(std::numeric_limits<float>::max());
+}
 
 bool all_finite(const float* x, std::size_t n) {
     // A weight gradient of millions of floats is read at memory speed: both cores read half.

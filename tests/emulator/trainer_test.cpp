@@ -4,11 +4,13 @@
 
 #include <algorithm>
 #include <cmath>
+#include <limits>
 #include <sstream>
 
 #include "emulator/amax_trace.hpp"
 #include "emulator/inference_quantization.hpp"
 #include "emulator/mlp_trainer.hpp"
+#include "emulator/trainer_matrix.hpp"
 #include "tests/emulator/thread_counts.hpp"
 #include "emulator/parallel.hpp"
 
@@ -245,17 +247,23 @@ TEST_CASE("cancellation stops the run and keeps the steps done") {
 }
 
 TEST_CASE("a step whose gradient is not finite is not applied, and the result says which") {
-    Experiment c = small(Precision::Fp8, 40);
-    c.numerics.loss_scaling = true;
-    c.numerics.saturation = Saturation::None;         // an overflowing cast gives Inf
-    c.numerics.loss_scaler.initial_scale = 0x1p100f;  // overflows until backed off far enough
-    const TrainerResult r = train_mlp(c);
-    REQUIRE(!r.skipped_steps.empty());
-    CHECK(r.skipped_steps.front() == 0);
-    for (std::size_t t : r.skipped_steps)  // every skipped step halved the scale
-        if (t + 1 < r.loss_scale.size()) CHECK(r.loss_scale[t + 1] == r.loss_scale[t] * 0.5f);
-    CHECK(describe_skipped_steps(r.skipped_steps.size(), r.loss.size(), true)
-              .starts_with(std::to_string(r.skipped_steps.size()) + " of 40 steps not applied"));
+    // Without biases only the weight gradients' check can see it.
+    for (const bool biases : {true, false}) {
+        CAPTURE(biases);
+        Experiment c = small(Precision::Fp8, 40);
+        c.model.biases = biases;
+        c.numerics.loss_scaling = true;
+        c.numerics.saturation = Saturation::None;         // an overflowing cast gives Inf
+        c.numerics.loss_scaler.initial_scale = 0x1p100f;  // overflows until backed off far enough
+        const TrainerResult r = train_mlp(c);
+        REQUIRE(!r.skipped_steps.empty());
+        CHECK(r.skipped_steps.front() == 0);
+        for (std::size_t t : r.skipped_steps)  // every skipped step halved the scale
+            if (t + 1 < r.loss_scale.size()) CHECK(r.loss_scale[t + 1] == r.loss_scale[t] * 0.5f);
+        CHECK(std::isfinite(r.loss.back()));
+        CHECK(describe_skipped_steps(r.skipped_steps.size(), r.loss.size(), true)
+                  .starts_with(std::to_string(r.skipped_steps.size()) + " of 40 steps not applied"));
+    }
     CHECK(describe_skipped_steps(2, 9, false) == "2 of 9 steps not applied: a weight gradient was not finite");
 }
 
@@ -429,4 +437,28 @@ TEST_CASE("the trained model quantised for inference: exact without quantisation
     }
     // A cancelled run evaluates nothing.
     CHECK_FALSE(train_mlp(e, [](int, float) { return false; }).inference);
+}
+
+TEST_CASE("a weight gradient is known finite from its GEMM's operands only where no sum can overflow") {
+    Matrix a = Matrix::Constant(32, 8, 0.5f), b = Matrix::Constant(32, 16, -2.0f);
+    CHECK(product_certainly_finite(a, b));
+    // Finite operands whose product overflows: 32 sums of 1e19 x 1e19 each.
+    Matrix big_a = Matrix::Constant(32, 8, 1e19f), big_b = Matrix::Constant(32, 16, 1e19f);
+    const Matrix product = big_a.transpose() * big_b;
+    REQUIRE(!all_finite(product.data(), std::size_t(product.size())));
+    CHECK(!product_certainly_finite(big_a, big_b));
+    // The bound's edge: 32 x 2^60 x 2^60 = 2^125, a quarter of float32's largest is under 2^126.
+    big_a.setConstant(0x1p60f);
+    big_b.setConstant(0x1p60f);
+    CHECK(product_certainly_finite(big_a, big_b));
+    big_b(31, 15) = 0x1p61f;  // 2^126: past it
+    CHECK(!product_certainly_finite(big_a, big_b));
+    // Any Inf or NaN in an operand, or more rows than the bound allows for.
+    Matrix inf = a, nan = b;
+    inf(31, 7) = std::numeric_limits<float>::infinity();
+    nan(0, 0) = std::numeric_limits<float>::quiet_NaN();
+    CHECK(!product_certainly_finite(inf, b));
+    CHECK(!product_certainly_finite(a, nan));
+    CHECK(!product_certainly_finite(Matrix::Zero(4097, 2), Matrix::Zero(4097, 2)));
+    CHECK(product_certainly_finite(Matrix::Zero(4096, 2), Matrix::Zero(4096, 2)));
 }
