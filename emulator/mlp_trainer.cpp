@@ -152,6 +152,9 @@ class Run {
             product(lhs, rhs, dst);
     }
     bool quantised_operands() const { return n_.precision != Precision::Fp32; }
+    // The matrix a GEMM operand reads, whether it is passed as stored or transposed.
+    static const Matrix& stored(const Matrix& x) { return x; }
+    static const Matrix& stored(const Eigen::Transpose<const Matrix>& x) { return x.nestedExpression(); }
 
     // What a GEMM sees of a rows x cols operand whose contraction runs along the columns,
     // into `out` (a buffer kept from step to step: its memory is reused, not faulted in).
@@ -296,12 +299,13 @@ class Run {
                     },
                     [&](bool dgrad, const auto& lhs, const auto& rhs, Matrix& dst) {
                         gemm(dgrad ? n_.fast_accumulation.dgrad : n_.fast_accumulation.wgrad, l, lhs, rhs, dst);
+                        if (!dgrad)
+                            layer.weight_grad_finite = product_certainly_finite(stored(lhs), stored(rhs), lhs.cols());
                     },
                     layer.weight_grad, l > 0 ? &grad : nullptr);
-                layer.weight_grad_finite = false;
             } else {
                 gemm(n_.fast_accumulation.wgrad, l, g_q_.transpose(), *inputs_q_[l], layer.weight_grad);
-                layer.weight_grad_finite = product_certainly_finite(g_q_, *inputs_q_[l]);
+                layer.weight_grad_finite = product_certainly_finite(g_q_, *inputs_q_[l], m);
                 if (l > 0) gemm(n_.fast_accumulation.dgrad, l, g_q_, *weights_q_[l], grad);
             }
             layer.bias_grad = Eigen::RowVectorXf::Zero(layer.bias.size());

@@ -66,13 +66,13 @@ FP8LAB_CPU_CLONES std::uint32_t largest_magnitude_bits(const float* x, std::size
 
 }  // namespace
 
-bool product_certainly_finite(const Matrix& a, const Matrix& b) {
-    constexpr Eigen::Index kMaxRows = 4096;
-    if (a.rows() != b.rows() || a.rows() > kMaxRows) return false;
+bool product_certainly_finite(const Matrix& a, const Matrix& b, Eigen::Index k) {
+    constexpr Eigen::Index kMaxSum = 4096;
+    if (k > kMaxSum) return false;
     const std::uint32_t la = largest_magnitude_bits(a.data(), std::size_t(a.size()));
     const std::uint32_t lb = largest_magnitude_bits(b.data(), std::size_t(b.size()));
     if (la >= 0x7F800000u || lb >= 0x7F800000u) return false;
-    const double bound = double(a.rows()) * double(std::bit_cast<float>(la)) * double(std::bit_cast<float>(lb));
+    const double bound = double(k) * double(std::bit_cast<float>(la)) * double(std::bit_cast<float>(lb));
     return bound <= 0.25 * double(std::numeric_limits<float>::max());
 }
 

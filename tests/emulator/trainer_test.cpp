@@ -441,24 +441,24 @@ TEST_CASE("the trained model quantised for inference: exact without quantisation
 
 TEST_CASE("a weight gradient is known finite from its GEMM's operands only where no sum can overflow") {
     Matrix a = Matrix::Constant(32, 8, 0.5f), b = Matrix::Constant(32, 16, -2.0f);
-    CHECK(product_certainly_finite(a, b));
+    CHECK(product_certainly_finite(a, b, 32));
     // Finite operands whose product overflows: 32 sums of 1e19 x 1e19 each.
     Matrix big_a = Matrix::Constant(32, 8, 1e19f), big_b = Matrix::Constant(32, 16, 1e19f);
     const Matrix product = big_a.transpose() * big_b;
     REQUIRE(!all_finite(product.data(), std::size_t(product.size())));
-    CHECK(!product_certainly_finite(big_a, big_b));
+    CHECK(!product_certainly_finite(big_a, big_b, 32));
     // The bound's edge: 32 x 2^60 x 2^60 = 2^125, a quarter of float32's largest is under 2^126.
     big_a.setConstant(0x1p60f);
     big_b.setConstant(0x1p60f);
-    CHECK(product_certainly_finite(big_a, big_b));
+    CHECK(product_certainly_finite(big_a, big_b, 32));
     big_b(31, 15) = 0x1p61f;  // 2^126: past it
-    CHECK(!product_certainly_finite(big_a, big_b));
-    // Any Inf or NaN in an operand, or more rows than the bound allows for.
+    CHECK(!product_certainly_finite(big_a, big_b, 32));
+    // Any Inf or NaN in an operand, or longer sums than the bound allows for.
     Matrix inf = a, nan = b;
     inf(31, 7) = std::numeric_limits<float>::infinity();
     nan(0, 0) = std::numeric_limits<float>::quiet_NaN();
-    CHECK(!product_certainly_finite(inf, b));
-    CHECK(!product_certainly_finite(a, nan));
-    CHECK(!product_certainly_finite(Matrix::Zero(4097, 2), Matrix::Zero(4097, 2)));
-    CHECK(product_certainly_finite(Matrix::Zero(4096, 2), Matrix::Zero(4096, 2)));
+    CHECK(!product_certainly_finite(inf, b, 32));
+    CHECK(!product_certainly_finite(a, nan, 32));
+    CHECK(!product_certainly_finite(Matrix::Zero(4097, 2), Matrix::Zero(4097, 2), 4097));
+    CHECK(product_certainly_finite(Matrix::Zero(4096, 2), Matrix::Zero(4096, 2), 4096));
 }
