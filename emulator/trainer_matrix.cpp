@@ -4,10 +4,10 @@
 
 #include <algorithm>
 #include <atomic>
-#include <limits>
 #include <bit>
-#include <cstring>
 #include <cstdint>
+#include <cstring>
+#include <limits>
 #include <span>
 
 #include "emulator/bulk.hpp"

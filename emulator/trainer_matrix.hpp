@@ -66,10 +66,11 @@ bool all_finite(const float* x, std::size_t n);
 
 // Whether a product of a and b that sums k products an element (in whatever orientation
 // they are stored) is certainly finite without reading it: both operands finite, and
-// S = k x max|a| x max|b| at most a quarter of float32's largest value, with k <= 4096. A sum of k float32 products in any
-// order is at most S / (1 - k u) with u = 2^-24, under 2 S; the fast-accumulation model
-// truncates its sums toward zero, which only makes them smaller. When false the product
-// must be scanned (all_finite). A wgrad's output is then read once less a step.
+// S = k x max|a| x max|b| at most a quarter of float32's largest value, with k <= 4096.
+// A sum of k float32 products in any order is at most S / (1 - k u) with u = 2^-24, under
+// 2 S; the fast-accumulation model truncates its sums toward zero, which only makes them
+// smaller. When false the product must be scanned (all_finite). A wgrad's output is then
+// read once less a step.
 bool product_certainly_finite(const Matrix& a, const Matrix& b, Eigen::Index k);
 
 // Rounds every element to BF16 (nearest-even): how a GEMM's BF16 output is stored.

@@ -85,8 +85,8 @@ double model_flops_per_step(const emu::Experiment& experiment);
 double gemm_flops_per_step(const emu::Experiment& experiment);
 
 // The bytes the native MLP step's kernels read and write in memory (each kernel reading its
-// inputs and writing its outputs once; BF16 and per-tensor FP8, numerics recording off),
-// 0 for the other recipes and the transformer: what a memory-bound step needs at least.
+// inputs and writing its outputs once; BF16 and per-tensor FP8), 0 for the other recipes
+// and the transformer: what a memory-bound step needs at least.
 double mlp_step_bytes(const emu::Experiment& experiment);
 
 struct GpuTrainResult {
