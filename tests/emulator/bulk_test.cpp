@@ -5,10 +5,12 @@
 #include <algorithm>
 #include <atomic>
 #include <bit>
+#include <chrono>
 #include <cmath>
 #include <limits>
 #include <random>
 #include <stdexcept>
+#include <thread>
 #include <vector>
 
 #include "emulator/bulk.hpp"
@@ -220,6 +222,23 @@ TEST_CASE("parallel loops: every chunk once, nested loops, an exception reaches 
         std::atomic<int> after{0};  // and the pool still runs loops afterwards
         parallel_for_chunks(16, 1, [&](std::size_t, std::size_t, std::size_t) { ++after; });
         CHECK(after == 16);
+        // Loops far enough apart that the waiting workers stop polling and sleep, and loops
+        // from two threads at once (they take turns).
+        for (int round = 0; round < 3; ++round) {
+            std::this_thread::sleep_for(std::chrono::milliseconds(2));
+            std::atomic<int> woken{0};
+            parallel_for_chunks(16, 1, [&](std::size_t, std::size_t, std::size_t) { ++woken; });
+            CHECK(woken == 16);
+        }
+        std::atomic<int> both{0};
+        std::thread other([&] {
+            for (int round = 0; round < 200; ++round)
+                parallel_for_chunks(8, 1, [&](std::size_t, std::size_t, std::size_t) { ++both; });
+        });
+        for (int round = 0; round < 200; ++round)
+            parallel_for_chunks(8, 1, [&](std::size_t, std::size_t, std::size_t) { ++both; });
+        other.join();
+        CHECK(both == 2 * 200 * 8);
     }
     set_max_threads(threads_before);
 }
