@@ -163,34 +163,51 @@ __device__ inline std::uint32_t to_fp8x4(float4 v, float scale, __nv_fp8_interpr
     return std::uint32_t(lo) | (std::uint32_t(hi) << 16);
 }
 
-// Calls launch(std::integral_constant<Source, K>{}) with K = source.kind: one switch from
-// the runtime kind to the kernel template instantiated for it. Computed = false: a cast of
-// stored operands only (the emulated casts, whose many kernels took a minute each to
-// compile for every kind: SwiGLU's sources throw there, and the layers that use those casts
-// have their SwiGLU operands written out first).
-template <bool Computed = true, class Launch>
-void with_source_kind(Source kind, Launch&& launch) {
+// Calls launch(std::integral_constant<Source, K>{}) with K = kind for the stored kinds, and
+// returns whether it did (false: SwiGLU's computed kinds). One switch from the runtime kind
+// to the template instantiated for it, on the host (with_source_kind) or in a kernel (the
+// emulated casts' load_vector).
+#pragma nv_exec_check_disable
+template <class Launch>
+__host__ __device__ inline bool with_stored_kind(Source kind, Launch&& launch) {
     switch (kind) {
     case Source::Bf16:
-        return launch(std::integral_constant<Source, Source::Bf16>{});
+        launch(std::integral_constant<Source, Source::Bf16>{});
+        return true;
     case Source::F32:
-        return launch(std::integral_constant<Source, Source::F32>{});
+        launch(std::integral_constant<Source, Source::F32>{});
+        return true;
     case Source::GeluOfBf16:
-        return launch(std::integral_constant<Source, Source::GeluOfBf16>{});
+        launch(std::integral_constant<Source, Source::GeluOfBf16>{});
+        return true;
     case Source::GeluGradBf16:
-        return launch(std::integral_constant<Source, Source::GeluGradBf16>{});
+        launch(std::integral_constant<Source, Source::GeluGradBf16>{});
+        return true;
     case Source::MseGradBf16:
-        return launch(std::integral_constant<Source, Source::MseGradBf16>{});
+        launch(std::integral_constant<Source, Source::MseGradBf16>{});
+        return true;
     case Source::MseGradF32:
-        return launch(std::integral_constant<Source, Source::MseGradF32>{});
+        launch(std::integral_constant<Source, Source::MseGradF32>{});
+        return true;
     case Source::SwigluOfBf16:
     case Source::SwigluGradBf16:
-        if constexpr (Computed) {
-            if (kind == Source::SwigluOfBf16) return launch(std::integral_constant<Source, Source::SwigluOfBf16>{});
-            return launch(std::integral_constant<Source, Source::SwigluGradBf16>{});
-        } else {
-            throw std::invalid_argument("this cast reads stored operands, not SwiGLU computed on the way");
-        }
+        break;
+    }
+    return false;
+}
+
+// with_stored_kind for every kind on the host. Computed = false: a cast of stored operands
+// only (the emulated casts, whose many kernels took a minute each to compile for every
+// kind: SwiGLU's sources throw there, and the layers that use those casts have their
+// SwiGLU operands written out first).
+template <bool Computed = true, class Launch>
+void with_source_kind(Source kind, Launch&& launch) {
+    if (with_stored_kind(kind, launch)) return;
+    if constexpr (Computed) {
+        if (kind == Source::SwigluOfBf16) return launch(std::integral_constant<Source, Source::SwigluOfBf16>{});
+        return launch(std::integral_constant<Source, Source::SwigluGradBf16>{});
+    } else {
+        throw std::invalid_argument("this cast reads stored operands, not SwiGLU computed on the way");
     }
 }
 

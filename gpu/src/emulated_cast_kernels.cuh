@@ -45,23 +45,9 @@ __device__ inline void load_vector_of(const CastSource& s, int r, int c, int cou
 // launchers refuse SwiGLU's computed ones (require_stored) before any launch.
 template <bool Columns, int Vector>
 __device__ inline void load_vector(const CastSource& s, int r, int c, int count, float (&v)[Vector]) {
-    switch (s.kind) {
-    case Source::Bf16:
-        return load_vector_of<Source::Bf16, Columns, Vector>(s, r, c, count, v);
-    case Source::F32:
-        return load_vector_of<Source::F32, Columns, Vector>(s, r, c, count, v);
-    case Source::GeluOfBf16:
-        return load_vector_of<Source::GeluOfBf16, Columns, Vector>(s, r, c, count, v);
-    case Source::GeluGradBf16:
-        return load_vector_of<Source::GeluGradBf16, Columns, Vector>(s, r, c, count, v);
-    case Source::MseGradBf16:
-        return load_vector_of<Source::MseGradBf16, Columns, Vector>(s, r, c, count, v);
-    case Source::MseGradF32:
-        return load_vector_of<Source::MseGradF32, Columns, Vector>(s, r, c, count, v);
-    case Source::SwigluOfBf16:
-    case Source::SwigluGradBf16:
-        break;
-    }
+    if (with_stored_kind(s.kind,
+                         [&](auto kind) { load_vector_of<decltype(kind)::value, Columns, Vector>(s, r, c, count, v); }))
+        return;
 #pragma unroll
     for (int j = 0; j < Vector; ++j) v[j] = 0.0f;  // not reached: refused on the host
 }
