@@ -15,9 +15,9 @@
 #include "emulator/bulk.hpp"
 #include "emulator/convert.hpp"
 #include "emulator/current_scaling.hpp"
+#include "emulator/e8m0_float32.hpp"
 #include "emulator/float32_kernel.hpp"
 #include "emulator/hadamard16.hpp"
-#include "emulator/e8m0_float32.hpp"
 #include "emulator/stochastic_bits.hpp"
 
 namespace fp8lab::emu {
