@@ -13,6 +13,9 @@
 #           rounds (alternating with $BASE_EXE)
 #   tprofile each kernel's time, summed over its launches, in 3 steps of the wide preset
 #           (BF16 and FP8 delayed), largest first
+#   timeline when each kernel of the tiny step runs, graph replays included (a CUPTI
+#           injection library, gpu/tools/kernel_timeline.cpp), BF16 and FP8 delayed, the
+#           median of the last 100 steps of each ($BASE_EXE too)
 # A binary at $BASE_EXE (an earlier build), or the tree at $BASE_SRC (built here too), is
 # benched in the same run, alternating with this one: two versions side by side on one GPU.
 set -uo pipefail
@@ -102,6 +105,16 @@ for what in "$@"; do
              /gpu__time_duration.sum/ {f=($2=="ns")?1e-6:($2=="us")?1e-3:($2=="ms")?1:1e3; printf "%s | %d | %.4f | %.3f\n", name, n, $NF*f, n*$NF*f}' \
           "$scratch/tprofile-$precision.txt" | sort -t'|' -k4 -gr >"$out/tprofile-$precision.txt"
         head -25 "$out/tprofile-$precision.txt"
+      done ;;
+    timeline)
+      cmake --build --preset gpu-server --target fp8lab_kernel_timeline >"$scratch/build-timeline.log" 2>&1 || { tail -20 "$scratch/build-timeline.log"; exit 1; }
+      for v in new base; do
+        bin="$exe"; [ "$v" = base ] && bin="${BASE_EXE:-}"
+        [ -n "$bin" ] || continue
+        FP8LAB_TIMELINE="$scratch/timeline-$v.csv" CUDA_INJECTION64_PATH="$PWD/build-gpu/gpu/libfp8lab_kernel_timeline.so" \
+          "$bin" bench gpu --preset tiny --steps 300 --warmup 20 >"$out/timeline-bench-$v.txt" 2>"$scratch/timeline-$v.log"
+        tail -2 "$scratch/timeline-$v.log"
+        python3 scripts/kernel_timeline.py "$scratch/timeline-$v.csv" --steps 100 | tee "$out/timeline-$v.txt"
       done ;;
     *) echo "unknown: $what" >&2; exit 2 ;;
   esac
