@@ -49,7 +49,7 @@ __global__ void record_amax_kernel(const float* amaxes, int step, float* history
 
 __global__ void delayed_update_kernel(float* history, int length, bool algorithm_max, float numerator,
                                       DeviceScaling* state) {
-    delayed_update_warp(history, length, algorithm_max, numerator, state);
+    delayed_update_warp(history, length, algorithm_max, numerator, history[0], state);
 }
 
 __global__ void bf16_to_float_kernel(const __nv_bfloat16* in, float* out, std::size_t n) {

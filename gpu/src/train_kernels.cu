@@ -244,6 +244,8 @@ __global__ void __launch_bounds__(kSide* kSide) swiglu_grad_cast_kernel(CastSour
 
 // One block of kThreads threads; every thread reads *step before thread 0 advances it.
 __global__ void finish_step_kernel(StepEnd e, int* step) {
+    // Every load first, the scaling's and the loss's: the step end is the last link of the
+    // step's chain, and each trip to memory that waits for another lengthens it.
     const int t = *step;
     // Each thread adds `each` consecutive partials, in order (at least 4: the grouping of
     // mse_loss's partials, at most 1024, stays as it was).
@@ -253,29 +255,32 @@ __global__ void finish_step_kernel(StepEnd e, int* step) {
         const int k = threadIdx.x * each + i;
         if (k < e.loss_partial_count) v += e.loss_partials[k];
     }
+    const ScalingStateArrays& s = e.scaling;
+    const int lane = int(threadIdx.x) & 31;
+    if (s.scaling)
+        for (int j = int(threadIdx.x) / 32; j < e.tensors; j += kThreads / 32) {  // a warp per tensor
+            const float amax = __uint_as_float(s.amax_bits[j]);
+            const float numerator = e.delayed ? s.numerators[j] : 0.0f;
+            __syncwarp();  // every lane has read the amax before lane 0 clears it
+            if (lane == 0) {
+                if (s.trace_amax && t < e.capacity) {
+                    s.trace_amax[std::size_t(t) * e.tensors + j] = amax;
+                    s.trace_scale[std::size_t(t) * e.tensors + j] = s.scaling[j].scale;
+                }
+                if (s.stats) {
+                    const CastStats sum = take_lanes(s.stats + j * kStatsLanes);
+                    if (t < e.capacity) s.trace_stats[std::size_t(t) * e.tensors + j] = sum;
+                }
+                s.amax_bits[j] = 0;
+            }
+            __syncwarp();  // the scale recorded before lane 0 updates it
+            if (e.delayed)
+                kernels::delayed_update_warp(s.history + std::size_t(j) * e.history_length, e.history_length,
+                                             e.algorithm_max, numerator, amax, &s.scaling[j]);
+        }
     const float sum = block_sum(v);
     if (threadIdx.x == 0 && t < e.capacity) e.losses[t] = sum * e.inv_outputs;
-    const ScalingStateArrays& s = e.scaling;
-    const int j = threadIdx.x;
-    if (s.scaling && j < e.tensors) {
-        const float amax = __uint_as_float(s.amax_bits[j]);
-        if (s.trace_amax && t < e.capacity) {
-            s.trace_amax[std::size_t(t) * e.tensors + j] = amax;
-            s.trace_scale[std::size_t(t) * e.tensors + j] = s.scaling[j].scale;
-        }
-        if (s.stats) {
-            const CastStats sum = take_lanes(s.stats + j * kStatsLanes);
-            if (t < e.capacity) s.trace_stats[std::size_t(t) * e.tensors + j] = sum;
-        }
-        if (e.delayed) s.history[std::size_t(j) * e.history_length] = amax;
-        s.amax_bits[j] = 0;
-    }
-    __syncthreads();  // the scales recorded and every amax in its history before the updates
-    if (s.scaling && e.delayed)
-        for (int k = int(threadIdx.x) / 32; k < e.tensors; k += kThreads / 32)  // a warp per tensor
-            kernels::delayed_update_warp(s.history + std::size_t(k) * e.history_length, e.history_length,
-                                         e.algorithm_max, s.numerators[k], &s.scaling[k]);
-    __syncthreads();
+    __syncthreads();  // every thread has read the step before thread 0 advances it
     if (threadIdx.x == 0) *step = t + 1;
 }
 

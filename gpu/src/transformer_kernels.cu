@@ -43,16 +43,39 @@ __global__ void embed_forward_kernel(const float* table, const std::uint8_t* tok
         x[i] = table[std::size_t(t[i / d]) * d + i % d];
 }
 
-__global__ void embed_backward_kernel(const float* dx, const int* offsets, const int* positions, const int* step,
-                                      int rows, int d, float* grad) {
+// A block per byte value and 128 columns; each column's sum runs over the value's rows in
+// order (the CPU's order, so the same bits), but with the rows' indices staged in shared
+// memory and kEmbedLoads values loaded before they are added: a frequent byte (a space is
+// about a sixth of English text) has hundreds of rows, and a load at a time left its block
+// waiting on memory's latency long after the others had finished.
+constexpr int kEmbedThreads = 128, kEmbedRows = 256, kEmbedLoads = 32;
+__global__ void __launch_bounds__(kEmbedThreads)
+    embed_backward_kernel(const float* dx, const int* offsets, const int* positions, const int* step, int rows, int d,
+                          float* grad) {
+    __shared__ int rows_of[kEmbedRows];
     const int v = blockIdx.y;
     const int* o = offsets + std::size_t(*step) * 257;
     const int* p = positions + std::size_t(*step) * rows;
-    for (int c = blockIdx.x * blockDim.x + threadIdx.x; c < d; c += gridDim.x * blockDim.x) {
-        float sum = 0.0f;
-        for (int k = o[v]; k < o[v + 1]; ++k) sum += dx[std::size_t(p[k]) * d + c];
-        grad[std::size_t(v) * d + c] = sum;
+    const int begin = o[v], end = o[v + 1];
+    const int c = blockIdx.x * kEmbedThreads + threadIdx.x;  // the grid covers the columns once
+    const float* column = dx + (c < d ? c : 0);
+    float sum = 0.0f;
+    for (int k0 = begin; k0 < end; k0 += kEmbedRows) {
+        const int n = min(kEmbedRows, end - k0);
+        __syncthreads();  // the last chunk's indices are read
+        for (int i = threadIdx.x; i < n; i += kEmbedThreads) rows_of[i] = p[k0 + i];
+        __syncthreads();
+        int k = 0;
+        for (; k + kEmbedLoads <= n; k += kEmbedLoads) {
+            float x[kEmbedLoads];
+#pragma unroll
+            for (int u = 0; u < kEmbedLoads; ++u) x[u] = column[std::size_t(rows_of[k + u]) * d];
+#pragma unroll
+            for (int u = 0; u < kEmbedLoads; ++u) sum += x[u];
+        }
+        for (; k < n; ++k) sum += column[std::size_t(rows_of[k]) * d];
     }
+    if (c < d) grad[std::size_t(v) * d + c] = sum;
 }
 
 // V consecutive BF16 or float32 values, loaded and stored as one access (16 bytes at most):
@@ -384,13 +407,11 @@ __global__ void delayed_update_all_kernel(kernels::DeviceScaling* states, unsign
                                           const float* numerators, int tensors, int length, bool algorithm_max) {
     const int j = int((blockIdx.x * blockDim.x + threadIdx.x) / 32);
     if (j >= tensors) return;  // whole warps: blockDim.x is a multiple of 32
-    float* h = history + std::size_t(j) * length;
-    if (threadIdx.x % 32 == 0) {
-        h[0] = __uint_as_float(amax_bits[j]);
-        amax_bits[j] = 0;
-    }
-    __syncwarp();
-    kernels::delayed_update_warp(h, length, algorithm_max, numerators[j], states + j);
+    const float amax = __uint_as_float(amax_bits[j]);
+    __syncwarp();  // every lane has read the amax before lane 0 clears it
+    if (threadIdx.x % 32 == 0) amax_bits[j] = 0;
+    kernels::delayed_update_warp(history + std::size_t(j) * length, length, algorithm_max, numerators[j], amax,
+                                 states + j);
 }
 
 constexpr int kSquareBlocks = 1024;
@@ -452,8 +473,8 @@ void embed_forward(const float* table, const std::uint8_t* tokens, const int* st
 }
 void embed_backward(const float* dx, const int* offsets, const int* positions, const int* step, int rows, int d,
                     float* table_grad, cudaStream_t stream) {
-    const dim3 grid(unsigned((d + 127) / 128), 256);
-    embed_backward_kernel<<<grid, 128, 0, stream>>>(dx, offsets, positions, step, rows, d, table_grad);
+    const dim3 grid(unsigned((d + kEmbedThreads - 1) / kEmbedThreads), 256);
+    embed_backward_kernel<<<grid, kEmbedThreads, 0, stream>>>(dx, offsets, positions, step, rows, d, table_grad);
 }
 // Calls launch(std::integral_constant<int, Q>{}) with Q = row_quads(d).
 template <class Launch>
