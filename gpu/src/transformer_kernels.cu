@@ -45,8 +45,8 @@ __global__ void embed_forward_kernel(const float* table, const std::uint8_t* tok
 
 // A block per byte value and 128 columns; each column's sum runs over the value's rows in
 // order (the CPU's order, so the same bits), but with the rows' indices staged in shared
-// memory and kEmbedLoads values loaded before they are added: a frequent byte (a space is
-// about a sixth of English text) has hundreds of rows, and a load at a time left its block
+// memory and kEmbedLoads values loaded before they are added: a frequent byte (the space,
+// in English text) has hundreds of rows in a step, and a load at a time left its blocks
 // waiting on memory's latency long after the others had finished.
 constexpr int kEmbedThreads = 128, kEmbedRows = 256, kEmbedLoads = 32;
 __global__ void __launch_bounds__(kEmbedThreads)
