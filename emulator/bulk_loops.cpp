@@ -3,6 +3,7 @@
 #include "emulator/bulk_loops.hpp"
 
 #include <bit>
+#include <cstring>
 
 #include "emulator/cpu_clones.hpp"
 #include "emulator/stochastic_bits.hpp"
@@ -135,6 +136,64 @@ FP8LAB_INLINE RangeTally nearest_even_values(const float* __restrict in, float* 
     return {nan, inf, over, flushed, subnormal};
 }
 
+// nearest_even_values over `blocks` whole blocks of Width elements (NVFP4's 16, MX's 32),
+// each with its multiplier and scale_inv, in GCC's vector types of kLanes lanes (one AVX2
+// register; the AVX-512 clone uses the same width, the baseline clone splits it): the
+// same operations lane by lane, and the tallies kept per lane across the blocks and
+// summed once at the end. Block by block through nearest_even_values, the five tallies'
+// horizontal sums and the constants set up again took most of an NVFP4 or MX cast's time;
+// as plain loops over arrays GCC left this scalar, and vectors of a whole 32-wide block
+// it moved through memory. (__builtin_bit_cast: a call to std::bit_cast would pass the
+// vectors by an ABI that the clones do not share.)
+constexpr std::size_t kLanes = 8;
+typedef std::uint32_t LaneBits __attribute__((vector_size(4 * kLanes)));
+typedef float LaneFloats __attribute__((vector_size(4 * kLanes)));
+template <std::size_t Width>
+FP8LAB_INLINE RangeTally nearest_even_value_blocks(const float* __restrict in, float* __restrict values,
+                                                   std::size_t blocks, const LoopParams& p,
+                                                   const NearestEvenConstants& c, const float* __restrict multipliers,
+                                                   const float* __restrict scale_invs) {
+    static_assert(Width % kLanes == 0);
+    using U = LaneBits;
+    using F = LaneFloats;
+    const std::uint32_t keep = ~((1u << c.shift) - 1u), half_minus_one = c.half_minus_one, shift = c.shift,
+                        least_normal = c.least_normal_bits, largest = (p.k.max_magnitude + c.rebias) << c.shift;
+    const U largest_v = U{} + largest;
+    const F magic = F{} + c.magic;
+    U nan{}, inf{}, over{}, flushed{}, subnormal{};
+    for (std::size_t b = 0; b < blocks; ++b) {
+        const float scale = multipliers[b], scale_inv = scale_invs[b];
+        for (std::size_t k = 0; k < Width; k += kLanes) {
+            F x;
+            std::memcpy(&x, in + b * Width + k, sizeof x);
+            const U u = __builtin_bit_cast(U, x * scale);
+            const U a = u & 0x7FFFFFFFu;
+            const U normal = (a + half_minus_one + ((a >> shift) & 1u)) & keep;
+            const U small = __builtin_bit_cast(U, (__builtin_bit_cast(F, a) + magic) - magic);
+            const U r = a < least_normal ? small : normal;
+            const U past = U(r > largest) & 1u;
+            const U v = past != 0u ? largest_v : r;
+            const F y = __builtin_bit_cast(F, v | (u & 0x80000000u)) * scale_inv;
+            std::memcpy(values + b * Width + k, &y, sizeof y);
+            const U finite = U(a < 0x7F800000u) & 1u;
+            nan += U(a > 0x7F800000u) & 1u;
+            inf += U(a == 0x7F800000u) & 1u;
+            over += finite & past;
+            flushed += finite & (U(a != 0u) & 1u) & (U(r == 0u) & 1u);
+            subnormal += finite & (U(r != 0u) & 1u) & (U(r < least_normal) & 1u);
+        }
+    }
+    RangeTally total;
+    for (std::size_t j = 0; j < kLanes; ++j) {
+        total.nan += nan[j];
+        total.inf += inf[j];
+        total.overflowed += over[j];
+        total.flushed += flushed[j];
+        total.subnormal += subnormal[j];
+    }
+    return total;
+}
+
 // The range tally of x * scale, from one rounding per element, with what W says written.
 // PerElement: element i's multiplier (and scale_inv) is multipliers[i] (scale_invs[i])
 // instead of p.scale (scale_inv): blocks one column wide. Bitwise &, not &&:
@@ -184,6 +243,14 @@ FP8LAB_INLINE RangeTally row_blocks_body(const float* in, const RowOutput& o, st
     const std::size_t width = Width ? Width : block_cols;
     RangeTally total;
     std::size_t b = 0, c0 = 0;
+    if constexpr (Width != 0 && Mode == RoundingMode::NearestEven && W == Write::Values) {
+        const NearestEvenConstants c = nearest_even_constants(p.k);
+        if (c.least_normal_bits != 0) {  // every format with a decode (nearest_even_values)
+            b = n / Width;
+            c0 = b * Width;
+            total = nearest_even_value_blocks<Width>(in, o.values, b, p, c, multipliers, o.scale_invs);
+        }
+    }
     for (; c0 < n; ++b, c0 += width) {
         LoopParams q = p;
         q.scale = multipliers[b];

@@ -1,6 +1,7 @@
 // SPDX-License-Identifier: Apache-2.0
 // A cast's values (rounded in float32's bits) against its codes decoded, every float32 input
-// from below half the least subnormal to past the largest value, every format with a decode.
+// from below half the least subnormal to past the largest value, every format with a decode;
+// per tensor and in NVFP4's and MX's block widths.
 #include <doctest/doctest.h>
 
 #include <algorithm>
@@ -37,12 +38,23 @@ int mismatches_at(const Format& f, const std::vector<float>& table, Saturation s
     const QuantizedTensor by_codes = quantize_with_scale(x, 1024, n / 1024, f, o, {1.0f, 1.0f});
     const QuantizedTensor by_values = quantize_with_scale(x, 1024, n / 1024, f, o, {1.0f, 1.0f}, values);
     int wrong = by_codes.counts == by_values.counts ? 0 : 1;
-    for (std::size_t i = 0; i < n; ++i) {
-        const float want = table[by_codes.codes[i]];
-        const bool same = std::isnan(want)
-                              ? std::isnan(values[i])
-                              : std::bit_cast<std::uint32_t>(values[i]) == std::bit_cast<std::uint32_t>(want);
-        wrong += same ? 0 : 1;
+    const auto same_value = [](float got, float want) {
+        return std::isnan(want) ? std::isnan(got)
+                                : std::bit_cast<std::uint32_t>(got) == std::bit_cast<std::uint32_t>(want);
+    };
+    for (std::size_t i = 0; i < n; ++i) wrong += same_value(values[i], table[by_codes.codes[i]]) ? 0 : 1;
+    // The same inputs in NVFP4's and MX's block widths, every block scaled by 1: the loop
+    // that casts whole blocks in vectors gives the per-tensor loop's values and counts.
+    std::vector<float> in_blocks(n);
+    for (const std::size_t width : {16, 32}) {
+        const QuantizedTensor by_blocks = quantize_blocks(
+            x, 1024, n / 1024, BlockShape{1, width}, f, o,
+            [](float) {
+                return BlockScale{1.0f, 1.0f};
+            },
+            in_blocks);
+        wrong += by_blocks.counts == by_values.counts ? 0 : 1;
+        for (std::size_t i = 0; i < n; ++i) wrong += same_value(in_blocks[i], values[i]) ? 0 : 1;
     }
     return wrong;
 }
