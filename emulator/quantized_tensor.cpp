@@ -216,7 +216,9 @@ QuantizedTensor quantize_blocks(std::span<const float> x, std::size_t rows, std:
             [&](std::size_t r) {
                 if (r % block.rows != 0) return;
                 float* band_amax = q.block_amax.data() + (r / block.rows) * grid_cols;
-                std::vector<float> row_amax(grid_cols);
+                // The worker's scratch row, kept from band to band and call to call.
+                thread_local std::vector<float> row_amax;
+                row_amax.resize(grid_cols);
                 std::fill(band_amax, band_amax + grid_cols, 0.0f);
                 for (std::size_t i = r; i < std::min(rows, r + block.rows); ++i) {
                     detail::row_block_amax(x.data() + i * cols, cols, block.cols, row_amax.data());
