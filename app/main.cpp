@@ -2,6 +2,9 @@
 // fp8lab: one program, many subcommands. Bad usage exits with status 2, failures at run
 // time (a write that did not arrive among them) with 1.
 #include <CLI/CLI.hpp>
+#if defined(__GLIBC__)
+#include <malloc.h>
+#endif
 
 #include <cerrno>
 #include <cstdio>
@@ -56,9 +59,24 @@ std::string unknown_command(const CLI::App& app, int argc, char** argv) {
     return {};
 }
 
+// A training step frees buffers of 64-400 KiB (a quantised operand's block scales, a
+// layer's gradient) that the next step allocates again. glibc returned them to the kernel
+// and took them back, zeroing every page anew: `bench trainer --size notebook` spent 3.5 s
+// of its 30 s of CPU time in the kernel (0.4 s with this), and its steps were 3-7% slower.
+// Keeping up to 128 MiB of freed memory, and serving blocks up to 32 MiB from the heap,
+// left its largest footprint as it was (160 MB). (The Python module leaves the
+// interpreter's allocator as it is.)
+void keep_freed_memory() {
+#if defined(__GLIBC__)
+    mallopt(M_MMAP_THRESHOLD, 32 << 20);
+    mallopt(M_TRIM_THRESHOLD, 128 << 20);
+#endif
+}
+
 }  // namespace
 
 int main(int argc, char** argv) {
+    keep_freed_memory();
     // Past the file-size limit (ulimit -f) the kernel would kill the program mid-write with
     // SIGXFSZ, leaving a hidden temporary file and no word; ignored, the write fails with
     // EFBIG, which every writer reports, removing its temporary file.
