@@ -40,7 +40,8 @@ void CUPTIAPI buffer_requested(std::uint8_t** buffer, std::size_t* size, std::si
     *max_records = 0;  // as many as fit
 }
 
-void CUPTIAPI buffer_completed(CUcontext, std::uint32_t, std::uint8_t* buffer, std::size_t, std::size_t valid) {
+void CUPTIAPI buffer_completed(CUcontext context, std::uint32_t stream, std::uint8_t* buffer, std::size_t,
+                               std::size_t valid) {
     CUpti_Activity* record = nullptr;
     std::vector<KernelRecord> got;
     while (cuptiActivityGetNextRecord(buffer, valid, &record) == CUPTI_SUCCESS) {
@@ -49,7 +50,7 @@ void CUPTIAPI buffer_completed(CUcontext, std::uint32_t, std::uint8_t* buffer, s
         got.push_back({k->start, k->end, k->streamId, k->name ? k->name : "?"});
     }
     std::size_t dropped = 0;
-    cuptiActivityGetNumDroppedRecords(nullptr, 0, &dropped);
+    cuptiActivityGetNumDroppedRecords(context, stream, &dropped);
     if (dropped) std::fprintf(stderr, "kernel_timeline: %zu records dropped\n", dropped);
     std::free(buffer);
     const std::lock_guard<std::mutex> lock(records_mutex);
