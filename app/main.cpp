@@ -62,14 +62,14 @@ std::string unknown_command(const CLI::App& app, int argc, char** argv) {
 // A training step frees buffers of 64-400 KiB (a quantised operand's block scales, a
 // layer's gradient) that the next step allocates again. glibc returned them to the kernel
 // and took them back, zeroing every page anew: `bench trainer --size notebook` spent 3.5 s
-// of its 30 s of CPU time in the kernel (0.4 s with this), and its steps were 3-7% slower.
-// Keeping up to 128 MiB of freed memory, and serving blocks up to 32 MiB from the heap,
-// left its largest footprint as it was (160 MB). (The Python module leaves the
-// interpreter's allocator as it is.)
+// of its 30 s of CPU time in the kernel (0.5 s with this), and its steps were 3-7% slower.
+// Up to 64 MiB of freed memory is kept, and blocks up to 16 MiB come from the heap: with
+// 32 MiB the GUI's tour peaked 48 MB higher (463 MB against 415); with 16 it peaks as it
+// did. (The Python module leaves the interpreter's allocator as it is.)
 void keep_freed_memory() {
 #if defined(__GLIBC__)
-    mallopt(M_MMAP_THRESHOLD, 32 << 20);
-    mallopt(M_TRIM_THRESHOLD, 128 << 20);
+    mallopt(M_MMAP_THRESHOLD, 16 << 20);
+    mallopt(M_TRIM_THRESHOLD, 64 << 20);
 #endif
 }
 
