@@ -108,43 +108,62 @@ enum class Write { Nothing, Codes, Values };
 // value (what a saturating cast writes); a NaN, or an Inf or overflow when the cast does not
 // saturate, is counted, and the caller redoes the row through its codes (cast_rows). Needs
 // a least normal above float32's (every format with a decode: FP8, FP6, FP4).
+// The rounding and tallies of both loops below, on one float32 (U, F: std::uint32_t,
+// float) or on the lanes of GCC's vector types (LaneBits, LaneFloats), with the same
+// operators: `scaled` is x times its multiplier; `value` gets the rounded value before its
+// scale_inv, and each tally the element falls in gets 1 (per lane). Vectors pass by
+// reference and __builtin_bit_cast, not std::bit_cast: passed by value, they would take
+// an ABI that the clones do not share.
+template <class U>
+struct NearestEvenTallies {
+    U nan{}, inf{}, over{}, flushed{}, subnormal{};
+};
+template <class U, class F>
+FP8LAB_INLINE void nearest_even_value(const F& scaled, const NearestEvenConstants& c, std::uint32_t largest,
+                                      NearestEvenTallies<U>& t, F& value) {
+    const std::uint32_t keep = ~((1u << c.shift) - 1u), least_normal = c.least_normal_bits;
+    const U u = __builtin_bit_cast(U, scaled);
+    const U a = u & 0x7FFFFFFFu;
+    const U normal = (a + c.half_minus_one + ((a >> c.shift) & 1u)) & keep;
+    const U small = __builtin_bit_cast(U, (__builtin_bit_cast(F, a) + (F{} + c.magic)) - (F{} + c.magic));
+    const U r = a < least_normal ? small : normal;
+    const U past = U(r > largest) & 1u;
+    const U v = past != 0u ? U{} + largest : r;
+    const U finite = U(a < 0x7F800000u) & 1u;
+    t.nan += U(a > 0x7F800000u) & 1u;
+    t.inf += U(a == 0x7F800000u) & 1u;
+    t.over += finite & past;
+    t.flushed += finite & (U(a != 0u) & 1u) & (U(r == 0u) & 1u);
+    t.subnormal += finite & (U(r != 0u) & 1u) & (U(r < least_normal) & 1u);
+    value = __builtin_bit_cast(F, v | (u & 0x80000000u));
+}
+FP8LAB_INLINE std::uint32_t largest_value_bits(const LoopParams& p, const NearestEvenConstants& c) {
+    return (p.k.max_magnitude + c.rebias) << c.shift;
+}
+
 template <bool PerElement>
 FP8LAB_INLINE RangeTally nearest_even_values(const float* __restrict in, float* __restrict values, std::size_t n,
                                              const LoopParams& p, const NearestEvenConstants& c,
                                              const float* __restrict multipliers, float scale_inv,
                                              const float* __restrict scale_invs) {
-    const float scale = p.scale, magic = c.magic;
-    const std::uint32_t keep = ~((1u << c.shift) - 1u), half_minus_one = c.half_minus_one, shift = c.shift,
-                        least_normal = c.least_normal_bits, largest = (p.k.max_magnitude + c.rebias) << c.shift;
-    std::uint32_t nan = 0, inf = 0, over = 0, flushed = 0, subnormal = 0;
+    const float scale = p.scale;
+    const std::uint32_t largest = largest_value_bits(p, c);
+    NearestEvenTallies<std::uint32_t> t;
     for (std::size_t i = 0; i < n; ++i) {
-        const std::uint32_t u = std::bit_cast<std::uint32_t>(in[i] * (PerElement ? multipliers[i] : scale));
-        const std::uint32_t a = u & 0x7FFFFFFFu;
-        const std::uint32_t normal = (a + half_minus_one + ((a >> shift) & 1u)) & keep;
-        const std::uint32_t small = std::bit_cast<std::uint32_t>((std::bit_cast<float>(a) + magic) - magic);
-        const std::uint32_t r = a < least_normal ? small : normal;
-        const std::uint32_t past = r > largest ? 1u : 0u;
-        const std::uint32_t v = past ? largest : r;
-        values[i] = std::bit_cast<float>(v | (u & 0x80000000u)) * (PerElement ? scale_invs[i] : scale_inv);
-        const std::uint32_t finite = a < 0x7F800000u;
-        nan += a > 0x7F800000u;
-        inf += a == 0x7F800000u;
-        over += finite & past;
-        flushed += finite & (a != 0) & (r == 0);
-        subnormal += finite & (r != 0) & (r < least_normal);
+        float v;
+        nearest_even_value(in[i] * (PerElement ? multipliers[i] : scale), c, largest, t, v);
+        values[i] = v * (PerElement ? scale_invs[i] : scale_inv);
     }
-    return {nan, inf, over, flushed, subnormal};
+    return {t.nan, t.inf, t.over, t.flushed, t.subnormal};
 }
 
 // nearest_even_values over `blocks` whole blocks of Width elements (NVFP4's 16, MX's 32),
-// each with its multiplier and scale_inv, in GCC's vector types of kLanes lanes (one AVX2
-// register; the AVX-512 clone uses the same width, the baseline clone splits it): the
-// same operations lane by lane, and the tallies kept per lane across the blocks and
-// summed once at the end. Block by block through nearest_even_values, the five tallies'
-// horizontal sums and the constants set up again took most of an NVFP4 or MX cast's time;
-// as plain loops over arrays GCC left this scalar, and vectors of a whole 32-wide block
-// it moved through memory. (__builtin_bit_cast: a call to std::bit_cast would pass the
-// vectors by an ABI that the clones do not share.)
+// each with its multiplier and scale_inv, in vectors of kLanes lanes (one AVX2 register;
+// the AVX-512 clone uses the same width, the baseline clone splits it), the tallies kept
+// per lane across the blocks and summed once at the end. Block by block through
+// nearest_even_values, the five tallies' horizontal sums and the constants set up again
+// took most of an NVFP4 or MX cast's time; as plain loops over arrays GCC left this
+// scalar, and vectors of a whole 32-wide block it moved through memory.
 constexpr std::size_t kLanes = 8;
 typedef std::uint32_t LaneBits __attribute__((vector_size(4 * kLanes)));
 typedef float LaneFloats __attribute__((vector_size(4 * kLanes)));
@@ -154,42 +173,25 @@ FP8LAB_INLINE RangeTally nearest_even_value_blocks(const float* __restrict in, f
                                                    const NearestEvenConstants& c, const float* __restrict multipliers,
                                                    const float* __restrict scale_invs) {
     static_assert(Width % kLanes == 0);
-    using U = LaneBits;
-    using F = LaneFloats;
-    const std::uint32_t keep = ~((1u << c.shift) - 1u), half_minus_one = c.half_minus_one, shift = c.shift,
-                        least_normal = c.least_normal_bits, largest = (p.k.max_magnitude + c.rebias) << c.shift;
-    const U largest_v = U{} + largest;
-    const F magic = F{} + c.magic;
-    U nan{}, inf{}, over{}, flushed{}, subnormal{};
+    const std::uint32_t largest = largest_value_bits(p, c);
+    NearestEvenTallies<LaneBits> t;
     for (std::size_t b = 0; b < blocks; ++b) {
         const float scale = multipliers[b], scale_inv = scale_invs[b];
         for (std::size_t k = 0; k < Width; k += kLanes) {
-            F x;
+            LaneFloats x, v;
             std::memcpy(&x, in + b * Width + k, sizeof x);
-            const U u = __builtin_bit_cast(U, x * scale);
-            const U a = u & 0x7FFFFFFFu;
-            const U normal = (a + half_minus_one + ((a >> shift) & 1u)) & keep;
-            const U small = __builtin_bit_cast(U, (__builtin_bit_cast(F, a) + magic) - magic);
-            const U r = a < least_normal ? small : normal;
-            const U past = U(r > largest) & 1u;
-            const U v = past != 0u ? largest_v : r;
-            const F y = __builtin_bit_cast(F, v | (u & 0x80000000u)) * scale_inv;
-            std::memcpy(values + b * Width + k, &y, sizeof y);
-            const U finite = U(a < 0x7F800000u) & 1u;
-            nan += U(a > 0x7F800000u) & 1u;
-            inf += U(a == 0x7F800000u) & 1u;
-            over += finite & past;
-            flushed += finite & (U(a != 0u) & 1u) & (U(r == 0u) & 1u);
-            subnormal += finite & (U(r != 0u) & 1u) & (U(r < least_normal) & 1u);
+            nearest_even_value(x * scale, c, largest, t, v);
+            v *= scale_inv;
+            std::memcpy(values + b * Width + k, &v, sizeof v);
         }
     }
     RangeTally total;
     for (std::size_t j = 0; j < kLanes; ++j) {
-        total.nan += nan[j];
-        total.inf += inf[j];
-        total.overflowed += over[j];
-        total.flushed += flushed[j];
-        total.subnormal += subnormal[j];
+        total.nan += t.nan[j];
+        total.inf += t.inf[j];
+        total.overflowed += t.over[j];
+        total.flushed += t.flushed[j];
+        total.subnormal += t.subnormal[j];
     }
     return total;
 }
