@@ -13,9 +13,10 @@
 #           rounds (alternating with $BASE_EXE)
 #   tprofile each kernel's time, summed over its launches, in 3 steps of the wide preset
 #           (BF16 and FP8 delayed), largest first
-#   timeline when each kernel of the tiny step runs, graph replays included (a CUPTI
-#           injection library, gpu/tools/kernel_timeline.cpp), BF16 and FP8 delayed, the
-#           median of the last 100 steps of each ($BASE_EXE too)
+#   timeline when each kernel of the $TIMELINE_PRESET step (default tiny) runs, graph replays
+#           included (a CUPTI injection library, gpu/tools/kernel_timeline.cpp), BF16 and FP8
+#           delayed, the median of the last 100 of $TIMELINE_STEPS steps (300), a pause of
+#           $TIMELINE_GAP_MS ms (2) between step ends a new run ($BASE_EXE too)
 # A binary at $BASE_EXE (an earlier build), or the tree at $BASE_SRC (built here too), is
 # benched in the same run, alternating with this one: two versions side by side on one GPU.
 set -uo pipefail
@@ -112,9 +113,11 @@ for what in "$@"; do
         bin="$exe"; [ "$v" = base ] && bin="${BASE_EXE:-}"
         [ -n "$bin" ] || continue
         FP8LAB_TIMELINE="$scratch/timeline-$v.csv" CUDA_INJECTION64_PATH="$PWD/build-gpu/gpu/libfp8lab_kernel_timeline.so" \
-          "$bin" bench gpu --preset tiny --steps 300 --warmup 20 >"$out/timeline-bench-$v.txt" 2>"$scratch/timeline-$v.log"
+          "$bin" bench gpu --preset "${TIMELINE_PRESET:-tiny}" --steps "${TIMELINE_STEPS:-300}" --warmup 20 \
+          >"$out/timeline-bench-$v.txt" 2>"$scratch/timeline-$v.log"
         tail -2 "$scratch/timeline-$v.log"
-        python3 scripts/kernel_timeline.py "$scratch/timeline-$v.csv" --steps 100 | tee "$out/timeline-$v.txt"
+        python3 scripts/kernel_timeline.py "$scratch/timeline-$v.csv" --steps 100 --run-gap-ms "${TIMELINE_GAP_MS:-2}" |
+          tee "$out/timeline-$v.txt"
       done ;;
     *) echo "unknown: $what" >&2; exit 2 ;;
   esac

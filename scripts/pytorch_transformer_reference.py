@@ -266,14 +266,17 @@ def main():
     p.add_argument("--no-compile", action="store_true")
     p.add_argument("--curve", metavar="FP8LAB", help="compare loss curves with this fp8lab program")
     p.add_argument("--corpus", default="/usr/share/games/fortunes")
+    p.add_argument("--presets", nargs="+", choices=[q[0] for q in PRESETS], default=[q[0] for q in PRESETS],
+                   help="the presets to time (all three)")
+    p.add_argument("--fused-only", action="store_true", help="time the fused QKV layout only")
     a = p.parse_args()
     if a.curve:
         raise SystemExit(0 if compare_curves(a.curve, a.corpus, a.steps or 200, [1, 2, 3, 4]) else 1)
     a.steps = a.steps or 30
     print(f"device: {torch.cuda.get_device_name()}, torch {torch.__version__}")
     print("preset\tvariant\tms/step\ttokens/s")
-    for preset in PRESETS:
-        for fused in (True, False):
+    for preset in (q for q in PRESETS if q[0] in a.presets):
+        for fused in (True,) if a.fused_only else (True, False):
             for compiled in ([False] if a.no_compile else [False, True]):
                 ms, tokens = run(preset, fused, a.steps, a.warmup, compiled)
                 variant = f"bf16 {'fused' if fused else 'separate'} QKV, {'compiled' if compiled else 'eager'}"

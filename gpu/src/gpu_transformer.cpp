@@ -208,6 +208,11 @@ class TransformerStep {
         row_loss_ = std::make_unique<DeviceBuffer<float>>(std::size_t(rows_));
         dn_ = std::make_unique<Bf16>(td);
         dn2_ = std::make_unique<Bf16>(td);
+        // The residual stream's gradient in BF16, for BF16 down and output projections.
+        bool bf16_gradients = false;
+        for (const BlockLinears& l : linears_)
+            bf16_gradients = bf16_gradients || l.down->reads_bf16_gradient() || l.proj->reads_bf16_gradient();
+        dx16_ = std::make_unique<Bf16>(bf16_gradients ? td : 0);
         dattn_ = std::make_unique<Bf16>(std::size_t(rows_) * qw_);
         dqkv_ = std::make_unique<Bf16>(std::size_t(rows_) * qkv_w_);
         dact_ = std::make_unique<Bf16>(std::size_t(rows_) * t_.ffn);
@@ -484,12 +489,13 @@ class TransformerStep {
                           t_.tied_output ? out_grad_->ptr : out_w.g.ptr, dn_->ptr, s);
         FP8LAB_CUDA_CHECK(cudaMemsetAsync(dx_->ptr, 0, td * sizeof(float), s));
         tk::rmsnorm_backward(x_->ptr, p(final_norm()).w.ptr, invf_->ptr, dn_->ptr, rows_, d_, dx_->ptr,
-                             gain_partials_->ptr, p(final_norm()).g.ptr, s);
+                             dx16_for(t_.layers - 1, &BlockLinears::down), gain_partials_->ptr, p(final_norm()).g.ptr,
+                             s);
         for (int b = t_.layers; b-- > 0;) {
             BlockBuffers& a = *blocks_[std::size_t(b)];
             BlockLinears& l = linears_[std::size_t(b)];
             const int proj = block_param(b, t_.fused_qkv ? 2 : 4);
-            l.down->backward(swiglu_output(a), p(proj + 3), f32_rows(dx_->ptr, d_), p(proj + 3).g.ptr, dact_->ptr, s);
+            l.down->backward(swiglu_output(a), p(proj + 3), residual_grad(l.down), p(proj + 3).g.ptr, dact_->ptr, s);
             // An FP8 gate/up layer's cast computes SwiGLU's gradient as it reads it.
             train::CastSource dgate_up{train::Source::SwigluGradBf16, dact_->ptr, a.gate_up.ptr, t_.ffn};
             if (!computes_operands(l.gate_up)) {
@@ -498,9 +504,8 @@ class TransformerStep {
             }
             l.gate_up->backward(bf16_rows(a.n2.ptr, d_), p(proj + 2), dgate_up, p(proj + 2).g.ptr, dn_->ptr, s);
             tk::rmsnorm_backward(a.x_mid.ptr, p(proj + 1).w.ptr, a.inv2.ptr, dn_->ptr, rows_, d_, dx_->ptr,
-                                 gain_partials_->ptr, p(proj + 1).g.ptr, s);
-            l.proj->backward(bf16_rows(a.attn.ptr, qw_), p(proj), f32_rows(dx_->ptr, d_), p(proj).g.ptr, dattn_->ptr,
-                             s);
+                                 dx16_for(b, &BlockLinears::proj), gain_partials_->ptr, p(proj + 1).g.ptr, s);
+            l.proj->backward(bf16_rows(a.attn.ptr, qw_), p(proj), residual_grad(l.proj), p(proj).g.ptr, dattn_->ptr, s);
             // q|k|v as the forward left them (after rotary), in one buffer either way.
             attention_->backward(a.qkv.ptr, a.attn.ptr, a.saved(), dattn_->ptr, dqkv_->ptr, s);
             tk::rotary(dqkv_->ptr, qkv_w_, rows_, t_.heads, hs_, t_.sequence, cos_->ptr, sin_->ptr, true, s);
@@ -512,10 +517,24 @@ class TransformerStep {
                 backward_separate(a, l, b, s);
             }
             tk::rmsnorm_backward(a.x_in.ptr, p(block_param(b, 0)).w.ptr, a.inv1.ptr, dn_->ptr, rows_, d_, dx_->ptr,
-                                 gain_partials_->ptr, p(block_param(b, 0)).g.ptr, s);
+                                 dx16_for(b - 1, &BlockLinears::down), gain_partials_->ptr, p(block_param(b, 0)).g.ptr,
+                                 s);
         }
         tk::embed_backward(dx_->ptr, offsets_.ptr, positions_.ptr, step_.ptr, rows_, d_, p(0).g.ptr, s);
         if (t_.tied_output) tk::add_f32(p(0).g.ptr, out_grad_->ptr, out_grad_->count, s);
+    }
+
+    // The residual stream's gradient as `linear` reads it, right after the norm's backward
+    // that wrote it: BF16 for a BF16 layer (the copy dx16_for asked that backward to write
+    // beside the float32, where a pass of its own would read the float32 again), else float32.
+    train::CastSource residual_grad(const std::unique_ptr<LinearLayer>& linear) const {
+        return linear->reads_bf16_gradient() ? bf16_rows(dx16_->ptr, d_) : f32_rows(dx_->ptr, d_);
+    }
+    // Where a norm's backward writes the BF16 copy of the residual stream's gradient: only
+    // when the next reader, layer `linear` of block b (none past the first block), is BF16.
+    void* dx16_for(int b, std::unique_ptr<LinearLayer> BlockLinears::*linear) const {
+        if (b < 0 || !(linears_[std::size_t(b)].*linear)->reads_bf16_gradient()) return nullptr;
+        return dx16_->ptr;
     }
 
     // Three projections: each gradient slice copied out of dqkv, three dgrads added.
@@ -592,7 +611,7 @@ class TransformerStep {
     std::unique_ptr<DeviceBuffer<unsigned>> block_amax_;
     std::unique_ptr<Attention> attention_;
     std::unique_ptr<DeviceBuffer<float>> x_, dx_, invf_, row_loss_, gain_partials_, out_grad_, clip_;
-    std::unique_ptr<Bf16> nf_, y_, logits_, dlogits_, dn_, dn2_, dattn_, dqkv_, dact_, dgate_up_;
+    std::unique_ptr<Bf16> nf_, y_, logits_, dlogits_, dn_, dn2_, dx16_, dattn_, dqkv_, dact_, dgate_up_;
     std::unique_ptr<DeviceBuffer<double>> square_partials_;
 };
 

@@ -217,29 +217,29 @@ __global__ void __launch_bounds__(kSide* kSide)
 
 // SwiGLU's gradient (Source::SwigluGradBf16, f = s.ld a multiple of kTile): each block casts
 // a tile of gate columns and then the same tile of up columns, from one read of the output
-// gradient and the gate (kept in registers between the two) and of up: 6 bytes read per
-// pair of values, not 10.
+// gradient, the gate and up: 6 bytes read per pair of values, not 10. The up gradients are
+// computed with the gate's, from the same sigmoid, and wait in registers for their tile
+// (rather than the gradient and the gate, with the sigmoid computed again: twice the
+// registers and twice the exponentials and divisions).
 __global__ void __launch_bounds__(kSide* kSide) swiglu_grad_cast_kernel(CastSource s, int rows, CastTarget t) {
     const int f = s.ld, row0 = blockIdx.y * kTile, col0 = blockIdx.x * kTile;
     const std::size_t ld = std::size_t(f);
-    float4 d[kQuad], g[kQuad];
+    float4 up_grads[kQuad];
     cast_transpose_tile(
         [&](int r, int c, int i) {
             const std::size_t pair = std::size_t(r) * 2 * ld + c;
-            d[i] = load_bf16x4(s.x, std::size_t(r) * ld + c);
-            g[i] = load_bf16x4(s.h, pair);
-            const float4 u = load_bf16x4(s.h, pair + ld);
-            return make_float4(swiglu::gate_grad(d[i].x, g[i].x, u.x), swiglu::gate_grad(d[i].y, g[i].y, u.y),
-                               swiglu::gate_grad(d[i].z, g[i].z, u.z), swiglu::gate_grad(d[i].w, g[i].w, u.w));
+            const float4 d = load_bf16x4(s.x, std::size_t(r) * ld + c), g = load_bf16x4(s.h, pair),
+                         u = load_bf16x4(s.h, pair + ld);
+            const float4 sg =
+                make_float4(swiglu::sigmoid(g.x), swiglu::sigmoid(g.y), swiglu::sigmoid(g.z), swiglu::sigmoid(g.w));
+            up_grads[i] = make_float4(swiglu::up_grad_of(d.x, g.x, sg.x), swiglu::up_grad_of(d.y, g.y, sg.y),
+                                      swiglu::up_grad_of(d.z, g.z, sg.z), swiglu::up_grad_of(d.w, g.w, sg.w));
+            return make_float4(swiglu::gate_grad_of(d.x, g.x, u.x, sg.x), swiglu::gate_grad_of(d.y, g.y, u.y, sg.y),
+                               swiglu::gate_grad_of(d.z, g.z, u.z, sg.z), swiglu::gate_grad_of(d.w, g.w, u.w, sg.w));
         },
         row0, col0, rows, 2 * f, t);
     __syncthreads();  // the tile's shared transpose buffer is the up tile's next
-    cast_transpose_tile(
-        [&](int, int, int i) {
-            return make_float4(swiglu::up_grad(d[i].x, g[i].x), swiglu::up_grad(d[i].y, g[i].y),
-                               swiglu::up_grad(d[i].z, g[i].z), swiglu::up_grad(d[i].w, g[i].w));
-        },
-        row0, col0 + f, rows, 2 * f, t);
+    cast_transpose_tile([&](int, int, int i) { return up_grads[i]; }, row0, col0 + f, rows, 2 * f, t);
 }
 
 // One block of kThreads threads; every thread reads *step before thread 0 advances it.

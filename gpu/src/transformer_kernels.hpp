@@ -29,12 +29,13 @@ void rmsnorm_forward(const float* x, const float* gain, int rows, int d, void* y
 // out = a + BF16 y (the residual add, float32), then y_norm and inv_rms of out as rmsnorm_forward's.
 void add_rmsnorm_forward(const float* a, const void* y, const float* gain, int rows, int d, float* out, void* normed,
                          float* inv_rms, cudaStream_t stream);
-// dx += the RMSNorm's input gradient from dy (BF16); gain_grad = sum over rows of
-// dy x inv_rms (partials of 16 rows each in `partials`, gain_partial_count(rows) x d floats,
-// then added in order). d: a multiple of 4 up to 32768 (the norms refuse others, naming them).
+// dx += the RMSNorm's input gradient from dy (BF16), and dx16 (if not null) = BF16(dx);
+// gain_grad = sum over rows of dy x inv_rms (partials of 16 rows each in `partials`,
+// gain_partial_count(rows) x d floats, then added in order). d: a multiple of 4 up to 32768
+// (the norms refuse others, naming them).
 int gain_partial_count(int rows);
 void rmsnorm_backward(const float* x, const float* gain, const float* inv_rms, const void* dy, int rows, int d,
-                      float* dx, float* partials, float* gain_grad, cudaStream_t stream);
+                      float* dx, void* dx16, float* partials, float* gain_grad, cudaStream_t stream);
 
 // Rotates channel pairs (i, i + head_size / 2) of `heads` heads of each row in place; x is
 // BF16 with `ld` elements a row; row r is at position r mod sequence; inverse: backward.

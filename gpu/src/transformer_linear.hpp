@@ -185,6 +185,9 @@ class LinearLayer {
                           float* weight_grad, void* dx, cudaStream_t s) = 0;
     // Whether its GEMMs read the weight's BF16 copy.
     virtual bool reads_bf16_weight() const { return false; }
+    // Whether its GEMMs read the output gradient as BF16 (a BF16 layer), so that the step
+    // may hand it the residual stream's gradient in BF16 rather than float32.
+    virtual bool reads_bf16_gradient() const { return false; }
     // Whether its casts can compute an operand on the way (SwiGLU or its gradient), so the
     // step need not write it first: every FP8 layer. A BF16 layer's GEMMs read the operand
     // as stored.
@@ -235,14 +238,7 @@ class Linear final : public LinearLayer {
     void backward(const train::CastSource& x, const DeviceParameter& weight, const train::CastSource& dy,
                   float* weight_grad, void* dx, cudaStream_t s) override {
         if (!fp8_) {
-            const void* g = nullptr;
-            if (dy.kind == train::Source::F32) {
-                ensure_bf16_scratch();
-                train::f32_to_bf16(static_cast<const float*>(dy.x), dy16_->ptr, dy16_->count, s);
-                g = dy16_->ptr;
-            } else {
-                g = stored_bf16(dy);
-            }
+            const void* g = stored_bf16(dy);
             wgrad_->run(g, stored_bf16(x), weight_grad, workspace_, s);
             if (dx) dgrad_->run(g, weight.w16.ptr, dx, workspace_, s);
             return;
@@ -252,6 +248,7 @@ class Linear final : public LinearLayer {
         if (dx) dgrad_->run(g_->codes.ptr, w_->codes_t.ptr, dx, workspace_, s);
     }
     bool reads_bf16_weight() const override { return !fp8_; }
+    bool reads_bf16_gradient() const override { return !fp8_; }
     bool computes_operands() const override { return fp8_; }
     // Delayed scaling: the next step's weight scale is set when a step ends, before AdamW
     // runs, so AdamW casts the weights it writes and the forward pass reads their codes (a
@@ -272,15 +269,11 @@ class Linear final : public LinearLayer {
             throw GpuError("internal: a BF16 linear layer was given an operand that is not stored as BF16");
         return x.x;
     }
-    void ensure_bf16_scratch() {
-        if (!dy16_) dy16_ = std::make_unique<DeviceBuffer<__nv_bfloat16>>(std::size_t(rows_) * out_);
-    }
     int rows_, in_, out_;
     bool fp8_, weight_in_update_;
     void* workspace_;
     std::unique_ptr<LtMatmul> forward_, dgrad_, wgrad_;
     std::unique_ptr<Fp8Operand> x_, w_, g_;
-    std::unique_ptr<DeviceBuffer<__nv_bfloat16>> dy16_;
 };
 
 // A blockwise FP8 operand (DeepSeek-V3's recipe, E4M3): its codes with a scale per 1 x 128
