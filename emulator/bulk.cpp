@@ -35,6 +35,13 @@ void check_options(const ConvertOptions& options) {
                                     std::to_string(options.random_bits));
 }
 
+// BF16's layout, float32's upper half (by its fields, so a user-defined 1-8-7 IEEE format
+// counts too): detail::round_bf16_nearest_even rounds it.
+bool is_bf16_layout(const Format& f) {
+    return f.encoding == Encoding::Ieee && f.has_sign && f.exponent_bits == 8 && f.mantissa_bits == 7 &&
+           f.bias == 127 && f.has_subnormals && f.has_negative_zero && f.has_inf && f.has_nan;
+}
+
 void check_sizes(std::size_t in, std::size_t out, const char* what) {
     if (in != out)
         throw std::invalid_argument(std::string(what) + ": input has " + std::to_string(in) + " elements, output " +
@@ -136,9 +143,20 @@ void round_span(const Format& f, std::span<const float> x, std::span<float> out,
     }
     const detail::LoopParams p = loop_params(f, options, 1.0f, first_index);
     const float* table = detail::value_table(f).data();
+    const bool bf16_nearest_even = is_bf16_layout(f) && options.rounding == RoundingMode::NearestEven;
     parallel_for_chunks(x.size(), kChunk, [&](std::size_t, std::size_t b, std::size_t e) {
         detail::LoopParams chunk = p;
         chunk.first_index += b;
+        if (bf16_nearest_even) {
+            if (detail::round_bf16_nearest_even(x.data() + b, out.data() + b, e - b) != 0)
+                for (std::size_t i = b; i < e; ++i)  // Inf, NaN, overflow: copied, now rounded
+                    if ((std::bit_cast<std::uint32_t>(out[i]) & 0x7FFFFFFFu) >= detail::kBf16Past) {
+                        detail::LoopParams one = p;
+                        one.first_index += i;
+                        detail::round_loop(options.rounding, &out[i], &out[i], 1, table, one);
+                    }
+            return;
+        }
         detail::round_loop(options.rounding, x.data() + b, out.data() + b, e - b, table, chunk);
         if (zero_drops_sign(f))
             for (std::size_t i = b; i < e; ++i)

@@ -32,6 +32,13 @@ void round_loop(RoundingMode mode, const float* in, float* out, std::size_t n, c
 RangeTally range_loop(RoundingMode mode, const float* in, std::size_t n, std::uint32_t first_normal,
                       const LoopParams& p);
 
+// BF16 (1-8-7, IEEE) rounded to nearest even by integer arithmetic: out[i] is round_loop's
+// value wherever |in[i]| is below kBf16Past (in its bits); the others (Inf, NaN and what
+// rounds past the largest finite value, whose values depend on the saturation) are copied
+// unchanged, and their count returned: the caller puts them through round_loop. in may be out.
+constexpr std::uint32_t kBf16Past = 0x7F7F8000u;
+std::size_t round_bf16_nearest_even(const float* in, float* out, std::size_t n);
+
 // Where quantize_row_blocks writes one row's casts: the codes, or the values
 // (value(code) * scale_invs[b] of the element's block; the codes are not kept).
 struct RowOutput {

@@ -207,6 +207,10 @@ QuantizedTensor quantize_blocks(std::span<const float> x, std::size_t rows, std:
     // Bands of a few rows (NVFP4's 16 x 16 weight tiles, blockwise's 128 x 128): each band's
     // amaxes, scales and elements in turn, a thread taking whole bands, so the band comes
     // from memory once and from cache after (a separate amax pass read the tensor twice).
+    // A band's amaxes: every column's largest |x| over the band's rows (an element-wise max,
+    // in vectors), then each block's over its columns of that one row. (Each row's block
+    // amaxes first, then their max over the rows, spent most of the time in the blocks'
+    // horizontal reductions: 28% of an NVFP4 weight's cast.) The same maxima, NaN skipped.
     // A tensor of one or two bands keeps the passes below, which spread its rows over threads.
     if (block.cols > 1 && block.rows <= 128 && rows >= 4 * block.rows) {
         const std::size_t grid_cols = q.block_grid_cols();
@@ -215,16 +219,13 @@ QuantizedTensor quantize_blocks(std::span<const float> x, std::size_t rows, std:
             x, q, multiplier, options, values, nullptr,
             [&](std::size_t r) {
                 if (r % block.rows != 0) return;
-                float* band_amax = q.block_amax.data() + (r / block.rows) * grid_cols;
                 // The worker's scratch row, kept from band to band and call to call.
-                thread_local std::vector<float> row_amax;
-                row_amax.resize(grid_cols);
-                std::fill(band_amax, band_amax + grid_cols, 0.0f);
-                for (std::size_t i = r; i < std::min(rows, r + block.rows); ++i) {
-                    detail::row_block_amax(x.data() + i * cols, cols, block.cols, row_amax.data());
-                    for (std::size_t bc = 0; bc < grid_cols; ++bc)
-                        band_amax[bc] = std::max(band_amax[bc], row_amax[bc]);
-                }
+                thread_local std::vector<float> column_amax;
+                column_amax.assign(cols, 0.0f);
+                for (std::size_t i = r; i < std::min(rows, r + block.rows); ++i)
+                    detail::column_amax(x.data() + i * cols, cols, column_amax.data());
+                detail::row_block_amax(column_amax.data(), cols, block.cols,
+                                       q.block_amax.data() + (r / block.rows) * grid_cols);
                 set_scales((r / block.rows) * grid_cols, (r / block.rows + 1) * grid_cols);
             },
             chunk_rows);

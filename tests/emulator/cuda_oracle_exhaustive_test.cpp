@@ -15,11 +15,13 @@
 #include <thread>
 #include <vector>
 
+#include <cuda_bf16.h>
 #include <cuda_fp4.h>
 #include <cuda_fp6.h>
 #include <cuda_fp8.h>
 
 #include "emulator/bulk.hpp"
+#include "emulator/bulk_loops.hpp"
 #include "emulator/convert.hpp"
 #include "emulator/parallel.hpp"
 #include "tests/emulator/midpoint_oracle.hpp"
@@ -208,6 +210,43 @@ TEST_CASE("all 2^32 float32 inputs match CUDA's host conversions (bulk and scala
         CHECK(cuda_mismatches == 0);
         CHECK(scalar_mismatches == 0);
     });
+    set_max_threads(0);
+}
+
+// BF16's bulk rounding (round_span: integer arithmetic below kBf16Past, the table loop for
+// the rest) against CUDA's __float2bfloat16_rn for every input it rounds by arithmetic, and
+// against the scalar path for Inf, NaN and what rounds past the largest finite value, whose
+// values depend on the saturation (CUDA's function always gives Inf or its NaN).
+TEST_CASE("all 2^32 float32 inputs round to BF16 as CUDA's __float2bfloat16_rn does (bulk path)") {
+    set_max_threads(1);  // the sweep parallelises itself; keep each bulk call serial
+    for (const Saturation saturation : {Saturation::None, Saturation::Finite}) {
+        const ConvertOptions o{RoundingMode::NearestEven, saturation};
+        std::atomic<std::uint64_t> cuda_bad{0}, special_bad{0}, specials{0};
+        on_all_cores(1ull << 32, 1 << 20, [&](std::uint64_t b, std::uint64_t e) {
+            std::vector<float> x(e - b), out(x.size());
+            const std::uint32_t first = std::uint32_t(b);
+            for (std::uint32_t i = 0; i < std::uint32_t(x.size()); ++i) x[i] = std::bit_cast<float>(first + i);
+            round_span(bf16(), x, out, o);
+            std::uint64_t bad = 0, odd = 0, seen = 0;
+            for (std::size_t i = 0; i < x.size(); ++i) {
+                const std::uint32_t got = std::bit_cast<std::uint32_t>(out[i]);
+                if ((std::bit_cast<std::uint32_t>(x[i]) & 0x7FFFFFFFu) < detail::kBf16Past) {
+                    bad += got != std::bit_cast<std::uint32_t>(__bfloat162float(__float2bfloat16_rn(x[i])));
+                } else {
+                    const float want = static_cast<float>(round_to_format(bf16(), x[i], o));
+                    odd += std::isnan(want) ? !std::isnan(out[i]) : got != std::bit_cast<std::uint32_t>(want);
+                    ++seen;
+                }
+            }
+            cuda_bad += bad;
+            special_bad += odd;
+            specials += seen;
+        });
+        CAPTURE(saturation_name(saturation));
+        CHECK(cuda_bad == 0);
+        CHECK(special_bad == 0);
+        CHECK(specials == 2 * (0x80000000ull - detail::kBf16Past));
+    }
     set_max_threads(0);
 }
 
