@@ -40,10 +40,13 @@ FP8LAB_INLINE std::uint32_t adamw_body(const AdamStep& a, float* __restrict w, f
     }
     return largest;
 }
-FP8LAB_CPU_CLONES std::uint32_t adamw_span(const AdamStep& a, float* w, float* m, float* v, const float* g,
-                                           std::size_t n, bool decay) {
+FP8LAB_INLINE std::uint32_t adamw_either(const AdamStep& a, float* w, float* m, float* v, const float* g, std::size_t n,
+                                         bool decay) {
     return decay ? adamw_body<true>(a, w, m, v, g, n) : adamw_body<false>(a, w, m, v, g, n);
 }
+FP8LAB_CPU_DISPATCH(std::uint32_t, adamw_span,
+                    (const AdamStep& a, float* w, float* m, float* v, const float* g, std::size_t n, bool decay),
+                    (a, w, m, v, g, n, decay), adamw_either)
 
 }  // namespace
 

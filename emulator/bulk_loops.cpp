@@ -313,24 +313,21 @@ FP8LAB_INLINE RangeTally row_blocks_dispatch(const float* in, const RowOutput& o
                     : row_blocks_write<Mode, Write::Codes>(in, o, n, block_cols, multipliers, first_normal, p);
 }
 
-// One cloned entry point per (loop, mode): target_clones does not apply to templates.
-#define FP8LAB_DEFINE_LOOPS(MODE, SUFFIX)                                                                              \
-    FP8LAB_CPU_CLONES void quantize_##SUFFIX(const float* in, std::uint8_t* out, std::size_t n, const LoopParams& p) { \
-        quantize_body<RoundingMode::MODE>(in, out, n, p);                                                              \
-    }                                                                                                                  \
-    FP8LAB_CPU_CLONES void round_##SUFFIX(const float* in, float* out, std::size_t n, const float* table,              \
-                                          const LoopParams& p) {                                                       \
-        round_body<RoundingMode::MODE>(in, out, n, table, p);                                                          \
-    }                                                                                                                  \
-    FP8LAB_CPU_CLONES RangeTally range_##SUFFIX(const float* in, std::size_t n, std::uint32_t first_normal,            \
-                                                const LoopParams& p) {                                                 \
-        return range_body<RoundingMode::MODE>(in, n, first_normal, p);                                                 \
-    }                                                                                                                  \
-    FP8LAB_CPU_CLONES RangeTally row_blocks_##SUFFIX(const float* in, const RowOutput& o, std::size_t n,               \
-                                                     std::size_t block_cols, const float* multipliers,                 \
-                                                     std::uint32_t first_normal, const LoopParams& p) {                \
-        return row_blocks_dispatch<RoundingMode::MODE>(in, o, n, block_cols, multipliers, first_normal, p);            \
-    }
+// One entry point per (loop, mode), each compiled per x86-64 level (cpu_clones.hpp).
+#define FP8LAB_DEFINE_LOOPS(MODE, SUFFIX)                                                                          \
+    FP8LAB_CPU_DISPATCH(void, quantize_##SUFFIX,                                                                   \
+                        (const float* in, std::uint8_t* out, std::size_t n, const LoopParams& p), (in, out, n, p), \
+                        quantize_body<RoundingMode::MODE>)                                                         \
+    FP8LAB_CPU_DISPATCH(void, round_##SUFFIX,                                                                      \
+                        (const float* in, float* out, std::size_t n, const float* table, const LoopParams& p),     \
+                        (in, out, n, table, p), round_body<RoundingMode::MODE>)                                    \
+    FP8LAB_CPU_DISPATCH(RangeTally, range_##SUFFIX,                                                                \
+                        (const float* in, std::size_t n, std::uint32_t first_normal, const LoopParams& p),         \
+                        (in, n, first_normal, p), range_body<RoundingMode::MODE>)                                  \
+    FP8LAB_CPU_DISPATCH(RangeTally, row_blocks_##SUFFIX,                                                           \
+                        (const float* in, const RowOutput& o, std::size_t n, std::size_t block_cols,               \
+                         const float* multipliers, std::uint32_t first_normal, const LoopParams& p),               \
+                        (in, o, n, block_cols, multipliers, first_normal, p), row_blocks_dispatch<RoundingMode::MODE>)
 
 FP8LAB_DEFINE_LOOPS(NearestEven, nearest_even)
 FP8LAB_DEFINE_LOOPS(NearestAway, nearest_away)
@@ -363,12 +360,14 @@ FP8LAB_INLINE void row_block_amax_body(const float* __restrict in, std::size_t n
         amax[b] = std::bit_cast<float>(Cols && c1 - c0 == Cols ? amax_bits(in + c0, 0, Cols) : amax_bits(in, c0, c1));
     }
 }
-FP8LAB_CPU_CLONES void row_block_amax_loop(const float* __restrict in, std::size_t n, std::size_t block_cols,
-                                           float* __restrict amax) {
+FP8LAB_INLINE void row_block_amax_widths(const float* __restrict in, std::size_t n, std::size_t block_cols,
+                                         float* __restrict amax) {
     if (block_cols == 16) return row_block_amax_body<16>(in, n, block_cols, amax);
     if (block_cols == 32) return row_block_amax_body<32>(in, n, block_cols, amax);
     row_block_amax_body<0>(in, n, block_cols, amax);
 }
+FP8LAB_CPU_DISPATCH(void, row_block_amax_loop, (const float* in, std::size_t n, std::size_t block_cols, float* amax),
+                    (in, n, block_cols, amax), row_block_amax_widths)
 
 // BF16 is float32's upper half: rounding to nearest even adds 0x7FFF and the kept last bit
 // to x's bits and clears the lower half, exact for every |x| below 0x7F7F8000 (the least
@@ -376,8 +375,8 @@ FP8LAB_CPU_CLONES void row_block_amax_loop(const float* __restrict in, std::size
 // those that round past it are copied unchanged and counted, for the caller's table loop.
 // (The table loop looked every value up in BF16's 65536-value table, a fifth of a BF16
 // training step.)
-FP8LAB_CPU_CLONES std::size_t round_bf16_nearest_even_loop(const float* __restrict in, float* __restrict out,
-                                                           std::size_t n) {
+FP8LAB_INLINE std::size_t round_bf16_nearest_even_body(const float* __restrict in, float* __restrict out,
+                                                       std::size_t n) {
     std::uint32_t special = 0;
     for (std::size_t i = 0; i < n; ++i) {
         const std::uint32_t u = std::bit_cast<std::uint32_t>(in[i]);
@@ -388,8 +387,10 @@ FP8LAB_CPU_CLONES std::size_t round_bf16_nearest_even_loop(const float* __restri
     }
     return special;
 }
+FP8LAB_CPU_DISPATCH(std::size_t, round_bf16_nearest_even_loop, (const float* in, float* out, std::size_t n),
+                    (in, out, n), round_bf16_nearest_even_body)
 
-FP8LAB_CPU_CLONES void column_amax_loop(const float* __restrict in, std::size_t n, float* __restrict amax) {
+FP8LAB_INLINE void column_amax_body(const float* __restrict in, std::size_t n, float* __restrict amax) {
     for (std::size_t i = 0; i < n; ++i) {
         const std::uint32_t a = std::bit_cast<std::uint32_t>(in[i]) & 0x7FFFFFFFu;
         const std::uint32_t v = a & (0u - std::uint32_t(a <= 0x7F800000u));  // NaN skipped, as above
@@ -397,6 +398,8 @@ FP8LAB_CPU_CLONES void column_amax_loop(const float* __restrict in, std::size_t 
         amax[i] = std::bit_cast<float>(v > m ? v : m);
     }
 }
+FP8LAB_CPU_DISPATCH(void, column_amax_loop, (const float* in, std::size_t n, float* amax), (in, n, amax),
+                    column_amax_body)
 
 }  // namespace
 

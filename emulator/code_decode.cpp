@@ -30,8 +30,8 @@ FP8LAB_INLINE bool decode_block(const CodeDecoder& d, const std::uint8_t* __rest
     return special != 0;
 }
 
-FP8LAB_CPU_CLONES void decode_row_loop(const CodeDecoder& d, const std::uint8_t* codes, std::size_t cols,
-                                       std::size_t block_cols, const float* scales, float* out) {
+FP8LAB_INLINE void decode_row_body(const CodeDecoder& d, const std::uint8_t* codes, std::size_t cols,
+                                   std::size_t block_cols, const float* scales, float* out) {
     const std::uint32_t mag_mask = (1u << (d.total_bits - 1)) - 1;
     if (block_cols == 1) {  // one scale per element: one vector loop
         if (decode_block<0, true>(d, codes, cols, 0.0f, out, scales))
@@ -49,6 +49,10 @@ FP8LAB_CPU_CLONES void decode_row_loop(const CodeDecoder& d, const std::uint8_t*
                 if ((codes[i] & mag_mask) >= d.special_from) out[i] = d.values[codes[i]] * scales[b];
     }
 }
+FP8LAB_CPU_DISPATCH(void, decode_row_loop,
+                    (const CodeDecoder& d, const std::uint8_t* codes, std::size_t cols, std::size_t block_cols,
+                     const float* scales, float* out),
+                    (d, codes, cols, block_cols, scales, out), decode_row_body)
 
 }  // namespace
 

@@ -1,5 +1,5 @@
 // SPDX-License-Identifier: Apache-2.0
-// The CPU's vector level for the trainers' GEMM: detected once, forced by tests.
+// The CPU's vector level for the trainers' GEMM and element loops: detected once, forced by tests.
 #include "emulator/cpu_level.hpp"
 
 #include <atomic>
@@ -14,6 +14,16 @@ CpuLevel detect() {
     __builtin_cpu_init();
     if (__builtin_cpu_supports("avx512f")) return CpuLevel::Avx512;
     if (__builtin_cpu_supports("avx2") && __builtin_cpu_supports("fma")) return CpuLevel::Avx2;
+#endif
+    return CpuLevel::Exact;
+}
+
+// The highest x86-64 level whose code (cpu_clones.hpp's copies) this CPU runs.
+CpuLevel detect_loop_level() {
+#if defined(__x86_64__) && defined(__GNUC__) && !defined(__clang__)
+    __builtin_cpu_init();
+    if (__builtin_cpu_supports("x86-64-v4")) return CpuLevel::Avx512;
+    if (__builtin_cpu_supports("x86-64-v3")) return CpuLevel::Avx2;
 #endif
     return CpuLevel::Exact;
 }
@@ -33,7 +43,13 @@ CpuLevel gemm_cpu_level() {
     return f < 0 ? detected_cpu_level() : CpuLevel(f);
 }
 
-void force_gemm_cpu_level(std::optional<CpuLevel> level) {
+CpuLevel loop_cpu_level() {
+    static const CpuLevel runs = detect_loop_level();
+    const CpuLevel level = gemm_cpu_level();
+    return int(level) < int(runs) ? level : runs;
+}
+
+void force_cpu_level(std::optional<CpuLevel> level) {
     if (level && int(*level) > int(detected_cpu_level()))
         throw std::invalid_argument("this CPU runs " + std::string(enum_name(detected_cpu_level())) + " at most, not " +
                                     std::string(enum_name(*level)));

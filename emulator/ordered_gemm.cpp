@@ -42,10 +42,14 @@ struct NarrowAccumulator {
     }
 };
 
-FP8LAB_CPU_CLONES void narrow_panels(const StridedMatrix& lhs, const StridedMatrix& rhs, gemm_kernel::Output out,
-                                     std::ptrdiff_t panel, float* packed, std::uint32_t keep_mask) {
+FP8LAB_INLINE void narrow_panels_body(const StridedMatrix& lhs, const StridedMatrix& rhs, gemm_kernel::Output out,
+                                      std::ptrdiff_t panel, float* packed, std::uint32_t keep_mask) {
     gemm_kernel::gemm_panels(NarrowAccumulator{keep_mask}, lhs, rhs, out, panel, packed);
 }
+FP8LAB_CPU_DISPATCH(void, narrow_panels,
+                    (const StridedMatrix& lhs, const StridedMatrix& rhs, gemm_kernel::Output out, std::ptrdiff_t panel,
+                     float* packed, std::uint32_t keep_mask),
+                    (lhs, rhs, out, panel, packed, keep_mask), narrow_panels_body)
 
 // Once per process, where the exact path runs because the CPU lacks the baseline.
 void note_exact_path() {

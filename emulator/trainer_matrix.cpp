@@ -47,15 +47,16 @@ void transpose_into(const Matrix& src, Matrix& dst) {
 namespace {
 
 // Whether any of n floats has the all-ones exponent (Inf or NaN); vectorised per CPU level.
-FP8LAB_CPU_CLONES bool any_special(const float* x, std::size_t n) {
+FP8LAB_INLINE bool any_special_body(const float* x, std::size_t n) {
     std::uint32_t special = 0;
     for (std::size_t i = 0; i < n; ++i)
         special |= std::uint32_t((std::bit_cast<std::uint32_t>(x[i]) & 0x7F800000u) == 0x7F800000u);
     return special != 0;
 }
+FP8LAB_CPU_DISPATCH(bool, any_special, (const float* x, std::size_t n), (x, n), any_special_body)
 
 // The largest |x| as bits over n floats; at least 0x7F800000 when any is Inf or NaN.
-FP8LAB_CPU_CLONES std::uint32_t largest_magnitude_bits(const float* x, std::size_t n) {
+FP8LAB_INLINE std::uint32_t largest_magnitude_bits_body(const float* x, std::size_t n) {
     std::uint32_t largest = 0;
     for (std::size_t i = 0; i < n; ++i) {
         const std::uint32_t a = std::bit_cast<std::uint32_t>(x[i]) & 0x7FFFFFFFu;
@@ -63,6 +64,8 @@ FP8LAB_CPU_CLONES std::uint32_t largest_magnitude_bits(const float* x, std::size
     }
     return largest;
 }
+FP8LAB_CPU_DISPATCH(std::uint32_t, largest_magnitude_bits, (const float* x, std::size_t n), (x, n),
+                    largest_magnitude_bits_body)
 
 }  // namespace
 

@@ -108,10 +108,10 @@ FP8LAB_INLINE void gather_head(const float* src, int width, int column, int firs
 
 namespace {
 
-// One (sequence, head) of the forward pass, cloned per x86-64 level: its dot products and
+// One (sequence, head) of the forward pass, compiled per x86-64 level: its dot products and
 // row updates vectorise at the machine's width with the same bits (-ffp-contract=off).
-FP8LAB_CPU_CLONES void forward_head(const AttentionShape& s, const float* q, const float* k, const float* v, bool bf16,
-                                    std::size_t task, float* probs, float* out) {
+FP8LAB_INLINE void forward_head_body(const AttentionShape& s, const float* q, const float* k, const float* v, bool bf16,
+                                     std::size_t task, float* probs, float* out) {
     const int n = s.sequence, hs = s.head_size, group = s.heads / s.kv_heads;
     const int qw = s.heads * hs, kw = s.kv_heads * hs;
     const float scale = 1.0f / std::sqrt(float(hs));
@@ -142,6 +142,10 @@ FP8LAB_CPU_CLONES void forward_head(const AttentionShape& s, const float* q, con
         for (int c = 0; c < hs; ++c) dst[c] = bf16 ? round_bf16(o[c]) : o[c];
     }
 }
+FP8LAB_CPU_DISPATCH(void, forward_head,
+                    (const AttentionShape& s, const float* q, const float* k, const float* v, bool bf16,
+                     std::size_t task, float* probs, float* out),
+                    (s, q, k, v, bf16, task, probs, out), forward_head_body)
 
 }  // namespace
 
@@ -155,10 +159,10 @@ void attention_forward(const AttentionShape& s, const float* q, const float* k, 
 namespace {
 
 // One (sequence, key/value head) of the backward pass: its query heads in order add into
-// its dk and dv. Cloned per x86-64 level as the forward head is.
-FP8LAB_CPU_CLONES void backward_head(const AttentionShape& s, const float* q, const float* k, const float* v,
-                                     const float* probs, const float* dout, bool bf16, std::size_t task, float* dq,
-                                     float* dk, float* dv) {
+// its dk and dv. Compiled per x86-64 level as the forward head is.
+FP8LAB_INLINE void backward_head_body(const AttentionShape& s, const float* q, const float* k, const float* v,
+                                      const float* probs, const float* dout, bool bf16, std::size_t task, float* dq,
+                                      float* dk, float* dv) {
     const int n = s.sequence, hs = s.head_size, group = s.heads / s.kv_heads;
     const int qw = s.heads * hs, kw = s.kv_heads * hs;
     const float scale = 1.0f / std::sqrt(float(hs));
@@ -211,6 +215,10 @@ FP8LAB_CPU_CLONES void backward_head(const AttentionShape& s, const float* q, co
                     sizeof(float) * std::size_t(hs));
     }
 }
+FP8LAB_CPU_DISPATCH(void, backward_head,
+                    (const AttentionShape& s, const float* q, const float* k, const float* v, const float* probs,
+                     const float* dout, bool bf16, std::size_t task, float* dq, float* dk, float* dv),
+                    (s, q, k, v, probs, dout, bf16, task, dq, dk, dv), backward_head_body)
 
 }  // namespace
 

@@ -172,9 +172,10 @@ void bench_trainer(int steps, TrainerSize size, int reps) {
     const int warmup = std::min(steps - 1, std::max(1, base.task.batches));
     std::printf(
         "fp8lab bench trainer: CPU emulator, %s (%s), %d steps each (ms/step over the last %d), "
-        "median of %d runs, %d threads, GEMM path %s (this CPU's fastest: %s)\n",
+        "median of %d runs, %d threads, GEMM path %s, element loops' code %s (this CPU's fastest: %s)\n",
         size == TrainerSize::Lab ? "the labs' default experiment" : "the notebook's MLP", emu::describe(base).c_str(),
         steps, steps - warmup, reps, emu::max_threads(), std::string(enum_name(emu::gemm_cpu_level())).c_str(),
+        std::string(enum_name(emu::loop_cpu_level())).c_str(),
         std::string(enum_name(emu::detected_cpu_level())).c_str());
     struct Row {
         std::string name;
@@ -271,13 +272,13 @@ void add_bench_command(CLI::App& app, CommandStatus& status) {
             std::map<std::string, TrainerSize>{{"lab", TrainerSize::Lab}, {"notebook", TrainerSize::Notebook}}))
         ->default_str("lab");
     trainer->add_option("--cpu-level", trainer_args->cpu_level,
-                        "The GEMM's CPU path: " + enum_choices<emu::CpuLevel>() +
+                        "The CPU path of the GEMM and the element loops: " + enum_choices<emu::CpuLevel>() +
                             " (default: the fastest this CPU runs; every path gives the same bits)");
     trainer->callback([trainer_args, &status] {
         if (!trainer_args->cpu_level.empty()) {
             const emu::CpuLevel level = parse_enum_or_throw<emu::CpuLevel>(trainer_args->cpu_level, "--cpu-level");
             try {
-                emu::force_gemm_cpu_level(level);  // refuses a level above this CPU's
+                emu::force_cpu_level(level);  // refuses a level above this CPU's
             } catch (const std::invalid_argument& e) {
                 throw UsageError(std::string("--cpu-level: ") + e.what());
             }

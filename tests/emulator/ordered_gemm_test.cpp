@@ -5,6 +5,7 @@
 
 #include <Eigen/Dense>
 
+#include <algorithm>
 #include <bit>
 #include <cmath>
 #include <cstdint>
@@ -106,7 +107,7 @@ TEST_CASE("the ordered GEMM is one FMA sum per output, in order, on every CPU pa
                             {17, 33, 257},  {3, 5, 0},      {33, 100, 513}, {8, 7, 1}};
     for (const CpuLevel level : levels_here()) {
         CAPTURE(fp8lab::enum_name(level));
-        force_gemm_cpu_level(level);
+        force_cpu_level(level);
         for (const Shape& s : shapes) {
             CAPTURE(s.rows);
             CAPTURE(s.cols);
@@ -126,7 +127,7 @@ TEST_CASE("the ordered GEMM is one FMA sum per output, in order, on every CPU pa
             }
         }
     }
-    force_gemm_cpu_level(std::nullopt);
+    force_cpu_level(std::nullopt);
 }
 
 TEST_CASE("the ordered GEMM's FMA rounds each term once: a sum a separate multiply and add would round otherwise") {
@@ -138,12 +139,12 @@ TEST_CASE("the ordered GEMM's FMA rounds each term once: a sum a separate multip
     rhs.row(1).setConstant(x);
     for (const CpuLevel level : levels_here()) {
         CAPTURE(fp8lab::enum_name(level));
-        force_gemm_cpu_level(level);
+        force_cpu_level(level);
         Matrix got(1, 8);
         ordered_gemm(strided(lhs), strided(rhs), got.data(), 8, 0, 8);
         CHECK(got(0, 0) == std::ldexp(1.0f, -24));
     }
-    force_gemm_cpu_level(std::nullopt);
+    force_cpu_level(std::nullopt);
 }
 
 TEST_CASE("the exact path's fused multiply-add in doubles equals std::fma, halfway cases and extremes included") {
@@ -197,16 +198,24 @@ TEST_CASE("the exact path's fused multiply-add in doubles equals std::fma, halfw
     CHECK(std::isinf(fp8lab::emu::gemm_levels::exact_fma(3e38f, 2.0f, 0.0f)));
 }
 
-TEST_CASE("the GEMM's CPU level: named, detected, and forced only down to what the CPU runs") {
+TEST_CASE("the CPU level: named, detected, and forced only down to what the CPU runs, loops with the GEMM") {
     CHECK(fp8lab::enum_name(CpuLevel::Exact) == "exact");
     CHECK(fp8lab::parse_enum<CpuLevel>("avx512") == CpuLevel::Avx512);
     CHECK(gemm_cpu_level() == detected_cpu_level());
-    force_gemm_cpu_level(CpuLevel::Exact);
+    const CpuLevel loops = loop_cpu_level();
+    CHECK(int(loops) <= int(detected_cpu_level()));
+    force_cpu_level(CpuLevel::Exact);
     CHECK(gemm_cpu_level() == CpuLevel::Exact);
-    force_gemm_cpu_level(std::nullopt);
+    CHECK(loop_cpu_level() == CpuLevel::Exact);  // the loops' baseline copy
+    if (detected_cpu_level() != CpuLevel::Exact) {
+        force_cpu_level(CpuLevel::Avx2);
+        CHECK(loop_cpu_level() == std::min(CpuLevel::Avx2, loops));
+    }
+    force_cpu_level(std::nullopt);
     CHECK(gemm_cpu_level() == detected_cpu_level());
+    CHECK(loop_cpu_level() == loops);
     if (detected_cpu_level() != CpuLevel::Avx512)
-        CHECK_THROWS_AS(force_gemm_cpu_level(CpuLevel::Avx512), std::invalid_argument);
+        CHECK_THROWS_AS(force_cpu_level(CpuLevel::Avx512), std::invalid_argument);
 }
 
 namespace {

@@ -198,7 +198,7 @@ TEST_CASE(
             MESSAGE("this CPU has no " << level.name << " path: its goldens are checked on a CPU that has");
             continue;
         }
-        force_gemm_cpu_level(level.value);
+        force_cpu_level(level.value);
         for (const Case& c : cases()) {
             std::uint64_t first = 0;
             for (const int threads : {1, 2}) {
@@ -226,6 +226,6 @@ TEST_CASE(
             }
         }
     }
-    force_gemm_cpu_level(std::nullopt);
+    force_cpu_level(std::nullopt);
     set_max_threads(threads_before);
 }
