@@ -18,12 +18,19 @@ CpuLevel detect() {
     return CpuLevel::Exact;
 }
 
-// The highest x86-64 level whose code (cpu_clones.hpp's copies) this CPU runs.
+// The highest x86-64 level whose code (cpu_clones.hpp's copies) this CPU runs, by the
+// levels' defining features (GCC 12's "x86-64-v3" names would leave GCC 11 out; every CPU
+// with these also has v3's F16C, LZCNT and MOVBE).
 CpuLevel detect_loop_level() {
 #if defined(__x86_64__) && defined(__GNUC__) && !defined(__clang__)
     __builtin_cpu_init();
-    if (__builtin_cpu_supports("x86-64-v4")) return CpuLevel::Avx512;
-    if (__builtin_cpu_supports("x86-64-v3")) return CpuLevel::Avx2;
+    const bool v3 = __builtin_cpu_supports("avx2") && __builtin_cpu_supports("fma") && __builtin_cpu_supports("bmi") &&
+                    __builtin_cpu_supports("bmi2");
+    const bool v4 = v3 && __builtin_cpu_supports("avx512f") && __builtin_cpu_supports("avx512bw") &&
+                    __builtin_cpu_supports("avx512cd") && __builtin_cpu_supports("avx512dq") &&
+                    __builtin_cpu_supports("avx512vl");
+    if (v4) return CpuLevel::Avx512;
+    if (v3) return CpuLevel::Avx2;
 #endif
     return CpuLevel::Exact;
 }
