@@ -145,8 +145,6 @@ void round_span(const Format& f, std::span<const float> x, std::span<float> out,
     const float* table = detail::value_table(f).data();
     const bool bf16_nearest_even = is_bf16_layout(f) && options.rounding == RoundingMode::NearestEven;
     parallel_for_chunks(x.size(), kChunk, [&](std::size_t, std::size_t b, std::size_t e) {
-        detail::LoopParams chunk = p;
-        chunk.first_index += b;
         if (bf16_nearest_even) {
             if (detail::round_bf16_nearest_even(x.data() + b, out.data() + b, e - b) != 0)
                 for (std::size_t i = b; i < e; ++i)  // Inf, NaN, overflow: copied, now rounded
@@ -157,6 +155,8 @@ void round_span(const Format& f, std::span<const float> x, std::span<float> out,
                     }
             return;
         }
+        detail::LoopParams chunk = p;
+        chunk.first_index += b;
         detail::round_loop(options.rounding, x.data() + b, out.data() + b, e - b, table, chunk);
         if (zero_drops_sign(f))
             for (std::size_t i = b; i < e; ++i)

@@ -221,12 +221,15 @@ TEST_CASE("all 2^32 float32 inputs round to BF16 as CUDA's __float2bfloat16_rn d
     set_max_threads(1);  // the sweep parallelises itself; keep each bulk call serial
     for (const Saturation saturation : {Saturation::None, Saturation::Finite}) {
         const ConvertOptions o{RoundingMode::NearestEven, saturation};
-        std::atomic<std::uint64_t> cuda_bad{0}, special_bad{0}, specials{0};
+        std::atomic<std::uint64_t> cuda_bad{0}, special_bad{0}, specials{0}, reported{0};
         on_all_cores(1ull << 32, 1 << 20, [&](std::uint64_t b, std::uint64_t e) {
             std::vector<float> x(e - b), out(x.size());
             const std::uint32_t first = std::uint32_t(b);
             for (std::uint32_t i = 0; i < std::uint32_t(x.size()); ++i) x[i] = std::bit_cast<float>(first + i);
             round_span(bf16(), x, out, o);
+            // The loop's count of the inputs it leaves to the table loop, against the sweep's.
+            std::vector<float> copied(x.size());
+            reported += detail::round_bf16_nearest_even(x.data(), copied.data(), x.size());
             std::uint64_t bad = 0, odd = 0, seen = 0;
             for (std::size_t i = 0; i < x.size(); ++i) {
                 const std::uint32_t got = std::bit_cast<std::uint32_t>(out[i]);
@@ -245,7 +248,7 @@ TEST_CASE("all 2^32 float32 inputs round to BF16 as CUDA's __float2bfloat16_rn d
         CAPTURE(saturation_name(saturation));
         CHECK(cuda_bad == 0);
         CHECK(special_bad == 0);
-        CHECK(specials == 2 * (0x80000000ull - detail::kBf16Past));
+        CHECK(reported == specials);
     }
     set_max_threads(0);
 }
