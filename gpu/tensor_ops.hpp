@@ -127,15 +127,21 @@ EmulatedCastOnGpu emulated_cast_on_gpu(const emu::Numerics& numerics, emu::Tenso
 enum class AttentionKernel { Fused, Gemms };
 std::string_view attention_kernel_name(AttentionKernel k);  // "fused" / "gemms"
 
+// The most device memory the fused attention's backward keeps dS in (docs/gpu.md §3.1): as
+// many sequences at a time as fit, and where none fits its dQ kernel recomputes P and dP.
+inline constexpr std::size_t kFusedAttentionScoresBudget = std::size_t(1) << 30;
+
 // The transformer's causal grouped-query attention on the device, for the tests: from q|k|v
 // (sequences x n rows of (heads + 2 kv_heads) x head_size, rotary applied) and the output's
 // gradient (rows x heads x head_size), both rounded to BF16, the output and dqkv (q|k|v's
-// layout) as the named kernel computes them, BF16 values as floats.
+// layout) as the named kernel computes them, BF16 values as floats. scores_budget: the fused
+// backward's dS buffer, in bytes.
 struct AttentionOnGpu {
     std::vector<float> out, dqkv;
 };
 AttentionOnGpu attention_on_gpu(AttentionKernel kernel, std::span<const float> qkv, std::span<const float> dout,
-                                int sequences, int n, int heads, int kv_heads, int head_size);
+                                int sequences, int n, int heads, int kv_heads, int head_size,
+                                std::size_t scores_budget = kFusedAttentionScoresBudget);
 
 // Throws std::invalid_argument naming the first dimension that is not a positive
 // multiple of 16 (cuBLASLt's FP8 rule); the same with or without a GPU.

@@ -14,6 +14,7 @@ split as fp8lab reads it), with the same learning-rate schedule, clip and AdamW,
 1-4; beside it `FP8LAB train --model transformer --precision bf16` (the CPU emulator) at the
 same seeds. Prints both curves' means and spreads and whether PyTorch's final loss lies
 within the spread of fp8lab's seeds.
+Kernels (--kernels STEPS): each kernel's time per step under torch.profiler, before the timing.
 Usage: python3 pytorch_transformer_reference.py [--steps 30] [--warmup 10] [--no-compile]
        python3 pytorch_transformer_reference.py --curve build/app/fp8lab [--corpus DIR]"""
 import argparse
@@ -101,7 +102,34 @@ def training_step(forward, model, opt, x, y):
     return loss
 
 
-def run(preset, fused, steps, warmup, compile_model):
+def kernel_table(step, steps, top=30):
+    """Runs `steps` steps under torch.profiler; prints each CUDA kernel's time per step, the
+    largest first, and the step's kernel time by kind (attention, GEMM, the rest)."""
+    from torch.profiler import ProfilerActivity, profile
+    with profile(activities=[ProfilerActivity.CUDA]) as prof:
+        for _ in range(steps):
+            step()
+        torch.cuda.synchronize()
+    per_kernel = {}
+    for e in prof.events():
+        if e.device_type == torch.autograd.DeviceType.CUDA:
+            total, count = per_kernel.get(e.name, (0.0, 0))
+            per_kernel[e.name] = (total + e.device_time_total / 1e3, count + 1)
+    kinds = {"attention": 0.0, "GEMM": 0.0, "the rest": 0.0}
+    rows = sorted(per_kernel.items(), key=lambda kv: -kv[1][0])
+    for name, (ms, count) in rows:
+        lower = name.lower()
+        kind = ("attention" if re.search(r"flash|fmha|attention|sdpa|cudnn", lower) else
+                "GEMM" if re.search(r"gemm|xmma|nvjet|cutlass|sm90_", lower) else "the rest")
+        kinds[kind] += ms / steps
+    print("kernel ms/step\tlaunches/step\tkernel")
+    for name, (ms, count) in rows[:top]:
+        print(f"{ms / steps:.4f}\t{count / steps:g}\t{name[:110]}")
+    print("by kind, ms/step: " + ", ".join(f"{k} {v:.3f}" for k, v in kinds.items()) +
+          f"; all kernels {sum(kinds.values()):.3f}")
+
+
+def run(preset, fused, steps, warmup, compile_model, profile_steps=0):
     _, d, blocks, heads, kv_heads, ffn, sequence, sequences = preset
     torch.manual_seed(1)
     model = Model(d, blocks, heads, kv_heads, ffn, sequence, fused).cuda()
@@ -116,6 +144,8 @@ def run(preset, fused, steps, warmup, compile_model):
     for _ in range(warmup):
         step()
     torch.cuda.synchronize()
+    if profile_steps:
+        kernel_table(step, profile_steps)
     times = []
     for _ in range(steps):
         start, end = torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True)
@@ -269,6 +299,8 @@ def main():
     p.add_argument("--presets", nargs="+", choices=[q[0] for q in PRESETS], default=[q[0] for q in PRESETS],
                    help="the presets to time (all three)")
     p.add_argument("--fused-only", action="store_true", help="time the fused QKV layout only")
+    p.add_argument("--kernels", type=int, default=0, metavar="STEPS",
+                   help="before timing, list each kernel's time per step over STEPS profiled steps")
     a = p.parse_args()
     if a.curve:
         raise SystemExit(0 if compare_curves(a.curve, a.corpus, a.steps or 200, [1, 2, 3, 4]) else 1)
@@ -278,7 +310,7 @@ def main():
     for preset in (q for q in PRESETS if q[0] in a.presets):
         for fused in (True,) if a.fused_only else (True, False):
             for compiled in ([False] if a.no_compile else [False, True]):
-                ms, tokens = run(preset, fused, a.steps, a.warmup, compiled)
+                ms, tokens = run(preset, fused, a.steps, a.warmup, compiled, a.kernels)
                 variant = f"bf16 {'fused' if fused else 'separate'} QKV, {'compiled' if compiled else 'eager'}"
                 print(f"{preset[0]}\t{variant}\t{ms:.3f}\t{tokens / ms * 1e3:.0f}", flush=True)
 

@@ -36,7 +36,8 @@ std::vector<float> to_host(const DeviceBuffer<__nv_bfloat16>& d) {
 }  // namespace
 
 AttentionOnGpu attention_on_gpu(AttentionKernel kernel, std::span<const float> qkv, std::span<const float> dout,
-                                int sequences, int n, int heads, int kv_heads, int head_size) {
+                                int sequences, int n, int heads, int kv_heads, int head_size,
+                                std::size_t scores_budget) {
     if (sequences < 1 || n < 1 || heads < 1 || kv_heads < 1 || heads % kv_heads != 0 || head_size < 1)
         throw std::invalid_argument(
             "attention_on_gpu: sequences, n, heads and head_size must be positive and "
@@ -54,7 +55,8 @@ AttentionOnGpu attention_on_gpu(AttentionKernel kernel, std::span<const float> q
     DeviceBuffer<std::uint8_t> workspace(detail::kMatmulWorkspaceBytes);
     std::unique_ptr<transformer::Attention> attention;
     if (kernel == AttentionKernel::Fused)
-        attention = std::make_unique<transformer::FlashAttention>(sequences, n, heads, kv_heads, head_size, qkv_w);
+        attention = std::make_unique<transformer::FlashAttention>(sequences, n, heads, kv_heads, head_size, qkv_w,
+                                                                  scores_budget);
     else
         attention = std::make_unique<transformer::GemmAttention>(lt.h, sequences, n, heads, kv_heads, head_size, qkv_w,
                                                                  workspace.ptr);

@@ -121,8 +121,9 @@ EmulatedCastOnGpu emulated_cast_on_gpu(const emu::Numerics& numerics, emu::Tenso
     return module().emulated_cast_on_gpu(numerics, role, tensor, x, rows, cols, columns, wgrad_operand, step, paired);
 }
 AttentionOnGpu attention_on_gpu(AttentionKernel kernel, std::span<const float> qkv, std::span<const float> dout,
-                                int sequences, int n, int heads, int kv_heads, int head_size) {
-    return module().attention_on_gpu(kernel, qkv, dout, sequences, n, heads, kv_heads, head_size);
+                                int sequences, int n, int heads, int kv_heads, int head_size,
+                                std::size_t scores_budget) {
+    return module().attention_on_gpu(kernel, qkv, dout, sequences, n, heads, kv_heads, head_size, scores_budget);
 }
 GemmTiming time_forward_gemms(int m, int n, int k, int repetitions) {
     check_gemm_shape(m, n, k);

@@ -1,9 +1,11 @@
 // SPDX-License-Identifier: Apache-2.0
 // Fused causal grouped-query attention on the tensor cores (FlashAttention-2's tiling, written
 // for fp8lab): BF16 mma.sync with float32 accumulators, an online softmax in registers, the
-// backward recomputing P from each row's log-sum-exp; tiles arrive by cp.async, two stages.
+// backward recomputing P from each row's log-sum-exp and handing dS from the dK/dV kernel to
+// the dQ kernel through memory; tiles arrive by cp.async, two stages.
 #include <cuda_bf16.h>
 
+#include <algorithm>
 #include <cmath>
 #include <cstdint>
 #include <stdexcept>
@@ -96,6 +98,13 @@ template <int D>
 __device__ inline void fragment_b_rows(unsigned (&b)[4], const bf16* s, int n0, int k0) {
     const int l = threadIdx.x & 31;
     ldmatrix_x4(b, s + (n0 + (l & 7) + (l >> 4) * 8) * kLd<D> + k0 + ((l >> 3) & 1) * 8);
+}
+// A (rows r0.., columns k0..) from a tile stored transposed, one row per column of A, W
+// elements wide (dS^T, keys down and queries across, for dS K): ldmatrix transposes it.
+template <int W>
+__device__ inline void fragment_a_transposed(unsigned (&a)[4], const bf16* s, int r0, int k0) {
+    const int l = threadIdx.x & 31;
+    ldmatrix_x4_trans(a, s + (k0 + (l & 7) + (l >> 4) * 8) * kLd<W> + r0 + ((l >> 3) & 1) * 8);
 }
 // The same from a tile stored one row per row of B (V for P V).
 template <int D>
@@ -304,11 +313,15 @@ __global__ void delta_kernel(const bf16* out, const bf16* dout, int rows, int he
 
 // dK and dV of one key block of one key/value head: every query head of its group and every
 // query block at or after the keys, in that order, from P^T = exp2(K Q^T x scale_log2 - lse)
-// and dS^T = P^T o (V dO^T - delta) x scale.
+// and dS^T = P^T o (V dO^T - delta) x scale. Sequence seq0 + blockIdx.y of `sequences`. With
+// ds, each dS^T tile is also stored, rounded to BF16 as dK's product takes it, for the dQ
+// kernel: ds holds a ds_ld x ds_ld square (keys down, queries across) per sequence of the
+// launch and query head.
 template <int D>
 __global__ void __launch_bounds__(kKeyThreads)
     key_value_grad_kernel(const bf16* qkv, int qkv_w, const bf16* dout, const float* lse, const float* delta, int n,
-                          int heads, int kv_heads, float scale, float scale_log2, bf16* dqkv) {
+                          int sequences, int seq0, int heads, int kv_heads, float scale, float scale_log2, bf16* dqkv,
+                          bf16* ds, std::size_t ds_ld) {
     constexpr int Q = kQueryTile<D>;
     extern __shared__ __align__(16) unsigned char smem[];
     bf16* sk = reinterpret_cast<bf16*>(smem);
@@ -318,7 +331,7 @@ __global__ void __launch_bounds__(kKeyThreads)
     float* slse = reinterpret_cast<float*>(sdo + 2 * Q * kLd<D>);                 // two stages
     float* sdelta = slse + 2 * Q;                                                 // two stages
     const int g = blockIdx.x, group = heads / kv_heads, k0 = blockIdx.z * kTile;  // the first keys see the most queries
-    const std::size_t row0 = std::size_t(blockIdx.y) * n, rows = std::size_t(gridDim.y) * n;
+    const std::size_t row0 = std::size_t(seq0 + blockIdx.y) * n, rows = std::size_t(sequences) * n;
     const std::size_t ld_out = std::size_t(heads) * D;
     const bf16* kg = qkv + (row0 + k0) * qkv_w + std::size_t(heads + g) * D;
     load_tile<D, kTile>(sk, kg, qkv_w, n - k0);
@@ -338,7 +351,7 @@ __global__ void __launch_bounds__(kKeyThreads)
     const int key_lo = k0 + warp * 16 + lane / 4, key_hi = key_lo + 8;
     float dk[D / 8][4] = {}, dv[D / 8][4] = {};
     for (int i = 0; i < items; ++i) {
-        const int stage = i & 1, q0 = (first + i % blocks) * Q;
+        const int stage = i & 1, q0 = (first + i % blocks) * Q, h = g * group + i / blocks;
         if (i + 1 < items) {
             load_item(i + 1, stage ^ 1);
             commit();
@@ -364,6 +377,14 @@ __global__ void __launch_bounds__(kKeyThreads)
 #pragma unroll
             for (int e = 0; e < 4; ++e)
                 dp[t][e] = p[t][e] * (dp[t][e] - row_delta[t * 8 + (lane % 4) * 2 + (e & 1)]) * scale;
+        if (ds != nullptr) {
+            bf16* ds_tile = ds + (std::size_t(blockIdx.y) * heads + h) * ds_ld * ds_ld + q0 + (lane % 4) * 2;
+#pragma unroll
+            for (int t = 0; t < Q / 8; ++t) {
+                *reinterpret_cast<unsigned*>(ds_tile + std::size_t(key_lo) * ds_ld + t * 8) = pack(dp[t][0], dp[t][1]);
+                *reinterpret_cast<unsigned*>(ds_tile + std::size_t(key_hi) * ds_ld + t * 8) = pack(dp[t][2], dp[t][3]);
+            }
+        }
         accumulate<D, Q>(dk, dp, q);
         __syncthreads();
     }
@@ -445,6 +466,62 @@ __global__ void __launch_bounds__(kQueryThreads)
     store_rows<D>(dq, 1.0f, 1.0f, dqkv + row0 * qkv_w + std::size_t(h) * D, qkv_w, q0 + warp * 16, n);
 }
 
+// dQ of one query block of one query head from the dS^T tiles the dK/dV kernel stored: dQ +=
+// dS K over the key tiles at or before the block, in the order the kernel above adds them
+// (the same products of the same BF16 values). Tiles the dK/dV kernel never writes (keys
+// after every query of the tile) hold the zeros the buffer was allocated with.
+template <int D>
+__global__ void __launch_bounds__(kQueryThreads)
+    query_grad_from_scores_kernel(const bf16* qkv, int qkv_w, const bf16* ds, std::size_t ds_ld, int n, int seq0,
+                                  int heads, int kv_heads, bf16* dqkv) {
+    constexpr int W = kQueryBlock;
+    extern __shared__ __align__(16) unsigned char smem[];
+    bf16* ss = reinterpret_cast<bf16*>(smem);  // two stages of kTile keys x W queries
+    bf16* sk = ss + 2 * kTile * kLd<W>;        // two stages
+    const int qb = gridDim.z - 1 - blockIdx.z;
+    const int h = blockIdx.x, g = h / (heads / kv_heads), q0 = qb * kQueryBlock;
+    const std::size_t row0 = std::size_t(seq0 + blockIdx.y) * n;
+    const bf16* kg = qkv + row0 * qkv_w + std::size_t(heads + g) * D;
+    const bf16* sg = ds + (std::size_t(blockIdx.y) * heads + h) * ds_ld * ds_ld + q0;
+    const int tiles = (min(q0 + kQueryBlock, n) - 1) / kTile + 1;  // up to the block's last row
+    const auto load = [&](int j) {
+        const int stage = j & 1;
+        // The square is ds_ld wide and tall (n rounded up to a query block): whole tiles.
+        load_tile<W, kTile>(ss + stage * kTile * kLd<W>, sg + std::size_t(j) * kTile * ds_ld, ds_ld, kTile);
+        load_tile<D, kTile>(sk + stage * kTile * kLd<D>, kg + std::size_t(j) * kTile * qkv_w, qkv_w, n - j * kTile);
+        commit();
+    };
+    load(0);
+    const int warp = threadIdx.x / 32, first_row = q0 + warp * 16;
+    float dq[D / 8][4] = {};
+    for (int j = 0; j < tiles; ++j) {
+        if (j + 1 < tiles) {
+            load(j + 1);  // into the stage the last iteration finished with
+            wait_loads<1>();
+        } else {
+            wait_loads<0>();
+        }
+        const int stage = j & 1;
+        if (j * kTile <= first_row + 15 && first_row < n) {  // else the warp's rows see none of these keys
+            const bf16 *s = ss + stage * kTile * kLd<W>, *k = sk + stage * kTile * kLd<D>;
+#pragma unroll
+            for (int kk = 0; kk < kTile / 16; ++kk) {
+                unsigned fa[4];
+                fragment_a_transposed<W>(fa, s, warp * 16, kk * 16);
+#pragma unroll
+                for (int c = 0; c < D / 16; ++c) {
+                    unsigned fb[4];
+                    fragment_b_columns<D>(fb, k, kk * 16, c * 16);
+                    mma(dq[2 * c], fa, fb[0], fb[1]);
+                    mma(dq[2 * c + 1], fa, fb[2], fb[3]);
+                }
+            }
+        }
+        __syncthreads();
+    }
+    store_rows<D>(dq, 1.0f, 1.0f, dqkv + row0 * qkv_w + std::size_t(h) * D, qkv_w, q0 + warp * 16, n);
+}
+
 template <int D>
 constexpr std::size_t forward_shared() {
     return (kQueryBlock + 4 * std::size_t(kTile)) * kLd<D> * sizeof(bf16);
@@ -456,6 +533,10 @@ constexpr std::size_t key_value_shared() {
 template <int D>
 constexpr std::size_t query_shared() {
     return (2 * kQueryBlock + 4 * std::size_t(kTile)) * kLd<D> * sizeof(bf16);
+}
+template <int D>
+constexpr std::size_t query_from_scores_shared() {
+    return 2 * std::size_t(kTile) * (kLd<kQueryBlock> + kLd<D>)*sizeof(bf16);
 }
 
 void check(cudaError_t e, const char* what) {
@@ -477,6 +558,9 @@ void configure() {
     check(
         cudaFuncSetAttribute(query_grad_kernel<D>, cudaFuncAttributeMaxDynamicSharedMemorySize, int(query_shared<D>())),
         "flash attention dQ: shared memory");
+    check(cudaFuncSetAttribute(query_grad_from_scores_kernel<D>, cudaFuncAttributeMaxDynamicSharedMemorySize,
+                               int(query_from_scores_shared<D>())),
+          "flash attention dQ from dS: shared memory");
 }
 
 template <int D>
@@ -488,19 +572,33 @@ void forward(const bf16* qkv, int qkv_w, int sequences, int n, int heads, int kv
         <<<grid, kQueryThreads, forward_shared<D>(), stream>>>(qkv, qkv_w, n, heads, kv_heads, scale_log2, out, lse);
 }
 
+std::size_t scores_ld(int n) { return (std::size_t(n) + kQueryBlock - 1) / kQueryBlock * kQueryBlock; }
+
 template <int D>
 void backward(const bf16* qkv, int qkv_w, const bf16* out, const bf16* dout, const float* lse, float* delta,
-              int sequences, int n, int heads, int kv_heads, bf16* dqkv, cudaStream_t stream) {
+              int sequences, int n, int heads, int kv_heads, bf16* dqkv, bf16* scores, int scores_sequences,
+              cudaStream_t stream) {
     const int rows = sequences * n;
     const std::size_t warps = std::size_t(rows) * heads;
     delta_kernel<D><<<unsigned((warps * 32 + 255) / 256), 256, 0, stream>>>(out, dout, rows, heads, delta);
     const float scale = 1.0f / sqrtf(float(D)), scale_log2 = kLog2e * scale;
-    key_value_grad_kernel<D>
-        <<<dim3(kv_heads, sequences, (n + kTile - 1) / kTile), kKeyThreads, key_value_shared<D>(), stream>>>(
+    const unsigned key_blocks = (n + kTile - 1) / kTile, query_blocks = (n + kQueryBlock - 1) / kQueryBlock;
+    if (scores == nullptr) {
+        key_value_grad_kernel<D><<<dim3(kv_heads, sequences, key_blocks), kKeyThreads, key_value_shared<D>(), stream>>>(
+            qkv, qkv_w, dout, lse, delta, n, sequences, 0, heads, kv_heads, scale, scale_log2, dqkv, nullptr, 0);
+        query_grad_kernel<D><<<dim3(heads, sequences, query_blocks), kQueryThreads, query_shared<D>(), stream>>>(
             qkv, qkv_w, dout, lse, delta, n, heads, kv_heads, scale, scale_log2, dqkv);
-    query_grad_kernel<D>
-        <<<dim3(heads, sequences, (n + kQueryBlock - 1) / kQueryBlock), kQueryThreads, query_shared<D>(), stream>>>(
-            qkv, qkv_w, dout, lse, delta, n, heads, kv_heads, scale, scale_log2, dqkv);
+        return;
+    }
+    const std::size_t ld = scores_ld(n);
+    for (int seq0 = 0; seq0 < sequences; seq0 += scores_sequences) {
+        const unsigned count = unsigned(std::min(scores_sequences, sequences - seq0));
+        key_value_grad_kernel<D><<<dim3(kv_heads, count, key_blocks), kKeyThreads, key_value_shared<D>(), stream>>>(
+            qkv, qkv_w, dout, lse, delta, n, sequences, seq0, heads, kv_heads, scale, scale_log2, dqkv, scores, ld);
+        query_grad_from_scores_kernel<D>
+            <<<dim3(heads, count, query_blocks), kQueryThreads, query_from_scores_shared<D>(), stream>>>(
+                qkv, qkv_w, scores, ld, n, seq0, heads, kv_heads, dqkv);
+    }
 }
 
 const bf16* b(const void* p) { return static_cast<const bf16*>(p); }
@@ -509,6 +607,11 @@ bf16* b(void* p) { return static_cast<bf16*>(p); }
 }  // namespace
 
 bool flash_attention_supports(int head_size) { return head_size == 32 || head_size == 64 || head_size == 128; }
+
+std::size_t flash_attention_scores_bytes(int n, int heads) {
+    const std::size_t ld = scores_ld(n);
+    return std::size_t(heads) * ld * ld * sizeof(bf16);
+}
 
 void flash_attention_configure(int head_size) {
     switch (head_size) {
@@ -540,15 +643,19 @@ void flash_attention_forward(const void* qkv, int qkv_w, int sequences, int n, i
 
 void flash_attention_backward(const void* qkv, int qkv_w, const void* out, const void* dout, const float* lse,
                               float* delta, int sequences, int n, int heads, int kv_heads, int head_size, void* dqkv,
-                              cudaStream_t stream) {
+                              void* scores, int scores_sequences, cudaStream_t stream) {
+    if (scores != nullptr && scores_sequences < 1)
+        throw std::invalid_argument("flash attention: scores_sequences must be positive with a scores buffer");
     switch (head_size) {
     case 32:
-        return backward<32>(b(qkv), qkv_w, b(out), b(dout), lse, delta, sequences, n, heads, kv_heads, b(dqkv), stream);
+        return backward<32>(b(qkv), qkv_w, b(out), b(dout), lse, delta, sequences, n, heads, kv_heads, b(dqkv),
+                            b(scores), scores_sequences, stream);
     case 64:
-        return backward<64>(b(qkv), qkv_w, b(out), b(dout), lse, delta, sequences, n, heads, kv_heads, b(dqkv), stream);
+        return backward<64>(b(qkv), qkv_w, b(out), b(dout), lse, delta, sequences, n, heads, kv_heads, b(dqkv),
+                            b(scores), scores_sequences, stream);
     case 128:
         return backward<128>(b(qkv), qkv_w, b(out), b(dout), lse, delta, sequences, n, heads, kv_heads, b(dqkv),
-                             stream);
+                             b(scores), scores_sequences, stream);
     default:
         throw std::invalid_argument("flash attention: head size " + std::to_string(head_size));
     }

@@ -36,7 +36,7 @@ EmulatedCastOnGpu emulated_cast_on_gpu(const emu::Numerics&, emu::TensorRole, co
     unavailable();
 }
 AttentionOnGpu attention_on_gpu(AttentionKernel, std::span<const float>, std::span<const float>, int, int, int, int,
-                                int) {
+                                int, std::size_t) {
     unavailable();
 }
 GemmTiming time_forward_gemms(int m, int n, int k, int) {

@@ -6,12 +6,15 @@
 
 #include <cuda_bf16.h>
 
+#include <algorithm>
 #include <cmath>
+#include <cstdint>
 #include <memory>
 
 #include "gpu/src/flash_attention.hpp"
 #include "gpu/src/mlp_step.hpp"
 #include "gpu/src/transformer_kernels.hpp"
+#include "gpu/tensor_ops.hpp"
 
 namespace fp8lab::gpu::transformer {
 
@@ -50,12 +53,21 @@ class Attention {
 };
 
 // Fused attention: each query block's softmax online in registers, P rounded to BF16 for
-// P V, unnormalised; the backward recomputes P from the saved log-sum-exp.
+// P V, unnormalised; the backward recomputes P from the saved log-sum-exp and passes dS from
+// its dK/dV kernel to its dQ kernel through a buffer of at most scores_budget bytes (as many
+// sequences at a time as fit; where not even one fits, or the budget is 0, dQ recomputes P
+// and dP instead).
 class FlashAttention final : public Attention {
   public:
-    FlashAttention(int sequences, int n, int heads, int kv_heads, int hs, int qkv_w)
-        : Attention(sequences, n, heads, kv_heads, hs, qkv_w), delta_(lse_elements()) {
+    FlashAttention(int sequences, int n, int heads, int kv_heads, int hs, int qkv_w,
+                   std::size_t scores_budget = kFusedAttentionScoresBudget)
+        : Attention(sequences, n, heads, kv_heads, hs, qkv_w),
+          delta_(lse_elements()),
+          scores_sequences_(int(
+              std::min<std::size_t>(std::size_t(sequences), scores_budget / flash_attention_scores_bytes(n, heads)))),
+          scores_(std::size_t(scores_sequences_) * flash_attention_scores_bytes(n, heads)) {
         flash_attention_configure(hs);
+        if (scores_sequences_ > 0) FP8LAB_CUDA_CHECK(cudaMemset(scores_.ptr, 0, scores_.count));
     }
     std::size_t probs_elements() const override { return 0; }
     std::size_t lse_elements() const override { return std::size_t(heads_) * sequences_ * n_; }
@@ -65,11 +77,15 @@ class FlashAttention final : public Attention {
     void backward(const __nv_bfloat16* qkv, const __nv_bfloat16* out, AttentionSaved saved, const __nv_bfloat16* dout,
                   __nv_bfloat16* dqkv, cudaStream_t s) override {
         flash_attention_backward(qkv, qkv_w_, out, dout, saved.lse, delta_.ptr, sequences_, n_, heads_, kv_heads_, hs_,
-                                 dqkv, s);
+                                 dqkv, scores_sequences_ > 0 ? scores_.ptr : nullptr, scores_sequences_, s);
     }
+    // How many sequences' dS the backward holds at a time (0: dQ recomputes them).
+    int scores_sequences() const { return scores_sequences_; }
 
   private:
     DeviceBuffer<float> delta_;  // rowsum(dO o O) per head and row, the backward's scratch
+    int scores_sequences_;
+    DeviceBuffer<std::uint8_t> scores_;  // dS^T per sequence and head, scores_sequences_ at a time
 };
 
 // Causal grouped-query attention on the tensor cores: per query head, batched over the

@@ -146,6 +146,36 @@ TEST_CASE("both attention kernels match a float64 attention and its gradients, g
     }
 }
 
+TEST_CASE("the fused backward's dQ from stored dS, one sequence at a time, and recomputed, all match float64") {
+    if (!gpu_ready()) return;
+    for (const Shape s : {Shape{2, 80, 4, 2, 32}, Shape{3, 200, 4, 2, 128}, Shape{2, 144, 4, 1, 64}}) {
+        const std::vector<float> qkv = random_bf16(std::size_t(s.rows()) * s.qkv_w(), 1.5f, 5u + s.n);
+        const std::vector<float> dout = random_bf16(std::size_t(s.rows()) * s.heads * s.head_size, 1.0f, 3u + s.n);
+        const Reference ref = reference(s, qkv, dout);
+        // One sequence's dS: a square of n rounded up to 128 per head, BF16 (flash_attention.cu).
+        const std::size_t ld = (std::size_t(s.n) + 127) / 128 * 128, one = std::size_t(s.heads) * ld * ld * 2;
+        const auto run = [&](std::size_t budget) {
+            return gpu::attention_on_gpu(gpu::AttentionKernel::Fused, qkv, dout, s.sequences, s.n, s.heads, s.kv_heads,
+                                         s.head_size, budget);
+        };
+        const gpu::AttentionOnGpu all = run(gpu::kFusedAttentionScoresBudget), each = run(one),
+                                  recomputed = run(one - 1);
+        CAPTURE(s.n);
+        CAPTURE(s.head_size);
+        // A sequence at a time is the same work per sequence: the same bits.
+        CHECK(std::memcmp(each.dqkv.data(), all.dqkv.data(), all.dqkv.size() * sizeof(float)) == 0);
+        CHECK(std::memcmp(recomputed.out.data(), all.out.data(), all.out.size() * sizeof(float)) == 0);
+        const double stored = relative_error(all.dqkv, ref.dqkv), again = relative_error(recomputed.dqkv, ref.dqkv);
+        std::printf("attention n=%d head=%d: dqkv relative error, dS stored %.3e, recomputed %.3e\n", s.n, s.head_size,
+                    stored, again);
+        CHECK(stored < 2e-2);
+        CHECK(again < 2e-2);
+        // Both take dS rounded to BF16 from the same formula: equally close to float64.
+        CHECK(stored < 1.05 * again + 1e-5);
+        CHECK(again < 1.05 * stored + 1e-5);
+    }
+}
+
 TEST_CASE("the fused attention refuses a head size it has no kernel for, naming it") {
     if (!gpu_ready()) return;
     const std::vector<float> qkv(std::size_t(64) * 4 * 48), dout(std::size_t(64) * 2 * 48);
