@@ -17,6 +17,10 @@
 #           included (a CUPTI injection library, gpu/tools/kernel_timeline.cpp), BF16 and FP8
 #           delayed, the median of the last 100 of $TIMELINE_STEPS steps (300), a pause of
 #           $TIMELINE_GAP_MS ms (2) between step ends a new run ($BASE_EXE too)
+#   record  lab 11's speed table: fp8lab bench transformer into $OUT/transformer-speed.csv
+#           (36 runs, about 300 s on an H200), for assets/ under the card's name
+#   torch-transformer  scripts/pytorch_transformer_reference.py at the presets of
+#           $TRANSFORMER_PRESETS (default wide), fused QKV, each kernel's time per step first
 # A binary at $BASE_EXE (an earlier build), or the tree at $BASE_SRC (built here too), is
 # benched in the same run, alternating with this one: two versions side by side on one GPU.
 set -uo pipefail
@@ -119,6 +123,11 @@ for what in "$@"; do
         python3 scripts/kernel_timeline.py "$scratch/timeline-$v.csv" --steps 100 --run-gap-ms "${TIMELINE_GAP_MS:-2}" |
           tee "$out/timeline-$v.txt"
       done ;;
+    record) "$exe" bench transformer --out "$out/transformer-speed.csv" 2>"$scratch/record.log"; tail -c 300 "$scratch/record.log" ;;
+    torch-transformer)
+      # The script's preset names are spelled with a hyphen (gpt2-small), this script's with _.
+      PYTHONUNBUFFERED=1 python3 scripts/pytorch_transformer_reference.py --fused-only --kernels 5 \
+        --presets $(echo "${TRANSFORMER_PRESETS:-wide}" | tr _ -) 2>&1 | grep -v Warn | tee "$out/torch-transformer.txt" ;;
     *) echo "unknown: $what" >&2; exit 2 ;;
   esac
 done
