@@ -172,51 +172,67 @@ void bench_trainer(int steps, TrainerSize size, int reps) {
     const int warmup = std::min(steps - 1, std::max(1, base.task.batches));
     std::printf(
         "fp8lab bench trainer: CPU emulator, %s (%s), %d steps each (ms/step over the last %d), "
-        "median of %d runs, %d threads, GEMM path %s, element loops' code %s (this CPU's fastest: %s)\n",
+        "%d rounds of every precision in turn (medians; ratios within a round, median and range), %d threads, "
+        "GEMM path %s, element loops' code %s (this CPU's fastest: %s)\n",
         size == TrainerSize::Lab ? "the labs' default experiment" : "the notebook's MLP", emu::describe(base).c_str(),
         steps, steps - warmup, reps, emu::max_threads(), std::string(enum_name(emu::gemm_cpu_level())).c_str(),
         std::string(enum_name(emu::loop_cpu_level())).c_str(),
         std::string(enum_name(emu::detected_cpu_level())).c_str());
-    struct Row {
+    // Every round runs each precision once and the GEMMs alone once, so a drift of the
+    // machine's speed (this 2-core VM moves 5-12% between runs) reaches all of them alike;
+    // the ratios are taken within a round, and their median and range over the rounds printed.
+    struct Run {
         std::string name;
-        double ms_per_step;
-        float final_loss;
-    };
-    std::vector<Row> rows;
-    auto measure = [&](const std::string& name, const emu::Experiment& c) {
+        emu::Experiment experiment;
         std::vector<double> ms;
-        float loss = 0;
-        for (int r = 0; r < reps; ++r) {
-            Clock::time_point warm = Clock::now();
-            const emu::TrainerResult result = emu::train_mlp(c, [&](int step, float) {
-                if (step + 1 == warmup) warm = Clock::now();
-                return true;
-            });
-            ms.push_back(std::chrono::duration<double, std::milli>(Clock::now() - warm).count() /
-                         double(steps - warmup));
-            loss = result.loss.back();
-        }
-        std::sort(ms.begin(), ms.end());
-        rows.push_back({name, ms[ms.size() / 2], loss});
+        float final_loss = 0;
     };
+    std::vector<Run> runs;
     emu::Experiment c = base;
     c.numerics.precision = emu::Precision::Fp32;
-    measure("fp32", c);
+    runs.push_back({"fp32", c, {}});
     c.numerics.precision = emu::Precision::Bf16;
-    measure("bf16 (operands rounded)", c);
+    runs.push_back({"bf16 (operands rounded)", c, {}});
     c.numerics.precision = emu::Precision::Fp8;
     for (const emu::Recipe& r : emu::recipes()) {  // each with its default element formats
         c.numerics.recipe = r.id;
         c.numerics.formats = r.formats;
-        measure("fp8 " + std::string(emu::fp8_recipe_name(r.id)) + " (emulated)", c);
+        runs.push_back({"fp8 " + std::string(emu::fp8_recipe_name(r.id)) + " (emulated)", c, {}});
     }
-    const double gemms = gemms_alone_ms(base, steps - warmup, reps);
-    std::printf("%-28s %10s %10s %10s %10s %12s\n", "precision", "ms/step", "steps/s", "vs fp32", "vs GEMMs",
+    std::vector<double> gemms;
+    for (int round = 0; round < reps; ++round) {
+        for (Run& run : runs) {
+            Clock::time_point warm = Clock::now();
+            const emu::TrainerResult result = emu::train_mlp(run.experiment, [&](int step, float) {
+                if (step + 1 == warmup) warm = Clock::now();
+                return true;
+            });
+            run.ms.push_back(std::chrono::duration<double, std::milli>(Clock::now() - warm).count() /
+                             double(steps - warmup));
+            run.final_loss = result.loss.back();
+        }
+        gemms.push_back(gemms_alone_ms(base, steps - warmup, 1));
+    }
+    const auto median = [](std::vector<double> v) {
+        std::sort(v.begin(), v.end());
+        return v[v.size() / 2];
+    };
+    // "0.78x (0.75-0.80)": the median and range over the rounds of a / b, round by round.
+    const auto ratio = [&](const std::vector<double>& a, const std::vector<double>& b) {
+        std::vector<double> q(a.size());
+        for (std::size_t i = 0; i < a.size(); ++i) q[i] = a[i] / b[i];
+        char text[64];
+        std::snprintf(text, sizeof text, "%.2fx (%.2f-%.2f)", median(q), *std::min_element(q.begin(), q.end()),
+                      *std::max_element(q.begin(), q.end()));
+        return std::string(text);
+    };
+    std::printf("%-28s %10s %10s %20s %20s %12s\n", "precision", "ms/step", "steps/s", "vs fp32", "vs GEMMs",
                 "final loss");
-    std::printf("%-28s %10.2f %10.1f %10s %9.2fx %12s\n", "GEMMs alone (float32)", gemms, 1000.0 / gemms, "", 1.0, "");
-    for (const Row& r : rows)
-        std::printf("%-28s %10.2f %10.1f %9.2fx %9.2fx %12.6f\n", r.name.c_str(), r.ms_per_step, 1000.0 / r.ms_per_step,
-                    rows[0].ms_per_step / r.ms_per_step, r.ms_per_step / gemms, r.final_loss);
+    std::printf("%-28s %10.2f %10.1f %20s %20s %12s\n", "GEMMs alone (float32)", median(gemms), 1000.0 / median(gemms),
+                "", "1.00x", "");
+    for (const Run& r : runs)
+        std::printf("%-28s %10.2f %10.1f %20s %20s %12.6f\n", r.name.c_str(), median(r.ms), 1000.0 / median(r.ms),
+                    ratio(runs[0].ms, r.ms).c_str(), ratio(r.ms, gemms).c_str(), r.final_loss);
     std::printf(
         "Emulated FP8 shows accuracy, not speed: quantising every operand in software costs "
         "time that real FP8 tensor cores save.\n");
@@ -262,7 +278,7 @@ void add_bench_command(CLI::App& app, CommandStatus& status) {
     trainer->add_option("--steps", trainer_args->steps, "Steps per run (the first ones warm up, untimed)")
         ->capture_default_str()
         ->check(integer_in({2, 100000}));
-    trainer->add_option("--repeat", trainer_args->reps, "Runs per precision (median)")
+    trainer->add_option("--repeat", trainer_args->reps, "Rounds, each running every precision once (medians)")
         ->capture_default_str()
         ->check(integer_in({1, 100}));
     trainer
