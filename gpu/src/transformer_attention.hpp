@@ -67,7 +67,12 @@ class FlashAttention final : public Attention {
               std::min<std::size_t>(std::size_t(sequences), scores_budget / flash_attention_scores_bytes(n, heads)))),
           scores_(std::size_t(scores_sequences_) * flash_attention_scores_bytes(n, heads)) {
         flash_attention_configure(hs);
-        if (scores_sequences_ > 0) FP8LAB_CUDA_CHECK(cudaMemset(scores_.ptr, 0, scores_.count));
+        if (scores_sequences_ > 0) {
+            FP8LAB_CUDA_CHECK(cudaMemset(scores_.ptr, 0, scores_.count));
+            // The zeros must be there before the first backward, whose stream (non-blocking)
+            // does not wait for the default stream's memset.
+            FP8LAB_CUDA_CHECK(cudaDeviceSynchronize());
+        }
     }
     std::size_t probs_elements() const override { return 0; }
     std::size_t lse_elements() const override { return std::size_t(heads_) * sequences_ * n_; }
