@@ -152,6 +152,18 @@ __device__ inline void fragments_a(unsigned (&a)[D / 16][4], const bf16* s, int 
 #pragma unroll
     for (int kk = 0; kk < D / 16; ++kk) fragment_a<D>(a[kk], s, r0, kk * 16);
 }
+// acc (16 x D) += a (16 x 16, an mma A fragment) times rows k0..k0+15 of b (D wide, one row
+// per row of B).
+template <int D>
+__device__ inline void accumulate_step(float (&acc)[D / 8][4], const unsigned (&fa)[4], const bf16* b, int k0) {
+#pragma unroll
+    for (int n = 0; n < D / 16; ++n) {
+        unsigned fb[4];
+        fragment_b_columns<D>(fb, b, k0, n * 16);
+        mma(acc[2 * n], fa, fb[0], fb[1]);
+        mma(acc[2 * n + 1], fa, fb[2], fb[3]);
+    }
+}
 // acc (16 x D) += p (16 x 8 Cols, accumulators rounded to BF16 as mma's A) times b (Cols
 // rows of D): P V (or P^T dO, dS^T Q, dS K).
 template <int D, int Cols>
@@ -160,13 +172,7 @@ __device__ inline void accumulate(float (&acc)[D / 8][4], const float (&p)[Cols 
     for (int kk = 0; kk < Cols / 16; ++kk) {
         const unsigned fa[4] = {pack(p[2 * kk][0], p[2 * kk][1]), pack(p[2 * kk][2], p[2 * kk][3]),
                                 pack(p[2 * kk + 1][0], p[2 * kk + 1][1]), pack(p[2 * kk + 1][2], p[2 * kk + 1][3])};
-#pragma unroll
-        for (int n = 0; n < D / 16; ++n) {
-            unsigned fb[4];
-            fragment_b_columns<D>(fb, b, kk * 16, n * 16);
-            mma(acc[2 * n], fa, fb[0], fb[1]);
-            mma(acc[2 * n + 1], fa, fb[2], fb[3]);
-        }
+        accumulate_step<D>(acc, fa, b, kk * 16);
     }
 }
 // Writes the warp's 16 rows of acc x scale (row r0 + lane / 4, and 8 further) as BF16 into
@@ -508,13 +514,7 @@ __global__ void __launch_bounds__(kQueryThreads)
             for (int kk = 0; kk < kTile / 16; ++kk) {
                 unsigned fa[4];
                 fragment_a_transposed<W>(fa, s, warp * 16, kk * 16);
-#pragma unroll
-                for (int c = 0; c < D / 16; ++c) {
-                    unsigned fb[4];
-                    fragment_b_columns<D>(fb, k, kk * 16, c * 16);
-                    mma(dq[2 * c], fa, fb[0], fb[1]);
-                    mma(dq[2 * c + 1], fa, fb[2], fb[3]);
-                }
+                accumulate_step<D>(dq, fa, k, kk * 16);
             }
         }
         __syncthreads();
