@@ -19,7 +19,7 @@ namespace {
 using bf16 = __nv_bfloat16;
 // A forward or dQ block holds 128 query rows, 16 per warp: each key tile it loads serves
 // twice the rows a 64-row block would (half the tiles read from L2). A dK/dV block holds
-// 64 keys, 16 per warp.
+// 64 keys, 16 per warp (head sizes 32 and 64), or 128 keys, 32 per warp (head size 128).
 constexpr int kQueryWarps = 8, kQueryThreads = 32 * kQueryWarps, kQueryBlock = 16 * kQueryWarps;
 constexpr int kKeyWarps = 4, kKeyThreads = 32 * kKeyWarps;
 constexpr int kTile = 64;  // key rows of a key tile and of a dK/dV block
@@ -28,9 +28,8 @@ constexpr float kLog2e = 1.4426950408889634f;
 // Shared rows are padded by 16 bytes, so the 8 row addresses of an ldmatrix fall in distinct banks.
 template <int D>
 constexpr int kLd = D + 8;
-// The dK/dV kernel's query tile: 32 rows at head size 128 keeps its four accumulators in registers.
-template <int D>
-constexpr int kQueryTile = D == 128 ? 32 : 64;
+// The queries a dK/dV kernel takes at a time.
+constexpr int kKeyQueryTile = 64;
 
 __device__ inline unsigned shared_address(const void* p) { return unsigned(__cvta_generic_to_shared(p)); }
 
@@ -328,7 +327,7 @@ __global__ void __launch_bounds__(kKeyThreads)
     key_value_grad_kernel(const bf16* qkv, int qkv_w, const bf16* dout, const float* lse, const float* delta, int n,
                           int sequences, int seq0, int heads, int kv_heads, float scale, float scale_log2, bf16* dqkv,
                           bf16* ds, std::size_t ds_ld) {
-    constexpr int Q = kQueryTile<D>;
+    constexpr int Q = kKeyQueryTile;
     extern __shared__ __align__(16) unsigned char smem[];
     bf16* sk = reinterpret_cast<bf16*>(smem);
     bf16* sv = sk + kTile * kLd<D>;
@@ -397,6 +396,164 @@ __global__ void __launch_bounds__(kKeyThreads)
     bf16* dk_out = dqkv + row0 * qkv_w + std::size_t(heads + g) * D;
     store_rows<D>(dk, 1.0f, 1.0f, dk_out, qkv_w, k0 + warp * 16, n);
     store_rows<D>(dv, 1.0f, 1.0f, dk_out + std::size_t(kv_heads) * D, qkv_w, k0 + warp * 16, n);
+}
+
+// The dK/dV kernel at head size 128: a block of 128 keys and 8 warps, 64 queries at a time
+// (FlashAttention-2's layout for this size). Each iteration first computes P^T and dS^T, a
+// warp a 32 x 32 square of them (keys by queries), and puts them in shared memory as BF16;
+// then each warp adds its 32 keys x 64 columns of dV += P^T dO and dK += dS^T Q. Against the
+// 16-key warps above, a fragment read from shared memory feeds more mma (0.44 ldmatrix an
+// mma against 0.63; shared memory, not the tensor pipe, is what Nsight Compute found these
+// mma.sync kernels waiting on), and each query tile read from L2 serves twice the keys. The products and their order are those of the kernel above
+// (queries ascending within each query head, heads ascending; query tiles before the keys add
+// exact zeros), so dK, dV and dS have the same bits.
+constexpr int kWideKeyWarps = 8, kWideKeyThreads = 32 * kWideKeyWarps;
+constexpr int kWideKeyBlock = 128;
+
+// c (32 x 32, two 16-row tiles of four 8-column tiles) = rows r0..r0+31 of a times rows
+// c0..c0+31 of b, both D wide: a warp's square of K Q^T (or V dO^T).
+template <int D>
+__device__ inline void scores_square(float (&c)[2][4][4], const bf16* a, int r0, const bf16* b, int c0) {
+    for (auto& row : c)
+        for (auto& t : row) t[0] = t[1] = t[2] = t[3] = 0.0f;
+#pragma unroll
+    for (int kk = 0; kk < D / 16; ++kk) {
+        unsigned fa[2][4];
+        fragment_a<D>(fa[0], a, r0, kk * 16);
+        fragment_a<D>(fa[1], a, r0 + 16, kk * 16);
+#pragma unroll
+        for (int n = 0; n < 2; ++n) {
+            unsigned fb[4];
+            fragment_b_rows<D>(fb, b, c0 + n * 16, kk * 16);
+#pragma unroll
+            for (int i = 0; i < 2; ++i) {
+                mma(c[i][2 * n], fa[i], fb[0], fb[1]);
+                mma(c[i][2 * n + 1], fa[i], fb[2], fb[3]);
+            }
+        }
+    }
+}
+// acc (32 rows from r0 of a, times D / 2 columns from c0 of b) += a (W wide, BF16) times b
+// (W rows of D): a warp's share of dV += P^T dO (or dK += dS^T Q).
+template <int D, int W>
+__device__ inline void accumulate_half(float (&acc)[2][D / 16][4], const bf16* a, int r0, const bf16* b, int c0) {
+#pragma unroll
+    for (int kk = 0; kk < W / 16; ++kk) {
+        unsigned fa[2][4];
+        fragment_a<W>(fa[0], a, r0, kk * 16);
+        fragment_a<W>(fa[1], a, r0 + 16, kk * 16);
+#pragma unroll
+        for (int n = 0; n < D / 32; ++n) {
+            unsigned fb[4];
+            fragment_b_columns<D>(fb, b, kk * 16, c0 + n * 16);
+#pragma unroll
+            for (int i = 0; i < 2; ++i) {
+                mma(acc[i][2 * n], fa[i], fb[0], fb[1]);
+                mma(acc[i][2 * n + 1], fa[i], fb[2], fb[3]);
+            }
+        }
+    }
+}
+
+template <int D>
+__global__ void __launch_bounds__(kWideKeyThreads, 1)
+    key_value_grad_wide_kernel(const bf16* qkv, int qkv_w, const bf16* dout, const float* lse, const float* delta,
+                               int n, int sequences, int seq0, int heads, int kv_heads, float scale, float scale_log2,
+                               bf16* dqkv, bf16* ds, std::size_t ds_ld) {
+    constexpr int Q = kKeyQueryTile, K = kWideKeyBlock;
+    extern __shared__ __align__(16) unsigned char smem[];
+    bf16* sk = reinterpret_cast<bf16*>(smem);
+    bf16* sv = sk + K * kLd<D>;
+    bf16* sq = sv + K * kLd<D>;                                               // two stages
+    bf16* sdo = sq + 2 * Q * kLd<D>;                                          // two stages
+    bf16* sp = sdo + 2 * Q * kLd<D>;                                          // P^T, keys down
+    bf16* sds = sp + K * kLd<Q>;                                              // dS^T, keys down
+    float* slse = reinterpret_cast<float*>(sds + K * kLd<Q>);                 // two stages
+    float* sdelta = slse + 2 * Q;                                             // two stages
+    const int g = blockIdx.x, group = heads / kv_heads, k0 = blockIdx.z * K;  // the first keys see the most queries
+    const std::size_t row0 = std::size_t(seq0 + blockIdx.y) * n, rows = std::size_t(sequences) * n;
+    const std::size_t ld_out = std::size_t(heads) * D;
+    const bf16* kg = qkv + (row0 + k0) * qkv_w + std::size_t(heads + g) * D;
+    load_tile<D, K>(sk, kg, qkv_w, n - k0);
+    load_tile<D, K>(sv, kg + std::size_t(kv_heads) * D, qkv_w, n - k0);
+    const int first = k0 / Q, blocks = (n + Q - 1) / Q - first, items = group * blocks;
+    const auto load_item = [&](int i, int stage) {
+        const int h = g * group + i / blocks, q0 = (first + i % blocks) * Q;
+        load_tile<D, Q>(sq + stage * Q * kLd<D>, qkv + (row0 + q0) * qkv_w + std::size_t(h) * D, qkv_w, n - q0);
+        load_tile<D, Q>(sdo + stage * Q * kLd<D>, dout + (row0 + q0) * ld_out + std::size_t(h) * D, ld_out, n - q0);
+        load_floats(slse + stage * Q, lse + std::size_t(h) * rows + row0 + q0, Q, n - q0);
+        load_floats(sdelta + stage * Q, delta + std::size_t(h) * rows + row0 + q0, Q, n - q0);
+    };
+    load_item(0, 0);
+    commit();
+
+    // The warp's keys (32 from kw) for all of its work; its queries (32 from qw) in the
+    // first half of an iteration, its columns (D / 2 from cw) of dK and dV in the second.
+    const int warp = threadIdx.x / 32, lane = threadIdx.x & 31;
+    const int kw = (warp % 4) * 32, qw = (warp / 4) * 32, cw = (warp / 4) * (D / 2);
+    float dk[2][D / 16][4] = {}, dv[2][D / 16][4] = {};
+    for (int i = 0; i < items; ++i) {
+        const int stage = i & 1, q0 = (first + i % blocks) * Q, h = g * group + i / blocks;
+        if (i + 1 < items) {
+            load_item(i + 1, stage ^ 1);
+            commit();
+            wait_loads<1>();
+        } else {
+            wait_loads<0>();
+        }
+        const bf16 *q = sq + stage * Q * kLd<D>, *d_o = sdo + stage * Q * kLd<D>;
+        const float *row_lse = slse + stage * Q, *row_delta = sdelta + stage * Q;
+        float p[2][4][4], dp[2][4][4];
+        // Every query of the square before every key (or past the sequence): all zeros.
+        if (q0 + qw + 31 < k0 + kw || q0 + qw >= n) {
+            for (auto& row : p)
+                for (auto& t : row) t[0] = t[1] = t[2] = t[3] = 0.0f;
+            for (auto& row : dp)
+                for (auto& t : row) t[0] = t[1] = t[2] = t[3] = 0.0f;
+        } else {
+            scores_square<D>(p, sk, kw, q, qw);     // S^T: keys down, queries across
+            scores_square<D>(dp, sv, kw, d_o, qw);  // dP^T = V dO^T
+#pragma unroll
+            for (int r = 0; r < 2; ++r)
+#pragma unroll
+                for (int t = 0; t < 4; ++t)
+#pragma unroll
+                    for (int e = 0; e < 4; ++e) {
+                        const int c = qw + t * 8 + (lane % 4) * 2 + (e & 1);
+                        const int key = k0 + kw + r * 16 + lane / 4 + (e < 2 ? 0 : 8);
+                        p[r][t][e] = visible(q0 + c, key, n) ? exp2f(p[r][t][e] * scale_log2 - row_lse[c]) : 0.0f;
+                        dp[r][t][e] = p[r][t][e] * (dp[r][t][e] - row_delta[c]) * scale;
+                    }
+        }
+#pragma unroll
+        for (int r = 0; r < 2; ++r)
+#pragma unroll
+            for (int t = 0; t < 4; ++t) {
+                const int lo = kw + r * 16 + lane / 4, c = qw + t * 8 + (lane % 4) * 2;
+                *reinterpret_cast<unsigned*>(sp + lo * kLd<Q> + c) = pack(p[r][t][0], p[r][t][1]);
+                *reinterpret_cast<unsigned*>(sp + (lo + 8) * kLd<Q> + c) = pack(p[r][t][2], p[r][t][3]);
+                *reinterpret_cast<unsigned*>(sds + lo * kLd<Q> + c) = pack(dp[r][t][0], dp[r][t][1]);
+                *reinterpret_cast<unsigned*>(sds + (lo + 8) * kLd<Q> + c) = pack(dp[r][t][2], dp[r][t][3]);
+            }
+        __syncthreads();
+        accumulate_half<D, Q>(dv, sp, kw, d_o, cw);
+        accumulate_half<D, Q>(dk, sds, kw, q, cw);
+        if (ds != nullptr) {  // the dS^T tile to the dQ kernel, 16 bytes a thread at a time
+            bf16* ds_tile = ds + (std::size_t(blockIdx.y) * heads + h) * ds_ld * ds_ld + std::size_t(k0) * ds_ld + q0;
+            for (int c = threadIdx.x; c < K * Q / 8; c += kWideKeyThreads) {
+                const int r = c / (Q / 8), col = (c % (Q / 8)) * 8;
+                *reinterpret_cast<uint4*>(ds_tile + std::size_t(r) * ds_ld + col) =
+                    *reinterpret_cast<const uint4*>(sds + r * kLd<Q> + col);
+            }
+        }
+        __syncthreads();  // sp, sds and this stage are rewritten next
+    }
+    bf16* dk_out = dqkv + row0 * qkv_w + std::size_t(heads + g) * D + cw;
+#pragma unroll
+    for (int r = 0; r < 2; ++r) {
+        store_rows<D / 2>(dk[r], 1.0f, 1.0f, dk_out, qkv_w, k0 + kw + r * 16, n);
+        store_rows<D / 2>(dv[r], 1.0f, 1.0f, dk_out + std::size_t(kv_heads) * D, qkv_w, k0 + kw + r * 16, n);
+    }
 }
 
 // dQ of one query block of one query head: every key tile at or before it, recomputing P and
@@ -528,8 +685,18 @@ constexpr std::size_t forward_shared() {
 }
 template <int D>
 constexpr std::size_t key_value_shared() {
-    return (2 * std::size_t(kTile) + 4 * kQueryTile<D>)*kLd<D> * sizeof(bf16) + 4 * kQueryTile<D> * sizeof(float);
+    return (2 * std::size_t(kTile) + 4 * kKeyQueryTile) * kLd<D> * sizeof(bf16) + 4 * kKeyQueryTile * sizeof(float);
 }
+template <int D>
+constexpr std::size_t key_value_wide_shared() {
+    return (2 * std::size_t(kWideKeyBlock) + 4 * kKeyQueryTile) * kLd<D> * sizeof(bf16) +
+           2 * std::size_t(kWideKeyBlock) * kLd<kKeyQueryTile> * sizeof(bf16) + 4 * kKeyQueryTile * sizeof(float);
+}
+// The 128-key dK/dV kernel serves head size 128 only. Below it the 4-warp kernel's 168
+// registers (head size 64) let three of its blocks share an SM, where 8 warps of the wide
+// kernel's would hold one.
+template <int D>
+constexpr bool kWideKeyBlocks = D == 128;
 template <int D>
 constexpr std::size_t query_shared() {
     return (2 * kQueryBlock + 4 * std::size_t(kTile)) * kLd<D> * sizeof(bf16);
@@ -552,9 +719,14 @@ void configure() {
     check(cudaFuncSetAttribute(forward_kernel<D>, cudaFuncAttributePreferredSharedMemoryCarveout,
                                int(cudaSharedmemCarveoutMaxShared)),
           "flash attention forward: shared memory carveout");
-    check(cudaFuncSetAttribute(key_value_grad_kernel<D>, cudaFuncAttributeMaxDynamicSharedMemorySize,
-                               int(key_value_shared<D>())),
-          "flash attention dK/dV: shared memory");
+    if constexpr (kWideKeyBlocks<D>)
+        check(cudaFuncSetAttribute(key_value_grad_wide_kernel<D>, cudaFuncAttributeMaxDynamicSharedMemorySize,
+                                   int(key_value_wide_shared<D>())),
+              "flash attention dK/dV (128 keys): shared memory");
+    else
+        check(cudaFuncSetAttribute(key_value_grad_kernel<D>, cudaFuncAttributeMaxDynamicSharedMemorySize,
+                                   int(key_value_shared<D>())),
+              "flash attention dK/dV: shared memory");
     check(
         cudaFuncSetAttribute(query_grad_kernel<D>, cudaFuncAttributeMaxDynamicSharedMemorySize, int(query_shared<D>())),
         "flash attention dQ: shared memory");
@@ -582,10 +754,23 @@ void backward(const bf16* qkv, int qkv_w, const bf16* out, const bf16* dout, con
     const std::size_t warps = std::size_t(rows) * heads;
     delta_kernel<D><<<unsigned((warps * 32 + 255) / 256), 256, 0, stream>>>(out, dout, rows, heads, delta);
     const float scale = 1.0f / sqrtf(float(D)), scale_log2 = kLog2e * scale;
-    const unsigned key_blocks = (n + kTile - 1) / kTile, query_blocks = (n + kQueryBlock - 1) / kQueryBlock;
+    const unsigned query_blocks = (n + kQueryBlock - 1) / kQueryBlock;
+    // dK and dV of sequences seq0 .. seq0 + count - 1, storing dS^T into ds where given.
+    const auto key_value_grad = [&](int seq0, unsigned count, bf16* ds, std::size_t ds_ld) {
+        if constexpr (kWideKeyBlocks<D>) {
+            const unsigned key_blocks = (n + kWideKeyBlock - 1) / kWideKeyBlock;
+            key_value_grad_wide_kernel<D>
+                <<<dim3(kv_heads, count, key_blocks), kWideKeyThreads, key_value_wide_shared<D>(), stream>>>(
+                    qkv, qkv_w, dout, lse, delta, n, sequences, seq0, heads, kv_heads, scale, scale_log2, dqkv, ds,
+                    ds_ld);
+        } else {
+            const unsigned key_blocks = (n + kTile - 1) / kTile;
+            key_value_grad_kernel<D><<<dim3(kv_heads, count, key_blocks), kKeyThreads, key_value_shared<D>(), stream>>>(
+                qkv, qkv_w, dout, lse, delta, n, sequences, seq0, heads, kv_heads, scale, scale_log2, dqkv, ds, ds_ld);
+        }
+    };
     if (scores == nullptr) {
-        key_value_grad_kernel<D><<<dim3(kv_heads, sequences, key_blocks), kKeyThreads, key_value_shared<D>(), stream>>>(
-            qkv, qkv_w, dout, lse, delta, n, sequences, 0, heads, kv_heads, scale, scale_log2, dqkv, nullptr, 0);
+        key_value_grad(0, unsigned(sequences), nullptr, 0);
         query_grad_kernel<D><<<dim3(heads, sequences, query_blocks), kQueryThreads, query_shared<D>(), stream>>>(
             qkv, qkv_w, dout, lse, delta, n, heads, kv_heads, scale, scale_log2, dqkv);
         return;
@@ -593,8 +778,7 @@ void backward(const bf16* qkv, int qkv_w, const bf16* out, const bf16* dout, con
     const std::size_t ld = scores_ld(n);
     for (int seq0 = 0; seq0 < sequences; seq0 += scores_sequences) {
         const unsigned count = unsigned(std::min(scores_sequences, sequences - seq0));
-        key_value_grad_kernel<D><<<dim3(kv_heads, count, key_blocks), kKeyThreads, key_value_shared<D>(), stream>>>(
-            qkv, qkv_w, dout, lse, delta, n, sequences, seq0, heads, kv_heads, scale, scale_log2, dqkv, scores, ld);
+        key_value_grad(seq0, count, scores, ld);
         query_grad_from_scores_kernel<D>
             <<<dim3(heads, count, query_blocks), kQueryThreads, query_from_scores_shared<D>(), stream>>>(
                 qkv, qkv_w, scores, ld, n, seq0, heads, kv_heads, dqkv);
