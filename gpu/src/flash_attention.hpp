@@ -31,7 +31,7 @@ std::size_t flash_attention_scores_bytes(int n, int heads);
 // float32, scratch) = rowsum(dout o out), then dK and dV per key block (summed over the
 // group's query heads and the query blocks in a fixed order, recomputing P from lse) and dQ
 // per query block. With `scores` (scores_sequences x flash_attention_scores_bytes, zeros
-// when first used: the kernels never write the tiles past the causal diagonal), the dK/dV
+// when first used: the kernels never write most tiles past the causal diagonal), the dK/dV
 // kernel stores dS and the dQ kernel reads it, scores_sequences sequences at a time; without
 // it (null) the dQ kernel recomputes P and dP, two products more. Every element of dqkv's
 // three blocks is written; no atomics, so the same inputs give the same bits.
