@@ -207,7 +207,7 @@ StepLogic per_tensor() {
     return s;
 }
 
-constexpr const char* kSpeedAsset = "h100-transformer-speed.csv";
+constexpr const char* kSpeedAsset = "h200-transformer-speed.csv";
 
 TransformerSpeed recorded_speed() {
     const std::string path = asset_path(kSpeedAsset);

@@ -865,7 +865,7 @@ TEST_CASE("the recorded GPU measurements read back and write out byte for byte (
     round_trip("h100-crossover.csv", read_crossover_csv, write_crossover_csv);
     round_trip("h100-accumulation.csv", read_accumulation_csv, write_accumulation_csv);
     round_trip("h100-inference.csv", read_inference_csv, write_inference_csv);
-    round_trip("h100-transformer-speed.csv", read_transformer_speed_csv, write_transformer_speed_csv);
+    round_trip("h200-transformer-speed.csv", read_transformer_speed_csv, write_transformer_speed_csv);
 }
 
 TEST_CASE("transformer speed recordings of versions 1 and 2 (attention through memory only) still read") {
