@@ -156,8 +156,9 @@ TEST_CASE("block quantiser: MX, blockwise and NVFP4 block shapes equal the scala
             const auto code = encode(e8m0(), a * inv_max, ConvertOptions{RoundingMode::Up, Saturation::Finite});
             return BlockScale{std::ldexp(1.0f, 127 - int(code)), std::ldexp(1.0f, int(code) - 127), std::uint8_t(code)};
         };
+        // {32, 1}: blocks one column wide, cast band by band where the tensor has 4 bands or more.
         for (BlockShape block : {BlockShape{1, 16}, BlockShape{1, 32}, BlockShape{1, 128}, BlockShape{16, 16},
-                                 BlockShape{128, 128}, BlockShape{3, 7}})
+                                 BlockShape{128, 128}, BlockShape{3, 7}, BlockShape{32, 1}})
             for (RoundingMode mode : {RoundingMode::NearestEven, RoundingMode::Stochastic}) {
                 const ConvertOptions o{mode, Saturation::Finite, 5, 32};
                 CAPTURE(block.rows);
@@ -190,6 +191,7 @@ TEST_CASE("block quantiser: the recipes' results do not depend on the thread cou
         std::vector<QuantizedTensor> q;
         q.push_back(quantize_mx(x, rows, cols, e4m3(), MxScaleRule::OcpFloor));
         q.push_back(quantize_mx(x, rows, cols, e3m2(), MxScaleRule::Rceil));
+        q.push_back(quantize_mx(x, rows, cols, e4m3(), MxScaleRule::OcpFloor, BlockShape{32, 1}, {}));
         q.push_back(quantize_blockwise(x, rows, cols, {128, 128}));
         q.push_back(quantize_nvfp4(x, rows, cols, {true, true, 11, 32, true, 4}));
         q.push_back(quantize_per_tensor(x, rows, cols, e5m2()));
@@ -213,6 +215,7 @@ TEST_CASE("block quantiser: the recipes' results do not depend on the thread cou
         return BlockScale{std::ldexp(1.0f, 127 - e), std::ldexp(1.0f, e - 127), std::uint8_t(e)};
     };
     check_equal(one[0], reference_blocks(x, rows, cols, {1, 32}, e4m3(), {}, floor_rule));
+    check_equal(one[2], reference_blocks(x, rows, cols, {32, 1}, e4m3(), {}, floor_rule));
 }
 
 TEST_CASE("MX floor's scale for a block amax of every power of two float32 holds, subnormals included") {
