@@ -316,6 +316,82 @@ __global__ void delta_kernel(const bf16* out, const bf16* dout, int rows, int he
     if (lane == 0) delta[h * rows + r] = sum;
 }
 
+// What both dK/dV kernels share: a block of K keys of key/value head blockIdx.x (sequence
+// seq0 + blockIdx.y of `sequences`), its K and V tiles in shared memory, and its items, each
+// a query head of the group and a tile of kKeyQueryTile queries at or after the keys (heads
+// in turn, queries ascending), whose Q, dO, lse and delta arrive in two stages by cp.async.
+// Shared memory: K, V, the two stages of Q and of dO, then of lse and of delta (kShared
+// bytes); a kernel's own tiles follow (end()).
+template <int D, int K>
+struct KeyBlock {
+    static constexpr int Q = kKeyQueryTile;
+    static constexpr std::size_t kShared =
+        (2 * std::size_t(K) + 4 * Q) * kLd<D> * sizeof(bf16) + 4 * std::size_t(Q) * sizeof(float);
+    bf16 *sk, *sv, *sq, *sdo;
+    float *slse, *sdelta;
+    const bf16 *qkv, *dout;
+    const float *lse, *delta;
+    int qkv_w, n, g, group, k0, first, blocks, items;
+    std::size_t row0, rows, ld_out;
+
+    // Starts the loads of K, V and the first item.
+    __device__ KeyBlock(unsigned char* smem, const bf16* qkv_, int qkv_w_, const bf16* dout_, const float* lse_,
+                        const float* delta_, int n_, int sequences, int seq0, int heads, int kv_heads)
+        : sk(reinterpret_cast<bf16*>(smem)),
+          sv(sk + K * kLd<D>),
+          sq(sv + K * kLd<D>),
+          sdo(sq + 2 * Q * kLd<D>),
+          slse(reinterpret_cast<float*>(sdo + 2 * Q * kLd<D>)),
+          sdelta(slse + 2 * Q),
+          qkv(qkv_),
+          dout(dout_),
+          lse(lse_),
+          delta(delta_),
+          qkv_w(qkv_w_),
+          n(n_),
+          g(blockIdx.x),
+          group(heads / kv_heads),
+          k0(blockIdx.z * K),  // the first keys see the most queries
+          first(k0 / Q),
+          blocks((n + Q - 1) / Q - first),
+          items(group * blocks),
+          row0(std::size_t(seq0 + blockIdx.y) * n),
+          rows(std::size_t(sequences) * n),
+          ld_out(std::size_t(heads) * D) {
+        const bf16* kg = qkv + (row0 + k0) * qkv_w + std::size_t(heads + g) * D;
+        load_tile<D, K>(sk, kg, qkv_w, n - k0);
+        load_tile<D, K>(sv, kg + std::size_t(kv_heads) * D, qkv_w, n - k0);
+        load_item(0, 0);
+        commit();
+    }
+    __device__ int head(int i) const { return g * group + i / blocks; }
+    __device__ int query0(int i) const { return (first + i % blocks) * Q; }
+    __device__ void load_item(int i, int stage) const {
+        const int h = head(i), q0 = query0(i);
+        load_tile<D, Q>(sq + stage * Q * kLd<D>, qkv + (row0 + q0) * qkv_w + std::size_t(h) * D, qkv_w, n - q0);
+        load_tile<D, Q>(sdo + stage * Q * kLd<D>, dout + (row0 + q0) * ld_out + std::size_t(h) * D, ld_out, n - q0);
+        load_floats(slse + stage * Q, lse + std::size_t(h) * rows + row0 + q0, Q, n - q0);
+        load_floats(sdelta + stage * Q, delta + std::size_t(h) * rows + row0 + q0, Q, n - q0);
+    }
+    // Waits for item i's tiles, having started item i + 1's into the other stage.
+    __device__ void arrive(int i) const {
+        if (i + 1 < items) {
+            load_item(i + 1, (i & 1) ^ 1);
+            commit();
+            wait_loads<1>();
+        } else {
+            wait_loads<0>();
+        }
+    }
+    __device__ const bf16* q(int i) const { return sq + (i & 1) * Q * kLd<D>; }
+    __device__ const bf16* d_o(int i) const { return sdo + (i & 1) * Q * kLd<D>; }
+    __device__ const float* row_lse(int i) const { return slse + (i & 1) * Q; }
+    __device__ const float* row_delta(int i) const { return sdelta + (i & 1) * Q; }
+    // Where dK of the block's keys goes (dV kv_heads heads further).
+    __device__ bf16* dk_out(bf16* dqkv, int heads) const { return dqkv + row0 * qkv_w + std::size_t(heads + g) * D; }
+    __device__ unsigned char* end() const { return reinterpret_cast<unsigned char*>(sdelta + 2 * Q); }
+};
+
 // dK and dV of one key block of one key/value head: every query head of its group and every
 // query block at or after the keys, in that order, from P^T = exp2(K Q^T x scale_log2 - lse)
 // and dS^T = P^T o (V dO^T - delta) x scale. Sequence seq0 + blockIdx.y of `sequences`. With
@@ -329,43 +405,17 @@ __global__ void __launch_bounds__(kKeyThreads)
                           bf16* ds, std::size_t ds_ld) {
     constexpr int Q = kKeyQueryTile;
     extern __shared__ __align__(16) unsigned char smem[];
-    bf16* sk = reinterpret_cast<bf16*>(smem);
-    bf16* sv = sk + kTile * kLd<D>;
-    bf16* sq = sv + kTile * kLd<D>;                                               // two stages
-    bf16* sdo = sq + 2 * Q * kLd<D>;                                              // two stages
-    float* slse = reinterpret_cast<float*>(sdo + 2 * Q * kLd<D>);                 // two stages
-    float* sdelta = slse + 2 * Q;                                                 // two stages
-    const int g = blockIdx.x, group = heads / kv_heads, k0 = blockIdx.z * kTile;  // the first keys see the most queries
-    const std::size_t row0 = std::size_t(seq0 + blockIdx.y) * n, rows = std::size_t(sequences) * n;
-    const std::size_t ld_out = std::size_t(heads) * D;
-    const bf16* kg = qkv + (row0 + k0) * qkv_w + std::size_t(heads + g) * D;
-    load_tile<D, kTile>(sk, kg, qkv_w, n - k0);
-    load_tile<D, kTile>(sv, kg + std::size_t(kv_heads) * D, qkv_w, n - k0);
-    const int first = k0 / Q, blocks = (n + Q - 1) / Q - first, items = group * blocks;
-    const auto load_item = [&](int i, int stage) {
-        const int h = g * group + i / blocks, q0 = (first + i % blocks) * Q;
-        load_tile<D, Q>(sq + stage * Q * kLd<D>, qkv + (row0 + q0) * qkv_w + std::size_t(h) * D, qkv_w, n - q0);
-        load_tile<D, Q>(sdo + stage * Q * kLd<D>, dout + (row0 + q0) * ld_out + std::size_t(h) * D, ld_out, n - q0);
-        load_floats(slse + stage * Q, lse + std::size_t(h) * rows + row0 + q0, Q, n - q0);
-        load_floats(sdelta + stage * Q, delta + std::size_t(h) * rows + row0 + q0, Q, n - q0);
-    };
-    load_item(0, 0);
-    commit();
-
+    const KeyBlock<D, kTile> kb(smem, qkv, qkv_w, dout, lse, delta, n, sequences, seq0, heads, kv_heads);
+    const bf16 *sk = kb.sk, *sv = kb.sv;
+    const int k0 = kb.k0;
     const int warp = threadIdx.x / 32, lane = threadIdx.x & 31;
     const int key_lo = k0 + warp * 16 + lane / 4, key_hi = key_lo + 8;
     float dk[D / 8][4] = {}, dv[D / 8][4] = {};
-    for (int i = 0; i < items; ++i) {
-        const int stage = i & 1, q0 = (first + i % blocks) * Q, h = g * group + i / blocks;
-        if (i + 1 < items) {
-            load_item(i + 1, stage ^ 1);
-            commit();
-            wait_loads<1>();
-        } else {
-            wait_loads<0>();
-        }
-        const bf16 *q = sq + stage * Q * kLd<D>, *d_o = sdo + stage * Q * kLd<D>;
-        const float *row_lse = slse + stage * Q, *row_delta = sdelta + stage * Q;
+    for (int i = 0; i < kb.items; ++i) {
+        const int q0 = kb.query0(i), h = kb.head(i);
+        kb.arrive(i);
+        const bf16 *q = kb.q(i), *d_o = kb.d_o(i);
+        const float *row_lse = kb.row_lse(i), *row_delta = kb.row_delta(i);
         float p[Q / 8][4], dp[Q / 8][4];
         scores<D, Q>(p, sk, warp * 16, q);  // S^T: keys down, queries across
 #pragma unroll
@@ -393,7 +443,7 @@ __global__ void __launch_bounds__(kKeyThreads)
         accumulate<D, Q>(dk, dp, q);
         __syncthreads();
     }
-    bf16* dk_out = dqkv + row0 * qkv_w + std::size_t(heads + g) * D;
+    bf16* dk_out = kb.dk_out(dqkv, heads);
     store_rows<D>(dk, 1.0f, 1.0f, dk_out, qkv_w, k0 + warp * 16, n);
     store_rows<D>(dv, 1.0f, 1.0f, dk_out + std::size_t(kv_heads) * D, qkv_w, k0 + warp * 16, n);
 }
@@ -462,47 +512,22 @@ __global__ void __launch_bounds__(kWideKeyThreads, 1)
                                bf16* dqkv, bf16* ds, std::size_t ds_ld) {
     constexpr int Q = kKeyQueryTile, K = kWideKeyBlock;
     extern __shared__ __align__(16) unsigned char smem[];
-    bf16* sk = reinterpret_cast<bf16*>(smem);
-    bf16* sv = sk + K * kLd<D>;
-    bf16* sq = sv + K * kLd<D>;                                               // two stages
-    bf16* sdo = sq + 2 * Q * kLd<D>;                                          // two stages
-    bf16* sp = sdo + 2 * Q * kLd<D>;                                          // P^T, keys down
-    bf16* sds = sp + K * kLd<Q>;                                              // dS^T, keys down
-    float* slse = reinterpret_cast<float*>(sds + K * kLd<Q>);                 // two stages
-    float* sdelta = slse + 2 * Q;                                             // two stages
-    const int g = blockIdx.x, group = heads / kv_heads, k0 = blockIdx.z * K;  // the first keys see the most queries
-    const std::size_t row0 = std::size_t(seq0 + blockIdx.y) * n, rows = std::size_t(sequences) * n;
-    const std::size_t ld_out = std::size_t(heads) * D;
-    const bf16* kg = qkv + (row0 + k0) * qkv_w + std::size_t(heads + g) * D;
-    load_tile<D, K>(sk, kg, qkv_w, n - k0);
-    load_tile<D, K>(sv, kg + std::size_t(kv_heads) * D, qkv_w, n - k0);
-    const int first = k0 / Q, blocks = (n + Q - 1) / Q - first, items = group * blocks;
-    const auto load_item = [&](int i, int stage) {
-        const int h = g * group + i / blocks, q0 = (first + i % blocks) * Q;
-        load_tile<D, Q>(sq + stage * Q * kLd<D>, qkv + (row0 + q0) * qkv_w + std::size_t(h) * D, qkv_w, n - q0);
-        load_tile<D, Q>(sdo + stage * Q * kLd<D>, dout + (row0 + q0) * ld_out + std::size_t(h) * D, ld_out, n - q0);
-        load_floats(slse + stage * Q, lse + std::size_t(h) * rows + row0 + q0, Q, n - q0);
-        load_floats(sdelta + stage * Q, delta + std::size_t(h) * rows + row0 + q0, Q, n - q0);
-    };
-    load_item(0, 0);
-    commit();
+    const KeyBlock<D, K> kb(smem, qkv, qkv_w, dout, lse, delta, n, sequences, seq0, heads, kv_heads);
+    const bf16 *sk = kb.sk, *sv = kb.sv;
+    bf16* sp = reinterpret_cast<bf16*>(kb.end());  // P^T, keys down
+    bf16* sds = sp + K * kLd<Q>;                   // dS^T, keys down
+    const int k0 = kb.k0;
 
     // The warp's keys (32 from kw) for all of its work; its queries (32 from qw) in the
     // first half of an iteration, its columns (D / 2 from cw) of dK and dV in the second.
     const int warp = threadIdx.x / 32, lane = threadIdx.x & 31;
     const int kw = (warp % 4) * 32, qw = (warp / 4) * 32, cw = (warp / 4) * (D / 2);
     float dk[2][D / 16][4] = {}, dv[2][D / 16][4] = {};
-    for (int i = 0; i < items; ++i) {
-        const int stage = i & 1, q0 = (first + i % blocks) * Q, h = g * group + i / blocks;
-        if (i + 1 < items) {
-            load_item(i + 1, stage ^ 1);
-            commit();
-            wait_loads<1>();
-        } else {
-            wait_loads<0>();
-        }
-        const bf16 *q = sq + stage * Q * kLd<D>, *d_o = sdo + stage * Q * kLd<D>;
-        const float *row_lse = slse + stage * Q, *row_delta = sdelta + stage * Q;
+    for (int i = 0; i < kb.items; ++i) {
+        const int q0 = kb.query0(i), h = kb.head(i);
+        kb.arrive(i);
+        const bf16 *q = kb.q(i), *d_o = kb.d_o(i);
+        const float *row_lse = kb.row_lse(i), *row_delta = kb.row_delta(i);
         float p[2][4][4], dp[2][4][4];
         // Every query of the square before every key (or past the sequence): all zeros.
         if (q0 + qw + 31 < k0 + kw || q0 + qw >= n) {
@@ -548,7 +573,7 @@ __global__ void __launch_bounds__(kWideKeyThreads, 1)
         }
         __syncthreads();  // sp, sds and this stage are rewritten next
     }
-    bf16* dk_out = dqkv + row0 * qkv_w + std::size_t(heads + g) * D + cw;
+    bf16* dk_out = kb.dk_out(dqkv, heads) + cw;
 #pragma unroll
     for (int r = 0; r < 2; ++r) {
         store_rows<D / 2>(dk[r], 1.0f, 1.0f, dk_out, qkv_w, k0 + kw + r * 16, n);
@@ -685,12 +710,11 @@ constexpr std::size_t forward_shared() {
 }
 template <int D>
 constexpr std::size_t key_value_shared() {
-    return (2 * std::size_t(kTile) + 4 * kKeyQueryTile) * kLd<D> * sizeof(bf16) + 4 * kKeyQueryTile * sizeof(float);
+    return KeyBlock<D, kTile>::kShared;
 }
 template <int D>
 constexpr std::size_t key_value_wide_shared() {
-    return (2 * std::size_t(kWideKeyBlock) + 4 * kKeyQueryTile) * kLd<D> * sizeof(bf16) +
-           2 * std::size_t(kWideKeyBlock) * kLd<kKeyQueryTile> * sizeof(bf16) + 4 * kKeyQueryTile * sizeof(float);
+    return KeyBlock<D, kWideKeyBlock>::kShared + 2 * std::size_t(kWideKeyBlock) * kLd<kKeyQueryTile> * sizeof(bf16);
 }
 // The 128-key dK/dV kernel serves head size 128 only. Below it the 4-warp kernel's 168
 // registers (head size 64) let three of its blocks share an SM, where 8 warps of the wide
