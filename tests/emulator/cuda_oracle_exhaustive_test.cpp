@@ -10,9 +10,7 @@
 #include <bit>
 #include <cmath>
 #include <cstdio>
-#include <functional>
 #include <random>
-#include <thread>
 #include <vector>
 
 #include <cuda_bf16.h>
@@ -24,9 +22,12 @@
 #include "emulator/bulk_loops.hpp"
 #include "emulator/convert.hpp"
 #include "emulator/parallel.hpp"
+#include "tests/all_cores.hpp"
 #include "tests/emulator/midpoint_oracle.hpp"
 
 using namespace fp8lab::emu;
+using fp8lab::test::on_all_cores;
+using fp8lab::test::scratch;
 
 namespace {
 
@@ -94,18 +95,6 @@ std::string describe(const CudaCase& c) {
            std::string(saturation_name(c.saturation));
 }
 
-// Runs body(begin, end) over [0, n) on both cores, in blocks.
-void on_all_cores(std::uint64_t n, std::uint64_t block, const std::function<void(std::uint64_t, std::uint64_t)>& body) {
-    std::atomic<std::uint64_t> next{0};
-    auto worker = [&] {
-        for (std::uint64_t b = next.fetch_add(block); b < n; b = next.fetch_add(block)) body(b, std::min(n, b + block));
-    };
-    std::vector<std::jthread> pool;
-    const unsigned cores = std::max(1u, std::thread::hardware_concurrency());
-    for (unsigned t = 1; t < cores; ++t) pool.emplace_back(worker);
-    worker();
-}
-
 }  // namespace
 
 namespace {
@@ -170,18 +159,23 @@ TEST_CASE("all 2^32 float32 inputs match CUDA's host conversions (bulk and scala
         std::atomic<std::uint64_t> mismatches{0}, cuda_mismatches{0}, scalar_mismatches{0};
         std::atomic<std::uint64_t> first_bad{~0ull};
         on_all_cores(1ull << 32, 1 << 20, [&](std::uint64_t b, std::uint64_t e) {
-            std::vector<float> x(e - b);
-            std::vector<std::uint8_t> codes(x.size());
+            thread_local std::vector<float> x_store;
+            thread_local std::vector<std::uint8_t> codes_store;
+            const std::uint32_t n = std::uint32_t(e - b);
+            float* const x = scratch(x_store, n);
+            std::uint8_t* const codes = scratch(codes_store, n);
             const std::uint32_t first = std::uint32_t(b);
-            for (std::uint32_t i = 0; i < std::uint32_t(x.size()); ++i) x[i] = std::bit_cast<float>(first + i);
-            quantize_span(*c.format, x, 1.0f, codes, o);
+            for (std::uint32_t i = 0; i < n; ++i) x[i] = std::bit_cast<float>(first + i);
+            quantize_span(*c.format, {x, n}, 1.0f, {codes, n}, o);
             // Against the runs, a run's stretch of the block at a time (branch-free counts).
             std::uint64_t bad = 0;
             for (std::uint64_t u = b; u < e;) {
                 const Run& r = run_of(runs, u);
                 const std::uint64_t end = std::min<std::uint64_t>(std::uint64_t(r.last) + 1, e);
-                std::uint64_t run_bad = 0;
-                for (std::uint64_t v = u; v < end; ++v) run_bad += codes[v - b] != r.code;
+                std::uint32_t run_bad = 0;  // 32-bit indices and count: the loop vectorises
+                const std::uint8_t* const from = codes + (u - b);
+                const std::uint32_t length = std::uint32_t(end - u);
+                for (std::uint32_t v = 0; v < length; ++v) run_bad += from[v] != r.code;
                 if (run_bad) {
                     std::uint64_t at = u;
                     while (codes[at - b] == r.code) ++at;
@@ -193,7 +187,7 @@ TEST_CASE("all 2^32 float32 inputs match CUDA's host conversions (bulk and scala
             }
             // CUDA and the scalar path on every 61st input, against the kernel's code.
             std::uint64_t cuda_bad = 0, scalar_bad = 0;
-            for (std::size_t i = 0; i < x.size(); i += 61) {
+            for (std::uint32_t i = 0; i < n; i += 61) {
                 cuda_bad += from_float(x[i]) != codes[i];
                 scalar_bad += encode(*c.format, x[i], o) != codes[i];
             }
@@ -223,15 +217,18 @@ TEST_CASE("all 2^32 float32 inputs round to BF16 as CUDA's __float2bfloat16_rn d
         const ConvertOptions o{RoundingMode::NearestEven, saturation};
         std::atomic<std::uint64_t> cuda_bad{0}, special_bad{0}, specials{0}, reported{0};
         on_all_cores(1ull << 32, 1 << 20, [&](std::uint64_t b, std::uint64_t e) {
-            std::vector<float> x(e - b), out(x.size());
+            thread_local std::vector<float> x_store, out_store, copied_store;
+            const std::uint32_t n = std::uint32_t(e - b);
+            float* const x = scratch(x_store, n);
+            float* const out = scratch(out_store, n);
+            float* const copied = scratch(copied_store, n);
             const std::uint32_t first = std::uint32_t(b);
-            for (std::uint32_t i = 0; i < std::uint32_t(x.size()); ++i) x[i] = std::bit_cast<float>(first + i);
-            round_span(bf16(), x, out, o);
+            for (std::uint32_t i = 0; i < n; ++i) x[i] = std::bit_cast<float>(first + i);
+            round_span(bf16(), {x, n}, {out, n}, o);
             // The loop's count of the inputs it leaves to the table loop, against the sweep's.
-            std::vector<float> copied(x.size());
-            reported += detail::round_bf16_nearest_even(x.data(), copied.data(), x.size());
+            reported += detail::round_bf16_nearest_even(x, copied, n);
             std::uint64_t bad = 0, odd = 0, seen = 0;
-            for (std::size_t i = 0; i < x.size(); ++i) {
+            for (std::uint32_t i = 0; i < n; ++i) {
                 const std::uint32_t got = std::bit_cast<std::uint32_t>(out[i]);
                 if ((std::bit_cast<std::uint32_t>(x[i]) & 0x7FFFFFFFu) < detail::kBf16Past) {
                     bad += got != std::bit_cast<std::uint32_t>(__bfloat162float(__float2bfloat16_rn(x[i])));
