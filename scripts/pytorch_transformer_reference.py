@@ -15,7 +15,8 @@ split as fp8lab reads it), with the same learning-rate schedule, clip and AdamW,
 same seeds. Prints both curves' means and spreads and whether PyTorch's final loss lies
 within the spread of fp8lab's seeds.
 Kernels (--kernels STEPS): each kernel's time per step under torch.profiler, before the timing.
-Usage: python3 pytorch_transformer_reference.py [--steps 30] [--warmup 10] [--no-compile]
+Usage: python3 pytorch_transformer_reference.py [--steps 30] [--warmup 10] [--no-compile | --compiled-only]
+       [--repeat N]
        python3 pytorch_transformer_reference.py --curve build/app/fp8lab [--corpus DIR]"""
 import argparse
 import math
@@ -129,7 +130,8 @@ def kernel_table(step, steps, top=30):
           f"; all kernels {sum(kinds.values()):.3f}")
 
 
-def run(preset, fused, steps, warmup, compile_model, profile_steps=0):
+def run(preset, fused, steps, warmup, compile_model, profile_steps=0, repeat=1):
+    """Median ms/step of each of `repeat` rounds of `steps` timed steps (one compile), and tokens a step."""
     _, d, blocks, heads, kv_heads, ffn, sequence, sequences = preset
     torch.manual_seed(1)
     model = Model(d, blocks, heads, kv_heads, ffn, sequence, fused).cuda()
@@ -146,15 +148,18 @@ def run(preset, fused, steps, warmup, compile_model, profile_steps=0):
     torch.cuda.synchronize()
     if profile_steps:
         kernel_table(step, profile_steps)
-    times = []
-    for _ in range(steps):
-        start, end = torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True)
-        start.record()
-        step()
-        end.record()
-        end.synchronize()
-        times.append(start.elapsed_time(end))
-    return statistics.median(times), sequences * sequence
+    medians = []
+    for _ in range(repeat):
+        times = []
+        for _ in range(steps):
+            start, end = torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True)
+            start.record()
+            step()
+            end.record()
+            end.synchronize()
+            times.append(start.elapsed_time(end))
+        medians.append(statistics.median(times))
+    return medians, sequences * sequence
 
 
 # fp8lab's counter-based draws (emulator/stochastic_bits.hpp), on numpy uint64 arrays.
@@ -294,6 +299,8 @@ def main():
     p.add_argument("--steps", type=int, default=None, help="timed steps (30), or the curve's steps (200)")
     p.add_argument("--warmup", type=int, default=10)
     p.add_argument("--no-compile", action="store_true")
+    p.add_argument("--compiled-only", action="store_true", help="time torch.compile alone, not eager")
+    p.add_argument("--repeat", type=int, default=1, help="rounds of timed steps after one compile, each printed")
     p.add_argument("--curve", metavar="FP8LAB", help="compare loss curves with this fp8lab program")
     p.add_argument("--corpus", default="/usr/share/games/fortunes")
     p.add_argument("--presets", nargs="+", choices=[q[0] for q in PRESETS], default=[q[0] for q in PRESETS],
@@ -309,10 +316,11 @@ def main():
     print("preset\tvariant\tms/step\ttokens/s")
     for preset in (q for q in PRESETS if q[0] in a.presets):
         for fused in (True,) if a.fused_only else (True, False):
-            for compiled in ([False] if a.no_compile else [False, True]):
-                ms, tokens = run(preset, fused, a.steps, a.warmup, compiled, a.kernels)
+            for compiled in [False] * (not a.compiled_only) + [True] * (not a.no_compile):
+                medians, tokens = run(preset, fused, a.steps, a.warmup, compiled, a.kernels, a.repeat)
                 variant = f"bf16 {'fused' if fused else 'separate'} QKV, {'compiled' if compiled else 'eager'}"
-                print(f"{preset[0]}\t{variant}\t{ms:.3f}\t{tokens / ms * 1e3:.0f}", flush=True)
+                for ms in medians:
+                    print(f"{preset[0]}\t{variant}\t{ms:.3f}\t{tokens / ms * 1e3:.0f}", flush=True)
 
 
 if __name__ == "__main__":
