@@ -186,14 +186,18 @@ FP8LAB_HD inline void hadamard16(float (&v)[16], std::uint64_t seed) {
 
 // E2M1's code of x by its midpoints, nearest-even and saturating (Inf to 6): each
 // midpoint between two magnitudes belongs to the even code of the pair, so the test is
-// `>` where the lower code is even and `>=` where it is odd. NaN becomes nan_code.
+// `>` where the lower code is even and `>=` where it is odd. NaN becomes nan_code. The
+// magnitude is compared as bits (a non-negative float32's bits are in its values' order;
+// the midpoints 0.25, 0.75, 1.25, 1.75, 2.5, 3.5 and 5 below), with no branch and no
+// float compare, so that a host loop of it vectorises (the exhaustive test's): the float
+// compares' NaN check had kept GCC's loop scalar.
 FP8LAB_HD inline std::uint32_t e2m1_nearest_code(std::uint32_t u, std::uint32_t nan_code) {
-    const float a = bits_float(u & 0x7FFFFFFFu);
-    if (a != a) return nan_code;
-    const std::uint32_t magnitude = std::uint32_t(a > 0.25f) + std::uint32_t(a >= 0.75f) + std::uint32_t(a > 1.25f) +
-                                    std::uint32_t(a >= 1.75f) + std::uint32_t(a > 2.5f) + std::uint32_t(a >= 3.5f) +
-                                    std::uint32_t(a > 5.0f);
-    return ((u >> 31) << 3) | magnitude;
+    const std::uint32_t a = u & 0x7FFFFFFFu;
+    const std::uint32_t magnitude = std::uint32_t(a > 0x3E800000u) + std::uint32_t(a >= 0x3F400000u) +
+                                    std::uint32_t(a > 0x3FA00000u) + std::uint32_t(a >= 0x3FE00000u) +
+                                    std::uint32_t(a > 0x40200000u) + std::uint32_t(a >= 0x40600000u) +
+                                    std::uint32_t(a > 0x40A00000u);
+    return a > 0x7F800000u ? nan_code : ((u >> 31) << 3) | magnitude;
 }
 
 // How an element becomes its code, decided once per cast: a kernel picks the kind
