@@ -33,7 +33,7 @@ void set_scale_mode(cublasLtMatmulDesc_t desc, cublasLtMatmulDescAttributes_t at
 LtMatmul::LtMatmul(cublasLtHandle_t handle, int m, int n, int k, MatmulOperand a, MatmulOperand b,
                    cudaDataType_t out_type, bool fast_accumulation, const float* device_alpha, Epilogue epilogue,
                    MatmulBatch batch)
-    : handle_(handle), device_alpha_(device_alpha), accumulate_(batch.accumulate) {
+    : handle_(handle), m_(m), n_(n), k_(k), device_alpha_(device_alpha), accumulate_(batch.accumulate) {
     if (batch.accumulate && device_alpha)
         throw std::invalid_argument("an accumulating GEMM takes its alpha from the host");
     if ((is_fp8(a.type) || is_fp8(b.type)) && (a.stored != Stored::AsIs || b.stored != Stored::Transposed))
@@ -106,25 +106,38 @@ LtMatmul::LtMatmul(cublasLtHandle_t handle, int m, int n, int k, MatmulOperand a
             set_batch(lt_second_, batch.stride_a);
             set_batch(lt_out_, batch.stride_c);
         }
-        cublasLtMatmulPreference_t pref;
-        FP8LAB_CUDA_CHECK(cublasLtMatmulPreferenceCreate(&pref));
-        const std::size_t workspace = kMatmulWorkspaceBytes;
-        const cublasStatus_t set = cublasLtMatmulPreferenceSetAttribute(pref, CUBLASLT_MATMUL_PREF_MAX_WORKSPACE_BYTES,
-                                                                        &workspace, sizeof workspace);
-        int found = 0;
-        const cublasStatus_t s = set == CUBLAS_STATUS_SUCCESS
-                                     ? cublasLtMatmulAlgoGetHeuristic(handle_, desc_, lt_first_, lt_second_, lt_out_,
-                                                                      lt_out_, pref, kCandidates, candidates_, &found)
-                                     : set;
-        cublasLtMatmulPreferenceDestroy(pref);
-        candidate_count_ = s == CUBLAS_STATUS_SUCCESS ? found : 0;
-        if (candidate_count_ == 0)
-            throw GpuError("cuBLASLt has no kernel for this GEMM (m=" + std::to_string(m) + " n=" + std::to_string(n) +
-                           " k=" + std::to_string(k) + ")");
+        choose_candidates();
     } catch (...) {
         release();
         throw;
     }
+}
+
+void LtMatmul::choose_candidates() {
+    chosen_ = 0;
+    cublasLtMatmulPreference_t pref;
+    FP8LAB_CUDA_CHECK(cublasLtMatmulPreferenceCreate(&pref));
+    const std::size_t workspace = kMatmulWorkspaceBytes;
+    const cublasStatus_t set = cublasLtMatmulPreferenceSetAttribute(pref, CUBLASLT_MATMUL_PREF_MAX_WORKSPACE_BYTES,
+                                                                    &workspace, sizeof workspace);
+    int found = 0;
+    const cublasStatus_t s = set == CUBLAS_STATUS_SUCCESS
+                                 ? cublasLtMatmulAlgoGetHeuristic(handle_, desc_, lt_first_, lt_second_, lt_out_,
+                                                                  lt_out_, pref, kCandidates, candidates_, &found)
+                                 : set;
+    cublasLtMatmulPreferenceDestroy(pref);
+    candidate_count_ = s == CUBLAS_STATUS_SUCCESS ? found : 0;
+    if (candidate_count_ == 0)
+        throw GpuError("cuBLASLt has no kernel for this GEMM (m=" + std::to_string(m_) + " n=" + std::to_string(n_) +
+                       " k=" + std::to_string(k_) + ")");
+}
+
+void LtMatmul::run_on_sms(int sms) {
+    if (sms < 0) throw std::invalid_argument("LtMatmul::run_on_sms: " + std::to_string(sms) + " SMs");
+    const std::int32_t target = sms;
+    FP8LAB_CUDA_CHECK(
+        cublasLtMatmulDescSetAttribute(desc_, CUBLASLT_MATMUL_DESC_SM_COUNT_TARGET, &target, sizeof target));
+    choose_candidates();
 }
 
 LtMatmul::~LtMatmul() { release(); }

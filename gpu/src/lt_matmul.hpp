@@ -64,9 +64,16 @@ class LtMatmul {
     // runs (a candidate can be refused at run time); run it once before graph capture.
     void run(const void* a, const void* b, void* c, void* workspace, cudaStream_t stream);
 
+    // Asks cuBLASLt for kernels sized for `sms` SMs (CUBLASLT_MATMUL_DESC_SM_COUNT_TARGET),
+    // so that the device's other SMs can run another stream's kernels beside this GEMM; 0:
+    // the whole device. Call it before the first run.
+    void run_on_sms(int sms);
+
   private:
+    void choose_candidates();  // the heuristic's kernels for desc_ as it is set now
     void release();
     cublasLtHandle_t handle_;
+    int m_, n_, k_;  // for the message when cuBLASLt has no kernel
     cublasLtMatmulDesc_t desc_ = nullptr;
     cublasLtMatrixLayout_t lt_first_ = nullptr, lt_second_ = nullptr, lt_out_ = nullptr;
     static constexpr int kCandidates = 8;

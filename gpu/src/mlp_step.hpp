@@ -65,6 +65,20 @@ constexpr int kDgradChunkRows = 8192;
 // M = 6000 on, and with the input and GELU casts before it from about 4096.
 constexpr int kDeferUpdateMinTokens = 4096;
 
+// In such a step two GEMMs run beside an AdamW: the first layer's forward beside the last
+// layer's deferred update, the last layer's wgrad beside the first layer's. cuBLASLt's
+// kernels hold every SM, so the update mostly waited for the GEMM to end. Sized for fewer
+// SMs (LtMatmul::run_on_sms), the GEMM leaves the update some; an FP8 GEMM, twice as fast
+// as BF16's, leaves more, since the update must move its bytes in half the time. Swept on
+// an H200 (132 SMs, large preset): FP8 delayed best leaving 12 (10.73 -> 10.43 ms; 16:
+// 10.45, 24: 10.56), BF16 leaving 8 (17.93 -> 17.55; 16: 17.87). Against the tree before,
+// alternating in one call: delayed 10.52-10.55 against 10.82-10.86 ms, current 11.62-11.64
+// against 11.91-11.92, blockwise 14.18-14.34 against 14.63, BF16 17.71-17.99 against
+// 18.02-18.06; the same losses. With 4M weights a layer (medium) BF16 was 1-2% slower
+// leaving any and small gained nothing: only updates of at least 2^24 weights get SMs.
+constexpr std::size_t kShareSmsMinWeights = std::size_t(1) << 24;
+inline int sms_left_to_update(int device_sms, bool fp8) { return device_sms * (fp8 ? 3 : 2) / 32; }
+
 // Native FP8 with block or row scales needs cuBLASLt's scaled GEMMs (Hopper, cuBLASLt 12.9
 // or later): throws GpuUnavailable with the reason where they are missing.
 inline void require_scaled_gemms(GpuPath path, const emu::Numerics& n) {

@@ -61,6 +61,7 @@ class GpuMlp final : public MlpStep {
         else
             make_bf16_buffers();
         if (!loss_in_cast_) dy16_ = std::make_unique<Bf16Buffer>(std::size_t(rows_) * c_.experiment.model.input);
+        if (defer_last_update_) share_sms_with_updates();
         FP8LAB_CUDA_CHECK(cudaStreamSynchronize(s));
         FP8LAB_CUDA_CHECK(cudaGetLastError());
     }
@@ -225,6 +226,16 @@ class GpuMlp final : public MlpStep {
                     std::make_unique<LtMatmul>(lt_.h, rows_, sh.in, sh.out, MatmulOperand{CUDA_R_16BF, Stored::AsIs},
                                                MatmulOperand{CUDA_R_16BF, Stored::AsIs}, CUDA_R_16BF, false));
         }
+    }
+
+    // The two GEMMs that run beside an AdamW in a deferred step leave it SMs (mlp_step.hpp).
+    void share_sms_with_updates() {
+        int device = 0, sms = 0;
+        FP8LAB_CUDA_CHECK(cudaGetDevice(&device));
+        FP8LAB_CUDA_CHECK(cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, device));
+        const int gemm_sms = sms - sms_left_to_update(sms, fp8_);
+        if (layers_.back().w.count >= kShareSmsMinWeights) layers_.front().forward->run_on_sms(gemm_sms);
+        if (layers_.front().w.count >= kShareSmsMinWeights) layers_.back().wgrad->run_on_sms(gemm_sms);
     }
 
     // Layer l's gradient is complete and its weights are no longer read this step: its
