@@ -2,7 +2,7 @@
 # SPDX-License-Identifier: Apache-2.0
 # One call on a GPU server: builds the GPU targets (gpu-server preset, sm_90 only), then
 # runs what the arguments name, logs under $OUT (default out/gpu-session):
-#   tests   ctest -L gpu          bench   fp8lab bench gpu (all presets, 200 steps)
+#   tests   ctest -L gpu          bench   fp8lab bench gpu (all presets, 200 steps), SM clock and power
 #   torch   scripts/pytorch_mlp_reference.py                  keep   copy the binary to $OUT
 #   clocks  SM clock and power while the large preset trains and while its GEMM runs alone
 #   same    the FP8 amax traces and losses of tiny and small equal those of $BASE_EXE, for each
@@ -39,7 +39,14 @@ if [ -n "${BASE_SRC:-}" ]; then
 fi
 bench() {  # $1: label, $2: binary, then bench options
   local label="$1" bin="$2"; shift 2
+  # The SM clock and board power beside the times: nvidia-smi every 100 ms through the run,
+  # the means of the samples over 250 W (the GPU's work, not the set-up between runs).
+  nvidia-smi --query-gpu=clocks.sm,power.draw --format=csv,noheader,nounits -lms 100 >"$scratch/smi-$label.csv" &
+  local smi=$!
   "$bin" bench gpu --steps 200 --warmup 20 "$@" 2>/dev/null | tee -a "$out/bench-$label.txt"
+  kill "$smi"; wait "$smi" 2>/dev/null
+  awk -F, '$2 > 250 {c += $1; p += $2; n++} END {if (n) printf "SM clock %.0f MHz, power %.0f W (means of %d samples over 250 W)\n", c / n, p / n, n}' \
+    "$scratch/smi-$label.csv" | tee -a "$out/bench-$label.txt"
 }
 # The transformer presets of gpu/src/trainer_config.cpp as `train` options.
 gpt2_small="--width 768 --blocks 12 --heads 12 --kv-heads 12 --ffn 3072 --sequence 1024 --tokens 8192"
