@@ -37,14 +37,21 @@ if [ -n "${BASE_SRC:-}" ]; then
    cmake --build --preset gpu-server --target fp8lab >"$scratch/build-base.log" 2>&1) || { tail -30 "$scratch/build-base.log"; exit 1; }
   BASE_EXE="$BASE_SRC/build-gpu/app/fp8lab"
 fi
+sampled() {  # $1: CSV, $2: ms between samples, then a command run while nvidia-smi samples
+  local csv="$1" ms="$2"; shift 2
+  nvidia-smi --query-gpu=clocks.sm,power.draw --format=csv,noheader,nounits -lms "$ms" >"$csv" &
+  local smi=$!
+  "$@"
+  local status=$?
+  kill "$smi"; wait "$smi" 2>/dev/null
+  return $status
+}
 bench() {  # $1: label, $2: binary, then bench options
   local label="$1" bin="$2"; shift 2
-  # The SM clock and board power beside the times: nvidia-smi every 100 ms through the run,
-  # the means of the samples over 250 W (the GPU's work, not the set-up between runs).
-  nvidia-smi --query-gpu=clocks.sm,power.draw --format=csv,noheader,nounits -lms 100 >"$scratch/smi-$label.csv" &
-  local smi=$!
-  "$bin" bench gpu --steps 200 --warmup 20 "$@" 2>/dev/null | tee -a "$out/bench-$label.txt"
-  kill "$smi"; wait "$smi" 2>/dev/null
+  # The SM clock and board power beside the times, every 100 ms through the run: the means
+  # of the samples over 250 W (the GPU's work, not the set-up between runs).
+  sampled "$scratch/smi-$label.csv" 100 "$bin" bench gpu --steps 200 --warmup 20 "$@" 2>/dev/null |
+    tee -a "$out/bench-$label.txt"
   awk -F, '$2 > 250 {c += $1; p += $2; n++} END {if (n) printf "SM clock %.0f MHz, power %.0f W (means of %d samples over 250 W)\n", c / n, p / n, n}' \
     "$scratch/smi-$label.csv" | tee -a "$out/bench-$label.txt"
 }
@@ -67,15 +74,9 @@ for what in "$@"; do
     torch) PYTHONUNBUFFERED=1 python3 scripts/pytorch_mlp_reference.py --steps 200 --warmup 20 2>&1 | tee "$out/torch.txt" ;;
     keep) cp "$exe" "$out/fp8lab" ;;
     clocks)
-      sample() {  # $1: label, then the command to run while nvidia-smi samples every 50 ms
-        local label="$1"; shift
-        nvidia-smi --query-gpu=clocks.sm,power.draw --format=csv,noheader,nounits -lms 50 >"$out/clocks-$label.csv" &
-        local smi=$!
-        "$@" >"$scratch/run-$label.txt" 2>/dev/null
-        kill $smi
-      }
-      sample large-step "$exe" bench gpu --preset large --steps 600 --warmup 20
-      sample gemm-alone "$exe" bench gemm --repeat 2000
+      sampled "$out/clocks-large-step.csv" 50 "$exe" bench gpu --preset large --steps 600 --warmup 20 \
+        >"$scratch/run-large-step.txt" 2>/dev/null
+      sampled "$out/clocks-gemm-alone.csv" 50 "$exe" bench gemm --repeat 2000 >"$scratch/run-gemm-alone.txt" 2>/dev/null
       grep -E "^(large|medium)" "$scratch/run-gemm-alone.txt" "$scratch/run-large-step.txt" ;;
     same)
       for r in ${SAME_RECIPES:-delayed}; do
