@@ -14,7 +14,8 @@ namespace fp8lab::gui {
 
 class Tour {
   public:
-    // quick_runs: each step with an integer "steps" parameter runs at its smallest value.
+    // quick_runs: each step with an integer "steps" parameter runs at its smallest value,
+    // and each stop times 8 frames instead of 30 (a check of the layout, not of speed).
     Tour(const AppState& app, std::string screenshot_dir, bool quick_runs);
     bool finished() const { return key_ >= keys_.size() && stop_ >= stops_.size(); }
     void before_frame(AppState& app);  // moves to the current stop when it begins

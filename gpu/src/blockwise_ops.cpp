@@ -38,17 +38,6 @@ std::vector<float> device_order(const BlockScaleLayout& layout, const std::vecto
     return out;
 }
 
-template <class T>
-void upload(DeviceBuffer<T>& to, const std::vector<T>& from) {
-    FP8LAB_CUDA_CHECK(cudaMemcpy(to.ptr, from.data(), from.size() * sizeof(T), cudaMemcpyHostToDevice));
-}
-template <class T>
-std::vector<T> download(const DeviceBuffer<T>& from) {
-    std::vector<T> to(from.count);
-    FP8LAB_CUDA_CHECK(cudaMemcpy(to.data(), from.ptr, from.count * sizeof(T), cudaMemcpyDeviceToHost));
-    return to;
-}
-
 bool is_block(const emu::BlockShape& b, std::size_t rows, std::size_t cols) { return b.rows == rows && b.cols == cols; }
 
 // The rowwise cast kernel with torchao's amax floor (the rowwise recipe's).

@@ -6,6 +6,7 @@
 #include <cuda_runtime.h>
 
 #include <string>
+#include <vector>
 
 #include "gpu/probe.hpp"
 #include "gpu/tensor_ops.hpp"
@@ -46,6 +47,23 @@ struct DeviceBuffer {
     DeviceBuffer(const DeviceBuffer&) = delete;
     DeviceBuffer& operator=(const DeviceBuffer&) = delete;
 };
+
+// Blocking copies between a device buffer and the host, for tests' and probes' small data.
+template <class T>
+void upload(DeviceBuffer<T>& to, const T* from, std::size_t n) {
+    check(cudaMemcpy(to.ptr, from, n * sizeof(T), cudaMemcpyHostToDevice), "cudaMemcpy", __FILE__, __LINE__);
+}
+template <class T>
+void upload(DeviceBuffer<T>& to, const std::vector<T>& from) {
+    upload(to, from.data(), from.size());
+}
+template <class T>
+std::vector<T> download(const DeviceBuffer<T>& from) {
+    std::vector<T> to(from.count);
+    check(cudaMemcpy(to.data(), from.ptr, from.count * sizeof(T), cudaMemcpyDeviceToHost), "cudaMemcpy", __FILE__,
+          __LINE__);
+    return to;
+}
 
 }  // namespace fp8lab::gpu::detail
 

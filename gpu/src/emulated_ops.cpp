@@ -18,17 +18,6 @@ namespace {
 
 using detail::DeviceBuffer;
 
-template <class T>
-void upload(DeviceBuffer<T>& to, const T* from, std::size_t n) {
-    FP8LAB_CUDA_CHECK(cudaMemcpy(to.ptr, from, n * sizeof(T), cudaMemcpyHostToDevice));
-}
-template <class T>
-std::vector<T> download(const DeviceBuffer<T>& from) {
-    std::vector<T> to(from.count);
-    FP8LAB_CUDA_CHECK(cudaMemcpy(to.data(), from.ptr, from.count * sizeof(T), cudaMemcpyDeviceToHost));
-    return to;
-}
-
 // One direction's cast of the test tensor: its plan, its buffers on the device and the
 // description the kernels take.
 struct TestCast {

@@ -18,12 +18,11 @@
 #include "emulator/cpu_level.hpp"
 #include "emulator/ordered_gemm.hpp"
 #include "emulator/ordered_gemm_levels.hpp"
+#include "emulator/trainer_matrix.hpp"
 
 using namespace fp8lab::emu;
 
 namespace {
-
-using Matrix = Eigen::Matrix<float, Eigen::Dynamic, Eigen::Dynamic, Eigen::RowMajor>;
 
 // Values of every magnitude, so that the order of the sums shows in the low bits; with
 // `specials`, infinities and zeros of both signs too.
@@ -40,11 +39,6 @@ Matrix random_matrix(Eigen::Index rows, Eigen::Index cols, std::mt19937& rng, bo
             m.data()[i] = std::ldexp(mantissa(rng), int(rng() % 24) - 12);
     }
     return m;
-}
-
-template <class Operand>
-StridedMatrix strided(const Operand& m) {
-    return {m.data(), m.rows(), m.cols(), m.rowStride(), m.colStride()};
 }
 
 // Bits equal, or both NaN (a NaN's sign and payload are not part of the contract).

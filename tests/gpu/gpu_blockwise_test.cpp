@@ -19,8 +19,11 @@
 #include "gpu/trainer.hpp"
 #include "tests/gpu/gpu_ready.hpp"
 #include "tests/gpu/hard_tensor.hpp"
+#include "tests/gpu/same_bits.hpp"
 
 using namespace fp8lab;
+
+using fp8lab::test::same_bits;
 
 namespace {
 
@@ -46,10 +49,6 @@ int differing(const std::vector<std::uint8_t>& a, const std::vector<std::uint8_t
     int n = 0;
     for (std::size_t i = 0; i < a.size(); ++i) n += a[i] != b[i];
     return n;
-}
-
-bool same_bits(const std::vector<float>& a, const std::vector<float>& b) {
-    return a.size() == b.size() && std::memcmp(a.data(), b.data(), a.size() * sizeof(float)) == 0;
 }
 
 // Relative Frobenius error of y against float64 of dequant(a) * dequant(b)^T.

@@ -19,8 +19,11 @@
 #include "tests/gpu/gpu_ready.hpp"
 #include "gpu/tensor_ops.hpp"
 #include "gpu/trainer.hpp"
+#include "tests/gpu/same_bits.hpp"
 
 using namespace fp8lab;
+
+using fp8lab::test::same_bits;
 
 namespace {
 
@@ -31,10 +34,6 @@ gpu::GpuRun test_config(emu::Precision precision) {
     c.experiment.numerics.precision = precision;
     c.warmup_steps = 5;
     return c;
-}
-
-bool same_bits(const std::vector<float>& a, const std::vector<float>& b) {
-    return a.size() == b.size() && std::memcmp(a.data(), b.data(), a.size() * sizeof(float)) == 0;
 }
 
 }  // namespace

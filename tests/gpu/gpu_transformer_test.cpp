@@ -17,8 +17,11 @@
 #include "emulator/mlp_trainer.hpp"
 #include "gpu/trainer.hpp"
 #include "tests/gpu/gpu_ready.hpp"
+#include "tests/gpu/same_bits.hpp"
 
 using namespace fp8lab;
+
+using fp8lab::test::same_bits;
 
 namespace {
 
@@ -28,11 +31,6 @@ emu::Experiment transformer(emu::Precision p, int steps, emu::Fp8Recipe recipe =
     emu::set_recipe(e, recipe);
     e.steps = steps;
     return e;
-}
-
-bool same_bits(const std::vector<float>& a, const std::vector<float>& b) {
-    return a.size() == b.size() && std::equal(a.begin(), a.end(), b.begin(),
-                                              [](float x, float y) { return std::memcmp(&x, &y, sizeof x) == 0; });
 }
 
 gpu::GpuTrainResult on_gpu(const emu::Experiment& e, int warmup = 10, bool text_report = true) {

@@ -18,12 +18,15 @@
 #include "emulator/training_task.hpp"
 #include "gpu/src/emulated_recipe.hpp"
 #include "tests/gpu/cast_cases.hpp"
+#include "tests/gpu/same_bits.hpp"
 
 using namespace fp8lab;
 using gpu::detail::OperandCast;
 using test::edge_tensor;
 using test::transposed;
 namespace vq = fp8lab::gpu::vq;
+
+using fp8lab::test::same_bits;
 
 namespace {
 
@@ -78,10 +81,6 @@ std::vector<float> cast_like_the_kernel(const OperandCast& c, std::vector<float>
             }
         }
     return out;
-}
-
-bool same_bits(const std::vector<float>& a, const std::vector<float>& b) {
-    return a.size() == b.size() && std::memcmp(a.data(), b.data(), a.size() * sizeof(float)) == 0;
 }
 
 int first_difference(const std::vector<float>& a, const std::vector<float>& b) {

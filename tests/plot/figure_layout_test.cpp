@@ -11,19 +11,13 @@
 
 #include "app/plot/figure_layout.hpp"
 #include "app/plot/hover_text.hpp"
+#include "tests/plot/fixed_metrics.hpp"
 
 using namespace fp8lab;
+using fp8lab::test::FixedMetrics;
 using plot::SubPath;
 
 namespace {
-
-// Every character 0.6 of the text size wide (bold 0.7): widths a test can predict.
-class FixedMetrics final : public plot::TextMetrics {
-  public:
-    double width(std::string_view text, double size, bool bold) const override {
-        return double(text.size()) * size * (bold ? 0.7 : 0.6);
-    }
-};
 
 plot::FigureLayout lay_out(const labs::Figure& f, plot::LayoutRequest r = {}) {
     if (r.width == 0) {

@@ -8,17 +8,12 @@
 #include <vector>
 
 #include "app/plot/table_layout.hpp"
+#include "tests/plot/fixed_metrics.hpp"
 
 using namespace fp8lab;
+using fp8lab::test::FixedMetrics;
 
 namespace {
-
-class FixedMetrics final : public plot::TextMetrics {
-  public:
-    double width(std::string_view text, double size, bool bold) const override {
-        return double(text.size()) * size * (bold ? 0.7 : 0.6);
-    }
-};
 
 std::vector<plot::Text> texts(const plot::TableLayout& l) {
     std::vector<plot::Text> out;
