@@ -39,14 +39,22 @@ if [[ "${1:-}" == "--add" ]]; then
 fi
 
 status=0
-missing=0
-for f in "${files[@]}"; do
-    if ! head -n 3 "$f" | grep -q "$spdx"; then
+# One awk over every source, reading three lines of each (a process per file was most of
+# this check's 11 CPU seconds); awk sees no line of an empty file, so those are listed here.
+missing="$(
+    for f in "${files[@]}"; do [[ -s "$f" ]] || echo "$f"; done
+    awk -v spdx="$spdx" '
+        FNR == 1 { if (NR > 1 && !found) print name; name = FILENAME; found = 0 }
+        FNR <= 3 && index($0, spdx) { found = 1 }
+        FNR >= 3 { nextfile }
+        END { if (NR > 0 && !found) print name }' "${files[@]}"
+)"
+if [[ -n "$missing" ]]; then
+    while IFS= read -r f; do
         echo "$f: no '$spdx' in its first three lines (scripts/licence.sh --add adds it)"
-        missing=$((missing + 1))
-    fi
-done
-[[ $missing -eq 0 ]] || status=1
+    done <<< "$missing"
+    status=1
+fi
 expect() { # FILE PATTERN WHAT
     if ! grep -q -- "$2" "$1"; then
         echo "$1: does not say $3"

@@ -47,9 +47,9 @@ bool same(float a, float b) {
 }
 
 // The result of `gemm(begin, end, dst)` run over column chunks of `chunk`, as the trainer
-// runs it, against want(i, j): the number of elements that differ.
-template <class Gemm, class Want>
-int chunked_mismatches(Eigen::Index rows, Eigen::Index cols, Eigen::Index chunk, Gemm gemm, Want want) {
+// runs it, against the model's `want`: the number of elements that differ.
+template <class Gemm>
+int chunked_mismatches(Eigen::Index rows, Eigen::Index cols, Eigen::Index chunk, Gemm gemm, const Matrix& want) {
     Matrix got = Matrix::Constant(rows, cols, 12345.0f);
     for (Eigen::Index begin = 0; begin < cols; begin += chunk) gemm(begin, std::min(begin + chunk, cols), got);
     int count = 0;
@@ -58,23 +58,28 @@ int chunked_mismatches(Eigen::Index rows, Eigen::Index cols, Eigen::Index chunk,
     return count;
 }
 
-// One output of the ordered GEMM's model, term by term from +0, one std::fma each.
-template <class Lhs, class Rhs>
-float fma_dot(const Lhs& lhs, const Rhs& rhs, Eigen::Index i, Eigen::Index j) {
-    float sum = 0.0f;
-    for (Eigen::Index k = 0; k < lhs.cols(); ++k) sum = std::fma(lhs(i, k), rhs(k, j), sum);
-    return sum;
+// The ordered GEMM's model of lhs * rhs: each output term by term from +0, one std::fma
+// each. Computed once per pair of operands; every layout, chunk and CPU path is held to it.
+Matrix fma_model(const Matrix& lhs, const Matrix& rhs) {
+    Matrix want(lhs.rows(), rhs.cols());
+    for (Eigen::Index i = 0; i < lhs.rows(); ++i)
+        for (Eigen::Index j = 0; j < rhs.cols(); ++j) {
+            float sum = 0.0f;
+            for (Eigen::Index k = 0; k < lhs.cols(); ++k) sum = std::fma(lhs(i, k), rhs(k, j), sum);
+            want(i, j) = sum;
+        }
+    return want;
 }
 
-// lhs * rhs by the ordered GEMM against the scalar model.
+// lhs * rhs by the ordered GEMM against the model's result.
 template <class Lhs, class Rhs>
-int differences(const Lhs& lhs, const Rhs& rhs, Eigen::Index chunk) {
+int differences(const Lhs& lhs, const Rhs& rhs, Eigen::Index chunk, const Matrix& want) {
     return chunked_mismatches(
         lhs.rows(), rhs.cols(), chunk,
         [&](Eigen::Index begin, Eigen::Index end, Matrix& got) {
             ordered_gemm(strided(lhs), strided(rhs), got.data(), got.cols(), begin, end);
         },
-        [&](Eigen::Index i, Eigen::Index j) { return fma_dot(lhs, rhs, i, j); });
+        want);
 }
 
 // Every path this CPU runs, the slowest (exact) first.
@@ -99,24 +104,25 @@ TEST_CASE("the ordered GEMM is one FMA sum per output, in order, on every CPU pa
                             {32, 192, 768}, {32, 48, 3072}, {48, 80, 96},   {13, 8, 4096}, {2, 8, 10},
                             {9, 37, 300},   {1, 64, 64},    {64, 1, 64},    {4, 8, 4},     {32, 12, 64},
                             {17, 33, 257},  {3, 5, 0},      {33, 100, 513}, {8, 7, 1}};
-    for (const CpuLevel level : levels_here()) {
-        CAPTURE(fp8lab::enum_name(level));
-        force_cpu_level(level);
-        for (const Shape& s : shapes) {
-            CAPTURE(s.rows);
-            CAPTURE(s.cols);
-            CAPTURE(s.depth);
-            for (const bool specials : {false, true}) {
-                CAPTURE(specials);
-                const Matrix a = random_matrix(s.rows, s.depth, rng, specials);  // rows x depth
-                const Matrix b = random_matrix(s.depth, s.cols, rng, specials);  // depth x cols
-                const Matrix at = a.transpose(), bt = b.transpose();
+    for (const Shape& s : shapes) {
+        CAPTURE(s.rows);
+        CAPTURE(s.cols);
+        CAPTURE(s.depth);
+        for (const bool specials : {false, true}) {
+            CAPTURE(specials);
+            const Matrix a = random_matrix(s.rows, s.depth, rng, specials);  // rows x depth
+            const Matrix b = random_matrix(s.depth, s.cols, rng, specials);  // depth x cols
+            const Matrix at = a.transpose(), bt = b.transpose();
+            const Matrix want = fma_model(a, b);
+            for (const CpuLevel level : levels_here()) {
+                CAPTURE(fp8lab::enum_name(level));
+                force_cpu_level(level);
                 for (const Eigen::Index chunk : {s.cols, Eigen::Index(8), Eigen::Index(24)}) {
                     CAPTURE(chunk);
-                    CHECK(differences(a, b, chunk) == 0);                            // A B
-                    CHECK(differences(a, bt.transpose(), chunk) == 0);               // A B^T (the forward)
-                    CHECK(differences(at.transpose(), b, chunk) == 0);               // A^T B (the wgrad)
-                    CHECK(differences(at.transpose(), bt.transpose(), chunk) == 0);  // A^T B^T
+                    CHECK(differences(a, b, chunk, want) == 0);                            // A B
+                    CHECK(differences(a, bt.transpose(), chunk, want) == 0);               // A B^T (the forward)
+                    CHECK(differences(at.transpose(), b, chunk, want) == 0);               // A^T B (the wgrad)
+                    CHECK(differences(at.transpose(), bt.transpose(), chunk, want) == 0);  // A^T B^T
                 }
             }
         }
@@ -223,25 +229,30 @@ float truncated(float x, int fraction_bits) {
     return float(std::ldexp(std::trunc(std::ldexp(significand, fraction_bits + 1)), exponent - fraction_bits - 1));
 }
 
-// One output of the narrow accumulator, term by term from +0.
-template <class Lhs, class Rhs>
-float narrow_dot(const Lhs& lhs, const Rhs& rhs, Eigen::Index i, Eigen::Index j, int fraction_bits) {
-    float sum = 0.0f;
-    for (Eigen::Index k = 0; k < lhs.cols(); ++k) {
-        const volatile float product = lhs(i, k) * rhs(k, j);  // rounded to float32 on its own
-        sum = truncated(sum + product, fraction_bits);
-    }
-    return sum;
+// The narrow accumulator's model of lhs * rhs, each output term by term from +0; once per
+// pair of operands and width, like fma_model.
+Matrix narrow_model(const Matrix& lhs, const Matrix& rhs, int fraction_bits) {
+    Matrix want(lhs.rows(), rhs.cols());
+    for (Eigen::Index i = 0; i < lhs.rows(); ++i)
+        for (Eigen::Index j = 0; j < rhs.cols(); ++j) {
+            float sum = 0.0f;
+            for (Eigen::Index k = 0; k < lhs.cols(); ++k) {
+                const volatile float product = lhs(i, k) * rhs(k, j);  // rounded to float32 on its own
+                sum = truncated(sum + product, fraction_bits);
+            }
+            want(i, j) = sum;
+        }
+    return want;
 }
 
 template <class Lhs, class Rhs>
-int narrow_differences(const Lhs& lhs, const Rhs& rhs, Eigen::Index chunk, int fraction_bits) {
+int narrow_differences(const Lhs& lhs, const Rhs& rhs, Eigen::Index chunk, int fraction_bits, const Matrix& want) {
     return chunked_mismatches(
         lhs.rows(), rhs.cols(), chunk,
         [&](Eigen::Index begin, Eigen::Index end, Matrix& got) {
             narrow_accumulator_gemm(strided(lhs), strided(rhs), got.data(), got.cols(), fraction_bits, begin, end);
         },
-        [&](Eigen::Index i, Eigen::Index j) { return narrow_dot(lhs, rhs, i, j, fraction_bits); });
+        want);
 }
 
 }  // namespace
@@ -262,10 +273,11 @@ TEST_CASE("the narrow-accumulator GEMM truncates every running sum and never pro
             CAPTURE(bits);
             const Matrix a = random_matrix(s.rows, s.depth, rng, false), b = random_matrix(s.depth, s.cols, rng, false);
             const Matrix at = a.transpose(), bt = b.transpose();
+            const Matrix want = narrow_model(a, b, bits);
             for (const Eigen::Index chunk : {s.cols, Eigen::Index(8)}) {
-                CHECK(narrow_differences(a, b, chunk, bits) == 0);
-                CHECK(narrow_differences(a, bt.transpose(), chunk, bits) == 0);
-                CHECK(narrow_differences(at.transpose(), b, chunk, bits) == 0);
+                CHECK(narrow_differences(a, b, chunk, bits, want) == 0);
+                CHECK(narrow_differences(a, bt.transpose(), chunk, bits, want) == 0);
+                CHECK(narrow_differences(at.transpose(), b, chunk, bits, want) == 0);
             }
         }
 }
