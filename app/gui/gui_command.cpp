@@ -43,12 +43,16 @@ void add_gui_command(CLI::App& app, CommandStatus& status) {
     cmd->add_flag("--quick-runs", options->quick_runs,
                   "With --tour: run the steps that train or iterate at their smallest \"steps\" and time 8 "
                   "frames a step instead of 30 (checks the layout, not the results or the speed)");
+    cmd->add_option("--frames", options->tour_frames,
+                    "With --tour: frames to time at each step (default 30, or 8 with --quick-runs)")
+        ->check(options::integer_in({2, 1000}));
     cmd->add_option("--screenshot", options->screenshot, "Save a PNG of the window once its step has run, then exit");
     cmd->callback([options, size, cmd, &status] {
         const PixelSize window = pixel_size_option("--size", *size, {640, 400}, {8000, 8000});
         check_output_option(*cmd, "--screenshot", options->screenshot);  // before the window opens
         if (!options->screenshots.empty() && !options->tour) throw UsageError("--screenshots needs --tour");
         if (options->quick_runs && !options->tour) throw UsageError("--quick-runs needs --tour");
+        if (options->tour_frames && !options->tour) throw UsageError("--frames needs --tour");
         if (!options->open.empty() && !options->start.empty()) throw UsageError("--open and --start: give one");
         if (options->training && options->inspector) throw UsageError("--training and --inspector: give one");
         if (!options->screenshot.empty() && options->tour)

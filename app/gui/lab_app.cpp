@@ -351,7 +351,7 @@ int run_gui(const GuiOptions& options) {
     Window window(options.width, options.height, "fp8lab");
     std::optional<Tour> tour;
     if (options.tour) {
-        tour.emplace(app, options.screenshots, options.quick_runs);
+        tour.emplace(app, options.screenshots, options.quick_runs, options.tour_frames);
         window.set_vsync(false);  // frame times measure our work, not the display's refresh
     }
     double startup_ms = 0;

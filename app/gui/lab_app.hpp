@@ -20,6 +20,7 @@ struct GuiOptions {
     bool tour = false;          // walk every step, print frame times, then exit
     std::string screenshots;    // with tour: a PNG per step in this folder
     bool quick_runs = false;    // with tour: a step's "steps" parameter at its smallest (a layout check)
+    int tour_frames = 0;        // with tour: frames timed a stop; 0: the tour's default (tour.hpp)
     std::string screenshot;     // a PNG of the window once its step has run, then exit
     std::string settings_path;  // empty: the XDG default
     std::chrono::steady_clock::time_point started = std::chrono::steady_clock::now();

@@ -35,7 +35,12 @@ double percentile(std::vector<double> v, double p) {
 
 }  // namespace
 
-Tour::Tour(const AppState& app, std::string dir, bool quick_runs) : dir_(std::move(dir)), quick_runs_(quick_runs) {
+Tour::Tour(const AppState& app, std::string dir, bool quick_runs, int measured_frames)
+    : dir_(std::move(dir)),
+      quick_runs_(quick_runs),
+      measured_frames_(measured_frames > 0 ? measured_frames
+                       : quick_runs        ? kQuickMeasuredFrames
+                                           : kMeasuredFrames) {
     check_plot_layouts(true);
     std::size_t n = 0;
     for (std::size_t l = 0; l < app.course.catalog.labs.size(); ++l) {
@@ -180,7 +185,7 @@ void Tour::after_frame(AppState& app, const Window& window, double frame_ms) {
         overlaps_before_ = overlapping_plot_labels();
         legends_before_ = legends_over_data();
     }
-    if (++frames_in_phase_ < (quick_runs_ ? kQuickMeasuredFrames : kMeasuredFrames)) return;
+    if (++frames_in_phase_ < measured_frames_) return;
     if (clipped_plot_titles() > clipped_before_ && s.error.empty())
         s.error = "a plot title does not fit its plot, even wrapped";
     if (short_plots() > short_before_ && s.error.empty())
@@ -224,6 +229,7 @@ int Tour::report(double startup_ms) const {
     failed += int(key_errors_.size());
     std::printf("tour: %zu stops, %d failed\n", stops_.size(), failed);
     if (quick_runs_) std::printf("quick runs: %d steps ran at their smallest \"steps\"\n", quick_steps_);
+    std::printf("frames timed at each stop: %d\n", measured_frames_);
     std::printf("start-up to first frame: %.0f ms\n", startup_ms);
     // Draw lists past 65536 vertices need the renderer's vertex offsets (16-bit indices).
     std::printf("renderer draws with vertex offsets: %s\n",

@@ -16,7 +16,8 @@ class Tour {
   public:
     // quick_runs: each step with an integer "steps" parameter runs at its smallest value,
     // and each stop times 8 frames instead of 30 (a check of the layout, not of speed).
-    Tour(const AppState& app, std::string screenshot_dir, bool quick_runs);
+    // measured_frames: frames timed a stop, where not 0 (the default, 30 or 8).
+    Tour(const AppState& app, std::string screenshot_dir, bool quick_runs, int measured_frames = 0);
     bool finished() const { return key_ >= keys_.size() && stop_ >= stops_.size(); }
     void before_frame(AppState& app);  // moves to the current stop when it begins
     // After rendering, before presenting: records the frame time, takes the screenshot.
@@ -63,7 +64,8 @@ class Tour {
     double waited_ms_ = 0;
     std::string dir_;
     bool quick_runs_ = false;
-    int quick_steps_ = 0;  // stops whose "steps" the quick runs lowered
+    int measured_frames_ = 0;  // frames timed at each stop
+    int quick_steps_ = 0;      // stops whose "steps" the quick runs lowered
 };
 
 }  // namespace fp8lab::gui

@@ -35,10 +35,12 @@ TEST_CASE("the tour shows every step in a real window and saves a screenshot of 
                     "xvfb-run is missing: apt-get install xvfb xauth (./run.sh installs it)");
     char name[] = "/tmp/fp8lab-tour-XXXXXX";
     const fs::path dir = mkdtemp(name);
-    // A corrupt settings file: reported, kept aside, and the tour still runs.
+    // A corrupt settings file: reported, kept aside, and the tour still runs. The steps run
+    // in full; 8 frames timed a stop, as in the presentation tours, since no test reads the
+    // frame times (30 of them were a quarter of this test's CPU time).
     std::ofstream(dir / "settings.ini") << "version = 1\ntheme = neon\n";
     const auto r =
-        run_command("xvfb-run -a -s '-screen 0 1600x900x24' " + exe() + " gui --tour --screenshots " +
+        run_command("xvfb-run -a -s '-screen 0 1600x900x24' " + exe() + " gui --tour --frames 8 --screenshots " +
                     (dir / "shots").string() + " --settings " + (dir / "settings.ini").string() + " --size 1600x900");
     INFO(r.out);
     INFO(r.err);
@@ -46,6 +48,7 @@ TEST_CASE("the tour shows every step in a real window and saves a screenshot of 
     CHECK(r.out.find(" 0 failed") != std::string::npos);
     CHECK(r.out.find("presenter keys: 19 checked, 0 failed") != std::string::npos);
     CHECK(r.out.find("start-up to first frame") != std::string::npos);
+    CHECK(r.out.find("frames timed at each stop: 8\n") != std::string::npos);
     CHECK(r.out.find("renderer draws with vertex offsets: yes") != std::string::npos);
     CHECK(r.err.find("theme 'neon'") != std::string::npos);
     CHECK(fs::exists(dir / "settings.ini.corrupt"));
@@ -82,6 +85,7 @@ void presentation_tour(const std::string& size) {
     // The steps that train ran at their smallest "steps": the window tour shows them in full.
     CHECK(r.out.find("quick runs: ") != std::string::npos);
     CHECK(r.out.find("quick runs: 0 ") == std::string::npos);
+    CHECK(r.out.find("frames timed at each stop: 8\n") != std::string::npos);  // --quick-runs' default
     fs::remove_all(dir);
 }
 
@@ -125,6 +129,12 @@ TEST_CASE("bad gui options are refused with the option named") {
     r = run_command(exe() + " gui --quick-runs");
     CHECK(r.exit_code == 2);
     CHECK(r.err.find("--quick-runs needs --tour") != std::string::npos);
+    r = run_command(exe() + " gui --frames 8");
+    CHECK(r.exit_code == 2);
+    CHECK(r.err.find("--frames needs --tour") != std::string::npos);
+    r = run_command(exe() + " gui --tour --frames 1");
+    CHECK(r.exit_code == 2);
+    CHECK(r.err.find("--frames") != std::string::npos);
     // Usage errors (status 2), found before any settings file is read or written.
     char name[] = "/tmp/fp8lab-gui-options-XXXXXX";
     const fs::path dir = mkdtemp(name);
