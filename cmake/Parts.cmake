@@ -8,14 +8,23 @@ if(FP8LAB_CUDA STREQUAL "OFF")
 else()
   check_language(CUDA)
   if(CMAKE_CUDA_COMPILER)
+    set(FP8LAB_CUDA_GENCODE "")
     if(NOT DEFINED CMAKE_CUDA_ARCHITECTURES)
-      # Ada (sm_89) and Hopper (sm_90) SASS, plus PTX for newer GPUs.
-      set(CMAKE_CUDA_ARCHITECTURES 89-real 90-real 90-virtual)
+      # Ada (sm_89) and Hopper (sm_90) SASS, both from one compute_89 PTX, which is also
+      # embedded for newer GPUs to compile at load. The kernels use nothing that sm_90 has
+      # beyond sm_89 (no __CUDA_ARCH__ branches), and a second front-end pass to compute_90
+      # PTX was a fifth of the CUDA objects' compile. CMake's architecture list cannot say
+      # "this PTX, that SASS", so gpu/CMakeLists.txt passes the flag itself.
+      set(CMAKE_CUDA_ARCHITECTURES OFF)
+      set(FP8LAB_CUDA_GENCODE "--generate-code=arch=compute_89,code=[sm_89,sm_90,compute_89]")
+      set(_cuda_archs "sm_89 and sm_90 from compute_89 PTX, and the PTX")
+    else()
+      set(_cuda_archs "${CMAKE_CUDA_ARCHITECTURES}")
     endif()
     enable_language(CUDA)
     find_package(CUDAToolkit REQUIRED)
     set(FP8LAB_BUILD_CUDA ON)
-    set(_cuda_reason "nvcc found: ${CMAKE_CUDA_COMPILER} (architectures ${CMAKE_CUDA_ARCHITECTURES})")
+    set(_cuda_reason "nvcc found: ${CMAKE_CUDA_COMPILER} (architectures ${_cuda_archs})")
   elseif(FP8LAB_CUDA STREQUAL "ON")
     message(FATAL_ERROR "FP8LAB_CUDA=ON but no CUDA compiler was found; set CMAKE_CUDA_COMPILER "
                         "(e.g. /usr/local/cuda/bin/nvcc) or use FP8LAB_CUDA=AUTO")

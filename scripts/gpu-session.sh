@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
 # SPDX-License-Identifier: Apache-2.0
-# One call on a GPU server: builds the GPU targets (gpu-server preset, sm_90 only), then
+# One call on a GPU server: builds the GPU targets (gpu-server preset, sm_90 only, or with
+# CUDA_ARCHITECTURES=project the project's own list, as ./run.sh builds it), then
 # runs what the arguments name, logs under $OUT (default out/gpu-session):
 #   tests   ctest -L gpu          bench   fp8lab bench gpu (all presets, 200 steps), SM clock and power
 #   torch   scripts/pytorch_mlp_reference.py                  keep   copy the binary to $OUT
@@ -29,7 +30,10 @@ out="${OUT:-out/gpu-session}"         # results: bench tables, test log
 scratch="${TMPDIR:-/tmp}/gpu-session"  # build logs, traces
 mkdir -p "$out" "$scratch"
 nvidia-smi --query-gpu=name,driver_version,clocks.sm,clocks.mem,temperature.gpu --format=csv | tee "$scratch/gpu.txt"
-cmake --preset gpu-server -DCMAKE_CUDA_ARCHITECTURES=90-real >"$scratch/configure.log" 2>&1 || { tail -30 "$scratch/configure.log"; exit 1; }
+archs=(-DCMAKE_CUDA_ARCHITECTURES=90-real)
+[ "${CUDA_ARCHITECTURES:-}" = project ] && archs=()
+cmake --preset gpu-server "${archs[@]}" >"$scratch/configure.log" 2>&1 || { tail -30 "$scratch/configure.log"; exit 1; }
+grep "CUDA backend" "$scratch/configure.log"
 cmake --build --preset gpu-server --target fp8lab gpu_tests >"$scratch/build.log" 2>&1 || { grep -E "error|Error" -A3 "$scratch/build.log" | head -60; exit 1; }
 exe=build-gpu/app/fp8lab
 if [ -n "${BASE_SRC:-}" ]; then
