@@ -58,17 +58,23 @@ int chunked_mismatches(Eigen::Index rows, Eigen::Index cols, Eigen::Index chunk,
     return count;
 }
 
-// The ordered GEMM's model of lhs * rhs: each output term by term from +0, one std::fma
-// each. Computed once per pair of operands; every layout, chunk and CPU path is held to it.
-Matrix fma_model(const Matrix& lhs, const Matrix& rhs) {
+// A GEMM's model of lhs * rhs: each output term by term from +0, sum = add(sum, a, b).
+// Computed once per pair of operands; every layout, chunk and CPU path is held to it.
+template <class Add>
+Matrix term_by_term(const Matrix& lhs, const Matrix& rhs, Add add) {
     Matrix want(lhs.rows(), rhs.cols());
     for (Eigen::Index i = 0; i < lhs.rows(); ++i)
         for (Eigen::Index j = 0; j < rhs.cols(); ++j) {
             float sum = 0.0f;
-            for (Eigen::Index k = 0; k < lhs.cols(); ++k) sum = std::fma(lhs(i, k), rhs(k, j), sum);
+            for (Eigen::Index k = 0; k < lhs.cols(); ++k) sum = add(sum, lhs(i, k), rhs(k, j));
             want(i, j) = sum;
         }
     return want;
+}
+
+// The ordered GEMM's model: one std::fma per term.
+Matrix fma_model(const Matrix& lhs, const Matrix& rhs) {
+    return term_by_term(lhs, rhs, [](float sum, float a, float b) { return std::fma(a, b, sum); });
 }
 
 // lhs * rhs by the ordered GEMM against the model's result.
@@ -229,20 +235,12 @@ float truncated(float x, int fraction_bits) {
     return float(std::ldexp(std::trunc(std::ldexp(significand, fraction_bits + 1)), exponent - fraction_bits - 1));
 }
 
-// The narrow accumulator's model of lhs * rhs, each output term by term from +0; once per
-// pair of operands and width, like fma_model.
+// The narrow accumulator's model: each product rounded to float32, each running sum truncated.
 Matrix narrow_model(const Matrix& lhs, const Matrix& rhs, int fraction_bits) {
-    Matrix want(lhs.rows(), rhs.cols());
-    for (Eigen::Index i = 0; i < lhs.rows(); ++i)
-        for (Eigen::Index j = 0; j < rhs.cols(); ++j) {
-            float sum = 0.0f;
-            for (Eigen::Index k = 0; k < lhs.cols(); ++k) {
-                const volatile float product = lhs(i, k) * rhs(k, j);  // rounded to float32 on its own
-                sum = truncated(sum + product, fraction_bits);
-            }
-            want(i, j) = sum;
-        }
-    return want;
+    return term_by_term(lhs, rhs, [fraction_bits](float sum, float a, float b) {
+        const volatile float product = a * b;  // rounded to float32 on its own
+        return truncated(sum + product, fraction_bits);
+    });
 }
 
 template <class Lhs, class Rhs>
