@@ -140,7 +140,8 @@ TEST_CASE("the ordered GEMM's FMA rounds each term once: a sum a separate multip
     // (1 + 2^-12)^2 = 1 + 2^-11 + 2^-24: the product rounded alone loses the 2^-24, which
     // the fused multiply-add keeps when it adds -(1 + 2^-11) in the same rounding.
     const float x = 1.0f + std::ldexp(1.0f, -12);
-    const Matrix lhs = (Matrix(1, 2) << -(1.0f + std::ldexp(1.0f, -11)), x).finished();
+    Matrix lhs(1, 2);  // filled in place: GCC 12 warns falsely on copying a comma-initialised temporary
+    lhs << -(1.0f + std::ldexp(1.0f, -11)), x;
     Matrix rhs = Matrix::Constant(2, 8, 1.0f);
     rhs.row(1).setConstant(x);
     for (const CpuLevel level : levels_here()) {
