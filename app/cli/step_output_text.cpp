@@ -63,20 +63,6 @@ void write_cell(json::JsonWriter& json, const labs::Cell& cell) {
         json.value(std::get<double>(cell));
 }
 
-const char* column_type_name(labs::ColumnType t) {
-    switch (t) {
-    case labs::ColumnType::Text:
-        return "text";
-    case labs::ColumnType::Integer:
-        return "integer";
-    case labs::ColumnType::Number:
-        return "number";
-    case labs::ColumnType::Code:
-        return "code";
-    }
-    return "?";
-}
-
 }  // namespace
 
 void begin_step_json(json::JsonWriter& json, const labs::Lab& lab, const labs::Step& step,
@@ -111,7 +97,7 @@ void write_step_output_json(json::JsonWriter& json, const labs::StepOutput& outp
                 .key("name")
                 .value(c.name)
                 .key("type")
-                .value(column_type_name(c.type))
+                .value(enum_name(c.type))
                 .key("unit")
                 .value(c.unit)
                 .end_object();

@@ -65,3 +65,16 @@ std::string cell_text(const Column& column, const Cell& cell) {
 }
 
 }  // namespace fp8lab::labs
+
+namespace fp8lab {
+
+template <>
+std::span<const EnumName<labs::ColumnType>> enum_names<labs::ColumnType>() {
+    static constexpr EnumName<labs::ColumnType> table[] = {{labs::ColumnType::Text, "text"},
+                                                           {labs::ColumnType::Integer, "integer"},
+                                                           {labs::ColumnType::Number, "number"},
+                                                           {labs::ColumnType::Code, "code"}};
+    return table;
+}
+
+}  // namespace fp8lab

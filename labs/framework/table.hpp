@@ -8,6 +8,8 @@
 #include <variant>
 #include <vector>
 
+#include "emulator/enum_names.hpp"
+
 namespace fp8lab::labs {
 
 enum class ColumnType { Text, Integer, Number, Code };  // Code: an integer shown in hex
@@ -45,3 +47,9 @@ std::string number_text(double value);  // the same rule for a bare number
 std::string shortest_text(double value);
 
 }  // namespace fp8lab::labs
+
+// The names JSON and the tests give them (enum_name): "text", "integer", "number", "code".
+namespace fp8lab {
+template <>
+std::span<const EnumName<labs::ColumnType>> enum_names<labs::ColumnType>();
+}  // namespace fp8lab

@@ -10,10 +10,13 @@
 #include <cctype>
 #include <cmath>
 #include <filesystem>
+#include <map>
+#include <set>
 
 #include "labs/logic/curriculum.hpp"
 #include "labs/framework/training_mapping.hpp"
 #include "labs/framework/placeholders.hpp"
+#include "tests/labs/figure_features.hpp"
 #include "tests/labs/light_step_runs.hpp"
 
 using namespace fp8lab::labs;
@@ -658,6 +661,10 @@ TEST_CASE("every lab in labs/content loads, and every step runs with its default
     const Catalog c = load_curriculum();
     for (const TextError& e : c.errors) FAIL_CHECK(e.describe());
     CHECK(c.labs.size() == all_lab_logic().size());
+    // Each figure feature of the catalog, with a step that has it; and those of the steps
+    // that the sanitizer tree's catalog export runs (light_step_runs.hpp).
+    std::map<std::string, std::string> catalog_features;
+    std::set<std::string> exported_features;
     for (const Lab& lab : c.labs) {
         CHECK(!render_placeholders(lab.introduction).empty());
         for (const Step& s : lab.steps) {
@@ -669,6 +676,10 @@ TEST_CASE("every lab in labs/content loads, and every step runs with its default
             if (light) parameters.set("steps", *light);
             const StepOutput out = s.run(parameters, context);
             CHECK(out.figures.size() + out.tables.size() > 0);
+            const std::set<std::string> features = fp8lab::test::figure_features(out);
+            for (const std::string& f : features) catalog_features.emplace(f, lab.id + "/" + s.logic.id);
+            if (fp8lab::test::exported_under_sanitizers(lab.id + "/" + s.logic.id, s))
+                exported_features.insert(features.begin(), features.end());
             for (const Table& t : out.tables) CHECK(!t.title.empty());
             for (const Figure& f : out.figures) {
                 CHECK(!f.id.empty());
@@ -713,6 +724,14 @@ TEST_CASE("every lab in labs/content loads, and every step runs with its default
         // Every lab ends with at least one exercise.
         CHECK(std::any_of(lab.steps.begin(), lab.steps.end(), [](const Step& s) { return s.exercise.has_value(); }));
     }
+    // The sanitizer tree exports a subset of the catalog; it must draw every feature.
+    CHECK(catalog_features.size() > 20);
+    for (const auto& [feature, step] : catalog_features)
+        if (!exported_features.contains(feature))
+            FAIL_CHECK("\"" << feature << "\" (in " << step
+                            << ") is in no step that the sanitizer tree exports: add a step that has it to "
+                               "kStepsParameterStepsExported (tests/labs/light_step_runs.hpp)");
+    MESSAGE(catalog_features.size() << " figure features in the catalog");
 }
 
 TEST_CASE("a right choice quoted in a note, a cell or its first clause alone is found") {
