@@ -668,7 +668,8 @@ TEST_CASE("every lab in labs/content loads, and every step runs with its default
     for (const Lab& lab : c.labs) {
         CHECK(!render_placeholders(lab.introduction).empty());
         for (const Step& s : lab.steps) {
-            CAPTURE(lab.id + "/" + s.logic.id);
+            const std::string id = lab.id + "/" + s.logic.id;
+            CAPTURE(id);
             CHECK(render_placeholders(s.markdown, s.logic.text_values).find("{{") == std::string::npos);
             RunContext context;
             Parameters parameters(s.logic.parameters);
@@ -677,8 +678,8 @@ TEST_CASE("every lab in labs/content loads, and every step runs with its default
             const StepOutput out = s.run(parameters, context);
             CHECK(out.figures.size() + out.tables.size() > 0);
             const std::set<std::string> features = fp8lab::test::figure_features(out);
-            for (const std::string& f : features) catalog_features.emplace(f, lab.id + "/" + s.logic.id);
-            if (fp8lab::test::exported_under_sanitizers(lab.id + "/" + s.logic.id, s))
+            for (const std::string& f : features) catalog_features.emplace(f, id);
+            if (fp8lab::test::exported_under_sanitizers(id, s))
                 exported_features.insert(features.begin(), features.end());
             for (const Table& t : out.tables) CHECK(!t.title.empty());
             for (const Figure& f : out.figures) {
@@ -703,7 +704,6 @@ TEST_CASE("every lab in labs/content loads, and every step runs with its default
             if (!light && s.exercise && s.logic.exercise && s.logic.exercise->type == AnswerType::Number) {
                 const ExerciseSpec& spec = *s.logic.exercise;
                 const StepOutput hidden = with_answer_hidden(out);
-                const std::string id = lab.id + "/" + s.logic.id;
                 for (const std::string& place :
                      places_stating(hidden, spec.answer, spec.tolerance, s.exercise->answer_text)) {
                     const auto other_reason =
@@ -718,8 +718,8 @@ TEST_CASE("every lab in labs/content loads, and every step runs with its default
             // Nor does it quote a choice exercise's right answer.
             if (!light && s.exercise && s.exercise->type == AnswerType::Choice)
                 for (const std::string& place : places_quoting(with_answer_hidden(out), s.exercise->answer_text))
-                    FAIL_CHECK(lab.id << "/" << s.logic.id << ": the right choice \"" << s.exercise->answer_text
-                                      << "\" is quoted before answering: " << place);
+                    FAIL_CHECK(id << ": the right choice \"" << s.exercise->answer_text
+                                  << "\" is quoted before answering: " << place);
         }
         // Every lab ends with at least one exercise.
         CHECK(std::any_of(lab.steps.begin(), lab.steps.end(), [](const Step& s) { return s.exercise.has_value(); }));
