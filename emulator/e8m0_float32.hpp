@@ -38,7 +38,10 @@ constexpr std::uint32_t e8m0_code_in_mode(std::uint32_t bits, bool saturate_fini
         away = inexact & (odd ^ 1u);
     // TowardZero and Down truncate; Stochastic is not taken here (the caller sends it to encode()).
     std::uint32_t code = field + away;
-    code = field == 0 && mantissa < (1u << 22) ? 0u : code;
+    // Below 2^-127 the code is 0 however it rounds: a mask, since as a select of an `&&`
+    // GCC left the round-up loop scalar.
+    const std::uint32_t tiny = (field == 0 ? 1u : 0u) & (mantissa < (1u << 22) ? 1u : 0u);
+    code &= tiny - 1u;
     // Past the max: only 2^127 x (1 + f) rounding up, and Inf; the downward modes keep the max.
     code = code > kMax ? (saturate_finite ? kMax : kNan) : code;
     return field == 0xFFu && mantissa != 0 ? kNan : code;  // NaN stays NaN
@@ -63,29 +66,10 @@ inline std::uint8_t e8m0_code_of_float32(std::uint32_t bits, RoundingMode mode, 
     return std::uint8_t(e8m0_code_in_mode<RoundingMode::TowardZero>(bits, finite));
 }
 
-// Codes of in[i] * scale for i < n, the mode's switch taken once for the loop.
-inline void e8m0_codes_of_float32(const float* in, float scale, std::uint8_t* out, std::size_t n, RoundingMode mode,
-                                  Saturation saturation) {
-    const bool finite = saturation == Saturation::Finite;
-    const auto loop = [&]<RoundingMode Mode>() {
-        for (std::size_t i = 0; i < n; ++i)
-            out[i] = std::uint8_t(e8m0_code_in_mode<Mode>(std::bit_cast<std::uint32_t>(in[i] * scale), finite));
-    };
-    switch (mode) {
-    case RoundingMode::NearestEven:
-        return loop.template operator()<RoundingMode::NearestEven>();
-    case RoundingMode::NearestAway:
-        return loop.template operator()<RoundingMode::NearestAway>();
-    case RoundingMode::Up:
-        return loop.template operator()<RoundingMode::Up>();
-    case RoundingMode::Odd:
-        return loop.template operator()<RoundingMode::Odd>();
-    case RoundingMode::TowardZero:
-    case RoundingMode::Down:
-    case RoundingMode::Stochastic:
-        break;
-    }
-    loop.template operator()<RoundingMode::TowardZero>();
-}
+// Codes of in[i] * scale for i < n (a deterministic mode; Stochastic is not taken here),
+// the mode's switch taken once for the loop, which is compiled per CPU level
+// (e8m0_loops.cpp).
+void e8m0_codes_of_float32(const float* in, float scale, std::uint8_t* out, std::size_t n, RoundingMode mode,
+                           Saturation saturation);
 
 }  // namespace fp8lab::emu::detail
