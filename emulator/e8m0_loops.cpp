@@ -12,15 +12,15 @@ namespace {
 // sweep's time; the AVX2 and AVX-512 copies give the same codes (integer arithmetic after
 // one float multiply, which every level rounds alike).
 template <RoundingMode Mode>
-FP8LAB_INLINE void e8m0_codes_body(const float* __restrict in, float scale, std::uint8_t* __restrict out,
-                                   std::size_t n, bool finite) {
+FP8LAB_INLINE void e8m0_codes_body(const float* __restrict in, float scale, std::uint8_t* __restrict out, std::size_t n,
+                                   bool finite) {
     for (std::size_t i = 0; i < n; ++i)
         out[i] = std::uint8_t(e8m0_code_in_mode<Mode>(std::bit_cast<std::uint32_t>(in[i] * scale), finite));
 }
 
-#define FP8LAB_DEFINE_E8M0_LOOP(MODE, SUFFIX)                                                                  \
-    FP8LAB_CPU_DISPATCH(void, e8m0_##SUFFIX,                                                                   \
-                        (const float* in, float scale, std::uint8_t* out, std::size_t n, bool finite),         \
+#define FP8LAB_DEFINE_E8M0_LOOP(MODE, SUFFIX)                                                          \
+    FP8LAB_CPU_DISPATCH(void, e8m0_##SUFFIX,                                                           \
+                        (const float* in, float scale, std::uint8_t* out, std::size_t n, bool finite), \
                         (in, scale, out, n, finite), e8m0_codes_body<RoundingMode::MODE>)
 FP8LAB_DEFINE_E8M0_LOOP(NearestEven, nearest_even)
 FP8LAB_DEFINE_E8M0_LOOP(NearestAway, nearest_away)

@@ -3,6 +3,7 @@
 #include "app/gui/output_view.hpp"
 
 #include <algorithm>
+#include <numeric>
 #include <string>
 #include <vector>
 
@@ -20,30 +21,45 @@ namespace {
 
 std::string column_header(const labs::Column& c) { return c.unit.empty() ? c.name : c.name + " (" + c.unit + ")"; }
 
-// The columns that start past the right edge of `width`, by name. A table scrolls sideways,
-// but its scroll bar sits under its last row, often below what a projector shows: the
-// names above the table say that there is more.
-std::vector<std::string> columns_past_edge(const labs::Table& t, float width) {
+// Each column's width as the table lays it out: its header or its widest cell of the first
+// 64 rows, with the cell padding and a border.
+std::vector<float> column_widths(const labs::Table& t) {
     const ImGuiStyle& style = ImGui::GetStyle();
-    std::vector<std::string> past;
-    float x = 0;
+    std::vector<float> widths;
     for (std::size_t c = 0; c < t.columns.size(); ++c) {
         float w = ImGui::CalcTextSize(column_header(t.columns[c]).c_str()).x;
         for (std::size_t r = 0; r < std::min<std::size_t>(t.rows.size(), 64); ++r)
             if (c < t.rows[r].size())
                 w = std::max(w, ImGui::CalcTextSize(labs::cell_text(t.columns[c], t.rows[r][c]).c_str()).x);
-        if (x + w / 2 > width) past.push_back(t.columns[c].name);  // less than half of it shows
-        x += w + style.CellPadding.x * 2 + 1;
+        widths.push_back(w + style.CellPadding.x * 2 + 1);
+    }
+    return widths;
+}
+
+// The columns that start past the right edge of `width`, by name. A table scrolls sideways,
+// but its scroll bar sits under its last row, often below what a projector shows: the
+// names above the table say that there is more.
+std::vector<std::string> columns_past_edge(const labs::Table& t, const std::vector<float>& widths, float width) {
+    const float padding = ImGui::GetStyle().CellPadding.x * 2 + 1;
+    std::vector<std::string> past;
+    float x = 0;
+    for (std::size_t c = 0; c < widths.size(); ++c) {
+        if (x + (widths[c] - padding) / 2 > width) past.push_back(t.columns[c].name);  // less than half of it shows
+        x += widths[c];
     }
     return past;
 }
+
+int g_tables_not_fitted = 0;  // tables of up to kTableRowsShown rows not sized to them
 
 }  // namespace
 
 void draw_table(const labs::Table& t) {
     if (!t.title.empty()) ImGui::TextWrapped("%s", t.title.c_str());  // a long title wraps, never cut
     if (t.columns.empty()) return;
-    if (const std::vector<std::string> past = columns_past_edge(t, ImGui::GetContentRegionAvail().x); !past.empty()) {
+    const float available = ImGui::GetContentRegionAvail().x;
+    const std::vector<float> widths = column_widths(t);
+    if (const std::vector<std::string> past = columns_past_edge(t, widths, available); !past.empty()) {
         std::string names;
         for (const std::string& n : past) names += (names.empty() ? "" : ", ") + n;
         ImGui::PushStyleColor(ImGuiCol_Text, ImGui::GetStyleColorVec4(ImGuiCol_TextDisabled));
@@ -52,8 +68,14 @@ void draw_table(const labs::Table& t) {
     }
     const ImGuiTableFlags flags = ImGuiTableFlags_Borders | ImGuiTableFlags_RowBg | ImGuiTableFlags_SizingFixedFit |
                                   ImGuiTableFlags_ScrollX | ImGuiTableFlags_NoHostExtendY;
-    const float rows_shown = float(std::min<std::size_t>(t.rows.size(), 16) + 1);
-    const float height = ImGui::GetTextLineHeightWithSpacing() * (rows_shown + 0.8f) + ImGui::GetStyle().ScrollbarSize;
+    // The header and up to kTableRowsShown rows (more scroll), each a line and its cell
+    // padding, the outer borders, and the horizontal scroll bar only where the columns are
+    // wider than the space: a bar's worth of room left empty read as a blank last row.
+    const ImGuiStyle& style = ImGui::GetStyle();
+    const std::size_t rows_shown = std::min<std::size_t>(t.rows.size(), kTableRowsShown) + 1;
+    const float row_height = ImGui::GetFontSize() + 2 * style.CellPadding.y;
+    const bool scrolls_sideways = std::accumulate(widths.begin(), widths.end(), 0.0f) > available;
+    const float height = row_height * float(rows_shown) + 2 + (scrolls_sideways ? style.ScrollbarSize : 0);
     if (!ImGui::BeginTable(t.id.c_str(), int(t.columns.size()), flags | ImGuiTableFlags_ScrollY, ImVec2(0, height)))
         return;
     ImGui::TableSetupScrollFreeze(0, 1);
@@ -70,8 +92,18 @@ void draw_table(const labs::Table& t) {
                 ImGui::TextUnformatted(labs::cell_text(t.columns[c], row[c]).c_str());
             }
         }
+    // A table that fits must show all of itself and nothing more: no vertical scrolling,
+    // and no room below its last row (inside the table's scrolling region, the cursor has
+    // passed the last row's text).
+    if (t.rows.size() <= kTableRowsShown) {
+        const float blank = ImGui::GetWindowHeight() - (scrolls_sideways ? style.ScrollbarSize : 0) -
+                            (ImGui::GetCursorPosY() - style.ItemSpacing.y + style.CellPadding.y);
+        if (ImGui::GetScrollMaxY() > 0 || blank > row_height / 2) ++g_tables_not_fitted;
+    }
     ImGui::EndTable();
 }
+
+int tables_not_fitted() { return g_tables_not_fitted; }
 
 void draw_metrics(const std::vector<labs::Metric>& metrics) {
     if (metrics.empty()) return;

@@ -10,7 +10,12 @@ namespace fp8lab::gui {
 
 // One figure through the plot API; `height` in pixels.
 void draw_figure(const labs::Figure& figure, const char* id, float height);
+// Rows a table shows before it scrolls.
+inline constexpr std::size_t kTableRowsShown = 16;
 void draw_table(const labs::Table& table);
+// Tables drawn so far with at most kTableRowsShown rows that scrolled or left room below
+// their last row (the tour fails a stop that adds one).
+int tables_not_fitted();
 void draw_metrics(const std::vector<labs::Metric>& metrics);
 void draw_listing(const labs::CodeListing& listing, ImFont* mono);
 // Everything, figures first; `figure_height` in pixels; code listings in `mono` (the

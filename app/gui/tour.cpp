@@ -11,6 +11,7 @@
 #include <cstdio>
 #include <filesystem>
 
+#include "app/gui/output_view.hpp"
 #include "app/gui/plot.hpp"
 #include "labs/experiments/training_comparison.hpp"
 #include "labs/framework/training_mapping.hpp"
@@ -103,7 +104,7 @@ void Tour::check_keys_after(AppState& app) {
     key_down_ = false;
     const KeyPress& k = keys_[key_];
     const bool ok = k.check(app);
-    key_rest_ = true;
+    key_rest_ = kKeyRestFrames;
     if (!ok && ++presses_ < k.presses) return;  // the same key again after the rest frame
     std::fprintf(stderr, "tour keys: %-44s %s (%d press%s)\n", k.what, ok ? "ok" : "FAILED", presses_ + (ok ? 1 : 0),
                  presses_ + (ok ? 1 : 0) == 1 ? "" : "es");
@@ -118,10 +119,12 @@ void Tour::check_keys_after(AppState& app) {
 
 void Tour::before_frame(AppState& app) {
     if (key_ < keys_.size()) {
-        // The key goes down for one frame, then stays up for one, so that ImGui sees
-        // every press as a new one (the same key may follow itself).
-        if (key_rest_)
-            key_rest_ = false;
+        // The key goes down for one frame, then stays up for a few, so that ImGui sees
+        // every press as a new one (the same key may follow itself) and a key that changes
+        // the mode or the zoom has its new layout measured before the next key reads it
+        // (ImGui's content sizes trail by a frame, and fonts are rebuilt at the next).
+        if (key_rest_ > 0)
+            --key_rest_;
         else if (!key_down_)
             press_keys_before(app);
         return;
@@ -182,12 +185,15 @@ void Tour::after_frame(AppState& app, const Window& window, double frame_ms) {
     if (frames_in_phase_ == 0) {
         clipped_before_ = clipped_plot_titles();
         short_before_ = short_plots();
+        unfitted_before_ = tables_not_fitted();
         overlaps_before_ = overlapping_plot_labels();
         legends_before_ = legends_over_data();
     }
     if (++frames_in_phase_ < measured_frames_) return;
     if (clipped_plot_titles() > clipped_before_ && s.error.empty())
         s.error = "a plot title does not fit its plot, even wrapped";
+    if (tables_not_fitted() > unfitted_before_ && s.error.empty())
+        s.error = "a table scrolls or leaves blank room below its last row, though it fits";
     if (short_plots() > short_before_ && s.error.empty())
         s.error = "a plot's frame is shorter than " + std::to_string(int(kShortestFrame)) + " lines of text";
     if (overlapping_plot_labels() > overlaps_before_ && s.error.empty())

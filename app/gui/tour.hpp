@@ -48,7 +48,8 @@ class Tour {
     std::size_t key_ = 0;
     int presses_ = 0;  // of the current key
     bool key_down_ = false;
-    bool key_rest_ = false;      // one frame with the key up between two presses
+    static constexpr int kKeyRestFrames = 3;
+    int key_rest_ = 0;           // frames left with the keys up before the next press
     bool presentation_ = false;  // the mode asked for, restored after the key checks
     std::vector<std::string> key_errors_;
 
@@ -59,6 +60,7 @@ class Tour {
     int frames_in_phase_ = 0;
     int clipped_before_ = 0;           // clipped_plot_titles() when the stop's measured frames began
     int short_before_ = 0;             // short_plots(), likewise
+    int unfitted_before_ = 0;          // tables_not_fitted(), likewise
     std::size_t overlaps_before_ = 0;  // overlapping_plot_labels(), likewise
     std::size_t legends_before_ = 0;   // legends_over_data(), likewise
     double waited_ms_ = 0;
