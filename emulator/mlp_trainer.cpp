@@ -12,6 +12,7 @@
 #include <optional>
 #include <stdexcept>
 #include <string>
+#include <vector>
 
 #include "emulator/adamw.hpp"
 #include "emulator/bulk.hpp"
@@ -44,18 +45,34 @@ float gelu_grad(float z, float t) {
     return 0.5f * (1.0f + t) + 0.5f * z * (1.0f - t * t) * kGeluC * (1.0f + 3.0f * 0.044715f * z * z);
 }
 
-// out = GELU(pre) and t = the tanh inside it, element by element in parallel chunks.
-void gelu_forward(const Matrix& pre, Matrix& out, Matrix& t) {
+// gelu_tanh of every BF16 value, indexed by its bits (float32's upper half). Where the
+// step stores the pre-activation in BF16 (every recipe but FP32), its tanh is looked up: the
+// same function of the same input, so the same bits, where calling tanhf on each element
+// was most of GELU's time.
+const float* bf16_gelu_tanh_table() {
+    static const std::vector<float> table = [] {
+        std::vector<float> t(std::size_t(1) << 16);
+        for (std::uint32_t u = 0; u < t.size(); ++u) t[u] = gelu_tanh(std::bit_cast<float>(u << 16));
+        return t;
+    }();
+    return table.data();
+}
+
+// out = GELU(pre) and t = the tanh inside it, element by element in parallel chunks;
+// pre_in_bf16: every element of pre is a BF16 value.
+void gelu_forward(const Matrix& pre, bool pre_in_bf16, Matrix& out, Matrix& t) {
     out.resize(pre.rows(), pre.cols());
     t.resize(pre.rows(), pre.cols());
     const float* z = pre.data();
     float* o = out.data();
     float* th = t.data();
+    const float* table = pre_in_bf16 ? bf16_gelu_tanh_table() : nullptr;
     parallel_for_chunks(std::size_t(pre.size()), 1 << 14, [&](std::size_t, std::size_t begin, std::size_t end) {
-        for (std::size_t i = begin; i < end; ++i) {
-            th[i] = gelu_tanh(z[i]);
-            o[i] = gelu(z[i], th[i]);
-        }
+        if (table)
+            for (std::size_t i = begin; i < end; ++i) th[i] = table[std::bit_cast<std::uint32_t>(z[i]) >> 16];
+        else
+            for (std::size_t i = begin; i < end; ++i) th[i] = gelu_tanh(z[i]);
+        for (std::size_t i = begin; i < end; ++i) o[i] = gelu(z[i], th[i]);
     });
 }
 
@@ -242,7 +259,7 @@ class Run {
             if (c_.model.biases) pre_[l].rowwise() += layers_[l].bias;
             if (quantised_operands()) store_in_bf16(pre_[l]);
             if (l + 1 < count)
-                gelu_forward(pre_[l], x, gelu_tanh_[l]);
+                gelu_forward(pre_[l], quantised_operands(), x, gelu_tanh_[l]);
             else
                 x = pre_[l];
         }
