@@ -93,12 +93,12 @@ void draw_table(const labs::Table& t) {
             }
         }
     // A table that fits must show all of itself and nothing more: no vertical scrolling,
-    // and no room below its last row (inside the table's scrolling region, the cursor has
-    // passed the last row's text).
+    // and no room below its last row. Inside the table's scrolling region the cursor stands
+    // one item spacing below the last row's text; the row ends one cell padding below it.
     if (t.rows.size() <= kTableRowsShown) {
-        const float blank = ImGui::GetWindowHeight() - (scrolls_sideways ? style.ScrollbarSize : 0) -
-                            (ImGui::GetCursorPosY() - style.ItemSpacing.y + style.CellPadding.y);
-        if (ImGui::GetScrollMaxY() > 0 || blank > row_height / 2) ++g_tables_not_fitted;
+        const float last_row_bottom = ImGui::GetCursorPosY() - style.ItemSpacing.y + style.CellPadding.y;
+        const float rows_area = ImGui::GetWindowHeight() - (scrolls_sideways ? style.ScrollbarSize : 0);
+        if (ImGui::GetScrollMaxY() > 0 || rows_area - last_row_bottom > row_height / 2) ++g_tables_not_fitted;
     }
     ImGui::EndTable();
 }
