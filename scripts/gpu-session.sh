@@ -30,6 +30,14 @@ out="${OUT:-out/gpu-session}"         # results: bench tables, test log
 scratch="${TMPDIR:-/tmp}/gpu-session"  # build logs, traces
 mkdir -p "$out" "$scratch"
 nvidia-smi --query-gpu=name,driver_version,clocks.sm,clocks.mem,temperature.gpu --format=csv | tee "$scratch/gpu.txt"
+# The transformer's tests and benches train on Debian's fortunes (the default corpus); a
+# server without the package gets the copy scripts/copy-header-deps.sh made.
+fortunes=/usr/share/games/fortunes
+if [ ! -d "$fortunes" ]; then
+  [ -d deps/fortunes ] || { echo "missing $fortunes and deps/fortunes: run scripts/copy-header-deps.sh on the Debian machine" >&2; exit 1; }
+  mkdir -p "$(dirname "$fortunes")" && cp -r deps/fortunes "$fortunes" || { echo "cannot copy deps/fortunes to $fortunes" >&2; exit 1; }
+  echo "installed deps/fortunes as $fortunes"
+fi
 archs=(-DCMAKE_CUDA_ARCHITECTURES=90-real)
 [ "${CUDA_ARCHITECTURES:-}" = project ] && archs=()
 cmake --preset gpu-server "${archs[@]}" >"$scratch/configure.log" 2>&1 || { tail -30 "$scratch/configure.log"; exit 1; }
