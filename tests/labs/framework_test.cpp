@@ -12,6 +12,7 @@
 #include <filesystem>
 #include <map>
 #include <set>
+#include <sstream>
 
 #include "labs/logic/curriculum.hpp"
 #include "labs/framework/training_mapping.hpp"
@@ -96,12 +97,15 @@ std::vector<std::string> rankings_within_spread(const std::string& text, const S
 }
 
 // Places whose number is the answer's for another reason, or where a reading exercise's
-// answer is to be found: (step, where, as places_stating names it).
+// answer is to be found: (step, where, as places_stating names it, or "text: " and the
+// start of a line of the step's text).
 const std::vector<std::pair<std::string, std::string>> kSameNumberElsewhere = {
     {"block-scaling/e8m0-traps", "metric scale code of the all-zero block"},  // the other blocks' zeros
     {"block-scaling/e8m0-traps", "metric largest all-zero block element read back"},
     {"block-scaling/e8m0-traps", "table blocks, column amax"},
     {"block-scaling/e8m0-traps", "table e8m0-codes, column scale asked for"},
+    {"block-scaling/e8m0-traps", "text: - **No zero.**"},  // the all-zero block's amax
+    {"block-scaling/e8m0-traps", "text:   has no scale that fits it"},
     {"delayed-scaling/history", "table settings, column history"},                    // the history is 16 too
     {"delayed-scaling/trace-replay", "table per-tensor, column first past at step"},  // a step number
     {"training/crossover", "table sweep, column tokens"},                             // read from the recording
@@ -120,27 +124,61 @@ const std::vector<std::pair<std::string, std::string>> kSameNumberElsewhere = {
     {"training/loss-curves", "note: Experiment: 64-"},               // the model's width
 };
 
+// Whether kSameNumberElsewhere names this place of this step.
+bool same_number_elsewhere(const std::string& step, const std::string& place) {
+    return std::any_of(kSameNumberElsewhere.begin(), kSameNumberElsewhere.end(),
+                       [&](const auto& e) { return e.first == step && place.starts_with(e.second); });
+}
+
+// Whether `text` holds one of `forms` as a whole number token: not inside a longer number
+// or name, and not the base or exponent of a power (2^0).
+bool states_number(const std::string& text, const std::vector<std::string>& forms) {
+    for (const std::string& form : forms) {
+        for (std::size_t at = text.find(form); at != std::string::npos; at = text.find(form, at + 1)) {
+            const auto number_char = [](char c) { return std::isalnum((unsigned char)c) || c == '.' || c == '^'; };
+            const bool starts = at == 0 || !(number_char(text[at - 1]) || text[at - 1] == '-');
+            const std::size_t end = at + form.size();
+            // A full stop right after it ends a sentence, not the number.
+            const bool ends =
+                end == text.size() || !number_char(text[end]) ||
+                (text[end] == '.' && (end + 1 == text.size() || !std::isdigit((unsigned char)text[end + 1])));
+            if (starts && ends) return true;
+        }
+    }
+    return false;
+}
+
+// Whether a word of `text` (between spaces and , ; : ( ) ?) is a number equal to `value`
+// within the tolerance: "1.0" gives 1.
+bool gives_number(const std::string& text, double value, double tolerance) {
+    std::string word;
+    for (const char c : text + " ") {
+        if (!std::isspace((unsigned char)c) && std::string_view(",;:()?").find(c) == std::string_view::npos) {
+            word += c;
+            continue;
+        }
+        while (!word.empty() && word.back() == '.') word.pop_back();  // a sentence's full stop
+        double number = 0;
+        if (!word.empty() && parse_answer_number(word, number) &&
+            std::abs(number - value) <= tolerance * std::max(1.0, std::abs(value)))
+            return true;
+        word.clear();
+    }
+    return false;
+}
+
+// The forms in which the program writes the number `answer`, and the revealed answer.
+std::vector<std::string> answer_forms(double answer, const std::string& answer_text) {
+    return {number_text(answer), shortest_text(answer), answer_text};
+}
+
 // Where a visible output states the number `answer`: a metric within the exercise's
 // tolerance, or a cell, note, label or title holding it as a whole number token, in the
 // forms the program writes numbers (number_text, shortest_text) and the revealed answer.
 std::vector<std::string> places_stating(const StepOutput& out, double answer, double tolerance,
                                         const std::string& answer_text) {
-    std::vector<std::string> forms = {number_text(answer), shortest_text(answer), answer_text};
-    const auto states = [&](const std::string& text) {
-        for (const std::string& form : forms) {
-            for (std::size_t at = text.find(form); at != std::string::npos; at = text.find(form, at + 1)) {
-                const auto number_char = [](char c) { return std::isalnum((unsigned char)c) || c == '.'; };
-                const bool starts = at == 0 || !(number_char(text[at - 1]) || text[at - 1] == '-');
-                const std::size_t end = at + form.size();
-                // A full stop right after it ends a sentence, not the number.
-                const bool ends =
-                    end == text.size() || !number_char(text[end]) ||
-                    (text[end] == '.' && (end + 1 == text.size() || !std::isdigit((unsigned char)text[end + 1])));
-                if (starts && ends) return true;
-            }
-        }
-        return false;
-    };
+    const std::vector<std::string> forms = answer_forms(answer, answer_text);
+    const auto states = [&](const std::string& text) { return states_number(text, forms); };
     std::vector<std::string> places;
     for (const Metric& m : out.metrics)
         if (std::abs(m.value - answer) <= tolerance * std::max(1.0, std::abs(answer)) || states(number_text(m.value)))
@@ -705,13 +743,18 @@ TEST_CASE("every lab in labs/content loads, and every step runs with its default
                 const ExerciseSpec& spec = *s.logic.exercise;
                 const StepOutput hidden = with_answer_hidden(out);
                 for (const std::string& place :
-                     places_stating(hidden, spec.answer, spec.tolerance, s.exercise->answer_text)) {
-                    const auto other_reason =
-                        std::find_if(kSameNumberElsewhere.begin(), kSameNumberElsewhere.end(),
-                                     [&](const auto& e) { return e.first == id && place.starts_with(e.second); });
-                    if (other_reason == kSameNumberElsewhere.end())
+                     places_stating(hidden, spec.answer, spec.tolerance, s.exercise->answer_text))
+                    if (!same_number_elsewhere(id, place))
                         FAIL_CHECK(id << ": the answer " << s.exercise->answer_text
                                       << " is visible before answering: " << place);
+                // Nor does the step's text state it, unless the prompt gives that number itself.
+                const std::vector<std::string> forms = answer_forms(spec.answer, s.exercise->answer_text);
+                if (!gives_number(s.exercise->prompt, spec.answer, spec.tolerance)) {
+                    std::istringstream text(render_placeholders(s.markdown, s.logic.text_values));
+                    for (std::string line; std::getline(text, line);)
+                        if (states_number(line, forms) && !same_number_elsewhere(id, "text: " + line))
+                            FAIL_CHECK(id << ": the text states the answer " << s.exercise->answer_text << ": \""
+                                          << line << "\"");
                 }
                 CHECK(hidden.tables.size() + hidden.figures.size() > 0);
             }
