@@ -6,6 +6,7 @@
 #include <bit>
 #include <cmath>
 #include <cstring>
+#include <vector>
 
 #include "emulator/cpu_clones.hpp"
 #include "emulator/fixed_order_dot.hpp"
@@ -31,6 +32,27 @@ FP8LAB_INLINE float round_bf16(float x) {
 }
 
 float sigmoid(float x) { return 1.0f / (1.0f + std::exp(-x)); }
+
+// sigmoid of every BF16 value, indexed by its bits (float32's upper half). Where the gate is
+// stored in BF16 (every precision but FP32), SwiGLU looks its sigmoid up: the same function
+// of the same input, so the same bits, where calling expf on each element was most of
+// SwiGLU's time.
+const float* bf16_sigmoid_table() {
+    static const std::vector<float> table = [] {
+        std::vector<float> t(std::size_t(1) << 16);
+        for (std::uint32_t u = 0; u < t.size(); ++u) t[u] = sigmoid(std::bit_cast<float>(u << 16));
+        return t;
+    }();
+    return table.data();
+}
+
+// The sigmoid of each gate of a row: looked up for BF16 gates, computed otherwise.
+void gate_sigmoids(const float* g, int f, const float* table, float* sg) {
+    if (table)
+        for (int c = 0; c < f; ++c) sg[c] = table[std::bit_cast<std::uint32_t>(g[c]) >> 16];
+    else
+        for (int c = 0; c < f; ++c) sg[c] = sigmoid(g[c]);
+}
 
 }  // namespace
 
@@ -229,24 +251,28 @@ void attention_backward(const AttentionShape& s, const float* q, const float* k,
     });
 }
 
-void swiglu_forward(const float* gate_up, int rows, int f, float* out) {
+void swiglu_forward(const float* gate_up, int rows, int f, float* out, bool gate_in_bf16) {
+    const float* table = gate_in_bf16 ? bf16_sigmoid_table() : nullptr;
     for_rows(rows, [&](int r) {
         const float* g = gate_up + std::size_t(r) * 2 * f;
         const float* u = g + f;
         float* o = out + std::size_t(r) * f;
-        for (int c = 0; c < f; ++c) o[c] = g[c] * sigmoid(g[c]) * u[c];
+        gate_sigmoids(g, f, table, o);  // the row's sigmoids, then the products in place
+        for (int c = 0; c < f; ++c) o[c] = g[c] * o[c] * u[c];
     });
 }
 
-void swiglu_backward(const float* gate_up, const float* dout, int rows, int f, float* dgate_up) {
+void swiglu_backward(const float* gate_up, const float* dout, int rows, int f, float* dgate_up, bool gate_in_bf16) {
+    const float* table = gate_in_bf16 ? bf16_sigmoid_table() : nullptr;
     for_rows(rows, [&](int r) {
         const float* g = gate_up + std::size_t(r) * 2 * f;
         const float* u = g + f;
         const float* d = dout + std::size_t(r) * f;
         float* dg = dgate_up + std::size_t(r) * 2 * f;
         float* du = dg + f;
+        gate_sigmoids(g, f, table, dg);  // dg holds the sigmoids until its own values replace them
         for (int c = 0; c < f; ++c) {
-            const float sg = sigmoid(g[c]);
+            const float sg = dg[c];
             du[c] = d[c] * g[c] * sg;
             dg[c] = d[c] * u[c] * sg * (1.0f + g[c] * (1.0f - sg));
         }

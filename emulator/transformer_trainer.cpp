@@ -175,6 +175,9 @@ class TransformerRun {
     const Matrix& output_weight() { return w(t_.tied_output ? embed_ : output_); }
 
     Precision precision() const { return e_.numerics.precision; }
+    // The gate_up projection's output is stored in BF16 (LinearGemms::forward) in every
+    // precision but FP32.
+    bool gate_in_bf16() const { return precision() != Precision::Fp32; }
     Precision output_precision() const {
         return precision() == Precision::Fp8 && t_.output_bf16 ? Precision::Bf16 : precision();
     }
@@ -219,7 +222,7 @@ class TransformerRun {
             gemms.forward(p + "gate_up", precision(), a.n2, w(bp.gate_up), s, trace, a.gate_up_s, a.gate_up,
                           amax(bp.gate_up));
             a.act.resize(rows, t_.ffn);
-            swiglu_forward(a.gate_up.data(), rows, t_.ffn, a.act.data());
+            swiglu_forward(a.gate_up.data(), rows, t_.ffn, a.act.data(), gate_in_bf16());
             gemms.forward(p + "down", precision(), a.act, w(bp.down), s, trace, a.down_s, y_, amax(bp.down));
             x = a.x_mid + y_;
         }
@@ -256,7 +259,7 @@ class TransformerRun {
             // The feed-forward half: x_out = x_mid + down(swiglu(gate_up(norm(x_mid)))).
             gemms_.backward(p + "down", a.down_s, w(bp.down), dx, s, trace, grad(bp.down), &dact_);
             dgate_up_.resize(rows, 2 * t_.ffn);
-            swiglu_backward(a.gate_up.data(), dact_.data(), rows, t_.ffn, dgate_up_.data());
+            swiglu_backward(a.gate_up.data(), dact_.data(), rows, t_.ffn, dgate_up_.data(), gate_in_bf16());
             gemms_.backward(p + "gate_up", a.gate_up_s, w(bp.gate_up), dgate_up_, s, trace, grad(bp.gate_up), &dn_);
             dnorm_.resize(rows, d);
             rmsnorm_backward(a.x_mid.data(), w(bp.mlp_norm).data(), a.inv2.data(), dn_.data(), rows, d, dnorm_.data(),

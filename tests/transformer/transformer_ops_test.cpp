@@ -3,8 +3,10 @@
 // gradients against float64 central differences of those references.
 #include <doctest/doctest.h>
 
+#include <bit>
 #include <cmath>
 #include <cstdint>
+#include <cstring>
 #include <functional>
 #include <vector>
 
@@ -184,10 +186,31 @@ TEST_CASE("SwiGLU: forward and gradient against float64") {
         return out;
     };
     std::vector<float> out(std::size_t(rows) * f), dx(x.size());
-    swiglu_forward(x.data(), rows, f, out.data());
+    swiglu_forward(x.data(), rows, f, out.data(), false);
     check_close(out, reference(widen(x)), 1e-5, 1e-6);
-    swiglu_backward(x.data(), w.data(), rows, f, dx.data());
+    swiglu_backward(x.data(), w.data(), rows, f, dx.data(), false);
     check_close(dx, numeric_gradient(reference, widen(x), w), 1e-4, 1e-5);
+}
+
+TEST_CASE("SwiGLU: with BF16 gates, the looked-up sigmoid gives the bits of the computed one, for every BF16 gate") {
+    // One row per 256 gates: all 65536 BF16 values (NaN and infinities included) as gates,
+    // each beside an up value and an output gradient of its own.
+    const int f = 256, rows = 65536 / f;
+    std::vector<float> gate_up(std::size_t(rows) * 2 * f);
+    const std::vector<float> up = random_values(rows * f, 16, 3.0f), dout = random_values(rows * f, 17);
+    for (int r = 0; r < rows; ++r)
+        for (int c = 0; c < f; ++c) {
+            gate_up[std::size_t(r) * 2 * f + c] = std::bit_cast<float>(std::uint32_t(r * f + c) << 16);
+            gate_up[std::size_t(r) * 2 * f + f + c] = up[std::size_t(r) * f + c];
+        }
+    std::vector<float> computed(std::size_t(rows) * f), looked_up(computed.size());
+    swiglu_forward(gate_up.data(), rows, f, computed.data(), false);
+    swiglu_forward(gate_up.data(), rows, f, looked_up.data(), true);
+    CHECK(std::memcmp(computed.data(), looked_up.data(), computed.size() * sizeof(float)) == 0);
+    std::vector<float> d_computed(gate_up.size()), d_looked_up(gate_up.size());
+    swiglu_backward(gate_up.data(), dout.data(), rows, f, d_computed.data(), false);
+    swiglu_backward(gate_up.data(), dout.data(), rows, f, d_looked_up.data(), true);
+    CHECK(std::memcmp(d_computed.data(), d_looked_up.data(), d_computed.size() * sizeof(float)) == 0);
 }
 
 TEST_CASE("cross-entropy: the mean negative log-likelihood and its gradient against float64") {
