@@ -286,12 +286,17 @@ double cross_entropy(const float* logits, const std::uint8_t* targets, int rows,
         const float* z = logits + std::size_t(r) * vocab;
         const float top = *std::max_element(z, z + vocab);
         float sum = 0;
-        for (int c = 0; c < vocab; ++c) sum += std::exp(z[c] - top);
-        row_loss[std::size_t(r)] = double(std::log(sum)) - double(z[targets[r]] - top);
-        if (!dlogits) return;
+        if (!dlogits) {
+            for (int c = 0; c < vocab; ++c) sum += std::exp(z[c] - top);
+            row_loss[std::size_t(r)] = double(std::log(sum)) - double(z[targets[r]] - top);
+            return;
+        }
+        // The gradient's row holds the exponentials until it is written: each is computed once.
         float* d = dlogits + std::size_t(r) * vocab;
+        for (int c = 0; c < vocab; ++c) sum += d[c] = std::exp(z[c] - top);
+        row_loss[std::size_t(r)] = double(std::log(sum)) - double(z[targets[r]] - top);
         const float k = scale / float(rows);
-        for (int c = 0; c < vocab; ++c) d[c] = (std::exp(z[c] - top) / sum - (c == targets[r] ? 1.0f : 0.0f)) * k;
+        for (int c = 0; c < vocab; ++c) d[c] = (d[c] / sum - (c == targets[r] ? 1.0f : 0.0f)) * k;
     });
     double total = 0;
     for (const double l : row_loss) total += l;
