@@ -15,6 +15,7 @@
 #include <vector>
 
 #include "emulator/adamw.hpp"
+#include "emulator/bf16_function_table.hpp"
 #include "emulator/bulk.hpp"
 #include "emulator/linear_gemms.hpp"
 #include "emulator/parallel.hpp"
@@ -45,16 +46,10 @@ float gelu_grad(float z, float t) {
     return 0.5f * (1.0f + t) + 0.5f * z * (1.0f - t * t) * kGeluC * (1.0f + 3.0f * 0.044715f * z * z);
 }
 
-// gelu_tanh of every BF16 value, indexed by its bits (float32's upper half). Where the
-// step stores the pre-activation in BF16 (every recipe but FP32), its tanh is looked up: the
-// same function of the same input, so the same bits, where calling tanhf on each element
-// was most of GELU's time.
+// gelu_tanh at every BF16 value: where the step stores the pre-activation in BF16 (every
+// recipe but FP32), GELU looks its tanh up (calling tanhf on each element was most of its time).
 const float* bf16_gelu_tanh_table() {
-    static const std::vector<float> table = [] {
-        std::vector<float> t(std::size_t(1) << 16);
-        for (std::uint32_t u = 0; u < t.size(); ++u) t[u] = gelu_tanh(std::bit_cast<float>(u << 16));
-        return t;
-    }();
+    static const std::vector<float> table = bf16_function_table(gelu_tanh);
     return table.data();
 }
 
@@ -69,7 +64,7 @@ void gelu_forward(const Matrix& pre, bool pre_in_bf16, Matrix& out, Matrix& t) {
     const float* table = pre_in_bf16 ? bf16_gelu_tanh_table() : nullptr;
     parallel_for_chunks(std::size_t(pre.size()), 1 << 14, [&](std::size_t, std::size_t begin, std::size_t end) {
         if (table)
-            for (std::size_t i = begin; i < end; ++i) th[i] = table[std::bit_cast<std::uint32_t>(z[i]) >> 16];
+            for (std::size_t i = begin; i < end; ++i) th[i] = bf16_lookup(table, z[i]);
         else
             for (std::size_t i = begin; i < end; ++i) th[i] = gelu_tanh(z[i]);
         for (std::size_t i = begin; i < end; ++i) o[i] = gelu(z[i], th[i]);

@@ -8,6 +8,7 @@
 #include <cstring>
 #include <vector>
 
+#include "emulator/bf16_function_table.hpp"
 #include "emulator/cpu_clones.hpp"
 #include "emulator/fixed_order_dot.hpp"
 #include "emulator/parallel.hpp"
@@ -33,23 +34,17 @@ FP8LAB_INLINE float round_bf16(float x) {
 
 float sigmoid(float x) { return 1.0f / (1.0f + std::exp(-x)); }
 
-// sigmoid of every BF16 value, indexed by its bits (float32's upper half). Where the gate is
-// stored in BF16 (every precision but FP32), SwiGLU looks its sigmoid up: the same function
-// of the same input, so the same bits, where calling expf on each element was most of
-// SwiGLU's time.
+// sigmoid at every BF16 value: where the gate is stored in BF16 (every precision but FP32),
+// SwiGLU looks its sigmoid up (calling expf on each element was most of its time).
 const float* bf16_sigmoid_table() {
-    static const std::vector<float> table = [] {
-        std::vector<float> t(std::size_t(1) << 16);
-        for (std::uint32_t u = 0; u < t.size(); ++u) t[u] = sigmoid(std::bit_cast<float>(u << 16));
-        return t;
-    }();
+    static const std::vector<float> table = bf16_function_table(sigmoid);
     return table.data();
 }
 
 // The sigmoid of each gate of a row: looked up for BF16 gates, computed otherwise.
 void gate_sigmoids(const float* g, int f, const float* table, float* sg) {
     if (table)
-        for (int c = 0; c < f; ++c) sg[c] = table[std::bit_cast<std::uint32_t>(g[c]) >> 16];
+        for (int c = 0; c < f; ++c) sg[c] = bf16_lookup(table, g[c]);
     else
         for (int c = 0; c < f; ++c) sg[c] = sigmoid(g[c]);
 }
