@@ -356,7 +356,12 @@ int run_gui(const GuiOptions& options) {
     }
     double startup_ms = 0;
     bool first = true;
-    constexpr int kSettleFrames = 3;
+    // Frames drawn after the last change before the window sleeps or a screenshot is taken:
+    // ImGui fits a new table's columns to their contents and shows its scroll bars from the
+    // previous frame's sizes, so a table wider than its pane gets its sideways bar a few
+    // frames after it first appears (4 was the least that showed it in presentation mode at
+    // 1280x720; with 3 the screenshot had a blank strip where the bar belongs).
+    constexpr int kSettleFrames = 5;
     int settle_frames = kSettleFrames;
     while (!window.should_close() && !(tour && tour->finished())) {
         if (window.content_scale() != app.looks.monitor_scale) {
