@@ -57,7 +57,7 @@ void LinearGemms::forward(const std::string& name, Precision p, const Matrix& x,
     saved.weight_q = &operand(name + ".weight", TensorRole::Weight, p, weight, step, trace, saved.weight_buffer,
                               {.amax = weight_amax});
     gemm(fast_.forward, p, *saved.input_q, saved.weight_q->transpose(), y);
-    if (p != Precision::Fp32) store_in_bf16(y);
+    if (stores_output_in_bf16(p)) store_in_bf16(y);
 }
 
 void LinearGemms::backward(const std::string& name, const LinearSaved& saved, const Matrix& weight, const Matrix& grad,
@@ -80,7 +80,7 @@ void LinearGemms::backward(const std::string& name, const LinearSaved& saved, co
         gemm(fast_.wgrad, p, g_q.transpose(), *saved.input_q, weight_grad);
         if (dx) gemm(fast_.dgrad, p, g_q, *saved.weight_q, *dx);
     }
-    if (dx && p != Precision::Fp32) store_in_bf16(*dx);
+    if (dx && stores_output_in_bf16(p)) store_in_bf16(*dx);
 }
 
 }  // namespace fp8lab::emu

@@ -68,9 +68,12 @@ class LinearGemms {
   public:
     LinearGemms(OperandQuantizer& quantizer, FastAccumulation fast) : quantizer_(quantizer), fast_(fast) {}
 
-    // y = x W^T (W is outputs x inputs). With BF16 or FP8 operands the output is stored in
-    // BF16, as a GPU's GEMM stores it; FP32 keeps float32. `weight_amax`: W's amax where
-    // AdamW found it (CastRequest::amax).
+    // Whether forward's y and backward's dx are stored in BF16: with BF16 or FP8 operands,
+    // as a GPU's GEMM stores them; FP32 keeps float32.
+    static bool stores_output_in_bf16(Precision precision) { return precision != Precision::Fp32; }
+
+    // y = x W^T (W is outputs x inputs), stored as stores_output_in_bf16 says.
+    // `weight_amax`: W's amax where AdamW found it (CastRequest::amax).
     void forward(const std::string& name, Precision precision, const Matrix& x, const Matrix& weight,
                  std::uint64_t step, AmaxTrace* trace, LinearSaved& saved, Matrix& y,
                  std::optional<float> weight_amax = {});

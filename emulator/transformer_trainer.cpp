@@ -175,9 +175,8 @@ class TransformerRun {
     const Matrix& output_weight() { return w(t_.tied_output ? embed_ : output_); }
 
     Precision precision() const { return e_.numerics.precision; }
-    // The gate_up projection's output is stored in BF16 (LinearGemms::forward) in every
-    // precision but FP32.
-    bool gate_in_bf16() const { return precision() != Precision::Fp32; }
+    // The gate_up projection's output, which SwiGLU reads, as LinearGemms::forward stores it.
+    bool gate_in_bf16() const { return LinearGemms::stores_output_in_bf16(precision()); }
     Precision output_precision() const {
         return precision() == Precision::Fp8 && t_.output_bf16 ? Precision::Bf16 : precision();
     }
