@@ -14,7 +14,7 @@
 #include <iostream>
 #include <string>
 
-#include "emulator/quoted_input.hpp"
+#include "emulator/base/quoted_input.hpp"
 #include "app/cli/commands.hpp"
 #include "app/options/usage_error.hpp"
 

@@ -12,12 +12,12 @@
 #include <stdexcept>
 #include <vector>
 
-#include "emulator/current_scaling.hpp"
-#include "emulator/delayed_scaling.hpp"
-#include "emulator/experiment.hpp"
-#include "emulator/format.hpp"
-#include "emulator/quantized_tensor.hpp"
-#include "emulator/tensor_numerics.hpp"
+#include "emulator/scaling/current_scaling.hpp"
+#include "emulator/scaling/delayed_scaling.hpp"
+#include "emulator/training/experiment.hpp"
+#include "emulator/formats/format.hpp"
+#include "emulator/formats/quantized_tensor.hpp"
+#include "emulator/scaling/tensor_numerics.hpp"
 
 namespace fp8lab::gpu {
 

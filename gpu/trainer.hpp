@@ -11,11 +11,11 @@
 #include <string_view>
 #include <vector>
 
-#include "emulator/amax_trace.hpp"
-#include "emulator/delayed_scaling.hpp"
-#include "emulator/experiment.hpp"
-#include "emulator/mlp_trainer.hpp"
-#include "emulator/tensor_numerics.hpp"
+#include "emulator/scaling/amax_trace.hpp"
+#include "emulator/scaling/delayed_scaling.hpp"
+#include "emulator/training/experiment.hpp"
+#include "emulator/models/mlp/mlp_trainer.hpp"
+#include "emulator/scaling/tensor_numerics.hpp"
 #include "gpu/tensor_ops.hpp"
 
 namespace fp8lab::gpu {

@@ -8,8 +8,8 @@
 
 #include <string>
 
-#include "emulator/format.hpp"
-#include "emulator/rounding.hpp"
+#include "emulator/formats/format.hpp"
+#include "emulator/formats/rounding.hpp"
 
 namespace fp8lab::python {
 

@@ -5,11 +5,11 @@
 #include <cstring>
 #include <vector>
 
-#include "emulator/bulk.hpp"
-#include "emulator/convert.hpp"
-#include "emulator/enum_names.hpp"
-#include "emulator/parallel.hpp"
-#include "emulator/quoted_input.hpp"
+#include "emulator/formats/bulk.hpp"
+#include "emulator/formats/convert.hpp"
+#include "emulator/base/enum_names.hpp"
+#include "emulator/base/parallel.hpp"
+#include "emulator/base/quoted_input.hpp"
 #include "python/bindings.hpp"
 
 namespace fp8lab::python {

@@ -5,11 +5,11 @@
 
 #include <numeric>
 
-#include "emulator/quantize.hpp"
-#include "emulator/current_scaling.hpp"
-#include "emulator/delayed_scaling.hpp"
-#include "emulator/experiment.hpp"
-#include "emulator/quoted_input.hpp"
+#include "emulator/scaling/quantize.hpp"
+#include "emulator/scaling/current_scaling.hpp"
+#include "emulator/scaling/delayed_scaling.hpp"
+#include "emulator/training/experiment.hpp"
+#include "emulator/base/quoted_input.hpp"
 #include "python/bindings.hpp"
 
 namespace fp8lab::python {

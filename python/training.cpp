@@ -8,16 +8,16 @@
 #include <limits>
 #include <sstream>
 
-#include "emulator/amax_trace.hpp"
-#include "emulator/available_memory.hpp"
-#include "emulator/experiment.hpp"
-#include "emulator/cpu_training.hpp"
-#include "emulator/mlp_trainer.hpp"
-#include "emulator/parallel.hpp"
-#include "emulator/quoted_input.hpp"
-#include "emulator/recipe.hpp"
-#include "emulator/seed_spread.hpp"
-#include "emulator/user_files.hpp"
+#include "emulator/scaling/amax_trace.hpp"
+#include "emulator/base/available_memory.hpp"
+#include "emulator/training/experiment.hpp"
+#include "emulator/models/cpu_training.hpp"
+#include "emulator/models/mlp/mlp_trainer.hpp"
+#include "emulator/base/parallel.hpp"
+#include "emulator/base/quoted_input.hpp"
+#include "emulator/scaling/recipe.hpp"
+#include "emulator/training/seed_spread.hpp"
+#include "emulator/io/user_files.hpp"
 #include "python/bindings.hpp"
 
 namespace fp8lab::python {

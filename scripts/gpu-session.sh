@@ -67,7 +67,7 @@ bench() {  # $1: label, $2: binary, then bench options
   awk -F, '$2 > 250 {c += $1; p += $2; n++} END {if (n) printf "SM clock %.0f MHz, power %.0f W (means of %d samples over 250 W)\n", c / n, p / n, n}' \
     "$scratch/smi-$label.csv" | tee -a "$out/bench-$label.txt"
 }
-# The transformer presets of gpu/src/trainer_config.cpp as `train` options.
+# The transformer presets of gpu/src/models/trainer_config.cpp as `train` options.
 gpt2_small="--width 768 --blocks 12 --heads 12 --kv-heads 12 --ffn 3072 --sequence 1024 --tokens 8192"
 wide="--width 4096 --blocks 2 --heads 32 --kv-heads 8 --ffn 11008 --sequence 2048 --tokens 8192"
 transformer_step() {  # $1: label, $2: binary, $3: preset options, $4: precision options

@@ -162,7 +162,7 @@ def run(preset, fused, steps, warmup, compile_model, profile_steps=0, repeat=1):
     return medians, sequences * sequence
 
 
-# fp8lab's counter-based draws (emulator/stochastic_bits.hpp), on numpy uint64 arrays.
+# fp8lab's counter-based draws (emulator/base/stochastic_bits.hpp), on numpy uint64 arrays.
 GOLDEN = np.uint64(0x9E3779B97F4A7C15)
 
 

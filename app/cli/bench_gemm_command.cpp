@@ -8,7 +8,7 @@
 
 #include "app/options/command_options.hpp"
 #include "app/cli/commands.hpp"
-#include "emulator/json_writer.hpp"
+#include "emulator/io/json_writer.hpp"
 #include "app/options/usage_error.hpp"
 #include "gpu/probe.hpp"
 #include "gpu/tensor_ops.hpp"

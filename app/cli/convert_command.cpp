@@ -11,8 +11,8 @@
 #include "app/cli/commands.hpp"
 #include "app/options/number_text.hpp"
 #include "app/options/usage_error.hpp"
-#include "emulator/quoted_input.hpp"
-#include "emulator/convert.hpp"
+#include "emulator/base/quoted_input.hpp"
+#include "emulator/formats/convert.hpp"
 
 namespace fp8lab::cli {
 using options::decimal_float;

@@ -12,7 +12,7 @@
 #include "app/cli/commands.hpp"
 #include "app/options/number_text.hpp"
 #include "app/options/usage_error.hpp"
-#include "emulator/convert.hpp"
+#include "emulator/formats/convert.hpp"
 
 namespace fp8lab::cli {
 using options::decimal_float;

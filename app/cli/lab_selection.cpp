@@ -7,7 +7,7 @@
 
 #include "app/options/usage_error.hpp"
 #include "gpu/probe.hpp"
-#include "emulator/quoted_input.hpp"
+#include "emulator/base/quoted_input.hpp"
 #include "labs/logic/curriculum.hpp"
 
 namespace fp8lab::cli {

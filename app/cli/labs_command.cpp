@@ -7,10 +7,10 @@
 #include <optional>
 #include <string>
 
-#include "emulator/quoted_input.hpp"
+#include "emulator/base/quoted_input.hpp"
 #include "app/options/command_options.hpp"
 #include "app/cli/commands.hpp"
-#include "emulator/json_writer.hpp"
+#include "emulator/io/json_writer.hpp"
 #include "labs/framework/training_mapping.hpp"
 #include "app/cli/lab_selection.hpp"
 #include "app/cli/step_output_text.hpp"

@@ -9,7 +9,7 @@
 
 #include "app/cli/commands.hpp"
 #include "app/cli/lab_selection.hpp"
-#include "emulator/user_files.hpp"
+#include "emulator/io/user_files.hpp"
 #include "labs/framework/progress.hpp"
 
 namespace fp8lab::cli {

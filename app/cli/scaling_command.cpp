@@ -7,17 +7,17 @@
 #include <optional>
 #include <string>
 
-#include "emulator/quoted_input.hpp"
+#include "emulator/base/quoted_input.hpp"
 #include "app/options/command_options.hpp"
 #include "app/cli/commands.hpp"
 #include "app/options/number_text.hpp"
 #include "app/cli/stdin_values.hpp"
 #include "app/options/usage_error.hpp"
-#include "emulator/block_recipes.hpp"
-#include "emulator/quantize.hpp"
-#include "emulator/convert.hpp"
-#include "emulator/delayed_scaling.hpp"
-#include "emulator/experiment.hpp"
+#include "emulator/scaling/block_recipes.hpp"
+#include "emulator/scaling/quantize.hpp"
+#include "emulator/formats/convert.hpp"
+#include "emulator/scaling/delayed_scaling.hpp"
+#include "emulator/training/experiment.hpp"
 
 namespace fp8lab::cli {
 using options::decimal_float;

@@ -6,7 +6,7 @@
 
 #include "app/options/number_text.hpp"
 #include "app/options/usage_error.hpp"
-#include "emulator/quoted_input.hpp"
+#include "emulator/base/quoted_input.hpp"
 
 namespace fp8lab::cli {
 using options::InputPrecision;

@@ -4,7 +4,7 @@
 
 #include <string>
 
-#include "emulator/json_writer.hpp"
+#include "emulator/io/json_writer.hpp"
 #include "labs/framework/lab.hpp"
 
 namespace fp8lab::cli {

@@ -11,20 +11,20 @@
 #include <sstream>
 #include <string>
 
-#include "emulator/quoted_input.hpp"
+#include "emulator/base/quoted_input.hpp"
 #include "app/files/atomic_file.hpp"
 #include "app/options/command_options.hpp"
 #include "app/cli/commands.hpp"
 #include "app/options/number_text.hpp"
 #include "app/cli/train_options.hpp"
 #include "app/options/usage_error.hpp"
-#include "emulator/amax_trace.hpp"
-#include "emulator/available_memory.hpp"
-#include "emulator/cpu_training.hpp"
-#include "emulator/mlp_trainer.hpp"
-#include "emulator/seed_spread.hpp"
-#include "emulator/tensor_numerics.hpp"
-#include "emulator/user_files.hpp"
+#include "emulator/scaling/amax_trace.hpp"
+#include "emulator/base/available_memory.hpp"
+#include "emulator/models/cpu_training.hpp"
+#include "emulator/models/mlp/mlp_trainer.hpp"
+#include "emulator/training/seed_spread.hpp"
+#include "emulator/scaling/tensor_numerics.hpp"
+#include "emulator/io/user_files.hpp"
 #include "gpu/trainer.hpp"
 #include "labs/experiments/recipe_code.hpp"
 

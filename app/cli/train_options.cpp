@@ -12,8 +12,8 @@
 
 #include "app/options/command_options.hpp"
 #include "app/options/usage_error.hpp"
-#include "emulator/quoted_input.hpp"
-#include "emulator/user_files.hpp"
+#include "emulator/base/quoted_input.hpp"
+#include "emulator/io/user_files.hpp"
 
 namespace fp8lab::cli {
 using options::integer_in;

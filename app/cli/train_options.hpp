@@ -6,7 +6,7 @@
 #include <cstdint>
 #include <string>
 
-#include "emulator/experiment.hpp"
+#include "emulator/training/experiment.hpp"
 
 namespace CLI {
 class App;

@@ -7,7 +7,7 @@
 #include <stdexcept>
 
 #include "app/options/usage_error.hpp"
-#include "emulator/json_reader.hpp"
+#include "emulator/io/json_reader.hpp"
 
 namespace fp8lab::exporter {
 using options::UsageError;

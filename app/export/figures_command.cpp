@@ -15,10 +15,10 @@
 #include <stdexcept>
 #include <thread>
 
-#include "emulator/quoted_input.hpp"
+#include "emulator/base/quoted_input.hpp"
 #include "app/options/command_options.hpp"
 #include "app/cli/commands.hpp"
-#include "emulator/json_writer.hpp"
+#include "emulator/io/json_writer.hpp"
 #include "app/cli/lab_selection.hpp"
 #include "app/cli/step_output_text.hpp"
 #include "app/files/atomic_file.hpp"

@@ -9,7 +9,7 @@
 
 #include "app/gui/app_state.hpp"
 #include "app/gui/widgets.hpp"
-#include "emulator/rounding.hpp"
+#include "emulator/formats/rounding.hpp"
 #include "labs/experiments/bit_inspection.hpp"
 #include "labs/framework/exercise.hpp"
 #include "labs/framework/table.hpp"

@@ -20,7 +20,7 @@
 #include "app/gui/plot.hpp"
 #include "app/gui/tour.hpp"
 #include "app/gui/window.hpp"
-#include "emulator/quoted_input.hpp"
+#include "emulator/base/quoted_input.hpp"
 #include "labs/framework/step_link.hpp"
 #include "labs/framework/progress.hpp"
 #include "app/files/atomic_file.hpp"

@@ -4,7 +4,7 @@
 
 #include "app/files/atomic_file.hpp"
 #include "app/plot/figure_theme.hpp"
-#include "emulator/quoted_input.hpp"
+#include "emulator/base/quoted_input.hpp"
 
 #include <fcntl.h>
 #include <sys/stat.h>

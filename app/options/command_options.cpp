@@ -2,7 +2,7 @@
 // Option values shared by subcommands, checked with messages that say what is accepted.
 #include "app/options/command_options.hpp"
 
-#include "emulator/user_files.hpp"
+#include "emulator/io/user_files.hpp"
 
 #include <cmath>
 #include <cstdio>
@@ -10,8 +10,8 @@
 
 #include "app/options/number_text.hpp"
 #include "app/options/usage_error.hpp"
-#include "emulator/integer_text.hpp"
-#include "emulator/quoted_input.hpp"
+#include "emulator/base/integer_text.hpp"
+#include "emulator/base/quoted_input.hpp"
 
 namespace fp8lab::options {
 

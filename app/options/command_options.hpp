@@ -8,9 +8,9 @@
 
 #include <CLI/CLI.hpp>
 
-#include "emulator/bounds.hpp"
-#include "emulator/format.hpp"
-#include "emulator/rounding.hpp"
+#include "emulator/base/bounds.hpp"
+#include "emulator/formats/format.hpp"
+#include "emulator/formats/rounding.hpp"
 
 namespace fp8lab::options {
 

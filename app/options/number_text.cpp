@@ -6,7 +6,7 @@
 
 #include <bit>
 
-#include "emulator/integer_text.hpp"
+#include "emulator/base/integer_text.hpp"
 
 #include <cerrno>
 #include <cmath>

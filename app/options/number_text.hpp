@@ -7,7 +7,7 @@
 #include <string>
 #include <string_view>
 
-#include "emulator/format.hpp"
+#include "emulator/formats/format.hpp"
 
 namespace fp8lab::options {
 

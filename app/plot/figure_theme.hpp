@@ -5,7 +5,7 @@
 
 #include <span>
 
-#include "emulator/enum_names.hpp"
+#include "emulator/base/enum_names.hpp"
 #include "labs/framework/figure.hpp"
 
 namespace fp8lab::plot {

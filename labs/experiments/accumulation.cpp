@@ -11,8 +11,8 @@
 #include <sstream>
 #include <stdexcept>
 
-#include "emulator/block_recipes.hpp"
-#include "emulator/convert.hpp"
+#include "emulator/scaling/block_recipes.hpp"
+#include "emulator/formats/convert.hpp"
 #include "gpu/probe.hpp"
 #include "gpu/tensor_ops.hpp"
 #include "labs/experiments/sample_tensors.hpp"

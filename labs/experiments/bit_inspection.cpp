@@ -5,8 +5,8 @@
 #include <cmath>
 #include <stdexcept>
 
-#include "emulator/convert.hpp"
-#include "emulator/value_grid.hpp"
+#include "emulator/formats/convert.hpp"
+#include "emulator/formats/value_grid.hpp"
 #include "labs/experiments/format_text.hpp"
 #include "labs/framework/table.hpp"
 

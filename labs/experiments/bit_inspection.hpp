@@ -7,8 +7,8 @@
 #include <string>
 #include <vector>
 
-#include "emulator/format.hpp"
-#include "emulator/rounding.hpp"
+#include "emulator/formats/format.hpp"
+#include "emulator/formats/rounding.hpp"
 
 namespace fp8lab::labs {
 

@@ -4,7 +4,7 @@
 
 #include <cmath>
 
-#include "emulator/convert.hpp"
+#include "emulator/formats/convert.hpp"
 #include "labs/framework/table.hpp"
 
 namespace fp8lab::labs {

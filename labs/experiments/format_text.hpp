@@ -6,7 +6,7 @@
 #include <string>
 #include <vector>
 
-#include "emulator/format.hpp"
+#include "emulator/formats/format.hpp"
 
 namespace fp8lab::labs {
 

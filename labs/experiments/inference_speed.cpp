@@ -11,7 +11,7 @@
 #include "gpu/tensor_ops.hpp"
 #include "labs/framework/run_context.hpp"
 #include "labs/framework/table.hpp"
-#include "emulator/quoted_input.hpp"
+#include "emulator/base/quoted_input.hpp"
 
 namespace fp8lab::labs {
 

@@ -6,7 +6,7 @@
 #include <string>
 #include <vector>
 
-#include "emulator/tensor_numerics.hpp"
+#include "emulator/scaling/tensor_numerics.hpp"
 #include "labs/framework/figure.hpp"
 
 namespace fp8lab::labs {

@@ -6,9 +6,9 @@
 #include <cstddef>
 #include <cstdint>
 
-#include "emulator/experiment.hpp"
-#include "emulator/quantize.hpp"
-#include "emulator/training_task.hpp"
+#include "emulator/training/experiment.hpp"
+#include "emulator/scaling/quantize.hpp"
+#include "emulator/training/training_task.hpp"
 #include "labs/framework/table.hpp"
 
 namespace fp8lab::labs {

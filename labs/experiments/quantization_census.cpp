@@ -6,7 +6,7 @@
 #include <cmath>
 #include <vector>
 
-#include "emulator/bulk.hpp"
+#include "emulator/formats/bulk.hpp"
 
 namespace fp8lab::labs {
 

@@ -5,7 +5,7 @@
 
 #include <span>
 
-#include "emulator/format.hpp"
+#include "emulator/formats/format.hpp"
 
 namespace fp8lab::labs {
 

@@ -7,7 +7,7 @@
 // torchao's Float8LinearConfig.from_recipe_name.
 #include "labs/experiments/recipe_code.hpp"
 
-#include "emulator/recipe.hpp"
+#include "emulator/scaling/recipe.hpp"
 
 #include <cstdio>
 #include <cstdlib>

@@ -6,8 +6,8 @@
 #include <string>
 #include <vector>
 
-#include "emulator/enum_names.hpp"
-#include "emulator/experiment.hpp"
+#include "emulator/base/enum_names.hpp"
+#include "emulator/training/experiment.hpp"
 #include "labs/framework/step_output.hpp"
 #include "labs/framework/table.hpp"
 

@@ -9,8 +9,8 @@
 #include <ostream>
 #include <stdexcept>
 
-#include "emulator/integer_text.hpp"
-#include "emulator/quoted_input.hpp"
+#include "emulator/base/integer_text.hpp"
+#include "emulator/base/quoted_input.hpp"
 
 namespace fp8lab::labs {
 

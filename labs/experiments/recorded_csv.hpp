@@ -9,7 +9,7 @@
 #include <utility>
 #include <vector>
 
-#include "emulator/bounds.hpp"
+#include "emulator/base/bounds.hpp"
 
 namespace fp8lab::labs {
 

@@ -2,7 +2,7 @@
 // Seeded tensor generators; a counter hash keeps them identical on every platform
 // (std::normal_distribution is not specified bit for bit).
 #include "labs/experiments/sample_tensors.hpp"
-#include "emulator/quoted_input.hpp"
+#include "emulator/base/quoted_input.hpp"
 
 #include <cmath>
 #include <stdexcept>

@@ -6,7 +6,7 @@
 #include <string>
 #include <vector>
 
-#include "emulator/seed_spread.hpp"
+#include "emulator/training/seed_spread.hpp"
 #include "labs/framework/figure.hpp"
 
 namespace fp8lab::labs {

@@ -5,8 +5,8 @@
 #include <algorithm>
 #include <stdexcept>
 
-#include "emulator/cpu_training.hpp"
-#include "emulator/mlp_trainer.hpp"
+#include "emulator/models/cpu_training.hpp"
+#include "emulator/models/mlp/mlp_trainer.hpp"
 #include "gpu/probe.hpp"
 #include "gpu/tensor_ops.hpp"
 #include "gpu/trainer.hpp"

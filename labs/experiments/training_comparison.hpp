@@ -3,7 +3,7 @@
 // the CPU emulator or the GPU, as a StepOutput that grows while it runs.
 #pragma once
 
-#include "emulator/experiment.hpp"
+#include "emulator/training/experiment.hpp"
 #include "labs/framework/run_context.hpp"
 #include "labs/framework/step_output.hpp"
 

@@ -12,7 +12,7 @@
 
 #include "labs/framework/step_words.hpp"
 #include "labs/framework/placeholders.hpp"
-#include "emulator/quoted_input.hpp"
+#include "emulator/base/quoted_input.hpp"
 
 namespace fp8lab::labs {
 

@@ -9,7 +9,7 @@
 #include <string>
 #include <vector>
 
-#include "emulator/enum_names.hpp"
+#include "emulator/base/enum_names.hpp"
 
 namespace fp8lab::labs {
 

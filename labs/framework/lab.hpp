@@ -13,7 +13,7 @@
 #include "labs/framework/placeholders.hpp"
 #include "labs/framework/run_context.hpp"
 #include "labs/framework/step_output.hpp"
-#include "emulator/experiment.hpp"
+#include "emulator/training/experiment.hpp"
 
 namespace fp8lab::labs {
 

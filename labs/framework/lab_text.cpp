@@ -1,7 +1,7 @@
 // SPDX-License-Identifier: Apache-2.0
 // The lab text parser: line by line, tracking code fences, collecting file:line errors.
 #include "labs/framework/lab_text.hpp"
-#include "emulator/quoted_input.hpp"
+#include "emulator/base/quoted_input.hpp"
 
 #include <set>
 

@@ -4,8 +4,8 @@
 
 #include <charconv>
 
-#include "emulator/integer_text.hpp"
-#include "emulator/quoted_input.hpp"
+#include "emulator/base/integer_text.hpp"
+#include "emulator/base/quoted_input.hpp"
 
 #include <algorithm>
 #include <cerrno>

@@ -10,8 +10,8 @@
 #include <variant>
 #include <vector>
 
-#include "emulator/enum_names.hpp"
-#include "emulator/format.hpp"
+#include "emulator/base/enum_names.hpp"
+#include "emulator/formats/format.hpp"
 
 namespace fp8lab::labs {
 

@@ -8,11 +8,11 @@
 #include <mutex>
 #include <utility>
 
-#include "emulator/format.hpp"
-#include "emulator/value_grid.hpp"
+#include "emulator/formats/format.hpp"
+#include "emulator/formats/value_grid.hpp"
 #include "labs/framework/table.hpp"
 #include "labs/framework/training_mapping.hpp"
-#include "emulator/quoted_input.hpp"
+#include "emulator/base/quoted_input.hpp"
 
 namespace fp8lab::labs {
 namespace {

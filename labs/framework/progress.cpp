@@ -4,7 +4,7 @@
 
 #include <stdexcept>
 
-#include "emulator/quoted_input.hpp"
+#include "emulator/base/quoted_input.hpp"
 
 namespace fp8lab::labs {
 namespace {

@@ -2,7 +2,7 @@
 // Running a step: its logic computes the output, its text titles each figure and table.
 #include <stdexcept>
 
-#include "emulator/quoted_input.hpp"
+#include "emulator/base/quoted_input.hpp"
 #include "labs/framework/lab.hpp"
 #include "labs/framework/placeholders.hpp"
 

@@ -6,7 +6,7 @@
 #include <cctype>
 #include <set>
 
-#include "emulator/quoted_input.hpp"
+#include "emulator/base/quoted_input.hpp"
 #include "labs/framework/placeholders.hpp"
 
 namespace fp8lab::labs {

@@ -8,7 +8,7 @@
 #include <variant>
 #include <vector>
 
-#include "emulator/enum_names.hpp"
+#include "emulator/base/enum_names.hpp"
 
 namespace fp8lab::labs {
 

@@ -6,7 +6,7 @@
 #include <optional>
 #include <string>
 
-#include "emulator/experiment.hpp"
+#include "emulator/training/experiment.hpp"
 #include "labs/framework/parameters.hpp"
 
 namespace fp8lab::labs {

@@ -7,9 +7,9 @@
 #include <cmath>
 #include <fstream>
 
-#include "emulator/experiment.hpp"
-#include "emulator/format.hpp"
-#include "emulator/recipe.hpp"
+#include "emulator/training/experiment.hpp"
+#include "emulator/formats/format.hpp"
+#include "emulator/scaling/recipe.hpp"
 #include "labs/experiments/accumulation.hpp"
 #include "labs/framework/asset_files.hpp"
 #include "labs/logic/lab_logic.hpp"

@@ -6,10 +6,10 @@
 #include <cmath>
 #include <functional>
 
-#include "emulator/block_recipes.hpp"
-#include "emulator/convert.hpp"
-#include "emulator/quantize.hpp"
-#include "emulator/recipe.hpp"
+#include "emulator/scaling/block_recipes.hpp"
+#include "emulator/formats/convert.hpp"
+#include "emulator/scaling/quantize.hpp"
+#include "emulator/scaling/recipe.hpp"
 #include "labs/experiments/recipe_code.hpp"
 #include "labs/experiments/sample_tensors.hpp"
 #include "labs/framework/training_mapping.hpp"

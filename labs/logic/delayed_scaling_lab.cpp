@@ -10,11 +10,11 @@
 #include <map>
 #include <set>
 
-#include "emulator/amax_trace.hpp"
-#include "emulator/bulk.hpp"
-#include "emulator/current_scaling.hpp"
-#include "emulator/convert.hpp"
-#include "emulator/delayed_scaling.hpp"
+#include "emulator/scaling/amax_trace.hpp"
+#include "emulator/formats/bulk.hpp"
+#include "emulator/scaling/current_scaling.hpp"
+#include "emulator/formats/convert.hpp"
+#include "emulator/scaling/delayed_scaling.hpp"
 #include "labs/framework/asset_files.hpp"
 #include "labs/experiments/recorded_csv.hpp"
 #include "labs/logic/lab_logic.hpp"

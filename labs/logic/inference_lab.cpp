@@ -8,13 +8,13 @@
 #include <cmath>
 #include <fstream>
 
-#include "emulator/block_recipes.hpp"
-#include "emulator/bulk.hpp"
-#include "emulator/convert.hpp"
-#include "emulator/current_scaling.hpp"
-#include "emulator/inference_quantization.hpp"
-#include "emulator/mlp_trainer.hpp"
-#include "emulator/training_task.hpp"
+#include "emulator/scaling/block_recipes.hpp"
+#include "emulator/formats/bulk.hpp"
+#include "emulator/formats/convert.hpp"
+#include "emulator/scaling/current_scaling.hpp"
+#include "emulator/models/mlp/inference_quantization.hpp"
+#include "emulator/models/mlp/mlp_trainer.hpp"
+#include "emulator/training/training_task.hpp"
 #include "labs/framework/asset_files.hpp"
 #include "labs/experiments/inference_speed.hpp"
 #include "labs/logic/lab_logic.hpp"

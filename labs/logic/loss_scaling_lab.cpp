@@ -4,8 +4,8 @@
 // overflow events and skipped steps (PyTorch GradScaler's rules).
 #include <cmath>
 
-#include "emulator/convert.hpp"
-#include "emulator/loss_scaler.hpp"
+#include "emulator/formats/convert.hpp"
+#include "emulator/scaling/loss_scaler.hpp"
 #include "labs/logic/lab_logic.hpp"
 #include "labs/experiments/quantization_census.hpp"
 #include "labs/experiments/sample_tensors.hpp"

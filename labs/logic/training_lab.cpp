@@ -6,7 +6,7 @@
 #include <cmath>
 #include <fstream>
 
-#include "emulator/mlp_trainer.hpp"
+#include "emulator/models/mlp/mlp_trainer.hpp"
 #include "labs/framework/asset_files.hpp"
 #include "labs/experiments/crossover.hpp"
 #include "labs/experiments/nvfp4_options.hpp"

@@ -10,8 +10,8 @@
 #include <fstream>
 #include <stdexcept>
 
-#include "emulator/cpu_training.hpp"
-#include "emulator/transformer_trainer.hpp"
+#include "emulator/models/cpu_training.hpp"
+#include "emulator/models/transformer/transformer_trainer.hpp"
 #include "gpu/trainer.hpp"
 #include "labs/experiments/numerics_heatmap.hpp"
 #include "labs/experiments/transformer_speed.hpp"

@@ -4,8 +4,8 @@
 #include <algorithm>
 #include <cmath>
 
-#include "emulator/convert.hpp"
-#include "emulator/value_grid.hpp"
+#include "emulator/formats/convert.hpp"
+#include "emulator/formats/value_grid.hpp"
 #include "labs/experiments/format_text.hpp"
 #include "labs/logic/lab_logic.hpp"
 

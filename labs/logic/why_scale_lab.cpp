@@ -5,10 +5,10 @@
 #include <algorithm>
 #include <cmath>
 
-#include "emulator/bulk.hpp"
-#include "emulator/convert.hpp"
-#include "emulator/block_recipes.hpp"
-#include "emulator/current_scaling.hpp"
+#include "emulator/formats/bulk.hpp"
+#include "emulator/formats/convert.hpp"
+#include "emulator/scaling/block_recipes.hpp"
+#include "emulator/scaling/current_scaling.hpp"
 #include "labs/logic/lab_logic.hpp"
 #include "labs/experiments/quantization_census.hpp"
 #include "labs/experiments/sample_tensors.hpp"

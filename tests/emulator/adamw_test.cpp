@@ -7,8 +7,8 @@
 #include <cstring>
 #include <vector>
 
-#include "emulator/adamw.hpp"
-#include "emulator/quantize.hpp"
+#include "emulator/training/adamw.hpp"
+#include "emulator/scaling/quantize.hpp"
 #include "tests/gpu/hard_tensor.hpp"
 
 using namespace fp8lab::emu;

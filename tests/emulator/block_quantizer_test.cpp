@@ -12,10 +12,10 @@
 #include <random>
 #include <vector>
 
-#include "emulator/block_recipes.hpp"
-#include "emulator/convert.hpp"
-#include "emulator/parallel.hpp"
-#include "emulator/quantized_tensor.hpp"
+#include "emulator/scaling/block_recipes.hpp"
+#include "emulator/formats/convert.hpp"
+#include "emulator/base/parallel.hpp"
+#include "emulator/formats/quantized_tensor.hpp"
 
 using namespace fp8lab::emu;
 

@@ -13,9 +13,9 @@
 #include <thread>
 #include <vector>
 
-#include "emulator/bulk.hpp"
-#include "emulator/convert.hpp"
-#include "emulator/parallel.hpp"
+#include "emulator/formats/bulk.hpp"
+#include "emulator/formats/convert.hpp"
+#include "emulator/base/parallel.hpp"
 
 using namespace fp8lab::emu;
 

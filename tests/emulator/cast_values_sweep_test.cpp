@@ -10,8 +10,8 @@
 #include <cstdint>
 #include <vector>
 
-#include "emulator/convert.hpp"
-#include "emulator/quantized_tensor.hpp"
+#include "emulator/formats/convert.hpp"
+#include "emulator/formats/quantized_tensor.hpp"
 
 using namespace fp8lab::emu;
 

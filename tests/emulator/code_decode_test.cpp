@@ -7,8 +7,8 @@
 #include <cstdint>
 #include <vector>
 
-#include "emulator/code_decode.hpp"
-#include "emulator/convert.hpp"
+#include "emulator/formats/code_decode.hpp"
+#include "emulator/formats/convert.hpp"
 
 using namespace fp8lab::emu;
 

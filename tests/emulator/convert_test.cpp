@@ -8,9 +8,9 @@
 #include <limits>
 #include <random>
 
-#include "emulator/convert.hpp"
-#include "emulator/float32_kernel.hpp"
-#include "emulator/stochastic_bits.hpp"
+#include "emulator/formats/convert.hpp"
+#include "emulator/formats/float32_kernel.hpp"
+#include "emulator/base/stochastic_bits.hpp"
 #include "tests/emulator/midpoint_oracle.hpp"
 
 using namespace fp8lab::emu;

@@ -18,10 +18,10 @@
 #include <cuda_fp6.h>
 #include <cuda_fp8.h>
 
-#include "emulator/bulk.hpp"
-#include "emulator/bulk_loops.hpp"
-#include "emulator/convert.hpp"
-#include "emulator/parallel.hpp"
+#include "emulator/formats/bulk.hpp"
+#include "emulator/formats/bulk_loops.hpp"
+#include "emulator/formats/convert.hpp"
+#include "emulator/base/parallel.hpp"
 #include "tests/all_cores.hpp"
 #include "tests/emulator/midpoint_oracle.hpp"
 

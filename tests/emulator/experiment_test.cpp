@@ -8,13 +8,13 @@
 #include <stdexcept>
 #include <string>
 
-#include "emulator/block_recipes.hpp"
-#include "emulator/experiment.hpp"
-#include "emulator/inference_quantization.hpp"
-#include "emulator/mlp_trainer.hpp"
-#include "emulator/integer_text.hpp"
-#include "emulator/json_writer.hpp"
-#include "emulator/quoted_input.hpp"
+#include "emulator/scaling/block_recipes.hpp"
+#include "emulator/training/experiment.hpp"
+#include "emulator/models/mlp/inference_quantization.hpp"
+#include "emulator/models/mlp/mlp_trainer.hpp"
+#include "emulator/base/integer_text.hpp"
+#include "emulator/io/json_writer.hpp"
+#include "emulator/base/quoted_input.hpp"
 
 using namespace fp8lab;
 using namespace fp8lab::emu;

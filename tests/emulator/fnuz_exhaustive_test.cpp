@@ -15,10 +15,10 @@
 #include <cmath>
 #include <vector>
 
-#include "emulator/bulk.hpp"
-#include "emulator/convert.hpp"
-#include "emulator/parallel.hpp"
-#include "emulator/stochastic_bits.hpp"
+#include "emulator/formats/bulk.hpp"
+#include "emulator/formats/convert.hpp"
+#include "emulator/base/parallel.hpp"
+#include "emulator/base/stochastic_bits.hpp"
 #include "tests/all_cores.hpp"
 #include "tests/emulator/midpoint_oracle.hpp"
 

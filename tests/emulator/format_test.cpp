@@ -5,7 +5,7 @@
 #include <cmath>
 #include <stdexcept>
 
-#include "emulator/format.hpp"
+#include "emulator/formats/format.hpp"
 
 using namespace fp8lab::emu;
 

@@ -15,10 +15,10 @@
 #include <stdexcept>
 #include <vector>
 
-#include "emulator/cpu_level.hpp"
-#include "emulator/ordered_gemm.hpp"
-#include "emulator/ordered_gemm_levels.hpp"
-#include "emulator/trainer_matrix.hpp"
+#include "emulator/base/cpu_level.hpp"
+#include "emulator/gemm/ordered_gemm.hpp"
+#include "emulator/gemm/ordered_gemm_levels.hpp"
+#include "emulator/gemm/trainer_matrix.hpp"
 
 using namespace fp8lab::emu;
 

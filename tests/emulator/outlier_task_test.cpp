@@ -6,10 +6,10 @@
 #include <algorithm>
 #include <cmath>
 
-#include "emulator/experiment.hpp"
-#include "emulator/mlp_trainer.hpp"
-#include "emulator/seed_spread.hpp"
-#include "emulator/training_task.hpp"
+#include "emulator/training/experiment.hpp"
+#include "emulator/models/mlp/mlp_trainer.hpp"
+#include "emulator/training/seed_spread.hpp"
+#include "emulator/training/training_task.hpp"
 
 using namespace fp8lab::emu;
 

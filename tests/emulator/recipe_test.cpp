@@ -9,9 +9,9 @@
 #include <utility>
 #include <vector>
 
-#include "emulator/convert.hpp"
-#include "emulator/experiment.hpp"
-#include "emulator/quantize.hpp"
+#include "emulator/formats/convert.hpp"
+#include "emulator/training/experiment.hpp"
+#include "emulator/scaling/quantize.hpp"
 #include "tests/gpu/hard_tensor.hpp"
 
 using namespace fp8lab;

@@ -9,11 +9,11 @@
 #include <stdexcept>
 #include <vector>
 
-#include "emulator/block_recipes.hpp"
-#include "emulator/convert.hpp"
-#include "emulator/current_scaling.hpp"
-#include "emulator/delayed_scaling.hpp"
-#include "emulator/loss_scaler.hpp"
+#include "emulator/scaling/block_recipes.hpp"
+#include "emulator/formats/convert.hpp"
+#include "emulator/scaling/current_scaling.hpp"
+#include "emulator/scaling/delayed_scaling.hpp"
+#include "emulator/scaling/loss_scaler.hpp"
 
 using namespace fp8lab::emu;
 

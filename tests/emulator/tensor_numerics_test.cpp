@@ -7,9 +7,9 @@
 #include <sstream>
 #include <vector>
 
-#include "emulator/amax_trace.hpp"
-#include "emulator/operand_quantizer.hpp"
-#include "emulator/tensor_numerics.hpp"
+#include "emulator/scaling/amax_trace.hpp"
+#include "emulator/training/operand_quantizer.hpp"
+#include "emulator/scaling/tensor_numerics.hpp"
 
 using namespace fp8lab::emu;
 

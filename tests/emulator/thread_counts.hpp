@@ -4,7 +4,7 @@
 
 #include <utility>
 
-#include "emulator/parallel.hpp"
+#include "emulator/base/parallel.hpp"
 
 namespace fp8lab::test {
 

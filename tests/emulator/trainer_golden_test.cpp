@@ -17,13 +17,13 @@
 #include <string>
 #include <vector>
 
-#include "emulator/amax_trace.hpp"
-#include "emulator/cpu_level.hpp"
-#include "emulator/experiment.hpp"
-#include "emulator/mlp_trainer.hpp"
-#include "emulator/parallel.hpp"
-#include "emulator/recipe.hpp"
-#include "emulator/transformer_trainer.hpp"
+#include "emulator/scaling/amax_trace.hpp"
+#include "emulator/base/cpu_level.hpp"
+#include "emulator/training/experiment.hpp"
+#include "emulator/models/mlp/mlp_trainer.hpp"
+#include "emulator/base/parallel.hpp"
+#include "emulator/scaling/recipe.hpp"
+#include "emulator/models/transformer/transformer_trainer.hpp"
 
 using namespace fp8lab::emu;
 using fp8lab::EnumName;

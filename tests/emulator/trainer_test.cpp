@@ -7,12 +7,12 @@
 #include <limits>
 #include <sstream>
 
-#include "emulator/amax_trace.hpp"
-#include "emulator/inference_quantization.hpp"
-#include "emulator/mlp_trainer.hpp"
-#include "emulator/trainer_matrix.hpp"
+#include "emulator/scaling/amax_trace.hpp"
+#include "emulator/models/mlp/inference_quantization.hpp"
+#include "emulator/models/mlp/mlp_trainer.hpp"
+#include "emulator/gemm/trainer_matrix.hpp"
 #include "tests/emulator/thread_counts.hpp"
-#include "emulator/parallel.hpp"
+#include "emulator/base/parallel.hpp"
 
 using namespace fp8lab::emu;
 

@@ -4,7 +4,7 @@
 
 #include <cmath>
 
-#include "emulator/value_grid.hpp"
+#include "emulator/formats/value_grid.hpp"
 
 using namespace fp8lab::emu;
 

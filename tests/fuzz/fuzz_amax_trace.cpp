@@ -7,7 +7,7 @@
 #include <stdexcept>
 #include <string>
 
-#include "emulator/amax_trace.hpp"
+#include "emulator/scaling/amax_trace.hpp"
 
 extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size) {
     using namespace fp8lab::emu;

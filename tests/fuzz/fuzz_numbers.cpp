@@ -6,8 +6,8 @@
 #include <string_view>
 
 #include "app/options/number_text.hpp"
-#include "emulator/integer_text.hpp"
-#include "emulator/quoted_input.hpp"
+#include "emulator/base/integer_text.hpp"
+#include "emulator/base/quoted_input.hpp"
 
 extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size) {
     using namespace fp8lab;

@@ -8,7 +8,7 @@
 #include <cstdint>
 #include <vector>
 
-#include "emulator/experiment.hpp"
+#include "emulator/training/experiment.hpp"
 #include "tests/gpu/hard_tensor.hpp"
 
 namespace fp8lab::test {

@@ -8,11 +8,11 @@
 #include <cstdint>
 #include <vector>
 
-#include "emulator/bulk.hpp"
-#include "emulator/float32_kernel.hpp"
-#include "emulator/format.hpp"
-#include "emulator/parallel.hpp"
-#include "gpu/src/vector_quantize.hpp"
+#include "emulator/formats/bulk.hpp"
+#include "emulator/formats/float32_kernel.hpp"
+#include "emulator/formats/format.hpp"
+#include "emulator/base/parallel.hpp"
+#include "gpu/src/kernels/vector_quantize.hpp"
 #include "tests/all_cores.hpp"
 
 using namespace fp8lab;

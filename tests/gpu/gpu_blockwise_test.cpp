@@ -9,12 +9,12 @@
 #include <cstring>
 #include <limits>
 
-#include "emulator/block_recipes.hpp"
-#include "emulator/bulk.hpp"
-#include "emulator/convert.hpp"
-#include "emulator/experiment.hpp"
-#include "emulator/quantize.hpp"
-#include "emulator/training_task.hpp"
+#include "emulator/scaling/block_recipes.hpp"
+#include "emulator/formats/bulk.hpp"
+#include "emulator/formats/convert.hpp"
+#include "emulator/training/experiment.hpp"
+#include "emulator/scaling/quantize.hpp"
+#include "emulator/training/training_task.hpp"
 #include "gpu/tensor_ops.hpp"
 #include "gpu/trainer.hpp"
 #include "tests/gpu/gpu_ready.hpp"

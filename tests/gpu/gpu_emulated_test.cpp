@@ -12,9 +12,9 @@
 #include <string>
 #include <vector>
 
-#include "emulator/convert.hpp"
-#include "emulator/mlp_trainer.hpp"
-#include "emulator/operand_quantizer.hpp"
+#include "emulator/formats/convert.hpp"
+#include "emulator/models/mlp/mlp_trainer.hpp"
+#include "emulator/training/operand_quantizer.hpp"
 #include "gpu/tensor_ops.hpp"
 #include "gpu/trainer.hpp"
 #include "labs/framework/training_mapping.hpp"

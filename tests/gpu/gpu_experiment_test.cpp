@@ -8,8 +8,8 @@
 #include <cstdio>
 #include <string>
 
-#include "emulator/mlp_trainer.hpp"
-#include "emulator/training_task.hpp"
+#include "emulator/models/mlp/mlp_trainer.hpp"
+#include "emulator/training/training_task.hpp"
 #include "gpu/trainer.hpp"
 #include "labs/framework/training_mapping.hpp"
 #include "tests/gpu/gpu_ready.hpp"

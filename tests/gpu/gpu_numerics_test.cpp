@@ -14,9 +14,9 @@
 #include <utility>
 #include <vector>
 
-#include "emulator/bulk.hpp"
-#include "emulator/cpu_training.hpp"
-#include "emulator/mlp_trainer.hpp"
+#include "emulator/formats/bulk.hpp"
+#include "emulator/models/cpu_training.hpp"
+#include "emulator/models/mlp/mlp_trainer.hpp"
 #include "gpu/tensor_ops.hpp"
 #include "gpu/trainer.hpp"
 #include "tests/gpu/gpu_ready.hpp"

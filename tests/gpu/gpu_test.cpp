@@ -8,10 +8,10 @@
 #include <cstring>
 #include <limits>
 
-#include "emulator/bulk.hpp"
-#include "emulator/convert.hpp"
-#include "emulator/delayed_scaling.hpp"
-#include "emulator/training_task.hpp"
+#include "emulator/formats/bulk.hpp"
+#include "emulator/formats/convert.hpp"
+#include "emulator/scaling/delayed_scaling.hpp"
+#include "emulator/training/training_task.hpp"
 #include "gpu/probe.hpp"
 #include "tests/gpu/gpu_ready.hpp"
 #include "tests/gpu/hard_tensor.hpp"

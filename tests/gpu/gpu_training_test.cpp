@@ -10,11 +10,11 @@
 #include <limits>
 #include <map>
 
-#include "emulator/bulk.hpp"
-#include "emulator/convert.hpp"
-#include "emulator/current_scaling.hpp"
-#include "emulator/delayed_scaling.hpp"
-#include "emulator/training_task.hpp"
+#include "emulator/formats/bulk.hpp"
+#include "emulator/formats/convert.hpp"
+#include "emulator/scaling/current_scaling.hpp"
+#include "emulator/scaling/delayed_scaling.hpp"
+#include "emulator/training/training_task.hpp"
 #include "gpu/probe.hpp"
 #include "tests/gpu/gpu_ready.hpp"
 #include "gpu/tensor_ops.hpp"

@@ -12,9 +12,9 @@
 #include <utility>
 #include <vector>
 
-#include "emulator/cpu_training.hpp"
-#include "emulator/recipe.hpp"
-#include "emulator/mlp_trainer.hpp"
+#include "emulator/models/cpu_training.hpp"
+#include "emulator/scaling/recipe.hpp"
+#include "emulator/models/mlp/mlp_trainer.hpp"
 #include "gpu/trainer.hpp"
 #include "tests/gpu/gpu_ready.hpp"
 #include "tests/gpu/same_bits.hpp"

@@ -7,7 +7,7 @@
 #include <limits>
 #include <vector>
 
-#include "emulator/training_task.hpp"
+#include "emulator/training/training_task.hpp"
 
 inline std::vector<float> hard_tensor(std::size_t n, std::uint64_t seed) {
     std::vector<float> x(n);

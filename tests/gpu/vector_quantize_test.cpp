@@ -11,12 +11,12 @@
 #include <string>
 #include <vector>
 
-#include "emulator/block_recipes.hpp"
-#include "emulator/bulk.hpp"
-#include "emulator/current_scaling.hpp"
-#include "emulator/operand_quantizer.hpp"
-#include "emulator/training_task.hpp"
-#include "gpu/src/emulated_recipe.hpp"
+#include "emulator/scaling/block_recipes.hpp"
+#include "emulator/formats/bulk.hpp"
+#include "emulator/scaling/current_scaling.hpp"
+#include "emulator/training/operand_quantizer.hpp"
+#include "emulator/training/training_task.hpp"
+#include "gpu/src/scaling/emulated_recipe.hpp"
 #include "tests/gpu/cast_cases.hpp"
 #include "tests/gpu/same_bits.hpp"
 

@@ -7,8 +7,8 @@
 #include <cmath>
 #include <stdexcept>
 
-#include "emulator/convert.hpp"
-#include "emulator/value_grid.hpp"
+#include "emulator/formats/convert.hpp"
+#include "emulator/formats/value_grid.hpp"
 #include "labs/experiments/bit_inspection.hpp"
 
 using namespace fp8lab;

@@ -10,8 +10,8 @@
 
 #include "labs/framework/training_mapping.hpp"
 
-#include "emulator/convert.hpp"
-#include "emulator/current_scaling.hpp"
+#include "emulator/formats/convert.hpp"
+#include "emulator/scaling/current_scaling.hpp"
 #include <cmath>
 #include <fstream>
 #include <sstream>
@@ -19,7 +19,7 @@
 #include "labs/logic/curriculum.hpp"
 #include "labs/framework/placeholders.hpp"
 #include "labs/experiments/accumulation.hpp"
-#include "emulator/recipe.hpp"
+#include "emulator/scaling/recipe.hpp"
 #include "labs/framework/asset_files.hpp"
 #include "labs/experiments/crossover.hpp"
 #include "labs/experiments/inference_speed.hpp"

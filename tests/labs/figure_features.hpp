@@ -5,7 +5,7 @@
 #include <set>
 #include <string>
 
-#include "emulator/enum_names.hpp"
+#include "emulator/base/enum_names.hpp"
 #include "labs/framework/step_output.hpp"
 
 namespace fp8lab::test {

@@ -7,7 +7,7 @@
 #include <regex>
 #include <string>
 
-#include "emulator/experiment.hpp"
+#include "emulator/training/experiment.hpp"
 #include "labs/experiments/recipe_code.hpp"
 
 using namespace fp8lab;

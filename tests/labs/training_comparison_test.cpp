@@ -12,9 +12,9 @@
 
 #include "gpu/probe.hpp"
 #include "gpu/tensor_ops.hpp"
-#include "emulator/cpu_training.hpp"
-#include "emulator/mlp_trainer.hpp"
-#include "emulator/training_task.hpp"
+#include "emulator/models/cpu_training.hpp"
+#include "emulator/models/mlp/mlp_trainer.hpp"
+#include "emulator/training/training_task.hpp"
 #include "labs/experiments/seed_spread.hpp"
 #include "labs/experiments/training_comparison.hpp"
 #include "labs/framework/training_mapping.hpp"

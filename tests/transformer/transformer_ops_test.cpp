@@ -10,9 +10,9 @@
 #include <functional>
 #include <vector>
 
-#include "emulator/stochastic_bits.hpp"
-#include "emulator/training_task.hpp"
-#include "emulator/transformer_ops.hpp"
+#include "emulator/base/stochastic_bits.hpp"
+#include "emulator/training/training_task.hpp"
+#include "emulator/models/transformer/transformer_ops.hpp"
 
 using namespace fp8lab::emu;
 

@@ -12,12 +12,12 @@
 #include <system_error>
 #include <unistd.h>
 
-#include "emulator/cpu_training.hpp"
-#include "emulator/parallel.hpp"
-#include "emulator/text_corpus.hpp"
+#include "emulator/models/cpu_training.hpp"
+#include "emulator/base/parallel.hpp"
+#include "emulator/models/transformer/text_corpus.hpp"
 #include "tests/emulator/thread_counts.hpp"
-#include "emulator/training_task.hpp"
-#include "emulator/transformer_trainer.hpp"
+#include "emulator/training/training_task.hpp"
+#include "emulator/models/transformer/transformer_trainer.hpp"
 
 using namespace fp8lab::emu;
 namespace fs = std::filesystem;
