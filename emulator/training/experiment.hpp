@@ -12,7 +12,7 @@
 #include "emulator/scaling/delayed_scaling.hpp"
 #include "emulator/base/enum_names.hpp"
 #include "emulator/formats/format.hpp"
-#include "emulator/models/mlp/inference_quantization.hpp"
+#include "emulator/training/inference_spec.hpp"
 #include "emulator/scaling/loss_scaler.hpp"
 #include "emulator/scaling/recipe.hpp"
 #include "emulator/formats/rounding.hpp"

@@ -18,9 +18,9 @@
 #include "emulator/formats/bf16_function_table.hpp"
 #include "emulator/formats/bulk.hpp"
 #include "emulator/training/linear_gemms.hpp"
+#include "emulator/models/mlp/inference_quantization.hpp"
 #include "emulator/base/parallel.hpp"
 #include "emulator/gemm/trainer_matrix.hpp"
-#include "emulator/models/transformer/transformer_trainer.hpp"
 
 namespace fp8lab::emu {
 namespace {
@@ -401,31 +401,7 @@ class Run {
 
 }  // namespace
 
-double final_loss(const std::vector<float>& loss) {
-    const std::size_t n = std::min<std::size_t>(10, loss.size());
-    if (n == 0) return 0.0;
-    double sum = 0;
-    for (std::size_t i = loss.size() - n; i < loss.size(); ++i) sum += loss[i];
-    return sum / double(n);
-}
-
-void check_cpu_supports(const Experiment& e) {
-    validate(e);
-    const FastAccumulation& f = e.numerics.fast_accumulation;
-    if (e.numerics.precision == Precision::Fp8 && f.any() && !recipe(e.numerics.recipe).per_tensor())
-        throw std::invalid_argument(
-            std::string("numerics.fast_accumulation.") +
-            (f.forward ? "forward"
-             : f.dgrad ? "dgrad"
-                       : "wgrad") +
-            ": fast accumulation is a mode of per-tensor FP8 GEMMs; block-scaled GEMMs promote their partial "
-            "sums (cuBLASLt refuses fast accumulation for them, and Transformer Engine's block recipes need the "
-            "split accumulator). Turn it off for the " +
-            std::string(enum_name(e.numerics.recipe)) + " recipe");
-}
-
-std::uint64_t cpu_training_bytes(const Experiment& e, bool trace) {
-    if (e.model.kind == ModelKind::Transformer) return transformer_training_bytes(e);
+std::uint64_t mlp_training_bytes(const Experiment& e, bool trace) {
     std::uint64_t parameters = 0, widths = std::uint64_t(e.model.input) + std::uint64_t(e.model.output);
     for (int layer = 0; layer < e.linear_layers(); ++layer) {
         const std::uint64_t in = layer == 0 ? std::uint64_t(e.model.input) : std::uint64_t(e.model.hidden);

@@ -9,7 +9,7 @@
 #include <string>
 #include <vector>
 
-#include "emulator/models/mlp/mlp_trainer.hpp"
+#include "emulator/training/trainer_contract.hpp"
 #include "emulator/models/transformer/text_corpus.hpp"
 
 namespace fp8lab::emu {

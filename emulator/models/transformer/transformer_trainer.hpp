@@ -8,7 +8,7 @@
 #include <vector>
 
 #include "emulator/training/experiment.hpp"
-#include "emulator/models/mlp/mlp_trainer.hpp"
+#include "emulator/training/trainer_contract.hpp"
 
 namespace fp8lab::emu {
 
