@@ -13,10 +13,11 @@
 #include "emulator/training/experiment.hpp"
 #include "emulator/models/cpu_training.hpp"
 #include "emulator/models/mlp/mlp_trainer.hpp"
+#include "emulator/models/run_comparison.hpp"
 #include "emulator/base/parallel.hpp"
 #include "emulator/base/quoted_input.hpp"
 #include "emulator/scaling/recipe.hpp"
-#include "emulator/training/seed_spread.hpp"
+#include "emulator/training/paired_comparison.hpp"
 #include "emulator/io/user_files.hpp"
 #include "python/bindings.hpp"
 
@@ -268,6 +269,62 @@ py::object experiment_with_recipe(emu::Experiment e, const py::object& recipe) {
     return py::module_::import("json").attr("loads")(emu::to_json(e));
 }
 
+// Variants of one experiment on the same seeds, each compared with the first, paired.
+py::dict compare(const py::object& experiment_object, const py::object& variants_object, int seeds, int threads) {
+    emu::Experiment e = experiment_argument(experiment_object);
+    if (seeds < 0) throw py::value_error("seeds: must be 0 (the experiment's) or more, not " + std::to_string(seeds));
+    if (seeds > 0) e.seeds = seeds;
+    if (threads < 0) throw py::value_error("threads: must be 0 (every core) or more, not " + std::to_string(threads));
+    std::string list;
+    if (py::isinstance<py::str>(variants_object)) {
+        list = variants_object.cast<std::string>();
+    } else {
+        for (const py::handle& v : variants_object) list += (list.empty() ? "" : ",") + py::str(v).cast<std::string>();
+    }
+    std::vector<emu::RunVariant> variants;
+    try {
+        emu::validate(e);
+        variants = emu::variants_from_list(e, list);
+        for (const emu::RunVariant& v : variants) emu::check_cpu_supports(v.experiment);
+    } catch (const std::invalid_argument& err) {
+        throw py::value_error(std::string("compare: ") + err.what());
+    }
+    emu::RunComparison c;
+    {
+        py::gil_scoped_release release;
+        if (threads > 0) emu::set_max_threads(threads);
+        try {
+            c = emu::compare_runs(variants, e.seeds);
+        } catch (const std::runtime_error& err) {  // the text task's corpus, named
+            throw py::value_error(std::string("experiment: ") + err.what());
+        }
+    }
+    py::list rows;
+    for (std::size_t i = 0; i < c.variants.size(); ++i) {
+        const emu::ComparedVariant& v = c.variants[i];
+        const emu::PairedComparison& p = v.against_baseline;
+        py::dict row;
+        row["name"] = v.name;
+        row["finals"] = v.finals;
+        row["ratios"] = p.ratios;
+        row["mean_ratio"] = p.mean_ratio;
+        row["low"] = p.low;
+        row["high"] = p.high;
+        row["worse"] = p.worse;
+        row["better"] = p.better;
+        row["differs"] = p.differs();
+        row["finding"] = i == 0 ? std::string("baseline") : emu::paired_words(p, v.name, c.variants[0].name);
+        rows.append(row);
+    }
+    py::dict out;
+    out["measure"] = c.measure;
+    out["seeds"] = c.seeds;
+    out["baseline"] = c.variants[0].name;
+    out["variants"] = rows;
+    out["table"] = emu::comparison_table(c);
+    return out;
+}
+
 }  // namespace
 
 void add_training(py::module_& m) {
@@ -295,15 +352,21 @@ void add_training(py::module_& m) {
         "bytes, 8 a step; change fields, then train(it). recipe= as for default_experiment");
     m.def(
         "describe", [](const py::object& e) { return emu::describe(experiment_argument(e)); }, py::arg("experiment"));
-    m.def(
-        "train", &train, py::arg("experiment"), py::arg("threads") = 0, py::arg("numerics") = false,
-        "Train the experiment on the CPU emulator (bit-exact, deterministic for any thread count); returns a dict "
-        "with the loss per step, final_loss (mean of the last 10), the inference evaluation where enabled, and for "
-        "the transformer 'text': the corpus read, the validation loss in bits per byte and the text it wrote; "
-        "with experiment['seeds'] > 1 the first seed's curve and, under 'seeds', every seed's final loss with "
-        "their mean, least and largest; with numerics=True, 'numerics': every FP8 cast of the first seed's run (step, "
-        "tensor, amax, scale, elements, zeros, flushed, saturated, subnormal, relative_error), as train --stats "
-        "writes them");
+    m.def("train", &train, py::arg("experiment"), py::arg("threads") = 0, py::arg("numerics") = false,
+          "Train the experiment on the CPU emulator (bit-exact, deterministic for any thread count); returns a dict "
+          "with the loss per step, final_loss (mean of the last 10), the inference evaluation where enabled, and for "
+          "the transformer 'text': the corpus read, the validation loss in bits per byte and the text it wrote; "
+          "with experiment['seeds'] > 1 the first seed's curve and, under 'seeds', every seed's final loss with "
+          "their mean, least and largest (compare() compares runs); with numerics=True, 'numerics': every FP8 cast of "
+          "the first seed's run (step, "
+          "tensor, amax, scale, elements, zeros, flushed, saturated, subnormal, relative_error), as train --stats "
+          "writes them");
+    m.def("compare", &compare, py::arg("experiment"), py::arg("variants"), py::arg("seeds") = 0, py::arg("threads") = 0,
+          "Train the experiment's variants on the same seeds on the CPU emulator and compare each with the first, "
+          "seed by seed, as fp8lab train --compare does: variants 'bf16,delayed,mx-rceil' or a list of those names; "
+          "seeds 0 keeps the experiment's. Returns measure, seeds, baseline, variants (each: name, finals and "
+          "ratios per seed, mean_ratio with its 95% interval low..high from Student's t on the log-ratios, worse, "
+          "better, differs, finding in words) and the table as text");
 }
 
 }  // namespace fp8lab::python

@@ -2,6 +2,7 @@
 // `fp8lab train` (one experiment, CPU emulator or GPU) and `fp8lab trace replay`: runs and what-ifs on their traces.
 #include <CLI/CLI.hpp>
 
+#include <algorithm>
 #include <cmath>
 #include <cstdio>
 #include <fstream>
@@ -22,7 +23,8 @@
 #include "emulator/base/available_memory.hpp"
 #include "emulator/models/cpu_training.hpp"
 #include "emulator/models/mlp/mlp_trainer.hpp"
-#include "emulator/training/seed_spread.hpp"
+#include "emulator/models/run_comparison.hpp"
+#include "emulator/training/paired_comparison.hpp"
 #include "emulator/scaling/tensor_numerics.hpp"
 #include "emulator/io/user_files.hpp"
 #include "gpu/trainer.hpp"
@@ -204,6 +206,31 @@ int train_on_gpu(const emu::Experiment& e, const TrainArgs& args) {
     return report_divergence(r.loss);
 }
 
+// `--compare bf16,delayed,...`: every variant over the experiment's seeds, then the paired
+// table (or JSON) on stdout; progress on stderr.
+int compare_on_cpu(const emu::Experiment& e, const std::string& list, bool json) {
+    std::vector<emu::RunVariant> variants;
+    try {
+        variants = emu::variants_from_list(e, list);
+        for (const emu::RunVariant& v : variants) emu::check_cpu_supports(v.experiment);
+    } catch (const std::invalid_argument& err) {
+        throw UsageError(err.what());
+    }
+    std::uint64_t largest = 0;
+    for (const emu::RunVariant& v : variants) largest = std::max(largest, emu::cpu_training_bytes(v.experiment));
+    if (const std::string shortfall = emu::memory_shortfall(largest, "this model and batch on the CPU emulator");
+        !shortfall.empty())
+        throw UsageError(shortfall);
+    std::fprintf(stderr, "fp8lab train --compare: %zu variants x %d seeds on the CPU emulator: %s\n", variants.size(),
+                 e.seeds, emu::describe(e).c_str());
+    const emu::RunComparison c = emu::compare_runs(variants, e.seeds, [](double fraction, const std::string& what) {
+        std::fprintf(stderr, "[%3.0f%%] %s\n", 100 * fraction, what.c_str());
+        return true;
+    });
+    std::fputs((json ? emu::comparison_json(c) : emu::comparison_table(c)).c_str(), stdout);
+    return 0;
+}
+
 }  // namespace
 
 void add_train_command(CLI::App& app, CommandStatus& status) {
@@ -216,6 +243,11 @@ void add_train_command(CLI::App& app, CommandStatus& status) {
                     "Print the experiment as " + enum_choices<labs::CodeTarget>() +
                         " code (Transformer Engine, torchao, Megatron-LM flags, a runnable PyTorch script) and "
                         "exit; what differs from fp8lab's run goes to stderr");
+    cmd->add_option("--compare", args->compare,
+                    "Train these variants on the same seeds (--seeds) and print each one's paired comparison with "
+                    "the first: a comma-separated list of fp32, bf16 and FP8 recipes (" +
+                        enum_choices<emu::Fp8Recipe>() + "), e.g. bf16,delayed,mx-rceil (CPU emulator)");
+    cmd->add_flag("--json", args->json, "With --compare: the table as JSON, every seed's final loss included");
     cmd->callback([args, cmd, &status] {
         const emu::Experiment e = experiment_from_options(*args);
         if (args->backend != "cpu" && args->backend != "gpu")
@@ -232,9 +264,17 @@ void add_train_command(CLI::App& app, CommandStatus& status) {
                 labs::recipe_code(e, parse_enum_or_throw<labs::CodeTarget>(args->export_code, "--export-code"));
             std::fputs(code.code.c_str(), stdout);
             for (const std::string& d : code.differences) std::fprintf(stderr, "fp8lab: differs: %s\n", d.c_str());
+        } else if (cmd->count("--compare") > 0) {
+            if (args->backend != "cpu" || !args->trace.empty() || !args->stats.empty())
+                throw UsageError(
+                    "--compare trains on the CPU emulator and writes no trace or stats: drop --backend "
+                    "gpu, --trace and --stats, or compare without them");
+            code = compare_on_cpu(e, args->compare, args->json);
         } else if (args->backend == "gpu") {
+            if (args->json) throw UsageError("--json goes with --compare");
             code = train_on_gpu(e, *args);
         } else {
+            if (args->json) throw UsageError("--json goes with --compare");
             code = train_on_cpu(e, *args);
         }
         if (std::fflush(stdout) != 0 || std::ferror(stdout)) throw std::runtime_error("writing the output failed");

@@ -19,6 +19,8 @@ struct TrainArgs {
     std::string experiment_file, backend = "cpu", trace, stats;
     bool print_experiment = false;
     std::string export_code;  // a labs::CodeTarget's name: print the experiment as that code and exit
+    std::string compare;      // variants to train on the same seeds and compare, paired: "bf16,delayed"
+    bool json = false;        // with compare: the table as JSON
     // Values of the options; each applies only when given on the command line.
     std::string precision, recipe, formats, input_format, weight_format, gradient_format, gradient_rounding, saturation,
         algo, task, fast_accumulation, inference_format, inference_weights, inference_activations;

@@ -11,7 +11,7 @@
 #include "gpu/tensor_ops.hpp"
 #include "gpu/trainer.hpp"
 #include "labs/experiments/numerics_heatmap.hpp"
-#include "labs/experiments/seed_spread.hpp"
+#include "labs/experiments/seed_comparison.hpp"
 #include "labs/framework/table.hpp"
 
 namespace fp8lab::labs {
@@ -46,31 +46,51 @@ std::string family_of(const emu::Experiment& e) {
     return e.numerics.precision == emu::Precision::Fp8 ? emu::recipe(e.numerics.recipe).family : "FP8";
 }
 
-SeedSpread final_spread(const std::vector<std::vector<float>>& curves) {
-    std::vector<double> finals;
-    for (const auto& c : curves) finals.push_back(emu::final_loss(c));
-    return spread_of(finals);
+// Each seed's final loss of a run: its validation loss at the end where the task holds text
+// out (the transformer), else the mean of its last 10 training losses.
+double final_of(const emu::TrainerResult& r) {
+    if (r.text && !r.text->validation.empty()) return r.text->validation.back().bits_per_byte;
+    return emu::final_loss(r.loss);
+}
+double final_of(const gpu::GpuTrainResult& r) {
+    if (r.text && !r.text->validation.empty()) return r.text->validation.back().bits_per_byte;
+    return emu::final_loss(r.loss);
 }
 
-// The final losses, their ratio and, over several seeds, their ranges and whether the
-// difference is beyond them: a ranking the spread does not support is never stated.
-void add_final_losses(StepOutput& out, const Curves& c, const std::string& family) {
-    const SeedSpread bf16 = final_spread(c.bf16), fp8 = final_spread(c.fp8);
-    const std::string of = bf16.seeds > 1 ? " (mean of " + std::to_string(bf16.seeds) + " seeds)" : "";
-    out.metrics.push_back({"BF16 final loss" + of, bf16.mean, ""});
-    out.metrics.push_back({family + " final loss" + of, fp8.mean, ""});
-    if (bf16.mean > 0) out.metrics.push_back({family + " loss over BF16 loss", fp8.mean / bf16.mean, "x"});
-    if (bf16.seeds > 1) {
-        out.metrics.push_back({"BF16 final loss, least of the seeds", bf16.least, ""});
-        out.metrics.push_back({"BF16 final loss, largest of the seeds", bf16.largest, ""});
-        out.metrics.push_back({family + " final loss, least of the seeds", fp8.least, ""});
-        out.metrics.push_back({family + " final loss, largest of the seeds", fp8.largest, ""});
+// Both runs' final losses, seed by seed, paired: the finding in words and as a figure.
+struct Finals {
+    std::vector<double> bf16, fp8;
+    bool validation = false;  // validation loss in bits per byte (the text task), not training loss
+    std::string measure() const { return validation ? "validation loss" : "final loss"; }
+};
+
+void add_final_losses(StepOutput& out, const Finals& finals, const std::string& family,
+                      const std::string& quantised_label) {
+    const SeedSpread bf16 = spread_of(finals.bf16), fp8 = spread_of(finals.fp8);
+    const int seeds = bf16.seeds;
+    const std::string of = seeds > 1 ? " (mean of " + std::to_string(seeds) + " seeds)" : "";
+    const std::string unit = finals.validation ? "bits/byte" : "";
+    const std::string measure = finals.measure();
+    out.metrics.push_back({"BF16 " + measure + of, bf16.mean, unit});
+    out.metrics.push_back({family + " " + measure + of, fp8.mean, unit});
+    const PairedComparison c = compare_paired(finals.bf16, finals.fp8);
+    out.metrics.push_back({family + " loss over BF16 loss" +
+                               (seeds > 1 ? std::string(" (geometric mean of the seeds' ratios)") : std::string()),
+                           c.mean_ratio, "x"});
+    if (c.has_interval()) {
+        out.metrics.push_back({family + " over BF16, 95% interval from", c.low, "x"});
+        out.metrics.push_back({family + " over BF16, 95% interval to", c.high, "x"});
     }
-    if (bf16.seeds > 1)
-        out.notes.push_back("Each curve is the mean of " + std::to_string(bf16.seeds) +
-                            " seeds, its band the least to the largest loss of the seeds at each step.");
-    out.notes.push_back("Final loss (the mean of a run's last 10 steps): BF16 " + spread_text(bf16) + ", " + family +
-                        " " + spread_text(fp8) + "; " + family + " against BF16: " + spread_words(bf16, fp8) + ".");
+    if (seeds > 1)
+        out.notes.push_back("Each curve is the mean of " + std::to_string(seeds) +
+                            " seeds, its band the least to the largest loss of the seeds at each step. Both runs "
+                            "train on the same seeds (the same data and starting weights), so they are compared "
+                            "seed by seed (docs/numerics.md, \"How fp8lab compares two runs\").");
+    out.notes.push_back((finals.validation ? "Validation loss at the end, in bits per byte: BF16 "
+                                           : "Final loss (the mean of a run's last 10 steps): BF16 ") +
+                        spread_text(bf16) + ", " + family + " " + spread_text(fp8) + ". " + family +
+                        " against BF16: " + paired_words(c, family, "BF16") + ".");
+    if (c.has_interval()) out.figures.push_back(seed_ratio_figure("BF16", measure, {{quantised_label, c}}));
 }
 
 // The curve's label: the recipe, or the precision when it is not FP8.
@@ -127,16 +147,14 @@ void add_inference_table(StepOutput& out, const emu::Experiment& e, const emu::T
     out.tables.push_back(std::move(t));
 }
 
-// The text task (the transformer): the corpus, each precision's validation loss in bits per
-// byte (the first seed's), and what each model writes after the same prompt.
+// The text task (the transformer): the corpus and what each model writes after the same
+// prompt (the validation losses are the final losses, add_final_losses).
 void add_text_report(StepOutput& out, const emu::Experiment& e, const emu::TextReport& bf16,
                      const emu::TextReport& quantised) {
     out.notes.push_back("Text: " + bf16.corpus + "; prompt: \"" + bf16.prompt + "\"");
     for (int run = 0; run < 2; ++run) {
         const emu::TextReport& t = run == 0 ? bf16 : quantised;
         const std::string name = run == 0 ? std::string("BF16") : family_of(e);
-        if (!t.validation.empty())
-            out.metrics.push_back({name + " validation loss (seed 1)", t.validation.back().bits_per_byte, "bits/byte"});
         out.notes.push_back(name + " writes (greedy): \"" + t.greedy + "\"");
         out.notes.push_back(name + " writes (sampled): \"" + t.sampled + "\"");
     }
@@ -161,6 +179,7 @@ StepOutput run_on_cpu(const emu::Experiment& e, RunContext& context) {
     emu::TrainerResult results[2];
     double flushed = 0;
     RunMeasures measures[2];
+    Finals finals;
     std::size_t skipped = 0;
     for (int run = 0; run < 2; ++run) {
         std::vector<std::vector<float>>& curves = run == 0 ? c.bf16 : c.fp8;
@@ -185,6 +204,8 @@ StepOutput run_on_cpu(const emu::Experiment& e, RunContext& context) {
                 },
                 false, numerics);
             if (r.cancelled) throw RunCancelled();
+            (run == 0 ? finals.bf16 : finals.fp8).push_back(final_of(r));
+            finals.validation = r.text && !r.text->validation.empty();
             measures[run].zero_gradients += r.zero_gradient_fraction() / seeds;
             measures[run].weight_change += r.weight_change / seeds;
             if (run == 1) {
@@ -196,9 +217,9 @@ StepOutput run_on_cpu(const emu::Experiment& e, RunContext& context) {
     }
     StepOutput out = output_of(c, label, note);
     out.notes.push_back(experiment_note(e));
-    add_final_losses(out, c, family_of(e));
+    add_final_losses(out, finals, family_of(e), label);
     if (const std::string lower =
-            lower_than_bf16_note(family_of(e), final_spread(c.bf16), final_spread(c.fp8), &measures[0], &measures[1]);
+            lower_than_bf16_note(family_of(e), compare_paired(finals.bf16, finals.fp8), &measures[0], &measures[1]);
         !lower.empty())
         out.notes.push_back(lower);
     out.metrics.push_back(
@@ -223,6 +244,7 @@ StepOutput run_on_gpu(const emu::Experiment& e, RunContext& context) {
     const std::string note = "Backend: GPU, " + gpu::describe(p) + "; ms/step is the median over the timed steps" +
                              (seeds > 1 ? " of the first seed's run" : "");
     gpu::GpuTrainResult results[2];  // the first seed's: its speed and memory
+    Finals finals;
     std::size_t skipped = 0;
     for (int run = 0; run < 2; ++run) {
         std::vector<std::vector<float>>& curves = run == 0 ? c.bf16 : c.fp8;
@@ -245,15 +267,17 @@ StepOutput run_on_gpu(const emu::Experiment& e, RunContext& context) {
             });
             if (r.cancelled) throw RunCancelled();
             curves.back() = r.loss;
+            (run == 0 ? finals.bf16 : finals.fp8).push_back(final_of(r));
+            finals.validation = r.text && !r.text->validation.empty();
             if (run == 1) skipped += r.skipped_steps.size();
             if (k == 0) results[run] = std::move(r);
         }
     }
     StepOutput out = output_of(c, label, note);
     out.notes.push_back(experiment_note(e));
-    add_final_losses(out, c, family_of(e));
+    add_final_losses(out, finals, family_of(e), label);
     if (const std::string lower =
-            lower_than_bf16_note(family_of(e), final_spread(c.bf16), final_spread(c.fp8), nullptr, nullptr);
+            lower_than_bf16_note(family_of(e), compare_paired(finals.bf16, finals.fp8), nullptr, nullptr);
         !lower.empty())
         out.notes.push_back(lower);
     add_skipped_steps_note(out, e, skipped, results[1].loss.size() * std::size_t(seeds));

@@ -11,7 +11,7 @@
 #include "labs/experiments/crossover.hpp"
 #include "labs/experiments/nvfp4_options.hpp"
 #include "labs/experiments/recipe_code.hpp"
-#include "labs/experiments/seed_spread.hpp"
+#include "labs/experiments/seed_comparison.hpp"
 #include "labs/logic/lab_logic.hpp"
 #include "labs/experiments/training_comparison.hpp"
 
@@ -125,16 +125,14 @@ StepOutput compare_variants(const std::vector<TrainingVariant>& variants, RunCon
     else
         t.columns.insert(t.columns.end(), {{"activations flushed to zero", ColumnType::Number, "%"},
                                            {"activations in subnormals", ColumnType::Number, "%"}});
-    t.columns.insert(
-        t.columns.end(),
-        {{"least of the seeds", ColumnType::Number}, {"largest of the seeds", ColumnType::Number}, {"against BF16"}});
+    t.columns.insert(t.columns.end(), {{"against BF16, paired over the seeds"}});
     Figure ratio;
     ratio.id = "ratio-to-bf16";
     ratio.x_axis = {"step", AxisScale::Linear};
     ratio.y_axis = {"loss / BF16 loss", AxisScale::Log10};
-    std::vector<double> bf16_loss;
-    SeedSpread bf16;
+    std::vector<double> bf16_loss, bf16_finals;
     RunMeasures bf16_measures;
+    std::vector<ComparedRun> compared;
     int colour = 0;
     const int seeds = variants.front().config.seeds;
     for (std::size_t i = 0; i < variants.size(); ++i) {
@@ -173,22 +171,24 @@ StepOutput compare_variants(const std::vector<TrainingVariant>& variants, RunCon
         fig.series.push_back(std::move(l));
         const SeedSpread spread = spread_of(finals);
         if (i == 0) {
-            bf16 = spread;
+            bf16_finals = finals;
             bf16_measures = measures;
-        } else if (const std::string lower = lower_than_bf16_note(name, bf16, spread, &bf16_measures, &measures);
-                   !lower.empty()) {
-            out.notes.push_back(lower);
+        }
+        const PairedComparison against_bf16 = compare_paired(bf16_finals, finals);
+        if (i > 0) {
+            compared.push_back({name, against_bf16});
+            if (const std::string lower = lower_than_bf16_note(name, against_bf16, &bf16_measures, &measures);
+                !lower.empty())
+                out.notes.push_back(lower);
         }
         std::vector<Cell> row;
         row.emplace_back(name);
         row.emplace_back(spread.mean);
-        row.emplace_back(spread.mean / bf16.mean);
+        row.emplace_back(against_bf16.mean_ratio);
         if (counts == CastCounts::Gradients) row.emplace_back(100 * measures.zero_gradients);
         row.emplace_back(100 * flushed);
         if (counts == CastCounts::Activations) row.emplace_back(100 * subnormal);
-        row.emplace_back(spread.least);
-        row.emplace_back(spread.largest);
-        row.emplace_back(i == 0 ? std::string("-") : spread_words(bf16, spread));
+        row.emplace_back(i == 0 ? std::string("-") : paired_words(against_bf16, name, "BF16"));
         t.rows.push_back(std::move(row));
         StepOutput partial;
         partial.figures.push_back(fig);
@@ -196,10 +196,13 @@ StepOutput compare_variants(const std::vector<TrainingVariant>& variants, RunCon
     }
     if (seeds > 1)
         out.notes.push_back("Every curve and final loss is the mean of " + std::to_string(seeds) +
-                            " seeds (each seed its own data and initial weights); the table gives the final losses' "
-                            "range and says whether each run differs from BF16 beyond it.");
+                            " seeds (each seed its own data and initial weights, the same for every run); the table "
+                            "compares each run with BF16 seed by seed: the geometric mean of the ratios of their "
+                            "final losses, with its 95% interval (docs/numerics.md, \"How fp8lab compares two "
+                            "runs\").");
     out.figures.push_back(std::move(fig));
     out.figures.push_back(std::move(ratio));
+    out.figures.push_back(seed_ratio_figure("BF16", "final loss", compared));
     out.tables.push_back(std::move(t));
     out.notes.push_back("Backend: CPU emulator (bit-exact FP8 arithmetic).");
     return out;
@@ -208,7 +211,7 @@ StepOutput compare_variants(const std::vector<TrainingVariant>& variants, RunCon
 StepLogic what_breaks() {
     StepLogic s;
     s.id = "what-breaks";
-    s.titles = {{"figure variants"}, {"table final"}, {"figure ratio-to-bf16"}};
+    s.titles = {{"figure variants"}, {"table final"}, {"figure ratio-to-bf16"}, {"figure seed-ratios"}};
     s.parameters = {integer("steps", 20, 400, 100)};
     s.training_parameters = {"steps"};
     s.training_mapping =
@@ -255,7 +258,7 @@ void map_outliers(const Parameters& p, emu::Experiment& e) {
 StepLogic outliers() {
     StepLogic s;
     s.id = "outliers";
-    s.titles = {{"figure variants"}, {"table final"}, {"figure ratio-to-bf16"}};
+    s.titles = {{"figure variants"}, {"table final"}, {"figure ratio-to-bf16"}, {"figure seed-ratios"}};
     s.parameters = {real("outlier-scale", 1e2, 1e6, 1e5, true), integer("steps", 50, 600, 200)};
     s.training_parameters = {"outlier-scale", "steps"};
     s.training_mapping =
@@ -295,7 +298,11 @@ StepLogic nvfp4_training() {
     StepLogic s;
     s.id = "nvfp4-training";
     s.text_values = nvfp4_options_text_values();
-    s.titles = {{"figure nvfp4-variants"}, {"table options"}, {"table final"}, {"figure ratio-to-bf16"}};
+    s.titles = {{"figure nvfp4-variants"},
+                {"table options"},
+                {"table final"},
+                {"figure ratio-to-bf16"},
+                {"figure seed-ratios"}};
     s.parameters = {integer("steps", 20, 400, 40), toggle("weight_tiles", true), toggle("stochastic_gradients", true),
                     toggle("hadamard_wgrad", true), toggle("edge_layers_bf16", false)};
     s.training_parameters = {"steps", "weight_tiles", "stochastic_gradients", "hadamard_wgrad", "edge_layers_bf16"};

@@ -44,10 +44,10 @@ bool has_error(const Catalog& c, const std::string& file_line, const std::string
     });
 }
 
-// The clauses of a step's text that rank a run its own output finds within the spread of
-// the seeds: a clause naming the run (a distinctive word of its row: "delayed", "mxfp8")
+// The clauses of a step's text that rank a run in which its own output's paired comparison
+// finds no difference (docs/numerics.md, "How fp8lab compares two runs"): a clause naming the run (a distinctive word of its row: "delayed", "mxfp8")
 // beside words that rank ("beats", "ends lower", "is worse"...).
-std::vector<std::string> rankings_within_spread(const std::string& text, const StepOutput& out) {
+std::vector<std::string> rankings_without_difference(const std::string& text, const StepOutput& out) {
     const auto lower = [](std::string s) {
         for (char& c : s) c = char(std::tolower(static_cast<unsigned char>(c)));
         return s;
@@ -57,7 +57,7 @@ std::vector<std::string> rankings_within_spread(const std::string& text, const S
         for (const auto& row : t.rows) {
             const bool within = std::any_of(row.begin(), row.end(), [](const Cell& c) {
                 const auto* s = std::get_if<std::string>(&c);
-                return s && s->starts_with("within the spread");
+                return s && s->starts_with("no difference found");
             });
             const auto* name = row.empty() ? nullptr : std::get_if<std::string>(&row[0]);
             if (!within || !name) continue;
@@ -729,12 +729,12 @@ TEST_CASE("every lab in labs/content loads, and every step runs with its default
             }
             for (const Table& t : out.tables)
                 for (const auto& row : t.rows) CHECK(row.size() == t.columns.size());
-            // No sentence of the text ranks runs that the step's own table finds within the
-            // spread of the seeds (at the defaults the text describes).
+            // No sentence of the text ranks runs in which the step's own table finds no paired
+            // difference (at the defaults the text describes).
             if (!light)
                 for (const std::string& sentence :
-                     rankings_within_spread(render_placeholders(s.markdown, s.logic.text_values), out))
-                    FAIL_CHECK("the text ranks a run within the spread: \"" << sentence << "\"");
+                     rankings_without_difference(render_placeholders(s.markdown, s.logic.text_values), out))
+                    FAIL_CHECK("the text ranks a run in which no difference was found: \"" << sentence << "\"");
             // What a student sees before answering never states a numeric answer; the parts
             // the step names as giving it away are hidden (and only those: an instructor, or
             // a student who has answered, sees the same output otherwise).
@@ -794,15 +794,18 @@ TEST_CASE("a right choice quoted in a note, a cell or its first clause alone is 
     CHECK(places_quoting(out, "NaN") == std::vector<std::string>{"table runs, column why"});
 }
 
-TEST_CASE("a sentence ranking a run that the table finds within the spread is found") {
+TEST_CASE("a sentence ranking a run in which the table finds no difference is found") {
     StepOutput out;
     Table t{"runs", "", {{"run"}, {"against BF16"}}, {}};
-    t.rows.push_back({std::string("MXFP8 (blocks of 32)"), std::string("within the spread of 4 seeds")});
-    t.rows.push_back({std::string("FP8, delayed (per tensor)"), std::string("beyond the spread of 4 seeds (higher)")});
+    t.rows.push_back({std::string("MXFP8 (blocks of 32)"),
+                      std::string("no difference found at 4 seeds (95% interval -0.8% to +1.1%)")});
+    t.rows.push_back(
+        {std::string("FP8, delayed (per tensor)"),
+         std::string("FP8, delayed 1.2% worse than BF16 (95% interval +0.9% to +1.5%; worse on 4 of 4 seeds)")});
     out.tables.push_back(t);
-    CHECK(rankings_within_spread("MXFP8 ends lower than BF16. Delayed scaling is worse.", out).size() == 1);
-    CHECK(rankings_within_spread("- MXFP8 is better here; its scale fits the block better.", out).size() == 1);
-    CHECK(rankings_within_spread("MXFP8 stays within the spread. Delayed is worse.", out).empty());
+    CHECK(rankings_without_difference("MXFP8 ends lower than BF16. Delayed scaling is worse.", out).size() == 1);
+    CHECK(rankings_without_difference("- MXFP8 is better here; its scale fits the block better.", out).size() == 1);
+    CHECK(rankings_without_difference("MXFP8 shows no difference from BF16. Delayed is worse.", out).empty());
 }
 
 TEST_CASE("a run context publishes partial results and takes a cancel request") {

@@ -15,7 +15,7 @@
 #include "emulator/models/cpu_training.hpp"
 #include "emulator/models/mlp/mlp_trainer.hpp"
 #include "emulator/training/training_task.hpp"
-#include "labs/experiments/seed_spread.hpp"
+#include "labs/experiments/seed_comparison.hpp"
 #include "labs/experiments/training_comparison.hpp"
 #include "labs/framework/training_mapping.hpp"
 
@@ -101,40 +101,35 @@ TEST_CASE("over several seeds the comparison draws each mean with its range and 
     // Each seed changes the data and the initial weights: the runs differ.
     CHECK(fp8[0] != fp8[1]);
     bool worded = false;
-    for (const std::string& n : out.notes) worded = worded || n.find("the spread of 4 seeds") != std::string::npos;
+    for (const std::string& n : out.notes)
+        worded = worded || n.find("FP8 against BF16: no difference found at 4 seeds") != std::string::npos ||
+                 n.find("than BF16 (95% interval") != std::string::npos;
     CHECK(worded);
+    // Beside the curves, the seeds' ratios: one dot a seed, the interval as a bar.
+    const auto ratios = std::find_if(out.figures.begin(), out.figures.end(),
+                                     [](const labs::Figure& g) { return g.id == "seed-ratios"; });
+    REQUIRE(ratios != out.figures.end());
+    const labs::Series& dots = ratios->series.back();
+    CHECK(dots.kind == labs::SeriesKind::Scatter);
+    CHECK(dots.y.size() == 4);
 }
 
-TEST_CASE("a spread's words: a difference is a finding only beyond both ranges") {
-    const labs::SeedSpread a = labs::spread_of({1.0, 1.2, 1.1}), b = labs::spread_of({1.15, 1.3, 1.25});
-    CHECK(a.mean == doctest::Approx(1.1));
-    CHECK_FALSE(labs::differs_beyond_spread(a, b));
-    CHECK(labs::spread_words(a, b) == "within the spread of 3 seeds");
-    const labs::SeedSpread c = labs::spread_of({1.5, 1.6, 1.7});
-    CHECK(labs::differs_beyond_spread(a, c));
-    CHECK(labs::spread_words(a, c) == "beyond the spread of 3 seeds (higher)");
-    CHECK(labs::spread_words(c, a) == "beyond the spread of 3 seeds (lower)");
-    CHECK(labs::spread_words(labs::spread_of({1.0}), labs::spread_of({2.0})).find("one seed") == 0);
-}
-
-TEST_CASE("a run that ends lower than BF16 beyond the spread is said so, with what was measured of both") {
-    const labs::SeedSpread bf16 = labs::spread_of({1.0, 1.1, 1.2}), lower = labs::spread_of({0.7, 0.8, 0.9});
+TEST_CASE("a run that ends lower than BF16 on the paired seeds is said so, with what was measured of both") {
+    const std::vector<double> bf16{1.0, 1.1, 1.2};
     const labs::RunMeasures bf16_measures{0.0, 0.25}, fp8_measures{0.125, 0.5};
-    const std::string note = labs::lower_than_bf16_note("FP8", bf16, lower, &bf16_measures, &fp8_measures);
-    CHECK(note.find("FP8 ends lower than BF16, beyond the spread of 3 seeds") == 0);
+    const std::string note = labs::lower_than_bf16_note("FP8", labs::compare_paired(bf16, std::vector{0.9, 1.0, 1.09}),
+                                                        &bf16_measures, &fp8_measures);
+    CHECK(note.find("FP8 ends lower than BF16 (FP8 ") == 0);
+    CHECK(note.find("better on 3 of 3 seeds") != std::string::npos);
     CHECK(note.find("12.5% of FP8's gradient elements") != std::string::npos);
     CHECK(note.find("moved 0.5 of their starting size over the run against BF16's 0.25") != std::string::npos);
-    // Within the spread, or higher: nothing to explain here.
-    CHECK(labs::lower_than_bf16_note("FP8", bf16, labs::spread_of({0.9, 1.0, 1.1}), &bf16_measures, &fp8_measures)
-              .empty());
-    CHECK(labs::lower_than_bf16_note("FP8", bf16, labs::spread_of({1.5, 1.6, 1.7}), &bf16_measures, &fp8_measures)
-              .empty());
-    CHECK(labs::lower_than_bf16_note("FP8", labs::spread_of({1.0}), labs::spread_of({0.5}), &bf16_measures,
+    // No difference found, or higher: nothing to explain here.
+    CHECK(labs::lower_than_bf16_note("FP8", labs::compare_paired(bf16, std::vector{0.9, 1.2, 1.1}), &bf16_measures,
                                      &fp8_measures)
-              .empty());  // one seed: no spread
-    // The GPU measures neither: the note says where they are measured.
-    CHECK(labs::lower_than_bf16_note("FP8", bf16, lower, nullptr, nullptr).find("CPU emulator measures") !=
-          std::string::npos);
+              .empty());
+    CHECK(labs::lower_than_bf16_note("FP8", labs::compare_paired(bf16, std::vector{1.5, 1.6, 1.7}), &bf16_measures,
+                                     &fp8_measures)
+              .empty());
 }
 
 TEST_CASE("how far training moved the weights: more with a larger learning rate, as the weights say") {

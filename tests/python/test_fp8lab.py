@@ -2,6 +2,7 @@
 """The Python module against the C++ program: every format, rounding mode and saturation
 on random and special inputs from float32 and float64, all 2^16 BF16 and FP16 bit
 patterns, the recipes, delayed scaling and the trainer; shapes, dtypes and errors."""
+import json
 import os
 import subprocess
 
@@ -18,6 +19,11 @@ def cli(args, lines):
     """Runs the program with one value per line on stdin; its output's lines split at tabs."""
     out = subprocess.run([EXE] + args, input="\n".join(lines) + "\n", capture_output=True, text=True, check=True)
     return [line.split("\t") for line in out.stdout.splitlines() if line and not line.startswith("#")]
+
+
+def cli_text(args):
+    """Runs the program without input; its standard output whole."""
+    return subprocess.run([EXE] + args, capture_output=True, text=True, check=True, stdin=subprocess.DEVNULL).stdout
 
 
 def cli_codes(values, fmt, dtype, rounding="nearest-even", saturate="finite", seed=0):
@@ -198,6 +204,27 @@ def test_trainer_equals_the_program():
         fp8lab.train({"fp8lab_experiment": 1, "steps": 0})
     with pytest.raises(ValueError, match="experiment: must be a dict or JSON text"):
         fp8lab.train(3)
+
+
+def test_compare_pairs_the_seeds_as_the_program_does():
+    e = fp8lab.default_experiment()
+    e["steps"] = 12
+    ours = fp8lab.compare(e, ["bf16", "delayed"], seeds=3)
+    assert ours["measure"] == "final loss" and ours["seeds"] == 3 and ours["baseline"] == "bf16"
+    bf16, delayed = ours["variants"]
+    assert bf16["ratios"] == [1.0, 1.0, 1.0]
+    # each seed's ratio is that seed's two final losses, as train over the same seed gives them
+    for k in range(3):
+        assert delayed["ratios"][k] == delayed["finals"][k] / bf16["finals"][k]
+    assert delayed["low"] <= delayed["mean_ratio"] <= delayed["high"]
+    assert delayed["differs"] == (delayed["low"] > 1 or delayed["high"] < 1)
+    assert ("no difference found at 3 seeds" in delayed["finding"]) != delayed["differs"]
+    program = json.loads(cli_text(["train", "--steps", "12", "--seeds", "3", "--compare", "bf16,delayed", "--json"]))
+    assert program["variants"][1]["finals"] == delayed["finals"]
+    with pytest.raises(ValueError, match="is neither fp32 nor bf16 nor an FP8 recipe"):
+        fp8lab.compare(e, "bf16,fp9", seeds=2)
+    with pytest.raises(ValueError, match="at least two variants"):
+        fp8lab.compare(e, "bf16")
 
 
 def test_train_over_seeds_reports_every_final_loss_and_their_spread():

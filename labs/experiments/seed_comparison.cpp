@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: Apache-2.0
-// Seed spreads (seed_spread.hpp).
-#include "labs/experiments/seed_spread.hpp"
+// Runs compared over the same seeds (seed_comparison.hpp).
+#include "labs/experiments/seed_comparison.hpp"
 
 #include <algorithm>
 
@@ -8,26 +8,17 @@
 
 namespace fp8lab::labs {
 
-std::string spread_words(const SeedSpread& a, const SeedSpread& b) {
-    const int seeds = std::min(a.seeds, b.seeds);
-    if (seeds < 2) return "one seed: no spread to tell a difference from noise";
-    const std::string of = " of " + std::to_string(seeds) + " seeds";
-    if (!differs_beyond_spread(a, b)) return "within the spread" + of;
-    return "beyond the spread" + of + (b.mean < a.mean ? " (lower)" : " (higher)");
-}
-
 std::string spread_text(const SeedSpread& s) {
     if (s.seeds < 2) return number_text(s.mean);
     return number_text(s.mean) + " (" + number_text(s.least) + " to " + number_text(s.largest) + " over " +
            std::to_string(s.seeds) + " seeds)";
 }
 
-std::string lower_than_bf16_note(const std::string& name, const SeedSpread& bf16, const SeedSpread& run,
-                                 const RunMeasures* bf16_measures, const RunMeasures* run_measures) {
-    if (std::min(bf16.seeds, run.seeds) < 2 || !differs_beyond_spread(bf16, run) || run.mean >= bf16.mean) return "";
-    const std::string said = name + " ends lower than BF16, beyond the spread of " +
-                             std::to_string(std::min(bf16.seeds, run.seeds)) +
-                             " seeds. A lower training loss is not more accurate arithmetic: ";
+std::string lower_than_bf16_note(const std::string& name, const PairedComparison& c, const RunMeasures* bf16_measures,
+                                 const RunMeasures* run_measures) {
+    if (!c.differs() || c.high >= 1.0) return "";
+    const std::string said = name + " ends lower than BF16 (" + paired_words(c, name, "BF16") +
+                             "). A lower training loss is not more accurate arithmetic: ";
     if (!bf16_measures || !run_measures)
         return said +
                "the CPU emulator measures what the two runs did differently (gradients lost to zero, how far the "
@@ -37,6 +28,34 @@ std::string lower_than_bf16_note(const std::string& name, const SeedSpread& bf16
            number_text(run_measures->weight_change) + " of their starting size over the run against BF16's " +
            number_text(bf16_measures->weight_change) +
            ". Fewer gradients or other step sizes change what a short run reaches as much as precision does.";
+}
+
+Figure seed_ratio_figure(const std::string& baseline, const std::string& measure,
+                         const std::vector<ComparedRun>& runs) {
+    Figure f;
+    f.id = "seed-ratios";
+    f.title = "Each run's " + measure + " over " + baseline +
+              "'s on the same seed (dots), with the 95% interval of "
+              "their mean (bar)";
+    f.x_axis.min = -0.6;
+    f.x_axis.max = double(runs.size()) - 0.4;
+    f.y_axis.label = measure + " / " + baseline + "'s";
+    f.legend = false;  // the title says what dots and bars are
+    f.series.push_back(line("", {-0.6, double(runs.size()) - 0.4}, {1.0, 1.0}, 0));
+    f.series.back().dashed = true;
+    for (std::size_t i = 0; i < runs.size(); ++i) {
+        const PairedComparison& c = runs[i].comparison;
+        f.x_axis.categories.push_back(runs[i].name);
+        const double x = double(i);
+        Series bar = line("", {x, x}, {c.low, c.high}, int(i % 7) + 1);
+        bar.line_width = 4;
+        f.series.push_back(std::move(bar));
+        std::vector<double> xs;
+        const std::size_t n = c.ratios.size();
+        for (std::size_t k = 0; k < n; ++k) xs.push_back(x + (n > 1 ? 0.3 * (double(k) / double(n - 1) - 0.5) : 0.0));
+        f.series.push_back(scatter("", std::move(xs), c.ratios, int(i % 7) + 1));
+    }
+    return f;
 }
 
 std::vector<Series> curve_with_band(const std::string& name, const std::vector<std::vector<float>>& curves,

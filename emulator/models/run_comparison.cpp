@@ -1,0 +1,112 @@
+// SPDX-License-Identifier: Apache-2.0
+// Variants trained over the same seeds and compared, paired (run_comparison.hpp).
+#include "emulator/models/run_comparison.hpp"
+
+#include <cstdio>
+#include <stdexcept>
+
+#include "emulator/base/quoted_input.hpp"
+#include "emulator/io/json_writer.hpp"
+#include "emulator/models/cpu_training.hpp"
+#include "emulator/scaling/recipe.hpp"
+
+namespace fp8lab::emu {
+
+std::vector<RunVariant> variants_from_list(const Experiment& base, std::string_view list) {
+    std::vector<RunVariant> variants;
+    std::size_t start = 0;
+    while (start <= list.size()) {
+        const std::size_t comma = std::min(list.find(',', start), list.size());
+        const std::string name(list.substr(start, comma - start));
+        start = comma + 1;
+        Experiment e = base;
+        if (const std::optional<Precision> p = parse_enum<Precision>(name); p && *p != Precision::Fp8) {
+            e = with_precision(base, *p);
+        } else if (const std::optional<Fp8Recipe> r = parse_enum<Fp8Recipe>(name)) {
+            e = with_precision(base, Precision::Fp8);
+            set_recipe(e, *r);  // with the element formats the recipe takes, as --recipe sets them
+        } else {
+            throw std::invalid_argument("--compare: " + quoted_input(name) +
+                                        " is neither fp32 nor bf16 nor an FP8 recipe (" + enum_choices<Fp8Recipe>() +
+                                        ")");
+        }
+        for (const RunVariant& v : variants)
+            if (v.name == name) throw std::invalid_argument("--compare: " + quoted_input(name) + " is named twice");
+        variants.push_back({name, e});
+    }
+    if (variants.size() < 2)
+        throw std::invalid_argument("--compare: name at least two variants, the baseline first (bf16,delayed)");
+    return variants;
+}
+
+RunComparison compare_runs(const std::vector<RunVariant>& variants, int seeds, const ComparisonProgress& progress) {
+    if (seeds < 1) throw std::invalid_argument("a comparison needs at least one seed");
+    RunComparison out;
+    out.seeds = seeds;
+    out.measure = "final loss";
+    const double runs = double(variants.size()) * seeds;
+    for (std::size_t i = 0; i < variants.size(); ++i) {
+        ComparedVariant v{variants[i].name, {}, {}};
+        for (int k = 0; k < seeds; ++k) {
+            const TrainerResult r = train_on_cpu(with_seed(variants[i].experiment, k));
+            if (r.text && !r.text->validation.empty()) {
+                v.finals.push_back(r.text->validation.back().bits_per_byte);
+                out.measure = "validation loss";
+            } else {
+                v.finals.push_back(final_loss(r.loss));
+            }
+            const double done = (double(i) * seeds + k + 1) / runs;
+            if (progress && !progress(done, v.name + ", seed " + std::to_string(k + 1) + " of " +
+                                                std::to_string(seeds) + ": " + std::to_string(v.finals.back())))
+                throw std::runtime_error("cancelled");
+        }
+        v.against_baseline = compare_paired(i == 0 ? v.finals : out.variants[0].finals, v.finals);
+        out.variants.push_back(std::move(v));
+    }
+    return out;
+}
+
+std::string comparison_table(const RunComparison& c) {
+    std::string text = "variant\tmean " + c.measure + "\tover " + c.variants.at(0).name + "\t95% interval\tworse\t" +
+                       "better\tfinding\n";
+    for (std::size_t i = 0; i < c.variants.size(); ++i) {
+        const ComparedVariant& v = c.variants[i];
+        const SeedSpread s = spread_of(v.finals);
+        const PairedComparison& p = v.against_baseline;
+        char row[256];
+        std::snprintf(row, sizeof row, "%s\t%.6g\t%.4f\t", v.name.c_str(), s.mean, p.mean_ratio);
+        text += row;
+        text += i == 0 || !p.has_interval()
+                    ? std::string("-")
+                    : percent_change_text(p.low, p.high - p.low) + " to " + percent_change_text(p.high, p.high - p.low);
+        text += "\t" + std::to_string(p.worse) + "\t" + std::to_string(p.better) + "\t";
+        text += i == 0 ? "baseline" : paired_words(p, v.name, c.variants[0].name);
+        text += "\n";
+    }
+    return text;
+}
+
+std::string comparison_json(const RunComparison& c) {
+    json::JsonWriter w;
+    w.begin_object().key("measure").value(c.measure).key("seeds").value(c.seeds);
+    w.key("baseline").value(c.variants.at(0).name);
+    w.key("interval").value("95%, Student's t on the per-seed log-ratios");
+    w.key("variants").begin_array();
+    for (std::size_t i = 0; i < c.variants.size(); ++i) {
+        const ComparedVariant& v = c.variants[i];
+        const PairedComparison& p = v.against_baseline;
+        w.begin_object().key("name").value(v.name).key("finals").begin_array();
+        for (double f : v.finals) w.value(f);
+        w.end_array().key("ratios").begin_array();
+        for (double r : p.ratios) w.value(r);
+        w.end_array();
+        w.key("mean_ratio").value(p.mean_ratio).key("low").value(p.low).key("high").value(p.high);
+        w.key("worse").value(p.worse).key("better").value(p.better).key("differs").value(p.differs());
+        w.key("finding").value(i == 0 ? std::string("baseline") : paired_words(p, v.name, c.variants[0].name));
+        w.end_object();
+    }
+    w.end_array().end_object();
+    return w.text() + "\n";
+}
+
+}  // namespace fp8lab::emu
