@@ -80,7 +80,7 @@ std::string comparison_table(const RunComparison& c) {
                     ? std::string("-")
                     : percent_change_text(p.low, p.high - p.low) + " to " + percent_change_text(p.high, p.high - p.low);
         text += "\t" + std::to_string(p.worse) + "\t" + std::to_string(p.better) + "\t";
-        text += i == 0 ? "baseline" : paired_words(p, v.name, c.variants[0].name);
+        text += i == 0 ? "baseline" : paired_words(p, "", c.variants[0].name);
         text += "\n";
     }
     return text;

@@ -108,16 +108,18 @@ std::string paired_words(const PairedComparison& c, const std::string& variant, 
         std::string t = percent_change_text(ratio, width);
         return t.substr(1);  // the sign is said in words
     };
+    // Without a variant's name, the words for a table's cell beside it: "1.2% worse (...)".
+    const std::string who = variant.empty() ? "" : variant + " ";
+    const std::string than = variant.empty() ? "" : " than " + baseline;
     if (!c.has_interval())
-        return variant + " " + percent_change_text(c.mean_ratio, 0) + " against " + baseline +
+        return who + percent_change_text(c.mean_ratio, 0) + (variant.empty() ? "" : " against " + baseline) +
                " on one seed: no interval, so no finding (run 2 seeds or more)";
     const std::string interval =
         "95% interval " + percent_change_text(c.low, width) + " to " + percent_change_text(c.high, width);
     if (!c.differs()) return "no difference found at " + n + " seeds (" + interval + ")";
     const bool worse = c.low > 1.0;
-    return variant + " " + size(c.mean_ratio) + (worse ? " worse" : " better") + " than " + baseline + " (" + interval +
-           "; " + (worse ? "worse" : "better") + " on " + std::to_string(worse ? c.worse : c.better) + " of " + n +
-           " seeds)";
+    return who + size(c.mean_ratio) + (worse ? " worse" : " better") + than + " (" + interval + "; " +
+           (worse ? "worse" : "better") + " on " + std::to_string(worse ? c.worse : c.better) + " of " + n + " seeds)";
 }
 
 }  // namespace fp8lab::emu

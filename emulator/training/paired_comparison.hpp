@@ -42,7 +42,8 @@ double student_t_975(int degrees);
 
 // In words, from the interval: "FP8 delayed 1.2% worse than BF16 (95% interval 0.9% to
 // 1.5%; worse on 4 of 4 seeds)", "no difference found at 4 seeds (95% interval -0.8% to
-// +1.1%)", or, with one seed, the ratio and that there is no interval.
+// +1.1%)", or, with one seed, the ratio and that there is no interval. An empty `variant`
+// gives the words for a table's cell beside the run's name: "1.2% worse (95% interval ...)".
 std::string paired_words(const PairedComparison& c, const std::string& variant, const std::string& baseline);
 
 // A percentage change from a ratio, to the digits its interval can tell apart: "+1.2%".

@@ -65,32 +65,45 @@ double property(const emu::Format& f, const std::string& name) {
 }
 
 // Walks the placeholders in one pass (linear in the text: the line number is carried
-// along, and "}}" is looked for on the placeholder's own line only); `fill` gets
-// (line, inside, unclosed) and returns the replacement.
+// along, and the current line's end and the next "}}" are found once and reused, so a line
+// of many unclosed "{{" is not rescanned for each); `fill` gets (line, inside, unclosed)
+// and returns the replacement. `examined`, when given, receives the bytes the searches
+// passed over (what the tests hold to a multiple of the text's length).
 template <class Fill>
-std::string walk(std::string_view markdown, Fill fill) {
+std::string walk(std::string_view markdown, Fill fill, std::size_t* examined = nullptr) {
     std::string out;
     out.reserve(markdown.size());
-    std::size_t pos = 0;
+    std::size_t pos = 0, line_end = 0, next_close = 0, seen = 0;
+    bool line_known = false, close_known = false;
     int line = 1;
     while (true) {
         const std::size_t open = markdown.find("{{", pos);
+        seen += (open == std::string_view::npos ? markdown.size() : open) - pos;
         if (open == std::string_view::npos) break;
         const std::string_view before = markdown.substr(pos, open - pos);
         line += int(std::count(before.begin(), before.end(), '\n'));
+        seen += before.size();
         out.append(before);
-        const std::size_t newline = std::min(markdown.find('\n', open), markdown.size());
-        const std::string_view rest_of_line = markdown.substr(open + 2, newline - open - 2);
-        const std::size_t close = rest_of_line.find("}}");
-        if (close == std::string_view::npos) {
+        if (!line_known || open > line_end) {
+            line_end = std::min(markdown.find('\n', open), markdown.size());
+            seen += line_end - open;
+            line_known = true;
+        }
+        if (!close_known || next_close < open + 2) {
+            next_close = std::min(markdown.find("}}", open + 2), markdown.size());
+            seen += next_close - open;
+            close_known = true;
+        }
+        if (next_close >= line_end) {
             out += fill(line, std::string_view{}, true);
             pos = open + 2;
             continue;
         }
-        out += fill(line, rest_of_line.substr(0, close), false);
-        pos = open + 2 + close + 2;
+        out += fill(line, markdown.substr(open + 2, next_close - open - 2), false);
+        pos = next_close + 2;
     }
     out.append(markdown.substr(pos));
+    if (examined) *examined = seen;
     return out;
 }
 
@@ -170,7 +183,8 @@ std::string render_placeholders(std::string_view markdown, const PlaceholderValu
     });
 }
 
-std::vector<PlaceholderError> placeholder_errors(std::string_view markdown, const PlaceholderValues& values) {
+std::vector<PlaceholderError> placeholder_errors(std::string_view markdown, const PlaceholderValues& values,
+                                                 std::size_t* examined) {
     // The first error of each line, and at most kMaxErrors lines: a line of 400,000 unclosed
     // braces is one message, not 400,000.
     constexpr std::size_t kMaxErrors = 50;
@@ -185,18 +199,21 @@ std::vector<PlaceholderError> placeholder_errors(std::string_view markdown, cons
         else
             ++more;
     };
-    walk(markdown, [&](int line, std::string_view inside, bool unclosed) -> std::string {
-        if (unclosed) {
-            report(line, "'{{' is not closed by '}}' on the same line");
-            return {};
-        }
-        try {
-            return placeholder_value(inside, values);
-        } catch (const PlaceholderError& e) {
-            report(line, e.what());
-            return {};
-        }
-    });
+    walk(
+        markdown,
+        [&](int line, std::string_view inside, bool unclosed) -> std::string {
+            if (unclosed) {
+                report(line, "'{{' is not closed by '}}' on the same line");
+                return {};
+            }
+            try {
+                return placeholder_value(inside, values);
+            } catch (const PlaceholderError& e) {
+                report(line, e.what());
+                return {};
+            }
+        },
+        examined);
     if (more)
         errors.emplace_back(errors.back().line, "and placeholder errors on " + std::to_string(more) +
                                                     " more line(s) after this one, not listed");

@@ -36,8 +36,11 @@ std::string placeholder_value(std::string_view inside, const PlaceholderValues& 
 // unknown placeholder or unclosed "{{".
 std::string render_placeholders(std::string_view markdown, const PlaceholderValues& values = {});
 
-// Every problem at once, for validation: (line, message) pairs.
-std::vector<PlaceholderError> placeholder_errors(std::string_view markdown, const PlaceholderValues& values = {});
+// Every problem at once, for validation: (line, message) pairs. `examined`, when given,
+// receives how many bytes of the text the walk's searches passed over: linear in the text,
+// which the tests check by counting, not by timing.
+std::vector<PlaceholderError> placeholder_errors(std::string_view markdown, const PlaceholderValues& values = {},
+                                                 std::size_t* examined = nullptr);
 
 // The list of property names, for messages and the GUI's help.
 const std::vector<std::string>& placeholder_properties();

@@ -188,7 +188,7 @@ StepOutput compare_variants(const std::vector<TrainingVariant>& variants, RunCon
         if (counts == CastCounts::Gradients) row.emplace_back(100 * measures.zero_gradients);
         row.emplace_back(100 * flushed);
         if (counts == CastCounts::Activations) row.emplace_back(100 * subnormal);
-        row.emplace_back(i == 0 ? std::string("-") : paired_words(against_bf16, name, "BF16"));
+        row.emplace_back(i == 0 ? std::string("-") : paired_words(against_bf16, "", "BF16"));
         t.rows.push_back(std::move(row));
         StepOutput partial;
         partial.figures.push_back(fig);
