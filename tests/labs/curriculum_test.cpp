@@ -13,6 +13,7 @@
 #include "emulator/formats/convert.hpp"
 #include "emulator/scaling/current_scaling.hpp"
 #include <cmath>
+#include <cstdio>
 #include <fstream>
 #include <sstream>
 
@@ -1001,4 +1002,39 @@ TEST_CASE("lab 8's NVFP4 step states the sizes its options table measures, from 
     for (const labs::Nvfp4OptionEffect& e : labs::measure_nvfp4_options())
         row_says = row_says || e.measure.find(values.at("options.tokens") + " tokens") != std::string::npos;
     CHECK(row_says);
+}
+
+TEST_CASE("lab 11's speed step states what its recording finds, from the rows it shows") {
+    const Catalog c = load_curriculum();
+    const Step* speed = c.find("transformer")->find_step("gpu-speed");
+    RunContext context;
+    const StepOutput out = speed->logic.run(Parameters(speed->logic.parameters), context);
+    const Table& t = out.tables.at(0);
+    // tokens per second of a row: preset, precision, QKV, attention (fused)
+    const auto tps = [&](const std::string& preset, const std::string& precision, const std::string& qkv) {
+        for (const auto& row : t.rows)
+            if (std::get<std::string>(row[0]) == preset && std::get<std::string>(row[1]) == precision &&
+                std::get<std::string>(row[2]) == qkv && std::get<std::string>(row[3]) == "fused")
+                return std::get<double>(row[5]);
+        FAIL("no row " << preset << " " << precision << " " << qkv);
+        return 0.0;
+    };
+    std::string notes;
+    for (const std::string& n : out.notes) notes += n + "\n";
+    bool any_reaches = false;
+    for (const char* preset : {"cpu-default", "gpt2-small", "wide"}) {
+        const double ratio = tps(preset, "fp8-delayed", "fused") / tps(preset, "bf16", "fused");
+        any_reaches = any_reaches || ratio >= 1.7;
+        char said[64];
+        std::snprintf(said, sizeof said, "%.2fx (%s)", ratio, preset);
+        CHECK(notes.find(said) != std::string::npos);
+    }
+    CHECK((notes.find("not reproduced at any size") != std::string::npos) == !any_reaches);
+    char confound[64];
+    std::snprintf(confound, sizeof confound, "at gpt2-small it gives %.2fx",
+                  tps("gpt2-small", "fp8-delayed", "fused") / tps("gpt2-small", "bf16", "separate"));
+    CHECK(notes.find(confound) != std::string::npos);
+    CHECK(notes.find("peak memory against BF16's") != std::string::npos);
+    // The text no longer calls current scaling the per-tensor default (delayed is, on Hopper).
+    CHECK(speed->markdown.find("today's per-tensor default") == std::string::npos);
 }
