@@ -3,6 +3,7 @@
 // the GPU, what breaks (no scaling, E4M3 gradients, a one-step history) and what helps
 // (first and last layer in BF16), and the measured crossover where FP8 starts to pay off.
 #include <algorithm>
+#include <optional>
 #include <cmath>
 #include <fstream>
 
@@ -109,9 +110,10 @@ enum class CastCounts { Gradients, Activations };
 
 // Trains each variant in turn on the CPU emulator, over the experiment's seeds, and shows
 // the mean losses, each run's mean loss over BF16's step by step, and a table of final
-// losses with their range over the seeds and whether each differs from BF16 beyond it.
+// losses, each run compared with BF16 seed by seed (and, given `reference`, with that run
+// too: the options of a recipe against the whole recipe).
 StepOutput compare_variants(const std::vector<TrainingVariant>& variants, RunContext& ctx,
-                            CastCounts counts = CastCounts::Gradients) {
+                            CastCounts counts = CastCounts::Gradients, std::optional<std::size_t> reference = {}) {
     StepOutput out;
     Figure fig;
     fig.id = "variants";
@@ -126,11 +128,12 @@ StepOutput compare_variants(const std::vector<TrainingVariant>& variants, RunCon
         t.columns.insert(t.columns.end(), {{"activations flushed to zero", ColumnType::Number, "%"},
                                            {"activations in subnormals", ColumnType::Number, "%"}});
     t.columns.insert(t.columns.end(), {{"against BF16, paired over the seeds"}});
+    if (reference) t.columns.push_back({"against " + variants.at(*reference).name});
     Figure ratio;
     ratio.id = "ratio-to-bf16";
     ratio.x_axis = {"step", AxisScale::Linear};
     ratio.y_axis = {"loss / BF16 loss", AxisScale::Log10};
-    std::vector<double> bf16_loss, bf16_finals;
+    std::vector<double> bf16_loss, bf16_finals, reference_finals;
     RunMeasures bf16_measures;
     std::vector<ComparedRun> compared;
     int colour = 0;
@@ -189,6 +192,11 @@ StepOutput compare_variants(const std::vector<TrainingVariant>& variants, RunCon
         row.emplace_back(100 * flushed);
         if (counts == CastCounts::Activations) row.emplace_back(100 * subnormal);
         row.emplace_back(i == 0 ? std::string("-") : paired_words(against_bf16, "", "BF16"));
+        if (reference) {
+            if (i == *reference) reference_finals = finals;
+            row.emplace_back(i <= *reference ? std::string("-")
+                                             : paired_words(compare_paired(reference_finals, finals), "", ""));
+        }
         t.rows.push_back(std::move(row));
         StepOutput partial;
         partial.figures.push_back(fig);
@@ -303,7 +311,7 @@ StepLogic nvfp4_training() {
                 {"table final"},
                 {"figure ratio-to-bf16"},
                 {"figure seed-ratios"}};
-    s.parameters = {integer("steps", 20, 400, 40), toggle("weight_tiles", true), toggle("stochastic_gradients", true),
+    s.parameters = {integer("steps", 20, 1000, 400), toggle("weight_tiles", true), toggle("stochastic_gradients", true),
                     toggle("hadamard_wgrad", true), toggle("edge_layers_bf16", false)};
     s.training_parameters = {"steps", "weight_tiles", "stochastic_gradients", "hadamard_wgrad", "edge_layers_bf16"};
     s.training_mapping =
@@ -344,7 +352,7 @@ StepLogic nvfp4_training() {
         if (std::none_of(variants.begin() + 1, variants.end(),
                          [&](const TrainingVariant& x) { return same(x.config); }))
             variants.push_back({"NVFP4 as toggled", yours});
-        StepOutput out = compare_variants(variants, ctx);
+        StepOutput out = compare_variants(variants, ctx, CastCounts::Gradients, 1);
         out.figures.front().id = "nvfp4-variants";
         // Where each option acts, measured without training: first, before the loss table.
         Table options{"options", {}, {}, {}};

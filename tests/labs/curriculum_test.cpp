@@ -1038,3 +1038,69 @@ TEST_CASE("lab 11's speed step states what its recording finds, from the rows it
     // The text no longer calls current scaling the per-tensor default (delayed is, on Hopper).
     CHECK(speed->markdown.find("today's per-tensor default") == std::string::npos);
 }
+
+namespace {
+
+// A step of lab 8 run at its defaults: its final-loss table's rows by run name, each with
+// its ratio to BF16 and its paired findings (the cells after the counts).
+struct FinalRow {
+    double ratio = 0;
+    std::string against_bf16, against_reference;
+};
+std::map<std::string, FinalRow> lab8_finals_at_defaults(const std::string& step) {
+    const Catalog c = load_curriculum();
+    const Step* s = c.find("training")->find_step(step);
+    REQUIRE(s);
+    RunContext context;
+    const StepOutput out = s->logic.run(Parameters(s->logic.parameters), context);
+    std::map<std::string, FinalRow> rows;
+    for (const Table& t : out.tables) {
+        if (t.id != "final") continue;
+        std::size_t bf16_column = 0;
+        for (std::size_t k = 0; k < t.columns.size(); ++k)
+            if (t.columns[k].name.starts_with("against BF16")) bf16_column = k;
+        REQUIRE(bf16_column > 0);
+        for (const auto& row : t.rows) {
+            FinalRow r{std::get<double>(row[2]), std::get<std::string>(row[bf16_column]), ""};
+            if (bf16_column + 1 < row.size()) r.against_reference = std::get<std::string>(row[bf16_column + 1]);
+            rows[std::get<std::string>(row[0])] = r;
+        }
+    }
+    return rows;
+}
+
+bool worse(const std::string& finding) { return finding.find("% worse (95% interval") != std::string::npos; }
+bool better(const std::string& finding) { return finding.find("% better (95% interval") != std::string::npos; }
+bool none_found(const std::string& finding) { return finding.starts_with("no difference found at"); }
+
+}  // namespace
+
+TEST_CASE("lab 8 at its defaults: each step shows the finding its text states, paired over the seeds") {
+    // What breaks: the standard recipe a little worse than BF16 on every seed; no scaling,
+    // no difference found; E4M3 gradients without scaling stall far above BF16.
+    std::map<std::string, FinalRow> r = lab8_finals_at_defaults("what-breaks");
+    CHECK(worse(r.at("FP8, delayed, hybrid (the recipe)").against_bf16));
+    CHECK(r.at("FP8, delayed, hybrid (the recipe)").ratio < 1.01);
+    CHECK(none_found(r.at("FP8 without scaling").against_bf16));
+    CHECK(worse(r.at("FP8, E4M3 gradients, no scaling").against_bf16));
+    CHECK(r.at("FP8, E4M3 gradients, no scaling").ratio > 1.5);
+    // Outliers: the per-tensor recipes several percent worse, the block recipes within a
+    // fraction of a percent.
+    r = lab8_finals_at_defaults("outliers");
+    for (const char* per_tensor : {"FP8, delayed (per tensor)", "FP8, current (per tensor)"}) {
+        CHECK(worse(r.at(per_tensor).against_bf16));
+        CHECK(r.at(per_tensor).ratio > 1.03);
+    }
+    for (const char* block : {"MXFP8 (blocks of 32)", "FP8 blockwise (blocks of 128)"}) CHECK(r.at(block).ratio < 1.01);
+    // NVFP4: far above BF16; the first and last layers in BF16 recover most of it; taking
+    // away stochastic rounding or the Hadamard transform finds no difference from the whole
+    // recipe, and 1x16 weight blocks end a little below the tiles.
+    r = lab8_finals_at_defaults("nvfp4-training");
+    const FinalRow& full = r.at("NVFP4, every option (TE's recipe)");
+    CHECK(worse(full.against_bf16));
+    CHECK(full.ratio > 1.1);
+    CHECK(r.at("NVFP4, first and last layer BF16").ratio - 1 < (full.ratio - 1) / 2);
+    CHECK(none_found(r.at("NVFP4, gradients rounded to nearest").against_reference));
+    CHECK(none_found(r.at("NVFP4, no Hadamard transform").against_reference));
+    CHECK(better(r.at("NVFP4, 1x16 weight blocks").against_reference));
+}
