@@ -58,23 +58,9 @@ StepLogic loss_curves() {
         e.task.seed = e.init_seed = ctx.seed();  // the step's seed reaches the runs
         return run_training_comparison(e, ctx);
     };
-    // The schedule that keeps these curves free of late spikes: its rate a quarter of the way
-    // through the cosine decay at the step's defaults (halfway, a straight line gives the
-    // same), from the trainers' own table.
-    const emu::Experiment defaults = experiment_of(Parameters(s.parameters));
-    const std::vector<float> rates = emu::learning_rates(defaults);
-    const int warmup = defaults.optimizer.schedule.warmup_steps, last = defaults.steps - 1;
-    const int middle = warmup + (last - warmup) / 4;
-    const double peak = defaults.optimizer.learning_rate, floor = defaults.optimizer.schedule.floor;
-    const double progress = double(middle - warmup) / double(last - warmup);
-    constexpr double kPi = 3.141592653589793;
-    s.exercise = numeric_exercise(rates[std::size_t(middle)],
-                                  {{"peak", peak},
-                                   {"linear", peak * (floor + (1 - floor) * (1 - progress))},
-                                   {"no-floor", peak * 0.5 * (1 + std::cos(kPi * progress))}},
-                                  1e-3);
-    s.exercise->values = {
-        {"peak", number_text(peak)}, {"middle", std::to_string(middle)}, {"last", std::to_string(last)}};
+    // The paired reading of the run the step shows: its runs share their seeds, so a gap
+    // smaller than the seeds' spread is still a finding when every seed shows it.
+    s.exercise = choice_exercise({"spread", "too-few", "paired", "rounding"}, 2);
     return s;
 }
 
@@ -493,6 +479,10 @@ StepLogic crossover() {
 // Megatron-LM write it, and as a PyTorch script; what each does differently; where each
 // recipe's GEMMs run natively.
 void map_to_your_code(const Parameters& p, emu::Experiment& e) {
+    // What the first step trained at its defaults (its steps, learning rate and data), so
+    // the code exported is the run the student just watched; then this step's settings.
+    const StepLogic trained = loss_curves();
+    map_loss_curves(Parameters(trained.parameters), e);
     emu::set_recipe(e, parse_enum_or_throw<emu::Fp8Recipe>(p.choice("recipe"), "recipe"));
     const emu::FormatRecipe formats = parse_enum_or_throw<emu::FormatRecipe>(p.choice("formats"), "formats");
     if (!emu::recipe(e.numerics.recipe).formats_fixed) {
@@ -509,9 +499,11 @@ StepLogic to_your_code() {
     s.titles = {{"table differences"}, {"table native"}, {"table hardware"}};
     s.parameters = {choice("recipe", enum_choice_names<emu::Fp8Recipe>(), "delayed"),
                     choice("formats", enum_choice_names<emu::FormatRecipe>(), "hybrid"),
-                    integer("history", 1, 1024, 1024), toggle("first-last-bf16", false)};
+                    integer("history", 1, 1024, 16), toggle("first-last-bf16", false)};
     s.training_parameters = {"recipe", "formats", "history", "first-last-bf16"};
-    s.training_mapping = "Recipe, formats, history length and BF16 edge layers are the experiment's.";
+    s.training_mapping =
+        "The first step's run at its defaults (its steps, learning rate and data), with this step's recipe, "
+        "formats, history length and BF16 edge layers.";
     s.training = map_to_your_code;
     s.run = [](const Parameters& p, RunContext& ctx) {
         const emu::Experiment e = step_base(p, ctx, map_to_your_code);

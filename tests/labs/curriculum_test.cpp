@@ -305,17 +305,14 @@ TEST_CASE("lab 5, loss scaling: exercises") {
     CHECK(halved.check("32768").hint.find("All three") != std::string::npos);
 }
 
-TEST_CASE("lab 8, training: the learning-rate schedule exercise and the recorded crossover") {
+TEST_CASE("lab 8, training: the paired-reading exercise and the recorded crossover") {
     const Catalog c = load_curriculum();
-    // A quarter of the way through the decay (step 10 + 289 / 4 = 82 of 300): 3e-3 x (0.1 + 0.9 x
-    // (1 + cos(pi x 72 / 289)) / 2), worked out here by hand from the schedule's definition.
-    const Exercise& schedule = exercise(c, "training", "loss-curves");
-    const double p = 72.0 / 289.0, pi = 3.141592653589793;
-    CHECK(schedule.check(std::to_string(3e-3 * (0.1 + 0.9 * (1 + std::cos(pi * p)) / 2))).correct);
-    CHECK(schedule.check("0.00261").correct);
-    CHECK(schedule.check("0.003").hint.find("peak") != std::string::npos);
-    CHECK(schedule.check("0.00233").hint.find("straight line") != std::string::npos);
-    CHECK(schedule.check("0.00256").hint.find("down to zero") != std::string::npos);
+    // The first exercise reads the paired comparison: right answers and the hints of the wrong.
+    const Exercise& paired = exercise(c, "training", "loss-curves");
+    CHECK(paired.check("3").correct);  // the third choice: paired by seed, the interval excludes 1
+    CHECK(paired.check("1").hint.find("shared") != std::string::npos);
+    CHECK(paired.check("2").hint.find("three degrees of freedom") != std::string::npos);
+    CHECK(paired.check("4").hint.find("float32") != std::string::npos);
 
     // The default task never memorises one batch (issue 38): 16 distinct batches.
     const Step* curves = c.find("training")->find_step("loss-curves");
