@@ -126,6 +126,10 @@ GpuTrainResult train_mlp_on_gpu(const GpuRun& run, const GpuProgress& progress =
 // report the CPU gives (the validation loss every task.eval_every steps, between the timed
 // steps, and the samples after the last).
 GpuTrainResult train_transformer_on_gpu(const GpuRun& run, const GpuProgress& progress = {});
+// The GPU's one training entry, whichever the model: the trainer of run.experiment.model.kind
+// from the GPU's table of models (gpu/src/models/gpu_training.cpp). Callers use this, and
+// never branch on the model themselves.
+GpuTrainResult train_on_gpu(const GpuRun& run, const GpuProgress& progress = {});
 
 // What the device holds before the first step, read back: layer 0's float32 weights and
 // batch 0's inputs and targets (as floats). Tests compare them with the emulator's.

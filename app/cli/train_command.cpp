@@ -180,9 +180,7 @@ int train_on_gpu(const emu::Experiment& e, const TrainArgs& args) {
         throw UsageError(std::string("--backend gpu: ") + err.what());
     }
     std::fprintf(stderr, "fp8lab train: %d steps on the GPU: %s\n", e.steps, emu::describe(e).c_str());
-    const auto train =
-        e.model.kind == emu::ModelKind::Transformer ? gpu::train_transformer_on_gpu : gpu::train_mlp_on_gpu;
-    const gpu::GpuTrainResult r = train(config, [&](int done, const std::vector<float>& loss) {
+    const gpu::GpuTrainResult r = gpu::train_on_gpu(config, [&](int done, const std::vector<float>& loss) {
         if (!loss.empty()) std::fprintf(stderr, "  step %d/%d  loss %.6g\n", done, e.steps, loss.back());
         return first_non_finite(loss) < 0;  // a diverged run stops at the next report
     });
@@ -190,7 +188,7 @@ int train_on_gpu(const emu::Experiment& e, const TrainArgs& args) {
     const long diverged = first_non_finite(r.loss);
     print_losses(diverged < 0 ? r.loss : std::vector<float>(r.loss.begin(), r.loss.begin() + diverged + 1), {});
     if (r.text) print_text_report(*r.text);
-    report_seeds(e, r.loss, [&](const emu::Experiment& x) { return train(gpu::GpuRun{x}, {}).loss; });
+    report_seeds(e, r.loss, [&](const emu::Experiment& x) { return gpu::train_on_gpu(gpu::GpuRun{x}, {}).loss; });
     std::fprintf(stderr, "device: %s\nmedian step: %.4f ms over %d timed steps, peak memory %.1f MiB\n",
                  r.device.c_str(), r.median_step_ms, r.timed_steps, double(r.peak_memory_bytes) / (1 << 20));
     if (e.model.kind == emu::ModelKind::Transformer)

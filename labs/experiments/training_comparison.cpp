@@ -254,9 +254,7 @@ StepOutput run_on_gpu(const emu::Experiment& e, RunContext& context) {
             if (run == 1 && k == 0 && numerics_on_gpu) config.record_numerics = true;
             curves.emplace_back();
             const double done_before = double(run * seeds + k) * e.steps;
-            const auto train =
-                e.model.kind == emu::ModelKind::Transformer ? gpu::train_transformer_on_gpu : gpu::train_mlp_on_gpu;
-            gpu::GpuTrainResult r = train(config, [&](int done, const std::vector<float>& loss) {
+            gpu::GpuTrainResult r = gpu::train_on_gpu(config, [&](int done, const std::vector<float>& loss) {
                 curves.back() = loss;
                 context.report_progress((done_before + done) / (2.0 * seeds * e.steps),
                                         std::string(run == 0 ? "BF16" : label) +

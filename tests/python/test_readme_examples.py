@@ -1,5 +1,5 @@
 # SPDX-License-Identifier: Apache-2.0
-"""Every Python example in the READMEs runs as written: each ```python block is executed
+"""Every Python example in the READMEs (and docs/python.md) runs as written: each ```python block is executed
 on its own, in a scratch folder, with the module under test."""
 import pathlib
 import re
@@ -7,7 +7,7 @@ import re
 import pytest
 
 ROOT = pathlib.Path(__file__).resolve().parents[2]
-READMES = [ROOT / "README.md", ROOT / "python" / "README.md"]
+READMES = [ROOT / "README.md", ROOT / "python" / "README.md", ROOT / "docs" / "python.md"]
 
 
 def python_blocks():
