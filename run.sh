@@ -19,9 +19,10 @@ packages=(build-essential cmake ninja-build pkg-config libcli11-dev doctest-dev 
 # The checking stages of the test command: clang for libFuzzer, with its runtime; pytest
 # for the Python module's tests, and nbconvert, a kernel and matplotlib for the notebook;
 # the validators of the package's desktop entry and AppStream metainfo; venv, pip,
-# setuptools and wheel, with which a test runs `pip install .` offline in a fresh venv.
+# setuptools and wheel, with which a test runs `pip install .` offline in a fresh venv; the
+# American English word list, against which a test reads what the transformer writes.
 test_packages=(clang libclang-rt-14-dev python3-pytest python3-nbconvert python3-ipykernel python3-matplotlib
-               desktop-file-utils appstream python3-venv python3-pip python3-setuptools python3-wheel)
+               desktop-file-utils appstream python3-venv python3-pip python3-setuptools python3-wheel wamerican)
 
 install_packages() {
   local missing=()

@@ -318,7 +318,7 @@ void draw_step_view(AppState& app) {
         draw_backend_switch(app, step, st);
         draw_run_controls(st);
         if (step.logic.training) {
-            if (ImGui::Button("Train the MLP with these settings")) app.training.open = true;
+            if (ImGui::Button("Train with these settings")) app.training.open = true;
             if (ImGui::IsItemHovered()) ImGui::SetTooltip("%s", step.logic.training_mapping.c_str());
         } else {
             ImGui::PushStyleColor(ImGuiCol_Text, ImGui::GetStyleColorVec4(ImGuiCol_TextDisabled));

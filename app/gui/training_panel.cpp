@@ -146,8 +146,9 @@ void draw_training_panel(TrainingPanelState& training, CourseState& course, std:
                 training.settings = emu::describe(experiment);
                 training.experiment_json = emu::to_json(experiment);
                 training.where =
-                    lab.title + " / " + step.title + ", " +
-                    (backend == labs::Backend::Gpu ? "GPU " + course.gpu.device_name : std::string("CPU emulator"));
+                    emu::model_name(experiment) + ", " +
+                    (backend == labs::Backend::Gpu ? "GPU " + course.gpu.device_name : std::string("CPU emulator")) +
+                    " (settings from " + lab.title + " / " + step.title + ")";
                 training.recorded = false;
                 training.runner.start(
                     [experiment](labs::RunContext& c) { return labs::run_training_comparison(experiment, c); },

@@ -202,6 +202,10 @@ std::string to_json(const Experiment& e);
 // their defaults.
 Experiment experiment_from_json(std::string_view text, std::string_view source);
 
+// The model trained, in words for a title: "MLP (3 linear layers, width 256)",
+// "Transformer on text (2 blocks of width 128)".
+std::string model_name(const Experiment& experiment);
+
 // One line for lists and legends: "768-3072-768, 32 tokens, FP8 delayed hybrid, ...".
 std::string describe(const Experiment& e);
 // The inference evaluation alone: "inference with e4m3 weights per-channel, e4m3

@@ -20,12 +20,14 @@ namespace {
 // Each variant's loss curve per seed (the curves grow while the runs go on).
 struct Curves {
     std::vector<std::vector<float>> bf16, fp8;
+    std::vector<std::vector<emu::ValidationPoint>> bf16_validation, fp8_validation;  // the text task's
+    std::string model;  // emu::model_name: what the titles say was trained
 };
 
 Figure loss_figure(const Curves& c, const std::string& fp8_label) {
     Figure f;
     f.id = "training-loss";
-    f.title = "Training loss, BF16 against " + fp8_label;
+    f.title = "Training loss, BF16 against " + fp8_label + (c.model.empty() ? "" : ": " + c.model);
     f.x_axis.label = "step";
     f.y_axis.label = "loss";
     f.y_axis.scale = AxisScale::Log10;
@@ -44,6 +46,34 @@ StepOutput output_of(const Curves& c, const std::string& fp8_label, const std::s
 // What the quantised run is called in metric names: NVFP4 is not FP8.
 std::string family_of(const emu::Experiment& e) {
     return e.numerics.precision == emu::Precision::Fp8 ? emu::recipe(e.numerics.recipe).family : "FP8";
+}
+
+// The text task's validation loss over the steps, each precision's mean over the seeds with
+// the seeds' band: the curve a byte model is judged by (the training loss is on the batches
+// it trained on).
+Figure validation_figure(const std::vector<std::vector<emu::ValidationPoint>>& bf16,
+                         const std::vector<std::vector<emu::ValidationPoint>>& quantised, const std::string& label) {
+    Figure f;
+    f.id = "validation";
+    f.title = "Validation loss on held-out text, BF16 against " + label;
+    f.x_axis.label = "step";
+    f.y_axis.label = "bits per byte";
+    const auto add = [&](const std::vector<std::vector<emu::ValidationPoint>>& runs, const std::string& name,
+                         int colour) {
+        if (runs.empty() || runs[0].empty()) return;
+        std::vector<std::vector<float>> curves;
+        for (const auto& run : runs) {
+            curves.emplace_back();
+            for (const emu::ValidationPoint& v : run) curves.back().push_back(float(v.bits_per_byte));
+        }
+        for (Series s : curve_with_band(name, curves, colour)) {
+            for (double& x : s.x) x = double(runs[0].at(std::size_t(x)).step + 1);  // index -> the step after which
+            f.series.push_back(std::move(s));
+        }
+    };
+    add(bf16, "BF16", 0);
+    add(quantised, label, 5);
+    return f;
 }
 
 // Each seed's final loss of a run: its validation loss at the end where the task holds text
@@ -168,6 +198,7 @@ void add_skipped_steps_note(StepOutput& out, const emu::Experiment& e, std::size
 
 StepOutput run_on_cpu(const emu::Experiment& e, RunContext& context) {
     Curves c;
+    c.model = emu::model_name(e);
     const std::string label = label_of(e);
     const std::string note =
         "Backend: CPU emulator (bit-exact FP8 arithmetic; its speed says nothing about "
@@ -206,6 +237,7 @@ StepOutput run_on_cpu(const emu::Experiment& e, RunContext& context) {
             if (r.cancelled) throw RunCancelled();
             (run == 0 ? finals.bf16 : finals.fp8).push_back(final_of(r));
             finals.validation = r.text && !r.text->validation.empty();
+            if (r.text) (run == 0 ? c.bf16_validation : c.fp8_validation).push_back(r.text->validation);
             measures[run].zero_gradients += r.zero_gradient_fraction() / seeds;
             measures[run].weight_change += r.weight_change / seeds;
             if (run == 1) {
@@ -228,7 +260,10 @@ StepOutput run_on_cpu(const emu::Experiment& e, RunContext& context) {
     add_skipped_steps_note(out, e, skipped, results[1].loss.size() * std::size_t(seeds));
     add_numerics_heatmap(out, e, results[1].numerics, "CPU");
     if (results[0].inference && results[1].inference) add_inference_table(out, e, results);
-    if (results[0].text && results[1].text) add_text_report(out, e, *results[0].text, *results[1].text);
+    if (results[0].text && results[1].text) {
+        out.figures.insert(out.figures.begin() + 1, validation_figure(c.bf16_validation, c.fp8_validation, label));
+        add_text_report(out, e, *results[0].text, *results[1].text);
+    }
     return out;
 }
 
@@ -239,6 +274,7 @@ StepOutput run_on_gpu(const emu::Experiment& e, RunContext& context) {
     if (!p.ready) throw gpu::GpuUnavailable(p.reason);
     const bool numerics_on_gpu = e.numerics.precision == emu::Precision::Fp8;
     Curves c;
+    c.model = emu::model_name(e);
     const std::string label = label_of(e);
     const int seeds = e.seeds;
     const std::string note = "Backend: GPU, " + gpu::describe(p) + "; ms/step is the median over the timed steps" +
@@ -267,6 +303,7 @@ StepOutput run_on_gpu(const emu::Experiment& e, RunContext& context) {
             curves.back() = r.loss;
             (run == 0 ? finals.bf16 : finals.fp8).push_back(final_of(r));
             finals.validation = r.text && !r.text->validation.empty();
+            if (r.text) (run == 0 ? c.bf16_validation : c.fp8_validation).push_back(r.text->validation);
             if (run == 1) skipped += r.skipped_steps.size();
             if (k == 0) results[run] = std::move(r);
         }
@@ -294,7 +331,10 @@ StepOutput run_on_gpu(const emu::Experiment& e, RunContext& context) {
             {family_of(e) + " speedup over BF16", results[0].median_step_ms / results[1].median_step_ms, "x"});
     out.metrics.push_back({"BF16 peak memory", double(results[0].peak_memory_bytes) / mib, "MiB"});
     out.metrics.push_back({family_of(e) + " peak memory", double(results[1].peak_memory_bytes) / mib, "MiB"});
-    if (results[0].text && results[1].text) add_text_report(out, e, *results[0].text, *results[1].text);
+    if (results[0].text && results[1].text) {
+        out.figures.insert(out.figures.begin() + 1, validation_figure(c.bf16_validation, c.fp8_validation, label));
+        add_text_report(out, e, *results[0].text, *results[1].text);
+    }
     return out;
 }
 

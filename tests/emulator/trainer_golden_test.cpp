@@ -115,6 +115,7 @@ std::vector<Case> cases() {
         e.model.transformer.output_bf16 = r.id != Fp8Recipe::Delayed;  // delayed: the output projection in FP8
         e.tokens = 4 * 16;
         e.steps = 3;
+        e.optimizer.learning_rate = 3e-3f;  // the rate the goldens were recorded at
         e.task.eval_every = 2;
         e.task.eval_sequences = 1;
         e.numerics.recipe = r.id;

@@ -4,9 +4,12 @@
 #include <doctest/doctest.h>
 
 #include <algorithm>
+#include <cctype>
 #include <cmath>
 #include <filesystem>
 #include <fstream>
+#include <set>
+#include <sstream>
 #include <stdexcept>
 #include <string>
 #include <system_error>
@@ -55,6 +58,7 @@ Experiment tiny(Precision p, int steps = 3) {
     t.width = 16, t.layers = 2, t.heads = 4, t.kv_heads = 2, t.ffn = 24, t.sequence = 8;
     e.tokens = 16;
     e.steps = steps;
+    e.optimizer.learning_rate = 3e-3f;  // a tiny model's rate: its loss falls visibly in 60 steps
     e.numerics.precision = p;
     e.task.corpus = test_corpus();
     e.task.eval_sequences = 4;
@@ -223,4 +227,39 @@ TEST_CASE("the experiment file: version 2 keeps the transformer; version 1 still
     CHECK_THROWS_WITH_AS(experiment_from_json(R"({"fp8lab_experiment": 3})", "v3.json"),
                          doctest::Contains("v3.json:1: fp8lab_experiment: version 3 was written by a newer fp8lab"),
                          std::runtime_error);
+}
+
+TEST_CASE("the default transformer learns visibly: at most 3.0 bits per byte, and it writes mostly words") {
+    // Debian's American English word list (package wamerican); a machine without it reports
+    // the test skipped by name.
+    std::ifstream dictionary("/usr/share/dict/american-english");
+    if (!dictionary) {
+        MESSAGE("skipped: /usr/share/dict/american-english is missing (apt install wamerican)");
+        return;
+    }
+    std::set<std::string> words;
+    const auto lower = [](std::string s) {
+        for (char& c : s) c = char(std::tolower(static_cast<unsigned char>(c)));
+        return s;
+    };
+    for (std::string w; std::getline(dictionary, w);) words.insert(lower(w));
+    Experiment e = default_transformer_experiment();
+    e.numerics.precision = Precision::Bf16;
+    const TrainerResult r = train_on_cpu(e);
+    REQUIRE(r.text);
+    const double bits = r.text->validation.back().bits_per_byte;
+    MESSAGE("validation loss " << bits << " bits per byte; it writes: " << r.text->sampled);
+    CHECK(bits <= 3.0);
+    // Space-separated tokens, their punctuation at either end taken off.
+    std::istringstream sampled(r.text->sampled);
+    int tokens = 0, known = 0;
+    for (std::string token; sampled >> token;) {
+        const std::size_t first = token.find_first_not_of(".,;:!?\"'()-"),
+                          last = token.find_last_not_of(".,;:!?\"'()-");
+        if (first == std::string::npos) continue;
+        ++tokens;
+        known += words.count(lower(token.substr(first, last - first + 1)));
+    }
+    MESSAGE(known << " of " << tokens << " tokens are words");
+    CHECK(2 * known >= tokens);
 }
