@@ -8,6 +8,7 @@
 #   clocks  SM clock and power while the large preset trains and while its GEMM runs alone
 #   same    the FP8 amax traces and losses of tiny and small equal those of $BASE_EXE, for each
 #           recipe of $SAME_RECIPES (default: delayed)
+#   same-transformer  the same for the transformer at its CPU default size (60 steps)
 #   profile each kernel's time (Nsight Compute) in 3 large steps of each $PROFILE_RECIPES
 #   transformer  the transformer's median step and last loss at the GPT-2-small and wide
 #           presets ($TRANSFORMER_PRESETS: one of them), BF16 and FP8 delayed, 40 steps, two
@@ -102,6 +103,22 @@ for what in "$@"; do
           if cmp -s "$scratch/trace-$r-$p-new.csv" "$scratch/trace-$r-$p-base.csv" && [ -s "$scratch/trace-$r-$p-new.csv" ]; then
             echo "$r $p: FP8 amax traces equal"; else echo "$r $p: FP8 amax traces DIFFER (or missing)"; fi
         done
+      done ;;
+    same-transformer)
+      # The transformer at its CPU default size on the GPU, recipe by recipe: the losses and
+      # the FP8 amax traces of this build against $BASE_EXE's, 60 steps at the rate and
+      # schedule given (the same flags for both builds).
+      for r in ${SAME_RECIPES:-delayed}; do
+        for v in new base; do
+          bin="$exe"; [ "$v" = base ] && bin="$BASE_EXE"
+          "$bin" train --model transformer --backend gpu --recipe "$r" --steps 60 --lr 0.003 --lr-schedule warmup-cosine \
+            --warmup 20 --trace "$scratch/ttrace-$r-$v.csv" >"$scratch/tloss-$r-$v.txt" 2>"$scratch/tlog-$r-$v.txt"
+        done
+        if cmp -s "$scratch/tloss-$r-new.txt" "$scratch/tloss-$r-base.txt" && [ -s "$scratch/tloss-$r-new.txt" ]; then
+          echo "transformer $r: losses equal ($(tail -1 "$scratch/tloss-$r-new.txt"))"; else
+          echo "transformer $r: losses DIFFER (or missing)"; tail -3 "$scratch/tlog-$r-new.txt"; fi
+        if cmp -s "$scratch/ttrace-$r-new.csv" "$scratch/ttrace-$r-base.csv"; then echo "transformer $r: amax traces equal"; else
+          echo "transformer $r: amax traces DIFFER (or missing)"; fi
       done ;;
     profile)
       for r in ${PROFILE_RECIPES:-nvfp4}; do

@@ -252,8 +252,10 @@ void add_train_command(CLI::App& app, CommandStatus& status) {
             throw UsageError("--backend: " + emu::quoted_input(args->backend) + " is not cpu or gpu");
         // Found before the run, not after it: an output that cannot be written, or that is
         // the experiment being read. `--trace ''` names no file: an error, not "no trace".
-        check_output_option(*cmd, "--trace", args->trace, {args->experiment_file});
-        check_output_option(*cmd, "--stats", args->stats, {args->experiment_file, args->trace});
+        // The corpus too: a file of it, or a file inside its folder, is the text being read.
+        const std::string corpus = e.task.kind == emu::TaskKind::Text ? e.task.corpus : std::string();
+        check_output_option(*cmd, "--trace", args->trace, {args->experiment_file, corpus});
+        check_output_option(*cmd, "--stats", args->stats, {args->experiment_file, corpus, args->trace});
         int code = 0;
         if (args->print_experiment) {
             std::fputs(emu::to_json(e).c_str(), stdout);

@@ -9,6 +9,7 @@
 #include <cerrno>
 #include <cstring>
 #include <filesystem>
+#include <system_error>
 #include <stdexcept>
 
 #include "emulator/base/quoted_input.hpp"
@@ -82,6 +83,27 @@ void check_output_path(std::string_view what, const std::string& path, const std
             if (!input.empty() && ::stat(input.c_str(), &in) == 0 && in.st_dev == st.st_dev && in.st_ino == st.st_ino)
                 throw std::invalid_argument(named(what, path) + ": is the input " + quoted_input(input, 4096) +
                                             "; writing it would replace what is being read");
+        }
+    }
+    // Paths compared as they resolve, whether they exist yet or not: two outputs of one run
+    // naming one new file, or an output inside an input folder (a corpus of text files,
+    // which would read it next time, or which a second run would read back).
+    std::error_code error;
+    const fs::path resolved = fs::weakly_canonical(path, error);
+    for (const std::string& input : inputs) {
+        if (input.empty() || error) continue;
+        std::error_code input_error;
+        const fs::path other = fs::weakly_canonical(input, input_error);
+        if (input_error) continue;
+        if (other == resolved)
+            throw std::invalid_argument(named(what, path) + ": is also " + quoted_input(input, 4096) +
+                                        ", which this run reads or writes; name another file");
+        struct stat in {};
+        if (::stat(other.c_str(), &in) == 0 && S_ISDIR(in.st_mode)) {
+            const std::string folder = other.string() + "/";
+            if (resolved.string().starts_with(folder))
+                throw std::invalid_argument(named(what, path) + ": lies in the folder " + quoted_input(input, 4096) +
+                                            ", which this run reads; write it elsewhere");
         }
     }
     const fs::path parent = fs::path(path).parent_path().empty() ? fs::path(".") : fs::path(path).parent_path();

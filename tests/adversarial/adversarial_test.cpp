@@ -276,6 +276,9 @@ TEST_CASE("special files as inputs and outputs are refused before any work, by w
     const auto experiment = run_command(kExe + " train --print-experiment --steps 3");
     REQUIRE(experiment.exit_code == 0);
     std::ofstream(dir / "e.json") << experiment.out;
+    std::ofstream(dir / "corpus.txt") << "Plain text that a user trains on.\n";
+    fs::create_directories(dir / "texts");
+    std::ofstream(dir / "texts/a.txt") << "More plain text.\n";
     const Case cases[] = {
         {"train --steps 3 --trace " + (dir / "fifo"), "is a FIFO; fp8lab writes only regular files"},
         {"train --steps 3 --trace " + (dir / "null-link"), "is a device; fp8lab writes only regular files"},
@@ -283,6 +286,13 @@ TEST_CASE("special files as inputs and outputs are refused before any work, by w
         {"train --steps 3 --trace ''", "--trace: an empty path names no file"},
         {"train --steps 3 --trace " + (dir / "missing/t.csv"), "does not exist"},
         {"train --experiment " + (dir / "e.json") + " --trace " + (dir / "e.json"), "is the input"},
+        // The transformer's corpus is an input too (a file, or any file of its folder), and
+        // two outputs of one run may not name one new file.
+        {"train --model transformer --corpus " + (dir / "corpus.txt") + " --trace " + (dir / "corpus.txt"),
+         "is the input"},
+        {"train --model transformer --corpus " + (dir / "texts") + " --stats " + (dir / "texts/new.csv"),
+         "lies in the folder"},
+        {"train --steps 3 --trace " + (dir / "new.csv") + " --stats " + (dir / "new.csv"), "is also"},
         {"train --experiment " + (dir / "fifo"), "is a FIFO, not a file"},
         {"train --experiment " + (dir / "folder"), "is a folder, not a file"},
         {"trace replay " + (dir / "fifo"), "is a FIFO, not a file"},
@@ -298,6 +308,9 @@ TEST_CASE("special files as inputs and outputs are refused before any work, by w
         CHECK(r.err.find("step ") == std::string::npos);  // refused before training
     }
     CHECK(fs::is_fifo(dir / "fifo"));
+    CHECK(!fs::exists(dir / "new.csv"));
+    CHECK(!fs::exists(dir / "texts/new.csv"));
+    CHECK(fs::file_size(dir / "corpus.txt") == 34);  // the user's text, as it was
     CHECK(fs::is_symlink(dir / "null-link"));
     CHECK(fs::is_empty(dir / "folder"));
     // Any writer, as the last guard: a FIFO or folder at a figure's path is left as it is.
