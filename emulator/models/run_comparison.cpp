@@ -2,6 +2,8 @@
 // Variants trained over the same seeds and compared, paired (run_comparison.hpp).
 #include "emulator/models/run_comparison.hpp"
 
+#include <algorithm>
+#include <cctype>
 #include <cstdio>
 #include <stdexcept>
 
@@ -17,8 +19,16 @@ std::vector<RunVariant> variants_from_list(const Experiment& base, std::string_v
     std::size_t start = 0;
     while (start <= list.size()) {
         const std::size_t comma = std::min(list.find(',', start), list.size());
-        const std::string name(list.substr(start, comma - start));
+        // Names as typed, without the spaces around them and in lower case (the tables print
+        // "BF16"; the names are "bf16").
+        std::string name(list.substr(start, comma - start));
         start = comma + 1;
+        name.erase(0, name.find_first_not_of(" \t"));
+        name.erase(name.find_last_not_of(" \t") + 1);
+        for (char& ch : name) ch = char(std::tolower(static_cast<unsigned char>(ch)));
+        if (name.empty())
+            throw std::invalid_argument("--compare: an empty name in " + quoted_input(list) +
+                                        " (two commas, or one at an end?)");
         Experiment e = base;
         if (const std::optional<Precision> p = parse_enum<Precision>(name); p && *p != Precision::Fp8) {
             e = with_precision(base, *p);
@@ -67,20 +77,33 @@ RunComparison compare_runs(const std::vector<RunVariant>& variants, int seeds, c
 }
 
 std::string comparison_table(const RunComparison& c) {
-    std::string text = "variant\tmean " + c.measure + "\tover " + c.variants.at(0).name + "\t95% interval\tworse\t" +
-                       "better\tfinding\n";
+    // Cells first, then columns padded to their widest cell: a table that lines up in a
+    // terminal, the finding last (it may run long).
+    std::vector<std::vector<std::string>> rows = {{"variant", "mean " + c.measure, "over " + c.variants.at(0).name,
+                                                   "95% interval", "seeds worse", "seeds better", "finding"}};
     for (std::size_t i = 0; i < c.variants.size(); ++i) {
         const ComparedVariant& v = c.variants[i];
-        const SeedSpread s = spread_of(v.finals);
         const PairedComparison& p = v.against_baseline;
-        char row[256];
-        std::snprintf(row, sizeof row, "%s\t%.6g\t%.4f\t", v.name.c_str(), s.mean, p.mean_ratio);
-        text += row;
-        text += i == 0 || !p.has_interval()
-                    ? std::string("-")
-                    : percent_change_text(p.low, p.high - p.low) + " to " + percent_change_text(p.high, p.high - p.low);
-        text += "\t" + std::to_string(p.worse) + "\t" + std::to_string(p.better) + "\t";
-        text += i == 0 ? "baseline" : paired_words(p, "", c.variants[0].name);
+        const int decimals = percent_decimals(p);
+        char mean[64], ratio[64];
+        std::snprintf(mean, sizeof mean, "%.6g", spread_of(v.finals).mean);
+        std::snprintf(ratio, sizeof ratio, "%.4f", p.mean_ratio);
+        rows.push_back({v.name, mean, ratio,
+                        i == 0 || !p.has_interval()
+                            ? std::string("-")
+                            : percent_text(p.low, decimals) + " to " + percent_text(p.high, decimals),
+                        std::to_string(p.worse), std::to_string(p.better),
+                        i == 0 ? std::string("baseline") : paired_words(p, "", c.variants[0].name)});
+    }
+    std::vector<std::size_t> widths(rows[0].size(), 0);
+    for (const auto& row : rows)
+        for (std::size_t k = 0; k < row.size(); ++k) widths[k] = std::max(widths[k], row[k].size());
+    std::string text;
+    for (const auto& row : rows) {
+        for (std::size_t k = 0; k < row.size(); ++k) {
+            text += row[k];
+            if (k + 1 < row.size()) text += std::string(widths[k] - row[k].size() + 2, ' ');
+        }
         text += "\n";
     }
     return text;

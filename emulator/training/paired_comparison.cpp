@@ -92,31 +92,42 @@ PairedComparison compare_paired(std::span<const double> baseline, std::span<cons
     return c;
 }
 
-std::string percent_change_text(double ratio, double interval_width) {
-    // Enough decimals that the interval's width shows as two digits or more, at least one.
-    const double width = 100 * interval_width;
-    const int decimals = width >= 0.5 || width <= 0 ? 1 : width >= 0.05 ? 2 : 3;
+std::string percent_text(double ratio, int decimals) {
     char text[64];
     std::snprintf(text, sizeof text, "%+.*f%%", decimals, 100 * (ratio - 1));
     return text;
 }
 
+int percent_decimals(const PairedComparison& c) {
+    // Two digits or more of the interval's width, at least one decimal...
+    const double width = 100 * (c.high - c.low);
+    int decimals = width >= 0.5 || width <= 0 ? 1 : width >= 0.05 ? 2 : 3;
+    // ...and more, up to three, until no end that differs from 1 reads as 0.0%.
+    for (const double end : {c.low, c.high}) {
+        const double off = 100 * std::fabs(end - 1);
+        while (off > 0 && decimals < 3 && off < 0.5 * std::pow(10.0, -decimals)) ++decimals;
+    }
+    return decimals;
+}
+
 std::string paired_words(const PairedComparison& c, const std::string& variant, const std::string& baseline) {
     const std::string n = std::to_string(c.seeds());
-    const double width = c.high - c.low;
+    const int decimals = percent_decimals(c);
     const auto size = [&](double ratio) {
-        std::string t = percent_change_text(ratio, width);
+        std::string t = percent_text(ratio, decimals);
         return t.substr(1);  // the sign is said in words
     };
     // Without a variant's name, the words for a table's cell beside it: "1.2% worse (...)".
     const std::string who = variant.empty() ? "" : variant + " ";
     const std::string than = variant.empty() ? "" : " than " + baseline;
     if (!c.has_interval())
-        return who + percent_change_text(c.mean_ratio, 0) + (variant.empty() ? "" : " against " + baseline) +
+        return who + percent_text(c.mean_ratio, 1) + (variant.empty() ? "" : " against " + baseline) +
                " on one seed: no interval, so no finding (run 2 seeds or more)";
     const std::string interval =
-        "95% interval " + percent_change_text(c.low, width) + " to " + percent_change_text(c.high, width);
-    if (!c.differs()) return "no difference found at " + n + " seeds (" + interval + ")";
+        "95% interval " + percent_text(c.low, decimals) + " to " + percent_text(c.high, decimals);
+    if (!c.differs())
+        return "no difference found at " + n + " seeds (" + percent_text(c.mean_ratio, decimals) + ", " + interval +
+               ")";
     const bool worse = c.low > 1.0;
     return who + size(c.mean_ratio) + (worse ? " worse" : " better") + than + " (" + interval + "; " +
            (worse ? "worse" : "better") + " on " + std::to_string(worse ? c.worse : c.better) + " of " + n + " seeds)";

@@ -46,7 +46,11 @@ double student_t_975(int degrees);
 // gives the words for a table's cell beside the run's name: "1.2% worse (95% interval ...)".
 std::string paired_words(const PairedComparison& c, const std::string& variant, const std::string& baseline);
 
-// A percentage change from a ratio, to the digits its interval can tell apart: "+1.2%".
-std::string percent_change_text(double ratio, double interval_width);
+// A percentage change from a ratio with a sign and `decimals` decimals: "+1.2%".
+std::string percent_text(double ratio, int decimals);
+// The decimals a comparison's percentages take: enough that its interval's width shows as
+// two digits or more (one decimal at least), and more, up to three, until neither end of
+// the interval reads as 0.0% when it is not 1.
+int percent_decimals(const PairedComparison& c);
 
 }  // namespace fp8lab::emu

@@ -245,7 +245,7 @@ void map_outliers(const Parameters& p, emu::Experiment& e) {
     e.task.kind = emu::TaskKind::OutlierFeatures;
     e.task.outlier_scale = float(p.real("outlier-scale"));
     e.task.batches = 64;  // enough distinct data that the task, not memorisation, sets the loss
-    e.tokens = 64;        // half the labs' rows: the finding holds (beyond the spread) at half the time
+    e.tokens = 64;        // half the labs' rows: the finding holds (on every seed) at half the time
     e.steps = int(p.integer("steps"));
 }
 

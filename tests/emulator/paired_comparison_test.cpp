@@ -43,7 +43,7 @@ TEST_CASE("identical runs: no difference found") {
     CHECK(c.low == 1.0);
     CHECK(c.high == 1.0);
     CHECK(c.equal == 3);
-    CHECK(paired_words(c, "FP8", "BF16").find("no difference found at 3 seeds (95% interval") == 0);
+    CHECK(paired_words(c, "FP8", "BF16") == "no difference found at 3 seeds (+0.0%, 95% interval +0.0% to +0.0%)");
 }
 
 TEST_CASE("a difference whose interval holds zero is no finding; one seed has no interval") {
@@ -57,6 +57,17 @@ TEST_CASE("a difference whose interval holds zero is no finding; one seed has no
     CHECK_FALSE(one.has_interval());
     CHECK_FALSE(one.differs());
     CHECK(paired_words(one, "FP8", "BF16").find("no interval") != std::string::npos);
+}
+
+TEST_CASE("an interval's ends never read as 0.0% unless they are 1, and the estimate is given") {
+    PairedComparison c;
+    c.ratios = {1.0, 1.0};
+    c.mean_ratio = 0.9945, c.low = 0.989, c.high = 1.0001;  // width 1.1 points: one decimal would print +0.0%
+    CHECK(percent_decimals(c) == 2);
+    CHECK(paired_words(c, "", "") == "no difference found at 2 seeds (-0.55%, 95% interval -1.10% to +0.01%)");
+    c.low = 0.95, c.high = 1.04;
+    CHECK(percent_decimals(c) == 1);
+    CHECK(percent_text(1.0123, 2) == "+1.23%");
 }
 
 TEST_CASE("unpaired or unusable losses are refused") {
