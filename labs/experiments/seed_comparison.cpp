@@ -3,6 +3,7 @@
 #include "labs/experiments/seed_comparison.hpp"
 
 #include <algorithm>
+#include <cstdio>
 
 #include "labs/framework/table.hpp"
 
@@ -17,17 +18,24 @@ std::string spread_text(const SeedSpread& s) {
 std::string lower_than_bf16_note(const std::string& name, const PairedComparison& c, const RunMeasures* bf16_measures,
                                  const RunMeasures* run_measures) {
     if (!c.differs() || c.high >= 1.0) return "";
-    const std::string said = name + " ends lower than BF16 (" + paired_words(c, name, "BF16") +
-                             "). A lower training loss is not more accurate arithmetic: ";
+    const std::string said = name + " ends lower than BF16: " + paired_words(c, "", "BF16") +
+                             ". A lower training loss is not more accurate arithmetic. ";
     if (!bf16_measures || !run_measures)
         return said +
-               "the CPU emulator measures what the two runs did differently (gradients lost to zero, how far the "
+               "The CPU emulator measures what the two runs did differently (gradients lost to zero, how far the "
                "weights moved); run the comparison there to see it.";
-    return said + "measured (mean of the seeds), " + number_text(100 * run_measures->zero_gradients) + "% of " + name +
-           "'s gradient elements reached their GEMMs as zero (BF16 flushes none), and its weights moved " +
-           number_text(run_measures->weight_change) + " of their starting size over the run against BF16's " +
-           number_text(bf16_measures->weight_change) +
-           ". Fewer gradients or other step sizes change what a short run reaches as much as precision does.";
+    const auto percent = [](double share) {  // three significant digits
+        char text[32];
+        std::snprintf(text, sizeof text, "%.3g%%", 100 * share);
+        return std::string(text);
+    };
+    return said + "Measured, as the mean of the seeds: " + percent(run_measures->zero_gradients) +
+           " of this run's gradient elements reached their GEMMs as zero (BF16 flushes none), and training moved its "
+           "weights by " +
+           percent(run_measures->weight_change) + " of their starting size, against " +
+           percent(bf16_measures->weight_change) +
+           " for BF16. Fewer gradients or other step sizes change what a short run reaches as much as precision "
+           "does.";
 }
 
 Figure seed_ratio_figure(const std::string& baseline, const std::string& measure,

@@ -119,10 +119,13 @@ TEST_CASE("a run that ends lower than BF16 on the paired seeds is said so, with 
     const labs::RunMeasures bf16_measures{0.0, 0.25}, fp8_measures{0.125, 0.5};
     const std::string note = labs::lower_than_bf16_note("FP8", labs::compare_paired(bf16, std::vector{0.9, 1.0, 1.09}),
                                                         &bf16_measures, &fp8_measures);
-    CHECK(note.find("FP8 ends lower than BF16 (FP8 ") == 0);
+    CHECK(note.find("FP8 ends lower than BF16: ") == 0);
     CHECK(note.find("better on 3 of 3 seeds") != std::string::npos);
-    CHECK(note.find("12.5% of FP8's gradient elements") != std::string::npos);
-    CHECK(note.find("moved 0.5 of their starting size over the run against BF16's 0.25") != std::string::npos);
+    CHECK(note.find("12.5% of this run's gradient elements") != std::string::npos);
+    CHECK(note.find("moved its weights by 50% of their starting size, against 25% for BF16") != std::string::npos);
+    // The GPU measures neither: the note says where they are measured.
+    CHECK(labs::lower_than_bf16_note("FP8", labs::compare_paired(bf16, std::vector{0.9, 1.0, 1.09}), nullptr, nullptr)
+              .find("CPU emulator measures") != std::string::npos);
     // No difference found, or higher: nothing to explain here.
     CHECK(labs::lower_than_bf16_note("FP8", labs::compare_paired(bf16, std::vector{0.9, 1.2, 1.1}), &bf16_measures,
                                      &fp8_measures)
