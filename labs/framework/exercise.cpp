@@ -57,7 +57,11 @@ std::optional<TypedNumber> parse_term(const std::string& s) {
     if (start == std::string::npos || s.compare(start, 2, "0x") == 0 || s.compare(start, 2, "0X") == 0) return n;
     const std::size_t e = s.find_first_of("eE", start);
     const std::string mantissa = s.substr(start, e == std::string::npos ? std::string::npos : e - start);
-    const int exponent10 = e == std::string::npos ? 0 : std::atoi(s.c_str() + e + 1);
+    // The exponent as a long long, clamped: past +-1000 the double is already 0 or infinite,
+    // and an exponent that wrapped in an int (1.00e-4294966996 read as 1.00e300) would make
+    // half a unit of the last digit larger than any answer, and every answer "right".
+    const long long exponent_typed = e == std::string::npos ? 0 : std::strtoll(s.c_str() + e + 1, nullptr, 10);
+    const int exponent10 = int(std::clamp<long long>(exponent_typed, -1000, 1000));
     const std::size_t point = mantissa.find('.');
     const int decimals = point == std::string::npos ? 0 : int(mantissa.size() - point - 1);
     std::string digits;

@@ -586,6 +586,10 @@ TEST_CASE("an exercise's words come from the lab text: prompt, hints, values, pl
     CHECK(step.exercise->check("448").correct);
     CHECK(step.exercise->check("464").hint == "That is the IEEE-style layout's.");
     CHECK(step.exercise->check("3").hint == "It is 448.");
+    // An exponent past what an int holds is no way around the answer: read whole, it makes
+    // the number 0, not a number with half a unit wider than any answer.
+    for (const char* wrapped : {"1.00e-4294966996", "1.00e-18446744073709551316", "4.48e-9999999999999999999"})
+        CHECK_FALSE(step.exercise->check(wrapped).correct);
     // The block is the exercise's, not text to show.
     CHECK(step.markdown.find("~~~") == std::string::npos);
     CHECK(step.markdown.find("After.") != std::string::npos);
