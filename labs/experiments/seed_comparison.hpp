@@ -40,7 +40,8 @@ struct ComparedRun {
     PairedComparison comparison;
 };
 // Each run's per-seed ratios to the baseline (a dot a seed) and the 95% interval of their
-// mean (a bar), one column a run, with a dashed line at 1 (no difference). Its id is
+// mean (a bar), one column a run named in the legend, with a dashed line at 1 (no
+// difference). Its id is
 // "seed-ratios"; its title names the baseline and the measure (`measure`: "final loss",
 // "validation loss").
 Figure seed_ratio_figure(const std::string& baseline, const std::string& measure, const std::vector<ComparedRun>& runs);
