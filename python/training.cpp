@@ -95,9 +95,8 @@ py::dict train(const py::object& experiment_object, int threads, bool numerics) 
     if (const std::string shortfall =
             emu::memory_shortfall(emu::cpu_training_bytes(e), "this model and batch on the CPU emulator");
         !shortfall.empty())
-        throw py::value_error("experiment: " + shortfall +
-                              "; make model.hidden, model.hidden_layers, task.tokens, model.input or model.output "
-                              "smaller");
+        throw py::value_error("experiment: " + shortfall + "; make " + emu::cpu_model(e.model.kind).size_fields +
+                              " smaller");
     emu::TrainerResult r;
     std::vector<double> finals;  // every seed's final loss: the first run's, then the others'
     {

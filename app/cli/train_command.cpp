@@ -127,7 +127,7 @@ int train_on_cpu(const emu::Experiment& e, const TrainArgs& args) {
     if (const std::string shortfall = emu::memory_shortfall(emu::cpu_training_bytes(e, !args.trace.empty()),
                                                             "this model and batch on the CPU emulator");
         !shortfall.empty())
-        throw UsageError(shortfall + ". Use smaller --hidden, --layers, --tokens, --input or --output");
+        throw UsageError(shortfall + ". Use smaller " + emu::cpu_model(e.model.kind).size_options);
     std::fprintf(stderr, "fp8lab train: %d steps on the CPU emulator: %s\n", e.steps, emu::describe(e).c_str());
     emu::TrainerResult r;
     try {

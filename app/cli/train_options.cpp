@@ -193,9 +193,25 @@ emu::Experiment experiment_from_options(const TrainArgs& a) {
     emu::Experiment e = a.experiment_file.empty() ? emu::Experiment{} : read_experiment_file(a.experiment_file);
     if (given(a, "--model")) {
         const emu::ModelKind kind = parse_option<emu::ModelKind>(a.model, "--model");
+        // Another model than the file's would start from that model's defaults and drop every
+        // setting the file holds: refused, not done silently.
+        if (kind != e.model.kind && !a.experiment_file.empty())
+            throw UsageError("--model " + a.model + ": the experiment file " + emu::quoted_input(a.experiment_file) +
+                             " describes the " + std::string(enum_name(e.model.kind)) +
+                             " model, whose settings this would drop; leave --model out, or set model.kind in the "
+                             "file");
         if (kind != e.model.kind)
             e = kind == emu::ModelKind::Transformer ? emu::default_transformer_experiment() : emu::Experiment{};
     }
+    // The MLP's own settings mean nothing to the transformer: named, not ignored.
+    if (e.model.kind == emu::ModelKind::Transformer)
+        for (const char* option :
+             {"--hidden", "--layers", "--input", "--output", "--biases", "--batches", "--outlier-scale",
+              "--inference-format", "--inference-weights", "--inference-activations", "--calibration-batches"})
+            if (given(a, option))
+                throw UsageError(std::string(option) +
+                                 ": is a setting of the MLP; the transformer (--model transformer) has none such "
+                                 "(its size: --width, --blocks, --heads, --kv-heads, --ffn, --sequence)");
     {
         emu::TransformerSpec& t = e.model.transformer;
         const bool transformer = e.model.kind == emu::ModelKind::Transformer;

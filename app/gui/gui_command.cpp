@@ -35,7 +35,9 @@ void add_gui_command(CLI::App& app, CommandStatus& status) {
     cmd->add_flag("--inspector", options->inspector, "Open the bit inspector");
     cmd->add_flag("--instructor", options->instructor,
                   "Show \"Reveal answer\" at once (students see it after 3 tries)");
-    cmd->add_option("--size", *size, "Window size WIDTHxHEIGHT")->capture_default_str();
+    cmd->add_option("--size", *size,
+                    "Window size WIDTHxHEIGHT (default: the last session's, else 1600x900, at most the screen)")
+        ->capture_default_str();
     cmd->add_option("--settings", options->settings_path,
                     "Settings file (default: $XDG_CONFIG_HOME/fp8lab/settings.ini)");
     cmd->add_flag("--tour", options->tour, "Walk every step, print frame times per step, then exit (1 on any error)");
@@ -59,6 +61,7 @@ void add_gui_command(CLI::App& app, CommandStatus& status) {
             throw UsageError("--screenshot and --tour: the tour takes --screenshots DIR");
         options->width = window.width;
         options->height = window.height;
+        options->size_given = cmd->count("--size") > 0;
         status.exit_code = gui::run_gui(*options);
     });
 }

@@ -348,7 +348,11 @@ int run_gui(const GuiOptions& options) {
     choose_start(app, options.start);
     if (!options.open.empty()) open_link(app, options.open);
 
-    Window window(options.width, options.height, "fp8lab");
+    // Without --size: the size the window had when it was last closed, else 1600x900; either
+    // at most the screen's work area (the tour and screenshots give --size: exactly that).
+    const bool remembered = !options.size_given && app.settings.window_width > 0 && app.settings.window_height > 0;
+    Window window(remembered ? app.settings.window_width : options.width,
+                  remembered ? app.settings.window_height : options.height, "fp8lab", !options.size_given);
     std::optional<Tour> tour;
     if (options.tour) {
         tour.emplace(app, options.screenshots, options.quick_runs, options.tour_frames);
@@ -419,6 +423,11 @@ int run_gui(const GuiOptions& options) {
             startup_ms = std::chrono::duration<double, std::milli>(Clock::now() - options.started).count();
             first = false;
         }
+    }
+    if (!options.size_given && !tour) {  // remembered for the next session
+        int w = 0, h = 0;
+        window.size(w, h);
+        if (w >= 640 && h >= 400) app.settings.window_width = w, app.settings.window_height = h;
     }
     app.save_settings_now();
     return tour ? tour->report(startup_ms) : 0;

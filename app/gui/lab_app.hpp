@@ -10,9 +10,10 @@ namespace fp8lab::gui {
 
 struct GuiOptions {
     int width = 1600, height = 900;
-    std::string theme;  // empty: from the settings
-    std::string start;  // LAB or LAB/STEP; empty: where the user left off
-    std::string open;   // an fp8lab:// link: the step, its parameters and backend
+    bool size_given = false;  // --size: exactly that; else the last session's, capped at the screen
+    std::string theme;        // empty: from the settings
+    std::string start;        // LAB or LAB/STEP; empty: where the user left off
+    std::string open;         // an fp8lab:// link: the step, its parameters and backend
     bool presentation = false;
     bool training = false;      // open the training panel (full window in presentation mode)
     bool inspector = false;     // open the bit inspector

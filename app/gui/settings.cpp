@@ -56,6 +56,12 @@ std::string parse_settings(std::istream& in, Settings& s) {
             if (end == value.c_str() || *end || !(v >= 0.5f && v <= 4.0f))
                 return where + "scale " + emu::quoted_input(value) + " is not a number from 0.5 to 4";
             s.scale = v;
+        } else if (key == "window_width" || key == "window_height") {
+            char* end = nullptr;
+            const long v = std::strtol(value.c_str(), &end, 10);
+            if (end == value.c_str() || *end || v < 640 || v > 8000)
+                return where + key + " " + emu::quoted_input(value) + " is not a whole number from 640 to 8000";
+            (key == "window_width" ? s.window_width : s.window_height) = int(v);
         } else if (key == "lab") {
             s.lab = value;
         } else if (key == "step") {
@@ -134,6 +140,8 @@ void save_settings(const Settings& s, const std::string& path) {
     std::ostringstream out;
     out << "# fp8lab settings, written by the app\nversion = 1\n";
     out << "theme = " << s.theme << "\nscale = " << s.scale << "\n";
+    if (s.window_width > 0 && s.window_height > 0)
+        out << "window_width = " << s.window_width << "\nwindow_height = " << s.window_height << "\n";
     if (!s.lab.empty()) out << "lab = " << s.lab << "\n";
     if (!s.step.empty()) out << "step = " << s.step << "\n";
     for (const std::string& key : s.solved) out << "solved = " << key << "\n";

@@ -15,6 +15,7 @@ struct Settings {
     float scale = 1;               // the user's zoom (Ctrl +/-), applied on top of the monitor's content scale
     std::string lab, step;         // where the user was
     std::set<std::string> solved;  // "lab/step" of every exercise answered right
+    int window_width = 0, window_height = 0;  // the window's last size; 0: none yet
     bool operator==(const Settings&) const = default;
 };
 

@@ -12,6 +12,7 @@
 #include <backends/imgui_impl_glfw.h>
 #include <backends/imgui_impl_opengl3.h>
 
+#include <algorithm>
 #include <atomic>
 #include <cstring>
 #include <stdexcept>
@@ -25,7 +26,7 @@ void on_glfw_error(int code, const char* text) { g_glfw_error = "GLFW error " + 
 
 }  // namespace
 
-Window::Window(int width, int height, const std::string& title) {
+Window::Window(int width, int height, const std::string& title, bool fit_to_screen) {
     glfwSetErrorCallback(on_glfw_error);
     if (!glfwInit())
         throw std::runtime_error("cannot open a window: " + g_glfw_error +
@@ -34,6 +35,15 @@ Window::Window(int width, int height, const std::string& title) {
     glfwWindowHint(GLFW_CONTEXT_VERSION_MINOR, 3);
     glfwWindowHint(GLFW_OPENGL_PROFILE, GLFW_OPENGL_CORE_PROFILE);
     glfwWindowHint(GLFW_SCALE_TO_MONITOR, GLFW_TRUE);
+    if (GLFWmonitor* monitor = fit_to_screen ? glfwGetPrimaryMonitor() : nullptr) {
+        int x = 0, y = 0, w = 0, h = 0;
+        glfwGetMonitorWorkarea(monitor, &x, &y, &w, &h);
+        constexpr int kTitleBar = 40;  // a window manager's decorations sit outside the size asked for
+        if (w > 0 && h > kTitleBar) {
+            width = std::max(640, std::min(width, w));
+            height = std::max(400, std::min(height, h - kTitleBar));
+        }
+    }
     window_ = glfwCreateWindow(width, height, title.c_str(), nullptr, nullptr);
     if (!window_) {
         glfwTerminate();
@@ -48,6 +58,8 @@ Window::Window(int width, int height, const std::string& title) {
     ImGui_ImplOpenGL3_Init("#version 330 core");
     g_window_open = true;
 }
+
+void Window::size(int& width, int& height) const { glfwGetWindowSize(window_, &width, &height); }
 
 Window::~Window() {
     g_window_open = false;

@@ -12,8 +12,10 @@ namespace fp8lab::gui {
 
 class Window {
   public:
-    // Throws std::runtime_error with GLFW's reason (no display, no OpenGL 3.3).
-    Window(int width, int height, const std::string& title);
+    // Throws std::runtime_error with GLFW's reason (no display, no OpenGL 3.3). With
+    // `fit_to_screen` the size is capped at the primary monitor's work area (the screen less
+    // its panels, and room for a title bar), so that a laptop's screen shows the whole window.
+    Window(int width, int height, const std::string& title, bool fit_to_screen = false);
     ~Window();
     Window(const Window&) = delete;
     Window& operator=(const Window&) = delete;
@@ -32,7 +34,8 @@ class Window {
     // llvmpipe rasterises on the CPU), so the time around it is the frame's real cost.
     void render(float r, float g, float b);
     void present();
-    float content_scale() const;  // the monitor's, 1 where unknown
+    float content_scale() const;               // the monitor's, 1 where unknown
+    void size(int& width, int& height) const;  // the window's, in screen coordinates
     // The back buffer as RGBA rows, top row first.
     std::vector<std::uint8_t> read_pixels(int& width, int& height) const;
     void set_vsync(bool on);

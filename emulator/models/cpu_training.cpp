@@ -24,8 +24,10 @@ TrainerResult train_transformer_entry(const Experiment& e, const TrainStepCallba
 std::uint64_t transformer_bytes_entry(const Experiment& e, bool /*trace*/) { return transformer_training_bytes(e); }
 
 constexpr std::array<CpuModel, 2> models{{
-    {ModelKind::Mlp, train_mlp_entry, mlp_training_bytes},
-    {ModelKind::Transformer, train_transformer_entry, transformer_bytes_entry},
+    {ModelKind::Mlp, train_mlp_entry, mlp_training_bytes, "--hidden, --layers, --tokens, --input or --output",
+     "model.hidden, model.hidden_layers, tokens, model.input or model.output"},
+    {ModelKind::Transformer, train_transformer_entry, transformer_bytes_entry,
+     "--width, --blocks, --ffn, --sequence or --tokens", "model.transformer.width, .layers, .ffn, .sequence or tokens"},
 }};
 
 }  // namespace

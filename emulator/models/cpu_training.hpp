@@ -19,6 +19,9 @@ struct CpuModel {
                            bool record_numerics);
     // About how many bytes its trainer holds (with `trace`, the amax trace's records too).
     std::uint64_t (*training_bytes)(const Experiment& experiment, bool trace);
+    // What shrinks it, for a refusal: the command line's options and the experiment's fields.
+    const char* size_options;
+    const char* size_fields;
 };
 
 // Every model the CPU trains, one entry a kind.

@@ -293,6 +293,11 @@ TEST_CASE("special files as inputs and outputs are refused before any work, by w
         {"train --model transformer --corpus " + (dir / "texts") + " --stats " + (dir / "texts/new.csv"),
          "lies in the folder"},
         {"train --steps 3 --trace " + (dir / "new.csv") + " --stats " + (dir / "new.csv"), "is also"},
+        // The MLP's settings with the transformer are named, and another model than the
+        // experiment file's would drop the file's settings: both refused.
+        {"train --model transformer --hidden 64", "--hidden: is a setting of the MLP"},
+        {"train --model transformer --inference-format e4m3", "--inference-format: is a setting of the MLP"},
+        {"train --experiment " + (dir / "e.json") + " --model transformer", "describes the mlp model"},
         {"train --experiment " + (dir / "fifo"), "is a FIFO, not a file"},
         {"train --experiment " + (dir / "folder"), "is a folder, not a file"},
         {"trace replay " + (dir / "fifo"), "is a FIFO, not a file"},

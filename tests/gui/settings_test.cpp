@@ -8,6 +8,7 @@
 #include <iterator>
 #include <filesystem>
 #include <fstream>
+#include <sstream>
 
 #include "app/gui/markdown_view.hpp"
 #include "app/gui/settings.hpp"
@@ -42,11 +43,25 @@ TEST_CASE("settings survive a save and a load; a missing file gives the defaults
     s.lab = "rounding";
     s.step = "stochastic";
     s.solved = {"formats/bits-to-value", "rounding/modes"};
+    s.window_width = 1366, s.window_height = 728;  // the window's last size, opened with next time
     save_settings(s, path);
     CHECK_FALSE(fs::exists(path + ".tmp"));
     const LoadedSettings back = load_settings(path);
     CHECK(back.problem.empty());
     CHECK(back.settings == s);
+}
+
+TEST_CASE("a remembered window size is whole and between 640 and 8000, or the file is corrupt") {
+    for (const char* bad : {"window_width = 100", "window_height = 1e4", "window_width = 1280px"}) {
+        std::istringstream in(std::string("version = 1\n") + bad + "\n");
+        Settings s;
+        CHECK(parse_settings(in, s).find("is not a whole number from 640 to 8000") != std::string::npos);
+    }
+    std::istringstream in("version = 1\nwindow_width = 1280\nwindow_height = 720\n");
+    Settings s;
+    CHECK(parse_settings(in, s).empty());
+    CHECK(s.window_width == 1280);
+    CHECK(s.window_height == 720);
 }
 
 TEST_CASE("a bare file name is a file in the current folder, as ./NAME is") {

@@ -404,8 +404,14 @@ def test_train_refuses_what_does_not_fit_and_bad_threads():
     e = fp8lab.default_experiment()
     # 17 layers of 65536 x 65536 at about 24 bytes a parameter: over a TiB.
     e["model"].update(input=65536, hidden=65536, output=65536, hidden_layers=16)
-    with pytest.raises(ValueError, match="experiment: this model and batch on the CPU emulator need about .* GiB"):
+    with pytest.raises(ValueError, match="experiment: this model and batch on the CPU emulator need about .* GiB"
+                       r".*make model.hidden, model.hidden_layers, tokens"):
         fp8lab.train(e)
+    # A transformer too large is told which of its own fields to shrink.
+    t = fp8lab.default_transformer_experiment()
+    t["model"]["transformer"].update(width=16384, layers=96, heads=128, kv_heads=128, ffn=65536)
+    with pytest.raises(ValueError, match=r"make model.transformer.width, .layers, .ffn, .sequence or tokens smaller"):
+        fp8lab.train(t)
     with pytest.raises(ValueError, match="threads: must be 0"):
         fp8lab.train(fp8lab.default_experiment(), threads=-1)
     for bad in (float("nan"), float("inf")):
