@@ -14,6 +14,15 @@ std::vector<ImageFormat> ExportSettings::formats() const {
     return f;
 }
 
+ExportSettings ExportSettings::slides() {
+    ExportSettings s;
+    s.svg = false, s.png = true, s.pdf = false;
+    s.width = 1280, s.height = 720;
+    s.style = {plot::Theme::Projector, kSlideFontScale};
+    s.png_scale = 1.0;
+    return s;
+}
+
 std::string ExportSettings::figures_options() const {
     std::string list;
     for (ImageFormat f : formats()) (list += list.empty() ? "" : ",") += extension(f);

@@ -22,6 +22,9 @@ struct ExportSettings {
     double png_scale = 2.0;
 
     std::vector<ImageFormat> formats() const;
+    // A slide: PNG of 1280x720 pixels in the projector theme, text 1.5 times (`fp8lab figures
+    // --slides`; what the GUI's dialog gives with the projector theme at that size).
+    static ExportSettings slides();
     // "--format svg,png --size 960x600 --theme dark --font-scale 1.5 --png-scale 2"
     std::string figures_options() const;
 };

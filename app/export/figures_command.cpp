@@ -27,6 +27,7 @@
 #include "app/options/usage_error.hpp"
 #include "app/export/cairo_figure.hpp"
 #include "app/export/export_folder.hpp"
+#include "app/export/export_settings.hpp"
 #include "app/export/figure_csv.hpp"
 #include "gpu/probe.hpp"
 
@@ -55,6 +56,7 @@ struct FiguresOptions {
     double font_scale = 1.0;
     double png_scale = 1.0;
     std::uint64_t seed = 1;
+    bool slides = false;  // --slides: exporter::ExportSettings::slides() unless given otherwise
 };
 
 std::vector<ImageFormat> parse_formats(const std::string& text) {
@@ -372,8 +374,21 @@ void add_figures_command(CLI::App& app, CommandStatus&) {
         ->capture_default_str()
         ->check(real_in({0.5, 8.0}));
     cmd->add_option("--seed", o->seed, "Seed of every random choice")->capture_default_str()->check(seed_value());
+    cmd->add_flag("--slides", o->slides,
+                  "Slides: " + exporter::ExportSettings::slides().figures_options() +
+                      " (what the GUI's export dialog gives in the projector theme at that size); options given "
+                      "beside it win");
     cmd->callback([o, cmd] {
         o->lab_given = cmd->get_option("--lab")->count() > 0;
+        if (o->slides) {  // the slide settings, each unless its own option was given
+            const exporter::ExportSettings s = exporter::ExportSettings::slides();
+            const auto unset = [&](const char* option) { return cmd->get_option(option)->count() == 0; };
+            if (unset("--format")) o->formats = "png";
+            if (unset("--size")) o->size = std::to_string(s.width) + "x" + std::to_string(s.height);
+            if (unset("--theme")) o->theme = std::string(enum_name(s.style.theme));
+            if (unset("--font-scale")) o->font_scale = s.style.font_scale;
+            if (unset("--png-scale")) o->png_scale = s.png_scale;
+        }
         run_figures(*o);
     });
 }

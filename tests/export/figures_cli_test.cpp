@@ -192,6 +192,23 @@ TEST_CASE("figures --theme, --font-scale and --png-scale draw a figure for a sli
     fs::remove_all(dir);
 }
 
+TEST_CASE("figures --slides draws slides: PNG at 1280x720 in the projector theme, text 1.5x; given options win") {
+    const std::string dir = temp_dir();
+    const std::string step = kExe + " figures --slides --lab formats/bits-to-value --out " + dir;
+    REQUIRE(run_command(step + "/slides").exit_code == 0);
+    CHECK(png_size(read_file(dir + "/slides/formats/bits-to-value-value-by-code.png")) ==
+          std::pair<unsigned, unsigned>{1280, 720});
+    CHECK(!fs::exists(dir + "/slides/formats/bits-to-value-value-by-code.svg"));
+    const std::string manifest = read_file(dir + "/slides/manifest.json");
+    CHECK(manifest.find("\"theme\":\"projector\"") != std::string::npos);
+    CHECK(manifest.find("\"font_scale\":1.5") != std::string::npos);
+    REQUIRE(run_command(step + "/dark --theme dark --size 640x360").exit_code == 0);
+    CHECK(png_size(read_file(dir + "/dark/formats/bits-to-value-value-by-code.png")) ==
+          std::pair<unsigned, unsigned>{640, 360});
+    CHECK(read_file(dir + "/dark/manifest.json").find("\"theme\":\"dark\"") != std::string::npos);
+    fs::remove_all(dir);
+}
+
 TEST_CASE("the GUI's export settings are figures options that draw the same") {
     fp8lab::exporter::ExportSettings e;
     e.svg = false;
