@@ -13,18 +13,31 @@
 
 using namespace fp8lab;
 
+namespace {
+
+const labs::Figure& figure_of(const labs::StepOutput& out, const std::string& id) {
+    for (const labs::Figure& f : out.figures)
+        if (f.id == id) return f;
+    FAIL("no figure " << id);
+    return out.figures.at(0);
+}
+
+}  // namespace
+
 TEST_CASE("the training panel's comparison runs on the GPU and reports speed and memory") {
     if (!gpu_ready()) return;
     emu::Experiment s = labs::lab_experiment();
     s.steps = 40;
     labs::RunContext context(labs::Backend::Gpu);
     const labs::StepOutput out = labs::run_training_comparison(s, context);
-    REQUIRE(out.figures.size() == 2);  // the losses, and the FP8 run's numerics counted by the GPU
-    CHECK(out.figures[0].series.at(0).y.size() == 40);
-    CHECK(out.figures[0].series.at(1).y.size() == 40);
-    CHECK(out.figures[1].id == "numerics");
-    CHECK(out.figures[1].title.find("GPU") != std::string::npos);
-    CHECK(out.figures[1].series.at(0).columns == 40);
+    // The losses, the seeds' ratios (4 seeds), and the FP8 run's numerics counted by the GPU.
+    REQUIRE(out.figures.size() == 3);
+    CHECK(figure_of(out, "seed-ratios").series.back().y.size() == 4);
+    const labs::Figure& losses = figure_of(out, "training-loss");
+    CHECK(losses.series.at(losses.series.size() - 1).y.size() == 40);
+    const labs::Figure& numerics = figure_of(out, "numerics");
+    CHECK(numerics.title.find("GPU") != std::string::npos);
+    CHECK(numerics.series.at(0).columns == 40);
     bool speed = false, memory = false;
     for (const labs::Metric& m : out.metrics) {
         if (m.name == "FP8 speedup over BF16") speed = m.value > 0;
@@ -40,9 +53,8 @@ TEST_CASE("the training panel's comparison runs on the GPU and reports speed and
     bool labelled = false;
     for (const std::string& note : mx.notes) labelled = labelled || note.find("FP8 speed emulated") == 0;
     CHECK(labelled);
-    REQUIRE(mx.figures.size() == 2);  // the emulated path counts its casts too
-    CHECK(mx.figures[1].id == "numerics");
-    CHECK(mx.figures[1].title.find("GPU") != std::string::npos);
+    REQUIRE(mx.figures.size() == 3);  // the emulated path counts its casts too
+    CHECK(figure_of(mx, "numerics").title.find("GPU") != std::string::npos);
     // Settings the GPU cannot run are refused, not run as something else.
     s.model.biases = true;
     labs::RunContext refused(labs::Backend::Gpu);
