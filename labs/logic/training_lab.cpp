@@ -13,6 +13,7 @@
 #include "labs/experiments/nvfp4_options.hpp"
 #include "labs/experiments/recipe_code.hpp"
 #include "labs/experiments/seed_comparison.hpp"
+#include "labs/experiments/variant_comparison.hpp"
 #include "labs/logic/lab_logic.hpp"
 #include "labs/experiments/training_comparison.hpp"
 
@@ -64,11 +65,6 @@ StepLogic loss_curves() {
     return s;
 }
 
-struct TrainingVariant {
-    std::string name;
-    emu::Experiment config;
-};
-
 // A step's experiment: the labs' defaults, the step's mapping of its parameters, and the
 // step's seed (which reaches every run of its comparison).
 emu::Experiment step_base(const Parameters& p, RunContext& ctx, void (*map)(const Parameters&, emu::Experiment&)) {
@@ -86,120 +82,6 @@ void map_what_breaks(const Parameters& p, emu::Experiment& e) {
     e.numerics.delayed.history_length = 16;
     e.model.hidden_layers = 2;
     e.model.hidden = 128;
-}
-
-// What the comparison's table counts beside each run's loss: the gradient elements that reach
-// their GEMMs as zero and those flushed by their own cast (what breaks: a gradient flushed at
-// the last layer makes exact zeros upstream, which no later cast flushes), or the forward
-// GEMMs' activations flushed to zero and left in the format's subnormals (the outlier task).
-enum class CastCounts { Gradients, Activations };
-
-// Trains each variant in turn on the CPU emulator, over the experiment's seeds, and shows
-// the mean losses, each run's mean loss over BF16's step by step, and a table of final
-// losses, each run compared with BF16 seed by seed (and, given `reference`, with that run
-// too: the options of a recipe against the whole recipe).
-StepOutput compare_variants(const std::vector<TrainingVariant>& variants, RunContext& ctx,
-                            CastCounts counts = CastCounts::Gradients, std::optional<std::size_t> reference = {}) {
-    StepOutput out;
-    Figure fig;
-    fig.id = "variants";
-    fig.x_axis = {"step", AxisScale::Linear};
-    fig.y_axis = {"loss", AxisScale::Log10};
-    Table t{"final", {}, {}, {}};
-    t.columns = {{"run"}, {"final loss", ColumnType::Number}, {"over BF16", ColumnType::Number, "x"}};
-    if (counts == CastCounts::Gradients)
-        t.columns.insert(t.columns.end(), {{"gradient elements zero in the GEMMs", ColumnType::Number, "%"},
-                                           {"flushed by their own cast", ColumnType::Number, "%"}});
-    else
-        t.columns.insert(t.columns.end(), {{"activations flushed to zero", ColumnType::Number, "%"},
-                                           {"activations in subnormals", ColumnType::Number, "%"}});
-    t.columns.insert(t.columns.end(), {{"against BF16, paired over the seeds"}});
-    if (reference) t.columns.push_back({"against " + variants.at(*reference).name});
-    Figure ratio;
-    ratio.id = "ratio-to-bf16";
-    ratio.x_axis = {"step", AxisScale::Linear};
-    ratio.y_axis = {"loss / BF16 loss", AxisScale::Log10};
-    std::vector<double> bf16_loss, bf16_finals, reference_finals;
-    RunMeasures bf16_measures;
-    std::vector<ComparedRun> compared;
-    int colour = 0;
-    const int seeds = variants.front().config.seeds;
-    for (std::size_t i = 0; i < variants.size(); ++i) {
-        const TrainingVariant& var = variants[i];
-        std::vector<double> mean, finals;
-        double flushed = 0, subnormal = 0;
-        RunMeasures measures;
-        for (int k = 0; k < seeds; ++k) {
-            const emu::TrainerResult r =
-                emu::train_mlp(emu::with_seed(var.config, k), [&](int, float) { return !ctx.cancel_requested(); });
-            if (r.cancelled) throw RunCancelled();
-            mean.resize(std::max(mean.size(), r.loss.size()), 0.0);
-            for (std::size_t j = 0; j < r.loss.size(); ++j) mean[j] += r.loss[j] / double(seeds);
-            finals.push_back(emu::final_loss(r.loss));
-            flushed += (counts == CastCounts::Gradients ? r.flushed_fraction() : r.input_flushed_fraction()) / seeds;
-            subnormal += r.input_subnormal_fraction() / seeds;
-            measures.zero_gradients += r.zero_gradient_fraction() / seeds;
-            measures.weight_change += r.weight_change / seeds;
-            ctx.report_progress(
-                double(i * std::size_t(seeds) + std::size_t(k) + 1) / double(variants.size() * std::size_t(seeds)),
-                var.name);
-        }
-        const std::string name = var.name;
-        Series l = line(name, step_numbers(mean.size()), mean, colour++);
-        if (i == 0) {
-            l.line_width = 2;
-            bf16_loss = mean;
-        } else {
-            Series q = line(name, {}, {}, colour - 1);
-            for (std::size_t k = 0; k < mean.size() && k < bf16_loss.size(); ++k) {
-                q.x.push_back(double(k));
-                q.y.push_back(mean[k] / bf16_loss[k]);
-            }
-            ratio.series.push_back(std::move(q));
-        }
-        fig.series.push_back(std::move(l));
-        const SeedSpread spread = spread_of(finals);
-        if (i == 0) {
-            bf16_finals = finals;
-            bf16_measures = measures;
-        }
-        const PairedComparison against_bf16 = compare_paired(bf16_finals, finals);
-        if (i > 0) {
-            compared.push_back({name, against_bf16});
-            if (const std::string lower = lower_than_bf16_note(name, against_bf16, &bf16_measures, &measures);
-                !lower.empty())
-                out.notes.push_back(lower);
-        }
-        std::vector<Cell> row;
-        row.emplace_back(name);
-        row.emplace_back(spread.mean);
-        row.emplace_back(against_bf16.mean_ratio);
-        if (counts == CastCounts::Gradients) row.emplace_back(100 * measures.zero_gradients);
-        row.emplace_back(100 * flushed);
-        if (counts == CastCounts::Activations) row.emplace_back(100 * subnormal);
-        row.emplace_back(i == 0 ? std::string("-") : paired_words(against_bf16, "", "BF16"));
-        if (reference) {
-            if (i == *reference) reference_finals = finals;
-            row.emplace_back(i <= *reference ? std::string("-")
-                                             : paired_words(compare_paired(reference_finals, finals), "", ""));
-        }
-        t.rows.push_back(std::move(row));
-        StepOutput partial;
-        partial.figures.push_back(fig);
-        ctx.publish(std::move(partial));
-    }
-    if (seeds > 1)
-        out.notes.push_back("Every curve and final loss is the mean of " + std::to_string(seeds) +
-                            " seeds (each seed its own data and initial weights, the same for every run); the table "
-                            "compares each run with BF16 seed by seed: the geometric mean of the ratios of their "
-                            "final losses, with its 95% interval (docs/numerics.md, \"How fp8lab compares two "
-                            "runs\").");
-    out.figures.push_back(std::move(fig));
-    out.figures.push_back(std::move(ratio));
-    out.figures.push_back(seed_ratio_figure("BF16", "final loss", compared));
-    out.tables.push_back(std::move(t));
-    out.notes.push_back("Backend: CPU emulator (bit-exact FP8 arithmetic).");
-    return out;
 }
 
 StepLogic what_breaks() {

@@ -17,7 +17,9 @@
 #include "gpu/trainer.hpp"
 #include "labs/experiments/numerics_heatmap.hpp"
 #include "labs/experiments/transformer_speed.hpp"
+#include "labs/experiments/variant_comparison.hpp"
 #include "labs/framework/asset_files.hpp"
+#include "labs/framework/training_mapping.hpp"
 #include "labs/logic/lab_logic.hpp"
 
 namespace fp8lab::labs {
@@ -206,6 +208,42 @@ StepLogic per_tensor() {
     // lies below half its least subnormal.
     const double least = emu::e4m3().min_subnormal;
     s.exercise = numeric_exercise(least / 2, {{"least-subnormal", least}, {"least-normal", emu::e4m3().min_normal}});
+    return s;
+}
+
+// The transformer at its default size for the step's steps, over the labs' seeds, in FP8
+// without scaling (scale 1 for every tensor): what the training panel trains against BF16.
+void map_unscaled(const Parameters& p, emu::Experiment& e) {
+    e = emu::default_transformer_experiment();
+    e.seeds = lab_experiment().seeds;
+    e.steps = int(p.integer("steps"));
+    e.numerics.scaling = false;
+}
+
+// What FP8 needs in a transformer: BF16, FP8 with delayed scaling, and the same FP8 with
+// every scale 1, paired over the same seeds, compared by validation loss.
+StepLogic unscaled_gradients() {
+    StepLogic s;
+    s.id = "unscaled";
+    s.titles = {{"figure variants"}, {"table final"}, {"figure ratio-to-bf16"}, {"figure seed-ratios"}};
+    s.parameters = {integer("steps", 20, 700, 120)};
+    s.training_parameters = {"steps"};
+    s.training_mapping =
+        "The transformer's default experiment for these steps, FP8 without scaling; the panel trains BF16 against "
+        "it.";
+    s.training = map_unscaled;
+    s.run = [](const Parameters& p, RunContext& ctx) {
+        emu::Experiment unscaled;
+        map_unscaled(p, unscaled);
+        unscaled.task.seed = unscaled.init_seed = ctx.seed();
+        emu::Experiment scaled = unscaled;
+        scaled.numerics.scaling = true;
+        return compare_variants({{"BF16", emu::with_precision(scaled, emu::Precision::Bf16)},
+                                 {"FP8, delayed scaling (the recipe)", scaled},
+                                 {"FP8 without scaling (scale 1)", unscaled}},
+                                ctx);
+    };
+    s.exercise = choice_exercise({"overflow", "underflow", "attention", "rounding"}, 1);
     return s;
 }
 
@@ -406,6 +444,8 @@ StepLogic gpu_speed() {
 
 }  // namespace
 
-LabLogic transformer_lab() { return {"transformer", {which_layers(), per_tensor(), gpu_speed()}}; }
+LabLogic transformer_lab() {
+    return {"transformer", {which_layers(), per_tensor(), unscaled_gradients(), gpu_speed()}};
+}
 
 }  // namespace fp8lab::labs

@@ -1107,3 +1107,19 @@ TEST_CASE("lab 8 at its defaults: each step shows the finding its text states, p
     CHECK(none_found(r.at("NVFP4, no Hadamard transform").against_reference));
     CHECK(better(r.at("NVFP4, 1x16 weight blocks").against_reference));
 }
+
+TEST_CASE("lab 11 at its defaults: FP8 without scaling ends above BF16 on the paired seeds, scaled FP8 does not") {
+    const Catalog c = load_curriculum();
+    const Step* s = c.find("transformer")->find_step("unscaled");
+    REQUIRE(s);
+    RunContext context;
+    const StepOutput out = s->logic.run(Parameters(s->logic.parameters), context);
+    const Table& t = out.tables.at(0);
+    REQUIRE(t.rows.size() == 3);
+    CHECK(t.columns.at(1).name == "validation loss");
+    const auto finding = [&](std::size_t row) { return std::get<std::string>(t.rows[row].back()); };
+    CHECK(finding(1).starts_with("no difference found at 4 seeds"));
+    CHECK(finding(2).find("% worse (95% interval") != std::string::npos);
+    CHECK(finding(2).find("worse on 4 of 4 seeds") != std::string::npos);
+    CHECK(std::get<double>(t.rows[2][3]) > 50);  // most gradient elements reach their GEMMs as zero
+}
