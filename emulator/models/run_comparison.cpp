@@ -81,10 +81,12 @@ std::string comparison_table(const RunComparison& c) {
     // terminal, the finding last (it may run long).
     std::vector<std::vector<std::string>> rows = {{"variant", "mean " + c.measure, "over " + c.variants.at(0).name,
                                                    "95% interval", "seeds worse", "seeds better", "finding"}};
+    int decimals = 1;  // shared by the rows, so that neighbours read alike
+    for (std::size_t i = 1; i < c.variants.size(); ++i)
+        decimals = std::max(decimals, percent_decimals(c.variants[i].against_baseline));
     for (std::size_t i = 0; i < c.variants.size(); ++i) {
         const ComparedVariant& v = c.variants[i];
         const PairedComparison& p = v.against_baseline;
-        const int decimals = percent_decimals(p);
         char mean[64], ratio[64];
         std::snprintf(mean, sizeof mean, "%.6g", spread_of(v.finals).mean);
         std::snprintf(ratio, sizeof ratio, "%.4f", p.mean_ratio);
@@ -93,7 +95,7 @@ std::string comparison_table(const RunComparison& c) {
                             ? std::string("-")
                             : percent_text(p.low, decimals) + " to " + percent_text(p.high, decimals),
                         std::to_string(p.worse), std::to_string(p.better),
-                        i == 0 ? std::string("baseline") : paired_words(p, "", c.variants[0].name)});
+                        i == 0 ? std::string("baseline") : paired_words(p, "", c.variants[0].name, decimals)});
     }
     std::vector<std::size_t> widths(rows[0].size(), 0);
     for (const auto& row : rows)

@@ -111,8 +111,12 @@ int percent_decimals(const PairedComparison& c) {
 }
 
 std::string paired_words(const PairedComparison& c, const std::string& variant, const std::string& baseline) {
+    return paired_words(c, variant, baseline, percent_decimals(c));
+}
+
+std::string paired_words(const PairedComparison& c, const std::string& variant, const std::string& baseline,
+                         int decimals) {
     const std::string n = std::to_string(c.seeds());
-    const int decimals = percent_decimals(c);
     const auto size = [&](double ratio) {
         std::string t = percent_text(ratio, decimals);
         return t.substr(1);  // the sign is said in words

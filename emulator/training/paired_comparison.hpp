@@ -45,6 +45,10 @@ double student_t_975(int degrees);
 // +1.1%)", or, with one seed, the ratio and that there is no interval. An empty `variant`
 // gives the words for a table's cell beside the run's name: "1.2% worse (95% interval ...)".
 std::string paired_words(const PairedComparison& c, const std::string& variant, const std::string& baseline);
+// The same with the decimals given: a table's rows share the most any of them needs
+// (percent_decimals), so that neighbouring rows read alike.
+std::string paired_words(const PairedComparison& c, const std::string& variant, const std::string& baseline,
+                         int decimals);
 
 // A percentage change from a ratio with a sign and `decimals` decimals: "+1.2%".
 std::string percent_text(double ratio, int decimals);

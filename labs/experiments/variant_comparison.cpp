@@ -36,6 +36,11 @@ StepOutput compare_variants(const std::vector<TrainingVariant>& variants, RunCon
     ratio.y_axis = {"loss / BF16 loss", AxisScale::Log10};
     std::vector<double> bf16_loss, bf16_finals, reference_finals;
     RunMeasures bf16_measures;
+    struct Finding {
+        std::size_t row, column;
+        PairedComparison comparison;
+    };
+    std::vector<Finding> findings;
     std::vector<ComparedRun> compared;
     int colour = 0;
     const int seeds = variants.front().config.seeds;
@@ -94,17 +99,23 @@ StepOutput compare_variants(const std::vector<TrainingVariant>& variants, RunCon
         if (counts == CastCounts::Gradients) row.emplace_back(100 * measures.zero_gradients);
         row.emplace_back(100 * flushed);
         if (counts == CastCounts::Activations) row.emplace_back(100 * subnormal);
-        row.emplace_back(i == 0 ? std::string("-") : paired_words(against_bf16, "", "BF16"));
+        // The findings' cells are worded once every run is in: the table's rows share decimals.
+        row.emplace_back(std::string("-"));
+        if (i > 0) findings.push_back({t.rows.size(), row.size() - 1, against_bf16});
         if (reference) {
             if (i == *reference) reference_finals = finals;
-            row.emplace_back(i <= *reference ? std::string("-")
-                                             : paired_words(compare_paired(reference_finals, finals), "", ""));
+            row.emplace_back(std::string("-"));
+            if (i > *reference)
+                findings.push_back({t.rows.size(), row.size() - 1, compare_paired(reference_finals, finals)});
         }
         t.rows.push_back(std::move(row));
         StepOutput partial;
         partial.figures.push_back(fig);
         ctx.publish(std::move(partial));
     }
+    int decimals = 1;
+    for (const Finding& f : findings) decimals = std::max(decimals, percent_decimals(f.comparison));
+    for (const Finding& f : findings) t.rows[f.row][f.column] = paired_words(f.comparison, "", "", decimals);
     if (seeds > 1)
         out.notes.push_back("Every curve and final loss is the mean of " + std::to_string(seeds) +
                             " seeds (each seed its own data and initial weights, the same for every run); the table "
