@@ -59,12 +59,8 @@ RunComparison compare_runs(const std::vector<RunVariant>& variants, int seeds, c
         ComparedVariant v{variants[i].name, {}, {}};
         for (int k = 0; k < seeds; ++k) {
             const TrainerResult r = train_on_cpu(with_seed(variants[i].experiment, k));
-            if (r.text && !r.text->validation.empty()) {
-                v.finals.push_back(r.text->validation.back().bits_per_byte);
-                out.measure = "validation loss";
-            } else {
-                v.finals.push_back(final_loss(r.loss));
-            }
+            v.finals.push_back(compared_loss(r));
+            if (r.text && !r.text->validation.empty()) out.measure = "validation loss";
             const double done = (double(i) * seeds + k + 1) / runs;
             if (progress && !progress(done, v.name + ", seed " + std::to_string(k + 1) + " of " +
                                                 std::to_string(seeds) + ": " + std::to_string(v.finals.back())))

@@ -23,6 +23,15 @@ namespace fp8lab::emu {
 // loss depends on which batch it saw. Every "final loss" in fp8lab (CPU and GPU) is this.
 double final_loss(const std::vector<float>& loss);
 
+// What a comparison of runs reads of one run (docs/numerics.md §5.3): its validation loss at
+// the end, in bits per byte, where the task holds text out (the transformer), else its final
+// loss. A template: the CPU's TrainerResult and the GPU's result both have `text` and `loss`.
+template <class Result>
+double compared_loss(const Result& r) {
+    if (r.text && !r.text->validation.empty()) return r.text->validation.back().bits_per_byte;
+    return final_loss(r.loss);
+}
+
 // One linear layer's trained parameters (weight row-major, outputs x inputs).
 struct LayerWeights {
     int inputs = 0, outputs = 0;

@@ -76,17 +76,6 @@ Figure validation_figure(const std::vector<std::vector<emu::ValidationPoint>>& b
     return f;
 }
 
-// Each seed's final loss of a run: its validation loss at the end where the task holds text
-// out (the transformer), else the mean of its last 10 training losses.
-double final_of(const emu::TrainerResult& r) {
-    if (r.text && !r.text->validation.empty()) return r.text->validation.back().bits_per_byte;
-    return emu::final_loss(r.loss);
-}
-double final_of(const gpu::GpuTrainResult& r) {
-    if (r.text && !r.text->validation.empty()) return r.text->validation.back().bits_per_byte;
-    return emu::final_loss(r.loss);
-}
-
 // Both runs' final losses, seed by seed, paired: the finding in words and as a figure.
 struct Finals {
     std::vector<double> bf16, fp8;
@@ -235,7 +224,7 @@ StepOutput run_on_cpu(const emu::Experiment& e, RunContext& context) {
                 },
                 false, numerics);
             if (r.cancelled) throw RunCancelled();
-            (run == 0 ? finals.bf16 : finals.fp8).push_back(final_of(r));
+            (run == 0 ? finals.bf16 : finals.fp8).push_back(emu::compared_loss(r));
             finals.validation = r.text && !r.text->validation.empty();
             if (r.text) (run == 0 ? c.bf16_validation : c.fp8_validation).push_back(r.text->validation);
             measures[run].zero_gradients += r.zero_gradient_fraction() / seeds;
@@ -301,7 +290,7 @@ StepOutput run_on_gpu(const emu::Experiment& e, RunContext& context) {
             });
             if (r.cancelled) throw RunCancelled();
             curves.back() = r.loss;
-            (run == 0 ? finals.bf16 : finals.fp8).push_back(final_of(r));
+            (run == 0 ? finals.bf16 : finals.fp8).push_back(emu::compared_loss(r));
             finals.validation = r.text && !r.text->validation.empty();
             if (r.text) (run == 0 ? c.bf16_validation : c.fp8_validation).push_back(r.text->validation);
             if (run == 1) skipped += r.skipped_steps.size();

@@ -55,9 +55,7 @@ StepOutput compare_variants(const std::vector<TrainingVariant>& variants, RunCon
             if (r.cancelled) throw RunCancelled();
             mean.resize(std::max(mean.size(), r.loss.size()), 0.0);
             for (std::size_t j = 0; j < r.loss.size(); ++j) mean[j] += r.loss[j] / double(seeds);
-            // The text task's final loss is its validation loss at the end (bits per byte).
-            finals.push_back(r.text && !r.text->validation.empty() ? r.text->validation.back().bits_per_byte
-                                                                   : emu::final_loss(r.loss));
+            finals.push_back(emu::compared_loss(r));
             flushed += (counts == CastCounts::Gradients ? r.flushed_fraction() : r.input_flushed_fraction()) / seeds;
             subnormal += r.input_subnormal_fraction() / seeds;
             measures.zero_gradients += r.zero_gradient_fraction() / seeds;
