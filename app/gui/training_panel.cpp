@@ -109,7 +109,7 @@ void draw_training_panel(TrainingPanelState& training, CourseState& course, std:
             ImGui::EndCombo();
         }
         ImGui::SetNextItemWidth(fs * 8);
-        ImGui::SliderInt("Seeds (a difference is a finding only beyond their spread)##training", &training.seeds, 1, 8);
+        ImGui::SliderInt("Seeds (both runs on each; compared seed by seed)##training", &training.seeds, 1, 8);
         if (ImGui::RadioButton("CPU emulator##training", training.backend == labs::Backend::Cpu))
             training.backend = labs::Backend::Cpu;
         ImGui::SameLine();
